@@ -1,0 +1,64 @@
+"""The ``bbgrap-hls`` command line.
+
+Each subcommand lives in ``bbgrap_hls/commands/<name>.py`` with two functions:
+``add_parser(subparsers)`` declares its arguments and ``run(args) -> int`` does the work.
+Errors a user can cause are `BbgrapError`s: printed as one line with the documented
+exit code (0 ok, 1 verification mismatch, 2 bad input, 3 infeasible); ``--debug``
+shows the traceback instead.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import sys
+
+from bbgrap_hls import __version__
+from bbgrap_hls.errors import BbgrapError
+
+COMMANDS = ("inspect", "run", "boards", "plan", "gen", "csim", "sim")
+
+
+class _Parser(argparse.ArgumentParser):
+    def error(self, message: str):  # usage errors: one line, exit 2
+        self.exit(2, f"{self.prog}: error: {message}\n")
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = _Parser(prog="bbgrap-hls", description=__doc__.splitlines()[0])
+    parser.add_argument("--version", action="version", version=f"bbgrap-hls {__version__}")
+    parser.add_argument("--debug", action="store_true", help="show tracebacks")
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
+    for name in COMMANDS:
+        try:
+            mod = importlib.import_module(f"bbgrap_hls.commands.{name}")
+        except ModuleNotFoundError as e:
+            if e.name == f"bbgrap_hls.commands.{name}":
+                continue  # command not built yet
+            raise
+        p = mod.add_parser(sub)
+        p.add_argument("--debug", action="store_true", default=argparse.SUPPRESS, help="show tracebacks")
+        p.set_defaults(_run=mod.run)
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    if not getattr(args, "_run", None):
+        parser.print_help()
+        return 2
+    try:
+        return int(args._run(args) or 0)
+    except BbgrapError as e:
+        if getattr(args, "debug", False):
+            raise
+        print(f"bbgrap-hls {args.command}: error: {e}", file=sys.stderr)
+        return e.exit_code
+    except KeyboardInterrupt:
+        print(f"bbgrap-hls {args.command}: interrupted", file=sys.stderr)
+        return 130
+
+
+if __name__ == "__main__":
+    sys.exit(main())

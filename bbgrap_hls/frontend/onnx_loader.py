@@ -1,0 +1,213 @@
+"""Load an ONNX file into a `Graph`.
+
+Steps: read and check the protobuf; fix dynamic input dimensions from ``--input-shape``;
+walk the nodes in order, folding every node whose inputs are all constant (shape
+arithmetic as exporters write it: Shape, Gather, Unsqueeze, Concat, Slice, ...) with the
+onnx package's reference evaluator, and turning every other node into an IR node through
+its op's ``parse`` and ``infer``. Unknown op types are collected and refused together.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import onnx
+from onnx import helper, numpy_helper
+
+from bbgrap_hls.errors import BadInputError, UnsupportedError
+from bbgrap_hls.ir import Graph, Node, Tensor
+from bbgrap_hls.ops import ONNX_TYPES
+
+MIN_OPSET, MAX_ELEMENTS = 7, 1 << 31
+_ELEM_DTYPES = {
+    onnx.TensorProto.FLOAT: "float32", onnx.TensorProto.DOUBLE: "float64",
+    onnx.TensorProto.FLOAT16: "float16", onnx.TensorProto.INT64: "int64",
+    onnx.TensorProto.INT32: "int32", onnx.TensorProto.INT8: "int8",
+    onnx.TensorProto.UINT8: "uint8", onnx.TensorProto.BOOL: "bool",
+}
+
+
+def parse_input_shapes(specs: list[str] | None) -> dict[str, tuple[int, ...]]:
+    """Parse ``name=1x3x224x224`` strings (``--input-shape``) into a dict."""
+    out: dict[str, tuple[int, ...]] = {}
+    for spec in specs or []:
+        name, sep, dims = spec.rpartition("=")
+        try:
+            shape = tuple(int(d) for d in dims.lower().split("x"))
+        except ValueError:
+            shape = ()
+        if not sep or not name or not shape or min(shape) <= 0:
+            raise BadInputError(f"--input-shape '{spec}': expected NAME=DxDx... with positive integers")
+        out[name] = shape
+    return out
+
+
+def _read(path: str | os.PathLike) -> onnx.ModelProto:
+    p = Path(path)
+    if not p.exists():
+        raise BadInputError(f"{p}: no such file")
+    if p.is_dir():
+        raise BadInputError(f"{p}: is a folder, expected an ONNX model file")
+    try:
+        model = onnx.load(str(p))
+    except Exception as e:  # protobuf raises several types for garbage
+        raise BadInputError(f"{p}: not a readable ONNX model ({type(e).__name__}: {e})") from None
+    if not model.graph.node and not model.graph.input:
+        raise BadInputError(f"{p}: not an ONNX model (empty or truncated file)")
+    try:
+        onnx.checker.check_model(model)
+    except Exception as e:
+        raise BadInputError(f"{p}: ONNX checker: {str(e).splitlines()[0]}") from None
+    return model
+
+
+def _opset(model: onnx.ModelProto, path: Any) -> int:
+    for o in model.opset_import:
+        if o.domain in ("", "ai.onnx"):
+            v = int(o.version)
+            if v < MIN_OPSET or v > onnx.defs.onnx_opset_version():
+                raise BadInputError(f"{path}: opset {v} is outside the supported range "
+                                    f"{MIN_OPSET}..{onnx.defs.onnx_opset_version()}")
+            return v
+    raise BadInputError(f"{path}: the model imports no default-domain opset")
+
+
+def _value_shape(vi: onnx.ValueInfoProto) -> tuple[list[int | str], str]:
+    tt = vi.type.tensor_type
+    dims: list[int | str] = []
+    for d in tt.shape.dim:
+        if d.HasField("dim_value") and d.dim_value > 0:
+            dims.append(int(d.dim_value))
+        else:
+            dims.append(d.dim_param or "?")
+    return dims, _ELEM_DTYPES.get(tt.elem_type, f"type{tt.elem_type}")
+
+
+def load_model(path: str | os.PathLike, input_shapes: dict[str, tuple[int, ...]] | None = None) -> Graph:
+    """Read an ONNX file into a `Graph` (no canonicalisation yet).
+
+    Args:
+        path: the model file.
+        input_shapes: fixed shapes for inputs with dynamic dimensions.
+
+    Raises:
+        BadInputError: unreadable model, dynamic dimensions left, bad shapes.
+        UnsupportedError: op types without an op kind (all named at once).
+    """
+    model = _read(path)
+    opset = _opset(model, path)
+    g = model.graph
+    input_shapes = dict(input_shapes or {})
+    tensors: dict[str, Tensor] = {}
+    for init in g.initializer:
+        arr = numpy_helper.to_array(init)
+        tensors[init.name] = Tensor(init.name, tuple(arr.shape), str(arr.dtype), arr)
+    inputs: list[str] = []
+    for vi in g.input:
+        if vi.name in tensors:
+            continue  # old exporters list initializers as inputs too
+        dims, dtype = _value_shape(vi)
+        if vi.name in input_shapes:
+            shape = input_shapes.pop(vi.name)
+            if len(shape) != len(dims) or any(isinstance(d, int) and d != s for d, s in zip(dims, shape)):
+                raise BadInputError(f"--input-shape {vi.name}: {shape} does not fit the model's {tuple(dims)}")
+        elif any(not isinstance(d, int) for d in dims):
+            raise BadInputError(f"{path}: input '{vi.name}' has dynamic dimensions {tuple(dims)}; "
+                                f"fix them with --input-shape {vi.name}=" + "x".join(
+                                    str(d) if isinstance(d, int) else "N" for d in dims))
+        else:
+            shape = tuple(int(d) for d in dims)
+        if int(np.prod(shape, dtype=np.int64)) > MAX_ELEMENTS:
+            raise BadInputError(f"{path}: input '{vi.name}' shape {shape} is too large")
+        tensors[vi.name] = Tensor(vi.name, shape, dtype)
+        inputs.append(vi.name)
+    if input_shapes:
+        raise BadInputError(f"--input-shape names no model input: {', '.join(sorted(input_shapes))}")
+    graph = Graph(g.name or Path(path).stem, inputs, [o.name for o in g.output], tensors, [], opset)
+
+    unsupported: dict[str, str] = {}
+    for k, on in enumerate(g.node):
+        name = on.name or f"{on.op_type}_{k}"
+        if graph.fresh_name(name) != name:
+            name = graph.fresh_name(name)
+        on.name = name
+        if on.domain not in ("", "ai.onnx"):
+            unsupported.setdefault(f"{on.domain}.{on.op_type}", name)
+            continue
+        if any(i and i not in graph.tensors for i in on.input):
+            missing = [i for i in on.input if i and i not in graph.tensors]
+            if unsupported:
+                continue  # downstream of an unsupported node
+            raise BadInputError(f"node '{name}' ({on.op_type}) reads undefined tensor '{missing[0]}'")
+        if _fold(on, graph):
+            continue
+        op = ONNX_TYPES.get(on.op_type)
+        if op is None:
+            unsupported.setdefault(on.op_type, name)
+            continue
+        if unsupported:
+            continue
+        attrs = {a.name: _attr(a) for a in on.attribute}
+        node = Node(name, op.kind, list(on.input), list(on.output), {})
+        node.attrs = op.parse(on, attrs, graph)
+        node.host = op.host_only
+        shapes = op.infer(node, graph)
+        for out, shape in zip(on.output, shapes):
+            if int(np.prod(shape, dtype=np.int64)) > MAX_ELEMENTS:
+                raise BadInputError(f"node '{name}' ({on.op_type}): output shape {shape} is too large")
+            tensors[out] = Tensor(out, tuple(int(s) for s in shape))
+        node.outputs = [o for o in on.output if o]
+        graph.nodes.append(node)
+    if unsupported:
+        listing = ", ".join(f"{t} (first at node '{n}')" for t, n in sorted(unsupported.items()))
+        raise UnsupportedError(f"{path}: unsupported operators: {listing}")
+    for o in graph.outputs:
+        if o not in graph.tensors:
+            raise BadInputError(f"{path}: graph output '{o}' is never produced")
+    return graph
+
+
+def _attr(a: onnx.AttributeProto) -> Any:
+    v = helper.get_attribute_value(a)
+    if isinstance(v, bytes):
+        return v.decode("utf-8", "replace")
+    if isinstance(v, list):
+        return [x.decode("utf-8", "replace") if isinstance(x, bytes) else x for x in v]
+    if isinstance(v, onnx.TensorProto):
+        return numpy_helper.to_array(v)
+    return v
+
+
+def _fold(on: onnx.NodeProto, graph: Graph) -> bool:
+    """Fold a constant-producing node into constant tensors; True if it was folded."""
+    values: list[np.ndarray]
+    if on.op_type == "Constant":
+        values = _run_reference(on, [], graph.opset)
+    elif on.op_type == "Shape":
+        shape = np.array(graph.tensor(on.input[0]).shape, dtype=np.int64)
+        attrs = {a.name: a.i for a in on.attribute}
+        values = [shape[attrs.get("start", 0): attrs.get("end", len(shape))]]
+    elif on.op_type == "Size":
+        values = [np.array(graph.tensor(on.input[0]).size, dtype=np.int64)]
+    elif all(not i or graph.tensors[i].data is not None for i in on.input) and on.input:
+        values = _run_reference(on, [graph.tensors[i].data if i else None for i in on.input], graph.opset)
+    else:
+        return False
+    for out, v in zip(on.output, values):
+        v = np.asarray(v)
+        graph.tensors[out] = Tensor(out, tuple(v.shape), str(v.dtype), v)
+    return True
+
+
+def _run_reference(on: onnx.NodeProto, values: list, opset: int) -> list[np.ndarray]:
+    from onnx.reference import ReferenceEvaluator
+
+    try:
+        ev = ReferenceEvaluator(on, opsets={"": opset})
+        feeds = {i: v for i, v in zip(on.input, values) if i}
+        return list(ev.run(None, feeds))
+    except Exception as e:
+        raise BadInputError(f"node '{on.name}' ({on.op_type}): cannot fold constant: {e}") from None

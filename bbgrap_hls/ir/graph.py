@@ -1,0 +1,225 @@
+"""The graph every stage reads and writes.
+
+A `Graph` holds `Tensor`s by name and `Node`s in topological order. Constant tensors
+(weights, biases, folded shapes) carry their value in ``Tensor.data``; activations have
+``data is None``. Shapes are static tuples, NCHW as in ONNX. Quantisation parameters are
+part of a tensor's meaning (its ``quant``), never tool state; where a layer runs belongs
+to the plan, not to the node.
+"""
+
+from __future__ import annotations
+
+import copy
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from bbgrap_hls.errors import BadInputError
+
+
+@dataclass(frozen=True)
+class QuantParams:
+    """Affine int8 quantisation of a tensor: ``q = clamp(round(x / scale) + zp)``.
+
+    Attributes:
+        scale: per-tensor scale (shape ``()``) or per-channel scales (shape ``(C,)``).
+        zp: zero point(s), same shape as ``scale``.
+        axis: channel axis for per-channel parameters, ``None`` for per-tensor.
+        dtype: storage type, ``"int8"`` or ``"int32"`` (biases).
+    """
+
+    scale: np.ndarray
+    zp: np.ndarray
+    axis: int | None = None
+    dtype: str = "int8"
+
+    @property
+    def per_channel(self) -> bool:
+        return self.axis is not None
+
+
+@dataclass
+class Tensor:
+    """A named value: an activation (``data is None``) or a constant.
+
+    Attributes:
+        name: unique name in the graph (model text: never used in a path or identifier
+            without sanitising).
+        shape: static shape.
+        dtype: numpy dtype name of the float graph ("float32", "int64", ...) or "int8"/
+            "int32" once quantised.
+        data: the value of a constant, else ``None``.
+        quant: quantisation parameters once known.
+    """
+
+    name: str
+    shape: tuple[int, ...]
+    dtype: str = "float32"
+    data: np.ndarray | None = None
+    quant: QuantParams | None = None
+
+    @property
+    def is_const(self) -> bool:
+        return self.data is not None
+
+    @property
+    def size(self) -> int:
+        return int(np.prod(self.shape, dtype=np.int64))
+
+
+@dataclass
+class Node:
+    """One operator application.
+
+    Attributes:
+        name: unique node name.
+        op: the op kind, a key of the op registry (``bbgrap_hls.ops.REGISTRY``).
+        inputs: input tensor names ("" for an omitted optional input).
+        outputs: output tensor names.
+        attrs: parsed attributes (plain Python values and numpy arrays).
+        host: True for a host op (run by the host driver, not the fabric).
+    """
+
+    name: str
+    op: str
+    inputs: list[str]
+    outputs: list[str]
+    attrs: dict[str, Any] = field(default_factory=dict)
+    host: bool = False
+
+
+@dataclass
+class Graph:
+    """A static-shape dataflow graph.
+
+    Attributes:
+        name: graph name from the model.
+        inputs: names of the graph's activation inputs, in order.
+        outputs: names of the graph's outputs, in order.
+        tensors: every tensor by name (activations and constants).
+        nodes: nodes in topological order.
+        opset: the default-domain opset the model was written with.
+    """
+
+    name: str
+    inputs: list[str]
+    outputs: list[str]
+    tensors: dict[str, Tensor]
+    nodes: list[Node]
+    opset: int = 13
+
+    # -- lookups -----------------------------------------------------------------
+    def tensor(self, name: str) -> Tensor:
+        try:
+            return self.tensors[name]
+        except KeyError:
+            raise BadInputError(f"tensor '{name}' is not defined in graph '{self.name}'") from None
+
+    def const(self, name: str) -> np.ndarray | None:
+        """The value of constant tensor ``name``, or None when it is an activation."""
+        t = self.tensors.get(name)
+        return None if t is None else t.data
+
+    def node(self, name: str) -> Node:
+        for n in self.nodes:
+            if n.name == name:
+                return n
+        raise KeyError(name)
+
+    def producers(self) -> dict[str, Node]:
+        """Map tensor name -> node that writes it."""
+        return {o: n for n in self.nodes for o in n.outputs}
+
+    def consumers(self) -> dict[str, list[Node]]:
+        """Map tensor name -> nodes that read it (in node order)."""
+        out: dict[str, list[Node]] = {}
+        for n in self.nodes:
+            for i in n.inputs:
+                if i:
+                    out.setdefault(i, []).append(n)
+        return out
+
+    def act_inputs(self, node: Node) -> list[str]:
+        """The node's inputs that are activations (not constants, not omitted)."""
+        return [i for i in node.inputs if i and self.tensors[i].data is None]
+
+    # -- editing -----------------------------------------------------------------
+    def copy(self) -> Graph:
+        """A deep copy (constants are copied too, so passes may edit freely)."""
+        return copy.deepcopy(self)
+
+    def add_const(self, name: str, value: np.ndarray) -> str:
+        """Add a constant tensor under a fresh name derived from ``name``; returns it."""
+        name = self.fresh_name(name)
+        value = np.asarray(value)
+        self.tensors[name] = Tensor(name, tuple(value.shape), str(value.dtype), value)
+        return name
+
+    def fresh_name(self, base: str) -> str:
+        """A tensor/node name not used yet in this graph."""
+        used = set(self.tensors) | {n.name for n in self.nodes}
+        if base not in used:
+            return base
+        k = 1
+        while f"{base}_{k}" in used:
+            k += 1
+        return f"{base}_{k}"
+
+    def replace_uses(self, old: str, new: str) -> None:
+        """Make every reader of tensor ``old`` read ``new`` (graph outputs included)."""
+        for n in self.nodes:
+            n.inputs = [new if i == old else i for i in n.inputs]
+        self.outputs = [new if o == old else o for o in self.outputs]
+
+    def remove_unused(self) -> None:
+        """Drop nodes whose outputs nobody reads, then tensors nobody references."""
+        changed = True
+        while changed:
+            changed = False
+            used = set(self.outputs)
+            for n in self.nodes:
+                used.update(i for i in n.inputs if i)
+            keep = [n for n in self.nodes if any(o in used for o in n.outputs)]
+            if len(keep) != len(self.nodes):
+                self.nodes = keep
+                changed = True
+        refs = set(self.inputs) | set(self.outputs)
+        for n in self.nodes:
+            refs.update(i for i in n.inputs if i)
+            refs.update(n.outputs)
+        self.tensors = {k: v for k, v in self.tensors.items() if k in refs}
+
+    def toposort(self) -> None:
+        """Order nodes topologically (stable); raises BadInputError on a cycle."""
+        produced_by = self.producers()
+        order: list[Node] = []
+        state: dict[str, int] = {}
+        index = {n.name: k for k, n in enumerate(self.nodes)}
+        for root in self.nodes:
+            if state.get(root.name):
+                continue
+            stack: list[tuple[Node, int]] = [(root, 0)]
+            state[root.name] = 1
+            while stack:
+                n, k = stack.pop()
+                deps = [produced_by[i] for i in n.inputs if i in produced_by]
+                deps.sort(key=lambda d: index[d.name])
+                if k < len(deps):
+                    stack.append((n, k + 1))
+                    d = deps[k]
+                    s = state.get(d.name, 0)
+                    if s == 1:
+                        raise BadInputError(
+                            f"graph '{self.name}' has a cycle through node '{d.name}'"
+                        )
+                    if s == 0:
+                        state[d.name] = 1
+                        stack.append((d, 0))
+                else:
+                    state[n.name] = 2
+                    order.append(n)
+        self.nodes = order
+
+    def shape(self, name: str) -> tuple[int, ...]:
+        return self.tensor(name).shape

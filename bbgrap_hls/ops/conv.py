@@ -1,0 +1,74 @@
+"""Conv: 2-D convolution with groups (depthwise included), strides, pads, dilations."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from bbgrap_hls.ops.base import Op, register
+from bbgrap_hls.ops.util import out_size, resolve_pads, windows
+
+
+@register
+class Conv(Op):
+    kind = "Conv"
+    onnx_types = ("Conv",)
+    hls_kernel = "conv2d"
+    rtl_module = "conv2d"
+
+    def parse(self, onnx_node, attrs, graph):
+        x = graph.tensor(onnx_node.input[0])
+        w = graph.tensor(onnx_node.input[1])
+        if len(x.shape) != 4 or len(w.shape) != 4:
+            raise self.fail(onnx_node, f"only 2-D convolution is supported (input {x.shape})")
+        if w.data is None:
+            raise self.fail(onnx_node, "weights must be constant")
+        kernel = tuple(attrs.get("kernel_shape", w.shape[2:]))
+        strides = tuple(attrs.get("strides", (1, 1)))
+        dil = tuple(attrs.get("dilations", (1, 1)))
+        auto_pad = attrs.get("auto_pad", "NOTSET")
+        if isinstance(auto_pad, bytes):
+            auto_pad = auto_pad.decode()
+        pads = resolve_pads(auto_pad, attrs.get("pads"), x.shape[2:], kernel, strides, dil)
+        group = int(attrs.get("group", 1))
+        if x.shape[1] != w.shape[1] * group:
+            raise self.fail(onnx_node, f"input has {x.shape[1]} channels, weights expect "
+                            f"{w.shape[1]} x group {group}")
+        return {"kernel": kernel, "strides": strides, "dilations": dil, "pads": pads,
+                "group": group}
+
+    def infer(self, node, graph):
+        n, _, h, w = graph.shape(node.inputs[0])
+        cout = graph.shape(node.inputs[1])[0]
+        (kh, kw), (sh, sw), (dh, dw) = node.attrs["kernel"], node.attrs["strides"], node.attrs["dilations"]
+        p = node.attrs["pads"]
+        return [(n, cout, out_size(h, kh, sh, dh, p[0], p[2]), out_size(w, kw, sw, dw, p[1], p[3]))]
+
+    @staticmethod
+    def conv(x: np.ndarray, w: np.ndarray, attrs: dict, pad_value=0, acc_dtype=np.float64):
+        """Grouped convolution of NCHW ``x`` with OIHW ``w``; no bias. Exact in ``acc_dtype``."""
+        p = attrs["pads"]
+        xp = np.pad(x, ((0, 0), (0, 0), (p[0], p[2]), (p[1], p[3])), constant_values=pad_value)
+        g = attrs["group"]
+        cout, cin_g = w.shape[:2]
+        ho = out_size(x.shape[2], w.shape[2], attrs["strides"][0], attrs["dilations"][0], p[0], p[2])
+        wo = out_size(x.shape[3], w.shape[3], attrs["strides"][1], attrs["dilations"][1], p[1], p[3])
+        win = windows(xp, w.shape[2:], attrs["strides"], attrs["dilations"], (ho, wo))
+        out = np.empty((x.shape[0], cout, ho, wo), dtype=acc_dtype)
+        cout_g = cout // g
+        for k in range(g):
+            xs = win[:, k * cin_g:(k + 1) * cin_g].astype(acc_dtype)
+            ws = w[k * cout_g:(k + 1) * cout_g].astype(acc_dtype)
+            out[:, k * cout_g:(k + 1) * cout_g] = np.einsum("nchwij,ocij->nohw", xs, ws, optimize=True)
+        return out
+
+    def run(self, node, inputs):
+        x, w = inputs[0], inputs[1]
+        y = self.conv(x, w, node.attrs)
+        if len(inputs) > 2 and inputs[2] is not None:
+            y += inputs[2].reshape(1, -1, 1, 1)
+        return [y.astype(np.float32)]
+
+    def macs(self, node, graph):
+        n, cout, ho, wo = graph.shape(node.outputs[0])
+        _, cin_g, kh, kw = graph.shape(node.inputs[1])
+        return n * cout * ho * wo * cin_g * kh * kw

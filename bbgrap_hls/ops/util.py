@@ -1,0 +1,46 @@
+"""Small helpers shared by op modules (padding arithmetic, windows)."""
+
+from __future__ import annotations
+
+import numpy as np
+
+
+def resolve_pads(
+    auto_pad: str, pads: list[int] | None, in_hw: tuple[int, ...], kernel: tuple[int, ...],
+    strides: tuple[int, ...], dilations: tuple[int, ...],
+) -> tuple[int, ...]:
+    """Explicit pads (begin..., end...) for ONNX ``auto_pad`` / ``pads`` attributes."""
+    nd = len(in_hw)
+    if auto_pad in ("", "NOTSET"):
+        return tuple(pads) if pads else (0,) * (2 * nd)
+    if auto_pad == "VALID":
+        return (0,) * (2 * nd)
+    begin, end = [], []
+    for size, k, s, d in zip(in_hw, kernel, strides, dilations):
+        out = -(-size // s)
+        total = max(0, (out - 1) * s + (k - 1) * d + 1 - size)
+        small, big = total // 2, total - total // 2
+        if auto_pad == "SAME_UPPER":
+            begin.append(small)
+            end.append(big)
+        else:  # SAME_LOWER
+            begin.append(big)
+            end.append(small)
+    return tuple(begin + end)
+
+
+def out_size(size: int, k: int, s: int, d: int, pb: int, pe: int, ceil: bool = False) -> int:
+    """Output length of a window op along one axis."""
+    span = size + pb + pe - ((k - 1) * d + 1)
+    return (-(-span // s) if ceil else span // s) + 1
+
+
+def windows(x: np.ndarray, kernel: tuple[int, int], strides: tuple[int, int],
+            dilations: tuple[int, int], out_hw: tuple[int, int]) -> np.ndarray:
+    """All windows of an already padded NCHW array: shape (N, C, Ho, Wo, kh, kw)."""
+    n, c = x.shape[:2]
+    (kh, kw), (sh, sw), (dh, dw), (ho, wo) = kernel, strides, dilations, out_hw
+    st = x.strides
+    return np.lib.stride_tricks.as_strided(
+        x, (n, c, ho, wo, kh, kw),
+        (st[0], st[1], st[2] * sh, st[3] * sw, st[2] * dh, st[3] * dw), writeable=False)
