@@ -22,17 +22,32 @@ class Conv(Op):
             raise self.fail(onnx_node, f"only 2-D convolution is supported (input {x.shape})")
         if w.data is None:
             raise self.fail(onnx_node, "weights must be constant")
-        kernel = tuple(attrs.get("kernel_shape", w.shape[2:]))
-        strides = tuple(attrs.get("strides", (1, 1)))
-        dil = tuple(attrs.get("dilations", (1, 1)))
+        kernel = tuple(int(k) for k in attrs.get("kernel_shape", w.shape[2:]))
+        strides = tuple(int(s) for s in attrs.get("strides", (1, 1)))
+        dil = tuple(int(d) for d in attrs.get("dilations", (1, 1)))
+        if kernel != tuple(w.shape[2:]):
+            raise self.fail(onnx_node, f"kernel_shape {kernel} differs from the weights' {w.shape[2:]}")
+        if len(strides) != 2 or len(dil) != 2 or min(strides + dil) < 1:
+            raise self.fail(onnx_node, f"strides {strides} and dilations {dil} must be 2 positive integers")
         auto_pad = attrs.get("auto_pad", "NOTSET")
         if isinstance(auto_pad, bytes):
             auto_pad = auto_pad.decode()
+        if auto_pad not in ("NOTSET", "", "VALID", "SAME_UPPER", "SAME_LOWER"):
+            raise self.fail(onnx_node, f"unknown auto_pad '{auto_pad}'")
+        if attrs.get("pads") is not None and (len(attrs["pads"]) != 4 or min(attrs["pads"]) < 0):
+            raise self.fail(onnx_node, f"pads {tuple(attrs['pads'])} must be 4 non-negative integers")
         pads = resolve_pads(auto_pad, attrs.get("pads"), x.shape[2:], kernel, strides, dil)
         group = int(attrs.get("group", 1))
-        if x.shape[1] != w.shape[1] * group:
-            raise self.fail(onnx_node, f"input has {x.shape[1]} channels, weights expect "
-                            f"{w.shape[1]} x group {group}")
+        if group < 1 or x.shape[1] != w.shape[1] * group or w.shape[0] % group:
+            raise self.fail(onnx_node, f"input has {x.shape[1]} channels, weights {w.shape} expect "
+                            f"{w.shape[1]} x group {group} with {w.shape[0]} outputs divisible by the group")
+        if len(onnx_node.input) > 2 and onnx_node.input[2]:
+            b = graph.tensor(onnx_node.input[2])
+            if b.shape != (w.shape[0],):
+                raise self.fail(onnx_node, f"bias shape {b.shape}, expected ({w.shape[0]},)")
+        for i in range(2):
+            if out_size(x.shape[2 + i], kernel[i], strides[i], dil[i], pads[i], pads[i + 2]) < 1:
+                raise self.fail(onnx_node, f"kernel {kernel} does not fit input {x.shape} with pads {pads}")
         return {"kernel": kernel, "strides": strides, "dilations": dil, "pads": pads,
                 "group": group}
 

@@ -44,3 +44,45 @@ def windows(x: np.ndarray, kernel: tuple[int, int], strides: tuple[int, int],
     return np.lib.stride_tricks.as_strided(
         x, (n, c, ho, wo, kh, kw),
         (st[0], st[1], st[2] * sh, st[3] * sw, st[2] * dh, st[3] * dw), writeable=False)
+
+
+def norm_axis(axis: int, rank: int, fail) -> int:
+    """``axis`` in ``[0, rank)``; ``fail(msg)`` builds the error for an out-of-range axis."""
+    a = int(axis)
+    if not -rank <= a < rank:
+        raise fail(f"axis {a} is out of range for rank {rank}")
+    return a + rank if a < 0 else a
+
+
+def optional_const(graph, onnx_node, index: int, op, what: str) -> np.ndarray | None:
+    """Value of the node's constant input ``index``; None when omitted.
+
+    Raises the op's error when the input is present but not a constant (a value the
+    static graph must know, such as a shape, axes or pads).
+    """
+    if len(onnx_node.input) <= index or not onnx_node.input[index]:
+        return None
+    value = graph.const(onnx_node.input[index])
+    if value is None:
+        raise op.fail(onnx_node, f"{what} (input {index}, '{onnx_node.input[index]}') must be a constant")
+    return np.asarray(value)
+
+
+def refuse_outputs(onnx_node, op, first_extra: int, what: str) -> None:
+    """Refuse optional outputs from index ``first_extra`` on (the loader blanks unused ones)."""
+    used = [o for o in onnx_node.output[first_extra:] if o]
+    if used:
+        raise op.fail(onnx_node, f"the {what} output ('{used[0]}') is not supported")
+
+
+def pool_shape(in_hw, kernel, strides, dilations, pads, ceil: bool) -> tuple[int, ...]:
+    """Output spatial shape of a pooling window; with ``ceil`` the last window must start
+    inside the input or its begin padding (the ONNX / PyTorch rule)."""
+    nd = len(in_hw)
+    out = []
+    for i in range(nd):
+        o = out_size(in_hw[i], kernel[i], strides[i], dilations[i], pads[i], pads[i + nd], ceil)
+        if ceil and (o - 1) * strides[i] >= in_hw[i] + pads[i]:
+            o -= 1
+        out.append(o)
+    return tuple(out)

@@ -1,0 +1,495 @@
+"""Boards: the cores of a multicore FPGA, their budgets, links, memories and host link.
+
+A board is read from YAML (schema in ``docs/board.md``) into frozen dataclasses. Derived
+numbers (per-core limits, totals, the link and neighbour maps) are computed once when the
+objects are built. Every problem in a board file raises :class:`BadInputError` with a
+message naming the file, the key path (``cores[2].dsp``) and what was expected.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import asdict, dataclass, field
+from fractions import Fraction
+from importlib import resources
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from bbgrap_hls.errors import BadInputError
+
+DEFAULT_CAP = 0.8
+"""Utilisation cap when a core gives none: the usual timing-closure headroom."""
+
+RESOURCES = ("dsp", "bram18", "uram", "lut")
+"""Resource kinds every core budgets, in the order reports list them."""
+
+
+def _limit(budget: int, cap: float) -> int:
+    # The cap is taken as the decimal written in the file (0.29 is 29/100), so that an
+    # exact product is not pulled one below an integer by binary rounding.
+    return math.floor(budget * Fraction(repr(float(cap))))
+
+
+@dataclass(frozen=True)
+class Core:
+    """A budgeted region that runs a set of layers (an SLR, a device region, an FPGA).
+
+    Attributes:
+        id: Index of the core on its board (0..N-1).
+        name: Human-readable name, e.g. ``"slr0"``.
+        slr: SLR index on the device, or None when the core is not an SLR.
+        device: Part name of the FPGA the core sits on, e.g. ``"xcu250"``.
+        dsp: DSP slices in the core.
+        bram18: 18 Kb block RAMs in the core (one BRAM36 counts as two).
+        uram: 288 Kb UltraRAM blocks in the core.
+        lut: CLB look-up tables in the core.
+        cap: Fraction of each budget a plan may use, in (0, 1].
+        dsp_limit: floor(dsp × cap), and likewise ``bram18_limit``, ``uram_limit``,
+            ``lut_limit``; derived, not passed to the constructor.
+    """
+
+    id: int
+    name: str
+    slr: int | None
+    device: str
+    dsp: int
+    bram18: int
+    uram: int
+    lut: int
+    cap: float = DEFAULT_CAP
+    dsp_limit: int = field(init=False)
+    bram18_limit: int = field(init=False)
+    uram_limit: int = field(init=False)
+    lut_limit: int = field(init=False)
+
+    def __post_init__(self) -> None:
+        for res in RESOURCES:
+            object.__setattr__(self, f"{res}_limit", _limit(getattr(self, res), self.cap))
+
+    def budget(self, resource: str) -> int:
+        """Return the raw budget of ``resource`` (one of :data:`RESOURCES`)."""
+        return getattr(self, _resource(resource))
+
+    def limit(self, resource: str) -> int:
+        """Return the usable amount of ``resource``: floor(budget × cap)."""
+        return getattr(self, f"{_resource(resource)}_limit")
+
+
+def _resource(name: str) -> str:
+    if name not in RESOURCES:
+        raise ValueError(f"unknown resource {name!r}; expected one of {', '.join(RESOURCES)}")
+    return name
+
+
+@dataclass(frozen=True)
+class Link:
+    """A stream connection between two cores, usable in both directions.
+
+    Attributes:
+        a: Id of one end.
+        b: Id of the other end (distinct from ``a``).
+        width_bits: Bits moved per clock cycle in each direction.
+        latency_cycles: Cycles from a beat entering the link to leaving it.
+        kind: What carries it, e.g. ``"slr-crossing"`` or ``"network"``.
+    """
+
+    a: int
+    b: int
+    width_bits: int
+    latency_cycles: int
+    kind: str
+
+    def other(self, k: int) -> int:
+        """Return the end of the link that is not core ``k``."""
+        if k == self.a:
+            return self.b
+        if k == self.b:
+            return self.a
+        raise ValueError(f"core {k} is not an end of link {self.a}-{self.b}")
+
+
+@dataclass(frozen=True)
+class Memory:
+    """Off-chip memory that some cores reach (used for buffers between cores).
+
+    Attributes:
+        name: Unique name on the board, e.g. ``"ddr0"``.
+        kind: Technology, e.g. ``"ddr4"`` or ``"hbm2"``.
+        bandwidth_gbps: Peak bandwidth in GB/s (10^9 bytes per second).
+        cores: Ids of the cores that reach it.
+        latency_cycles: Read latency in clock cycles.
+        capacity_gb: Size in GB (10^9 bytes), or None when not given.
+    """
+
+    name: str
+    kind: str
+    bandwidth_gbps: float
+    cores: tuple[int, ...]
+    latency_cycles: int
+    capacity_gb: float | None = None
+
+
+@dataclass(frozen=True)
+class HostLink:
+    """The connection between the host and the board.
+
+    Attributes:
+        kind: e.g. ``"pcie-gen3x16"`` or ``"axi-hp"``.
+        bandwidth_gbps: Effective bandwidth in GB/s.
+        latency_us: One-way latency of a transfer in microseconds.
+    """
+
+    kind: str
+    bandwidth_gbps: float
+    latency_us: float
+
+
+@dataclass(frozen=True)
+class Board:
+    """A set of cores with their links, memories, host link and clock.
+
+    Core ids are the indices of ``cores``. Totals (``total_dsp``, ``total_bram18``,
+    ``total_uram``, ``total_lut``) and the lookup maps are derived at construction.
+
+    Attributes:
+        name: Board name, e.g. ``"u250"``.
+        description: One line about the board.
+        clock_mhz: Kernel clock in MHz; cycles everywhere are of this clock.
+        cores: The cores, ``cores[k].id == k``.
+        links: Stream links between cores (at most one per pair).
+        memories: Off-chip memories.
+        host: The host link.
+        source: Where the numbers come from (vendor documents).
+    """
+
+    name: str
+    description: str
+    clock_mhz: float
+    cores: tuple[Core, ...]
+    links: tuple[Link, ...]
+    memories: tuple[Memory, ...]
+    host: HostLink
+    source: str
+    total_dsp: int = field(init=False)
+    total_bram18: int = field(init=False)
+    total_uram: int = field(init=False)
+    total_lut: int = field(init=False)
+    _by_pair: dict[tuple[int, int], Link] = field(init=False, repr=False, compare=False)
+    _neighbours: dict[int, tuple[int, ...]] = field(init=False, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        for res in RESOURCES:
+            object.__setattr__(self, f"total_{res}", sum(getattr(c, res) for c in self.cores))
+        by_pair = {(min(ln.a, ln.b), max(ln.a, ln.b)): ln for ln in self.links}
+        near: dict[int, set[int]] = {c.id: set() for c in self.cores}
+        for link in self.links:
+            near[link.a].add(link.b)
+            near[link.b].add(link.a)
+        object.__setattr__(self, "_by_pair", by_pair)
+        object.__setattr__(self, "_neighbours", {k: tuple(sorted(v)) for k, v in near.items()})
+
+    def link(self, a: int, b: int) -> Link | None:
+        """Return the link between cores ``a`` and ``b`` (either order), or None."""
+        return self._by_pair.get((min(a, b), max(a, b)))
+
+    def neighbours(self, k: int) -> tuple[int, ...]:
+        """Return the ids of the cores linked to core ``k``, ascending."""
+        if k not in self._neighbours:
+            raise ValueError(f"board {self.name} has no core {k}")
+        return self._neighbours[k]
+
+    def memory_for(self, a: int, b: int) -> Memory | None:
+        """Return a memory both cores reach, or None.
+
+        Among several, the one with the highest bandwidth wins; ties go to the one
+        listed first, so the choice is deterministic.
+        """
+        best = None
+        for mem in self.memories:
+            if a in mem.cores and b in mem.cores:
+                if best is None or mem.bandwidth_gbps > best.bandwidth_gbps:
+                    best = mem
+        return best
+
+    def bytes_per_cycle(self, memory: Memory | HostLink) -> float:
+        """Return the bandwidth of a memory (or the host link) in bytes per clock cycle."""
+        return memory.bandwidth_gbps * 1e9 / (self.clock_mhz * 1e6)
+
+    def to_dict(self) -> dict[str, Any]:
+        """Return a JSON-ready dict with the board's data and derived numbers."""
+        memories = [{**asdict(m), "bytes_per_cycle": self.bytes_per_cycle(m)} for m in self.memories]
+        return {
+            "name": self.name,
+            "description": self.description,
+            "source": self.source,
+            "clock_mhz": self.clock_mhz,
+            "cores": [asdict(c) for c in self.cores],
+            "links": [asdict(ln) for ln in self.links],
+            "memories": memories,
+            "host": asdict(self.host),
+            "totals": {res: getattr(self, f"total_{res}") for res in RESOURCES},
+        }
+
+
+def bundled_board_names() -> list[str]:
+    """Return the names of the boards shipped with the package, sorted."""
+    return sorted(p.name[: -len(".yaml")] for p in _bundled_dir().iterdir() if p.name.endswith(".yaml"))
+
+
+def list_boards() -> list[Board]:
+    """Return every bundled board, in name order."""
+    return [load_board(name) for name in bundled_board_names()]
+
+
+def load_board(name_or_path: str | Path) -> Board:
+    """Load a bundled board by name (``"u250"``) or a board file by path.
+
+    A string ending in ``.yaml``/``.yml`` or containing a path separator is a path;
+    anything else is a bundled name.
+
+    Raises:
+        BadInputError: unknown name, unreadable file, or a file that breaks the schema.
+    """
+    text = str(name_or_path)
+    if isinstance(name_or_path, Path) or text.endswith((".yaml", ".yml")) or "/" in text or "\\" in text:
+        path = Path(name_or_path)
+        try:
+            content = path.read_text(encoding="utf-8")
+        except FileNotFoundError:
+            raise BadInputError(f"{text}: board file not found") from None
+        except IsADirectoryError:
+            raise BadInputError(f"{text}: expected a board .yaml file, got a directory") from None
+        except (OSError, UnicodeDecodeError) as exc:
+            raise BadInputError(f"{text}: cannot read board file ({exc})") from None
+        return parse_board(content, text)
+    names = bundled_board_names()
+    if text not in names:
+        raise BadInputError(
+            f"unknown board {text!r}: expected a bundled board ({', '.join(names)}) or a path to a .yaml file"
+        )
+    content = (_bundled_dir() / f"{text}.yaml").read_text(encoding="utf-8")
+    return parse_board(content, f"boards/{text}.yaml")
+
+
+def parse_board(content: str, label: str) -> Board:
+    """Build a board from YAML text; ``label`` names the file in error messages.
+
+    Raises:
+        BadInputError: YAML syntax errors or anything that breaks the schema.
+    """
+    try:
+        data = yaml.load(content, Loader=_UniqueKeyLoader)  # noqa: S506 (a SafeLoader)
+    except yaml.MarkedYAMLError as exc:
+        mark = exc.problem_mark or exc.context_mark
+        where = f"line {mark.line + 1}: " if mark is not None else ""
+        raise BadInputError(f"{label}: {where}invalid YAML: {exc.problem or exc.context}") from None
+    except yaml.YAMLError as exc:
+        raise BadInputError(f"{label}: invalid YAML: {exc}") from None
+    if data is None:
+        raise BadInputError(f"{label}: the file is empty; expected a board mapping")
+    return _Parser(label).board(data)
+
+
+def _bundled_dir() -> Any:
+    try:
+        return resources.files("bbgrap_hls.boards")
+    except ModuleNotFoundError:
+        # A source checkout not installed: the boards folder sits next to the package.
+        return Path(__file__).resolve().parent.parent / "boards"
+
+
+class _UniqueKeyLoader(yaml.SafeLoader):
+    """SafeLoader that rejects a key written twice in one mapping (YAML keeps the last)."""
+
+
+def _construct_unique_mapping(loader: _UniqueKeyLoader, node: yaml.MappingNode, deep: bool = False) -> Any:
+    seen = set()
+    for key_node, _ in node.value:
+        if key_node.tag == "tag:yaml.org,2002:merge":
+            continue
+        key = loader.construct_object(key_node, deep=deep)
+        try:
+            duplicate = key in seen
+        except TypeError:  # unhashable key: let the base constructor report it
+            break
+        if duplicate:
+            raise yaml.constructor.ConstructorError(None, None, f"duplicate key {key!r}", key_node.start_mark)
+        seen.add(key)
+    return loader.construct_mapping(node, deep=deep)
+
+
+_UniqueKeyLoader.add_constructor(yaml.resolver.BaseResolver.DEFAULT_MAPPING_TAG, _construct_unique_mapping)
+
+
+def _is_int(v: Any) -> bool:
+    return isinstance(v, int) and not isinstance(v, bool)
+
+
+def _is_num(v: Any) -> bool:
+    return isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v)
+
+
+# Value kinds: (what the message says was expected, test).
+_POS_INT = ("a positive integer", lambda v: _is_int(v) and v > 0)
+_NONNEG_INT = ("a non-negative integer", lambda v: _is_int(v) and v >= 0)
+_SLR = ("a non-negative integer or null", lambda v: v is None or (_is_int(v) and v >= 0))
+_POS_NUM = ("a positive number", lambda v: _is_num(v) and v > 0)
+_NONNEG_NUM = ("a non-negative number", lambda v: _is_num(v) and v >= 0)
+_CAP = ("a number in (0, 1]", lambda v: _is_num(v) and 0 < v <= 1)
+_NAME = ("a non-empty string", lambda v: isinstance(v, str) and v.strip() != "")
+_TEXT = ("a string", lambda v: isinstance(v, str))
+_IDS = ("a non-empty list of core ids", lambda v: isinstance(v, list) and len(v) > 0)
+_LIST = ("a list", lambda v: isinstance(v, list))
+
+_MISSING = object()
+_REQUIRED = object()
+
+# Schema: key -> (kind, default or _REQUIRED), in the order docs/board.md lists them.
+# fmt: off
+_TOP = {
+    "name": (_NAME, _REQUIRED), "description": (_TEXT, ""), "source": (_NAME, _REQUIRED),
+    "clock_mhz": (_POS_NUM, _REQUIRED), "defaults": (None, None), "cores": (None, _REQUIRED),
+    "links": (_LIST, []), "memories": (_LIST, []), "host": (None, _REQUIRED),
+}
+_CORE = {
+    "id": (_NONNEG_INT, None), "name": (_NAME, None), "slr": (_SLR, None), "device": (_NAME, _REQUIRED),
+    "dsp": (_POS_INT, _REQUIRED), "bram18": (_POS_INT, _REQUIRED), "uram": (_NONNEG_INT, _REQUIRED),
+    "lut": (_POS_INT, _REQUIRED), "cap": (_CAP, DEFAULT_CAP),
+}
+_LINK = {
+    "a": (_NONNEG_INT, _REQUIRED), "b": (_NONNEG_INT, _REQUIRED), "width_bits": (_POS_INT, _REQUIRED),
+    "latency_cycles": (_NONNEG_INT, _REQUIRED), "kind": (_NAME, _REQUIRED),
+}
+_MEMORY = {
+    "name": (_NAME, _REQUIRED), "kind": (_NAME, _REQUIRED), "bandwidth_gbps": (_POS_NUM, _REQUIRED),
+    "cores": (_IDS, _REQUIRED), "latency_cycles": (_NONNEG_INT, _REQUIRED), "capacity_gb": (_POS_NUM, None),
+}
+_HOST = {
+    "kind": (_NAME, _REQUIRED), "bandwidth_gbps": (_POS_NUM, _REQUIRED),
+    "latency_us": (_NONNEG_NUM, _REQUIRED),
+}
+# fmt: on
+# Every core key but id and name may be given once under defaults; nothing there is required.
+_DEFAULTS = {k: (kind, None) for k, (kind, _) in _CORE.items() if k not in ("id", "name")}
+
+
+class _Parser:
+    """Checks plain YAML data against the schema and builds a :class:`Board`."""
+
+    def __init__(self, label: str) -> None:
+        self.label = label
+
+    def fail(self, where: str, message: str, got: Any = _MISSING) -> None:
+        text = f"{self.label}: {where}: {message}" if where else f"{self.label}: {message}"
+        if got is not _MISSING:
+            text += f", got {got!r}"
+        raise BadInputError(text)
+
+    def fields(self, obj: Any, where: str, schema: dict, inherited: dict | None = None) -> dict:
+        """Check keys and values of one mapping; return values with defaults filled in."""
+        if not isinstance(obj, dict):
+            self.fail(where, "expected a mapping", obj)
+        unknown = sorted(str(k) for k in obj if k not in schema)
+        if unknown:
+            self.fail(_join(where, unknown[0]), f"unknown key; allowed keys: {', '.join(schema)}")
+        values = {}
+        for key, (kind, default) in schema.items():
+            path, value = _join(where, key), obj.get(key, _MISSING)
+            if value is _MISSING and inherited and key in inherited:
+                path, value = inherited[key]
+            if value is _MISSING:
+                if default is _REQUIRED:
+                    expected = f"; expected {kind[0]}" if kind else ""
+                    self.fail(path, f"missing required key{expected}")
+                value = default
+            elif kind is not None and not kind[1](value):
+                self.fail(path, f"expected {kind[0]}", value)
+            values[key] = value
+        return values
+
+    def board(self, data: Any) -> Board:
+        top = self.fields(data, "", _TOP)
+        inherited = {}
+        if top["defaults"] is not None:
+            defaults = self.fields(top["defaults"], "defaults", _DEFAULTS)
+            inherited = {k: (f"defaults.{k}", v) for k, v in defaults.items() if v is not None}
+        cores = self.cores(top["cores"], inherited)
+        links = self.links(top["links"], len(cores))
+        memories = self.memories(top["memories"], len(cores))
+        h = self.fields(top["host"], "host", _HOST)
+        host = HostLink(h["kind"], float(h["bandwidth_gbps"]), float(h["latency_us"]))
+        return Board(
+            name=top["name"],
+            description=top["description"],
+            clock_mhz=float(top["clock_mhz"]),
+            cores=cores,
+            links=links,
+            memories=memories,
+            host=host,
+            source=top["source"],
+        )
+
+    def cores(self, raw: Any, inherited: dict) -> tuple[Core, ...]:
+        if not isinstance(raw, list) or not raw:
+            self.fail("cores", "expected a non-empty list of core mappings", raw)
+        cores, seen = [], {}
+        for i, item in enumerate(raw):
+            v = self.fields(item, f"cores[{i}]", _CORE, inherited)
+            k = i if v["id"] is None else v["id"]
+            if k in seen:
+                self.fail(f"cores[{i}].id", f"duplicate core id {k} (also cores[{seen[k]}])")
+            seen[k] = i
+            if k != i:
+                self.fail(f"cores[{i}].id", f"expected {i} (core ids are 0..N-1 in list order)", k)
+            budgets = {res: v[res] for res in RESOURCES}
+            name = v["name"] or f"core{k}"
+            cores.append(Core(k, name, v["slr"], v["device"], **budgets, cap=float(v["cap"])))
+        return tuple(cores)
+
+    def core_id(self, value: Any, where: str, n: int) -> int:
+        if not (_is_int(value) and 0 <= value < n):
+            self.fail(where, f"expected the id of a core (0..{n - 1})", value)
+        return value
+
+    def links(self, raw: list, n: int) -> tuple[Link, ...]:
+        links, seen = [], {}
+        for i, item in enumerate(raw):
+            v = self.fields(item, f"links[{i}]", _LINK)
+            a = self.core_id(v["a"], f"links[{i}].a", n)
+            b = self.core_id(v["b"], f"links[{i}].b", n)
+            if a == b:
+                self.fail(f"links[{i}].b", f"expected a core other than a ({a}); a link joins two cores", b)
+            pair = (min(a, b), max(a, b))
+            if pair in seen:
+                self.fail(
+                    f"links[{i}]",
+                    f"duplicate link between cores {pair[0]} and {pair[1]} (also links[{seen[pair]}])",
+                )
+            seen[pair] = i
+            links.append(Link(a, b, v["width_bits"], v["latency_cycles"], v["kind"]))
+        return tuple(links)
+
+    def memories(self, raw: list, n: int) -> tuple[Memory, ...]:
+        memories, names = [], {}
+        for i, item in enumerate(raw):
+            v = self.fields(item, f"memories[{i}]", _MEMORY)
+            if v["name"] in names:
+                self.fail(
+                    f"memories[{i}].name",
+                    f"duplicate memory name (also memories[{names[v['name']]}])",
+                    v["name"],
+                )
+            names[v["name"]] = i
+            ids = [self.core_id(k, f"memories[{i}].cores[{j}]", n) for j, k in enumerate(v["cores"])]
+            if len(set(ids)) != len(ids):
+                self.fail(f"memories[{i}].cores", "expected distinct core ids", v["cores"])
+            capacity = None if v["capacity_gb"] is None else float(v["capacity_gb"])
+            bandwidth, latency = float(v["bandwidth_gbps"]), v["latency_cycles"]
+            memories.append(Memory(v["name"], v["kind"], bandwidth, tuple(ids), latency, capacity))
+        return tuple(memories)
+
+
+def _join(where: str, key: str) -> str:
+    return f"{where}.{key}" if where else str(key)
