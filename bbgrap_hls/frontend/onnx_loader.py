@@ -128,6 +128,13 @@ def load_model(path: str | os.PathLike, input_shapes: dict[str, tuple[int, ...]]
         raise BadInputError(f"--input-shape names no model input: {', '.join(sorted(input_shapes))}")
     graph = Graph(g.name or Path(path).stem, inputs, [o.name for o in g.output], tensors, [], opset)
 
+    # Optional outputs nobody reads (MaxPool Indices, Dropout mask, BatchNormalization
+    # statistics) are blanked so that ops refuse only the ones a model really uses.
+    read = {i for on in g.node for i in on.input} | {o.name for o in g.output}
+    for on in g.node:
+        for j in range(1, len(on.output)):
+            if on.output[j] not in read:
+                on.output[j] = ""
     unsupported: dict[str, str] = {}
     for k, on in enumerate(g.node):
         name = on.name or f"{on.op_type}_{k}"
@@ -155,11 +162,15 @@ def load_model(path: str | os.PathLike, input_shapes: dict[str, tuple[int, ...]]
         node.attrs = op.parse(on, attrs, graph)
         node.host = op.host_only
         shapes = op.infer(node, graph)
-        for out, shape in zip(on.output, shapes):
-            if int(np.prod(shape, dtype=np.int64)) > MAX_ELEMENTS:
-                raise BadInputError(f"node '{name}' ({on.op_type}): output shape {shape} is too large")
-            tensors[out] = Tensor(out, tuple(int(s) for s in shape))
         node.outputs = [o for o in on.output if o]
+        if len(shapes) != len(node.outputs):
+            raise BadInputError(f"node '{name}' ({on.op_type}): {len(node.outputs)} outputs used, "
+                                f"the op produces {len(shapes)}")
+        for out, shape in zip(node.outputs, shapes):
+            if min(shape, default=1) < 1 or int(np.prod(shape, dtype=np.int64)) > MAX_ELEMENTS:
+                raise BadInputError(f"node '{name}' ({on.op_type}): output shape {tuple(shape)} "
+                                    "is empty or too large")
+            tensors[out] = Tensor(out, tuple(int(s) for s in shape))
         graph.nodes.append(node)
     if unsupported:
         listing = ", ".join(f"{t} (first at node '{n}')" for t, n in sorted(unsupported.items()))

@@ -1,0 +1,177 @@
+"""The pass interface and the small graph edits that passes share.
+
+A pass is a class with an imperative name. ``apply(graph)`` edits the graph in place and
+says whether it changed anything (the pipeline runs to a fixed point on that answer);
+``run(graph)`` is the safe public form: it edits a copy, tidies it (unused nodes and
+tensors dropped, nodes in topological order) and returns it.
+
+Nodes of ONNX kinds that a pass creates (Add, Mul, Relu, Reshape, GlobalAveragePool)
+are built through their op's own ``parse`` and ``infer`` from an ONNX NodeProto, so
+their attributes have exactly the form the frontend gives them.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+from onnx import helper
+
+from bbgrap_hls.ir import Graph, Node, Tensor
+from bbgrap_hls.ops import ONNX_TYPES, REGISTRY
+
+
+class Pass:
+    """Base class of a graph pass; subclasses implement `apply`."""
+
+    def apply(self, graph: Graph) -> bool:
+        """Edit ``graph`` in place; True when something changed."""
+        raise NotImplementedError
+
+    def run(self, graph: Graph) -> Graph:
+        """A rewritten copy of ``graph`` (the argument is left untouched)."""
+        g = graph.copy()
+        self.apply(g)
+        tidy(g)
+        return g
+
+
+def tidy(graph: Graph) -> None:
+    """Drop what nobody reads and restore topological order."""
+    graph.remove_unused()
+    graph.toposort()
+
+
+# -- building nodes ------------------------------------------------------------------
+def build(graph: Graph, op_type: str, inputs: list[str], outputs: list[str], name: str,
+          **attrs: Any) -> Node:
+    """A node of ONNX type ``op_type`` parsed like the frontend would; new outputs get tensors.
+
+    The caller inserts the node into ``graph.nodes`` (see `insert_before`). Output
+    tensors that do not exist yet are created from the op's shape inference.
+    """
+    op = ONNX_TYPES[op_type]
+    proto = helper.make_node(op_type, inputs, outputs, name=name, **attrs)
+    node = Node(name, op.kind, list(inputs), list(outputs), {})
+    node.attrs = op.parse(proto, dict(attrs), graph)
+    node.host = op.host_only
+    for out, shape in zip(outputs, op.infer(node, graph)):
+        if out not in graph.tensors:
+            graph.tensors[out] = Tensor(out, tuple(int(s) for s in shape))
+    return node
+
+
+def make(graph: Graph, kind: str, inputs: list[str], outputs: list[str], name: str,
+         attrs: dict[str, Any] | None = None) -> Node:
+    """A node of a canonical-only kind (Dense, Relu6, ChannelAffine); new outputs get tensors."""
+    op = REGISTRY[kind]
+    node = Node(name, kind, list(inputs), list(outputs), dict(attrs or {}))
+    node.host = op.host_only
+    for out, shape in zip(outputs, op.infer(node, graph)):
+        if out not in graph.tensors:
+            graph.tensors[out] = Tensor(out, tuple(int(s) for s in shape))
+    return node
+
+
+def insert_before(graph: Graph, anchor: Node, *nodes: Node) -> None:
+    """Insert ``nodes`` (in order) just before ``anchor`` in the node list."""
+    k = graph.nodes.index(anchor)
+    graph.nodes[k:k] = list(nodes)
+
+
+def replace(graph: Graph, old: Node, *new: Node) -> None:
+    """Put ``new`` where ``old`` was (``old`` leaves the graph)."""
+    k = graph.nodes.index(old)
+    graph.nodes[k:k + 1] = list(new)
+
+
+def bypass(graph: Graph, node: Node, src: str, dst: str) -> bool:
+    """Remove ``node``, whose output ``dst`` carries the same values as its input ``src``.
+
+    Readers of ``dst`` read ``src`` instead. When ``dst`` is a graph output, its name is
+    kept (callers compare outputs by name): the producer of ``src`` writes ``dst``
+    directly. That is impossible when ``src`` is a graph input, a graph output or a
+    constant; the node then stays and the result is False.
+    """
+    if dst in graph.outputs:
+        producer = next((n for n in graph.nodes if src in n.outputs), None)
+        if producer is None or src in graph.outputs:
+            return False
+        producer.outputs = [dst if o == src else o for o in producer.outputs]
+        for n in graph.nodes:
+            n.inputs = [dst if i == src else i for i in n.inputs]
+        graph.tensors.pop(src, None)
+    else:
+        graph.replace_uses(dst, src)
+    graph.nodes.remove(node)
+    return True
+
+
+# -- constants -----------------------------------------------------------------------
+def const_input(graph: Graph, node: Node, k: int) -> np.ndarray | None:
+    """The value of input ``k`` when it exists and is constant, else None."""
+    if k >= len(node.inputs) or not node.inputs[k]:
+        return None
+    return graph.const(node.inputs[k])
+
+
+def readers(graph: Graph, tensor: str) -> list[Node]:
+    """Nodes that read ``tensor``."""
+    return [n for n in graph.nodes if tensor in n.inputs]
+
+
+def sole_reader(graph: Graph, tensor: str) -> Node | None:
+    """The one node reading ``tensor`` when it has exactly one reader and is no graph output."""
+    if tensor in graph.outputs:
+        return None
+    rs = readers(graph, tensor)
+    return rs[0] if len(rs) == 1 and rs[0].inputs.count(tensor) == 1 else None
+
+
+def set_const(graph: Graph, node: Node, k: int, value: np.ndarray, base: str) -> None:
+    """Make input ``k`` of ``node`` the constant ``value``.
+
+    The tensor is edited in place when ``node`` is its only reader; otherwise (a shared
+    weight, or no input yet) a new constant named after ``base`` is added.
+    """
+    value = np.ascontiguousarray(value)
+    name = node.inputs[k] if k < len(node.inputs) else ""
+    if name and graph.tensors[name].is_const and sole_reader(graph, name) is node:
+        graph.tensors[name] = Tensor(name, tuple(value.shape), str(value.dtype), value)
+        return
+    new = graph.add_const(base, value)
+    while len(node.inputs) <= k:
+        node.inputs.append("")
+    node.inputs[k] = new
+
+
+def per_channel(value: np.ndarray, shape: tuple[int, ...]) -> np.ndarray | None:
+    """``value`` as a (C,) vector when it broadcasts along axis 1 only of ``shape``.
+
+    ``shape`` is an activation's (N, C) or (N, C, H, W) shape. A scalar counts (it is
+    repeated). Returns None when ``value`` varies along another axis or would enlarge
+    the result by broadcasting.
+    """
+    v = np.asarray(value)
+    if len(shape) not in (2, 4) or v.ndim > len(shape):
+        return None
+    full = (1,) * (len(shape) - v.ndim) + v.shape
+    c = shape[1]
+    if any(d != 1 for k, d in enumerate(full) if k != 1) or full[1] not in (1, c):
+        return None
+    return np.broadcast_to(v.reshape(-1), (c,)).astype(np.float64)
+
+
+def axes_of(graph: Graph, node: Node, rank: int) -> tuple[int, ...] | None:
+    """A reduce/squeeze node's ``axes`` (attribute or constant second input), normalised.
+
+    Returns None when the axes are not known (a non-constant input), () when absent.
+    """
+    axes = node.attrs.get("axes")
+    if axes is None and len(node.inputs) > 1 and node.inputs[1]:
+        axes = graph.const(node.inputs[1])
+        if axes is None:
+            return None
+    if axes is None:
+        return ()
+    return tuple(sorted(int(a) % rank for a in np.asarray(axes).reshape(-1)))

@@ -1,0 +1,143 @@
+"""Integer arithmetic of the int8 contract (docs/numerics.md), as pure numpy functions.
+
+Everything the fabric computes is built from these few functions; HLS kernels and RTL
+modules implement the same formulas. Integer results are exact: accumulators are
+``int64`` in numpy (the hardware's int32 accumulator never overflows for int8 layers
+of realistic size, and the requantisation product is 64-bit as in hardware).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
+
+import numpy as np
+
+QMIN, QMAX = -128, 127
+#: Weights are symmetric int8 in [-WMAX, WMAX] (as onnxruntime's QInt8 symmetric weights).
+WMAX = 127
+#: Largest requantisation shift: keeps ``acc * M + 2^(S-1)`` inside int64 for |acc| < 2^31.
+MAX_SHIFT = 62
+
+
+def quantize(x: np.ndarray, scale: float | np.ndarray, zp: int | np.ndarray,
+             lo: int = QMIN, hi: int = QMAX) -> np.ndarray:
+    """``clamp(round_half_even(x / scale) + zp, lo, hi)`` as ONNX QuantizeLinear (float32 math).
+
+    ``scale`` and ``zp`` broadcast against ``x`` (reshape per-channel values first).
+    Returns int8 when the bounds fit int8, else int32.
+    """
+    q = np.rint(np.asarray(x, np.float32) / np.asarray(scale, np.float32)).astype(np.int64)
+    q = np.clip(q + np.asarray(zp, np.int64), lo, hi)
+    return q.astype(np.int8 if (lo >= QMIN and hi <= QMAX) else np.int32)
+
+
+def dequantize(q: np.ndarray, scale: float | np.ndarray, zp: int | np.ndarray) -> np.ndarray:
+    """``(q - zp) * scale`` in float32, as ONNX DequantizeLinear."""
+    return ((np.asarray(q, np.int64) - np.asarray(zp, np.int64)).astype(np.float32)
+            * np.asarray(scale, np.float32))
+
+
+def choose_params(lo: float, hi: float) -> tuple[np.float32, int]:
+    """Per-tensor asymmetric int8 ``(scale, zp)`` covering ``[lo, hi]`` (0 always included).
+
+    ``scale = (hi - lo) / 255``, ``zp = clamp(round(-128 - lo / scale))``: the same rule as
+    onnxruntime's calibrators, so that real 0 is exactly representable (padding, ReLU).
+    """
+    lo, hi = min(float(lo), 0.0), max(float(hi), 0.0)
+    if hi - lo < 1e-8:  # a constant-zero tensor: any scale is exact
+        hi = lo + 1e-8 * 255
+    scale = np.float32((hi - lo) / (QMAX - QMIN))
+    zp = int(np.clip(np.rint(QMIN - lo / float(scale)), QMIN, QMAX))
+    return scale, zp
+
+
+def quantize_weights(w: np.ndarray, axis: int = 0) -> tuple[np.ndarray, np.ndarray]:
+    """Symmetric per-output-channel int8 weights.
+
+    Returns ``(w_q, scale)``: ``scale[c] = max|w[c]| / 127`` (1 for an all-zero channel),
+    ``w_q = clamp(round_half_even(w / scale), -127, 127)`` as int8, same layout as ``w``.
+    """
+    w = np.asarray(w, np.float32)
+    red = tuple(k for k in range(w.ndim) if k != axis)
+    amax = np.max(np.abs(w), axis=red) if red else np.abs(w)
+    scale = np.where(amax > 0, amax / np.float32(WMAX), np.float32(1.0)).astype(np.float32)
+    shape = [1] * w.ndim
+    shape[axis] = -1
+    return quantize(w, scale.reshape(shape), 0, -WMAX, WMAX), scale
+
+
+def quantize_bias(b: np.ndarray, scale: np.ndarray) -> np.ndarray:
+    """int32 bias ``round_half_even(b / scale)`` with ``scale = s_x * s_w[c]`` (saturated)."""
+    q = np.rint(np.asarray(b, np.float64) / np.asarray(scale, np.float64))
+    return np.clip(q, -(2**31), 2**31 - 1).astype(np.int64)
+
+
+def quantize_multiplier(real: float) -> tuple[int, int]:
+    """The requantisation pair ``(M, S)`` with ``M / 2^S ≈ real``.
+
+    ``M`` is in ``[2^30, 2^31 - 1]`` (31 significant bits) and ``1 <= S <= 62``; for a
+    multiplier below ``2^-32`` the shift saturates at 62 and ``M`` gets smaller (down to 0
+    for ``real < 2^-63``, where every output is the zero point anyway).
+
+    Raises:
+        ValueError: ``real`` is not a finite positive number below ``2^30``.
+    """
+    if not (math.isfinite(real) and real > 0):
+        raise ValueError(f"requantisation multiplier must be finite and > 0, got {real}")
+    m, e = math.frexp(real)  # real = m * 2^e, m in [0.5, 1)
+    mult, shift = round(m * (1 << 31)), 31 - e
+    if mult == 1 << 31:
+        mult, shift = 1 << 30, shift - 1
+    if shift > MAX_SHIFT:
+        mult, shift = round(real * 2.0**MAX_SHIFT), MAX_SHIFT
+    if shift < 1:
+        raise ValueError(f"requantisation multiplier {real} is too large (>= 2^30)")
+    return int(mult), int(shift)
+
+
+def quantize_multipliers(real: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """`quantize_multiplier` elementwise: int64 arrays ``(M, S)``."""
+    pairs = [quantize_multiplier(float(r)) for r in np.ravel(real)]
+    shape = np.shape(real)
+    return (np.array([p[0] for p in pairs], np.int64).reshape(shape),
+            np.array([p[1] for p in pairs], np.int64).reshape(shape))
+
+
+def shift_round(prod: np.ndarray, shift: np.ndarray | int) -> np.ndarray:
+    """``(prod + 2^(S-1)) >> S``: arithmetic shift, ties rounded up (towards +inf)."""
+    prod = np.asarray(prod, np.int64)
+    shift = np.asarray(shift, np.int64)
+    return (prod + np.left_shift(np.int64(1), shift - 1)) >> shift
+
+
+def requantize(acc: np.ndarray, mult: np.ndarray | int, shift: np.ndarray | int,
+               zp: int, lo: int = QMIN, hi: int = QMAX) -> np.ndarray:
+    """``clamp(zp + ((acc * M + 2^(S-1)) >> S), lo, hi)`` as int8.
+
+    ``acc`` is an integer array; ``mult``/``shift`` broadcast against it (per channel:
+    reshape to the channel axis first). The product is 64-bit, the shift arithmetic.
+    """
+    prod = np.asarray(acc, np.int64) * np.asarray(mult, np.int64)
+    y = shift_round(prod, shift) + np.int64(zp)
+    return np.clip(y, lo, hi).astype(np.int8)
+
+
+def build_lut(f: Callable[[np.ndarray], np.ndarray], s_in: float, z_in: int,
+              s_out: float, z_out: int) -> np.ndarray:
+    """256-entry int8 table ``lut[q + 128] = quantize(f(dequantize(q)))`` for q in -128..127."""
+    q = np.arange(QMIN, QMAX + 1, dtype=np.int64)
+    y = np.asarray(f(dequantize(q, s_in, z_in)), np.float32)
+    return quantize(y, s_out, z_out)
+
+
+def apply_lut(x: np.ndarray, lut: np.ndarray) -> np.ndarray:
+    """Look up every int8 element: ``y = lut[x + 128]``."""
+    return np.asarray(lut, np.int8)[np.asarray(x, np.int64) + 128]
+
+
+def channel_shape(ndim: int, axis: int = 1) -> tuple[int, ...]:
+    """A broadcast shape putting per-channel values on ``axis`` of an ``ndim`` array."""
+    s = [1] * ndim
+    s[axis] = -1
+    return tuple(s)

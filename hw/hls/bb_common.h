@@ -1,0 +1,60 @@
+// bbgrap-hls kernel library: common types and the requantisation step.
+//
+// Activations stream in NHWC order with L int8 lanes per beat (docs/hardware.md): lane i
+// of a beat holds channel c0 + i. Every kernel processes `frames` frames back to back.
+// Arithmetic follows the int8 contract of docs/numerics.md exactly (int32 accumulators,
+// 64-bit requantisation product, arithmetic shift, round half up via 2^(S-1)).
+#ifndef BBGRAP_BB_COMMON_H
+#define BBGRAP_BB_COMMON_H
+
+#include <cstdint>
+
+#if __has_include(<hls_stream.h>)
+#include <hls_stream.h>
+#else
+#include "hls_stream_shim.h"
+#endif
+
+// HLS pragmas go through BB_HLS so that plain g++ (-Wall: -Wunknown-pragmas) stays quiet;
+// Vitis HLS (csim and synthesis) sees them as written.
+#if defined(__SYNTHESIS__) || defined(__VITIS_HLS__) || defined(BB_FORCE_HLS_PRAGMAS)
+#define BB_PRAGMA_(x) _Pragma(#x)
+#define BB_HLS(x) BB_PRAGMA_(HLS x)
+#else
+#define BB_HLS(x)
+#endif
+
+namespace bb {
+
+/// One stream beat: L int8 lanes (8·L bits on an AXI-Stream link).
+template <int L>
+struct Beat {
+  int8_t d[L];
+};
+
+template <int L>
+using Stream = hls::stream<Beat<L>>;
+
+/// Clamp a wide value to [lo, hi] and narrow it to int8.
+inline int8_t clamp8(int64_t v, int32_t lo, int32_t hi) {
+  if (v < lo) v = lo;
+  if (v > hi) v = hi;
+  return static_cast<int8_t>(v);
+}
+
+/// y = clamp(zp + ((acc·mult + 2^(shift-1)) >> shift), lo, hi); shift in [0, 62].
+inline int8_t requant(int32_t acc, int32_t mult, int32_t shift, int32_t zp, int32_t lo, int32_t hi) {
+  BB_HLS(INLINE)
+  int64_t p = static_cast<int64_t>(acc) * static_cast<int64_t>(mult);
+  if (shift > 0) p += static_cast<int64_t>(1) << (shift - 1);
+  return clamp8(static_cast<int64_t>(zp) + (p >> shift), lo, hi);
+}
+
+/// Integer ceil/compile-time helpers.
+constexpr int padded(int n, int a, int b) { return n + a + b; }
+constexpr int span(int k, int d) { return (k - 1) * d + 1; }
+constexpr int out_len(int np, int k, int s, int d) { return (np - span(k, d)) / s + 1; }
+
+}  // namespace bb
+
+#endif  // BBGRAP_BB_COMMON_H

@@ -1,0 +1,10 @@
+// bbgrap-hls kernel library: include everything.
+#ifndef BBGRAP_H
+#define BBGRAP_H
+#include "bb_common.h"
+#include "conv2d.h"
+#include "dwconv2d.h"
+#include "eltwise.h"
+#include "pool2d.h"
+#include "streams.h"
+#endif  // BBGRAP_H

@@ -1,0 +1,112 @@
+// bbgrap-hls kernel library: convolution = sliding window + matrix-vector unit (MVU).
+//
+// P (a layer's parameter struct) gives H, W, C, CO, KH, KW, SH, SW, DH, DW, PT, PL, PB, PR,
+// SIMD (input lanes), PE (output lanes), ZP_IN, ZP_OUT, LO, HI. Weights are folded as
+// w[PE·SIMD][NF·SF] with NF = CO/PE neuron folds and SF = KH·KW·C/SIMD synapse folds:
+// w[pe·SIMD + s][nf·SF + sf] is the weight of output channel nf·PE + pe and window element
+// k = sf·SIMD + s, where k runs over (ky, kx, c) with c innermost (NHWC window order).
+// Per-channel constants are [PE][NF] (bias' with -zp_in·Σw folded, mult, shift). Grouped
+// convolutions arrive block-diagonal (zeros outside the groups).
+#ifndef BBGRAP_CONV2D_H
+#define BBGRAP_CONV2D_H
+
+#include "bb_window.h"
+
+namespace bb {
+
+/// Matrix-vector unit over one window held in `win` (KH·KW·C elements, NHWC order).
+template <class P, int K>
+void mvu_fold(const int8_t* win, Stream<P::PE>& out, const int8_t w[P::PE * P::SIMD][P::CO / P::PE * K / P::SIMD],
+              const int32_t bias[P::PE][P::CO / P::PE], const int32_t mult[P::PE][P::CO / P::PE],
+              const int32_t shift[P::PE][P::CO / P::PE]) {
+  BB_HLS(INLINE)
+  constexpr int NF = P::CO / P::PE, SF = K / P::SIMD;
+  int32_t acc[P::PE];
+  BB_HLS(ARRAY_PARTITION variable = acc complete)
+mvu_nf:
+  for (int nf = 0; nf < NF; ++nf) {
+    for (int pe = 0; pe < P::PE; ++pe) acc[pe] = bias[pe][nf];
+  mvu_sf:
+    for (int sf = 0; sf < SF; ++sf) {
+      BB_HLS(PIPELINE II = 1)
+      for (int pe = 0; pe < P::PE; ++pe) {
+        for (int s = 0; s < P::SIMD; ++s) {
+          acc[pe] += static_cast<int32_t>(win[sf * P::SIMD + s]) * static_cast<int32_t>(w[pe * P::SIMD + s][nf * SF + sf]);
+        }
+      }
+    }
+    Beat<P::PE> o;
+    for (int pe = 0; pe < P::PE; ++pe) {
+      o.d[pe] = requant(acc[pe], mult[pe][nf], shift[pe][nf], P::ZP_OUT, P::LO, P::HI);
+    }
+    out.write(o);
+  }
+}
+
+template <class P>
+void conv2d(Stream<P::SIMD>& in, Stream<P::PE>& out, const int8_t w[P::PE * P::SIMD][P::CO / P::PE * P::KH * P::KW * P::C / P::SIMD],
+            const int32_t bias[P::PE][P::CO / P::PE], const int32_t mult[P::PE][P::CO / P::PE],
+            const int32_t shift[P::PE][P::CO / P::PE], int frames) {
+  static_assert(P::C % P::SIMD == 0 && P::CO % P::PE == 0, "conv2d: SIMD | C and PE | CO");
+  constexpr int K = P::KH * P::KW * P::C;
+  static_assert(K % P::SIMD == 0, "conv2d: SIMD | KH*KW*C");
+  constexpr int HP = P::H + P::PT + P::PB, WP = P::W + P::PL + P::PR;
+  constexpr int R = span(P::KH, P::DH);
+  constexpr int HO = out_len(HP, P::KH, P::SH, P::DH), WO = out_len(WP, P::KW, P::SW, P::DW);
+  BB_HLS(ARRAY_PARTITION variable = w complete dim = 1)
+  BB_HLS(ARRAY_PARTITION variable = bias complete dim = 1)
+  BB_HLS(ARRAY_PARTITION variable = mult complete dim = 1)
+  BB_HLS(ARRAY_PARTITION variable = shift complete dim = 1)
+  static int8_t rows[R][WP * P::C];
+  static int8_t win[K];
+  BB_HLS(ARRAY_PARTITION variable = win cyclic factor = P::SIMD)
+conv_frame:
+  for (int f = 0; f < frames; ++f) {
+  conv_row:
+    for (int iy = 0; iy < HP; ++iy) {
+      window_read_row<P::H, P::W, P::C, P::SIMD, P::PT, P::PL, P::PR, R>(in, rows, iy, static_cast<int8_t>(P::ZP_IN));
+      const int oy = window_out_row<HO, P::KH, P::SH, P::DH>(iy);
+      if (oy < 0) continue;
+    conv_px:
+      for (int ox = 0; ox < WO; ++ox) {
+      conv_win:
+        for (int k = 0; k < K; ++k) {
+          BB_HLS(PIPELINE II = 1)
+          const int c = k % P::C, kk = k / P::C;
+          const int kx = kk % P::KW, ky = kk / P::KW;
+          win[k] = rows[(oy * P::SH + ky * P::DH) % R][(ox * P::SW + kx * P::DW) * P::C + c];
+        }
+        mvu_fold<P, K>(win, out, w, bias, mult, shift);
+      }
+    }
+  }
+}
+
+/// Dense (fully connected) layer: a matrix-vector unit over a C-element input vector.
+/// P gives C, CO, SIMD, PE, ZP_OUT, LO, HI; weights and constants as in conv2d (K = C).
+template <class P>
+void dense(Stream<P::SIMD>& in, Stream<P::PE>& out, const int8_t w[P::PE * P::SIMD][P::CO / P::PE * P::C / P::SIMD],
+           const int32_t bias[P::PE][P::CO / P::PE], const int32_t mult[P::PE][P::CO / P::PE],
+           const int32_t shift[P::PE][P::CO / P::PE], int frames) {
+  static_assert(P::C % P::SIMD == 0 && P::CO % P::PE == 0, "dense: SIMD | C and PE | CO");
+  BB_HLS(ARRAY_PARTITION variable = w complete dim = 1)
+  BB_HLS(ARRAY_PARTITION variable = bias complete dim = 1)
+  BB_HLS(ARRAY_PARTITION variable = mult complete dim = 1)
+  BB_HLS(ARRAY_PARTITION variable = shift complete dim = 1)
+  static int8_t vec[P::C];
+  BB_HLS(ARRAY_PARTITION variable = vec cyclic factor = P::SIMD)
+dense_frame:
+  for (int f = 0; f < frames; ++f) {
+  dense_in:
+    for (int i = 0; i < P::C / P::SIMD; ++i) {
+      BB_HLS(PIPELINE II = 1)
+      const Beat<P::SIMD> b = in.read();
+      for (int s = 0; s < P::SIMD; ++s) vec[i * P::SIMD + s] = b.d[s];
+    }
+    mvu_fold<P, P::C>(vec, out, w, bias, mult, shift);
+  }
+}
+
+}  // namespace bb
+
+#endif  // BBGRAP_CONV2D_H

@@ -1,0 +1,360 @@
+"""Small ONNX models with seeded random weights, shared by the whole test suite.
+
+Every builder takes a ``seed`` (and an ``opset`` where it matters), returns an
+``onnx.ModelProto`` that passes ``onnx.checker``, and names its single input ``x`` and
+its single output ``y`` unless stated. `save(model, path)` writes one to disk.
+
+The block-sized models (``mlp`` ... ``channel_shuffle``) are for exactness tests; the
+network-sized ones (``resnet8``, ``ds_cnn``, ``mobilenet_v1``, ``mlp_autoencoder``) are
+the planner's workloads; ``resnet18`` and ``mobilenet_v2`` are shape-faithful to the
+published ImageNet networks (for MAC counts; their weights are random).
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable
+
+import numpy as np
+import onnx
+from onnx import TensorProto, helper, numpy_helper
+
+DEFAULT_OPSET = 13
+
+
+class Builder:
+    """Appends nodes to a graph under construction and tracks the activation shapes.
+
+    Weights are drawn from one seeded generator with He-like scaling, so activations stay
+    of order 1 through deep networks.
+    """
+
+    def __init__(self, seed: int = 0, opset: int = DEFAULT_OPSET):
+        self.rng = np.random.default_rng(seed)
+        self.opset = opset
+        self.nodes: list[onnx.NodeProto] = []
+        self.inits: list[onnx.TensorProto] = []
+        self.inputs: list[onnx.ValueInfoProto] = []
+        self.shapes: dict[str, tuple[int, ...]] = {}
+        self._n = 0
+
+    # -- plumbing ------------------------------------------------------------------
+    def name(self, base: str) -> str:
+        self._n += 1
+        return f"{base}_{self._n}"
+
+    def input(self, name: str, shape: tuple[int, ...]) -> str:
+        self.inputs.append(helper.make_tensor_value_info(name, TensorProto.FLOAT, list(shape)))
+        self.shapes[name] = tuple(shape)
+        return name
+
+    def const(self, base: str, value: np.ndarray) -> str:
+        name = self.name(base)
+        self.inits.append(numpy_helper.from_array(np.asarray(value), name))
+        return name
+
+    def node(self, op: str, inputs: list[str], shape: tuple[int, ...] | None, **attrs) -> str:
+        """Add one node with one output of known ``shape`` (None: not tracked)."""
+        out = self.name(op.lower())
+        self.nodes.append(helper.make_node(op, inputs, [out], name=out + "_node", **attrs))
+        if shape is not None:
+            self.shapes[out] = tuple(shape)
+        return out
+
+    def weights(self, shape: tuple[int, ...], fan_in: int, gain: float = 2.0) -> np.ndarray:
+        return (self.rng.standard_normal(shape) * np.sqrt(gain / fan_in)).astype(np.float32)
+
+    def model(self, outputs: list[str], name: str = "model") -> onnx.ModelProto:
+        outs = [helper.make_tensor_value_info(o, TensorProto.FLOAT, list(self.shapes[o])) for o in outputs]
+        g = helper.make_graph(self.nodes, name, self.inputs, outs, self.inits)
+        m = helper.make_model(g, opset_imports=[helper.make_opsetid("", self.opset)],
+                              producer_name="bbgrap-hls-tests")
+        m.ir_version = min(m.ir_version, 8)  # readable by older onnxruntime builds too
+        onnx.checker.check_model(m, full_check=True)
+        return m
+
+    # -- layers --------------------------------------------------------------------
+    def conv(self, x: str, cout: int, k: int = 3, stride: int = 1, pad: int | None = None,
+             group: int = 1, bias: bool = True, dilation: int = 1) -> str:
+        n, c, h, w = self.shapes[x]
+        pad = (k - 1) * dilation // 2 if pad is None else pad
+        wt = self.const("w", self.weights((cout, c // group, k, k), c // group * k * k))
+        ins = [x, wt] + ([self.const("b", self.rng.normal(0, 0.1, cout).astype(np.float32))] if bias else [])
+        ho = (h + 2 * pad - dilation * (k - 1) - 1) // stride + 1
+        wo = (w + 2 * pad - dilation * (k - 1) - 1) // stride + 1
+        return self.node("Conv", ins, (n, cout, ho, wo), kernel_shape=[k, k], strides=[stride, stride],
+                         pads=[pad] * 4, group=group, dilations=[dilation, dilation])
+
+    def bn(self, x: str) -> str:
+        c = self.shapes[x][1]
+        r = self.rng
+        params = [r.uniform(0.5, 1.5, c), r.normal(0, 0.1, c), r.normal(0, 0.1, c), r.uniform(0.5, 1.5, c)]
+        ins = [x] + [self.const(nm, p.astype(np.float32)) for nm, p in zip(("gamma", "beta", "mean", "var"), params)]
+        return self.node("BatchNormalization", ins, self.shapes[x], epsilon=1e-5)
+
+    def act(self, x: str, op: str = "Relu", **attrs) -> str:
+        if op == "Relu6":
+            return self.clip(x, 0.0, 6.0)
+        return self.node(op, [x], self.shapes[x], **attrs)
+
+    def clip(self, x: str, lo: float, hi: float) -> str:
+        if self.opset < 11:
+            return self.node("Clip", [x], self.shapes[x], min=lo, max=hi)
+        bounds = [self.const("lo", np.array(lo, np.float32)), self.const("hi", np.array(hi, np.float32))]
+        return self.node("Clip", [x] + bounds, self.shapes[x])
+
+    def conv_bn(self, x: str, cout: int, k: int = 3, stride: int = 1, group: int = 1,
+                act: str | None = "Relu") -> str:
+        y = self.bn(self.conv(x, cout, k, stride, group=group, bias=False))
+        return self.act(y, act) if act else y
+
+    def gemm(self, x: str, cout: int, trans_b: bool = True) -> str:
+        n, c = self.shapes[x]
+        w = self.weights((cout, c) if trans_b else (c, cout), c)
+        b = self.rng.normal(0, 0.1, cout).astype(np.float32)
+        return self.node("Gemm", [x, self.const("w", w), self.const("b", b)], (n, cout), transB=int(trans_b))
+
+    def matmul(self, x: str, cout: int) -> str:
+        s = self.shapes[x]
+        return self.node("MatMul", [x, self.const("w", self.weights((s[-1], cout), s[-1]))], s[:-1] + (cout,))
+
+    def binary(self, op: str, a: str, b: str) -> str:
+        return self.node(op, [a, b], np.broadcast_shapes(self.shapes[a], self.shapes[b]))
+
+    def maxpool(self, x: str, k: int, stride: int, pad: int = 0) -> str:
+        n, c, h, w = self.shapes[x]
+        o = [(d + 2 * pad - k) // stride + 1 for d in (h, w)]
+        return self.node("MaxPool", [x], (n, c, *o), kernel_shape=[k, k], strides=[stride, stride], pads=[pad] * 4)
+
+    def gap(self, x: str) -> str:
+        n, c = self.shapes[x][:2]
+        return self.node("GlobalAveragePool", [x], (n, c, 1, 1))
+
+    def flatten(self, x: str) -> str:
+        s = self.shapes[x]
+        return self.node("Flatten", [x], (s[0], int(np.prod(s[1:]))), axis=1)
+
+    def concat(self, xs: list[str], axis: int = 1) -> str:
+        s = list(self.shapes[xs[0]])
+        s[axis] = sum(self.shapes[x][axis] for x in xs)
+        return self.node("Concat", xs, tuple(s), axis=axis)
+
+    def reshape(self, x: str, shape: list[int], out_shape: tuple[int, ...]) -> str:
+        return self.node("Reshape", [x, self.const("shape", np.array(shape, np.int64))], out_shape)
+
+    def torch_flatten(self, x: str) -> str:
+        """Flatten as torch.flatten(x, 1) exports it: Shape → Gather → Unsqueeze → Concat → Reshape."""
+        s = self.shapes[x]
+        shp = self.node("Shape", [x], None)
+        n = self.node("Gather", [shp, self.const("zero", np.array(0, np.int64))], None, axis=0)
+        n1 = self._unsqueeze0(n)
+        cat = self.node("Concat", [n1, self.const("minus1", np.array([-1], np.int64))], None, axis=0)
+        return self.node("Reshape", [x, cat], (s[0], int(np.prod(s[1:]))))
+
+    def _unsqueeze0(self, x: str) -> str:
+        if self.opset >= 13:
+            return self.node("Unsqueeze", [x, self.const("axes", np.array([0], np.int64))], None)
+        return self.node("Unsqueeze", [x], None, axes=[0])
+
+
+# -- block-sized models -----------------------------------------------------------------
+
+def mlp(seed: int = 0, opset: int = DEFAULT_OPSET, sizes: tuple[int, ...] = (64, 32, 16, 10)) -> onnx.ModelProto:
+    """Gemm → Relu → MatMul+Add → Relu → Gemm, input ``(1, sizes[0])``."""
+    b = Builder(seed, opset)
+    x = b.input("x", (1, sizes[0]))
+    for k, c in enumerate(sizes[1:]):
+        if k % 2:
+            x = b.binary("Add", b.matmul(x, c), b.const("bias", b.rng.normal(0, 0.1, c).astype(np.float32)))
+        else:
+            x = b.gemm(x, c, trans_b=k == 0)
+        if k < len(sizes) - 2:
+            x = b.act(x)
+    return _rename_output(b, x, "mlp")
+
+
+def lenet(seed: int = 0, opset: int = DEFAULT_OPSET) -> onnx.ModelProto:
+    """LeNet-5-like: 2 × (conv 5×5 → relu → maxpool) → flatten → 3 dense, input 1×1×28×28."""
+    b = Builder(seed, opset)
+    x = b.input("x", (1, 1, 28, 28))
+    x = b.maxpool(b.act(b.conv(x, 6, 5, pad=2)), 2, 2)
+    x = b.maxpool(b.act(b.conv(x, 16, 5, pad=0)), 2, 2)
+    x = b.torch_flatten(x)
+    x = b.act(b.gemm(x, 120))
+    x = b.act(b.gemm(x, 84))
+    return _rename_output(b, b.gemm(x, 10), "lenet")
+
+
+def residual_block(seed: int = 0, opset: int = DEFAULT_OPSET, c: int = 16, hw: int = 16) -> onnx.ModelProto:
+    """Basic ResNet block with a strided projection shortcut: conv-bn-relu-conv-bn + 1×1 conv-bn, add, relu."""
+    b = Builder(seed, opset)
+    x = b.input("x", (1, c, hw, hw))
+    y = b.conv_bn(b.conv_bn(x, 2 * c, 3, 2), 2 * c, 3, 1, act=None)
+    s = b.conv_bn(x, 2 * c, 1, 2, act=None)
+    return _rename_output(b, b.act(b.binary("Add", y, s)), "residual_block")
+
+
+def ds_block(seed: int = 0, opset: int = DEFAULT_OPSET, c: int = 16, hw: int = 16) -> onnx.ModelProto:
+    """Depthwise-separable block: depthwise 3×3 (stride 2) → bn → relu6 → pointwise 1×1 → bn → relu."""
+    b = Builder(seed, opset)
+    x = b.input("x", (1, c, hw, hw))
+    x = b.conv_bn(x, c, 3, 2, group=c, act="Relu6")
+    return _rename_output(b, b.conv_bn(x, 2 * c, 1, 1), "ds_block")
+
+
+def inception_block(seed: int = 0, opset: int = DEFAULT_OPSET, c: int = 16, hw: int = 12) -> onnx.ModelProto:
+    """Four branches (1×1; 1×1→3×3; 1×1→5×5; maxpool 3×3 s1 → 1×1) concatenated on channels."""
+    b = Builder(seed, opset)
+    x = b.input("x", (1, c, hw, hw))
+    b1 = b.act(b.conv(x, 8, 1))
+    b2 = b.act(b.conv(b.act(b.conv(x, 8, 1)), 12, 3))
+    b3 = b.act(b.conv(b.act(b.conv(x, 4, 1)), 6, 5))
+    b4 = b.act(b.conv(b.maxpool(x, 3, 1, 1), 6, 1))
+    return _rename_output(b, b.concat([b1, b2, b3, b4]), "inception_block")
+
+
+def se_block(seed: int = 0, opset: int = DEFAULT_OPSET, c: int = 32, hw: int = 8, r: int = 4) -> onnx.ModelProto:
+    """Squeeze-excite: conv → GAP → flatten → dense → relu → dense → sigmoid → reshape → Mul."""
+    b = Builder(seed, opset)
+    x = b.input("x", (1, c, hw, hw))
+    f = b.act(b.conv(x, c, 3))
+    s = b.flatten(b.gap(f))
+    s = b.act(b.gemm(b.act(b.gemm(s, c // r)), c), "Sigmoid")
+    s = b.reshape(s, [1, c, 1, 1], (1, c, 1, 1))
+    return _rename_output(b, b.binary("Mul", f, s), "se_block")
+
+
+def channel_shuffle(seed: int = 0, opset: int = DEFAULT_OPSET, c: int = 12, hw: int = 8, groups: int = 3) -> onnx.ModelProto:
+    """Grouped 1×1 conv, then the channel shuffle as PyTorch exports it (the target shapes
+    computed from Shape/Gather/Div/Unsqueeze/Concat), then a depthwise 3×3 conv."""
+    b = Builder(seed, opset)
+    x = b.input("x", (1, c, hw, hw))
+    y = b.act(b.conv(x, c, 1, group=groups))
+    shp = b.node("Shape", [y], None)
+    dims = [b.node("Gather", [shp, b.const("i", np.array(i, np.int64))], None, axis=0) for i in range(4)]
+    g = b.const("groups", np.array(groups, np.int64))
+    per = b.node("Div", [dims[1], g], None)
+    parts = [b._unsqueeze0(t) for t in (dims[0], g, per, dims[2], dims[3])]
+    five = b.node("Concat", parts, None, axis=0)
+    y5 = b.node("Reshape", [y, five], (1, groups, c // groups, hw, hw))
+    t = b.node("Transpose", [y5], (1, c // groups, groups, hw, hw), perm=[0, 2, 1, 3, 4])
+    back = b.node("Concat", [b._unsqueeze0(dims[0]), b.const("m1", np.array([-1], np.int64)),
+                             b._unsqueeze0(dims[2]), b._unsqueeze0(dims[3])], None, axis=0)
+    z = b.node("Reshape", [t, back], (1, c, hw, hw))
+    return _rename_output(b, b.conv(z, c, 3, group=c), "channel_shuffle")
+
+
+# -- network-sized models -------------------------------------------------------------------
+
+def resnet8(seed: int = 0, opset: int = DEFAULT_OPSET) -> onnx.ModelProto:
+    """MLPerf Tiny image classification ResNet-8: 32×32×3 → 3 stages (16/32/64) → 10 classes."""
+    b = Builder(seed, opset)
+    x = b.conv_bn(b.input("x", (1, 3, 32, 32)), 16, 3)
+    for k, c in enumerate((16, 32, 64)):
+        stride = 1 if k == 0 else 2
+        y = b.conv_bn(b.conv_bn(x, c, 3, stride), c, 3, 1, act=None)
+        s = x if k == 0 else b.conv_bn(x, c, 1, stride, act=None)
+        x = b.act(b.binary("Add", y, s))
+    x = b.flatten(b.node("AveragePool", [x], (1, 64, 1, 1), kernel_shape=[8, 8], strides=[8, 8]))
+    return _rename_output(b, b.act(b.gemm(x, 10), "Softmax"), "resnet8")
+
+
+def ds_cnn(seed: int = 0, opset: int = DEFAULT_OPSET) -> onnx.ModelProto:
+    """MLPerf Tiny keyword spotting DS-CNN: 1×49×10 MFCC → conv 10×4 s2 (64) → 4 DS blocks → 12 classes."""
+    b = Builder(seed, opset)
+    x = b.input("x", (1, 1, 49, 10))
+    w = b.const("w", b.weights((64, 1, 10, 4), 40))
+    x = b.node("Conv", [x, w, b.const("b", np.zeros(64, np.float32))], (1, 64, 25, 5),
+               kernel_shape=[10, 4], strides=[2, 2], pads=[5, 1, 4, 2])
+    x = b.act(b.bn(x))
+    for _ in range(4):
+        x = b.conv_bn(b.conv_bn(x, 64, 3, 1, group=64), 64, 1, 1)
+    x = b.flatten(b.node("AveragePool", [x], (1, 64, 1, 1), kernel_shape=[25, 5]))
+    return _rename_output(b, b.gemm(x, 12), "ds_cnn")
+
+
+def mobilenet_v1(seed: int = 0, opset: int = DEFAULT_OPSET, alpha: float = 0.25, res: int = 96,
+                 classes: int = 2) -> onnx.ModelProto:
+    """MobileNetV1 (width ``alpha``, input ``res``×``res``); defaults are MLPerf Tiny's visual wake words."""
+    b = Builder(seed, opset)
+    ch = lambda c: max(8, int(c * alpha))  # noqa: E731
+    x = b.conv_bn(b.input("x", (1, 3, res, res)), ch(32), 3, 2)
+    for c, s in [(64, 1), (128, 2), (128, 1), (256, 2), (256, 1), (512, 2)] + [(512, 1)] * 5 + [(1024, 2), (1024, 1)]:
+        x = b.conv_bn(b.conv_bn(x, b.shapes[x][1], 3, s, group=b.shapes[x][1]), ch(c), 1, 1)
+    return _rename_output(b, b.gemm(b.flatten(b.gap(x)), classes), "mobilenet_v1")
+
+
+def mlp_autoencoder(seed: int = 0, opset: int = DEFAULT_OPSET,
+                    sizes: tuple[int, ...] = (640, 128, 128, 128, 128, 8, 128, 128, 128, 128, 640)) -> onnx.ModelProto:
+    """MLPerf Tiny anomaly detection autoencoder: 10 dense layers with batchnorm and relu."""
+    b = Builder(seed, opset)
+    x = b.input("x", (1, sizes[0]))
+    for k, c in enumerate(sizes[1:]):
+        x = b.gemm(x, c)
+        if k < len(sizes) - 2:
+            x = b.act(b.bn(x))
+    return _rename_output(b, x, "mlp_autoencoder")
+
+
+def resnet18(seed: int = 0, opset: int = DEFAULT_OPSET, res: int = 224) -> onnx.ModelProto:
+    """ResNet-18 (He et al. 2016) with torchvision's layer shapes; 1.81 G MACs at 224×224."""
+    b = Builder(seed, opset)
+    x = b.conv_bn(b.input("x", (1, 3, res, res)), 64, 7, 2)
+    x = b.maxpool(x, 3, 2, 1)
+    for k, c in enumerate((64, 128, 256, 512)):
+        for j in range(2):
+            stride = 2 if k > 0 and j == 0 else 1
+            y = b.conv_bn(b.conv_bn(x, c, 3, stride), c, 3, 1, act=None)
+            s = b.conv_bn(x, c, 1, stride, act=None) if b.shapes[x][1] != c or stride != 1 else x
+            x = b.act(b.binary("Add", y, s))
+    return _rename_output(b, b.gemm(b.flatten(b.gap(x)), 1000), "resnet18")
+
+
+def mobilenet_v2(seed: int = 0, opset: int = DEFAULT_OPSET, res: int = 224) -> onnx.ModelProto:
+    """MobileNetV2 1.0 (Sandler et al. 2018) with torchvision's layer shapes; 0.30 G MACs at 224×224."""
+    b = Builder(seed, opset)
+    x = b.conv_bn(b.input("x", (1, 3, res, res)), 32, 3, 2, act="Relu6")
+    for t, c, n, s in [(1, 16, 1, 1), (6, 24, 2, 2), (6, 32, 3, 2), (6, 64, 4, 2),
+                       (6, 96, 3, 1), (6, 160, 3, 2), (6, 320, 1, 1)]:
+        for j in range(n):
+            cin, stride = b.shapes[x][1], s if j == 0 else 1
+            y = b.conv_bn(x, cin * t, 1, 1, act="Relu6") if t != 1 else x
+            y = b.conv_bn(y, cin * t, 3, stride, group=cin * t, act="Relu6")
+            y = b.conv_bn(y, c, 1, 1, act=None)
+            x = b.binary("Add", x, y) if stride == 1 and cin == c else y
+    x = b.conv_bn(x, 1280, 1, 1, act="Relu6")
+    return _rename_output(b, b.gemm(b.flatten(b.gap(x)), 1000), "mobilenet_v2")
+
+
+def _rename_output(b: Builder, x: str, name: str) -> onnx.ModelProto:
+    """Finish the model with the last node's output renamed to ``y``."""
+    last = b.nodes[-1]
+    assert last.output[0] == x, "the output must come from the last node"
+    last.output[0] = "y"
+    b.shapes["y"] = b.shapes[x]
+    return b.model(["y"], name)
+
+
+def save(model: onnx.ModelProto, path: str | os.PathLike) -> str:
+    """Write ``model`` to ``path``; returns the path as a string."""
+    onnx.save(model, str(path))
+    return str(path)
+
+
+BLOCKS: dict[str, Callable[..., onnx.ModelProto]] = {
+    "mlp": mlp, "lenet": lenet, "residual_block": residual_block, "ds_block": ds_block,
+    "inception_block": inception_block, "se_block": se_block, "channel_shuffle": channel_shuffle,
+}
+NETWORKS: dict[str, Callable[..., onnx.ModelProto]] = {
+    "resnet8": resnet8, "ds_cnn": ds_cnn, "mobilenet_v1": mobilenet_v1,
+    "mlp_autoencoder": mlp_autoencoder, "resnet18": resnet18, "mobilenet_v2": mobilenet_v2,
+}
+ALL: dict[str, Callable[..., onnx.ModelProto]] = {**BLOCKS, **NETWORKS}
+
+
+def random_input(model: onnx.ModelProto, seed: int = 0) -> dict[str, np.ndarray]:
+    """Seeded standard-normal float32 feeds for every graph input of ``model``."""
+    rng = np.random.default_rng(seed)
+    inits = {i.name for i in model.graph.initializer}
+    return {vi.name: rng.standard_normal([d.dim_value for d in vi.type.tensor_type.shape.dim]).astype(np.float32)
+            for vi in model.graph.input if vi.name not in inits}
