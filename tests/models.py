@@ -50,7 +50,9 @@ class Builder:
 
     def const(self, base: str, value: np.ndarray) -> str:
         name = self.name(base)
-        self.inits.append(numpy_helper.from_array(np.asarray(value), name))
+        value = np.asarray(value)
+        self.inits.append(numpy_helper.from_array(value, name))
+        self.shapes[name] = tuple(value.shape)
         return name
 
     def node(self, op: str, inputs: list[str], shape: tuple[int, ...] | None, **attrs) -> str:
@@ -89,7 +91,7 @@ class Builder:
         c = self.shapes[x][1]
         r = self.rng
         params = [r.uniform(0.5, 1.5, c), r.normal(0, 0.1, c), r.normal(0, 0.1, c), r.uniform(0.5, 1.5, c)]
-        ins = [x] + [self.const(nm, p.astype(np.float32)) for nm, p in zip(("gamma", "beta", "mean", "var"), params)]
+        ins = [x] + [self.const(nm, p.astype(np.float32)) for nm, p in zip(("gamma", "beta", "mean", "var"), params, strict=False)]
         return self.node("BatchNormalization", ins, self.shapes[x], epsilon=1e-5)
 
     def act(self, x: str, op: str = "Relu", **attrs) -> str:
@@ -324,6 +326,46 @@ def mobilenet_v2(seed: int = 0, opset: int = DEFAULT_OPSET, res: int = 224) -> o
             x = b.binary("Add", x, y) if stride == 1 and cin == c else y
     x = b.conv_bn(x, 1280, 1, 1, act="Relu6")
     return _rename_output(b, b.gemm(b.flatten(b.gap(x)), 1000), "mobilenet_v2")
+
+
+def node_model(op_type: str, inputs: list, attrs: dict | None = None, opset: int = DEFAULT_OPSET,
+               outputs: int | list[str] = 1, seed: int = 0) -> onnx.ModelProto:
+    """A model of one node (for op tests).
+
+    Args:
+        op_type: the ONNX op type.
+        inputs: per node input, a shape tuple (a graph input ``x0``, ``x1``, ...), a numpy
+            array (an initializer) or ``""`` (an omitted optional input).
+        attrs: the node's attributes.
+        opset: default-domain opset.
+        outputs: number of node outputs (all graph outputs ``y0``, ``y1``, ...) or their names
+            (``""`` leaves an optional output off).
+        seed: unused (kept for a uniform signature).
+    """
+    del seed
+    names, graph_inputs, inits = [], [], []
+    for k, spec in enumerate(inputs):
+        if isinstance(spec, str):
+            names.append(spec)
+        elif isinstance(spec, tuple):
+            names.append(f"x{k}")
+            graph_inputs.append(helper.make_tensor_value_info(f"x{k}", TensorProto.FLOAT, list(spec)))
+        else:
+            names.append(f"c{k}")
+            inits.append(numpy_helper.from_array(np.asarray(spec), f"c{k}"))
+    outs = [f"y{k}" for k in range(outputs)] if isinstance(outputs, int) else list(outputs)
+    node = helper.make_node(op_type, names, outs, name=f"{op_type.lower()}_node", **(attrs or {}))
+    graph = helper.make_graph([node], f"{op_type.lower()}_test", graph_inputs,
+                              [helper.make_tensor_value_info(o, TensorProto.FLOAT, None) for o in outs if o], inits)
+    m = helper.make_model(graph, opset_imports=[helper.make_opsetid("", opset)], producer_name="bbgrap-hls-tests")
+    m.ir_version = min(m.ir_version, 8)
+    try:  # gives the outputs their shapes
+        m = onnx.shape_inference.infer_shapes(m, strict_mode=True)
+    except Exception:  # a model that breaks the spec on purpose (refusal tests)
+        pass
+    for o in m.graph.output:  # the checker wants a shape field, even an unknown one
+        o.type.tensor_type.shape.SetInParent()
+    return m
 
 
 def _rename_output(b: Builder, x: str, name: str) -> onnx.ModelProto:

@@ -18,6 +18,7 @@ import onnx
 from onnx import helper, numpy_helper
 
 from bbgrap_hls.errors import BadInputError, UnsupportedError
+from bbgrap_hls.frontend.fold import FOLD_ONLY, fold_node
 from bbgrap_hls.ir import Graph, Node, Tensor
 from bbgrap_hls.ops import ONNX_TYPES
 
@@ -54,7 +55,8 @@ def _read(path: str | os.PathLike) -> onnx.ModelProto:
     try:
         model = onnx.load(str(p))
     except Exception as e:  # protobuf raises several types for garbage
-        raise BadInputError(f"{p}: not a readable ONNX model ({type(e).__name__}: {e})") from None
+        msg = str(e).splitlines()[0] if str(e) else ""
+        raise BadInputError(f"{p}: not an ONNX model, or a truncated one ({type(e).__name__}: {msg})") from None
     if not model.graph.node and not model.graph.input:
         raise BadInputError(f"{p}: not an ONNX model (empty or truncated file)")
     try:
@@ -112,7 +114,7 @@ def load_model(path: str | os.PathLike, input_shapes: dict[str, tuple[int, ...]]
         dims, dtype = _value_shape(vi)
         if vi.name in input_shapes:
             shape = input_shapes.pop(vi.name)
-            if len(shape) != len(dims) or any(isinstance(d, int) and d != s for d, s in zip(dims, shape)):
+            if len(shape) != len(dims) or any(isinstance(d, int) and d != s for d, s in zip(dims, shape, strict=False)):
                 raise BadInputError(f"--input-shape {vi.name}: {shape} does not fit the model's {tuple(dims)}")
         elif any(not isinstance(d, int) for d in dims):
             raise BadInputError(f"{path}: input '{vi.name}' has dynamic dimensions {tuple(dims)}; "
@@ -146,10 +148,12 @@ def load_model(path: str | os.PathLike, input_shapes: dict[str, tuple[int, ...]]
             continue
         if any(i and i not in graph.tensors for i in on.input):
             missing = [i for i in on.input if i and i not in graph.tensors]
-            if unsupported:
-                continue  # downstream of an unsupported node
+            if unsupported:  # downstream of an unsupported node: only collect its type
+                if on.op_type not in ONNX_TYPES and on.op_type not in FOLD_ONLY:
+                    unsupported.setdefault(on.op_type, name)
+                continue
             raise BadInputError(f"node '{name}' ({on.op_type}) reads undefined tensor '{missing[0]}'")
-        if _fold(on, graph):
+        if fold_node(on, graph):
             continue
         op = ONNX_TYPES.get(on.op_type)
         if op is None:
@@ -166,7 +170,7 @@ def load_model(path: str | os.PathLike, input_shapes: dict[str, tuple[int, ...]]
         if len(shapes) != len(node.outputs):
             raise BadInputError(f"node '{name}' ({on.op_type}): {len(node.outputs)} outputs used, "
                                 f"the op produces {len(shapes)}")
-        for out, shape in zip(node.outputs, shapes):
+        for out, shape in zip(node.outputs, shapes, strict=False):
             if min(shape, default=1) < 1 or int(np.prod(shape, dtype=np.int64)) > MAX_ELEMENTS:
                 raise BadInputError(f"node '{name}' ({on.op_type}): output shape {tuple(shape)} "
                                     "is empty or too large")
@@ -190,35 +194,3 @@ def _attr(a: onnx.AttributeProto) -> Any:
     if isinstance(v, onnx.TensorProto):
         return numpy_helper.to_array(v)
     return v
-
-
-def _fold(on: onnx.NodeProto, graph: Graph) -> bool:
-    """Fold a constant-producing node into constant tensors; True if it was folded."""
-    values: list[np.ndarray]
-    if on.op_type == "Constant":
-        values = _run_reference(on, [], graph.opset)
-    elif on.op_type == "Shape":
-        shape = np.array(graph.tensor(on.input[0]).shape, dtype=np.int64)
-        attrs = {a.name: a.i for a in on.attribute}
-        values = [shape[attrs.get("start", 0): attrs.get("end", len(shape))]]
-    elif on.op_type == "Size":
-        values = [np.array(graph.tensor(on.input[0]).size, dtype=np.int64)]
-    elif all(not i or graph.tensors[i].data is not None for i in on.input) and on.input:
-        values = _run_reference(on, [graph.tensors[i].data if i else None for i in on.input], graph.opset)
-    else:
-        return False
-    for out, v in zip(on.output, values):
-        v = np.asarray(v)
-        graph.tensors[out] = Tensor(out, tuple(v.shape), str(v.dtype), v)
-    return True
-
-
-def _run_reference(on: onnx.NodeProto, values: list, opset: int) -> list[np.ndarray]:
-    from onnx.reference import ReferenceEvaluator
-
-    try:
-        ev = ReferenceEvaluator(on, opsets={"": opset})
-        feeds = {i: v for i, v in zip(on.input, values) if i}
-        return list(ev.run(None, feeds))
-    except Exception as e:
-        raise BadInputError(f"node '{on.name}' ({on.op_type}): cannot fold constant: {e}") from None

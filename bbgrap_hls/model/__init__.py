@@ -1,1 +1,34 @@
-"""model."""
+"""Analytic core model: cycles and resources of every block, link and buffer.
+
+Formulas: docs/cost-model.md. Block behaviour: docs/hardware.md.
+"""
+
+from bbgrap_hls.model.blocks import BLOCKS, BlockCost
+from bbgrap_hls.model.geometry import Geometry, geometry
+from bbgrap_hls.model.kinds import (
+    FUSABLE_ACTS,
+    OP_BLOCKS,
+    WEIGHTED,
+    block_cost,
+    block_kind,
+    divisors,
+    foldings,
+    node_geometry,
+)
+from bbgrap_hls.model.links import (
+    BufferCost,
+    LinkCost,
+    buffer_cost,
+    fifo_cost,
+    link_cost,
+    stream_endpoint_lut,
+    width_converter_lut,
+)
+from bbgrap_hls.model.memory import MemCost, memory
+
+__all__ = [
+    "BLOCKS", "FUSABLE_ACTS", "OP_BLOCKS", "WEIGHTED", "BlockCost", "BufferCost", "Geometry",
+    "LinkCost", "MemCost", "block_cost", "block_kind", "buffer_cost", "divisors", "fifo_cost",
+    "foldings", "geometry", "link_cost", "memory", "node_geometry", "stream_endpoint_lut",
+    "width_converter_lut",
+]

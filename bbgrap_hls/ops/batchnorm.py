@@ -30,7 +30,7 @@ class BatchNormalization(Op):
         refuse_outputs(onnx_node, self, 1, "training statistics")
         if len(x.shape) < 2:
             raise self.fail(onnx_node, f"input {x.shape} has no channel axis")
-        for i, what in zip(onnx_node.input[1:], ("scale", "B", "mean", "var")):
+        for i, what in zip(onnx_node.input[1:], ("scale", "B", "mean", "var"), strict=False):
             t = graph.tensor(i)
             if t.data is None:
                 raise self.fail(onnx_node, f"{what} must be a constant")

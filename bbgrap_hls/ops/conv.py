@@ -7,6 +7,8 @@ import numpy as np
 from bbgrap_hls.ops.base import Op, register
 from bbgrap_hls.ops.util import out_size, resolve_pads, windows
 
+_IM2COL_ELEMENTS = 1 << 22  # up to 32 MB of float64 windows: one contraction
+
 
 @register
 class Conv(Op):
@@ -60,21 +62,36 @@ class Conv(Op):
 
     @staticmethod
     def conv(x: np.ndarray, w: np.ndarray, attrs: dict, pad_value=0, acc_dtype=np.float64):
-        """Grouped convolution of NCHW ``x`` with OIHW ``w``; no bias. Exact in ``acc_dtype``."""
-        p = attrs["pads"]
-        xp = np.pad(x, ((0, 0), (0, 0), (p[0], p[2]), (p[1], p[3])), constant_values=pad_value)
+        """Grouped convolution of NCHW ``x`` with OIHW ``w``; no bias. Exact in ``acc_dtype``.
+
+        Small layers copy every window once (im2col) and contract in one product; large
+        ones run one batched product per kernel offset (groups as the batch axis) so that
+        no window copy of a big input is ever made.
+        """
+        p, (sh, sw), (dh, dw) = attrs["pads"], attrs["strides"], attrs["dilations"]
+        xp = np.pad(x.astype(acc_dtype), ((0, 0), (0, 0), (p[0], p[2]), (p[1], p[3])),
+                    constant_values=pad_value)
         g = attrs["group"]
-        cout, cin_g = w.shape[:2]
-        ho = out_size(x.shape[2], w.shape[2], attrs["strides"][0], attrs["dilations"][0], p[0], p[2])
-        wo = out_size(x.shape[3], w.shape[3], attrs["strides"][1], attrs["dilations"][1], p[1], p[3])
-        win = windows(xp, w.shape[2:], attrs["strides"], attrs["dilations"], (ho, wo))
-        out = np.empty((x.shape[0], cout, ho, wo), dtype=acc_dtype)
-        cout_g = cout // g
-        for k in range(g):
-            xs = win[:, k * cin_g:(k + 1) * cin_g].astype(acc_dtype)
-            ws = w[k * cout_g:(k + 1) * cout_g].astype(acc_dtype)
-            out[:, k * cout_g:(k + 1) * cout_g] = np.einsum("nchwij,ocij->nohw", xs, ws, optimize=True)
-        return out
+        n, c = x.shape[:2]
+        cout, cin_g, kh, kw = w.shape
+        ho = out_size(x.shape[2], kh, sh, dh, p[0], p[2])
+        wo = out_size(x.shape[3], kw, sw, dw, p[1], p[3])
+        wg = w.astype(acc_dtype).reshape(g, cout // g, cin_g, kh, kw)
+        if n * c * ho * wo * kh * kw <= _IM2COL_ELEMENTS:
+            win = windows(xp, (kh, kw), (sh, sw), (dh, dw), (ho, wo)).reshape(n, g, cin_g, ho, wo, kh, kw)
+            out = np.einsum("ngchwij,gocij->ngohw", win, wg, optimize=True)
+            return out.reshape(n, cout, ho, wo)
+        out = np.zeros((n, g, cout // g, ho * wo), dtype=acc_dtype)
+        for i in range(kh):
+            for j in range(kw):
+                xs = xp[:, :, i * dh: i * dh + (ho - 1) * sh + 1: sh, j * dw: j * dw + (wo - 1) * sw + 1: sw]
+                xs = xs.reshape(n, g, cin_g, ho * wo)
+                if g == 1:  # one plain product per image: the BLAS path
+                    for k in range(n):
+                        out[k, 0] += wg[0, :, :, i, j] @ xs[k, 0]
+                else:
+                    out += np.matmul(wg[:, :, :, i, j], xs)
+        return out.reshape(n, cout, ho, wo)
 
     def run(self, node, inputs):
         x, w = inputs[0], inputs[1]

@@ -42,7 +42,7 @@ class Pad(Op):
         begin, end = [0] * rank, [0] * rank
         for k, a in enumerate(axes):
             begin[a], end[a] = pads[k], pads[k + len(axes)]
-        shape = tuple(d + b + e for d, b, e in zip(s, begin, end))
+        shape = tuple(d + b + e for d, b, e in zip(s, begin, end, strict=False))
         if min(shape) < 1:
             raise self.fail(onnx_node, f"pads {pads} crop shape {s} to nothing")
         return {"begin": tuple(begin), "end": tuple(end), "value": value, "shape": shape}
@@ -52,10 +52,10 @@ class Pad(Op):
 
     def run(self, node, inputs):
         x, a = inputs[0], node.attrs
-        grow = [(max(b, 0), max(e, 0)) for b, e in zip(a["begin"], a["end"])]
+        grow = [(max(b, 0), max(e, 0)) for b, e in zip(a["begin"], a["end"], strict=False)]
         y = np.pad(x, grow, constant_values=a["value"])
         crop = tuple(slice(-min(b, 0), y.shape[i] + min(e, 0))
-                     for i, (b, e) in enumerate(zip(a["begin"], a["end"])))
+                     for i, (b, e) in enumerate(zip(a["begin"], a["end"], strict=False)))
         return [np.ascontiguousarray(y[crop])]
 
     def params(self, node, graph):

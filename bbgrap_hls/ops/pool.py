@@ -57,7 +57,7 @@ class Pool(Op):
         """``x`` padded by the explicit pads plus the overhang of ceil-mode windows."""
         p, (ho, wo) = attrs["pads"], attrs["out_hw"]
         need = [(o - 1) * s + (k - 1) * d + 1 for o, s, k, d in
-                zip((ho, wo), attrs["strides"], attrs["kernel"], attrs["dilations"])]
+                zip((ho, wo), attrs["strides"], attrs["kernel"], attrs["dilations"], strict=False)]
         end = [max(p[2 + i], need[i] - x.shape[2 + i] - p[i]) for i in range(2)]
         return np.pad(x, ((0, 0), (0, 0), (p[0], end[0]), (p[1], end[1])), constant_values=value)
 

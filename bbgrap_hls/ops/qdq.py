@@ -44,6 +44,8 @@ class _QDQ(Op):
         s = np.asarray(inputs[1], np.float32)
         z = inputs[2] if len(inputs) > 2 and inputs[2] is not None else np.zeros((), np.uint8)
         z = np.asarray(z)
+        if s.size == 1:  # per tensor (a scalar or a 1-element vector)
+            return s.reshape(()), z.reshape(())
         if s.ndim == 1 and rank > 0:
             shape = [1] * rank
             shape[axis] = -1
@@ -73,3 +75,25 @@ class DequantizeLinear(_QDQ):
         x = np.asarray(inputs[0])
         s, z = self.qparams(inputs, x.ndim, node.attrs["axis"])
         return [((x.astype(np.int64) - z.astype(np.int64)).astype(np.float32) * s).astype(np.float32)]
+
+
+def fold_dequantize(onnx_node, values: list, opset: int) -> list[np.ndarray]:
+    """Constant folding of a DequantizeLinear of constants (weights, biases).
+
+    The signature of the frontend's fast folders (``frontend.fold._FAST``): onnx's
+    reference evaluator only implements DequantizeLinear from opset 19.
+    """
+    axis = 1
+    for a in onnx_node.attribute:
+        if a.name == "axis":
+            axis = int(a.i)
+    x = np.asarray(values[0])
+    axis = axis + x.ndim if axis < 0 else axis
+    return DequantizeLinear().run(_FoldNode(axis), [x] + list(values[1:]))
+
+
+class _FoldNode:
+    """The attributes `DequantizeLinear.run` reads, for `fold_dequantize`."""
+
+    def __init__(self, axis: int):
+        self.attrs = {"axis": axis}

@@ -16,7 +16,7 @@ def resolve_pads(
     if auto_pad == "VALID":
         return (0,) * (2 * nd)
     begin, end = [], []
-    for size, k, s, d in zip(in_hw, kernel, strides, dilations):
+    for size, k, s, d in zip(in_hw, kernel, strides, dilations, strict=False):
         out = -(-size // s)
         total = max(0, (out - 1) * s + (k - 1) * d + 1 - size)
         small, big = total // 2, total - total // 2

@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 
 from bbgrap_hls.ir import Graph, Node
-from bbgrap_hls.passes.base import Pass, axes_of, build, const_input, make, per_channel, replace
+from bbgrap_hls.passes.base import Pass, axes_of, build, make, replace
 from bbgrap_hls.passes.linear import affine_of
 
 F32_MAX = float(np.finfo(np.float32).max)
@@ -38,17 +38,15 @@ class LowerArithmetic(Pass):
         if node.op == "Sub" and len(ins) == 2:
             x, y = ins
             cx, cy = graph.const(x), graph.const(y)
-            if cy is not None and cx is None:
+            if cx is not None and cy is not None:
+                return None  # FoldConstants' business
+            if cy is not None:
                 return [build(graph, "Add", [x, graph.add_const(f"{name}_neg", -cy)], out, name)]
-            if cx is None or cy is None:
-                act, const = (x, cx) if cy is None else (y, cx)
-                neg = graph.add_const(f"{name}_minus1", np.array(-1.0, dtype=np.float32))
-                t = graph.fresh_name(f"{name}_neg")
-                mul = build(graph, "Mul", [y, neg], [t], graph.fresh_name(f"{name}_negate"))
-                other = x if cx is None else graph.add_const(f"{name}_c", const)
-                del act
-                return [mul, build(graph, "Add", [other, t], out, name)]
-            return None
+            # y is an activation: negate it, then add x (an activation or a constant)
+            minus1 = graph.add_const(f"{name}_minus1", np.array(-1.0, dtype=np.float32))
+            t = graph.fresh_name(f"{name}_neg")
+            mul = build(graph, "Mul", [y, minus1], [t], graph.fresh_name(f"{name}_negate"))
+            return [mul, build(graph, "Add", [t, x], out, name)]
         if node.op == "Div" and len(ins) == 2:
             c = graph.const(ins[1])
             if c is None or graph.const(ins[0]) is not None or not np.issubdtype(c.dtype, np.floating):
@@ -157,16 +155,3 @@ class LowerChannelAffine(Pass):
             replace(graph, node, make(graph, "ChannelAffine", [acts[0], a, b], node.outputs[:1], node.name))
             changed = True
         return changed
-
-
-def is_per_channel(graph: Graph, node: Node) -> bool:
-    """True when a Mul/Add node has one activation and one per-channel constant."""
-    acts = graph.act_inputs(node)
-    if len(acts) != 1:
-        return False
-    other = node.inputs[1] if node.inputs[0] == acts[0] else node.inputs[0]
-    return per_channel(graph.const(other), graph.shape(acts[0])) is not None
-
-
-__all__ = ["ClipToRelu6", "LowerArithmetic", "LowerChannelAffine", "ReduceMeanToGlobalPool",
-           "const_input", "is_per_channel"]

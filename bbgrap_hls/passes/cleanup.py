@@ -6,7 +6,7 @@ import numpy as np
 
 from bbgrap_hls.ir import Graph, Node, Tensor
 from bbgrap_hls.ops import get_op
-from bbgrap_hls.passes.base import Pass, build, bypass, const_input, replace
+from bbgrap_hls.passes.base import Pass, build, bypass, const_input, drop, position, replace, sole_reader
 
 SHAPE_OPS = ("Reshape", "Flatten", "Squeeze", "Unsqueeze")
 
@@ -72,30 +72,43 @@ class FoldConstants(Pass):
             if not ins or any(graph.tensors[i].data is None for i in ins):
                 continue
             values = get_op(node.op).run(node, [graph.tensors[i].data if i else None for i in node.inputs])
-            for name, v in zip(node.outputs, values):
+            for name, v in zip(node.outputs, values, strict=False):
                 v = np.asarray(v)
                 graph.tensors[name] = Tensor(name, tuple(v.shape), str(v.dtype), v)
-            graph.nodes.remove(node)
+            drop(graph, node)
             changed = True
         return changed
 
 
 class LowerShapeOps(Pass):
-    """Rewrite Flatten, Squeeze and Unsqueeze as Reshape to their (static) output shape.
+    """Rewrite Flatten, Squeeze and Unsqueeze as Reshape; merge a Reshape of a Reshape.
 
-    All four only reinterpret the same elements in the same row-major order under a new
-    static shape, so one kind (Reshape with a constant shape) says the same; later
-    passes then match a single kind.
+    All four kinds only reinterpret the same elements in the same row-major order under
+    a new static shape, so one kind (Reshape to a constant shape) says the same, and two
+    reshapes in a row equal one reshape to the final shape (the intermediate must have
+    no other reader). Later passes then match a single kind, and a pair that restores
+    the original shape (Unsqueeze then Squeeze) becomes a same-shape Reshape that
+    `RemoveIdentity` drops.
     """
 
     def apply(self, graph: Graph) -> bool:
         changed = False
+        producer = graph.producers()
         for node in list(graph.nodes):
-            if node.op not in ("Flatten", "Squeeze", "Unsqueeze"):
+            src = node.inputs[0] if node.inputs else ""
+            first = producer.get(src)
+            merge = (node.op in SHAPE_OPS and first is not None and first.op in SHAPE_OPS
+                     and position(graph, first) >= 0 and sole_reader(graph, src) is node)
+            if node.op not in ("Flatten", "Squeeze", "Unsqueeze") and not merge:
                 continue
+            if merge:
+                drop(graph, first)
+                graph.tensors.pop(src, None)
+                src = first.inputs[0]
             shape = np.array(graph.shape(node.outputs[0]), dtype=np.int64)
             target = graph.add_const(f"{node.name}_shape", shape)
-            new = build(graph, "Reshape", [node.inputs[0], target], [node.outputs[0]], node.name)
+            new = build(graph, "Reshape", [src, target], [node.outputs[0]], node.name)
             replace(graph, node, new)
+            producer[node.outputs[0]] = new
             changed = True
         return changed

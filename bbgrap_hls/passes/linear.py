@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 
 from bbgrap_hls.ir import Graph, Node
-from bbgrap_hls.passes.base import Pass, const_input, make, per_channel, replace, set_const, sole_reader
+from bbgrap_hls.passes.base import Pass, const_input, drop, make, per_channel, replace, set_const, sole_reader
 
 
 class LowerGemm(Pass):
@@ -29,12 +29,14 @@ class LowerGemm(Pass):
             if b is None or b.ndim != 2 or len(graph.shape(x)) != 2 or graph.tensors[x].is_const:
                 continue
             if node.op == "MatMul":
-                w, bias = b.T.astype(np.float64), np.zeros(b.shape[1])
+                w, bias = b.T, np.zeros(b.shape[1])
             else:
                 a = node.attrs
                 if int(a.get("transA", 0)):
                     continue
-                w = (b if int(a.get("transB", 0)) else b.T).astype(np.float64) * float(a.get("alpha", 1.0))
+                w = b if int(a.get("transB", 0)) else b.T
+                if float(a.get("alpha", 1.0)) != 1.0:
+                    w = w.astype(np.float64) * float(a["alpha"])
                 c = const_input(graph, node, 2)
                 if c is None and len(node.inputs) > 2 and node.inputs[2]:
                     continue  # an activation as C
@@ -42,7 +44,7 @@ class LowerGemm(Pass):
                 if not np.all(rows == rows[:1]):
                     continue  # a bias that differs per row is no Dense bias
                 bias = rows[0].astype(np.float64) * float(a.get("beta", 1.0))
-            wt = graph.add_const(f"{node.name}_W", w.astype(np.float32))
+            wt = graph.add_const(f"{node.name}_W", np.ascontiguousarray(w, dtype=np.float32))
             bt = graph.add_const(f"{node.name}_b", bias.astype(np.float32))
             replace(graph, node, make(graph, "Dense", [x, wt, bt], node.outputs[:1], node.name))
             changed = True
@@ -95,14 +97,16 @@ class FoldBatchNorm(Pass):
 
     def apply(self, graph: Graph) -> bool:
         changed = False
+        consumers = graph.consumers()
+        gone: set[int] = set()  # ids of folded nodes (a ChannelAffine may fold into a Conv)
         for prod in list(graph.nodes):
-            while prod in graph.nodes and prod.op in self.HOSTS and self._fold_next(graph, prod):
+            while id(prod) not in gone and prod.op in self.HOSTS and self._fold_next(graph, prod, consumers, gone):
                 changed = True
         return changed
 
-    def _fold_next(self, graph: Graph, prod: Node) -> bool:
+    def _fold_next(self, graph: Graph, prod: Node, consumers: dict[str, list[Node]], gone: set[int]) -> bool:
         y = prod.outputs[0]
-        nxt = sole_reader(graph, y)
+        nxt = sole_reader(graph, y, consumers)
         if nxt is None or nxt.op not in ("Mul", "Add") and nxt.inputs[0] != y:
             return False  # Mul/Add may read y on either side; BatchNormalization only as x
         ab = affine_of(graph, nxt, graph.shape(y))
@@ -111,20 +115,22 @@ class FoldBatchNorm(Pass):
         a, b = ab
         if prod.op == "ChannelAffine":
             a0, b0 = (const_input(graph, prod, k).astype(np.float64) for k in (1, 2))
-            set_const(graph, prod, 1, (a0 * a).astype(np.float32), f"{prod.name}_a")
-            set_const(graph, prod, 2, (b0 * a + b).astype(np.float32), f"{prod.name}_b")
+            set_const(graph, prod, 1, (a0 * a).astype(np.float32), f"{prod.name}_a", consumers)
+            set_const(graph, prod, 2, (b0 * a + b).astype(np.float32), f"{prod.name}_b", consumers)
         else:
             w = const_input(graph, prod, 1).astype(np.float64)
             b0 = const_input(graph, prod, 2)
             b0 = np.zeros(w.shape[0]) if b0 is None else b0.astype(np.float64)
             scale = a.reshape((-1,) + (1,) * (w.ndim - 1))
-            set_const(graph, prod, 1, (w * scale).astype(np.float32), f"{prod.name}_W")
-            set_const(graph, prod, 2, (b0 * a + b).astype(np.float32), f"{prod.name}_B")
+            set_const(graph, prod, 1, (w * scale).astype(np.float32), f"{prod.name}_W", consumers)
+            set_const(graph, prod, 2, (b0 * a + b).astype(np.float32), f"{prod.name}_B", consumers)
         # the producer now writes the affine's output tensor (keeps graph output names)
         out = nxt.outputs[0]
         prod.outputs[0] = out
         graph.tensors.pop(y, None)
-        graph.nodes.remove(nxt)
+        consumers.pop(y, None)
+        drop(graph, nxt)
+        gone.add(id(nxt))
         return True
 
 
@@ -160,7 +166,7 @@ class FoldFlattenIntoDense(Pass):
                 set_const(graph, d, 1, hwc, f"{d.name}_W")
                 d.attrs["in_layout"] = "NHWC"
                 d.inputs[0] = x
-            graph.nodes.remove(node)
+            drop(graph, node)
             graph.tensors.pop(y, None)
             changed = True
         return changed

@@ -16,12 +16,15 @@
 #endif
 
 // HLS pragmas go through BB_HLS so that plain g++ (-Wall: -Wunknown-pragmas) stays quiet;
-// Vitis HLS (csim and synthesis) sees them as written.
+// Vitis HLS (csim and synthesis) sees them as written. Loop labels (names in HLS
+// reports) go through BB_LOOP for the same reason (-Wunused-label).
 #if defined(__SYNTHESIS__) || defined(__VITIS_HLS__) || defined(BB_FORCE_HLS_PRAGMAS)
 #define BB_PRAGMA_(x) _Pragma(#x)
 #define BB_HLS(x) BB_PRAGMA_(HLS x)
+#define BB_LOOP(name) name:
 #else
 #define BB_HLS(x)
+#define BB_LOOP(name)
 #endif
 
 namespace bb {

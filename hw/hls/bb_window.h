@@ -18,10 +18,10 @@ void window_read_row(Stream<L>& in, int8_t rows[R][(W + PL + PR) * C], int iy, i
   constexpr int WP = W + PL + PR;
   const int slot = iy % R;
   const bool pad_row = iy < PT || iy >= PT + H;
-row_x:
+BB_LOOP(row_x)
   for (int x = 0; x < WP; ++x) {
     const bool pad_px = pad_row || x < PL || x >= PL + W;
-  row_c:
+  BB_LOOP(row_c)
     for (int cb = 0; cb < C / L; ++cb) {
       BB_HLS(PIPELINE II = 1)
       Beat<L> b;

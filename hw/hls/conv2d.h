@@ -23,10 +23,10 @@ void mvu_fold(const int8_t* win, Stream<P::PE>& out, const int8_t w[P::PE * P::S
   constexpr int NF = P::CO / P::PE, SF = K / P::SIMD;
   int32_t acc[P::PE];
   BB_HLS(ARRAY_PARTITION variable = acc complete)
-mvu_nf:
+BB_LOOP(mvu_nf)
   for (int nf = 0; nf < NF; ++nf) {
     for (int pe = 0; pe < P::PE; ++pe) acc[pe] = bias[pe][nf];
-  mvu_sf:
+  BB_LOOP(mvu_sf)
     for (int sf = 0; sf < SF; ++sf) {
       BB_HLS(PIPELINE II = 1)
       for (int pe = 0; pe < P::PE; ++pe) {
@@ -60,16 +60,16 @@ void conv2d(Stream<P::SIMD>& in, Stream<P::PE>& out, const int8_t w[P::PE * P::S
   static int8_t rows[R][WP * P::C];
   static int8_t win[K];
   BB_HLS(ARRAY_PARTITION variable = win cyclic factor = P::SIMD)
-conv_frame:
+BB_LOOP(conv_frame)
   for (int f = 0; f < frames; ++f) {
-  conv_row:
+  BB_LOOP(conv_row)
     for (int iy = 0; iy < HP; ++iy) {
       window_read_row<P::H, P::W, P::C, P::SIMD, P::PT, P::PL, P::PR, R>(in, rows, iy, static_cast<int8_t>(P::ZP_IN));
       const int oy = window_out_row<HO, P::KH, P::SH, P::DH>(iy);
       if (oy < 0) continue;
-    conv_px:
+    BB_LOOP(conv_px)
       for (int ox = 0; ox < WO; ++ox) {
-      conv_win:
+      BB_LOOP(conv_win)
         for (int k = 0; k < K; ++k) {
           BB_HLS(PIPELINE II = 1)
           const int c = k % P::C, kk = k / P::C;
@@ -95,9 +95,9 @@ void dense(Stream<P::SIMD>& in, Stream<P::PE>& out, const int8_t w[P::PE * P::SI
   BB_HLS(ARRAY_PARTITION variable = shift complete dim = 1)
   static int8_t vec[P::C];
   BB_HLS(ARRAY_PARTITION variable = vec cyclic factor = P::SIMD)
-dense_frame:
+BB_LOOP(dense_frame)
   for (int f = 0; f < frames; ++f) {
-  dense_in:
+  BB_LOOP(dense_in)
     for (int i = 0; i < P::C / P::SIMD; ++i) {
       BB_HLS(PIPELINE II = 1)
       const Beat<P::SIMD> b = in.read();

@@ -1,6 +1,6 @@
 // bbgrap-hls kernel library: depthwise convolution (vector unit, one filter per channel).
 //
-// P gives H, W, C, KH, KW, SH, SW, DH, DW, PT, PL, PB, PR, P (lanes in = lanes out), ZP_IN,
+// P gives H, W, C, KH, KW, SH, SW, DH, DW, PT, PL, PB, PR, LANES (lanes in = lanes out), ZP_IN,
 // ZP_OUT, LO, HI. Weights w[P][CF·KH·KW] with CF = C/P: w[p][cf·K + k] is the weight of
 // channel cf·P + p at window position k = ky·KW + kx. Constants [P][CF] as in conv2d.
 #ifndef BBGRAP_DWCONV2D_H
@@ -11,11 +11,11 @@
 namespace bb {
 
 template <class P>
-void dwconv2d(Stream<P::P>& in, Stream<P::P>& out, const int8_t w[P::P][P::C / P::P * P::KH * P::KW],
-              const int32_t bias[P::P][P::C / P::P], const int32_t mult[P::P][P::C / P::P],
-              const int32_t shift[P::P][P::C / P::P], int frames) {
-  static_assert(P::C % P::P == 0, "dwconv2d: P | C");
-  constexpr int K = P::KH * P::KW, CF = P::C / P::P;
+void dwconv2d(Stream<P::LANES>& in, Stream<P::LANES>& out, const int8_t w[P::LANES][P::C / P::LANES * P::KH * P::KW],
+              const int32_t bias[P::LANES][P::C / P::LANES], const int32_t mult[P::LANES][P::C / P::LANES],
+              const int32_t shift[P::LANES][P::C / P::LANES], int frames) {
+  static_assert(P::C % P::LANES == 0, "dwconv2d: P | C");
+  constexpr int K = P::KH * P::KW, CF = P::C / P::LANES;
   constexpr int HP = P::H + P::PT + P::PB, WP = P::W + P::PL + P::PR;
   constexpr int R = span(P::KH, P::DH);
   constexpr int HO = out_len(HP, P::KH, P::SH, P::DH), WO = out_len(WP, P::KW, P::SW, P::DW);
@@ -24,31 +24,31 @@ void dwconv2d(Stream<P::P>& in, Stream<P::P>& out, const int8_t w[P::P][P::C / P
   BB_HLS(ARRAY_PARTITION variable = mult complete dim = 1)
   BB_HLS(ARRAY_PARTITION variable = shift complete dim = 1)
   static int8_t rows[R][WP * P::C];
-dw_frame:
+BB_LOOP(dw_frame)
   for (int f = 0; f < frames; ++f) {
-  dw_row:
+  BB_LOOP(dw_row)
     for (int iy = 0; iy < HP; ++iy) {
-      window_read_row<P::H, P::W, P::C, P::P, P::PT, P::PL, P::PR, R>(in, rows, iy, static_cast<int8_t>(P::ZP_IN));
+      window_read_row<P::H, P::W, P::C, P::LANES, P::PT, P::PL, P::PR, R>(in, rows, iy, static_cast<int8_t>(P::ZP_IN));
       const int oy = window_out_row<HO, P::KH, P::SH, P::DH>(iy);
       if (oy < 0) continue;
-    dw_px:
+    BB_LOOP(dw_px)
       for (int ox = 0; ox < WO; ++ox) {
-      dw_cf:
+      BB_LOOP(dw_cf)
         for (int cf = 0; cf < CF; ++cf) {
-          int32_t acc[P::P];
+          int32_t acc[P::LANES];
           BB_HLS(ARRAY_PARTITION variable = acc complete)
-          for (int p = 0; p < P::P; ++p) acc[p] = bias[p][cf];
-        dw_k:
+          for (int p = 0; p < P::LANES; ++p) acc[p] = bias[p][cf];
+        BB_LOOP(dw_k)
           for (int k = 0; k < K; ++k) {
             BB_HLS(PIPELINE II = 1)
             const int ky = k / P::KW, kx = k % P::KW;
-            const int8_t* px = &rows[(oy * P::SH + ky * P::DH) % R][(ox * P::SW + kx * P::DW) * P::C + cf * P::P];
-            for (int p = 0; p < P::P; ++p) {
+            const int8_t* px = &rows[(oy * P::SH + ky * P::DH) % R][(ox * P::SW + kx * P::DW) * P::C + cf * P::LANES];
+            for (int p = 0; p < P::LANES; ++p) {
               acc[p] += static_cast<int32_t>(px[p]) * static_cast<int32_t>(w[p][cf * K + k]);
             }
           }
-          Beat<P::P> o;
-          for (int p = 0; p < P::P; ++p) {
+          Beat<P::LANES> o;
+          for (int p = 0; p < P::LANES; ++p) {
             o.d[p] = requant(acc[p], mult[p][cf], shift[p][cf], P::ZP_OUT, P::LO, P::HI);
           }
           out.write(o);

@@ -1,7 +1,7 @@
 // bbgrap-hls kernel library: pixel-wise blocks (P lanes in, P lanes out).
 //
 // add / mul of two streams, lookup-table activation, channel affine, requantisation.
-// P gives N (elements per frame = H·W·C), P (lanes) and the block's constants.
+// P gives N (elements per frame = H·W·C), LANES (lanes) and the block's constants.
 #ifndef BBGRAP_ELTWISE_H
 #define BBGRAP_ELTWISE_H
 
@@ -12,14 +12,14 @@ namespace bb {
 /// y = clamp(ZP_OUT + (((a - ZA)·MA + (b - ZB)·MB + 2^(SHIFT-1)) >> SHIFT), LO, HI):
 /// each operand is brought onto the output scale with one rounding (64-bit sum).
 template <class P>
-void add2(Stream<P::P>& a, Stream<P::P>& b, Stream<P::P>& out, int frames) {
-  static_assert(P::N % P::P == 0, "add2: P | N");
-add_beat:
-  for (long i = 0; i < static_cast<long>(frames) * (P::N / P::P); ++i) {
+void add2(Stream<P::LANES>& a, Stream<P::LANES>& b, Stream<P::LANES>& out, int frames) {
+  static_assert(P::N % P::LANES == 0, "add2: P | N");
+BB_LOOP(add_beat)
+  for (long i = 0; i < static_cast<long>(frames) * (P::N / P::LANES); ++i) {
     BB_HLS(PIPELINE II = 1)
-    const Beat<P::P> x = a.read(), y = b.read();
-    Beat<P::P> o;
-    for (int p = 0; p < P::P; ++p) {
+    const Beat<P::LANES> x = a.read(), y = b.read();
+    Beat<P::LANES> o;
+    for (int p = 0; p < P::LANES; ++p) {
       int64_t acc = static_cast<int64_t>(x.d[p] - P::ZA) * P::MA + static_cast<int64_t>(y.d[p] - P::ZB) * P::MB;
       if (P::SHIFT > 0) acc += static_cast<int64_t>(1) << (P::SHIFT - 1);
       o.d[p] = clamp8(P::ZP_OUT + (acc >> P::SHIFT), P::LO, P::HI);
@@ -30,14 +30,14 @@ add_beat:
 
 /// y = requant((a - ZA)·(b - ZB), MULT, SHIFT, ZP_OUT, LO, HI).
 template <class P>
-void mul2(Stream<P::P>& a, Stream<P::P>& b, Stream<P::P>& out, int frames) {
-  static_assert(P::N % P::P == 0, "mul2: P | N");
-mul_beat:
-  for (long i = 0; i < static_cast<long>(frames) * (P::N / P::P); ++i) {
+void mul2(Stream<P::LANES>& a, Stream<P::LANES>& b, Stream<P::LANES>& out, int frames) {
+  static_assert(P::N % P::LANES == 0, "mul2: P | N");
+BB_LOOP(mul_beat)
+  for (long i = 0; i < static_cast<long>(frames) * (P::N / P::LANES); ++i) {
     BB_HLS(PIPELINE II = 1)
-    const Beat<P::P> x = a.read(), y = b.read();
-    Beat<P::P> o;
-    for (int p = 0; p < P::P; ++p) {
+    const Beat<P::LANES> x = a.read(), y = b.read();
+    Beat<P::LANES> o;
+    for (int p = 0; p < P::LANES; ++p) {
       const int32_t acc = (static_cast<int32_t>(x.d[p]) - P::ZA) * (static_cast<int32_t>(y.d[p]) - P::ZB);
       o.d[p] = requant(acc, P::MULT, P::SHIFT, P::ZP_OUT, P::LO, P::HI);
     }
@@ -47,37 +47,37 @@ mul_beat:
 
 /// y = lut[x + 128]: any unary activation as a 256-entry int8 table.
 template <class P>
-void lut_act(Stream<P::P>& in, Stream<P::P>& out, const int8_t lut[256], int frames) {
+void lut_act(Stream<P::LANES>& in, Stream<P::LANES>& out, const int8_t lut[256], int frames) {
   BB_HLS(ARRAY_PARTITION variable = lut complete)
-lut_beat:
-  for (long i = 0; i < static_cast<long>(frames) * (P::N / P::P); ++i) {
+BB_LOOP(lut_beat)
+  for (long i = 0; i < static_cast<long>(frames) * (P::N / P::LANES); ++i) {
     BB_HLS(PIPELINE II = 1)
-    const Beat<P::P> x = in.read();
-    Beat<P::P> o;
-    for (int p = 0; p < P::P; ++p) o.d[p] = lut[static_cast<int>(x.d[p]) + 128];
+    const Beat<P::LANES> x = in.read();
+    Beat<P::LANES> o;
+    for (int p = 0; p < P::LANES; ++p) o.d[p] = lut[static_cast<int>(x.d[p]) + 128];
     out.write(o);
   }
 }
 
 /// Per-channel affine: y = requant(bias[c] + x·w[c], mult[c], shift[c], ...); P gives
-/// N, C, P, ZP_OUT, LO, HI; constants are [P][C/P] (channel cf·P + p at [p][cf]).
+/// N, C, LANES, ZP_OUT, LO, HI; constants are [P][C/P] (channel cf·P + p at [p][cf]).
 template <class P>
-void channel_affine(Stream<P::P>& in, Stream<P::P>& out, const int32_t w[P::P][P::C / P::P],
-                    const int32_t bias[P::P][P::C / P::P], const int32_t mult[P::P][P::C / P::P],
-                    const int32_t shift[P::P][P::C / P::P], int frames) {
-  static_assert(P::C % P::P == 0 && P::N % P::C == 0, "channel_affine: P | C | N");
+void channel_affine(Stream<P::LANES>& in, Stream<P::LANES>& out, const int32_t w[P::LANES][P::C / P::LANES],
+                    const int32_t bias[P::LANES][P::C / P::LANES], const int32_t mult[P::LANES][P::C / P::LANES],
+                    const int32_t shift[P::LANES][P::C / P::LANES], int frames) {
+  static_assert(P::C % P::LANES == 0 && P::N % P::C == 0, "channel_affine: P | C | N");
   BB_HLS(ARRAY_PARTITION variable = w complete dim = 1)
   BB_HLS(ARRAY_PARTITION variable = bias complete dim = 1)
   BB_HLS(ARRAY_PARTITION variable = mult complete dim = 1)
   BB_HLS(ARRAY_PARTITION variable = shift complete dim = 1)
-  constexpr int CF = P::C / P::P;
-aff_beat:
-  for (long i = 0; i < static_cast<long>(frames) * (P::N / P::P); ++i) {
+  constexpr int CF = P::C / P::LANES;
+BB_LOOP(aff_beat)
+  for (long i = 0; i < static_cast<long>(frames) * (P::N / P::LANES); ++i) {
     BB_HLS(PIPELINE II = 1)
     const int cf = static_cast<int>(i % CF);
-    const Beat<P::P> x = in.read();
-    Beat<P::P> o;
-    for (int p = 0; p < P::P; ++p) {
+    const Beat<P::LANES> x = in.read();
+    Beat<P::LANES> o;
+    for (int p = 0; p < P::LANES; ++p) {
       const int32_t acc = bias[p][cf] + static_cast<int32_t>(x.d[p]) * w[p][cf];
       o.d[p] = requant(acc, mult[p][cf], shift[p][cf], P::ZP_OUT, P::LO, P::HI);
     }
@@ -87,13 +87,13 @@ aff_beat:
 
 /// Move a tensor to another scale: y = requant(x - ZP_IN, MULT, SHIFT, ZP_OUT, LO, HI).
 template <class P>
-void requantize(Stream<P::P>& in, Stream<P::P>& out, int frames) {
-rq_beat:
-  for (long i = 0; i < static_cast<long>(frames) * (P::N / P::P); ++i) {
+void requantize(Stream<P::LANES>& in, Stream<P::LANES>& out, int frames) {
+BB_LOOP(rq_beat)
+  for (long i = 0; i < static_cast<long>(frames) * (P::N / P::LANES); ++i) {
     BB_HLS(PIPELINE II = 1)
-    const Beat<P::P> x = in.read();
-    Beat<P::P> o;
-    for (int p = 0; p < P::P; ++p) {
+    const Beat<P::LANES> x = in.read();
+    Beat<P::LANES> o;
+    for (int p = 0; p < P::LANES; ++p) {
       o.d[p] = requant(static_cast<int32_t>(x.d[p]) - P::ZP_IN, P::MULT, P::SHIFT, P::ZP_OUT, P::LO, P::HI);
     }
     out.write(o);

@@ -15,7 +15,7 @@ void width_convert(Stream<A>& in, Stream<B>& out, int frames) {
   static_assert(N % G == 0 && G % A == 0 && G % B == 0, "width_convert: G = lcm(A, B) divides N");
   int8_t buf[G];
   BB_HLS(ARRAY_PARTITION variable = buf complete)
-wc_group:
+BB_LOOP(wc_group)
   for (long g = 0; g < static_cast<long>(frames) * (N / G); ++g) {
     for (int i = 0; i < G / A; ++i) {
       BB_HLS(PIPELINE II = 1)
@@ -36,7 +36,7 @@ template <int PIXELS, int C, int P>
 void channel_shuffle(Stream<P>& in, Stream<P>& out, const int16_t perm[C], int frames) {
   static_assert(C % P == 0, "channel_shuffle: P | C");
   int8_t px[C];
-cs_px:
+BB_LOOP(cs_px)
   for (long i = 0; i < static_cast<long>(frames) * PIXELS; ++i) {
     for (int cb = 0; cb < C / P; ++cb) {
       BB_HLS(PIPELINE II = 1)
@@ -67,7 +67,7 @@ template <int PIXELS, int P, int... Cs, class... S>
 void concat(Stream<P>& out, int frames, S&... ins) {
   static_assert(sizeof...(Cs) == sizeof...(S), "concat: one channel count per input");
   static_assert(((Cs % P == 0) && ...), "concat: P | C_i");
-cat_px:
+BB_LOOP(cat_px)
   for (long i = 0; i < static_cast<long>(frames) * PIXELS; ++i) {
     (concat_part<P>(ins, out, Cs / P), ...);
   }
@@ -76,7 +76,7 @@ cat_px:
 /// Copy one stream to several (a tensor read by several blocks or cores).
 template <int BEATS, int P, class... S>
 void fanout(Stream<P>& in, int frames, S&... outs) {
-fan_beat:
+BB_LOOP(fan_beat)
   for (long i = 0; i < static_cast<long>(frames) * BEATS; ++i) {
     BB_HLS(PIPELINE II = 1)
     const Beat<P> b = in.read();
@@ -84,10 +84,60 @@ fan_beat:
   }
 }
 
+/// Spatial zero-point padding of an (H, W, C) frame (the Pad op): pad pixels hold `value`.
+template <int H, int W, int C, int L, int PT, int PL, int PB, int PR>
+void pad2d(Stream<L>& in, Stream<L>& out, int8_t value, int frames) {
+  static_assert(C % L == 0, "pad2d: L | C");
+  Beat<L> pad;
+  for (int l = 0; l < L; ++l) pad.d[l] = value;
+BB_LOOP(pad_frame)
+  for (int f = 0; f < frames; ++f) {
+    for (int y = 0; y < H + PT + PB; ++y) {
+      for (int x = 0; x < W + PL + PR; ++x) {
+        const bool inside = y >= PT && y < PT + H && x >= PL && x < PL + W;
+        for (int cb = 0; cb < C / L; ++cb) {
+          BB_HLS(PIPELINE II = 1)
+          out.write(inside ? in.read() : pad);
+        }
+      }
+    }
+  }
+}
+
+/// Repeat one C-channel pixel PIXELS times (broadcast of an (N, C, 1, 1) operand).
+template <int PIXELS, int C, int L>
+void repeat_pixel(Stream<L>& in, Stream<L>& out, int frames) {
+  static_assert(C % L == 0, "repeat_pixel: L | C");
+  Beat<L> px[C / L];
+BB_LOOP(rep_frame)
+  for (int f = 0; f < frames; ++f) {
+    for (int cb = 0; cb < C / L; ++cb) px[cb] = in.read();
+    for (int i = 0; i < PIXELS; ++i) {
+      for (int cb = 0; cb < C / L; ++cb) {
+        BB_HLS(PIPELINE II = 1)
+        out.write(px[cb]);
+      }
+    }
+  }
+}
+
+/// Replay a constant frame of N elements `frames` times (a constant operand of add/mul).
+template <int N, int L>
+void const_stream(const int8_t data[N], Stream<L>& out, int frames) {
+BB_LOOP(const_beat)
+  for (long i = 0; i < static_cast<long>(frames) * (N / L); ++i) {
+    BB_HLS(PIPELINE II = 1)
+    const int base = static_cast<int>(i % (N / L)) * L;
+    Beat<L> b;
+    for (int l = 0; l < L; ++l) b.d[l] = data[base + l];
+    out.write(b);
+  }
+}
+
 /// Read `frames` frames of N int8 elements (NHWC) from memory into L-lane beats.
 template <int N, int L>
 void mem_to_stream(const int8_t* mem, Stream<L>& out, int frames) {
-m2s_beat:
+BB_LOOP(m2s_beat)
   for (long i = 0; i < static_cast<long>(frames) * (N / L); ++i) {
     BB_HLS(PIPELINE II = 1)
     Beat<L> b;
@@ -99,7 +149,7 @@ m2s_beat:
 /// Write `frames` frames of N int8 elements from L-lane beats to memory.
 template <int N, int L>
 void stream_to_mem(Stream<L>& in, int8_t* mem, int frames) {
-s2m_beat:
+BB_LOOP(s2m_beat)
   for (long i = 0; i < static_cast<long>(frames) * (N / L); ++i) {
     BB_HLS(PIPELINE II = 1)
     const Beat<L> b = in.read();

@@ -1,0 +1,327 @@
+"""The generated design: per core, its kernel calls, local streams and ports.
+
+`build_design` walks the int8 graph with the plan: every fabric node (every split part)
+becomes a `Layer` on its core; every tensor a core reads comes from a block on that core,
+a graph input (m_axi), an inter-core stream (axis port) or an off-chip buffer (m_axi),
+as the plan's transfers say; fan-outs and width converters are inserted where a tensor
+has several readers or the lanes differ (docs/hardware.md).
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from bbgrap_hls.codegen.carray import c_array
+from bbgrap_hls.codegen.layers import Layer, hwc, layout_is_alias, make_layer
+from bbgrap_hls.codegen.names import Namer
+from bbgrap_hls.errors import BadInputError
+from bbgrap_hls.ir import Graph
+from bbgrap_hls.plan import Plan
+
+
+@dataclass
+class Port:
+    """A port of a core's top function (``kind``: mem_in, mem_out, axis_in, axis_out)."""
+
+    name: str
+    kind: str
+    lanes: int
+    elems: int
+    tensor: str
+    link: str = ""  # design-level name of the buffer / link it attaches to
+
+
+@dataclass
+class CoreDesign:
+    id: int
+    name: str
+    layers: list[Layer] = field(default_factory=list)
+    calls: list[str] = field(default_factory=list)
+    streams: dict[str, tuple[int, int]] = field(default_factory=dict)  # name -> (lanes, depth)
+    ports: list[Port] = field(default_factory=list)
+    consts: list[str] = field(default_factory=list)
+
+
+@dataclass
+class Design:
+    cores: list[CoreDesign]
+    order: list[int]  # core ids in an order where producers come first
+    inputs: list[tuple[str, str, int]]  # (tensor, design name, elems per frame)
+    outputs: list[tuple[str, str, int]]
+    buffers: dict[str, int]  # buffer name -> elems per frame
+    links: dict[str, tuple[int, int, int, str, str]]  # name -> (lanes, src core, dst core, src port, dst port)
+    frames: int
+
+
+class _Builder:
+    def __init__(self, g: Graph, plan: Plan) -> None:
+        self.g, self.plan = g, plan
+        self.names = Namer("t_")
+        self.cores = {c.id: CoreDesign(c.id, f"core{c.id}") for c in plan.cores}
+        self.alias: dict[str, str] = {}
+        self.source: dict[tuple[int, str], tuple[str, int]] = {}  # (core, key) -> (stream, lanes)
+        self.requests: dict[tuple[int, str], list[tuple[str, int]]] = {}
+        self.producer_core: dict[str, int] = {}
+        self.elems: dict[str, int] = {}
+        self.n = 0
+        self.buffers: dict[str, int] = {}
+        self.links: dict[str, tuple[int, int, int, str, str]] = {}
+
+    def fresh(self, core: int, stem: str, lanes: int, depth: int = 2) -> str:
+        self.n += 1
+        name = f"{stem}{self.n}"
+        self.cores[core].streams[name] = (lanes, depth)
+        return name
+
+    def key(self, t: str) -> str:
+        while t in self.alias:
+            t = self.alias[t]
+        return t
+
+    def request(self, core: int, tensor: str, lanes: int, depth: int = 2) -> str:
+        s = self.fresh(core, "s", lanes, depth)
+        self.requests.setdefault((core, tensor), []).append((s, lanes))
+        return s
+
+    def produce(self, core: int, tensor: str, lanes: int, elems: int) -> str:
+        s = self.fresh(core, "s", lanes)
+        self.source[(core, tensor)] = (s, lanes)
+        self.producer_core.setdefault(tensor, core)
+        self.elems[tensor] = elems
+        return s
+
+
+def _depths(plan: Plan) -> dict[tuple[str, str], int]:
+    return {(c.tensor, c.dst): max(2, int(c.depth)) for c in plan.channels}
+
+
+def build_design(g: Graph, plan: Plan, frames: int = 1) -> Design:
+    """Lay the int8 graph ``g`` out on cores as ``plan`` says (see module docstring)."""
+    b = _Builder(g, plan)
+    depth = _depths(plan)
+    layer_no = 0
+    for node in g.nodes:
+        if node.host:
+            continue
+        if layout_is_alias(g, node):
+            b.alias[node.outputs[0]] = b.key(node.inputs[0])
+            continue
+        try:
+            np_ = plan.node(node.name)
+        except KeyError:
+            raise BadInputError(f"node '{node.name}' ({node.op}) is not in the plan") from None
+        parts = ([(p.core, p.pe, p.simd, (p.co_begin, p.co_end)) for p in np_.split] if np_.split
+                 else [(np_.core, np_.pe, np_.simd, None)])
+        part_keys = []
+        for j, (core, pe, simd, rng) in enumerate(parts):
+            ident = f"layer{layer_no}" + (f"_p{j}" if np_.split else "")
+            lay = make_layer(g, node, ident, pe, simd, rng)
+            cd = b.cores[core]
+            cd.layers.append(lay)
+            fmt = {}
+            for k, (t, lanes) in enumerate(zip(lay.inputs, lay.in_lanes, strict=True)):
+                fmt[f"in{k}"] = _operand(b, g, node, core, k, t, lanes, lay, depth)
+            out_key = node.outputs[0] if not np_.split else f"{node.outputs[0]}#part{j}"
+            fmt["out"] = b.produce(core, out_key, lay.out_lanes, lay.out_elems)
+            cd.calls.append(lay.call.format(**fmt))
+            part_keys.append((out_key, lay.out_lanes, rng))
+        if np_.split:  # concatenate the parts' channels on the last part's core
+            core = parts[-1][0]
+            ho, wo, _ = hwc(g.shape(node.outputs[0]))
+            lanes = math.gcd(*[lk for _, lk, _ in part_keys], *[r[1] - r[0] for _, _, r in part_keys])
+            ins = [b.request(core, k, lanes) for k, _, _ in part_keys]
+            cs = ", ".join(str(r[1] - r[0]) for _, _, r in part_keys)
+            out = b.produce(core, node.outputs[0], lanes, b.elems[part_keys[0][0]] * 0 + ho * wo * hwc(g.shape(node.outputs[0]))[2])
+            b.cores[core].calls.append(f"bb::concat<{ho * wo}, {lanes}, {cs}>({out}, frames, {', '.join(ins)});")
+        layer_no += 1
+    return _finish(b, g, plan, frames)
+
+
+def _operand(b: _Builder, g: Graph, node, core: int, k: int, t: str, lanes: int, lay: Layer, depth) -> str:
+    """The stream feeding input ``k`` of a layer: a request, a constant or a broadcast."""
+    q = node.attrs.get("q", {})
+    out_shape = g.shape(node.outputs[0])
+    ho, wo, co = hwc(out_shape)
+    if k in q.get("consts", {}):
+        data = np.broadcast_to(np.asarray(q["consts"][k]), out_shape).astype(np.int8)
+        flat = np.ascontiguousarray(data[:1].transpose(0, 2, 3, 1) if data.ndim == 4 else data[:1]).reshape(-1)
+        name = f"{lay.ident}_c{k}"
+        b.cores[core].consts.append(c_array(name, flat))
+        s = b.fresh(core, "s", lanes)
+        b.cores[core].calls.append(f"bb::const_stream<{flat.size}, {lanes}>({name}, {s}, frames);")
+        return s
+    t = b.key(t)
+    shape = g.shape(t)
+    if node.op in ("Add", "Sub", "Mul") and int(np.prod(shape[1:])) != ho * wo * co:
+        if tuple(shape[2:]) != (1, 1) or shape[1] != co:
+            raise BadInputError(f"node '{node.name}' ({node.op}): broadcast of {shape} to {out_shape} "
+                                "is not a per-pixel repeat")
+        src = b.request(core, t, lanes, depth.get((t, node.name), 2))
+        s = b.fresh(core, "s", lanes)
+        b.cores[core].calls.append(f"bb::repeat_pixel<{ho * wo}, {co}, {lanes}>({src}, {s}, frames);")
+        return s
+    return b.request(core, t, lanes, depth.get((t, node.name), 2))
+
+
+def _convert(b: _Builder, core: int, src: str, a: int, dst: str, c: int, n: int) -> None:
+    """Connect stream ``src`` (a lanes) to ``dst`` (c lanes), N elements per frame."""
+    if a == c:
+        b.cores[core].calls.append(f"bb::concat_part<{a}>({src}, {dst}, {n // a} * frames);")
+        return
+    lcm = a * c // math.gcd(a, c)
+    if n % lcm == 0:
+        b.cores[core].calls.append(f"bb::width_convert<{n}, {a}, {c}, {lcm}>({src}, {dst}, frames);")
+        return
+    m = math.gcd(a, c)
+    mid = b.fresh(core, "w", m)
+    b.cores[core].calls.append(f"bb::width_convert<{n}, {a}, {m}, {a}>({src}, {mid}, frames);")
+    b.cores[core].calls.append(f"bb::width_convert<{n}, {m}, {c}, {c}>({mid}, {dst}, frames);")
+
+
+def _transfer(plan: Plan, tensor: str, src: int, dst: int):
+    base = tensor.split("#part")[0]
+    for t in plan.transfers:
+        if t.tensor == base and t.src_core == src and t.dst_core == dst:
+            return t
+    return None
+
+
+def _finish(b: _Builder, g: Graph, plan: Plan, frames: int) -> Design:
+    inputs, outputs = [], []
+    for t in g.inputs:
+        h, w, c = hwc(g.shape(t))
+        b.elems[t] = h * w * c
+        inputs.append((t, b.names(t), h * w * c))
+    needed = [b.key(o) for o in g.outputs]
+    for n in g.nodes:
+        if n.host:
+            needed += [b.key(i) for i in g.act_inputs(n)]
+    host_made = {o for n in g.nodes if n.host for o in n.outputs}
+    # Remote readers: bring each (core, tensor) request from its producer's core.
+    edges: set[tuple[int, int]] = set()
+    for (core, key) in sorted(b.requests, key=lambda x: (x[0], x[1])):
+        if (core, key) in b.source:
+            continue
+        if key in g.inputs:
+            ident = dict((t, nm) for t, nm, _ in inputs)[key]
+            s = b.fresh(core, "s", 1)
+            port = f"in_{ident}"
+            lanes = b.requests[(core, key)][0][1]
+            b.cores[core].streams[s] = (lanes, 2)
+            b.cores[core].ports.append(Port(port, "mem_in", lanes, b.elems[key], key, ident))
+            b.cores[core].calls.append(f"bb::mem_to_stream<{b.elems[key]}, {lanes}>({port}, {s}, frames);")
+            b.source[(core, key)] = (s, lanes)
+            continue
+        src_core = b.producer_core[key]
+        src_s, lanes = b.source[(src_core, key)]
+        tr = _transfer(plan, key, src_core, core)
+        kind = tr.kind if tr else "buffer"
+        ident = b.names(f"{key}_{src_core}_{core}")
+        n = b.elems[key]
+        out_req = b.fresh(src_core, "s", lanes)
+        b.requests.setdefault((src_core, key), []).append((out_req, lanes))
+        s = b.fresh(core, "s", lanes)
+        if kind == "stream":
+            po, pi = f"o_{ident}", f"i_{ident}"
+            b.cores[src_core].ports.append(Port(po, "axis_out", lanes, n, key, ident))
+            b.cores[core].ports.append(Port(pi, "axis_in", lanes, n, key, ident))
+            b.cores[src_core].calls.append(f"bb::concat_part<{lanes}>({out_req}, {po}, {n // lanes} * frames);")
+            b.cores[core].calls.append(f"bb::concat_part<{lanes}>({pi}, {s}, {n // lanes} * frames);")
+            b.links[ident] = (lanes, src_core, core, po, pi)
+        else:
+            po, pi = f"bo_{ident}", f"bi_{ident}"
+            b.cores[src_core].ports.append(Port(po, "mem_out", lanes, n, key, ident))
+            b.cores[core].ports.append(Port(pi, "mem_in", lanes, n, key, ident))
+            b.cores[src_core].calls.append(f"bb::stream_to_mem<{n}, {lanes}>({out_req}, {po}, frames);")
+            b.cores[core].calls.append(f"bb::mem_to_stream<{n}, {lanes}>({pi}, {s}, frames);")
+            b.buffers[ident] = n
+        b.source[(core, key)] = (s, lanes)
+        edges.add((src_core, core))
+    # Outputs of the fabric (graph outputs and host-op inputs): written to memory.
+    for key in dict.fromkeys(needed):
+        if key in host_made or key in g.inputs:
+            continue
+        core = b.producer_core[key]
+        ident = b.names(key)
+        lanes = b.source[(core, key)][1]
+        s = b.fresh(core, "s", lanes)
+        b.requests.setdefault((core, key), []).append((s, lanes))
+        port = f"out_{ident}"
+        b.cores[core].ports.append(Port(port, "mem_out", lanes, b.elems[key], key, ident))
+        b.cores[core].calls.append(f"bb::stream_to_mem<{b.elems[key]}, {lanes}>({s}, {port}, frames);")
+        outputs.append((key, ident, b.elems[key]))
+    # Fan-outs and width converters from each source to its requests.
+    for (core, key), reqs in sorted(b.requests.items()):
+        src, a = b.source[(core, key)]
+        n = b.elems[key]
+        if len(reqs) > 1:
+            branches = [b.fresh(core, "f", a) for _ in reqs]
+            b.cores[core].calls.append(f"bb::fanout<{n // a}, {a}>({src}, frames, {', '.join(branches)});")
+        else:
+            branches = [src]
+        for br, (dst, c) in zip(branches, reqs, strict=True):
+            _convert(b, core, br, a, dst, c, n)
+    for cd in b.cores.values():
+        cd.calls = _sort_calls(cd)
+    order = _core_order(sorted(b.cores), edges)
+    used = [b.cores[k] for k in order if b.cores[k].calls]
+    return Design(used, [c.id for c in used], inputs, outputs, b.buffers, b.links, frames)
+
+
+_IDENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+
+
+def _sort_calls(cd: CoreDesign) -> list[str]:
+    """Order a core's calls so that every stream is written before it is read.
+
+    The first stream argument written by a call is its output (kernels take inputs first,
+    except `concat`, `const_stream` and `mem_to_stream`, handled by position); C
+    simulation runs a DATAFLOW region's calls in order, so the order must be topological.
+    """
+    names = set(cd.streams) | {p.name for p in cd.ports if p.kind.startswith("axis")}
+    io = []
+    for call in cd.calls:
+        args = [a for a in _IDENT.findall(call.split("(", 1)[1]) if a in names]
+        kern = call.split("<", 1)[0]
+        if kern in ("bb::concat", "bb::const_stream", "bb::mem_to_stream"):
+            outs, ins = args[:1], args[1:]
+            if kern == "bb::mem_to_stream":
+                outs, ins = args[-1:], []
+            if kern == "bb::const_stream":
+                outs, ins = args[-1:], []
+        elif kern == "bb::fanout":
+            ins, outs = args[:1], args[1:]
+        elif kern == "bb::stream_to_mem":
+            ins, outs = args[:1], []
+        elif kern in ("bb::add2", "bb::mul2"):
+            ins, outs = args[:2], args[2:]
+        else:
+            ins, outs = args[:1], args[1:2]
+        io.append((call, set(ins), set(outs)))
+    written: set[str] = {p.name for p in cd.ports if p.kind == "axis_in"}
+    done, order = [False] * len(io), []
+    while len(order) < len(io):
+        for i, (call, ins, outs) in enumerate(io):
+            if not done[i] and ins <= written:
+                done[i] = True
+                order.append(call)
+                written |= outs
+                break
+        else:
+            raise RuntimeError(f"core{cd.id}: stream wiring has a cycle or an unwritten stream")
+    return order
+
+
+def _core_order(ids: list[int], edges: set[tuple[int, int]]) -> list[int]:
+    order, left = [], list(ids)
+    while left:
+        ready = [k for k in left if not any(d == k and s in left and s != k for s, d in edges)]
+        if not ready:
+            raise BadInputError(f"the plan's cores form a cycle: {sorted(edges)}")
+        order.append(ready[0])
+        left.remove(ready[0])
+    return order

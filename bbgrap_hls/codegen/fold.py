@@ -1,0 +1,52 @@
+"""Lay constant arrays out the way the HLS kernels read them (see ``hw/hls/conv2d.h``).
+
+The matrix-vector unit stores ``w[PE·SIMD][NF·SF]``: row ``pe·SIMD + s`` holds, at column
+``nf·SF + sf``, the weight of output channel ``nf·PE + pe`` and window element
+``sf·SIMD + s``; window elements run over ``(ky, kx, c)`` with ``c`` innermost, the NHWC
+order in which activations stream. Per-channel constants are ``[PE][NF]``.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+
+def conv_matrix(w: np.ndarray, group: int = 1) -> np.ndarray:
+    """OIHW weights (``I = C / group``) as a dense ``(CO, KH·KW·C)`` matrix, NHWC order.
+
+    Grouped convolutions become block-diagonal: the weight of an input channel outside an
+    output channel's group is zero.
+    """
+    co, cig, kh, kw = w.shape
+    c = cig * group
+    full = np.zeros((co, kh, kw, c), dtype=w.dtype)
+    cog = co // group
+    for g in range(group):
+        full[g * cog:(g + 1) * cog, :, :, g * cig:(g + 1) * cig] = w[g * cog:(g + 1) * cog].transpose(0, 2, 3, 1)
+    return full.reshape(co, kh * kw * c)
+
+
+def fold_mvu(mat: np.ndarray, pe: int, simd: int) -> np.ndarray:
+    """A ``(CO, K)`` matrix as the MVU's ``[PE·SIMD][NF·SF]`` weight memory."""
+    co, k = mat.shape
+    if co % pe or k % simd:
+        raise ValueError(f"folding pe={pe}, simd={simd} does not divide the matrix {mat.shape}")
+    nf, sf = co // pe, k // simd
+    m = mat.reshape(nf, pe, sf, simd)  # [nf, pe, sf, s]
+    return np.ascontiguousarray(m.transpose(1, 3, 0, 2).reshape(pe * simd, nf * sf))
+
+
+def fold_channels(v: np.ndarray, lanes: int) -> np.ndarray:
+    """A per-channel vector ``(C,)`` as ``[lanes][C / lanes]`` (channel ``f·lanes + p`` at [p][f])."""
+    v = np.asarray(v).reshape(-1)
+    if v.size % lanes:
+        raise ValueError(f"{lanes} lanes do not divide {v.size} channels")
+    return np.ascontiguousarray(v.reshape(-1, lanes).T)
+
+
+def fold_dw(w: np.ndarray, lanes: int) -> np.ndarray:
+    """Depthwise weights ``(C, 1, KH, KW)`` as ``[P][CF·K]`` (``k = ky·KW + kx``)."""
+    c = w.shape[0]
+    k = w.shape[2] * w.shape[3]
+    m = w.reshape(c // lanes, lanes, k)  # [cf, p, k]
+    return np.ascontiguousarray(m.transpose(1, 0, 2).reshape(lanes, (c // lanes) * k))

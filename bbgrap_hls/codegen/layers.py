@@ -1,0 +1,203 @@
+"""One fabric node (or one split part of it) as an HLS kernel call.
+
+`make_layer` turns an int8 node into a `Layer`: the parameter struct and constant arrays
+of its header ``layer<n>.h`` and the call inside its core's DATAFLOW top, with stream
+placeholders ``{in0}``, ``{in1}``... ``{out}`` that the design fills in. Kernel semantics
+and array layouts are those of ``hw/hls`` (see `fold`).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from bbgrap_hls.codegen.carray import c_array
+from bbgrap_hls.codegen.fold import conv_matrix, fold_channels, fold_dw, fold_mvu
+from bbgrap_hls.errors import UnsupportedError
+from bbgrap_hls.ir import Graph, Node
+
+#: Op kinds that only relabel the NHWC stream (no block) when the stream order is kept.
+LAYOUT_KINDS = frozenset({"Reshape", "Flatten", "Squeeze", "Unsqueeze", "Transpose", "Identity", "Dropout"})
+LUT_KINDS = frozenset({"Relu", "Relu6", "LeakyRelu", "Sigmoid", "Tanh", "HardSigmoid", "HardSwish", "Clip"})
+
+
+@dataclass
+class Layer:
+    """A kernel instance: ``ident`` names its struct/arrays; ``inputs`` are tensor keys."""
+
+    ident: str
+    node: str
+    op: str
+    inputs: list[str]
+    in_lanes: list[int]
+    out_lanes: int
+    out_elems: int
+    call: str
+    struct: str = ""
+    arrays: list[str] = field(default_factory=list)
+
+
+def hwc(shape: tuple[int, ...]) -> tuple[int, int, int]:
+    """(H, W, C) of a tensor as it streams (a rank-2 (N, C) tensor is 1×1×C)."""
+    if len(shape) == 4:
+        return shape[2], shape[3], shape[1]
+    if len(shape) == 2:
+        return 1, 1, shape[1]
+    raise UnsupportedError(f"tensor of shape {shape}: only (N, C) and (N, C, H, W) stream")
+
+
+def _struct(ident: str, **vals: int) -> str:
+    body = ", ".join(f"{k} = {int(v)}" for k, v in vals.items())
+    return f"struct {ident}_P {{\n  static constexpr int {body};\n}};\n"
+
+
+def _arrays(ident: str, **arrs: np.ndarray) -> list[str]:
+    out = []
+    for k, v in arrs.items():
+        v = np.asarray(v)
+        ctype = "int8_t" if k in ("w", "lut") and v.dtype == np.int8 else "int32_t"
+        out.append(c_array(f"{ident}_{k}", v.astype(np.int8 if ctype == "int8_t" else np.int32), ctype))
+    return out
+
+
+def _window(node: Node, h: int, w: int, ho: int, wo: int) -> dict[str, int]:
+    a = node.attrs
+    (kh, kw), (sh, sw), (dh, dw), p = a["kernel"], a["strides"], a["dilations"], a["pads"]
+    # Extra end padding so that the kernel's floor formula gives the op's output size
+    # (ceil_mode pools); windows never read it except as padding.
+    pb = max(p[2], (ho - 1) * sh + (kh - 1) * dh + 1 - h - p[0])
+    pr = max(p[3], (wo - 1) * sw + (kw - 1) * dw + 1 - w - p[1])
+    return dict(H=h, W=w, KH=kh, KW=kw, SH=sh, SW=sw, DH=dh, DW=dw, PT=p[0], PL=p[1], PB=pb, PR=pr)
+
+
+def make_layer(g: Graph, node: Node, ident: str, pe: int, simd: int,
+               co_range: tuple[int, int] | None = None) -> Layer:
+    """The kernel instance of ``node`` with folding ``pe``/``simd``.
+
+    Args:
+        g: the int8 graph.
+        node: a fabric node with ``attrs["q"]``.
+        ident: C++ identifier prefix for its struct and arrays.
+        pe, simd: folding from the plan.
+        co_range: output channels ``[begin, end)`` of a split part, None for the whole node.
+    """
+    q = node.attrs.get("q", {})
+    acts = g.act_inputs(node)
+    x = g.shape(acts[0]) if acts else ()
+    y = g.shape(node.outputs[0])
+    ho, wo, co = hwc(y)
+    n_out = ho * wo * co
+    lo, hi = (co_range or (0, co))
+    op = node.op
+    if op == "Conv":
+        h, w, c = hwc(x)
+        wq, group = np.asarray(q["w"]), node.attrs["group"]
+        bias, mult, shift = (np.asarray(q[k]) for k in ("bias", "mult", "shift"))
+        if group == c and wq.shape[0] == c and co_range is None and pe == simd:
+            vals = dict(_window(node, h, w, ho, wo), C=c, LANES=pe, ZP_IN=q["zp_in"], ZP_OUT=q["zp_out"],
+                        LO=q["lo"], HI=q["hi"])
+            arrs = dict(w=fold_dw(wq, pe), bias=fold_channels(bias, pe), mult=fold_channels(mult, pe),
+                        shift=fold_channels(shift, pe))
+            call = f"bb::dwconv2d<{ident}_P>({{in0}}, {{out}}, {ident}_w, {ident}_bias, {ident}_mult, {ident}_shift, frames);"
+            return Layer(ident, node.name, op, [acts[0]], [pe], pe, n_out, call, _struct(ident, **vals),
+                         _arrays(ident, **arrs))
+        mat = conv_matrix(wq, group)[lo:hi]
+        n_out = ho * wo * (hi - lo)
+        vals = dict(_window(node, h, w, ho, wo), C=c, CO=hi - lo, SIMD=simd, PE=pe, ZP_IN=q["zp_in"],
+                    ZP_OUT=q["zp_out"], LO=q["lo"], HI=q["hi"])
+        arrs = dict(w=fold_mvu(mat, pe, simd), bias=fold_channels(bias[lo:hi], pe),
+                    mult=fold_channels(mult[lo:hi], pe), shift=fold_channels(shift[lo:hi], pe))
+        call = f"bb::conv2d<{ident}_P>({{in0}}, {{out}}, {ident}_w, {ident}_bias, {ident}_mult, {ident}_shift, frames);"
+        return Layer(ident, node.name, op, [acts[0]], [simd], pe, n_out, call, _struct(ident, **vals),
+                     _arrays(ident, **arrs))
+    if op == "Dense":
+        c = int(np.prod(x[1:]))
+        bias, mult, shift = (np.asarray(q[k]) for k in ("bias", "mult", "shift"))
+        vals = dict(C=c, CO=hi - lo, SIMD=simd, PE=pe, ZP_OUT=q["zp_out"], LO=q["lo"], HI=q["hi"])
+        arrs = dict(w=fold_mvu(np.asarray(q["w"])[lo:hi], pe, simd), bias=fold_channels(bias[lo:hi], pe),
+                    mult=fold_channels(mult[lo:hi], pe), shift=fold_channels(shift[lo:hi], pe))
+        call = f"bb::dense<{ident}_P>({{in0}}, {{out}}, {ident}_w, {ident}_bias, {ident}_mult, {ident}_shift, frames);"
+        return Layer(ident, node.name, op, [acts[0]], [simd], pe, hi - lo, call, _struct(ident, **vals),
+                     _arrays(ident, **arrs))
+    if co_range is not None:
+        raise UnsupportedError(f"node '{node.name}' ({op}): only Conv and Dense can be split over cores")
+    p = pe
+    if op == "ChannelAffine":
+        vals = dict(N=n_out, C=co, LANES=p, ZP_OUT=q["zp_out"], LO=q["lo"], HI=q["hi"])
+        arrs = {k: fold_channels(np.asarray(q[k]).astype(np.int64), p) for k in ("w", "bias", "mult", "shift")}
+        arrs["w"] = arrs["w"].astype(np.int32)
+        call = (f"bb::channel_affine<{ident}_P>({{in0}}, {{out}}, {ident}_w, {ident}_bias, {ident}_mult, "
+                f"{ident}_shift, frames);")
+        lay = Layer(ident, node.name, op, [acts[0]], [p], p, n_out, call, _struct(ident, **vals), [])
+        lay.arrays = [c_array(f"{ident}_{k}", v.astype(np.int32), "int32_t") for k, v in arrs.items()]
+        return lay
+    if op in LUT_KINDS:
+        call = f"bb::lut_act<{ident}_P>({{in0}}, {{out}}, {ident}_lut, frames);"
+        return Layer(ident, node.name, op, [acts[0]], [p], p, n_out, call, _struct(ident, N=n_out, LANES=p),
+                     _arrays(ident, lut=np.asarray(q["lut"], np.int8)))
+    if op in ("MaxPool", "AveragePool"):
+        h, w, c = hwc(x)
+        vals = dict(_window(node, h, w, ho, wo), C=c, LANES=p)
+        if op == "MaxPool":
+            return Layer(ident, node.name, op, [acts[0]], [p], p, n_out,
+                         f"bb::maxpool2d<{ident}_P>({{in0}}, {{out}}, frames);", _struct(ident, **vals))
+        vals.update(ZP_IN=q["zp_in"], ZP_OUT=q["zp_out"], LO=-128, HI=127,
+                    COUNT_PAD=int(bool(node.attrs.get("count_include_pad", 0))))
+        mult = np.concatenate([[0], np.asarray(q["mult"]).reshape(-1)])
+        shift = np.concatenate([[1], np.asarray(q["shift"]).reshape(-1)])
+        return Layer(ident, node.name, op, [acts[0]], [p], p, n_out,
+                     f"bb::avgpool2d<{ident}_P>({{in0}}, {{out}}, {ident}_mult, {ident}_shift, frames);",
+                     _struct(ident, **vals), _arrays(ident, mult=mult, shift=shift))
+    if op == "GlobalAveragePool":
+        h, w, c = hwc(x)
+        vals = dict(H=h, W=w, C=c, LANES=p, ZP_IN=q["zp_in"], ZP_OUT=q["zp_out"], LO=-128, HI=127,
+                    MULT=int(q["mult"]), SHIFT=int(q["shift"]))
+        return Layer(ident, node.name, op, [acts[0]], [p], p, n_out,
+                     f"bb::global_avgpool<{ident}_P>({{in0}}, {{out}}, frames);", _struct(ident, **vals))
+    if op in ("Add", "Sub", "Mul"):
+        if op == "Mul":
+            vals = dict(N=n_out, LANES=p, ZA=q["zp_a"], ZB=q["zp_b"], MULT=q["mult"], SHIFT=q["shift"],
+                        ZP_OUT=q["zp_out"], LO=q["lo"], HI=q["hi"])
+            kern = "mul2"
+        else:
+            vals = dict(N=n_out, LANES=p, ZA=q["zp_a"], ZB=q["zp_b"], MA=q["mult_a"], MB=q["mult_b"],
+                        SHIFT=q["shift"], ZP_OUT=q["zp_out"], LO=q["lo"], HI=q["hi"])
+            kern = "add2"
+        ins = list(node.inputs[:2])
+        return Layer(ident, node.name, op, ins, [p, p], p, n_out,
+                     f"bb::{kern}<{ident}_P>({{in0}}, {{in1}}, {{out}}, frames);", _struct(ident, **vals))
+    if op == "Concat":
+        if len(y) != 4 and len(y) != 2 or node.attrs["axis"] != 1:
+            raise UnsupportedError(f"node '{node.name}' (Concat): only channel concatenation streams")
+        cs = ", ".join(str(hwc(g.shape(i))[2]) for i in acts)
+        ins = ", ".join(f"{{in{k}}}" for k in range(len(acts)))
+        return Layer(ident, node.name, op, list(acts), [p] * len(acts), p, n_out,
+                     f"bb::concat<{ho * wo}, {p}, {cs}>({{out}}, frames, {ins});")
+    if op == "Pad":
+        h, w, c = hwc(x)
+        b, e = node.attrs["begin"], node.attrs["end"]
+        if len(b) != 4 or b[0] or b[1] or e[0] or e[1] or min(b + e) < 0:
+            raise UnsupportedError(f"node '{node.name}' (Pad): only non-negative spatial padding streams")
+        return Layer(ident, node.name, op, [acts[0]], [p], p, n_out,
+                     f"bb::pad2d<{h}, {w}, {c}, {p}, {b[2]}, {b[3]}, {e[2]}, {e[3]}>({{in0}}, {{out}}, "
+                     f"{int(q['pad_value'])}, frames);")
+    raise UnsupportedError(f"node '{node.name}' ({op}): no HLS kernel")
+
+
+def layout_is_alias(g: Graph, node: Node) -> bool:
+    """True when a layout op keeps the NHWC stream order (so it needs no block)."""
+    if node.op not in LAYOUT_KINDS:
+        return False
+    x, y = g.shape(node.inputs[0]), g.shape(node.outputs[0])
+    if node.op == "Transpose":
+        perm = tuple(node.attrs["perm"])
+        kept = [i for i in perm if x[i] != 1]
+        return kept == sorted(kept) and x[0] == y[0]
+    # Only dropping or adding unit dimensions keeps the order of a stream whose channels
+    # are innermost: (N, C, 1, 1) <-> (N, C), or any reshape of a 1x1 pixel.
+    def core(s):
+        return [d for d in s[1:] if d != 1]
+    if len(x) == 4 and x[2] * x[3] != 1:
+        return len(y) == 4 and tuple(x) == tuple(y)
+    return core(x) == core(y)

@@ -1,0 +1,51 @@
+"""The whole output folder of ``gen`` as ``{relative path: bytes}`` (deterministic)."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from importlib import resources
+
+import numpy as np
+
+from bbgrap_hls.board import Board
+from bbgrap_hls.codegen.design import Design, build_design
+from bbgrap_hls.codegen.emit import render_hls
+from bbgrap_hls.codegen.vectors import golden, vectors
+from bbgrap_hls.ir import Graph
+from bbgrap_hls.plan import Plan
+
+
+def kernel_headers() -> dict[str, bytes]:
+    """The kernel library (``hw/hls/*.h``) copied into ``hls/``."""
+    root = resources.files("bbgrap_hls.hw") / "hls"
+    return {f"hls/{p.name}": p.read_bytes() for p in sorted(root.iterdir(), key=lambda p: p.name)
+            if p.name.endswith(".h")}
+
+
+def generate(g: Graph, plan: Plan, board: Board, feeds: dict[str, np.ndarray]) -> tuple[dict[str, bytes], Design]:
+    """Files of hls/, tb/ (and host/, vitis/ when their generators exist) for ``plan``.
+
+    Args:
+        g: the int8 graph (`bbgrap_hls.quant.quantize`).
+        plan: the plan made on the canonical graph.
+        board: the board the plan is for.
+        feeds: float input arrays (the seed input) for the test vectors.
+    """
+    frames = int(g.shape(g.inputs[0])[0])
+    design = build_design(g, plan, frames)
+    files = {k: v.encode() for k, v in render_hls(design, g, {c.id: c.name for c in board.cores}).items()}
+    files.update(kernel_headers())
+    env = golden(g, feeds)
+    for name, data in vectors(design, env).items():
+        files[f"tb/{name}"] = data
+    meta = {"frames": frames,
+            "inputs": [{"tensor": t, "ident": i, "elems": n, "shape": list(g.shape(t))} for t, i, n in design.inputs],
+            "outputs": [{"tensor": t, "ident": i, "elems": n, "shape": list(g.shape(t))} for t, i, n in design.outputs],
+            "cores": [c.name for c in design.cores]}
+    files["tb/vectors.json"] = (json.dumps(meta, indent=2, sort_keys=True) + "\n").encode()
+    return files, design
+
+
+def sha256(data: bytes) -> str:
+    return hashlib.sha256(data).hexdigest()

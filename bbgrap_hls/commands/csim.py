@@ -1,0 +1,71 @@
+"""``bbgrap-hls csim OUT``: g++ C simulation of a generated design vs the integer reference."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import tempfile
+from pathlib import Path
+
+import numpy as np
+
+from bbgrap_hls.errors import BadInputError, MismatchError
+
+
+def add_parser(sub) -> argparse.ArgumentParser:
+    p = sub.add_parser("csim", help="compile the generated HLS C++ with g++ and compare with the reference")
+    p.add_argument("out", metavar="OUT", help="a folder written by `bbgrap-hls gen`")
+    p.add_argument("--input", metavar="X.npy", help="input array (default: the seed input of gen)")
+    p.add_argument("-o", "--output", metavar="Y.npy", help="write the fabric's int8 outputs here")
+    return p
+
+
+def run(args: argparse.Namespace) -> int:
+    from bbgrap_hls.codegen import csim
+
+    out = Path(args.out)
+    meta_p = out / "tb" / "vectors.json"
+    if not meta_p.exists():
+        raise BadInputError(f"{out}: no tb/vectors.json (not a folder written by `bbgrap-hls gen`)")
+    meta = json.loads(meta_p.read_text())
+    outputs = [(o["tensor"], o["ident"], o["elems"]) for o in meta["outputs"]]
+    with tempfile.TemporaryDirectory(prefix="bbgrap-csim-") as tmp:
+        vec = out / "tb"
+        if args.input:
+            vec = Path(tmp)
+            _vectors_for(out, meta, np.load(args.input), vec)
+        res = csim.run(out, vec, outputs)
+    print(res.message)
+    if args.output:
+        first = meta["outputs"][0]
+        y = res.outputs.get(first["tensor"])
+        if y is not None:
+            np.save(args.output, y.reshape(meta["frames"], -1))
+    if not res.ok:
+        raise MismatchError(res.message)
+    return 0
+
+
+def _vectors_for(out: Path, meta: dict, x: np.ndarray, vec: Path) -> None:
+    """Recompute input and expected vectors for another input from the recorded gen options."""
+    from bbgrap_hls.codegen.vectors import golden, to_stream_order
+    from bbgrap_hls.frontend import load_model, parse_input_shapes
+    from bbgrap_hls.passes import canonicalize
+    from bbgrap_hls.quant.quantizer import quantize
+
+    man = json.loads((out / "manifest.json").read_text())
+    o = man["options"]
+    graph = canonicalize(load_model(o["model_path"], parse_input_shapes(o["input_shape"])))
+    calib = None
+    if o.get("calib_path"):
+        from bbgrap_hls.quant.calib import load_calibration
+
+        calib = load_calibration(o["calib_path"], graph)
+    gq = quantize(graph, calib, seed=o["seed"])
+    if len(meta["inputs"]) != 1:
+        raise BadInputError("csim --input: the model has several inputs; give them through gen")
+    env = golden(gq, {meta["inputs"][0]["tensor"]: x})
+    for i in meta["inputs"]:
+        (vec / f"in_{i['ident']}.bin").write_bytes(to_stream_order(env[i["tensor"]]).tobytes())
+    for i in meta["outputs"]:
+        (vec / f"expect_{i['ident']}.bin").write_bytes(to_stream_order(env[i["tensor"]]).tobytes())

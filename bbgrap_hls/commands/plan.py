@@ -1,0 +1,99 @@
+"""``bbgrap-hls plan MODEL --board B``: partition a model over a board's cores."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+
+from bbgrap_hls.commands.common import add_model_args, load_canonical
+from bbgrap_hls.plan import Plan
+
+
+def add_parser(sub) -> argparse.ArgumentParser:
+    from bbgrap_hls.search import OBJECTIVES, STRATEGIES
+
+    p = sub.add_parser("plan", help="partition a model over a board's cores (prints the plan)")
+    add_model_args(p)
+    p.add_argument("--board", required=True, help="bundled board name or board .yaml path")
+    p.add_argument("--strategy", choices=STRATEGIES, default="search")
+    p.add_argument("--objective", choices=OBJECTIVES, default="throughput")
+    p.add_argument("--time-limit", type=float, default=10.0, metavar="T",
+                   help="seconds for the local search of --strategy search (default 10)")
+    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--calib", default=None, help="ignored by plan (accepted for symmetry with gen)")
+    p.add_argument("--json", action="store_true", help="print plan.json instead of the tables")
+    return p
+
+
+def run(args: argparse.Namespace) -> int:
+    from bbgrap_hls.board import load_board
+    from bbgrap_hls.search import make_plan
+
+    board = load_board(args.board)
+    graph = load_canonical(args)
+    progress = _progress if sys.stderr.isatty() else None
+    plan = make_plan(graph, board, strategy=args.strategy, objective=args.objective,
+                     time_limit=args.time_limit, seed=args.seed, progress=progress)
+    if progress:
+        sys.stderr.write("\r\033[K")
+        sys.stderr.flush()
+    sys.stdout.write(plan.to_json() if args.json else format_plan(plan))
+    return 0
+
+
+_SPIN = "|/-\\"
+_tick = [0]
+
+
+def _progress(msg: str) -> None:
+    _tick[0] += 1
+    sys.stderr.write(f"\r\033[K{_SPIN[_tick[0] % 4]} {msg}")
+    sys.stderr.flush()
+
+
+def format_plan(plan: Plan) -> str:
+    """The readable summary: one table per core, totals, speed-ups over the baselines."""
+    lines = [f"model {plan.model} on {plan.board} ({plan.clock_mhz:g} MHz), strategy {plan.strategy}, "
+             f"objective {plan.objective}", ""]
+    by_name = {n.name: n for n in plan.nodes}
+    for c in plan.cores:
+        if not c.nodes:
+            continue
+        lines.append(f"core {c.id} ({c.name}): ii {c.ii_cycles} cycles")
+        lines.append(f"  {'node':<32} {'op':<18} {'pe':>5} {'simd':>5} {'ii':>10} {'dsp':>6} {'bram18':>7} {'lut':>8}")
+        for name in c.nodes:
+            n = by_name[name]
+            part = next((p for p in n.split or [] if p.core == c.id), None)
+            pe, simd, ii, dsp, bram, lut = ((part.pe, part.simd, part.ii_cycles, part.dsp, part.bram18, part.lut)
+                                            if part else (n.pe, n.simd, n.ii_cycles, n.dsp, n.bram18, n.lut))
+            tag = f" [co {part.co_begin}:{part.co_end}]" if part else ""
+            mark = " *" if name == plan.bottleneck else ""
+            lines.append(f"  {name[:32]:<32} {(n.op + tag)[:18]:<18} {pe:>5} {simd:>5} {ii:>10} {dsp:>6} "
+                         f"{bram:>7} {lut:>8}{mark}")
+        lines.append(f"  {'use / limit':<51} {'':>10} {_frac(c.dsp, c.dsp_limit):>6} "
+                     f"{_frac(c.bram18, c.bram18_limit):>7} {_frac(c.lut, c.lut_limit):>8}")
+        lines.append(f"  {'':<51} {'':>10} {c.dsp:>6} {c.bram18:>7} {c.lut:>8}  used")
+        lines.append(f"  {'':<51} {'':>10} {c.dsp_limit:>6} {c.bram18_limit:>7} {c.lut_limit:>8}  limit")
+        lines.append("")
+    tot = {r: sum(getattr(c, r) for c in plan.cores) for r in ("dsp", "bram18", "uram", "lut")}
+    lines.append(f"total: {tot['dsp']} DSP, {tot['bram18']} BRAM18, {tot['uram']} URAM, {tot['lut']} LUT "
+                 f"on {sum(1 for c in plan.cores if c.nodes)} core(s)")
+    if plan.host_ops:
+        lines.append(f"host ops: {', '.join(plan.host_ops)}")
+    lines.append(f"ii {plan.ii_cycles} cycles (bottleneck {plan.bottleneck}) -> {plan.fps:,.1f} frames/s; "
+                 f"latency {plan.latency_cycles} cycles = {plan.latency_us:,.2f} us")
+    opt = plan.optimizer
+    lines.append(f"optimizer: {opt.get('transfers_before', 0)} cross-core edges -> {opt.get('transfers_after', 0)} "
+                 f"transfers; buffers {opt.get('buffers_before', 0)} -> {opt.get('buffers_after', 0)}, barriers "
+                 f"{opt.get('barriers_before', 0)} -> {opt.get('barriers_after', 0)}; off-chip bytes/frame "
+                 f"{opt.get('offchip_bytes_per_frame_before', 0)} -> {opt.get('offchip_bytes_per_frame_after', 0)}")
+    lines.append(f"optimal: {'yes' if plan.optimal else 'no'} ({plan.optimality_note}); "
+                 f"search {plan.search_seconds:.2f} s")
+    for name, fps in sorted(plan.baselines.items()):
+        ratio = f"{plan.fps / fps:.2f}x" if fps > 0 else "baseline infeasible"
+        lines.append(f"  vs {name:<7} {fps:>16,.1f} frames/s  speed-up {ratio}")
+    return "\n".join(lines) + "\n"
+
+
+def _frac(a: int, b: int) -> str:
+    return f"{100 * a / b:.0f}%" if b else "-"

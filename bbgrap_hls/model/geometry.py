@@ -1,0 +1,111 @@
+"""Shapes and window parameters of a node, as the cost model sees them.
+
+Activations stream NHWC with channels innermost; a 2-D tensor ``(N, C)`` is one pixel of
+``C`` channels. Window attributes are read from the canonical node (``kernel``/
+``kernel_shape``, ``strides``, ``pads``, ``dilations``, ``group``) with ONNX defaults.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from bbgrap_hls.ir import Graph, Node
+
+
+@dataclass(frozen=True)
+class Geometry:
+    """Input/output sizes and the window of one node.
+
+    Attributes:
+        h, w, c: input height, width, channels (first activation input).
+        ho, wo, co: output height, width, channels.
+        kh, kw: window size (dilation applied: the span in input pixels).
+        sh, sw: strides.
+        pads: (top, left, bottom, right).
+        group: convolution groups (1 otherwise).
+        in_channels: channel count of every activation input (Concat, Add).
+    """
+
+    h: int
+    w: int
+    c: int
+    ho: int
+    wo: int
+    co: int
+    kh: int = 1
+    kw: int = 1
+    sh: int = 1
+    sw: int = 1
+    pads: tuple[int, int, int, int] = (0, 0, 0, 0)
+    group: int = 1
+    in_channels: tuple[int, ...] = ()
+
+    @property
+    def hp(self) -> int:
+        return self.h + self.pads[0] + self.pads[2]
+
+    @property
+    def wp(self) -> int:
+        return self.w + self.pads[1] + self.pads[3]
+
+    @property
+    def k(self) -> int:
+        return self.kh * self.kw
+
+    @property
+    def in_elems(self) -> int:
+        return self.h * self.w * self.c
+
+    @property
+    def out_elems(self) -> int:
+        return self.ho * self.wo * self.co
+
+    @property
+    def pointwise(self) -> bool:
+        """A 1×1, stride-1, unpadded window: no line buffer needed."""
+        return self.k == 1 and self.sh == 1 and self.sw == 1 and not any(self.pads)
+
+
+def hwc(shape: tuple[int, ...]) -> tuple[int, int, int]:
+    """(H, W, C) of an NCHW or (N, C...) shape: rank 4 is NCHW, else one pixel."""
+    if len(shape) == 4:
+        return int(shape[2]), int(shape[3]), int(shape[1])
+    if len(shape) <= 1:
+        return 1, 1, int(shape[0]) if shape else 1
+    c = 1
+    for d in shape[1:]:
+        c *= int(d)
+    return 1, 1, c
+
+
+def _pair(v, default: int) -> tuple[int, int]:
+    if v is None:
+        return default, default
+    v = tuple(int(x) for x in (v if isinstance(v, (list, tuple)) else (v, v)))
+    return (v[0], v[1]) if len(v) >= 2 else (v[0], v[0])
+
+
+def geometry(node: Node, graph: Graph) -> Geometry:
+    """The geometry of ``node`` in ``graph`` (see `Geometry`)."""
+    acts = graph.act_inputs(node)
+    if not acts:
+        acts = [i for i in node.inputs if i][:1]
+    h, w, c = hwc(graph.shape(acts[0])) if acts else (1, 1, 1)
+    ho, wo, co = hwc(graph.shape(node.outputs[0]))
+    a = node.attrs
+    kh, kw = _pair(a.get("kernel", a.get("kernel_shape")), 1)
+    if node.op == "Conv" and "kernel" not in a and "kernel_shape" not in a and len(node.inputs) > 1:
+        ws = graph.shape(node.inputs[1])
+        if len(ws) == 4:
+            kh, kw = int(ws[2]), int(ws[3])
+    dh, dw = _pair(a.get("dilations"), 1)
+    sh, sw = _pair(a.get("strides"), 1)
+    p = a.get("pads") or (0, 0, 0, 0)
+    p = tuple(int(x) for x in p)
+    pads = (p[0], p[1], p[2], p[3]) if len(p) == 4 else (0, 0, 0, 0)
+    return Geometry(
+        h=h, w=w, c=c, ho=ho, wo=wo, co=co,
+        kh=(kh - 1) * dh + 1, kw=(kw - 1) * dw + 1, sh=sh, sw=sw, pads=pads,
+        group=int(a.get("group", 1)),
+        in_channels=tuple(hwc(graph.shape(t))[2] for t in acts),
+    )

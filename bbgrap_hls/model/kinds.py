@@ -1,0 +1,125 @@
+"""Op kind -> block kind, legal foldings, and the cost of a node at a folding.
+
+An op kind without a block raises `UnsupportedError` naming the node: a missing cost is
+an error, never a silent zero. An op class may also declare ``cost_block = "<kind>"``.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import replace
+
+from bbgrap_hls.errors import UnsupportedError
+from bbgrap_hls.ir import Graph, Node
+from bbgrap_hls.model.blocks import BLOCKS, BlockCost
+from bbgrap_hls.model.geometry import Geometry, geometry
+
+LUT_ACTIVATIONS = (
+    "Relu", "Relu6", "Sigmoid", "Tanh", "HardSigmoid", "HardSwish", "LeakyRelu", "Clip", "Elu",
+    "Selu", "Gelu", "Silu", "Swish", "Softplus", "Softsign", "Mish", "PRelu", "Celu", "Erf",
+    "Exp", "Neg", "Abs", "Sign", "Sqrt", "Reciprocal", "Log", "ThresholdedRelu", "Lut",
+)
+
+OP_BLOCKS: dict[str, str] = {
+    "Dense": "dense", "Gemm": "dense", "MatMul": "dense",
+    "MaxPool": "maxpool", "AveragePool": "avgpool",
+    "GlobalAveragePool": "gap", "GlobalMaxPool": "gap",
+    "Add": "eltwise2", "Mul": "eltwise2", "Sub": "eltwise2",
+    "ChannelAffine": "affine",
+    "Concat": "concat",
+    "Transpose": "shuffle", "ChannelShuffle": "shuffle",
+    "Pad": "pad",
+    "Flatten": "wire", "Identity": "wire", "Squeeze": "wire", "Unsqueeze": "wire",
+    "Dropout": "wire",
+    **{k: "lut" for k in LUT_ACTIVATIONS},
+}
+"""Op kind -> block kind (Conv and Reshape are decided per node by `block_kind`)."""
+
+FUSABLE_ACTS = ("Relu", "Relu6")
+"""Activations fused into a preceding Conv/Dense (the requantiser's clamp)."""
+
+WEIGHTED = ("conv", "dense")
+"""Blocks with independent ``pe`` and ``simd``; every other block has ``pe == simd``."""
+
+
+def block_kind(node: Node, graph: Graph) -> str:
+    """The block kind that implements ``node``.
+
+    Raises:
+        UnsupportedError: the op kind has no cost model.
+    """
+    from bbgrap_hls.ops import REGISTRY
+
+    op = REGISTRY.get(node.op)
+    declared = getattr(op, "cost_block", None) if op is not None else None
+    if declared:
+        return declared
+    if node.op == "Conv":
+        g = geometry(node, graph)
+        if g.group > 1 and g.group == g.c and g.co == g.c:
+            return "dwconv"
+        return "conv"
+    if node.op == "Reshape":
+        out = graph.shape(node.outputs[0])
+        src = graph.shape(graph.act_inputs(node)[0]) if graph.act_inputs(node) else out
+        return "wire" if len(out) <= 2 or tuple(out) == tuple(src) else "shuffle"
+    kind = OP_BLOCKS.get(node.op)
+    if kind is None:
+        raise UnsupportedError(
+            f"node '{node.name}' ({node.op}): no cost model for op kind '{node.op}' "
+            f"(known: Conv, Reshape, {', '.join(sorted(OP_BLOCKS))})")
+    return kind
+
+
+def divisors(n: int) -> list[int]:
+    """Positive divisors of ``n`` ascending."""
+    small, large = [], []
+    k = 1
+    while k * k <= n:
+        if n % k == 0:
+            small.append(k)
+            if k * k != n:
+                large.append(n // k)
+        k += 1
+    return small + large[::-1]
+
+
+def lane_channels(g: Geometry, kind: str) -> int:
+    """The channel count every lane count of a pe == simd block must divide."""
+    if kind == "concat":
+        c = 0
+        for ci in g.in_channels or (g.c,):
+            c = _gcd(c, ci)
+        return c
+    if kind == "pad":
+        return _gcd(g.c, g.co)
+    if kind == "eltwise2":
+        return _gcd(g.co, *(g.in_channels or (g.c,)))
+    return g.c
+
+
+def _gcd(*xs: int) -> int:
+    out = 0
+    for x in xs:
+        out = math.gcd(out, x)
+    return out
+
+
+def foldings(kind: str, g: Geometry) -> list[tuple[int, int]]:
+    """Legal ``(pe, simd)`` pairs of a block, in ascending parallelism."""
+    if kind in WEIGHTED:
+        return [(pe, simd) for pe in divisors(g.co) for simd in divisors(g.c)]
+    if kind == "wire":
+        return [(1, 1)]
+    return [(p, p) for p in divisors(lane_channels(g, kind))]
+
+
+def block_cost(kind: str, g: Geometry, pe: int, simd: int) -> BlockCost:
+    """Cost of a block kind at a folding (the folding must be legal)."""
+    return BLOCKS[kind](g, pe, simd)
+
+
+def node_geometry(node: Node, graph: Graph, co: int | None = None) -> Geometry:
+    """Geometry of ``node``; ``co`` overrides the output channels (a split part)."""
+    g = geometry(node, graph)
+    return g if co is None else replace(g, co=co)

@@ -1,0 +1,64 @@
+"""Memory mapping: how many RAMB18 (or LUTs, for LUTRAM) a ``width × depth`` memory needs.
+
+A memory smaller than ``LUTRAM_BITS`` bits lives in LUTs (distributed RAM: one LUT6 holds
+64 × 1 bits). Anything larger is built from RAMB18s in the aspect ratio that needs the
+fewest blocks (docs/hardware.md, "Resources").
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+LUTRAM_BITS = 1024
+"""Memories with fewer bits than this go to LUTRAM, not BRAM."""
+
+RAMB18_SHAPES: tuple[tuple[int, int], ...] = (
+    (16384, 1), (8192, 2), (4096, 4), (2048, 9), (1024, 18), (512, 36),
+)
+"""RAMB18 aspect ratios as (depth, width)."""
+
+LUTRAM_DEPTH = 64
+"""Words per LUT6 used as distributed RAM (64 × 1)."""
+
+
+@dataclass(frozen=True)
+class MemCost:
+    """Resources of one memory.
+
+    Attributes:
+        bram18: RAMB18 blocks.
+        lut: LUTs used as distributed RAM.
+    """
+
+    bram18: int = 0
+    lut: int = 0
+
+    def __add__(self, other: MemCost) -> MemCost:
+        return MemCost(self.bram18 + other.bram18, self.lut + other.lut)
+
+    def times(self, k: int) -> MemCost:
+        """``k`` copies of this memory."""
+        return MemCost(self.bram18 * k, self.lut * k)
+
+
+def _ceil(a: int, b: int) -> int:
+    return -(-a // b)
+
+
+def memory(width_bits: int, depth: int) -> MemCost:
+    """Resources of a ``width_bits`` wide, ``depth`` deep memory.
+
+    Args:
+        width_bits: bits per word (> 0).
+        depth: words (0 gives an empty memory).
+
+    Returns:
+        ``MemCost(0, ceil(depth/64)·width)`` below 1,024 bits, else the fewest RAMB18 over
+        the aspect ratios: ``min over (D, Wd) of ceil(depth/D)·ceil(width/Wd)``.
+    """
+    if depth <= 0 or width_bits <= 0:
+        return MemCost()
+    if width_bits * depth < LUTRAM_BITS:
+        return MemCost(0, _ceil(depth, LUTRAM_DEPTH) * width_bits)
+    best = min(_ceil(depth, d) * _ceil(width_bits, w) for d, w in RAMB18_SHAPES)
+    return MemCost(best, 0)

@@ -1,0 +1,201 @@
+"""The plan: where every node runs, its folding, every channel, and the predicted speed.
+
+Schema: docs/plan.md. `Plan.to_json` writes deterministic text (sorted keys, floats with
+at most 6 significant digits); `Plan.from_json` reads it back to an equal `Plan`.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import asdict, dataclass, field, fields
+from typing import Any
+
+from bbgrap_hls.errors import BadInputError
+
+SCHEMA_VERSION = 1
+
+
+@dataclass
+class SplitPart:
+    """Output channels ``[co_begin, co_end)`` of a split node, computed on ``core``."""
+
+    core: int
+    co_begin: int
+    co_end: int
+    pe: int
+    simd: int
+    ii_cycles: int
+    dsp: int
+    bram18: int
+    uram: int
+    lut: int
+
+
+@dataclass
+class NodePlan:
+    """Placement, folding and cost of one node (docs/plan.md, "Node")."""
+
+    name: str
+    op: str
+    block: str
+    core: int | None
+    pe: int
+    simd: int
+    ii_cycles: int
+    latency_cycles: int
+    dsp: int
+    bram18: int
+    uram: int
+    lut: int
+    fused_into: str | None = None
+    split: list[SplitPart] | None = None
+
+
+@dataclass
+class CorePlan:
+    """Use of one core against its limits (docs/plan.md, "Core")."""
+
+    id: int
+    name: str
+    nodes: list[str]
+    dsp: int
+    bram18: int
+    uram: int
+    lut: int
+    dsp_limit: int
+    bram18_limit: int
+    uram_limit: int
+    lut_limit: int
+    ii_cycles: int
+
+
+@dataclass
+class ChannelPlan:
+    """One edge of the mapped graph: a tensor from its producer to one reader."""
+
+    tensor: str
+    src: str
+    dst: str
+    src_core: int | None
+    dst_core: int | None
+    kind: str
+    transfer: int | None
+    depth: int
+    width_lanes: int
+    bits_per_frame: int
+    ii_cycles: int
+    barrier: bool
+    bram18: int
+
+
+@dataclass
+class TransferPlan:
+    """A tensor leaving its core towards one destination core (deduplicated)."""
+
+    id: int
+    tensor: str
+    src_core: int
+    dst_core: int
+    kind: str
+    route: list[int]
+    memory: str | None
+    bits_per_frame: int
+    ii_cycles: int
+    latency_cycles: int
+    barrier: bool
+    readers: list[str]
+
+
+@dataclass
+class Plan:
+    """The search result (docs/plan.md)."""
+
+    model: str
+    strategy: str
+    objective: str
+    ii_cycles: int
+    bottleneck: str
+    fps: float
+    latency_cycles: int
+    latency_us: float
+    optimal: bool
+    optimality_note: str
+    search_seconds: float
+    board: str
+    clock_mhz: float
+    core_order: list[int]
+    cores: list[CorePlan]
+    nodes: list[NodePlan]
+    channels: list[ChannelPlan]
+    transfers: list[TransferPlan]
+    host_ops: list[str]
+    baselines: dict[str, float] = field(default_factory=dict)
+    optimizer: dict[str, Any] = field(default_factory=dict)
+    version: int = SCHEMA_VERSION
+
+    # -- lookups -----------------------------------------------------------------
+    def node(self, name: str) -> NodePlan:
+        for n in self.nodes:
+            if n.name == name:
+                return n
+        raise KeyError(name)
+
+    def cores_of(self, name: str) -> list[int]:
+        """Every core that runs (a part of) node ``name``."""
+        n = self.node(name)
+        if n.split:
+            return [p.core for p in n.split]
+        return [] if n.core is None else [n.core]
+
+    # -- JSON ----------------------------------------------------------------------
+    def to_dict(self, stable: bool = False) -> dict[str, Any]:
+        d = _round(asdict(self))
+        if stable:
+            d["search_seconds"] = 0.0
+        return d
+
+    def to_json(self, stable: bool = False) -> str:
+        """Deterministic JSON text; ``stable`` zeroes the machine-dependent search time."""
+        return json.dumps(self.to_dict(stable), sort_keys=True, indent=2) + "\n"
+
+    @classmethod
+    def from_dict(cls, d: dict[str, Any]) -> Plan:
+        try:
+            kw = {f.name: d[f.name] for f in fields(cls) if f.name in d}
+            kw["cores"] = [CorePlan(**c) for c in d["cores"]]
+            kw["nodes"] = [_node(n) for n in d["nodes"]]
+            kw["channels"] = [ChannelPlan(**c) for c in d["channels"]]
+            kw["transfers"] = [TransferPlan(**t) for t in d["transfers"]]
+            return cls(**kw)
+        except (KeyError, TypeError) as e:
+            raise BadInputError(f"plan.json: does not follow docs/plan.md ({type(e).__name__}: {e})") from None
+
+    @classmethod
+    def from_json(cls, text: str) -> Plan:
+        try:
+            d = json.loads(text)
+        except json.JSONDecodeError as e:
+            raise BadInputError(f"plan.json: invalid JSON ({e})") from None
+        return cls.from_dict(d)
+
+
+def _node(d: dict[str, Any]) -> NodePlan:
+    d = dict(d)
+    if d.get("split") is not None:
+        d["split"] = [SplitPart(**p) for p in d["split"]]
+    return NodePlan(**d)
+
+
+def fmt_float(x: float) -> float:
+    """A float rounded to 6 significant digits (what plan.json writes)."""
+    return float(f"{x:.6g}")
+
+
+def _round(v: Any) -> Any:
+    if isinstance(v, float):
+        return fmt_float(v)
+    if isinstance(v, dict):
+        return {k: _round(x) for k, x in v.items()}
+    if isinstance(v, list):
+        return [_round(x) for x in v]
+    return v

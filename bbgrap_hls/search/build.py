@@ -1,0 +1,272 @@
+"""From a segmentation to a `Plan`: channels, transfers, link loads, FIFO depths, latency,
+per-core use; plus the repair step that keeps every core within its limits.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import numpy as np
+
+from bbgrap_hls.model import block_cost
+from bbgrap_hls.model.blocks import BlockCost
+from bbgrap_hls.model.links import (
+    fifo_cost,
+    link_cost,
+    stream_endpoint_lut,
+    width_converter_lut,
+)
+from bbgrap_hls.plan import ChannelPlan, CorePlan, NodePlan, Plan, SplitPart, TransferPlan
+from bbgrap_hls.search.dp import Segmentation
+from bbgrap_hls.search.problem import RES, Problem
+
+DEFAULT_DEPTH = 2
+FIFO_SLACK = 2
+
+
+@dataclass
+class _Part:
+    core: int
+    co_begin: int
+    co_end: int
+    pe: int
+    simd: int
+    cost: BlockCost
+
+
+def unit_parts(prob: Problem, seg: Segmentation, u: int) -> list[_Part]:
+    """The parts of unit ``u`` (one unless split), with their costs."""
+    unit = prob.units[u]
+    if u in seg.split:
+        k = len(seg.split[u])
+        t = unit.split_tables[k]
+        co = unit.geom.co // k
+        from dataclasses import replace
+        g = replace(unit.geom, co=co)
+        return [_Part(c, p * co, (p + 1) * co, int(t.pe[f]), int(t.simd[f]),
+                      block_cost(unit.kind, g, int(t.pe[f]), int(t.simd[f])))
+                for p, (c, f) in enumerate(seg.split[u])]
+    t, f = unit.table, seg.fold[u]
+    return [_Part(seg.core[u], 0, unit.geom.co, int(t.pe[f]), int(t.simd[f]),
+                  block_cost(unit.kind, unit.geom, int(t.pe[f]), int(t.simd[f])))]
+
+
+def _route(prob: Problem, a: int, b: int) -> list[int]:
+    path = prob.core_path
+    ia, ib = path.index(a), path.index(b)
+    return path[ia: ib + 1] if ia <= ib else path[ib: ia + 1][::-1]
+
+
+def build_plan(prob: Problem, seg: Segmentation, strategy: str, objective: str) -> Plan:
+    """Assemble the plan of ``seg`` (no repair; see `repair`)."""
+    board, graph = prob.board, prob.graph
+    parts = [unit_parts(prob, seg, u) for u in range(prob.m)]
+    out_core = [p[-1].core for p in parts]
+    out_lanes = [p[-1].pe if len(p) == 1 else math.gcd(*[q.pe for q in p]) for p in parts]
+    use = {c.id: np.zeros(4, dtype=np.int64) for c in board.cores}  # dsp, bram18, uram, lut
+    for ps in parts:
+        for p in ps:
+            use[p.core] += (p.cost.dsp, p.cost.bram18, p.cost.uram, p.cost.lut)
+    # -- transfers: one per (tensor, destination core) -------------------------------------
+    readers: dict[tuple[str, int], list[str]] = {}
+    src_of: dict[str, int] = {}
+    for u, unit in enumerate(prob.units):
+        for t, pu in zip(unit.in_tensors, unit.producers):
+            if pu < 0:
+                continue
+            for p in parts[u]:
+                if p.core != out_core[pu]:
+                    readers.setdefault((t, p.core), []).append(unit.node.name)
+                    src_of[t] = pu
+    transfers: list[TransferPlan] = []
+    hop_bits: dict[tuple[int, int], dict[str, int]] = {}
+    for tid, ((t, dst), names) in enumerate(sorted(readers.items(), key=lambda kv: (
+            prob.units[src_of[kv[0][0]]].index, prob.core_path.index(kv[0][1])))):
+        pu = src_of[t]
+        route = _route(prob, out_core[pu], dst)
+        bits = prob.tensor_bits[t]
+        lat = 0
+        for a, b in zip(route, route[1:]):
+            hop_bits.setdefault((a, b), {})[t] = bits
+            lat += board.link(a, b).latency_cycles
+        lanes = out_lanes[pu]
+        for k, c in enumerate(route):
+            use[c][3] += stream_endpoint_lut(lanes) * (1 if 0 < k < len(route) - 1 else 1)
+        transfers.append(TransferPlan(tid, t, out_core[pu], dst, "stream", route, None, bits, 0, lat,
+                                      False, sorted(set(names))))
+    hop_ii = {h: link_cost(sum(ts.values()), board.link(*h).width_bits, 0).ii for h, ts in hop_bits.items()}
+    for tr in transfers:
+        tr.ii_cycles = max((hop_ii[h] for h in zip(tr.route, tr.route[1:])), default=0)
+    tid_of = {(tr.tensor, tr.dst_core): tr.id for tr in transfers}
+    # -- latency profiles and channels ------------------------------------------------------
+    prof: dict[int, tuple[int, int]] = {}
+    chans: list[ChannelPlan] = []
+    unit_of_node: dict[str, int] = {}
+    for u, unit in enumerate(prob.units):
+        unit_of_node[unit.node.name] = u
+        arrivals = []
+        for t, pu in zip(unit.in_tensors, unit.producers):
+            a, b = prof.get(pu, (0, 0))
+            if pu >= 0 and out_core[pu] != parts[u][-1].core:
+                tr = transfers[tid_of[(t, parts[u][-1].core)]]
+                b = max(b, a + tr.ii_cycles) + tr.latency_cycles
+                a = a + tr.latency_cycles
+            arrivals.append((a + 1, b + 1))  # one register stage per FIFO
+        a_in = max((x[0] for x in arrivals), default=0)
+        b_in = max((x[1] for x in arrivals), default=0)
+        c = max((p.cost for p in parts[u]), key=lambda c: c.ii)
+        simd = parts[u][0].simd
+        in_beats = max(1, unit.geom.in_elems // max(1, simd))
+        a_out = a_in + math.ceil(c.fill * max(b_in - a_in, in_beats)) + c.first + c.depth
+        b_out = max(b_in + c.tail, a_in + c.ii) + c.depth
+        if len(parts[u]) > 1:
+            gather = sum(board.link(x, y).latency_cycles for x, y in
+                         zip(_route(prob, parts[u][0].core, parts[u][-1].core),
+                             _route(prob, parts[u][0].core, parts[u][-1].core)[1:]))
+            a_out, b_out = a_out + gather, b_out + gather
+        prof[u] = (a_out, max(b_out, a_out))
+        for k, (t, pu) in enumerate(zip(unit.in_tensors, unit.producers)):
+            bits = prob.tensor_bits[t]
+            lanes = out_lanes[pu] if pu >= 0 else simd
+            src = prob.units[pu].node.name if pu >= 0 else "@input"
+            beats = max(1, bits // 8 // lanes)
+            depth = DEFAULT_DEPTH
+            if len(arrivals) > 1:
+                a_max = a_in
+                span = max(1, arrivals[k][1] - arrivals[k][0])
+                lag = a_max - arrivals[k][0]
+                if lag > 0:
+                    depth = min(beats, math.ceil(lag * beats / span)) + FIFO_SLACK
+            for p in parts[u]:
+                if pu < 0:
+                    kind, tid, src_core = "host", None, None
+                elif out_core[pu] == p.core:
+                    kind, tid, src_core = "fifo", None, out_core[pu]
+                else:
+                    kind, tid, src_core = "stream", tid_of[(t, p.core)], out_core[pu]
+                fc = fifo_cost(lanes, depth)
+                use[p.core][1] += fc.bram18
+                use[p.core][3] += fc.lut + width_converter_lut(lanes, p.simd)
+                ii = transfers[tid].ii_cycles if tid is not None else beats
+                chans.append(ChannelPlan(t, src, unit.node.name, src_core, p.core, kind, tid, depth,
+                                         lanes, bits, ii, False, fc.bram18))
+    for t in graph.outputs:
+        for u, unit in enumerate(prob.units):
+            if unit.out_tensor == t:
+                chans.append(ChannelPlan(t, unit.node.name, "@output", out_core[u], None, "host", None,
+                                         DEFAULT_DEPTH, out_lanes[u], prob.tensor_bits[t],
+                                         max(1, prob.tensor_bits[t] // 8 // out_lanes[u]), False, 0))
+    # -- nodes and cores --------------------------------------------------------------------
+    nodes: list[NodePlan] = []
+    fused_core = {}
+    for u, unit in enumerate(prob.units):
+        ps = parts[u]
+        for f in unit.fused:
+            fused_core[f] = (unit.node.name, out_core[u], ps[0].pe)
+    for n in graph.nodes:
+        if n.host:
+            nodes.append(NodePlan(n.name, n.op, "host", None, 1, 1, 0, 0, 0, 0, 0, 0))
+        elif n.name in fused_core:
+            owner, core, pe = fused_core[n.name]
+            nodes.append(NodePlan(n.name, n.op, "fused", core, pe, pe, 0, 0, 0, 0, 0, 0, owner))
+        else:
+            u = unit_of_node[n.name]
+            ps = parts[u]
+            split = None
+            if len(ps) > 1:
+                split = [SplitPart(p.core, p.co_begin, p.co_end, p.pe, p.simd, p.cost.ii, p.cost.dsp,
+                                   p.cost.bram18, p.cost.uram, p.cost.lut) for p in ps]
+            nodes.append(NodePlan(
+                n.name, n.op, prob.units[u].kind, ps[0].core, ps[0].pe, ps[0].simd,
+                max(p.cost.ii for p in ps), max(p.cost.depth for p in ps),
+                sum(p.cost.dsp for p in ps), sum(p.cost.bram18 for p in ps),
+                sum(p.cost.uram for p in ps), sum(p.cost.lut for p in ps), None, split))
+    cores = []
+    for c in board.cores:
+        names = [nd.name for nd in nodes if nd.block not in ("host", "fused") and c.id in (
+            [p.core for p in nd.split] if nd.split else [nd.core])]
+        core_ii = max((p.cost.ii for ps in parts for p in ps if p.core == c.id), default=0)
+        d = use[c.id]
+        cores.append(CorePlan(c.id, c.name, names, int(d[0]), int(d[1]), int(d[2]), int(d[3]),
+                              c.dsp_limit, c.bram18_limit, c.uram_limit, c.lut_limit, int(core_ii)))
+    # -- design ii, bottleneck, latency -------------------------------------------------------
+    cands = [(nd.ii_cycles, nd.name) for nd in nodes if nd.block not in ("host", "fused")]
+    cands += [(ii, f"link:{a}-{b}") for (a, b), ii in sorted(hop_ii.items())]
+    ii, bottleneck = max(cands, key=lambda x: (x[0], x[1] if False else 0))
+    ii = max(1, ii)
+    latency = max((prof[u][1] for u, unit in enumerate(prob.units) if unit.out_tensor in graph.outputs),
+                  default=max(p[1] for p in prof.values()))
+    latency += 1  # the output FIFO
+    fps = board.clock_mhz * 1e6 / ii
+    n_cross = sum(len(names) for names in readers.values())
+    off_before = sum(2 * prob.tensor_bits[t] // 8 * len(names) for (t, _), names in readers.items())
+    optimizer = {
+        "buffers_before": n_cross, "buffers_after": 0,
+        "barriers_before": n_cross, "barriers_after": 0,
+        "transfers_before": n_cross, "transfers_after": len(transfers),
+        "offchip_bytes_per_frame_before": off_before, "offchip_bytes_per_frame_after": 0,
+        "link_bytes_per_frame_after": sum(sum(ts.values()) for ts in hop_bits.values()) // 8,
+        "fifos_resized": sum(1 for ch in chans if ch.depth != DEFAULT_DEPTH),
+        "removed": _removed(readers, transfers, prob),
+    }
+    return Plan(
+        model=graph.name, strategy=strategy, objective=objective, ii_cycles=int(ii),
+        bottleneck=bottleneck, fps=fps, latency_cycles=int(latency),
+        latency_us=latency / board.clock_mhz, optimal=False, optimality_note="",
+        search_seconds=0.0, board=board.name, clock_mhz=board.clock_mhz,
+        core_order=list(prob.core_path), cores=cores, nodes=nodes, channels=chans,
+        transfers=transfers, host_ops=list(prob.host_ops), optimizer=optimizer)
+
+
+def _removed(readers, transfers, prob) -> list[str]:
+    out = []
+    for (t, dst), names in sorted(readers.items()):
+        if len(names) > 1:
+            out.append(f"tensor {t} to core {dst}: {len(names)} reader edges share one transfer "
+                       f"({len(names) - 1} duplicate crossing(s) removed)")
+    for tr in transfers:
+        out.append(f"tensor {tr.tensor} core {tr.src_core}->{tr.dst_core}: off-chip buffer and barrier "
+                   f"replaced by a stream over route {tr.route}")
+    return out
+
+
+def violations(plan: Plan) -> list[tuple[int, str, int, int]]:
+    """(core, resource, use, limit) for every limit a plan exceeds."""
+    out = []
+    for c in plan.cores:
+        for r in ("dsp", "bram18", "uram", "lut"):
+            if getattr(c, r) > getattr(c, f"{r}_limit"):
+                out.append((c.id, r, getattr(c, r), getattr(c, f"{r}_limit")))
+    return out
+
+
+def repair(prob: Problem, seg: Segmentation, strategy: str, objective: str) -> tuple[Plan, Segmentation]:
+    """Build the plan; while a core is over a limit, lower the folding that frees the most of
+    that resource for the least ii increase. Returns the plan (possibly still over when
+    every unit on the core is at its smallest folding: the caller reports infeasible)."""
+    r_index = {"dsp": 0, "bram18": 1, "lut": 2}
+    for _ in range(10 * prob.m + 10):
+        plan = build_plan(prob, seg, strategy, objective)
+        bad = [v for v in violations(plan) if v[1] in r_index]
+        if not bad:
+            return plan, seg
+        core, res, _, _ = bad[0]
+        r = r_index[res]
+        best = None
+        for u in range(prob.m):
+            if seg.core[u] != core or u in seg.split:
+                continue
+            t, f = prob.units[u].table, seg.fold[u]
+            cheaper = np.nonzero(t.res[:, r] < t.res[f, r])[0]
+            for g in cheaper:
+                key = (int(t.ii[g]), -int(t.res[f, r] - t.res[g, r]), u, int(g))
+                if best is None or key < best:
+                    best = key
+        if best is None:
+            return plan, seg
+        seg.fold[best[2]] = best[3]
+    return build_plan(prob, seg, strategy, objective), seg
+
+
+_ = RES

@@ -1,0 +1,124 @@
+"""Folding choice: the cheapest folding of a unit that meets a target ii.
+
+A *rule* is a weight vector over (dsp, bram18, lut); at target ``T`` a unit takes the
+folding with ``ii <= T`` of least weighted resource use. Tables are sorted by ii
+descending, so the foldings meeting ``T`` are a suffix and the choice is a suffix argmin.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from bbgrap_hls.search.problem import Table
+
+BIG = np.int64(1) << 50
+"""Resource use of 'no folding meets the target' (never fits)."""
+
+
+@dataclass
+class Chooser:
+    """Precomputed suffix argmins of one table under one rule."""
+
+    table: Table
+    best: np.ndarray      # best[pos]: folding index of least cost among positions >= pos
+    monotone: bool        # resources never decrease as the target tightens
+
+    def pick(self, target: int) -> int:
+        """Folding index meeting ``target`` at least cost, or -1 when none does."""
+        pos = int(np.searchsorted(-self.table.ii, -target, side="left"))
+        return -1 if pos >= len(self.best) else int(self.best[pos])
+
+
+def make_chooser(table: Table, weights: np.ndarray) -> Chooser:
+    cost = table.res @ weights
+    n = len(cost)
+    best = np.empty(n, dtype=np.int64)
+    b = n - 1
+    for pos in range(n - 1, -1, -1):
+        if cost[pos] < cost[b] or (cost[pos] == cost[b] and table.ii[pos] > table.ii[b]):
+            b = pos
+        best[pos] = b
+    r = table.res[best]
+    monotone = bool(np.all(r[1:] >= r[:-1])) if n > 1 else True
+    return Chooser(table, best, monotone)
+
+
+def rules(limits: np.ndarray) -> list[np.ndarray]:
+    """The weightings tried: balanced (each resource over its limit), then each one alone
+    with the others as tie-breakers."""
+    inv = 1.0 / np.maximum(limits.astype(float), 1.0)
+    out = [inv]
+    for r in range(3):
+        w = inv * 1e-3
+        w[r] = inv[r]
+        out.append(w)
+    return out
+
+
+def candidate_targets(tables: list[Table]) -> np.ndarray:
+    """Every ii any folding of these tables has, ascending."""
+    return np.unique(np.concatenate([t.ii for t in tables])) if tables else np.array([0])
+
+
+def fold_core(tables: list[Table], limits: np.ndarray) -> tuple[int, list[int]] | None:
+    """Least target ii at which all ``tables`` fit ``limits`` together (one core).
+
+    Returns:
+        ``(ii, folding index per table)`` or None when nothing fits even at the smallest
+        folding. Bisection over the candidate targets, best over the rules.
+    """
+    if not tables:
+        return 0, []
+    cands = candidate_targets(tables)
+    best: tuple[int, list[int]] | None = None
+    for w in rules(limits):
+        choosers = [make_chooser(t, w) for t in tables]
+
+        def fits(target: int) -> list[int] | None:
+            idx = [c.pick(target) for c in choosers]
+            if min(idx) < 0:
+                return None
+            use = sum(c.table.res[i] for c, i in zip(choosers, idx))
+            return idx if np.all(use <= limits) else None
+
+        lo, hi = 0, len(cands) - 1
+        if fits(int(cands[hi])) is None:
+            continue
+        while lo < hi:
+            mid = (lo + hi) // 2
+            if fits(int(cands[mid])) is not None:
+                hi = mid
+            else:
+                lo = mid + 1
+        idx = fits(int(cands[lo]))
+        ii = max(int(c.table.ii[i]) for c, i in zip(choosers, idx))
+        if best is None or ii < best[0]:
+            best = (ii, idx)
+    return best
+
+
+def balance(tables: list[Table], limits: np.ndarray, start: list[int]) -> list[int]:
+    """FINN-style balancing: raise the folding of the slowest unit while the core fits.
+
+    Each step moves the bottleneck unit to its cheapest faster folding; it stops when the
+    bottleneck cannot get faster within ``limits``.
+    """
+    idx = list(start)
+    use = sum(t.res[i] for t, i in zip(tables, idx)) if tables else np.zeros(3, np.int64)
+    while tables:
+        iis = [int(t.ii[i]) for t, i in zip(tables, idx)]
+        u = int(np.argmax(iis))
+        t = tables[u]
+        faster = np.nonzero(t.ii < iis[u])[0]
+        if len(faster) == 0:
+            break
+        room = limits - (use - t.res[idx[u]])
+        ok = [f for f in faster if np.all(t.res[f] <= room)]
+        if not ok:
+            break
+        f = min(ok, key=lambda f: (int(t.res[f].sum()), -int(t.ii[f])))
+        use = use - t.res[idx[u]] + t.res[f]
+        idx[u] = int(f)
+    return idx

@@ -1,0 +1,198 @@
+"""The strategies: exact, search (exact plus local refinement), and the baselines."""
+
+from __future__ import annotations
+
+import math
+import random
+import time
+
+import numpy as np
+
+from bbgrap_hls.errors import InfeasibleError
+from bbgrap_hls.search.dp import Segmentation, best_segmentation
+from bbgrap_hls.search.fold import balance, fold_core
+from bbgrap_hls.search.problem import RES, Problem
+
+
+def exact(prob: Problem, n_cores: int | None = None) -> Segmentation:
+    seg = best_segmentation(prob, n_cores)
+    if seg is None:
+        raise InfeasibleError(explain_infeasible(prob, n_cores))
+    return seg
+
+
+def single(prob: Problem) -> Segmentation:
+    return exact(prob, 1)
+
+
+def _fits(prob: Problem, core: int, units: list[int], folds: list[int]) -> bool:
+    use = sum((prob.units[u].table.res[f] for u, f in zip(units, folds)), np.zeros(3, np.int64))
+    return bool(np.all(use <= prob.limits(core)))
+
+
+def even(prob: Problem) -> Segmentation:
+    """Equal unit counts per core of the path, one parallelism ``s`` for every unit."""
+    path, m = prob.core_path, prob.m
+    n = min(len(path), m)
+    bounds = [round(q * m / n) for q in range(n + 1)]
+    core = [0] * m
+    for q in range(n):
+        for u in range(bounds[q], bounds[q + 1]):
+            core[u] = path[q]
+    best = None
+    s = 1
+    while s <= 4096:
+        folds = [_uniform(prob, u, s) for u in range(m)]
+        if all(_fits(prob, path[q], list(range(bounds[q], bounds[q + 1])),
+                     folds[bounds[q]: bounds[q + 1]]) for q in range(n)):
+            best = folds
+        elif best is not None:
+            break
+        s *= 2
+    if best is None:
+        raise InfeasibleError("even: " + explain_infeasible(prob))
+    return Segmentation(core=core, fold=best)
+
+
+def _uniform(prob: Problem, u: int, s: int) -> int:
+    t = prob.units[u].table
+    pe = max(int(p) for p in t.pe if p <= s)
+    simd = max(int(q) for q in t.simd if q <= s)
+    hit = np.nonzero((t.pe == pe) & (t.simd == simd))[0]
+    if len(hit):
+        return int(hit[0])
+    return int(np.nonzero(t.pe <= s)[0][-1])
+
+
+def _slowest(prob: Problem, u: int) -> int:
+    t = prob.units[u].table
+    return int(np.lexsort((t.res.sum(axis=1), -t.ii))[0])
+
+
+def greedy(prob: Problem) -> Segmentation:
+    """Fill cores in topological order at the lowest folding, then balance each core."""
+    path, m = prob.core_path, prob.m
+    core, fold = [0] * m, [_slowest(prob, u) for u in range(m)]
+    q, members = 0, {k: [] for k in path}
+    for u in range(m):
+        while not _fits(prob, path[q], members[path[q]] + [u], [fold[v] for v in members[path[q]] + [u]]):
+            q += 1
+            if q >= len(path):
+                raise InfeasibleError("greedy: " + explain_infeasible(prob))
+        members[path[q]].append(u)
+        core[u] = path[q]
+    for k, us in members.items():
+        idx = balance([prob.units[u].table for u in us], prob.limits(k), [fold[u] for u in us])
+        for u, f in zip(us, idx):
+            fold[u] = f
+    return Segmentation(core=core, fold=fold)
+
+
+def _core_ii(prob: Problem, k: int, units: list[int]) -> tuple[int, list[int]] | None:
+    return fold_core([prob.units[u].table for u in units], prob.limits(k))
+
+
+def _link_ii(prob: Problem, core: list[int]) -> int:
+    """Largest link ii of a contiguous mapping (cut sizes at each core boundary)."""
+    path, worst = prob.core_path, 0
+    for j in range(1, prob.m):
+        if core[j] != core[j - 1]:
+            a, b = path.index(core[j - 1]), path.index(core[j])
+            for x in range(a, b):
+                w = prob.link_width(path[x], path[x + 1]) or 1
+                worst = max(worst, -(-int(prob.cut_bits[j]) // w))
+    return worst
+
+
+def refine(prob: Problem, seg: Segmentation, time_limit: float, seed: int) -> Segmentation:
+    """Local search from ``seg``: refold every core on its own, then move boundary units
+    between neighbouring cores while the design ii drops. Split units stay where they are.
+    Deterministic for a seed: the move order is seeded and the iteration count bounded."""
+    if seg.split:
+        return seg
+    rng = random.Random(seed)
+    path = prob.core_path
+    core = list(seg.core)
+    t0 = time.monotonic()
+
+    cache: dict[tuple[int, tuple[int, ...]], tuple[int, list[int]] | None] = {}
+
+    def evaluate(core):
+        folds, worst = [0] * prob.m, _link_ii(prob, core)
+        for k in path:
+            us = tuple(u for u in range(prob.m) if core[u] == k)
+            if (k, us) not in cache:
+                cache[(k, us)] = _core_ii(prob, k, list(us))
+            r = cache[(k, us)]
+            if r is None:
+                return None
+            worst = max(worst, r[0])
+            for u, f in zip(us, r[1]):
+                folds[u] = f
+        return worst, folds
+
+    cur = evaluate(core)
+    if cur is None:
+        return seg
+    base_ii = max(int(prob.units[u].table.ii[seg.fold[u]]) for u in range(prob.m))
+    base_ii = max(base_ii, _link_ii(prob, seg.core))
+    if cur[0] > base_ii:
+        cur = (base_ii, list(seg.fold))
+    for _ in range(4 * prob.m + 20):
+        if time.monotonic() - t0 > time_limit:
+            break
+        moves = []
+        for j in range(1, prob.m):
+            if core[j] != core[j - 1]:
+                moves += [(j, core[j - 1]), (j - 1, core[j])]
+        rng.shuffle(moves)
+        improved = False
+        for u, k in moves:
+            trial = list(core)
+            trial[u] = k
+            r = evaluate(trial)
+            if r is not None and r[0] < cur[0]:
+                core, cur, improved = trial, r, True
+                break
+            if time.monotonic() - t0 > time_limit:
+                break
+        if not improved:
+            break
+    if cur[0] < base_ii:
+        return Segmentation(core=core, fold=cur[1], target=cur[0], monotone=False)
+    return seg
+
+
+def explain_infeasible(prob: Problem, n_cores: int | None = None) -> str:
+    """Which resource on which core is short by how much, and the smallest change that fits."""
+    names = ("DSP", "BRAM18", "LUT")
+    path = prob.core_path[: n_cores or len(prob.core_path)]
+    lims = [prob.limits(k) for k in path]
+    big = max(lims, key=lambda x: tuple(x))
+    for u in prob.units:
+        t = u.table
+        low = t.res.min(axis=0)
+        for r in range(3):
+            if low[r] > big[r] and not u.split_tables:
+                f = int(np.argmin(t.res[:, r]))
+                parts = math.ceil(low[r] / big[r])
+                return (f"node '{u.node.name}' ({u.node.op}, output {u.geom.ho}x{u.geom.wo}x{u.geom.co}) "
+                        f"needs {int(low[r])} {names[r]} even at its lowest folding (pe={int(t.pe[f])}, "
+                        f"simd={int(t.simd[f])}); core {path[0]} allows {int(big[r])}: short by "
+                        f"{int(low[r] - big[r])}. Smallest change: split it over >= {parts} cores "
+                        f"(a board with >= {parts} linked cores) or a core with >= {int(low[r])} {names[r]}")
+    need = sum(u.table.res.min(axis=0) for u in prob.units)
+    total = sum(lims)
+    for r in range(3):
+        if need[r] > total[r]:
+            per = int(big[r])
+            return (f"the model needs {int(need[r])} {names[r]} at the lowest folding, the "
+                    f"{len(path)} core(s) {path} allow {int(total[r])} together: short by "
+                    f"{int(need[r] - total[r])}. Smallest change: a board with >= "
+                    f"{math.ceil(need[r] / per)} cores of {per} {names[r]} each")
+    return (f"no contiguous split of the {prob.m} blocks over cores {path} fits every core's "
+            f"limits and every link (largest cut {int(prob.cut_bits.max())} bits/frame); "
+            f"try a board with more cores, or --strategy greedy")
+
+
+_ = RES

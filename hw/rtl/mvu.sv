@@ -1,0 +1,197 @@
+`default_nettype none
+// Matrix-vector unit: y = requant(bias + W x) for a stream of vectors of MW int8 values.
+// Folding: SIMD input lanes, PE output lanes; SF = MW/SIMD input beats per vector, NF = MH/PE
+// neuron folds. Fold 0 consumes the input beats as they arrive and stores them; folds
+// 1..NF-1 reuse the stored vector, so a vector takes SF*NF cycles (ii per vector) and the
+// input is stalled during folds 1..NF-1. Output: NF beats of PE int8 lanes per vector,
+// 5 cycles after the fold's last compute cycle.
+// Memories ($readmemh; words in fold order, lane/bank i at bits [i*width +: width]):
+//   W_FILE : NF*SF words of PE*SIMD*8 bits, address nf*SF+sf, bank pe, lane s holds
+//            W[nf*PE+pe][sf*SIMD+s]
+//   B_FILE : NF words of PE*32 bits (int32 bias', lane pe = row nf*PE+pe)
+//   RQ_FILE: NF words of PE*64 bits ({m, s, zp, lo, hi} per row)
+module mvu #(
+    parameter int MW      = 8,
+    parameter int MH      = 4,
+    parameter int SIMD    = 2,
+    parameter int PE      = 2,
+    parameter     W_FILE  = "",
+    parameter     B_FILE  = "",
+    parameter     RQ_FILE = ""
+) (
+    input  wire                 clk,
+    input  wire                 rst,
+    input  wire                 s_axis_tvalid,
+    output logic                s_axis_tready,
+    input  wire  [SIMD*8-1:0]   s_axis_tdata,
+    input  wire                 s_axis_tlast,
+    output logic                m_axis_tvalid,
+    input  wire                 m_axis_tready,
+    output logic [PE*8-1:0]     m_axis_tdata,
+    output logic                m_axis_tlast
+);
+  localparam int SF = MW / SIMD;
+  localparam int NF = MH / PE;
+  localparam int SW_ = SF > 1 ? $clog2(SF) : 1;
+  localparam int NW = NF > 1 ? $clog2(NF) : 1;
+  localparam int AW = SF * NF > 1 ? $clog2(SF * NF) : 1;
+
+  initial begin
+    if (SIMD < 1 || MW % SIMD != 0) $error("mvu: SIMD=%0d must divide MW=%0d", SIMD, MW);
+    if (PE < 1 || MH % PE != 0) $error("mvu: PE=%0d must divide MH=%0d", PE, MH);
+  end
+
+  /* verilator lint_off UNDRIVEN */  // ROMs: filled by $readmemh only
+  logic [PE*SIMD*8-1:0] wmem[SF*NF];
+  logic [PE*32-1:0] bmem[NF];
+  logic [PE*64-1:0] rqmem[NF];
+  /* verilator lint_on UNDRIVEN */
+  logic [SIMD*8-1:0] ibuf[SF];
+  generate
+    if (W_FILE != "") begin : g_w
+      initial $readmemh(W_FILE, wmem);
+    end
+    if (B_FILE != "") begin : g_b
+      initial $readmemh(B_FILE, bmem);
+    end
+    if (RQ_FILE != "") begin : g_rq
+      initial $readmemh(RQ_FILE, rqmem);
+    end
+  endgenerate
+
+  // ---- stage 0: fold counters, memory reads -------------------------------------------
+  logic en, fire;
+  logic [SW_-1:0] sf;
+  logic [NW-1:0] nf;
+  logic [AW-1:0] wa;
+  logic vlast;  // tlast of the vector held in ibuf
+  logic olast;
+
+  logic v1, sel1, first1, last1, olast1;
+  logic [NW-1:0] nf1;
+  logic [SIMD*8-1:0] sdat1, ibuf1;
+  logic [PE*SIMD*8-1:0] w1;
+
+  assign s_axis_tready = en && nf == '0;
+  assign fire = en && (nf != '0 || s_axis_tvalid);
+  assign olast = nf == NW'(NF - 1) && sf == SW_'(SF - 1) && (nf == '0 ? s_axis_tlast : vlast);
+
+  always_ff @(posedge clk) begin
+    if (fire && nf == '0) ibuf[sf] <= s_axis_tdata;
+    if (en) begin
+      sdat1 <= s_axis_tdata;
+      ibuf1 <= ibuf[sf];
+      w1 <= wmem[wa];
+      sel1 <= nf == '0;
+      first1 <= sf == '0;
+      last1 <= sf == SW_'(SF - 1);
+      olast1 <= olast;
+      nf1 <= nf;
+    end
+  end
+
+  always_ff @(posedge clk) begin
+    if (rst) begin
+      sf <= '0;
+      nf <= '0;
+      wa <= '0;
+      vlast <= 1'b0;
+      v1 <= 1'b0;
+    end else begin
+      if (en) v1 <= fire;
+      if (fire) begin
+        if (nf == '0 && sf == SW_'(SF - 1)) vlast <= s_axis_tlast;
+        wa <= wa == AW'(SF * NF - 1) ? '0 : wa + 1'b1;
+        if (sf == SW_'(SF - 1)) begin
+          sf <= '0;
+          nf <= nf == NW'(NF - 1) ? '0 : nf + 1'b1;
+        end else begin
+          sf <= sf + 1'b1;
+        end
+      end
+    end
+  end
+
+  // ---- stage 1: products ---------------------------------------------------------------
+  logic [SIMD*8-1:0] x1;
+  logic signed [15:0] prod2[PE][SIMD];
+  logic [PE*32-1:0] bias2;
+  logic v2, first2, last2, olast2;
+  logic [NW-1:0] nf2;
+  assign x1 = sel1 ? sdat1 : ibuf1;
+
+  always_ff @(posedge clk) begin
+    if (en) begin
+      for (int p = 0; p < PE; p++)
+        for (int s = 0; s < SIMD; s++)
+          prod2[p][s] <= signed'(x1[8*s+:8]) * signed'(w1[8*(p*SIMD+s)+:8]);
+      bias2 <= bmem[nf1];
+      first2 <= first1;
+      last2 <= last1;
+      olast2 <= olast1;
+      nf2 <= nf1;
+    end
+  end
+
+  // ---- stage 2: accumulate -------------------------------------------------------------
+  logic signed [31:0] acc[PE];
+  logic signed [31:0] acc_next[PE];
+  logic [PE*32-1:0] acc3;
+  logic [PE*64-1:0] rq3;
+  logic v3, olast3;
+
+  always_comb begin
+    for (int p = 0; p < PE; p++) begin
+      acc_next[p] = first2 ? signed'(bias2[32*p+:32]) : acc[p];
+      for (int s = 0; s < SIMD; s++) acc_next[p] = acc_next[p] + 32'(prod2[p][s]);
+    end
+  end
+
+  always_ff @(posedge clk) begin
+    if (en) begin
+      if (v2) for (int p = 0; p < PE; p++) acc[p] <= acc_next[p];
+      for (int p = 0; p < PE; p++) acc3[32*p+:32] <= acc_next[p];
+      rq3 <= rqmem[nf2];
+      olast3 <= olast2;
+    end
+  end
+
+  // ---- stages 3-4: requantise; output ---------------------------------------------------
+  logic v4, v5, olast4, olast5;
+  assign en = !v5 || m_axis_tready;
+
+  always_ff @(posedge clk) begin
+    if (rst) begin
+      v2 <= 1'b0;
+      v3 <= 1'b0;
+      v4 <= 1'b0;
+      v5 <= 1'b0;
+    end else if (en) begin
+      v2 <= v1;
+      v3 <= v2 && last2;
+      v4 <= v3;
+      v5 <= v4;
+    end
+  end
+
+  always_ff @(posedge clk) begin
+    if (en) begin
+      olast4 <= olast3;
+      olast5 <= olast4;
+    end
+  end
+
+  for (genvar p = 0; p < PE; p++) begin : g_rqlane
+    rq_lane lane (
+        .clk(clk),
+        .en (en),
+        .acc(signed'(acc3[32*p+:32])),
+        .rq (rq3[64*p+:64]),
+        .y  (m_axis_tdata[8*p+:8])
+    );
+  end
+
+  assign m_axis_tvalid = v5;
+  assign m_axis_tlast = olast5 && v5;
+endmodule
+`default_nettype wire

@@ -1,0 +1,61 @@
+"""Codegen without a compiler: identifiers, determinism, refusal rules of gen."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from bbgrap_hls.codegen.names import RESERVED, Namer, comment, legal_identifier
+
+
+@given(st.lists(st.text(max_size=80), max_size=30))
+def test_namer_gives_unique_legal_identifiers(names):
+    n = Namer("t_")
+    idents = [n(x) for x in names]
+    assert all(legal_identifier(i) for i in idents)
+    assert len(set(idents)) == len(set(names))
+    assert [n(x) for x in names] == idents  # stable
+
+
+@pytest.mark.parametrize("name", ["int", "module", "class", "logic", "9lives", "a__b", "x" * 200, "é"])
+def test_namer_avoids_keywords_and_bad_starts(name):
+    ident = Namer()(name)
+    assert legal_identifier(ident) and ident not in RESERVED
+
+
+@given(st.text(max_size=300))
+def test_comment_cannot_escape(text):
+    c = comment(text)
+    assert "*/" not in c and "\n" not in c and "\\" not in c and c.isascii()
+
+
+def _gen(model, out, *extra):
+    return subprocess.run([sys.executable, "-m", "bbgrap_hls.cli", "gen", str(model), "--board", "u250",
+                           "--strategy", "even", "-o", str(out), *extra], capture_output=True, text=True)
+
+
+@pytest.mark.filterwarnings("ignore:no calibration samples")
+def test_gen_is_byte_identical_and_refuses_non_empty(tmp_path):
+    from tests.test_csim import small_model
+
+    model = small_model(tmp_path / "m.onnx")
+    a, b = tmp_path / "a", tmp_path / "b"
+    assert _gen(model, a).returncode == 0
+    assert _gen(model, b).returncode == 0
+    fa = sorted(p.relative_to(a) for p in a.rglob("*") if p.is_file())
+    fb = sorted(p.relative_to(b) for p in b.rglob("*") if p.is_file())
+    assert fa == fb
+    assert all((a / p).read_bytes() == (b / p).read_bytes() for p in fa)
+    r = _gen(model, a)
+    assert r.returncode == 2 and "not empty" in r.stderr
+    (a / "mine.txt").write_text("keep")
+    assert _gen(model, a, "--force").returncode == 0
+    assert (a / "mine.txt").read_text() == "keep"
+    # every file is named by generated names only
+    assert all(p.name.startswith(("core", "layer", "in_", "expect_", "seed_", "vectors", "tb"))
+               for p in fa if p.parent.name in ("hls", "tb") and not p.name.startswith(("bb", "conv2d",
+               "dwconv", "eltwise", "pool2d", "streams", "hls_stream")))

@@ -1,0 +1,116 @@
+"""Cost model: memory mapping, block formulas of docs/hardware.md, links, missing costs."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from bbgrap_hls.errors import UnsupportedError
+from bbgrap_hls.ir import Graph, Node, Tensor
+from bbgrap_hls.model import (
+    Geometry,
+    block_cost,
+    block_kind,
+    buffer_cost,
+    divisors,
+    fifo_cost,
+    foldings,
+    link_cost,
+    memory,
+)
+
+
+@pytest.mark.parametrize("width", [1, 8, 9, 18, 36, 64])
+@pytest.mark.parametrize("depth", [1, 100, 511, 512, 2048, 5000])
+def test_memory_lutram_below_1024_bits_else_fewest_ramb18(width, depth):
+    m = memory(width, depth)
+    if width * depth < 1024:
+        assert m.bram18 == 0 and m.lut == -(-depth // 64) * width
+    else:
+        shapes = [(16384, 1), (8192, 2), (4096, 4), (2048, 9), (1024, 18), (512, 36)]
+        assert m.lut == 0
+        assert m.bram18 == min(-(-depth // d) * -(-width // w) for d, w in shapes)
+        assert m.bram18 * 18432 >= width * depth  # never less capacity than asked
+
+
+def test_memory_known_shapes():
+    assert memory(8, 2048).bram18 == 1      # 2K x 9
+    assert memory(36, 512).bram18 == 1
+    assert memory(72, 512).bram18 == 2
+    assert memory(8, 127).bram18 == 0       # 1,016 bits: LUTRAM
+
+
+CONV = Geometry(h=16, w=16, c=8, ho=16, wo=16, co=16, kh=3, kw=3, pads=(1, 1, 1, 1))
+
+
+@pytest.mark.parametrize("pe", [1, 2, 4, 16])
+@pytest.mark.parametrize("simd", [1, 2, 8])
+def test_conv_ii_dsp_as_the_contract_says(pe, simd):
+    g = CONV
+    c = block_cost("conv", g, pe, simd)
+    assert c.ii == max(18 * 18 * 8 // simd, 16 * 16 * (9 * 8 // simd) * (16 // pe))
+    assert c.dsp == pe * simd + pe
+    assert c.uram == 0
+
+
+@pytest.mark.parametrize("pe", [1, 5, 10])
+@pytest.mark.parametrize("simd", [1, 4, 64])
+def test_dense_ii(pe, simd):
+    g = Geometry(h=1, w=1, c=64, ho=1, wo=1, co=10)
+    c = block_cost("dense", g, pe, simd)
+    assert c.ii == (64 // simd) * (10 // pe)
+    assert c.dsp == pe * simd + pe
+
+
+@pytest.mark.parametrize("kind", ["maxpool", "avgpool", "dwconv"])
+@pytest.mark.parametrize("p", [1, 2, 8])
+def test_window_blocks_ii(kind, p):
+    g = Geometry(h=8, w=8, c=8, ho=4, wo=4, co=8, kh=2, kw=2, sh=2, sw=2)
+    assert block_cost(kind, g, p, p).ii == max(8 * 8 * 8 // p, 4 * 4 * 4 * 8 // p)
+
+
+@pytest.mark.parametrize("kind", ["eltwise2", "lut", "affine", "gap", "shuffle"])
+@pytest.mark.parametrize("p", [1, 4])
+def test_streaming_blocks_ii(kind, p):
+    g = Geometry(h=4, w=4, c=8, ho=4, wo=4, co=8, in_channels=(8, 8))
+    assert block_cost(kind, g, p, p).ii == 4 * 4 * 8 // p
+
+
+def test_more_parallelism_never_slower_and_costs_more_dsp():
+    table = [(pe, simd, block_cost("conv", CONV, pe, simd)) for pe, simd in foldings("conv", CONV)]
+    for pe, simd, c in table:
+        for pe2, simd2, c2 in table:
+            if pe2 >= pe and simd2 >= simd:
+                assert c2.ii <= c.ii and c2.dsp >= c.dsp
+
+
+def test_foldings_divide_channels():
+    for pe, simd in foldings("conv", CONV):
+        assert CONV.co % pe == 0 and CONV.c % simd == 0
+    assert divisors(12) == [1, 2, 3, 4, 6, 12]
+    assert all(pe == simd for pe, simd in foldings("maxpool", CONV))
+
+
+def test_links_and_buffers():
+    assert link_cost(8 * 1000, 512, 4).ii == 16
+    assert link_cost(8 * 1000, 512, 4).latency == 4
+    b = buffer_cost(1000, 64.0, 100)
+    assert b.ii == 32 + 100 and b.transfer == 16 and b.latency == 132
+    assert fifo_cost(4, 2).bram18 == 0 and fifo_cost(64, 512).bram18 == 15
+
+
+def test_op_without_cost_is_an_error_naming_the_node():
+    g = Graph("g", ["x"], ["y"], {"x": Tensor("x", (1, 4)), "y": Tensor("y", (1, 4))},
+              [Node("weird_one", "Frobnicate", ["x"], ["y"])])
+    with pytest.raises(UnsupportedError, match="weird_one"):
+        block_kind(g.nodes[0], g)
+
+
+def test_depthwise_conv_is_its_own_block():
+    w = np.zeros((8, 1, 3, 3), np.float32)
+    g = Graph("g", ["x"], ["y"], {"x": Tensor("x", (1, 8, 6, 6)), "w": Tensor("w", w.shape, data=w),
+                                  "y": Tensor("y", (1, 8, 6, 6))},
+              [Node("dw", "Conv", ["x", "w"], ["y"], {"kernel": (3, 3), "strides": (1, 1),
+                                                      "dilations": (1, 1), "pads": (1, 1, 1, 1),
+                                                      "group": 8})])
+    assert block_kind(g.nodes[0], g) == "dwconv"

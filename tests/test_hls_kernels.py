@@ -1,0 +1,306 @@
+"""C++ unit tests of the HLS kernel library (hw/hls) against independent numpy models.
+
+All cases are written into one C++ file that is compiled once with g++ -Werror (the
+kernels must be warning-free under -Wall -Wextra) and run once; each test then compares
+one case's output bit for bit with numpy. Every case streams two frames so that state
+left over from a frame would show.
+"""
+
+from __future__ import annotations
+
+import subprocess
+from dataclasses import dataclass, field
+from importlib import resources
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from bbgrap_hls.codegen.carray import c_array
+from bbgrap_hls.codegen.fold import conv_matrix, fold_channels, fold_dw, fold_mvu
+from bbgrap_hls.ops.conv import Conv
+
+pytestmark = pytest.mark.csim
+FRAMES = 2
+RNG_SEED = 1234
+
+
+def rq(acc, mult, shift, zp, lo=-128, hi=127):
+    """Numpy model of the requantisation step (docs/numerics.md)."""
+    acc = np.asarray(acc, dtype=np.int64)
+    shift = np.asarray(shift, dtype=np.int64)
+    p = acc * np.asarray(mult, dtype=np.int64) + np.where(shift > 0, np.left_shift(1, np.maximum(shift - 1, 0)), 0)
+    return np.clip(zp + (p >> shift), lo, hi).astype(np.int8)
+
+
+def nhwc(x):
+    return np.ascontiguousarray(x.transpose(0, 2, 3, 1)).reshape(x.shape[0], -1)
+
+
+@dataclass
+class Case:
+    name: str
+    decls: str
+    body: str
+    inputs: list[tuple[int, np.ndarray]]  # (lanes, frames x N)
+    out_lanes: int
+    expected: np.ndarray  # frames x N
+    extra_outputs: int = 0
+    consts: dict[str, np.ndarray] = field(default_factory=dict)
+
+    def cpp(self) -> str:
+        ins = "".join(c_array(f"x{i}", d.reshape(-1)) for i, (_, d) in enumerate(self.inputs))
+        consts = "".join(c_array(k, v) for k, v in self.consts.items())
+        n_out = self.expected.shape[1]
+        lines = [f"namespace {self.name} {{", self.decls, ins, consts, "int run(const char* path) {"]
+        for i, (lanes, d) in enumerate(self.inputs):
+            lines.append(f"  bb::Stream<{lanes}> in{i};")
+            lines.append(f"  bb::mem_to_stream<{d.shape[1]}, {lanes}>(x{i}, in{i}, {FRAMES});")
+        lines.append(f"  bb::Stream<{self.out_lanes}> out;")
+        lines.append(self.body)
+        lines.append(f"  static int8_t y[{FRAMES * n_out}];")
+        lines.append(f"  bb::stream_to_mem<{n_out}, {self.out_lanes}>(out, y, {FRAMES});")
+        checks = " || ".join([f"!in{i}.empty()" for i in range(len(self.inputs))] + ["!out.empty()"])
+        lines.append(f"  if ({checks}) return 3;")
+        lines.append("  return write_bytes(path, y, sizeof y);\n}\n}  // namespace")
+        return "\n".join(lines)
+
+
+def _conv_case(name, rng, h, w, c, co, k, s, d, pads, simd, pe, group=1):
+    x = rng.integers(-128, 128, (FRAMES, c, h, w), dtype=np.int8)
+    wt = rng.integers(-128, 128, (co, c // group, k[0], k[1]), dtype=np.int8)
+    bias = rng.integers(-5000, 5000, co).astype(np.int32)
+    mult = rng.integers(1 << 14, 1 << 15, co).astype(np.int32)
+    shift = rng.integers(18, 24, co).astype(np.int32)
+    zin, zout, lo, hi = 3, -7, -100, 120
+    attrs = {"pads": pads, "group": group, "strides": s, "dilations": d}
+    acc = Conv.conv(x, wt, attrs, pad_value=zin, acc_dtype=np.int64) + bias.reshape(1, -1, 1, 1)
+    y = rq(acc, mult.reshape(1, -1, 1, 1), shift.reshape(1, -1, 1, 1), zout, lo, hi)
+    decls = (f"struct P {{ static constexpr int H = {h}, W = {w}, C = {c}, CO = {co}, KH = {k[0]}, KW = {k[1]}, "
+             f"SH = {s[0]}, SW = {s[1]}, DH = {d[0]}, DW = {d[1]}, PT = {pads[0]}, PL = {pads[1]}, "
+             f"PB = {pads[2]}, PR = {pads[3]}, SIMD = {simd}, PE = {pe}, ZP_IN = {zin}, ZP_OUT = {zout}, "
+             f"LO = {lo}, HI = {hi}; }};")
+    consts = {"w": fold_mvu(conv_matrix(wt, group), pe, simd), "bias": fold_channels(bias, pe),
+              "mult": fold_channels(mult, pe), "shift": fold_channels(shift, pe)}
+    body = "  bb::conv2d<P>(in0, out, w, bias, mult, shift, 2);"
+    return Case(name, decls, body, [(simd, nhwc(x))], pe, nhwc(y), consts=consts)
+
+
+def _dense_case(name, rng, c, co, simd, pe):
+    x = rng.integers(-128, 128, (FRAMES, c), dtype=np.int8)
+    wt = rng.integers(-128, 128, (co, c), dtype=np.int8)
+    bias = rng.integers(-5000, 5000, co).astype(np.int32)
+    mult = rng.integers(1 << 14, 1 << 15, co).astype(np.int32)
+    shift = np.full(co, 20, dtype=np.int32)
+    acc = x.astype(np.int64) @ wt.T.astype(np.int64) + bias
+    y = rq(acc, mult, shift, 5)
+    decls = (f"struct P {{ static constexpr int C = {c}, CO = {co}, SIMD = {simd}, PE = {pe}, ZP_OUT = 5, "
+             "LO = -128, HI = 127; };")
+    consts = {"w": fold_mvu(wt, pe, simd), "bias": fold_channels(bias, pe), "mult": fold_channels(mult, pe),
+              "shift": fold_channels(shift, pe)}
+    return Case(name, decls, "  bb::dense<P>(in0, out, w, bias, mult, shift, 2);", [(simd, x)], pe, y, consts=consts)
+
+
+def _window_decl(h, w, c, k, s, d, pads, p, extra=""):
+    return (f"struct P {{ static constexpr int H = {h}, W = {w}, C = {c}, KH = {k[0]}, KW = {k[1]}, SH = {s[0]}, "
+            f"SW = {s[1]}, DH = {d[0]}, DW = {d[1]}, PT = {pads[0]}, PL = {pads[1]}, PB = {pads[2]}, "
+            f"PR = {pads[3]}, LANES = {p}{extra}; }};")
+
+
+def _dw_case(name, rng, h, w, c, k, s, pads, p):
+    x = rng.integers(-128, 128, (FRAMES, c, h, w), dtype=np.int8)
+    wt = rng.integers(-128, 128, (c, 1, k[0], k[1]), dtype=np.int8)
+    bias = rng.integers(-3000, 3000, c).astype(np.int32)
+    mult = rng.integers(1 << 14, 1 << 15, c).astype(np.int32)
+    shift = rng.integers(14, 18, c).astype(np.int32)
+    attrs = {"pads": pads, "group": c, "strides": s, "dilations": (1, 1)}
+    acc = Conv.conv(x, wt, attrs, pad_value=-2, acc_dtype=np.int64) + bias.reshape(1, -1, 1, 1)
+    y = rq(acc, mult.reshape(1, -1, 1, 1), shift.reshape(1, -1, 1, 1), 1)
+    decls = _window_decl(h, w, c, k, s, (1, 1), pads, p, ", ZP_IN = -2, ZP_OUT = 1, LO = -128, HI = 127")
+    consts = {"w": fold_dw(wt, p), "bias": fold_channels(bias, p), "mult": fold_channels(mult, p),
+              "shift": fold_channels(shift, p)}
+    return Case(name, decls, "  bb::dwconv2d<P>(in0, out, w, bias, mult, shift, 2);", [(p, nhwc(x))], p, nhwc(y),
+                consts=consts)
+
+
+def _pool_windows(x, k, s, pads, fill):
+    xp = np.pad(x.astype(np.int64), ((0, 0), (0, 0), (pads[0], pads[2]), (pads[1], pads[3])), constant_values=fill)
+    ho = (xp.shape[2] - k[0]) // s[0] + 1
+    wo = (xp.shape[3] - k[1]) // s[1] + 1
+    out = np.empty(x.shape[:2] + (ho, wo, k[0] * k[1]), dtype=np.int64)
+    for i in range(ho):
+        for j in range(wo):
+            out[:, :, i, j] = xp[:, :, i * s[0]:i * s[0] + k[0], j * s[1]:j * s[1] + k[1]].reshape(x.shape[:2] + (-1,))
+    return out
+
+
+def _maxpool_case(name, rng, h, w, c, k, s, pads, p):
+    x = rng.integers(-128, 128, (FRAMES, c, h, w), dtype=np.int8)
+    y = _pool_windows(x, k, s, pads, -1000).max(-1).astype(np.int8)
+    return Case(name, _window_decl(h, w, c, k, s, (1, 1), pads, p), "  bb::maxpool2d<P>(in0, out, 2);",
+                [(p, nhwc(x))], p, nhwc(y))
+
+
+def _avgpool_case(name, rng, h, w, c, k, s, pads, p, count_pad):
+    x = rng.integers(-128, 128, (FRAMES, c, h, w), dtype=np.int8)
+    zin, zout = 4, -3
+    kk = k[0] * k[1]
+    mult = np.array([0] + [round((1 << 20) / n) for n in range(1, kk + 1)], dtype=np.int32)
+    shift = np.full(kk + 1, 20, dtype=np.int32)
+    win = _pool_windows(x, k, s, pads, 1 << 20)
+    valid = win != (1 << 20)
+    acc = np.where(valid, win - zin, 0).sum(-1)
+    n = np.full(acc.shape, kk) if count_pad else valid.sum(-1)
+    y = rq(acc, mult[n], shift[n], zout)
+    extra = f", ZP_IN = {zin}, ZP_OUT = {zout}, LO = -128, HI = 127, COUNT_PAD = {int(count_pad)}"
+    return Case(name, _window_decl(h, w, c, k, s, (1, 1), pads, p, extra),
+                "  bb::avgpool2d<P>(in0, out, mult, shift, 2);", [(p, nhwc(x))], p, nhwc(y),
+                consts={"mult": mult, "shift": shift})
+
+
+def _gap_case(name, rng, h, w, c, p):
+    x = rng.integers(-128, 128, (FRAMES, c, h, w), dtype=np.int8)
+    acc = (x.astype(np.int64) - 6).sum((2, 3))
+    m, sh = round((1 << 24) / (h * w)), 24
+    y = rq(acc, m, sh, -1)
+    decls = (f"struct P {{ static constexpr int H = {h}, W = {w}, C = {c}, LANES = {p}, ZP_IN = 6, ZP_OUT = -1, "
+             f"LO = -128, HI = 127, MULT = {m}, SHIFT = {sh}; }};")
+    return Case(name, decls, "  bb::global_avgpool<P>(in0, out, 2);", [(p, nhwc(x))], p, y)
+
+
+def _eltwise_cases(rng):
+    n, p = 96, 4
+    a = rng.integers(-128, 128, (FRAMES, n), dtype=np.int8)
+    b = rng.integers(-128, 128, (FRAMES, n), dtype=np.int8)
+    cases = []
+    ma, mb, sh = 23456, 17000, 15
+    acc = (a.astype(np.int64) - 3) * ma + (b.astype(np.int64) + 5) * mb + (1 << (sh - 1))
+    y = np.clip(2 + (acc >> sh), -128, 127).astype(np.int8)
+    decls = (f"struct P {{ static constexpr int N = {n}, LANES = {p}, ZA = 3, ZB = -5, MA = {ma}, MB = {mb}, "
+             f"SHIFT = {sh}, ZP_OUT = 2, LO = -128, HI = 127; }};")
+    cases.append(Case("add", decls, "  bb::add2<P>(in0, in1, out, 2);", [(p, a), (p, b)], p, y))
+    acc = (a.astype(np.int64) - 3) * (b.astype(np.int64) + 5)
+    y = rq(acc, 20000, 22, 2, 0, 127)
+    decls = (f"struct P {{ static constexpr int N = {n}, LANES = {p}, ZA = 3, ZB = -5, MULT = 20000, SHIFT = 22, "
+             "ZP_OUT = 2, LO = 0, HI = 127; };")
+    cases.append(Case("mul", decls, "  bb::mul2<P>(in0, in1, out, 2);", [(p, a), (p, b)], p, y))
+    lut = rng.integers(-128, 128, 256, dtype=np.int8)
+    decls = f"struct P {{ static constexpr int N = {n}, LANES = {p}; }};"
+    cases.append(Case("lut", decls, "  bb::lut_act<P>(in0, out, lut, 2);", [(p, a)], p,
+                      lut[a.astype(np.int64) + 128], consts={"lut": lut}))
+    c = 12
+    wv = rng.integers(-200, 200, c).astype(np.int32)
+    bv = rng.integers(-900, 900, c).astype(np.int32)
+    mv = rng.integers(1 << 12, 1 << 13, c).astype(np.int32)
+    sv = np.full(c, 16, dtype=np.int32)
+    ch = np.arange(n) % c
+    y = rq(bv[ch] + a.astype(np.int64) * wv[ch], mv[ch], sv[ch], 0)
+    decls = (f"struct P {{ static constexpr int N = {n}, C = {c}, LANES = {p}, ZP_OUT = 0, LO = -128, HI = 127; }};")
+    consts = {"w": fold_channels(wv, p), "bias": fold_channels(bv, p), "mult": fold_channels(mv, p),
+              "shift": fold_channels(sv, p)}
+    cases.append(Case("affine", decls, "  bb::channel_affine<P>(in0, out, w, bias, mult, shift, 2);",
+                      [(p, a)], p, y, consts=consts))
+    decls = (f"struct P {{ static constexpr int N = {n}, LANES = {p}, ZP_IN = -9, MULT = 1500000000, SHIFT = 31, "
+             "ZP_OUT = 4, LO = -128, HI = 127; };")
+    cases.append(Case("requant", decls, "  bb::requantize<P>(in0, out, 2);", [(p, a)], p,
+                      rq(a.astype(np.int64) + 9, 1500000000, 31, 4)))
+    # plumbing
+    cases.append(Case("widen", "", "  bb::width_convert<96, 4, 6, 12>(in0, out, 2);", [(4, a)], 6, a))
+    cases.append(Case("narrow", "", "  bb::width_convert<96, 6, 4, 12>(in0, out, 2);", [(6, a)], 4, a))
+    perm = rng.permutation(c).astype(np.int16)
+    y = a.reshape(FRAMES, -1, c)[:, :, perm].reshape(FRAMES, n)
+    cases.append(Case("shuffle", "", "  bb::channel_shuffle<8, 12, 4>(in0, out, perm, 2);", [(4, a)], 4, y,
+                      consts={"perm": perm}))
+    a2 = rng.integers(-128, 128, (FRAMES, 8 * 8), dtype=np.int8)
+    y = np.concatenate([a.reshape(FRAMES, 8, 12), a2.reshape(FRAMES, 8, 8)], axis=2).reshape(FRAMES, -1)
+    cases.append(Case("concat", "", "  bb::concat<8, 4, 12, 8>(out, 2, in0, in1);", [(4, a), (4, a2)], 4, y))
+    body = ("  bb::Stream<4> t1, t2;\n  bb::fanout<24, 4>(in0, 2, t1, t2);\n"
+            "  bb::add2<P>(t1, t2, out, 2);")
+    decls = (f"struct P {{ static constexpr int N = {n}, LANES = 4, ZA = 0, ZB = 0, MA = 1, MB = 1, SHIFT = 0, "
+             "ZP_OUT = 0, LO = -128, HI = 127; };")
+    y = np.clip(2 * a.astype(np.int64), -128, 127).astype(np.int8)
+    cases.append(Case("fanout", decls, body, [(4, a)], 4, y))
+    img = a.reshape(FRAMES, 2, 4, 12)  # H=2, W=4, C=12
+    y = np.pad(img, ((0, 0), (1, 2), (0, 1), (0, 0)), constant_values=-7).reshape(FRAMES, -1)
+    cases.append(Case("pad", "", "  bb::pad2d<2, 4, 12, 4, 1, 0, 2, 1>(in0, out, -7, 2);", [(4, a)], 4, y))
+    px = a[:, :12]
+    y = np.tile(px, (1, 5))
+    cases.append(Case("repeat", "", "  bb::repeat_pixel<5, 12, 6>(in0, out, 2);", [(6, px)], 6, y))
+    return cases
+
+
+def all_cases() -> list[Case]:
+    rng = np.random.default_rng(RNG_SEED)
+    return [
+        _conv_case("conv3x3", rng, 6, 5, 4, 8, (3, 3), (1, 1), (1, 1), (1, 1, 1, 1), 2, 4),
+        _conv_case("conv_stride_pads", rng, 7, 6, 3, 6, (3, 2), (2, 2), (1, 1), (2, 0, 1, 1), 3, 2),
+        _conv_case("conv_dilated", rng, 8, 8, 2, 4, (3, 3), (1, 1), (2, 2), (2, 2, 2, 2), 1, 1),
+        _conv_case("conv1x1", rng, 4, 4, 8, 16, (1, 1), (1, 1), (1, 1), (0, 0, 0, 0), 8, 16),
+        _conv_case("conv_grouped", rng, 5, 5, 4, 6, (3, 3), (1, 1), (1, 1), (1, 1, 1, 1), 4, 3, group=2),
+        _conv_case("conv_stride_gt_k", rng, 9, 9, 2, 2, (2, 2), (3, 3), (1, 1), (0, 0, 0, 0), 2, 1),
+        _dense_case("dense", rng, 48, 10, 12, 5),
+        _dense_case("dense_full", rng, 8, 4, 8, 4),
+        _dw_case("dwconv", rng, 6, 7, 8, (3, 3), (2, 1), (1, 1, 1, 1), 4),
+        _maxpool_case("maxpool", rng, 6, 6, 4, (2, 2), (2, 2), (0, 0, 0, 0), 2),
+        _maxpool_case("maxpool_pad", rng, 5, 7, 4, (3, 3), (2, 2), (1, 1, 1, 1), 4),
+        _avgpool_case("avgpool", rng, 6, 6, 4, (2, 2), (2, 2), (0, 0, 0, 0), 4, False),
+        _avgpool_case("avgpool_pad", rng, 5, 5, 2, (3, 3), (1, 1), (1, 1, 1, 1), 1, False),
+        _avgpool_case("avgpool_countpad", rng, 5, 5, 2, (3, 3), (2, 2), (1, 1, 1, 1), 2, True),
+        _gap_case("gap", rng, 4, 3, 8, 2),
+        *_eltwise_cases(rng),
+    ]
+
+
+PRELUDE = """// generated by tests/test_hls_kernels.py
+#include <cstdio>
+#include <cstring>
+#include "bbgrap.h"
+static int write_bytes(const char* path, const int8_t* p, size_t n) {
+  FILE* f = std::fopen(path, "wb");
+  if (!f) return 2;
+  size_t w = std::fwrite(p, 1, n, f);
+  std::fclose(f);
+  return w == n ? 0 : 2;
+}
+"""
+
+
+def hls_dir() -> Path:
+    return Path(str(resources.files("bbgrap_hls.hw") / "hls"))
+
+
+@pytest.fixture(scope="module")
+def kernel_outputs(tmp_path_factory):
+    cases = all_cases()
+    d = tmp_path_factory.mktemp("kernels")
+    src = [PRELUDE] + [c.cpp() for c in cases]
+    main = ["int main(int argc, char** argv) {", "  if (argc < 2) return 2;", "  std::string dir(argv[1]);"]
+    main += [f'  if (int e = {c.name}::run((dir + "/{c.name}.bin").c_str())) return e;' for c in cases]
+    main += ["  return 0;", "}"]
+    (d / "k.cpp").write_text("\n".join(src) + "\n#include <string>\n" + "\n".join(main) + "\n")
+    exe = d / "k"
+    r = subprocess.run(["g++", "-std=c++17", "-O1", "-Wall", "-Wextra", "-Werror", "-I", str(hls_dir()),
+                        str(d / "k.cpp"), "-o", str(exe)], capture_output=True, text=True)
+    assert r.returncode == 0, r.stderr[-4000:]
+    r = subprocess.run([str(exe), str(d)], capture_output=True, text=True)
+    assert r.returncode == 0, f"kernel test binary exited {r.returncode}: {r.stderr[-2000:]}"
+    return {c.name: (c, np.fromfile(d / f"{c.name}.bin", dtype=np.int8)) for c in cases}
+
+
+@pytest.mark.parametrize("name", [c.name for c in all_cases()])
+def test_kernel_bit_exact(kernel_outputs, name):
+    case, got = kernel_outputs[name]
+    want = case.expected.reshape(-1)
+    assert got.shape == want.shape
+    bad = np.flatnonzero(got != want)
+    assert bad.size == 0, f"{name}: first mismatch at {bad[0]}: got {got[bad[0]]}, want {want[bad[0]]}"
+
+
+def test_fold_mvu_layout():
+    mat = np.arange(6 * 8).reshape(6, 8)
+    f = fold_mvu(mat, pe=2, simd=4)
+    # row pe*SIMD+s, column nf*SF+sf holds mat[nf*PE+pe, sf*SIMD+s]
+    for co in range(6):
+        for k in range(8):
+            nf, pe, sf, s = co // 2, co % 2, k // 4, k % 4
+            assert f[pe * 4 + s, nf * 2 + sf] == mat[co, k]
