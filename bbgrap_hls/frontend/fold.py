@@ -19,6 +19,7 @@ from onnx import helper, numpy_helper
 
 from bbgrap_hls.errors import BadInputError
 from bbgrap_hls.ir import Graph, Tensor
+from bbgrap_hls.ops.qdq import fold_dequantize
 
 
 def _attrs(on: onnx.NodeProto) -> dict[str, Any]:
@@ -89,6 +90,7 @@ _FAST: dict[str, Callable[[onnx.NodeProto, list, int], list[np.ndarray]]] = {
     "Add": _binary(np.add),
     "Sub": _binary(np.subtract),
     "Identity": lambda on, v, opset: [v[0]],
+    "DequantizeLinear": fold_dequantize,  # the onnx evaluator has it only from opset 19
 }
 
 

@@ -99,6 +99,30 @@ def load_model(path: str | os.PathLike, input_shapes: dict[str, tuple[int, ...]]
         BadInputError: unreadable model, dynamic dimensions left, bad shapes.
         UnsupportedError: op types without an op kind (all named at once).
     """
+    graph, unsupported = load_partial(path, input_shapes)
+    if unsupported:
+        raise UnsupportedError(unsupported_message(path, unsupported))
+    for o in graph.outputs:
+        if o not in graph.tensors:
+            raise BadInputError(f"{path}: graph output '{o}' is never produced")
+    return graph
+
+
+def unsupported_message(path: str | os.PathLike, unsupported: dict[str, str]) -> str:
+    """The one-line refusal naming every unsupported op type with its first node."""
+    listing = ", ".join(f"{t} (first at node '{n}')" for t, n in sorted(unsupported.items()))
+    return f"{path}: unsupported operators: {listing}"
+
+
+def load_partial(path: str | os.PathLike, input_shapes: dict[str, tuple[int, ...]] | None = None,
+                 ) -> tuple[Graph, dict[str, str]]:
+    """Like `load_model`, but keep going past unsupported op types.
+
+    Returns:
+        The graph of every node that could be loaded (nodes reading an unsupported node's
+        output are left out, so graph outputs may be missing), and the unsupported op
+        types, each with the name of its first node (empty when all is supported).
+    """
     model = _read(path)
     opset = _opset(model, path)
     g = model.graph
@@ -159,8 +183,6 @@ def load_model(path: str | os.PathLike, input_shapes: dict[str, tuple[int, ...]]
         if op is None:
             unsupported.setdefault(on.op_type, name)
             continue
-        if unsupported:
-            continue
         attrs = {a.name: _attr(a) for a in on.attribute}
         node = Node(name, op.kind, list(on.input), list(on.output), {})
         node.attrs = op.parse(on, attrs, graph)
@@ -176,13 +198,7 @@ def load_model(path: str | os.PathLike, input_shapes: dict[str, tuple[int, ...]]
                                     "is empty or too large")
             tensors[out] = Tensor(out, tuple(int(s) for s in shape))
         graph.nodes.append(node)
-    if unsupported:
-        listing = ", ".join(f"{t} (first at node '{n}')" for t, n in sorted(unsupported.items()))
-        raise UnsupportedError(f"{path}: unsupported operators: {listing}")
-    for o in graph.outputs:
-        if o not in graph.tensors:
-            raise BadInputError(f"{path}: graph output '{o}' is never produced")
-    return graph
+    return graph, unsupported
 
 
 def _attr(a: onnx.AttributeProto) -> Any:
