@@ -162,6 +162,9 @@ class Board:
         memories: Off-chip memories.
         host: The host link.
         source: Where the numbers come from (vendor documents).
+        part: Full FPGA part number for synthesis (e.g. ``"xcu250-figd2104-2L-e"``), or None.
+        platform: Vitis platform the design links against (e.g.
+            ``"xilinx_u250_gen3x16_xdma_4_1_202210_1"``), or None.
     """
 
     name: str
@@ -172,6 +175,8 @@ class Board:
     memories: tuple[Memory, ...]
     host: HostLink
     source: str
+    part: str | None = None
+    platform: str | None = None
     total_dsp: int = field(init=False)
     total_bram18: int = field(init=False)
     total_uram: int = field(init=False)
@@ -224,6 +229,8 @@ class Board:
             "name": self.name,
             "description": self.description,
             "source": self.source,
+            "part": self.part,
+            "platform": self.platform,
             "clock_mhz": self.clock_mhz,
             "cores": [asdict(c) for c in self.cores],
             "links": [asdict(ln) for ln in self.links],
@@ -352,6 +359,7 @@ _TOP = {
     "name": (_NAME, _REQUIRED), "description": (_TEXT, ""), "source": (_NAME, _REQUIRED),
     "clock_mhz": (_POS_NUM, _REQUIRED), "defaults": (None, None), "cores": (None, _REQUIRED),
     "links": (_LIST, []), "memories": (_LIST, []), "host": (None, _REQUIRED),
+    "part": (_NAME, None), "platform": (_NAME, None),
 }
 _CORE = {
     "id": (_NONNEG_INT, None), "name": (_NAME, None), "slr": (_SLR, None), "device": (_NAME, _REQUIRED),
@@ -429,6 +437,8 @@ class _Parser:
             memories=memories,
             host=host,
             source=top["source"],
+            part=top["part"],
+            platform=top["platform"],
         )
 
     def cores(self, raw: Any, inherited: dict) -> tuple[Core, ...]:

@@ -15,15 +15,14 @@ import tempfile
 import time
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests"))
-
-import models  # noqa: E402
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from bbgrap_hls.board import load_board, parse_board  # noqa: E402
 from bbgrap_hls.errors import InfeasibleError  # noqa: E402
 from bbgrap_hls.frontend import load_model  # noqa: E402
 from bbgrap_hls.passes import canonicalize  # noqa: E402
 from bbgrap_hls.search import make_plan  # noqa: E402
+from tests import models  # noqa: E402
 
 TWO_CORE = """
 name: u250-half

@@ -23,7 +23,7 @@ def _i8(rng: np.random.Generator, *shape: int) -> np.ndarray:
 
 
 def _fifo(p: dict, rng, d: Path) -> tuple[dict, dict]:
-    x = rng.integers(0, 2**p["WIDTH"], size=(FRAMES, p["beats"]), dtype=np.int64)
+    x = _i8(rng, FRAMES, p["beats"] * p["WIDTH"] // 8)
     return {"WIDTH": p["WIDTH"], "DEPTH": p["DEPTH"]}, {"x": x}
 
 
@@ -66,7 +66,7 @@ def _mvu(p: dict, rng, d: Path) -> tuple[dict, dict]:
 
 # parameter sets per module: HDL parameters in upper case, test sizes in lower case
 PARAMS: dict[str, list[dict]] = {
-    "fifo": [{"WIDTH": 8, "DEPTH": 4, "beats": 20}, {"WIDTH": 17, "DEPTH": 33, "beats": 50}],
+    "fifo": [{"WIDTH": 8, "DEPTH": 4, "beats": 20}, {"WIDTH": 24, "DEPTH": 33, "beats": 50}],
     "link": [{"WIDTH": 16, "LINK_W": 16, "LATENCY": 3, "beats": 24},
              {"WIDTH": 32, "LINK_W": 8, "LATENCY": 12, "beats": 16}],
     "requant": [{"C": 4, "LANES": 1, "pix": 6}, {"C": 12, "LANES": 4, "pix": 5}],

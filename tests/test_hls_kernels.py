@@ -189,16 +189,18 @@ def _eltwise_cases(rng):
     cases.append(Case("lut", decls, "  bb::lut_act<P>(in0, out, lut, 2);", [(p, a)], p,
                       lut[a.astype(np.int64) + 128], consts={"lut": lut}))
     c = 12
-    wv = rng.integers(-200, 200, c).astype(np.int32)
-    bv = rng.integers(-900, 900, c).astype(np.int32)
-    mv = rng.integers(1 << 12, 1 << 13, c).astype(np.int32)
-    sv = np.full(c, 16, dtype=np.int32)
+    mv = rng.integers(-(1 << 30), 1 << 30, c).astype(np.int32)  # signed multipliers
+    mv[0] = -(2**31 - 1)  # extremes of the signed 32-bit range
+    mv[1] = 2**31 - 1
+    sv = rng.integers(20, 40, c).astype(np.int32)
+    bv = rng.integers(-(1 << 45), 1 << 45, c).astype(np.int64)  # 64-bit bias at the product's scale
     ch = np.arange(n) % c
-    y = rq(bv[ch] + a.astype(np.int64) * wv[ch], mv[ch], sv[ch], 0)
-    decls = (f"struct P {{ static constexpr int N = {n}, C = {c}, LANES = {p}, ZP_OUT = 0, LO = -128, HI = 127; }};")
-    consts = {"w": fold_channels(wv, p), "bias": fold_channels(bv, p), "mult": fold_channels(mv, p),
-              "shift": fold_channels(sv, p)}
-    cases.append(Case("affine", decls, "  bb::channel_affine<P>(in0, out, w, bias, mult, shift, 2);",
+    prod = (a.astype(np.int64) - 5) * mv[ch].astype(np.int64) + bv[ch]
+    y = np.clip(-3 + ((prod + (np.int64(1) << (sv[ch].astype(np.int64) - 1))) >> sv[ch]), -120, 100).astype(np.int8)
+    decls = (f"struct P {{ static constexpr int N = {n}, C = {c}, LANES = {p}, ZP_IN = 5, ZP_OUT = -3, "
+             "LO = -120, HI = 100; };")
+    consts = {"mult": fold_channels(mv, p), "bias": fold_channels(bv, p), "shift": fold_channels(sv, p)}
+    cases.append(Case("affine", decls, "  bb::channel_affine<P>(in0, out, mult, bias, shift, 2);",
                       [(p, a)], p, y, consts=consts))
     decls = (f"struct P {{ static constexpr int N = {n}, LANES = {p}, ZP_IN = -9, MULT = 1500000000, SHIFT = 31, "
              "ZP_OUT = 4, LO = -128, HI = 127; };")

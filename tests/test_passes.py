@@ -426,7 +426,7 @@ LEFTOVER = {"BatchNormalization", "Gemm", "MatMul", "Sub", "Div", "Sum", "Identi
 
 
 @pytest.mark.parametrize("name", sorted(ALL))
-@pytest.mark.parametrize("opset", [11, 13])
+@pytest.mark.parametrize("opset", [9, 13])
 def test_canonicalize_models(name, opset, tmp_path):
     kw = {"res": SMALL_RES[name]} if name in SMALL_RES else {}
     model = ALL[name](seed=3, opset=opset, **kw)

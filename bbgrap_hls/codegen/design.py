@@ -16,10 +16,11 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from bbgrap_hls.codegen.carray import c_array
-from bbgrap_hls.codegen.layers import Layer, hwc, layout_is_alias, make_layer
+from bbgrap_hls.codegen.layers import LAYOUT_KINDS, Layer, hwc, make_layer, shuffle_layer
 from bbgrap_hls.codegen.names import Namer
-from bbgrap_hls.errors import BadInputError
-from bbgrap_hls.ir import Graph
+from bbgrap_hls.errors import BadInputError, UnsupportedError
+from bbgrap_hls.ir import Graph, Node
+from bbgrap_hls.ops import get_op
 from bbgrap_hls.plan import Plan
 
 
@@ -63,6 +64,9 @@ class _Builder:
         self.names = Namer("t_")
         self.cores = {c.id: CoreDesign(c.id, f"core{c.id}") for c in plan.cores}
         self.alias: dict[str, str] = {}
+        # Tensors of a layout chain that do not stream (e.g. the rank-5 middle of a channel
+        # shuffle): source tensor and, per element, its flat NCHW index in the source.
+        self.virtual: dict[str, tuple[str, np.ndarray]] = {}
         self.source: dict[tuple[int, str], tuple[str, int]] = {}  # (core, key) -> (stream, lanes)
         self.requests: dict[tuple[int, str], list[tuple[str, int]]] = {}
         self.producer_core: dict[str, int] = {}
@@ -107,8 +111,12 @@ def build_design(g: Graph, plan: Plan, frames: int = 1) -> Design:
     for node in g.nodes:
         if node.host:
             continue
-        if layout_is_alias(g, node):
-            b.alias[node.outputs[0]] = b.key(node.inputs[0])
+        if node.op in LAYOUT_KINDS:
+            perm = _layout(b, g, node)
+            if perm is None:
+                continue
+            _shuffle(b, g, plan, node, perm, f"layer{layer_no}", depth)
+            layer_no += 1
             continue
         try:
             np_ = plan.node(node.name)
@@ -141,6 +149,60 @@ def build_design(g: Graph, plan: Plan, frames: int = 1) -> Design:
     return _finish(b, g, plan, frames)
 
 
+def _layout(b: _Builder, g: Graph, node: Node) -> np.ndarray | None:
+    """Follow a layout op on element indices; returns a channel permutation to stream.
+
+    None when the op keeps the NHWC stream order (an alias) or produces a tensor that does
+    not stream (its indices are kept for the next layout op of the chain).
+    """
+    src = node.inputs[0]
+    if src in b.virtual:
+        base, idx = b.virtual[src]
+    else:
+        base = b.key(src)
+        idx = np.arange(int(np.prod(g.shape(base))), dtype=np.int64).reshape(g.shape(base))
+    consts = [g.const(i) if i else None for i in node.inputs[1:]]
+    out_idx = np.asarray(get_op(node.op).run(node, [idx, *consts])[0])
+    y = g.shape(node.outputs[0])
+    if len(y) not in (2, 4):
+        b.virtual[node.outputs[0]] = (base, out_idx)
+        return None
+    bs = g.shape(base)
+    bh, bw, bc = hwc(bs)
+    yh, yw, yc = hwc(y)
+    if (bh, bw, bc) != (yh, yw, yc) or bs[0] != y[0]:
+        raise UnsupportedError(f"node '{node.name}' ({node.op}): {bs} -> {y} reorders pixels, only "
+                               "permutations of the channels inside a pixel stream")
+    n_, c_, h_, w_ = np.unravel_index(out_idx.reshape(y[0], yc, yh, yw), (bs[0], bc, bh, bw))
+    grid = np.indices((y[0], yc, yh, yw))
+    perm = c_[0, :, 0, 0]
+    if not ((n_ == grid[0]).all() and (h_ == grid[2]).all() and (w_ == grid[3]).all()
+            and (c_ == perm.reshape(1, -1, 1, 1)).all()):
+        raise UnsupportedError(f"node '{node.name}' ({node.op}): the layout chain from '{base}' "
+                               "mixes pixels; only permutations of the channels inside a pixel stream")
+    if (perm == np.arange(yc)).all():
+        b.alias[node.outputs[0]] = base
+        return None
+    return perm
+
+
+def _shuffle(b: _Builder, g: Graph, plan: Plan, node: Node, perm: np.ndarray, ident: str, depth) -> None:
+    """A channel shuffle block on the core that the plan gives the chain's last node."""
+    base = b.virtual[node.inputs[0]][0] if node.inputs[0] in b.virtual else b.key(node.inputs[0])
+    try:
+        np_ = plan.node(node.name)
+    except KeyError:
+        raise BadInputError(f"node '{node.name}' ({node.op}) is not in the plan") from None
+    core = np_.core if np_.core is not None else b.producer_core.get(base, plan.cores[0].id)
+    h, w, c = hwc(g.shape(node.outputs[0]))
+    lanes = math.gcd(max(1, np_.pe), c)
+    lay = shuffle_layer(node, ident, h * w, c, lanes, perm)
+    b.cores[core].layers.append(lay)
+    src = b.request(core, base, lanes, depth.get((base, node.name), 2))
+    out = b.produce(core, node.outputs[0], lanes, h * w * c)
+    b.cores[core].calls.append(lay.call.format(in0=src, out=out))
+
+
 def _operand(b: _Builder, g: Graph, node, core: int, k: int, t: str, lanes: int, lay: Layer, depth) -> str:
     """The stream feeding input ``k`` of a layer: a request, a constant or a broadcast."""
     q = node.attrs.get("q", {})
@@ -157,7 +219,8 @@ def _operand(b: _Builder, g: Graph, node, core: int, k: int, t: str, lanes: int,
     t = b.key(t)
     shape = g.shape(t)
     if node.op in ("Add", "Sub", "Mul") and int(np.prod(shape[1:])) != ho * wo * co:
-        if tuple(shape[2:]) != (1, 1) or shape[1] != co:
+        sh, sw, sc = hwc(shape)  # an (N, C) stream is one pixel, as is (N, C, 1, 1)
+        if (sh, sw, sc) != (1, 1, co):
             raise BadInputError(f"node '{node.name}' ({node.op}): broadcast of {shape} to {out_shape} "
                                 "is not a per-pixel repeat")
         src = b.request(core, t, lanes, depth.get((t, node.name), 2))
@@ -182,10 +245,21 @@ def _convert(b: _Builder, core: int, src: str, a: int, dst: str, c: int, n: int)
     b.cores[core].calls.append(f"bb::width_convert<{n}, {m}, {c}, {c}>({mid}, {dst}, frames);")
 
 
-def _transfer(plan: Plan, tensor: str, src: int, dst: int):
+def _transfer(b: _Builder, plan: Plan, tensor: str, src: int, dst: int):
+    """The plan's transfer of ``tensor`` from core ``src`` to ``dst``, or None.
+
+    The plan names a transfer by the tensor it moved, which may be a layout alias of the
+    stream's tensor (a Flatten output, the middle of a channel shuffle): every name of the
+    same stream counts. A transfer routed through ``dst`` on its way elsewhere also counts.
+    """
     base = tensor.split("#part")[0]
-    for t in plan.transfers:
-        if t.tensor == base and t.src_core == src and t.dst_core == dst:
+    names = {base} | {t for t in b.alias if b.key(t) == base} | {t for t, (s, _) in b.virtual.items() if s == base}
+    cands = [t for t in plan.transfers if t.tensor in names and t.src_core == src]
+    for t in cands:
+        if t.dst_core == dst:
+            return t
+    for t in cands:
+        if dst in t.route:
             return t
     return None
 
@@ -218,7 +292,7 @@ def _finish(b: _Builder, g: Graph, plan: Plan, frames: int) -> Design:
             continue
         src_core = b.producer_core[key]
         src_s, lanes = b.source[(src_core, key)]
-        tr = _transfer(plan, key, src_core, core)
+        tr = _transfer(b, plan, key, src_core, core)
         kind = tr.kind if tr else "buffer"
         ident = b.names(f"{key}_{src_core}_{core}")
         n = b.elems[key]

@@ -124,14 +124,19 @@ def make_layer(g: Graph, node: Node, ident: str, pe: int, simd: int,
         raise UnsupportedError(f"node '{node.name}' ({op}): only Conv and Dense can be split over cores")
     p = pe
     if op == "ChannelAffine":
-        vals = dict(N=n_out, C=co, LANES=p, ZP_OUT=q["zp_out"], LO=q["lo"], HI=q["hi"])
-        arrs = {k: fold_channels(np.asarray(q[k]).astype(np.int64), p) for k in ("w", "bias", "mult", "shift")}
-        arrs["w"] = arrs["w"].astype(np.int32)
-        call = (f"bb::channel_affine<{ident}_P>({{in0}}, {{out}}, {ident}_w, {ident}_bias, {ident}_mult, "
-                f"{ident}_shift, frames);")
-        lay = Layer(ident, node.name, op, [acts[0]], [p], p, n_out, call, _struct(ident, **vals), [])
-        lay.arrays = [c_array(f"{ident}_{k}", v.astype(np.int32), "int32_t") for k, v in arrs.items()]
-        return lay
+        # y = clamp(zp_out + (((x - zp_in)·mult[c] + bias[c] + 2^(shift-1)) >> shift), lo, hi):
+        # signed 32-bit mult, 64-bit bias (bbgrap_hls.quant, "affine").
+        vals = dict(N=n_out, C=co, LANES=p, ZP_IN=q["zp_in"], ZP_OUT=q["zp_out"], LO=q["lo"], HI=q["hi"])
+        mult = np.asarray(q["mult"], np.int64)
+        if np.any(np.abs(mult) >= 1 << 31):
+            raise UnsupportedError(f"node '{node.name}' (ChannelAffine): multiplier outside the signed "
+                                   f"32-bit range (max |mult| {int(np.abs(mult).max())})")
+        arrs = [c_array(f"{ident}_mult", fold_channels(mult, p).astype(np.int32), "int32_t"),
+                c_array(f"{ident}_bias", fold_channels(np.asarray(q["bias"], np.int64), p), "int64_t"),
+                c_array(f"{ident}_shift", fold_channels(np.asarray(q["shift"], np.int64), p).astype(np.int32),
+                        "int32_t")]
+        call = f"bb::channel_affine<{ident}_P>({{in0}}, {{out}}, {ident}_mult, {ident}_bias, {ident}_shift, frames);"
+        return Layer(ident, node.name, op, [acts[0]], [p], p, n_out, call, _struct(ident, **vals), arrs)
     if op in LUT_KINDS:
         call = f"bb::lut_act<{ident}_P>({{in0}}, {{out}}, {ident}_lut, frames);"
         return Layer(ident, node.name, op, [acts[0]], [p], p, n_out, call, _struct(ident, N=n_out, LANES=p),
@@ -201,3 +206,10 @@ def layout_is_alias(g: Graph, node: Node) -> bool:
     if len(x) == 4 and x[2] * x[3] != 1:
         return len(y) == 4 and tuple(x) == tuple(y)
     return core(x) == core(y)
+
+
+def shuffle_layer(node: Node, ident: str, pixels: int, c: int, lanes: int, perm: np.ndarray) -> Layer:
+    """A channel shuffle (out channel ``k`` = in channel ``perm[k]`` in every pixel)."""
+    call = f"bb::channel_shuffle<{pixels}, {c}, {lanes}>({{in0}}, {{out}}, {ident}_perm, frames);"
+    return Layer(ident, node.name, node.op, [node.inputs[0]], [lanes], lanes, pixels * c, call, "",
+                 [c_array(f"{ident}_perm", np.asarray(perm, np.int16), "int16_t")])

@@ -70,7 +70,7 @@ def format_table(info: dict[str, Any]) -> str:
                      f"{n['macs']:,}", f"{n['params']:,}"))
     widths = [max(len(r[k]) for r in rows) for k in range(5)]
     for r in rows:
-        lines.append("  ".join(c.ljust(w) if k < 3 else c.rjust(w) for k, (c, w) in enumerate(zip(r, widths))).rstrip())
+        lines.append("  ".join(c.ljust(w) if k < 3 else c.rjust(w) for k, (c, w) in enumerate(zip(r, widths, strict=True))).rstrip())
     lines += ["", f"total: {info['macs']:,} MACs, {info['params']:,} parameters, {len(info['nodes'])} nodes"]
     host = [n for n in info["nodes"] if n["host"]]
     lines.append("host ops: " + (", ".join(f"{n['name']} ({n['op']})" for n in host) or "none"))

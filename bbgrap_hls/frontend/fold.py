@@ -21,6 +21,9 @@ from bbgrap_hls.errors import BadInputError
 from bbgrap_hls.ir import Graph, Tensor
 from bbgrap_hls.ops.qdq import fold_dequantize
 
+#: Largest constant a fold may build (VGG-19's first dense weight has 1.0e8 elements).
+MAX_CONST_ELEMENTS = 1 << 28
+
 
 def _attrs(on: onnx.NodeProto) -> dict[str, Any]:
     return {a.name: helper.get_attribute_value(a) for a in on.attribute}
@@ -117,6 +120,7 @@ def fold_node(on: onnx.NodeProto, graph: Graph) -> bool:
         values = [np.array(graph.tensor(on.input[0]).size, dtype=np.int64)]
     elif on.input and all(not i or graph.tensors[i].data is not None for i in on.input):
         ins = [graph.tensors[i].data if i else None for i in on.input]
+        _check_size(on, ins)
         fast = _FAST.get(on.op_type)
         try:
             values = fast(on, ins, graph.opset) if fast else None
@@ -131,6 +135,25 @@ def fold_node(on: onnx.NodeProto, graph: Graph) -> bool:
             v = np.asarray(v)
             graph.tensors[out] = Tensor(out, tuple(v.shape), str(v.dtype), v)
     return True
+
+
+def _check_size(on: onnx.NodeProto, ins: list) -> None:
+    """Refuse a fold whose result size comes from model values and exceeds the loader's
+    limit, before numpy tries to allocate it (a hostile ConstantOfShape/Expand/Tile)."""
+    try:
+        if on.op_type == "ConstantOfShape":
+            n = int(np.prod(np.asarray(ins[0], dtype=np.float64)))
+        elif on.op_type == "Expand":
+            n = int(np.prod(np.broadcast_shapes(ins[0].shape, tuple(int(d) for d in ins[1]))))
+        elif on.op_type == "Tile":
+            n = int(np.prod(np.asarray(ins[0].shape, np.float64) * np.asarray(ins[1], np.float64)))
+        else:
+            return
+    except (ValueError, TypeError, IndexError):
+        return  # malformed: the evaluator reports it
+    if n > MAX_CONST_ELEMENTS:
+        raise BadInputError(f"node '{on.name}' ({on.op_type}): constant of {n} elements is too large "
+                            f"(limit {MAX_CONST_ELEMENTS})")
 
 
 def _run_reference(on: onnx.NodeProto, values: list, opset: int) -> list[np.ndarray]:

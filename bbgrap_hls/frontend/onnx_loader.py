@@ -22,7 +22,10 @@ from bbgrap_hls.frontend.fold import FOLD_ONLY, fold_node
 from bbgrap_hls.ir import Graph, Node, Tensor
 from bbgrap_hls.ops import ONNX_TYPES
 
-MIN_OPSET, MAX_ELEMENTS = 7, 1 << 31
+MIN_OPSET, MAX_ELEMENTS = 7, 1 << 26
+#: Refused before any work: more nodes than any network we target (the loader is not
+#: linear in the node count), so a hostile model cannot hang or exhaust memory.
+MAX_NODES = 10_000
 _ELEM_DTYPES = {
     onnx.TensorProto.FLOAT: "float32", onnx.TensorProto.DOUBLE: "float64",
     onnx.TensorProto.FLOAT16: "float16", onnx.TensorProto.INT64: "int64",
@@ -57,6 +60,8 @@ def _read(path: str | os.PathLike) -> onnx.ModelProto:
     except Exception as e:  # protobuf raises several types for garbage
         msg = str(e).splitlines()[0] if str(e) else ""
         raise BadInputError(f"{p}: not an ONNX model, or a truncated one ({type(e).__name__}: {msg})") from None
+    if len(model.graph.node) > MAX_NODES:
+        raise BadInputError(f"{p}: {len(model.graph.node)} nodes, more than the {MAX_NODES} supported")
     if not model.graph.node and not model.graph.input:
         raise BadInputError(f"{p}: not an ONNX model (empty or truncated file)")
     try:
@@ -147,7 +152,7 @@ def load_partial(path: str | os.PathLike, input_shapes: dict[str, tuple[int, ...
         else:
             shape = tuple(int(d) for d in dims)
         if int(np.prod(shape, dtype=np.int64)) > MAX_ELEMENTS:
-            raise BadInputError(f"{path}: input '{vi.name}' shape {shape} is too large")
+            raise BadInputError(f"{path}: input '{vi.name}' shape {shape} is too large (limit {MAX_ELEMENTS} elements)")
         tensors[vi.name] = Tensor(vi.name, shape, dtype)
         inputs.append(vi.name)
     if input_shapes:
@@ -195,7 +200,7 @@ def load_partial(path: str | os.PathLike, input_shapes: dict[str, tuple[int, ...
         for out, shape in zip(node.outputs, shapes, strict=False):
             if min(shape, default=1) < 1 or int(np.prod(shape, dtype=np.int64)) > MAX_ELEMENTS:
                 raise BadInputError(f"node '{name}' ({on.op_type}): output shape {tuple(shape)} "
-                                    "is empty or too large")
+                                    f"is empty or too large (limit {MAX_ELEMENTS} elements)")
             tensors[out] = Tensor(out, tuple(int(s) for s in shape))
         graph.nodes.append(node)
     return graph, unsupported

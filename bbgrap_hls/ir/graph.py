@@ -68,7 +68,7 @@ class Tensor:
         return int(np.prod(self.shape, dtype=np.int64))
 
 
-@dataclass
+@dataclass(eq=False)
 class Node:
     """One operator application.
 
@@ -146,8 +146,20 @@ class Graph:
 
     # -- editing -----------------------------------------------------------------
     def copy(self) -> Graph:
-        """A deep copy (constants are copied too, so passes may edit freely)."""
-        return copy.deepcopy(self)
+        """A structural copy: new nodes, tensors, lists and attribute dicts.
+
+        Constant arrays are shared, not copied: every stage replaces a tensor's array
+        rather than writing into it (numpy arrays of constants are made read-only here,
+        so an in-place write fails loudly instead of changing the source graph).
+        """
+        tensors = {}
+        for k, t in self.tensors.items():
+            if t.data is not None and t.data.flags.writeable:
+                t.data.flags.writeable = False
+            tensors[k] = Tensor(t.name, t.shape, t.dtype, t.data, t.quant)
+        nodes = [Node(n.name, n.op, list(n.inputs), list(n.outputs), copy.copy(n.attrs), n.host)
+                 for n in self.nodes]
+        return Graph(self.name, list(self.inputs), list(self.outputs), tensors, nodes, self.opset)
 
     def add_const(self, name: str, value: np.ndarray) -> str:
         """Add a constant tensor under a fresh name derived from ``name``; returns it."""
@@ -157,14 +169,20 @@ class Graph:
         return name
 
     def fresh_name(self, base: str) -> str:
-        """A tensor/node name not used yet in this graph."""
-        used = set(self.tensors) | {n.name for n in self.nodes}
-        if base not in used:
-            return base
-        k = 1
-        while f"{base}_{k}" in used:
+        """A tensor/node name not used yet in this graph (nor handed out before by it)."""
+        key = (id(self.nodes), len(self.nodes))
+        cache = self.__dict__.get("_names")
+        if cache is None or cache[0] != key:
+            taken = cache[2] if cache else set()
+            cache = (key, {n.name for n in self.nodes}, taken)
+            self.__dict__["_names"] = cache
+        node_names, taken = cache[1], cache[2]
+        name, k = base, 0
+        while name in self.tensors or name in node_names or name in taken:
             k += 1
-        return f"{base}_{k}"
+            name = f"{base}_{k}"
+        taken.add(name)
+        return name
 
     def replace_uses(self, old: str, new: str) -> None:
         """Make every reader of tensor ``old`` read ``new`` (graph outputs included)."""

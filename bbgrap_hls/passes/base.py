@@ -62,7 +62,7 @@ def build(graph: Graph, op_type: str, inputs: list[str], outputs: list[str], nam
           **attrs: Any) -> Node:
     """A node of ONNX type ``op_type`` parsed like the frontend would; new outputs get tensors.
 
-    The caller inserts the node into ``graph.nodes`` (see `insert_before`). Output
+    The caller puts the node into ``graph.nodes`` (see `replace`). Output
     tensors that do not exist yet are created from the op's shape inference.
     """
     op = ONNX_TYPES[op_type]
@@ -100,12 +100,6 @@ def position(graph: Graph, node: Node) -> int:
 def drop(graph: Graph, node: Node) -> None:
     """Remove ``node`` from the node list (its tensors stay until `tidy`)."""
     del graph.nodes[position(graph, node)]
-
-
-def insert_before(graph: Graph, anchor: Node, *nodes: Node) -> None:
-    """Insert ``nodes`` (in order) just before ``anchor`` in the node list."""
-    k = position(graph, anchor)
-    graph.nodes[k:k] = list(nodes)
 
 
 def replace(graph: Graph, old: Node, *new: Node) -> None:

@@ -72,7 +72,7 @@ def build_plan(prob: Problem, seg: Segmentation, strategy: str, objective: str) 
     readers: dict[tuple[str, int], list[str]] = {}
     src_of: dict[str, int] = {}
     for u, unit in enumerate(prob.units):
-        for t, pu in zip(unit.in_tensors, unit.producers):
+        for t, pu in zip(unit.in_tensors, unit.producers, strict=False):
             if pu < 0:
                 continue
             for p in parts[u]:
@@ -87,7 +87,7 @@ def build_plan(prob: Problem, seg: Segmentation, strategy: str, objective: str) 
         route = _route(prob, out_core[pu], dst)
         bits = prob.tensor_bits[t]
         lat = 0
-        for a, b in zip(route, route[1:]):
+        for a, b in zip(route, route[1:], strict=False):
             hop_bits.setdefault((a, b), {})[t] = bits
             lat += board.link(a, b).latency_cycles
         lanes = out_lanes[pu]
@@ -97,7 +97,7 @@ def build_plan(prob: Problem, seg: Segmentation, strategy: str, objective: str) 
                                       False, sorted(set(names))))
     hop_ii = {h: link_cost(sum(ts.values()), board.link(*h).width_bits, 0).ii for h, ts in hop_bits.items()}
     for tr in transfers:
-        tr.ii_cycles = max((hop_ii[h] for h in zip(tr.route, tr.route[1:])), default=0)
+        tr.ii_cycles = max((hop_ii[h] for h in zip(tr.route, tr.route[1:], strict=False)), default=0)
     tid_of = {(tr.tensor, tr.dst_core): tr.id for tr in transfers}
     # -- latency profiles and channels ------------------------------------------------------
     prof: dict[int, tuple[int, int]] = {}
@@ -106,7 +106,7 @@ def build_plan(prob: Problem, seg: Segmentation, strategy: str, objective: str) 
     for u, unit in enumerate(prob.units):
         unit_of_node[unit.node.name] = u
         arrivals = []
-        for t, pu in zip(unit.in_tensors, unit.producers):
+        for t, pu in zip(unit.in_tensors, unit.producers, strict=False):
             a, b = prof.get(pu, (0, 0))
             if pu >= 0 and out_core[pu] != parts[u][-1].core:
                 tr = transfers[tid_of[(t, parts[u][-1].core)]]
@@ -123,10 +123,10 @@ def build_plan(prob: Problem, seg: Segmentation, strategy: str, objective: str) 
         if len(parts[u]) > 1:
             gather = sum(board.link(x, y).latency_cycles for x, y in
                          zip(_route(prob, parts[u][0].core, parts[u][-1].core),
-                             _route(prob, parts[u][0].core, parts[u][-1].core)[1:]))
+                             _route(prob, parts[u][0].core, parts[u][-1].core)[1:], strict=False))
             a_out, b_out = a_out + gather, b_out + gather
         prof[u] = (a_out, max(b_out, a_out))
-        for k, (t, pu) in enumerate(zip(unit.in_tensors, unit.producers)):
+        for k, (t, pu) in enumerate(zip(unit.in_tensors, unit.producers, strict=False)):
             bits = prob.tensor_bits[t]
             lanes = out_lanes[pu] if pu >= 0 else simd
             src = prob.units[pu].node.name if pu >= 0 else "@input"
@@ -246,26 +246,34 @@ def repair(prob: Problem, seg: Segmentation, strategy: str, objective: str) -> t
     that resource for the least ii increase. Returns the plan (possibly still over when
     every unit on the core is at its smallest folding: the caller reports infeasible)."""
     r_index = {"dsp": 0, "bram18": 1, "lut": 2}
-    for _ in range(10 * prob.m + 10):
+    for _ in range(4 * len(prob.core_path) + 20):
         plan = build_plan(prob, seg, strategy, objective)
         bad = [v for v in violations(plan) if v[1] in r_index]
         if not bad:
             return plan, seg
-        core, res, _, _ = bad[0]
-        r = r_index[res]
-        best = None
-        for u in range(prob.m):
-            if seg.core[u] != core or u in seg.split:
-                continue
-            t, f = prob.units[u].table, seg.fold[u]
-            cheaper = np.nonzero(t.res[:, r] < t.res[f, r])[0]
-            for g in cheaper:
-                key = (int(t.ii[g]), -int(t.res[f, r] - t.res[g, r]), u, int(g))
-                if best is None or key < best:
-                    best = key
-        if best is None:
+        progress = False
+        for core, res, use, lim in bad:
+            r, deficit = r_index[res], use - lim
+            # Lower foldings on this core, least ii increase per unit freed first, until the
+            # blocks' own use has dropped by the deficit; then rebuild (FIFOs may change).
+            while deficit > 0:
+                best = None
+                for u in range(prob.m):
+                    if seg.core[u] != core or u in seg.split:
+                        continue
+                    t, f = prob.units[u].table, seg.fold[u]
+                    for g in np.nonzero(t.res[:, r] < t.res[f, r])[0]:
+                        key = (int(t.ii[g]), -int(t.res[f, r] - t.res[g, r]), u, int(g))
+                        if best is None or key < best:
+                            best = key
+                if best is None:
+                    break
+                u, g = best[2], best[3]
+                deficit -= int(prob.units[u].table.res[seg.fold[u], r] - prob.units[u].table.res[g, r])
+                seg.fold[u] = g
+                progress = True
+        if not progress:
             return plan, seg
-        seg.fold[best[2]] = best[3]
     return build_plan(prob, seg, strategy, objective), seg
 
 

@@ -10,13 +10,12 @@ it is exact when feasibility is monotone in ``T`` (checked: `Segmentation.monoto
 
 from __future__ import annotations
 
-import math
 import time
 from dataclasses import dataclass, field
 
 import numpy as np
 
-from bbgrap_hls.search.fold import BIG, Chooser, make_chooser, rules
+from bbgrap_hls.search.fold import BIG, make_chooser, rules
 from bbgrap_hls.search.problem import Problem
 
 
@@ -51,11 +50,11 @@ class SegmentDP:
         self.monotone = all(c.monotone for c in self.ch) and all(
             c.monotone for d in self.split_ch.values() for c in d.values())
         self.lims = [prob.limits(k) for k in self.path]
-        self.widths = [prob.link_width(a, b) for a, b in zip(self.path, self.path[1:])]
+        self.widths = [prob.link_width(a, b) for a, b in zip(self.path, self.path[1:], strict=False)]
 
     def _choose(self, target: int) -> tuple[list[int], np.ndarray]:
         idx = [c.pick(target) for c in self.ch]
-        res = np.array([c.table.res[i] if i >= 0 else (BIG, BIG, BIG) for c, i in zip(self.ch, idx)],
+        res = np.array([c.table.res[i] if i >= 0 else (BIG, BIG, BIG) for c, i in zip(self.ch, idx, strict=False)],
                        dtype=np.int64).reshape(-1, 3)
         return idx, res
 
@@ -85,7 +84,7 @@ class SegmentDP:
             np.add.at(diff, starts, 1)
             np.add.at(diff, np.maximum(jmax[starts], starts) + 1, -1)
             placed = np.cumsum(diff)[: m + 1] > 0
-            for j, (start_q, i, parts) in split_in[q].items():
+            for j in split_in[q]:
                 placed[j] = True
             hist.append((reach.copy(), jmax))
             if placed[m]:
@@ -150,7 +149,7 @@ def candidate_targets(prob: Problem) -> np.ndarray:
     """Every ii a unit, a split part or a link cut can have, ascending."""
     vals = [u.table.ii for u in prob.units]
     vals += [t.ii for u in prob.units for t in u.split_tables.values()]
-    widths = [w for w in (prob.link_width(a, b) for a, b in zip(prob.core_path, prob.core_path[1:])) if w]
+    widths = [w for w in (prob.link_width(a, b) for a, b in zip(prob.core_path, prob.core_path[1:], strict=False)) if w]
     for w in set(widths):
         vals.append(-(-prob.cut_bits // w))
     return np.unique(np.concatenate(vals))

@@ -76,11 +76,11 @@ def fold_core(tables: list[Table], limits: np.ndarray) -> tuple[int, list[int]] 
     for w in rules(limits):
         choosers = [make_chooser(t, w) for t in tables]
 
-        def fits(target: int) -> list[int] | None:
+        def fits(target: int, choosers=choosers) -> list[int] | None:
             idx = [c.pick(target) for c in choosers]
             if min(idx) < 0:
                 return None
-            use = sum(c.table.res[i] for c, i in zip(choosers, idx))
+            use = sum(c.table.res[i] for c, i in zip(choosers, idx, strict=False))
             return idx if np.all(use <= limits) else None
 
         lo, hi = 0, len(cands) - 1
@@ -93,7 +93,7 @@ def fold_core(tables: list[Table], limits: np.ndarray) -> tuple[int, list[int]] 
             else:
                 lo = mid + 1
         idx = fits(int(cands[lo]))
-        ii = max(int(c.table.ii[i]) for c, i in zip(choosers, idx))
+        ii = max(int(c.table.ii[i]) for c, i in zip(choosers, idx, strict=False))
         if best is None or ii < best[0]:
             best = (ii, idx)
     return best
@@ -106,9 +106,9 @@ def balance(tables: list[Table], limits: np.ndarray, start: list[int]) -> list[i
     bottleneck cannot get faster within ``limits``.
     """
     idx = list(start)
-    use = sum(t.res[i] for t, i in zip(tables, idx)) if tables else np.zeros(3, np.int64)
+    use = sum(t.res[i] for t, i in zip(tables, idx, strict=False)) if tables else np.zeros(3, np.int64)
     while tables:
-        iis = [int(t.ii[i]) for t, i in zip(tables, idx)]
+        iis = [int(t.ii[i]) for t, i in zip(tables, idx, strict=False)]
         u = int(np.argmax(iis))
         t = tables[u]
         faster = np.nonzero(t.ii < iis[u])[0]

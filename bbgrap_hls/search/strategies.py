@@ -26,7 +26,7 @@ def single(prob: Problem) -> Segmentation:
 
 
 def _fits(prob: Problem, core: int, units: list[int], folds: list[int]) -> bool:
-    use = sum((prob.units[u].table.res[f] for u, f in zip(units, folds)), np.zeros(3, np.int64))
+    use = sum((prob.units[u].table.res[f] for u, f in zip(units, folds, strict=False)), np.zeros(3, np.int64))
     return bool(np.all(use <= prob.limits(core)))
 
 
@@ -83,7 +83,7 @@ def greedy(prob: Problem) -> Segmentation:
         core[u] = path[q]
     for k, us in members.items():
         idx = balance([prob.units[u].table for u in us], prob.limits(k), [fold[u] for u in us])
-        for u, f in zip(us, idx):
+        for u, f in zip(us, idx, strict=False):
             fold[u] = f
     return Segmentation(core=core, fold=fold)
 
@@ -127,7 +127,7 @@ def refine(prob: Problem, seg: Segmentation, time_limit: float, seed: int) -> Se
             if r is None:
                 return None
             worst = max(worst, r[0])
-            for u, f in zip(us, r[1]):
+            for u, f in zip(us, r[1], strict=False):
                 folds[u] = f
         return worst, folds
 

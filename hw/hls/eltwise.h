@@ -59,16 +59,18 @@ BB_LOOP(lut_beat)
   }
 }
 
-/// Per-channel affine: y = requant(bias[c] + x·w[c], mult[c], shift[c], ...); P gives
-/// N, C, LANES, ZP_OUT, LO, HI; constants are [P][C/P] (channel cf·P + p at [p][cf]).
+/// Per-channel affine (BatchNormalization that no Conv/Dense absorbed, Mul/Add by a
+/// per-channel constant): y = clamp(ZP_OUT + (((x - ZP_IN)·mult[c] + bias[c] + 2^(shift[c]-1))
+/// >> shift[c]), LO, HI) with a SIGNED 32-bit mult and a 64-bit bias at the product's scale
+/// (docs/numerics.md). P gives N, C, LANES, ZP_IN, ZP_OUT, LO, HI; constants are [P][C/P]
+/// (channel cf·P + p at [p][cf]).
 template <class P>
-void channel_affine(Stream<P::LANES>& in, Stream<P::LANES>& out, const int32_t w[P::LANES][P::C / P::LANES],
-                    const int32_t bias[P::LANES][P::C / P::LANES], const int32_t mult[P::LANES][P::C / P::LANES],
-                    const int32_t shift[P::LANES][P::C / P::LANES], int frames) {
+void channel_affine(Stream<P::LANES>& in, Stream<P::LANES>& out, const int32_t mult[P::LANES][P::C / P::LANES],
+                    const int64_t bias[P::LANES][P::C / P::LANES], const int32_t shift[P::LANES][P::C / P::LANES],
+                    int frames) {
   static_assert(P::C % P::LANES == 0 && P::N % P::C == 0, "channel_affine: P | C | N");
-  BB_HLS(ARRAY_PARTITION variable = w complete dim = 1)
-  BB_HLS(ARRAY_PARTITION variable = bias complete dim = 1)
   BB_HLS(ARRAY_PARTITION variable = mult complete dim = 1)
+  BB_HLS(ARRAY_PARTITION variable = bias complete dim = 1)
   BB_HLS(ARRAY_PARTITION variable = shift complete dim = 1)
   constexpr int CF = P::C / P::LANES;
 BB_LOOP(aff_beat)
@@ -78,8 +80,10 @@ BB_LOOP(aff_beat)
     const Beat<P::LANES> x = in.read();
     Beat<P::LANES> o;
     for (int p = 0; p < P::LANES; ++p) {
-      const int32_t acc = bias[p][cf] + static_cast<int32_t>(x.d[p]) * w[p][cf];
-      o.d[p] = requant(acc, mult[p][cf], shift[p][cf], P::ZP_OUT, P::LO, P::HI);
+      const int32_t s = shift[p][cf];
+      int64_t acc = static_cast<int64_t>(static_cast<int32_t>(x.d[p]) - P::ZP_IN) * mult[p][cf] + bias[p][cf];
+      if (s > 0) acc += static_cast<int64_t>(1) << (s - 1);
+      o.d[p] = clamp8(static_cast<int64_t>(P::ZP_OUT) + (acc >> s), P::LO, P::HI);
     }
     out.write(o);
   }

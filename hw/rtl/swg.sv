@@ -1,0 +1,199 @@
+`default_nettype none
+// Sliding window generator. Input: H x W x C frames in NHWC order, SIMD lanes per beat.
+// Output: for each output pixel (oy, ox) in raster order, for each kernel tap (ky, kx),
+// the C/SIMD beats of input pixel (oy*SH + ky*DH, ox*SW + kx*DW) of the padded image:
+// the column order k*C + c that the mvu's weights use. Padding inserts PAD_VAL (the
+// input zero point for conv, -128 for max pooling).
+// A writer fills a circular buffer of ROWS padded rows, one beat per cycle, padded beats
+// included (so it takes Hp*Wp*C/SIMD cycles per frame); a reader emits one beat per cycle
+// once the rows of an output row are present. The default ROWS = 2*KHE + SH lets the
+// writer run a whole window ahead, so ii = max(Hp*Wp*C/SIMD, Ho*Wo*K*C/SIMD) exactly
+// (docs/hardware.md) also across frame boundaries.
+module swg #(
+    parameter int C       = 4,
+    parameter int SIMD    = 2,
+    parameter int H       = 4,
+    parameter int W       = 4,
+    parameter int KH      = 3,
+    parameter int KW      = 3,
+    parameter int SH      = 1,
+    parameter int SW      = 1,
+    parameter int DH      = 1,
+    parameter int DW      = 1,
+    parameter int PT      = 1,
+    parameter int PL      = 1,
+    parameter int PB      = 1,
+    parameter int PR      = 1,
+    parameter int PAD_VAL = 0,
+    parameter int ROWS    = 2 * ((KH - 1) * DH + 1) + SH
+) (
+    input  wire                 clk,
+    input  wire                 rst,
+    input  wire                 s_axis_tvalid,
+    output logic                s_axis_tready,
+    input  wire  [SIMD*8-1:0]   s_axis_tdata,
+    /* verilator lint_off UNUSEDSIGNAL */
+    input  wire                 s_axis_tlast,  // frames are counted, not marked
+    /* verilator lint_on UNUSEDSIGNAL */
+    output logic                m_axis_tvalid,
+    input  wire                 m_axis_tready,
+    output logic [SIMD*8-1:0]   m_axis_tdata,
+    output logic                m_axis_tlast
+);
+  localparam int CG = C / SIMD;
+  localparam int HP = H + PT + PB;
+  localparam int WP = W + PL + PR;
+  localparam int KHE = (KH - 1) * DH + 1;
+  localparam int KWE = (KW - 1) * DW + 1;
+  localparam int HO = (HP - KHE) / SH + 1;
+  localparam int WO = (WP - KWE) / SW + 1;
+  localparam int TAIL = HP - (HO - 1) * SH;  // rows released after the last output row
+  localparam int DEPTH = ROWS * WP * CG;
+  localparam int AW = $clog2(DEPTH);
+  localparam int RW = $clog2(ROWS + 1);
+  localparam int XW = $clog2((HP > WP ? HP : WP) + 1);
+  localparam int GW = CG > 1 ? $clog2(CG) : 1;
+  localparam int KYW = KH > 1 ? $clog2(KH) : 1;
+  localparam int KXW = KW > 1 ? $clog2(KW) : 1;
+
+  initial begin
+    if (SIMD < 1 || C % SIMD != 0) $error("swg: SIMD=%0d must divide C=%0d", SIMD, C);
+    if (HP < KHE || WP < KWE) $error("swg: kernel %0dx%0d larger than padded input %0dx%0d", KHE, KWE, HP, WP);
+    if (ROWS < KHE + 1) $error("swg: ROWS=%0d must exceed the window height %0d", ROWS, KHE);
+  end
+
+  logic [SIMD*8-1:0] mem[DEPTH];
+  logic signed [15:0] wabs, rbase;  // absolute row counters (wrap harmlessly)
+  logic signed [15:0] ahead;
+
+  // ---- writer ----------------------------------------------------------------------------
+  logic [XW-1:0] wr_r, wr_c;
+  logic [GW-1:0] wr_g;
+  logic [AW-1:0] wa;
+  logic pad, wr_ok, wr_fire;
+  assign ahead = wabs - rbase;
+  assign pad = wr_r < XW'(PT) || wr_r >= XW'(PT + H) || wr_c < XW'(PL) || wr_c >= XW'(PL + W);
+  assign wr_ok = ahead < 16'(ROWS);
+  assign s_axis_tready = wr_ok && !pad;
+  assign wr_fire = wr_ok && (pad || s_axis_tvalid);
+
+  always_ff @(posedge clk) begin
+    if (wr_fire) mem[wa] <= pad ? {SIMD{8'(PAD_VAL)}} : s_axis_tdata;
+  end
+
+  always_ff @(posedge clk) begin
+    if (rst) begin
+      wr_r <= '0;
+      wr_c <= '0;
+      wr_g <= '0;
+      wa <= '0;
+      wabs <= '0;
+    end else if (wr_fire) begin
+      wa <= wa == AW'(DEPTH - 1) ? '0 : wa + 1'b1;
+      if (wr_g != GW'(CG - 1)) wr_g <= wr_g + 1'b1;
+      else begin
+        wr_g <= '0;
+        if (wr_c != XW'(WP - 1)) wr_c <= wr_c + 1'b1;
+        else begin
+          wr_c <= '0;
+          wabs <= wabs + 1'b1;
+          wr_r <= wr_r == XW'(HP - 1) ? '0 : wr_r + 1'b1;
+        end
+      end
+    end
+  end
+
+  // ---- reader ----------------------------------------------------------------------------
+  logic [XW-1:0] oy, ox;
+  logic [KYW-1:0] ky;
+  logic [KXW-1:0] kx;
+  logic [GW-1:0] rg;
+  logic [RW-1:0] bslot;  // slot of row oy*SH
+  logic [RW-1:0] kslot;  // slot of row oy*SH + ky*DH
+  logic [XW-1:0] col;    // ox*SW + kx*DW
+  logic [XW-1:0] col0;   // ox*SW
+  logic rd_ok, rd_fire, end_g, end_kx, end_ky, end_ox, end_oy;
+  logic [AW-1:0] ra;
+
+  assign rd_ok = wabs - rbase >= 16'(KHE);
+  assign rd_fire = rd_ok && (!m_axis_tvalid || m_axis_tready);
+  assign ra = AW'((32'(kslot) * WP + 32'(col)) * CG + 32'(rg));
+  assign end_g = rg == GW'(CG - 1);
+  assign end_kx = end_g && kx == KXW'(KW - 1);
+  assign end_ky = end_kx && ky == KYW'(KH - 1);
+  assign end_ox = end_ky && ox == XW'(WO - 1);
+  assign end_oy = end_ox && oy == XW'(HO - 1);
+
+  function automatic logic [RW-1:0] slot_add(input logic [RW-1:0] s, input int n);
+    int t;
+    t = 32'(s) + n;
+    return RW'(t >= ROWS ? t - ROWS : t);
+  endfunction
+
+  always_ff @(posedge clk) begin
+    if (rd_fire) begin
+      m_axis_tdata <= mem[ra];
+      m_axis_tlast <= end_oy;
+    end
+  end
+
+  always_ff @(posedge clk) begin
+    if (rst) begin
+      oy <= '0;
+      ox <= '0;
+      ky <= '0;
+      kx <= '0;
+      rg <= '0;
+      bslot <= '0;
+      kslot <= '0;
+      col <= '0;
+      col0 <= '0;
+      rbase <= '0;
+      m_axis_tvalid <= 1'b0;
+    end else begin
+      if (rd_fire) m_axis_tvalid <= 1'b1;
+      else if (m_axis_tready) m_axis_tvalid <= 1'b0;
+      if (rd_fire) begin
+        if (!end_g) rg <= rg + 1'b1;
+        else begin
+          rg <= '0;
+          if (!end_kx) begin
+            kx <= kx + 1'b1;
+            col <= col + XW'(DW);
+          end else begin
+            kx <= '0;
+            if (!end_ky) begin
+              ky <= ky + 1'b1;
+              kslot <= slot_add(kslot, DH);
+              col <= col0;
+            end else begin
+              ky <= '0;
+              if (!end_ox) begin
+                ox <= ox + 1'b1;
+                col0 <= col0 + XW'(SW);
+                col <= col0 + XW'(SW);
+                kslot <= bslot;
+              end else begin
+                ox <= '0;
+                col0 <= '0;
+                col <= '0;
+                if (!end_oy) begin
+                  oy <= oy + 1'b1;
+                  bslot <= slot_add(bslot, SH);
+                  kslot <= slot_add(bslot, SH);
+                  rbase <= rbase + 16'(SH);
+                end else begin
+                  oy <= '0;
+                  bslot <= slot_add(bslot, TAIL);
+                  kslot <= slot_add(bslot, TAIL);
+                  rbase <= rbase + 16'(TAIL);
+                end
+              end
+            end
+          end
+        end
+      end
+    end
+  end
+endmodule
+`default_nettype wire
