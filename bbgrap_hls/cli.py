@@ -12,6 +12,7 @@ from __future__ import annotations
 import argparse
 import importlib
 import sys
+import warnings
 
 from bbgrap_hls import __version__
 from bbgrap_hls.errors import BbgrapError
@@ -49,7 +50,11 @@ def main(argv: list[str] | None = None) -> int:
         parser.print_help()
         return 2
     try:
-        return int(args._run(args) or 0)
+        with warnings.catch_warnings():
+            if not getattr(args, "debug", False):  # one line per warning, like errors
+                warnings.showwarning = lambda msg, *a, **k: print(
+                    f"bbgrap-hls {args.command}: warning: {' '.join(str(msg).split())}", file=sys.stderr)
+            return int(args._run(args) or 0)
     except BbgrapError as e:
         if getattr(args, "debug", False):
             raise

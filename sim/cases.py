@@ -64,6 +64,66 @@ def _mvu(p: dict, rng, d: Path) -> tuple[dict, dict]:
     return {k: p[k] for k in ("MW", "MH", "SIMD", "PE")} | files, {"x": x, "w": w, "bias": bias, "rq": rq}
 
 
+def _win(p: dict) -> dict:
+    full = {"DH": 1, "DW": 1} | p
+    return {k: full[k] for k in ("H", "W", "KH", "KW", "SH", "SW", "DH", "DW", "PT", "PL", "PB", "PR")}
+
+
+def _windows(x: np.ndarray, p: dict, pad_value: int) -> np.ndarray:
+    """[frames, Ho, Wo, KH, KW, C] windows of NHWC frames."""
+    w = _win(p)
+    return np.stack([golden.windows(f, (w["KH"], w["KW"]), (w["SH"], w["SW"]), (w["DH"], w["DW"]),
+                                    (w["PT"], w["PL"], w["PB"], w["PR"]), pad_value) for f in x])
+
+
+def _conv(p: dict, rng, d: Path) -> tuple[dict, dict]:
+    c, co, k = p["C"], p["CO"], p["KH"] * p["KW"]
+    zx = int(rng.integers(-10, 11))
+    x = _i8(rng, FRAMES, p["H"], p["W"], c)
+    w = _i8(rng, co, p["KH"], p["KW"], c)
+    bias = rng.integers(-(2**12), 2**12, size=co)
+    rq = golden.random_rq(rng, co, 128 * 128 * (k * c) ** 0.5)
+    files = mvu_files(w.reshape(co, k * c), bias, rq, p["SIMD"], p["PE"], d)
+    hdl = {"C": c, "CO": co, "SIMD": p["SIMD"], "PE": p["PE"], "PAD_VAL": zx} | _win(p) | files
+    return hdl, {"win": _windows(x, p, zx), "x": x, "w": w, "bias": bias, "rq": rq}
+
+
+def _vector_files(w, bias, rq, c: int, lanes: int, d: Path) -> dict:
+    cg = c // lanes
+    out = {}
+    if w is not None:
+        out["W_FILE"] = write_mem(d / "w.mem", pack(w.reshape(-1, lanes), 8), 8 * lanes)
+    if bias is not None:
+        out["B_FILE"] = write_mem(d / "b.mem", pack(bias.reshape(cg, lanes), 32), 32 * lanes)
+        rqw = np.array(golden.rq_words(rq), dtype=object).reshape(cg, lanes)
+        out["RQ_FILE"] = write_mem(d / "rq.mem", pack(rqw, 64), 64 * lanes)
+    return out
+
+
+def _pool(mode: str) -> Callable:
+    def prep(p: dict, rng, d: Path) -> tuple[dict, dict]:
+        c, k = p["C"], p["KH"] * p["KW"]
+        zx = -128 if mode == "max" else int(rng.integers(-10, 11))
+        x = _i8(rng, FRAMES, p["H"], p["W"], c)
+        w = _i8(rng, k, c) if mode == "mac" else None
+        bias = None if mode == "max" else rng.integers(-(2**10), 2**10, size=c)
+        rq = None if mode == "max" else golden.random_rq(rng, c, 128 * (k if mode == "sum" else 128 * k ** 0.5))
+        hdl = {"C": c, "P": p["P"], "PAD_VAL": zx} | _win(p) | _vector_files(w, bias, rq, c, p["P"], d)
+        arrays = {"win": _windows(x, p, zx), "x": x} | (
+            {} if mode == "max" else {"bias": bias, "rq": rq}) | ({"w": w} if w is not None else {})
+        return hdl, arrays
+    return prep
+
+
+def _gap(p: dict, rng, d: Path) -> tuple[dict, dict]:
+    c = p["C"]
+    x = _i8(rng, FRAMES, p["H"], p["W"], c)
+    bias = rng.integers(-(2**10), 2**10, size=c)
+    rq = golden.random_rq(rng, c, 128 * p["H"] * p["W"])
+    hdl = {"C": c, "P": p["P"], "H": p["H"], "W": p["W"]} | _vector_files(None, bias, rq, c, p["P"], d)
+    return hdl, {"x": x, "bias": bias, "rq": rq}
+
+
 # parameter sets per module: HDL parameters in upper case, test sizes in lower case
 PARAMS: dict[str, list[dict]] = {
     "fifo": [{"WIDTH": 8, "DEPTH": 4, "beats": 20}, {"WIDTH": 24, "DEPTH": 33, "beats": 50}],
@@ -74,13 +134,32 @@ PARAMS: dict[str, list[dict]] = {
             {"MW": 12, "MH": 6, "SIMD": 12, "PE": 1, "nvec": 2},
             {"MW": 16, "MH": 8, "SIMD": 4, "PE": 8, "nvec": 3},
             {"MW": 4, "MH": 3, "SIMD": 1, "PE": 3, "nvec": 4}],
+    "conv": [{"C": 4, "CO": 4, "SIMD": 2, "PE": 2, "H": 5, "W": 5, "KH": 3, "KW": 3, "SH": 1, "SW": 1,
+              "PT": 1, "PL": 1, "PB": 1, "PR": 1},
+             {"C": 2, "CO": 2, "SIMD": 2, "PE": 2, "H": 7, "W": 6, "KH": 3, "KW": 2, "SH": 2, "SW": 2,
+              "PT": 1, "PL": 0, "PB": 0, "PR": 1},
+             {"C": 8, "CO": 4, "SIMD": 4, "PE": 1, "H": 3, "W": 3, "KH": 1, "KW": 1, "SH": 1, "SW": 1,
+              "PT": 0, "PL": 0, "PB": 0, "PR": 0}],
+    "dwconv": [{"C": 4, "P": 2, "H": 5, "W": 5, "KH": 3, "KW": 3, "SH": 1, "SW": 1, "PT": 1, "PL": 1, "PB": 1, "PR": 1},
+               {"C": 3, "P": 1, "H": 7, "W": 6, "KH": 3, "KW": 3, "SH": 2, "SW": 1, "DH": 2, "DW": 1,
+                "PT": 1, "PL": 1, "PB": 0, "PR": 0}],
+    "maxpool": [{"C": 4, "P": 4, "H": 6, "W": 6, "KH": 2, "KW": 2, "SH": 2, "SW": 2, "PT": 0, "PL": 0, "PB": 0, "PR": 0},
+                {"C": 2, "P": 1, "H": 5, "W": 5, "KH": 3, "KW": 3, "SH": 2, "SW": 2, "PT": 1, "PL": 1, "PB": 1, "PR": 1}],
+    "avgpool": [{"C": 4, "P": 2, "H": 4, "W": 4, "KH": 2, "KW": 2, "SH": 2, "SW": 2, "PT": 0, "PL": 0, "PB": 0, "PR": 0}],
+    "gap": [{"C": 8, "P": 2, "H": 4, "W": 4}, {"C": 3, "P": 3, "H": 2, "W": 3}],
 }
 
-PREPARE: dict[str, Callable] = {"fifo": _fifo, "link": _link, "requant": _requant, "mvu": _mvu}
+PREPARE: dict[str, Callable] = {
+    "fifo": _fifo, "link": _link, "requant": _requant, "mvu": _mvu, "conv": _conv,
+    "dwconv": _pool("mac"), "maxpool": _pool("max"), "avgpool": _pool("sum"), "gap": _gap,
+}
 
 # RTL files each toplevel needs (besides its own)
 DEPS: dict[str, list[str]] = {
     "link": ["fifo"], "requant": ["rq_lane", "rq_round"], "mvu": ["rq_lane", "rq_round"],
+    "conv": ["swg", "mvu", "rq_lane", "rq_round"], "dwconv": ["swg", "vvu", "rq_lane", "rq_round"],
+    "maxpool": ["swg", "vvu", "rq_lane", "rq_round"], "avgpool": ["swg", "vvu", "rq_lane", "rq_round"],
+    "gap": ["vvu", "rq_lane", "rq_round"],
 }
 
 

@@ -37,3 +37,50 @@ def link(beats: int, width: int, link_w: int, latency: int) -> tuple[int, int]:
     per_beat = ceil(width / link_w)
     ii = beats * per_beat
     return ii, (beats - 1) * per_beat + latency + 1
+
+
+def window_geometry(p: dict) -> dict:
+    """Padded and output sizes of a sliding-window block from its HDL parameters."""
+    hp, wp = p["H"] + p["PT"] + p["PB"], p["W"] + p["PL"] + p["PR"]
+    khe, kwe = (p["KH"] - 1) * p.get("DH", 1) + 1, (p["KW"] - 1) * p.get("DW", 1) + 1
+    return {"hp": hp, "wp": wp, "khe": khe, "ho": (hp - khe) // p["SH"] + 1, "wo": (wp - kwe) // p["SW"] + 1}
+
+
+def window(p: dict, lanes: int, folds: int, depth: int) -> tuple[int, int]:
+    """swg feeding a unit that spends ``folds`` cycles per window beat (mvu: Co/pe; vvu: 1).
+
+    ii = max(Hp*Wp*C/lanes, Ho*Wo*K*C/lanes*folds). Latency: the swg writes one beat per
+    cycle (padding included) and starts an output row once its rows are written; the last
+    output row ends at max over rows oy of (rows of oy written) + (reads left from oy), plus
+    the unit's depth and 1 cycle of the swg's output register.
+    """
+    g = window_geometry(p)
+    cg = p["C"] // lanes
+    k = p["KH"] * p["KW"]
+    write = g["hp"] * g["wp"] * cg
+    row_read = g["wo"] * k * cg * folds
+    ii = max(write, g["ho"] * row_read)
+    before = (p["PT"] * g["wp"] + p["PL"]) * cg  # padding written before the first input beat
+    fill = max((oy * p["SH"] + g["khe"]) * g["wp"] * cg - before + (g["ho"] - oy) * row_read
+               for oy in range(g["ho"]))
+    return ii, fill + depth + 1
+
+
+def conv(p: dict) -> tuple[int, int]:
+    """conv = swg -> mvu; a 1x1 stride-1 unpadded conv is the mvu alone."""
+    g = window_geometry(p)
+    nf = p["CO"] // p["PE"]
+    if p["KH"] == p["KW"] == p["SH"] == p["SW"] == 1 and not (p["PT"] or p["PL"] or p["PB"] or p["PR"]):
+        return mvu(g["ho"] * g["wo"], p["C"], p["CO"], p["SIMD"], p["PE"])
+    return window(p, p["SIMD"], nf, DEPTH["mvu"])
+
+
+def pool(p: dict) -> tuple[int, int]:
+    """dwconv, maxpool, avgpool = swg -> vvu."""
+    return window(p, p["P"], 1, DEPTH["vvu"])
+
+
+def gap(p: dict) -> tuple[int, int]:
+    """H*W*C/p; the output streams during the last input pixel."""
+    ii = p["H"] * p["W"] * p["C"] // p["P"]
+    return ii, ii + DEPTH["vvu"]

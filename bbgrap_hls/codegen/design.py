@@ -56,6 +56,7 @@ class Design:
     buffers: dict[str, int]  # buffer name -> elems per frame
     links: dict[str, tuple[int, int, int, str, str]]  # name -> (lanes, src core, dst core, src port, dst port)
     frames: int
+    alias: dict[str, str] = field(default_factory=dict)  # layout alias -> tensor that streams
 
 
 class _Builder:
@@ -343,7 +344,8 @@ def _finish(b: _Builder, g: Graph, plan: Plan, frames: int) -> Design:
         cd.calls = _sort_calls(cd)
     order = _core_order(sorted(b.cores), edges)
     used = [b.cores[k] for k in order if b.cores[k].calls]
-    return Design(used, [c.id for c in used], inputs, outputs, b.buffers, b.links, frames)
+    return Design(used, [c.id for c in used], inputs, outputs, b.buffers, b.links, frames,
+                  {t: b.key(t) for t in b.alias})
 
 
 _IDENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")

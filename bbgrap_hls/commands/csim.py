@@ -33,7 +33,7 @@ def run(args: argparse.Namespace) -> int:
         vec = out / "tb"
         if args.input:
             vec = Path(tmp)
-            _vectors_for(out, meta, np.load(args.input), vec)
+            _vectors_for(out, meta, _load_input(args.input), vec)
         res = csim.run(out, vec, outputs)
     print(res.message)
     if args.output:
@@ -44,6 +44,14 @@ def run(args: argparse.Namespace) -> int:
     if not res.ok:
         raise MismatchError(res.message)
     return 0
+
+
+def _load_input(path: str) -> np.ndarray:
+    """The ``--input`` array; an unreadable file is a one-line BadInputError."""
+    try:
+        return np.load(path, allow_pickle=False)
+    except (OSError, ValueError, EOFError) as e:
+        raise BadInputError(f"{path}: not a readable .npy file ({type(e).__name__}: {e})") from None
 
 
 def _vectors_for(out: Path, meta: dict, x: np.ndarray, vec: Path) -> None:

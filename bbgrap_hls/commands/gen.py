@@ -58,15 +58,21 @@ def run(args: argparse.Namespace) -> int:
         from bbgrap_hls.quant.calib import load_calibration
 
         calib = load_calibration(args.calib, graph)
-    gq = quantize(graph, calib, seed=args.seed)
+    # Plan before quantising: an infeasible plan is refused before the calibration runs.
     plan = make_plan(graph, board, strategy=args.strategy, objective=args.objective, seed=args.seed)
+    gq = quantize(graph, calib, seed=args.seed)
     feeds = _seed_input(graph, args.seed)
     files, design = generate(gq, plan, board, feeds)
     files["plan.json"] = plan.to_json(stable=True).encode()
     for t, x in feeds.items():
         ident = next(i for tt, i, _ in design.inputs if tt == t)
         files[f"tb/seed_{ident}.npy"] = _npy_bytes(x)
-    with tempfile.TemporaryDirectory(prefix=".bbgrap-gen-", dir=out.parent if out.parent.exists() else None) as tmp:
+    try:  # the temporary folder sits next to OUT so that the final moves stay on one file system
+        out.parent.mkdir(parents=True, exist_ok=True)
+        tmp_ctx = tempfile.TemporaryDirectory(prefix=".bbgrap-gen-", dir=out.parent)
+    except OSError as e:
+        raise BadInputError(f"{out}: cannot create the output folder ({e.strerror or e})") from None
+    with tmp_ctx as tmp:
         tmpd = Path(tmp)
         _report(graph, plan, board, tmpd, files)
         inputs = {"model": sha256(Path(args.model).read_bytes()), "board": board.name,
@@ -84,7 +90,7 @@ def run(args: argparse.Namespace) -> int:
         out.mkdir(parents=True, exist_ok=True)
         for rel in old:  # --force: only what an earlier gen wrote
             (out / rel).unlink(missing_ok=True)
-        for rel in sorted(files):
+        for rel in sorted(files, key=lambda r: (r == MANIFEST, r)):  # manifest last: marks completion
             dst = out / rel
             dst.parent.mkdir(parents=True, exist_ok=True)
             os.replace(tmpd / rel, dst)

@@ -144,7 +144,7 @@ def _check_size(on: onnx.NodeProto, ins: list) -> None:
         if on.op_type == "ConstantOfShape":
             n = int(np.prod(np.asarray(ins[0], dtype=np.float64)))
         elif on.op_type == "Expand":
-            n = int(np.prod(np.broadcast_shapes(ins[0].shape, tuple(int(d) for d in ins[1]))))
+            n = int(np.prod(np.asarray(np.broadcast_shapes(ins[0].shape, tuple(int(d) for d in ins[1])), np.float64)))
         elif on.op_type == "Tile":
             n = int(np.prod(np.asarray(ins[0].shape, np.float64) * np.asarray(ins[1], np.float64)))
         else:

@@ -175,7 +175,7 @@ def explain_infeasible(prob: Problem, n_cores: int | None = None) -> str:
         for r in range(3):
             if low[r] > big[r] and not u.split_tables:
                 f = int(np.argmin(t.res[:, r]))
-                parts = math.ceil(low[r] / big[r])
+                parts = math.ceil(low[r] / max(big[r], 1))  # a limit may round down to 0
                 return (f"node '{u.node.name}' ({u.node.op}, output {u.geom.ho}x{u.geom.wo}x{u.geom.co}) "
                         f"needs {int(low[r])} {names[r]} even at its lowest folding (pe={int(t.pe[f])}, "
                         f"simd={int(t.simd[f])}); core {path[0]} allows {int(big[r])}: short by "
@@ -185,7 +185,7 @@ def explain_infeasible(prob: Problem, n_cores: int | None = None) -> str:
     total = sum(lims)
     for r in range(3):
         if need[r] > total[r]:
-            per = int(big[r])
+            per = max(int(big[r]), 1)
             return (f"the model needs {int(need[r])} {names[r]} at the lowest folding, the "
                     f"{len(path)} core(s) {path} allow {int(total[r])} together: short by "
                     f"{int(need[r] - total[r])}. Smallest change: a board with >= "

@@ -1,0 +1,207 @@
+"""The host side of a design: buffers, kernel arguments, the run schedule and host ops.
+
+`host_spec` turns a `Design` into a `HostSpec` that both host drivers follow: the C++
+one on the XRT native API (``host/host.cpp``) and the Python one (``host/driver.py``,
+which reads ``host/design.json``). The schedule starts every core as soon as the off-chip
+buffers it reads are complete and waits on a producer core only where a consumer needs
+its buffer (the barrier of docs/hardware.md); cores joined by streams run together.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import asdict, dataclass, field
+
+import numpy as np
+
+from bbgrap_hls.codegen.design import Design
+from bbgrap_hls.errors import UnsupportedError
+from bbgrap_hls.ir import Graph
+
+#: Host ops the generated drivers implement (others: the drivers stop with a message).
+HOST_OPS = frozenset({"Softmax"})
+
+
+@dataclass
+class HostBuffer:
+    """A buffer object: a graph input or output of the fabric, or an off-chip buffer."""
+
+    name: str  # C++ identifier (bo_<ident>)
+    role: str  # "input", "output" or "buffer"
+    ident: str  # design-level name (file names in_<ident>.bin / out_<ident>.bin)
+    tensor: str
+    elems: int  # per frame
+    kernel: str  # the core whose argument gives the memory group
+    arg: int
+    shape: list[int] = field(default_factory=list)  # NCHW (inputs, outputs)
+    scale: float = 0.0
+    zp: int = 0
+
+
+@dataclass
+class KernelArg:
+    index: int
+    name: str
+    kind: str  # "bo", "stream" or "scalar"
+    buffer: str = ""  # HostBuffer.name for kind "bo"
+
+
+@dataclass
+class HostKernel:
+    name: str
+    args: list[KernelArg]
+
+
+@dataclass
+class HostOp:
+    op: str
+    inputs: list[str]
+    outputs: list[str]
+    shape: list[int]
+    axis: int
+    flatten: bool
+
+
+@dataclass
+class HostSpec:
+    frames: int
+    buffers: list[HostBuffer]
+    kernels: list[HostKernel]
+    schedule: list[tuple[str, str]]  # ("start" | "wait", core name)
+    host_ops: list[HostOp]
+    graph_outputs: list[dict]  # {"tensor", "shape", "from": "fabric" | "host", "ident"}
+
+    def to_json(self) -> str:
+        return json.dumps(asdict(self), indent=2, sort_keys=True) + "\n"
+
+
+def _schedule(design: Design, producer_of: dict[str, str]) -> list[tuple[str, str]]:
+    """Start cores in dataflow order; before a core that reads a buffer, wait its producer."""
+    deps = {c.name: sorted({producer_of[p.link] for p in c.ports if p.kind == "mem_in" and p.link in producer_of})
+            for c in design.cores}
+    pending = [c.name for c in design.cores]
+    done: set[str] = set()
+    steps: list[tuple[str, str]] = []
+    while pending:
+        ready = [k for k in pending if all(d in done for d in deps[k])]
+        if ready:
+            steps += [("start", k) for k in ready]
+            pending = [k for k in pending if k not in ready]
+            continue
+        # The first pending core comes after its producers in dataflow order: all started.
+        for d in deps[pending[0]]:
+            if d not in done:
+                steps.append(("wait", d))
+                done.add(d)
+    started = [k for verb, k in steps if verb == "start"]
+    steps += [("wait", k) for k in started if k not in done]
+    return steps
+
+
+def host_spec(design: Design, g: Graph) -> HostSpec:
+    """The host driver's view of ``design`` on the int8 graph ``g``."""
+    ins = {ident: (t, n) for t, ident, n in design.inputs}
+    outs = {ident: (t, n) for t, ident, n in design.outputs}
+    buffers: dict[str, HostBuffer] = {}
+    kernels: list[HostKernel] = []
+    producer_of: dict[str, str] = {}
+    for c in design.cores:
+        args = []
+        for k, p in enumerate(c.ports):
+            if p.kind.startswith("axis"):
+                args.append(KernelArg(k, p.name, "stream"))
+                continue
+            role = "input" if p.link in ins else "output" if p.link in outs else "buffer"
+            if role == "buffer" and p.kind == "mem_out":
+                producer_of[p.link] = c.name
+            name = f"bo_{p.link}"
+            if name not in buffers:
+                t, n = ins.get(p.link) or outs.get(p.link) or (p.tensor, design.buffers[p.link])
+                hb = HostBuffer(name, role, p.link, t, n, c.name, k)
+                if role != "buffer":
+                    q = g.tensors[t].quant
+                    hb.shape, hb.scale, hb.zp = list(g.shape(t)), float(np.float32(q.scale)), int(q.zp)
+                buffers[name] = hb
+            args.append(KernelArg(k, p.name, "bo", name))
+        args.append(KernelArg(len(c.ports), "frames", "scalar"))
+        kernels.append(HostKernel(c.name, args))
+    def key(t: str) -> str:
+        return design.alias.get(t, t)
+
+    host_ops = []
+    for n in g.nodes:
+        if n.host:
+            # Ops outside HOST_OPS: the drivers stop with a message naming the op.
+            host_ops.append(HostOp(n.op, [key(i) for i in g.act_inputs(n)], list(n.outputs), list(g.shape(n.inputs[0])),
+                                   int(n.attrs.get("axis", -1)), bool(n.attrs.get("flatten", False))))
+    fabric = {t: ident for t, ident, _ in design.outputs}
+    host_made = {o for h in host_ops for o in h.outputs}
+    gouts = []
+    for t in map(key, g.outputs):
+        if t in host_made:
+            gouts.append({"tensor": t, "shape": list(g.shape(t)), "from": "host", "ident": ""})
+        elif t in fabric:
+            gouts.append({"tensor": t, "shape": list(g.shape(t)), "from": "fabric", "ident": fabric[t]})
+        else:
+            raise UnsupportedError(f"graph output '{t}' is neither made by the fabric nor by a host op")
+    order = {"input": 0, "buffer": 1, "output": 2}
+    bufs = sorted(buffers.values(), key=lambda b: (order[b.role], b.ident))
+    return HostSpec(design.frames, bufs, kernels, _schedule(design, producer_of), host_ops, gouts)
+
+
+def _hw_c(shape: list[int]) -> tuple[int, int]:
+    """(channels, pixels per frame) of an NCHW or (N, C) tensor."""
+    return shape[1], int(np.prod(shape[2:], dtype=np.int64)) if len(shape) > 2 else 1
+
+
+def _softmax_dims(h: HostOp) -> tuple[int, int, int]:
+    s, a = h.shape, h.axis
+    outer = int(np.prod(s[:a], dtype=np.int64))
+    if h.flatten:
+        return outer, int(np.prod(s[a:], dtype=np.int64)), 1
+    return outer, s[a], int(np.prod(s[a + 1:], dtype=np.int64))
+
+
+def render_host(spec: HostSpec, design: Design) -> dict[str, str]:
+    """``{relative path: text}`` of host/host.cpp, host/sim_kernels.cpp, host/design.json."""
+    from bbgrap_hls.codegen.emit import environment
+
+    env = environment()
+    var = {b.tensor: f"f_{b.ident}" for b in spec.buffers if b.role == "output"}
+    ops = []
+    for k, h in enumerate(spec.host_ops):
+        missing = [i for i in h.inputs if i not in var]
+        if missing:
+            raise UnsupportedError(f"host op {h.op}: input '{missing[0]}' does not come from the fabric")
+        outer, n, inner = _softmax_dims(h) if h.op in HOST_OPS else (0, 0, 0)
+        ops.append({"op": h.op, "inp": var[h.inputs[0]], "out": f"h{k}", "outer": outer, "len": n, "inner": inner})
+        var[h.outputs[0]] = f"h{k}"
+        if h.op not in HOST_OPS:
+            break
+    complete = all(h.op in HOST_OPS for h in spec.host_ops)
+    outputs = [var[o["tensor"]] for o in spec.graph_outputs] if complete else []
+
+    def c_of(b: HostBuffer) -> int:
+        return _hw_c(b.shape)[0]
+
+    def hw_of(b: HostBuffer) -> int:
+        return _hw_c(b.shape)[1]
+
+    files = {"host/host.cpp": env.get_template("host/host.cpp.j2").render(
+        spec=spec, host_ops=ops, outputs=outputs, c_of=c_of, hw_of=hw_of, hexf=lambda x: float(x).hex() + "f")}
+    sim_args = {}
+    for c in design.cores:
+        args = []
+        for k, p in enumerate(c.ports):
+            if p.kind == "mem_in":
+                args.append(f"static_cast<const int8_t*>(ptrs[{k}])")
+            elif p.kind == "mem_out":
+                args.append(f"static_cast<int8_t*>(ptrs[{k}])")
+            else:
+                args.append(p.link)
+        args.append(f"static_cast<int>(scalars[{len(c.ports)}])")
+        sim_args[c.name] = ", ".join(args)
+    files["host/sim_kernels.cpp"] = env.get_template("host/sim_kernels.cpp.j2").render(
+        design=design, links=sorted(design.links.items()), sim_args=sim_args)
+    files["host/design.json"] = spec.to_json()
+    return files

@@ -1,0 +1,68 @@
+`default_nettype none
+// Convolution: swg -> mvu (docs/hardware.md). The mvu's matrix is Co x (KH*KW*C), column
+// k*C + c for tap k = ky*KW + kx, so W_FILE holds W[co][ky][kx][c] in mvu fold order.
+// Padding inserts the input zero point PAD_VAL. A 1x1 kernel with stride 1 and no padding
+// skips the window generator. ii = max(Hp*Wp*C/SIMD, Ho*Wo*(K*C/SIMD)*(CO/PE)).
+module conv #(
+    parameter int C       = 4,
+    parameter int CO      = 4,
+    parameter int SIMD    = 2,
+    parameter int PE      = 2,
+    parameter int H       = 4,
+    parameter int W       = 4,
+    parameter int KH      = 3,
+    parameter int KW      = 3,
+    parameter int SH      = 1,
+    parameter int SW      = 1,
+    parameter int DH      = 1,
+    parameter int DW      = 1,
+    parameter int PT      = 1,
+    parameter int PL      = 1,
+    parameter int PB      = 1,
+    parameter int PR      = 1,
+    parameter int PAD_VAL = 0,
+    parameter     W_FILE  = "",
+    parameter     B_FILE  = "",
+    parameter     RQ_FILE = "",
+    localparam int LI = SIMD,
+    localparam int LO = PE
+) (
+    input  wire                 clk,
+    input  wire                 rst,
+    input  wire                 s_axis_tvalid,
+    output logic                s_axis_tready,
+    input  wire  [LI*8-1:0]     s_axis_tdata,
+    input  wire                 s_axis_tlast,
+    output logic                m_axis_tvalid,
+    input  wire                 m_axis_tready,
+    output logic [LO*8-1:0]     m_axis_tdata,
+    output logic                m_axis_tlast
+);
+  localparam bit DIRECT = KH == 1 && KW == 1 && SH == 1 && SW == 1 && PT + PL + PB + PR == 0;
+  logic wv, wr, wl;
+  logic [SIMD*8-1:0] wd;
+  generate
+    if (DIRECT) begin : g_direct
+      assign wv = s_axis_tvalid;
+      assign s_axis_tready = wr;
+      assign wd = s_axis_tdata;
+      assign wl = s_axis_tlast;
+    end else begin : g_swg
+      swg #(.C(C), .SIMD(SIMD),
+      .H(H), .W(W), .KH(KH), .KW(KW), .SH(SH), .SW(SW), .DH(DH), .DW(DW),
+      .PT(PT), .PL(PL), .PB(PB), .PR(PR), .PAD_VAL(PAD_VAL)
+      ) win (
+      .clk(clk), .rst(rst), .s_axis_tvalid(s_axis_tvalid), .s_axis_tready(s_axis_tready),
+      .s_axis_tdata(s_axis_tdata), .s_axis_tlast(s_axis_tlast), .m_axis_tvalid(wv),
+      .m_axis_tready(wr), .m_axis_tdata(wd), .m_axis_tlast(wl)
+      );
+    end
+  endgenerate
+  mvu #(.MW(KH * KW * C), .MH(CO), .SIMD(SIMD), .PE(PE), .W_FILE(W_FILE), .B_FILE(B_FILE),
+        .RQ_FILE(RQ_FILE)) unit (
+      .clk(clk), .rst(rst), .s_axis_tvalid(wv), .s_axis_tready(wr), .s_axis_tdata(wd),
+      .s_axis_tlast(wl), .m_axis_tvalid(m_axis_tvalid), .m_axis_tready(m_axis_tready),
+      .m_axis_tdata(m_axis_tdata), .m_axis_tlast(m_axis_tlast)
+  );
+endmodule
+`default_nettype wire

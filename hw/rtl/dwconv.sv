@@ -1,0 +1,54 @@
+`default_nettype none
+// Depthwise convolution: swg -> vvu (MAC). W_FILE holds w[ky][kx][c] tap-major (word k*C/P + g);
+// PAD_VAL is the input zero point.
+// ii = max(Hp*Wp*C/P, Ho*Wo*K*C/P) (docs/hardware.md).
+module dwconv #(
+    parameter int C       = 4,
+    parameter int P       = 2,
+    parameter int H       = 4,
+    parameter int W       = 4,
+    parameter int KH      = 3,
+    parameter int KW      = 3,
+    parameter int SH      = 1,
+    parameter int SW      = 1,
+    parameter int DH      = 1,
+    parameter int DW      = 1,
+    parameter int PT      = 1,
+    parameter int PL      = 1,
+    parameter int PB      = 1,
+    parameter int PR      = 1,
+    parameter int PAD_VAL = 0,
+    parameter     W_FILE  = "",
+    parameter     B_FILE  = "",
+    parameter     RQ_FILE = "",
+    localparam int LI = P,
+    localparam int LO = P
+) (
+    input  wire                 clk,
+    input  wire                 rst,
+    input  wire                 s_axis_tvalid,
+    output logic                s_axis_tready,
+    input  wire  [LI*8-1:0]     s_axis_tdata,
+    input  wire                 s_axis_tlast,
+    output logic                m_axis_tvalid,
+    input  wire                 m_axis_tready,
+    output logic [LO*8-1:0]     m_axis_tdata,
+    output logic                m_axis_tlast
+);
+  logic wv, wr, wl;
+  logic [P*8-1:0] wd;
+  swg #(.C(C), .SIMD(P),
+      .H(H), .W(W), .KH(KH), .KW(KW), .SH(SH), .SW(SW), .DH(DH), .DW(DW),
+      .PT(PT), .PL(PL), .PB(PB), .PR(PR), .PAD_VAL(PAD_VAL)
+  ) win (
+      .clk(clk), .rst(rst), .s_axis_tvalid(s_axis_tvalid), .s_axis_tready(s_axis_tready),
+      .s_axis_tdata(s_axis_tdata), .s_axis_tlast(s_axis_tlast), .m_axis_tvalid(wv),
+      .m_axis_tready(wr), .m_axis_tdata(wd), .m_axis_tlast(wl)
+  );
+  vvu #(.C(C), .P(P), .K(KH * KW), .MODE(0), .W_FILE(W_FILE), .B_FILE(B_FILE), .RQ_FILE(RQ_FILE)) unit (
+      .clk(clk), .rst(rst), .s_axis_tvalid(wv), .s_axis_tready(wr), .s_axis_tdata(wd),
+      .s_axis_tlast(wl), .m_axis_tvalid(m_axis_tvalid), .m_axis_tready(m_axis_tready),
+      .m_axis_tdata(m_axis_tdata), .m_axis_tlast(m_axis_tlast)
+  );
+endmodule
+`default_nettype wire

@@ -1,0 +1,179 @@
+`default_nettype none
+// Vector unit: per-channel reduction over K beats of each window (depthwise conv, max and
+// average pooling, global average pooling). Input: windows in the order the swg emits
+// (per output pixel: K taps, C/P beats of P lanes each, channels innermost). Per channel c:
+//   MODE 0 (depthwise MAC): acc = bias'[c] + sum_k x[k,c] * w[k,c], then requantise
+//   MODE 1 (max)          : y = max_k x[k,c] (no requantisation)
+//   MODE 2 (sum)          : acc = bias'[c] + sum_k x[k,c], then requantise
+// One beat per cycle; the output beat of channel group g leaves 4 cycles after the last
+// tap of g arrives, so a frame of Ho*Wo*K*C/P input beats has that ii.
+// Accumulators live in a memory of C/P words read one cycle ahead (forwarded when the
+// previous beat wrote the same word).
+// Memories ($readmemh): W_FILE  K*C/P words of P*8 bits (address k*C/P + g; MODE 0)
+//                       B_FILE  C/P words of P*32 bits (MODE 0, 2)
+//                       RQ_FILE C/P words of P*64 bits {m, s, zp, lo, hi} (MODE 0, 2)
+module vvu #(
+    parameter int C       = 4,
+    parameter int P       = 2,
+    parameter int K       = 9,
+    parameter int MODE    = 0,
+    parameter     W_FILE  = "",
+    parameter     B_FILE  = "",
+    parameter     RQ_FILE = ""
+) (
+    input  wire                clk,
+    input  wire                rst,
+    input  wire                s_axis_tvalid,
+    output logic               s_axis_tready,
+    input  wire  [P*8-1:0]     s_axis_tdata,
+    input  wire                s_axis_tlast,
+    output logic               m_axis_tvalid,
+    input  wire                m_axis_tready,
+    output logic [P*8-1:0]     m_axis_tdata,
+    output logic               m_axis_tlast
+);
+  localparam int CG = C / P;
+  localparam int GW = CG > 1 ? $clog2(CG) : 1;
+  localparam int KW_ = K > 1 ? $clog2(K) : 1;
+  localparam int AW = K * CG > 1 ? $clog2(K * CG) : 1;
+
+  initial begin
+    if (P < 1 || C % P != 0) $error("vvu: P=%0d must divide C=%0d", P, C);
+    if (MODE < 0 || MODE > 2) $error("vvu: MODE=%0d must be 0 (mac), 1 (max) or 2 (sum)", MODE);
+  end
+
+  /* verilator lint_off UNDRIVEN */  // ROMs: filled by $readmemh only
+  logic [P*8-1:0] wmem[K*CG];
+  logic [P*32-1:0] bmem[CG];
+  logic [P*64-1:0] rqmem[CG];
+  /* verilator lint_on UNDRIVEN */
+  logic [P*32-1:0] amem[CG];
+  generate
+    if (W_FILE != "" && MODE == 0) begin : g_w
+      initial $readmemh(W_FILE, wmem);
+    end
+    if (B_FILE != "" && MODE != 1) begin : g_b
+      initial $readmemh(B_FILE, bmem);
+    end
+    if (RQ_FILE != "" && MODE != 1) begin : g_rq
+      initial $readmemh(RQ_FILE, rqmem);
+    end
+  endgenerate
+
+  logic en, fire;
+  logic [GW-1:0] g;
+  logic [KW_-1:0] k;
+  logic [AW-1:0] wa;
+
+  // ---- stage 0: counters and reads ------------------------------------------------------
+  logic v1, first1, final1, last1, fwd1;
+  logic [GW-1:0] g1;
+  logic [P*8-1:0] x1, w1;
+  logic [P*32-1:0] b1, a1, anew;
+
+  assign s_axis_tready = en;
+  assign fire = en && s_axis_tvalid;
+
+  always_ff @(posedge clk) begin
+    if (en) begin
+      x1 <= s_axis_tdata;
+      w1 <= wmem[wa];
+      b1 <= bmem[g];
+      a1 <= amem[g];
+      g1 <= g;
+      first1 <= k == '0;
+      final1 <= k == KW_'(K - 1);
+      last1 <= s_axis_tlast;
+      fwd1 <= v1 && g1 == g;  // the beat now in stage 1 writes the word this beat reads
+    end
+  end
+
+  always_ff @(posedge clk) begin
+    if (rst) begin
+      g <= '0;
+      k <= '0;
+      wa <= '0;
+      v1 <= 1'b0;
+    end else begin
+      if (en) v1 <= fire;
+      if (fire) begin
+        wa <= wa == AW'(K * CG - 1) ? '0 : wa + 1'b1;
+        if (g == GW'(CG - 1)) begin
+          g <= '0;
+          k <= k == KW_'(K - 1) ? '0 : k + 1'b1;
+        end else begin
+          g <= g + 1'b1;
+        end
+      end
+    end
+  end
+
+  // ---- stage 1: accumulate (read-modify-write of the accumulator memory) ------------------
+  logic [P*32-1:0] aprev, anew_q;
+  logic signed [31:0] xv[P], prev[P], term[P];
+  assign aprev = fwd1 ? anew_q : a1;
+
+  always_comb begin
+    for (int i = 0; i < P; i++) begin
+      xv[i] = 32'(signed'(x1[8*i+:8]));
+      prev[i] = signed'(aprev[32*i+:32]);
+      term[i] = MODE == 0 ? 32'(signed'(x1[8*i+:8]) * signed'(w1[8*i+:8])) : xv[i];
+      if (MODE == 1) anew[32*i+:32] = first1 || xv[i] > prev[i] ? xv[i] : prev[i];
+      else anew[32*i+:32] = (first1 ? signed'(b1[32*i+:32]) : prev[i]) + term[i];
+    end
+  end
+
+  logic v2, last2;
+  logic [P*32-1:0] acc2;
+  logic [P*64-1:0] rq2;
+  always_ff @(posedge clk) begin
+    if (en) begin
+      if (v1) amem[g1] <= anew;
+      anew_q <= anew;
+      acc2 <= anew;
+      rq2 <= rqmem[g1];
+      last2 <= last1;
+    end
+  end
+
+  // ---- stages 2-3: requantise (or pass the max through); output ---------------------------
+  logic v3, v4, last3, last4;
+  logic [P*8-1:0] y4, max3, max4;
+  assign en = !v4 || m_axis_tready;
+
+  always_ff @(posedge clk) begin
+    if (rst) begin
+      v2 <= 1'b0;
+      v3 <= 1'b0;
+      v4 <= 1'b0;
+    end else if (en) begin
+      v2 <= v1 && final1;
+      v3 <= v2;
+      v4 <= v3;
+    end
+  end
+
+  always_ff @(posedge clk) begin
+    if (en) begin
+      last3 <= last2;
+      last4 <= last3;
+      for (int i = 0; i < P; i++) max3[8*i+:8] <= acc2[32*i+:8];
+      max4 <= max3;
+    end
+  end
+
+  for (genvar i = 0; i < P; i++) begin : g_lane
+    rq_lane lane (
+        .clk(clk),
+        .en (en),
+        .acc(signed'(acc2[32*i+:32])),
+        .rq (rq2[64*i+:64]),
+        .y  (y4[8*i+:8])
+    );
+  end
+
+  assign m_axis_tdata = MODE == 1 ? max4 : y4;
+  assign m_axis_tvalid = v4;
+  assign m_axis_tlast = last4 && v4;
+endmodule
+`default_nettype wire
