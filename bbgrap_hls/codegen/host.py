@@ -76,24 +76,34 @@ class HostSpec:
 
 
 def _schedule(design: Design, producer_of: dict[str, str]) -> list[tuple[str, str]]:
-    """Start cores in dataflow order; before a core that reads a buffer, wait its producer."""
-    deps = {c.name: sorted({producer_of[p.link] for p in c.ports if p.kind == "mem_in" and p.link in producer_of})
+    """Start cores in dataflow order; before a core that reads a buffer, wait its producer.
+
+    A core starts once the cores that stream into it have started and the cores whose
+    buffers it reads have completed (waited). Cores joined only by streams run together.
+    """
+    bufs = {c.name: sorted({producer_of[p.link] for p in c.ports if p.kind == "mem_in" and p.link in producer_of})
             for c in design.cores}
+    name = {c.id: c.name for c in design.cores}
+    streams = {c.name: sorted({name[src] for _, (_, src, dst, _, _) in design.links.items() if name.get(dst) == c.name})
+               for c in design.cores}
     pending = [c.name for c in design.cores]
+    started: list[str] = []
     done: set[str] = set()
     steps: list[tuple[str, str]] = []
     while pending:
-        ready = [k for k in pending if all(d in done for d in deps[k])]
-        if ready:
-            steps += [("start", k) for k in ready]
-            pending = [k for k in pending if k not in ready]
+        ready = next((k for k in pending if all(d in done for d in bufs[k]) and all(d in started for d in streams[k])),
+                     None)
+        if ready is not None:
+            steps.append(("start", ready))
+            started.append(ready)
+            pending.remove(ready)
             continue
-        # The first pending core comes after its producers in dataflow order: all started.
-        for d in deps[pending[0]]:
+        # The first pending core comes after all its producers in dataflow order, so they
+        # have started: wait on those whose buffers it reads (the barrier).
+        for d in bufs[pending[0]]:
             if d not in done:
                 steps.append(("wait", d))
                 done.add(d)
-    started = [k for verb, k in steps if verb == "start"]
     steps += [("wait", k) for k in started if k not in done]
     return steps
 

@@ -11,7 +11,9 @@ import numpy as np
 from bbgrap_hls.board import Board
 from bbgrap_hls.codegen.design import Design, build_design
 from bbgrap_hls.codegen.emit import render_hls
+from bbgrap_hls.codegen.host import host_spec, render_host
 from bbgrap_hls.codegen.vectors import golden, vectors
+from bbgrap_hls.codegen.vitis import render_vitis
 from bbgrap_hls.ir import Graph
 from bbgrap_hls.plan import Plan
 
@@ -23,8 +25,18 @@ def kernel_headers() -> dict[str, bytes]:
             if p.name.endswith(".h")}
 
 
+def host_static() -> dict[str, bytes]:
+    """``host/driver.py`` and the XRT stand-in headers (``host/xrt_sim/xrt/*.h``)."""
+    out = {"host/driver.py": (resources.files("bbgrap_hls.templates") / "host" / "driver.py").read_bytes()}
+    root = resources.files("bbgrap_hls.hw") / "hls" / "xrt_sim" / "xrt"
+    for p in sorted(root.iterdir(), key=lambda p: p.name):
+        if p.name.endswith(".h"):
+            out[f"host/xrt_sim/xrt/{p.name}"] = p.read_bytes()
+    return out
+
+
 def generate(g: Graph, plan: Plan, board: Board, feeds: dict[str, np.ndarray]) -> tuple[dict[str, bytes], Design]:
-    """Files of hls/, tb/ (and host/, vitis/ when their generators exist) for ``plan``.
+    """Files of hls/, tb/, host/ and vitis/ for ``plan``.
 
     Args:
         g: the int8 graph (`bbgrap_hls.quant.quantize`).
@@ -36,6 +48,10 @@ def generate(g: Graph, plan: Plan, board: Board, feeds: dict[str, np.ndarray]) -
     design = build_design(g, plan, frames)
     files = {k: v.encode() for k, v in render_hls(design, g, {c.id: c.name for c in board.cores}).items()}
     files.update(kernel_headers())
+    spec = host_spec(design, g)
+    files.update({k: v.encode() for k, v in render_host(spec, design).items()})
+    files.update(host_static())
+    files.update({k: v.encode() for k, v in render_vitis(design, board, plan).items()})
     env = golden(g, feeds)
     for name, data in vectors(design, env).items():
         files[f"tb/{name}"] = data

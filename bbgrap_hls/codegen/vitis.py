@@ -72,8 +72,6 @@ def link_config(design: Design, board: Board, plan: Plan) -> LinkConfig:
             if with_sp:
                 sp.append(f"{cu[c.name]}.{p.name}:{_bank(board, m, n)}")
             n += 1
-    depth = {t.tensor: 0 for t in plan.transfers}
-    del depth
     sc = []
     for ident, (lanes, a, b, po, pi) in sorted(design.links.items()):
         ln = board.link(a, b)

@@ -72,7 +72,7 @@ module swg #(
   logic [AW-1:0] wa;
   logic pad, wr_ok, wr_fire;
   assign ahead = wabs - rbase;
-  assign pad = wr_r < XW'(PT) || wr_r >= XW'(PT + H) || wr_c < XW'(PL) || wr_c >= XW'(PL + W);
+  assign pad = int'(wr_r) < PT || int'(wr_r) >= PT + H || int'(wr_c) < PL || int'(wr_c) >= PL + W;
   assign wr_ok = ahead < 16'(ROWS);
   assign s_axis_tready = wr_ok && !pad;
   assign wr_fire = wr_ok && (pad || s_axis_tvalid);
