@@ -29,6 +29,7 @@ class SplitPart:
     bram18: int
     uram: int
     lut: int
+    weights: str | None = None
 
 
 @dataclass
@@ -49,6 +50,9 @@ class NodePlan:
     lut: int
     fused_into: str | None = None
     split: list[SplitPart] | None = None
+    weights: str | None = None
+    """Where the weight memory lives: ``"bram"``, ``"uram"``, ``"lut"`` (LUTRAM) or None
+    (no weights). HLS binds it with ``#pragma HLS bind_storage ... impl=<bram|uram|lutram>``."""
 
 
 @dataclass

@@ -124,6 +124,31 @@ def _gap(p: dict, rng, d: Path) -> tuple[dict, dict]:
     return hdl, {"x": x, "bias": bias, "rq": rq}
 
 
+def _binary(p: dict, rng, d: Path) -> tuple[dict, dict]:
+    hdl = {k: v for k, v in p.items() if k.isupper()}
+    a, b = _i8(rng, FRAMES, p["pix"], p.get("C0", p["C"])), _i8(rng, FRAMES, p["pix"], p.get("C1", p["C"]))
+    return hdl, {"a": a, "b": b}
+
+
+def _lut(p: dict, rng, d: Path) -> tuple[dict, dict]:
+    table = _i8(rng, 256)
+    f = write_mem(d / "lut.mem", pack(table.reshape(256, 1), 8), 8)
+    return {"P": p["P"], "LUT_FILE": f}, {"x": _i8(rng, FRAMES, p["pix"], p["C"]), "table": table}
+
+
+def _affine(p: dict, rng, d: Path) -> tuple[dict, dict]:
+    c = p["C"]
+    w = _i8(rng, c)
+    bias = rng.integers(-(2**10), 2**10, size=c)
+    rq = golden.random_rq(rng, c, 128 * 128)
+    hdl = {"C": c, "P": p["P"]} | _vector_files(w, bias, rq, c, p["P"], d)
+    return hdl, {"x": _i8(rng, FRAMES, p["pix"], c), "w": w, "bias": bias, "rq": rq}
+
+
+def _plain(p: dict, rng, d: Path) -> tuple[dict, dict]:
+    return {k: v for k, v in p.items() if k.isupper()}, {"x": _i8(rng, FRAMES, p["bytes"])}
+
+
 # parameter sets per module: HDL parameters in upper case, test sizes in lower case
 PARAMS: dict[str, list[dict]] = {
     "fifo": [{"WIDTH": 8, "DEPTH": 4, "beats": 20}, {"WIDTH": 24, "DEPTH": 33, "beats": 50}],
@@ -147,11 +172,22 @@ PARAMS: dict[str, list[dict]] = {
                 {"C": 2, "P": 1, "H": 5, "W": 5, "KH": 3, "KW": 3, "SH": 2, "SW": 2, "PT": 1, "PL": 1, "PB": 1, "PR": 1}],
     "avgpool": [{"C": 4, "P": 2, "H": 4, "W": 4, "KH": 2, "KW": 2, "SH": 2, "SW": 2, "PT": 0, "PL": 0, "PB": 0, "PR": 0}],
     "gap": [{"C": 8, "P": 2, "H": 4, "W": 4}, {"C": 3, "P": 3, "H": 2, "W": 3}],
+    "add": [{"P": 2, "C": 4, "pix": 6, "MA": 3 << 19, "MB": 5 << 18, "ZA": 3, "ZB": -7, "ZY": -2, "S": 20,
+             "LO": -128, "HI": 127}],
+    "mul": [{"P": 4, "C": 4, "pix": 6, "M": 1 << 14, "ZA": -5, "ZB": 9, "ZY": 4, "S": 20, "LO": 4, "HI": 127}],
+    "concat": [{"P": 2, "C0": 4, "C1": 2, "pix": 5}],
+    "lut_act": [{"P": 3, "C": 6, "pix": 5}],
+    "channel_affine": [{"C": 6, "P": 2, "pix": 5}],
+    "dwc": [{"IN": 2, "OUT": 3, "bytes": 36}, {"IN": 4, "OUT": 1, "bytes": 16}],
+    "offchip_buffer": [{"LANES": 2, "FRAME_BEATS": 12, "BYTES_PER_CYCLE": 4, "NFRAMES": 2, "bytes": 24},
+                       {"LANES": 4, "FRAME_BEATS": 8, "BYTES_PER_CYCLE": 4, "NFRAMES": 2, "bytes": 32}],
 }
 
 PREPARE: dict[str, Callable] = {
     "fifo": _fifo, "link": _link, "requant": _requant, "mvu": _mvu, "conv": _conv,
     "dwconv": _pool("mac"), "maxpool": _pool("max"), "avgpool": _pool("sum"), "gap": _gap,
+    "add": _binary, "mul": _binary, "concat": _binary, "lut_act": _lut, "channel_affine": _affine,
+    "dwc": _plain, "offchip_buffer": _plain,
 }
 
 # RTL files each toplevel needs (besides its own)
@@ -159,7 +195,8 @@ DEPS: dict[str, list[str]] = {
     "link": ["fifo"], "requant": ["rq_lane", "rq_round"], "mvu": ["rq_lane", "rq_round"],
     "conv": ["swg", "mvu", "rq_lane", "rq_round"], "dwconv": ["swg", "vvu", "rq_lane", "rq_round"],
     "maxpool": ["swg", "vvu", "rq_lane", "rq_round"], "avgpool": ["swg", "vvu", "rq_lane", "rq_round"],
-    "gap": ["vvu", "rq_lane", "rq_round"],
+    "gap": ["vvu", "rq_lane", "rq_round"], "add": ["rq_round"], "mul": ["rq_round"],
+    "channel_affine": ["rq_lane", "rq_round"],
 }
 
 

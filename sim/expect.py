@@ -13,8 +13,8 @@ from math import ceil
 
 # cycles from a block's last input-side event to its last output beat (RTL property)
 DEPTH = {
-    "fifo": 2, "requant": 3, "mvu": 5, "vvu": 4, "lut_act": 2, "channel_affine": 4, "add": 3,
-    "mul": 3, "concat": 0, "dwc": 1, "link": 0, "swg": 1,
+    "fifo": 2, "requant": 3, "mvu": 5, "vvu": 4, "lut_act": 2, "channel_affine": 4, "add": 2,
+    "mul": 2, "concat": 0, "dwc": 1, "link": 0, "swg": 1,
 }
 
 
@@ -84,3 +84,20 @@ def gap(p: dict) -> tuple[int, int]:
     """H*W*C/p; the output streams during the last input pixel."""
     ii = p["H"] * p["W"] * p["C"] // p["P"]
     return ii, ii + DEPTH["vvu"]
+
+
+def elementwise(module: str, beats: int) -> tuple[int, int]:
+    """add, mul, lut_act, channel_affine, concat: one beat per cycle, ii = H*W*C/p."""
+    return beats, beats + DEPTH[module]
+
+
+def dwc(lanes: int, lanes_in: int, lanes_out: int) -> tuple[int, int]:
+    """H*W*C/min(a, b)."""
+    ii = lanes // min(lanes_in, lanes_out)
+    return ii, ii + DEPTH["dwc"]
+
+
+def offchip_buffer(beats: int, lanes: int, bytes_per_cycle: int) -> tuple[int, int]:
+    """max(beats, ceil(2*H*W*C/B)); the first frame is written whole, then read (barrier)."""
+    ii = max(beats, ceil(2 * beats * lanes / bytes_per_cycle))
+    return ii, 2 * beats + 1

@@ -1,4 +1,5 @@
-"""Cost model: memory mapping, block formulas of docs/hardware.md, links, missing costs."""
+"""Cost model: memory mapping (BRAM, LUTRAM, URAM), block formulas of docs/hardware.md (parallel
+window included), links, missing costs."""
 
 from __future__ import annotations
 
@@ -15,8 +16,10 @@ from bbgrap_hls.model import (
     divisors,
     fifo_cost,
     foldings,
+    in_lanes,
     link_cost,
     memory,
+    uram_memory,
 )
 
 
@@ -114,3 +117,65 @@ def test_depthwise_conv_is_its_own_block():
                                                       "dilations": (1, 1), "pads": (1, 1, 1, 1),
                                                       "group": 8})])
     assert block_kind(g.nodes[0], g) == "dwconv"
+
+
+@pytest.mark.parametrize("width", [8, 72, 73, 512])
+@pytest.mark.parametrize("depth", [1, 4096, 4097, 20000])
+def test_uram_is_one_4k_by_72_shape_side_by_side_and_cascaded(width, depth):
+    m = uram_memory(width, depth)
+    assert m.bram18 == 0 and m.lut == 0
+    assert m.uram == -(-width // 72) * -(-depth // 4096)
+    assert m.uram * 4096 * 72 >= width * depth
+
+
+@pytest.mark.parametrize("kind", ["conv", "dwconv"])
+@pytest.mark.parametrize("p", [1, 4, 8])
+def test_weights_in_uram_pack_the_banks_and_free_their_bram(kind, p):
+    g = Geometry(h=8, w=8, c=64, ho=8, wo=8, co=64, kh=3, kw=3, pads=(1, 1, 1, 1),
+                 group=64 if kind == "dwconv" else 1)
+    b, u = block_cost(kind, g, p, p), block_cost(kind, g, p, p, uram=True)
+    depth = (9 * 64 // p) * (64 // p if kind == "conv" else 1)
+    weights_bram = memory(8 * (p if kind == "conv" else 1), depth).times(p).bram18
+    assert b.uram == 0 and b.weights == ("bram" if weights_bram else "lut")
+    if weights_bram:
+        assert u.weights == "uram"
+        assert u.uram == -(-(p * p * 8 if kind == "conv" else p * 8) // 72) * -(-depth // 4096)
+        assert u.bram18 == b.bram18 - weights_bram
+    else:  # LUTRAM-sized weights never move to URAM
+        assert u == b
+    assert (u.ii, u.dsp) == (b.ii, b.dsp)
+
+
+def test_uram_only_for_blocks_with_weights():
+    with pytest.raises(ValueError, match="maxpool"):
+        block_cost("maxpool", CONV, 1, 1, uram=True)
+
+
+STEM = Geometry(h=32, w=32, c=3, ho=32, wo=32, co=16, kh=3, kw=3, pads=(1, 1, 1, 1))
+
+
+def test_parallel_window_foldings_only_when_asked():
+    plain = {s for _, s in foldings("conv", STEM)}
+    wide = {s for _, s in foldings("conv", STEM, parallel_window=True)}
+    assert plain == {1, 3} and wide == {1, 3, 9, 27}
+    assert {s for _, s in foldings("dense", Geometry(h=1, w=1, c=6, ho=1, wo=1, co=4),
+                                   parallel_window=True)} == {1, 2, 3, 6}
+
+
+@pytest.mark.parametrize("pe", [1, 4, 16])
+@pytest.mark.parametrize("simd", [1, 3, 9, 27])
+def test_parallel_window_conv_ii_and_input_lanes(pe, simd):
+    c = block_cost("conv", STEM, pe, simd)
+    assert c.ii == max(34 * 34 * 3 // min(simd, 3), 32 * 32 * (27 // simd) * (16 // pe))
+    assert c.dsp == pe * simd + pe
+    assert in_lanes("conv", STEM, pe, simd) == min(simd, 3)
+
+
+@pytest.mark.parametrize("p", [1, 8])
+@pytest.mark.parametrize("j", [1, 3, 9])
+def test_parallel_window_depthwise(p, j):
+    g = Geometry(h=8, w=8, c=8, ho=8, wo=8, co=8, kh=3, kw=3, pads=(1, 1, 1, 1), group=8)
+    assert (p, p * j) in foldings("dwconv", g, parallel_window=True)
+    c = block_cost("dwconv", g, p, p * j)
+    assert c.ii == max(10 * 10 * 8 // p, 8 * 8 * 9 * 8 // (p * j))
+    assert c.dsp == p * j + p and in_lanes("dwconv", g, p, p * j) == p

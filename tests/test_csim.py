@@ -111,3 +111,60 @@ def test_csim_detects_mismatch(graphs, tmp_path):
     res2 = csim.run(tmp_path, tmp_path / "tb", design.outputs, werror=True)
     assert not res2.ok and "element 3" in res2.message
     assert res2.build_seconds == 0.0  # cached binary reused
+
+
+def affine_sub_model(path):
+    """A BatchNormalization no Conv absorbs (a ChannelAffine), then a Sub whose second operand
+    no pass can negate (a MaxPool): canonicalisation makes it an Add of a negating
+    ChannelAffine (negative multipliers)."""
+    from tests.models import Builder
+
+    b = Builder(seed=4)
+    x = b.act(b.bn(b.input("x", (1, 4, 6, 6))))
+    y = b.binary("Sub", b.conv(x, 4, 3), b.maxpool(x, 3, 1, 1))
+    last = b.nodes[-1]
+    last.output[0] = "y"
+    b.shapes["y"] = b.shapes[y]
+    onnx.save(b.model(["y"], "affine_sub"), path)
+    return path
+
+
+def _from_model(tmp_path, model_path, board_name, strategy="even"):
+    g = canonicalize(load_model(model_path))
+    gq = quantize(g)
+    board = load_board(board_name)
+    from bbgrap_hls.quant import is_qdq
+
+    return g, gq, make_plan(gq if is_qdq(g) else g, board, strategy=strategy), board
+
+
+def test_csim_channel_affine_and_sub(tmp_path):
+    g, gq, plan, board = _from_model(tmp_path, affine_sub_model(tmp_path / "m.onnx"), "u250")
+    ops = [n.op for n in gq.nodes]
+    affine = [n for n in gq.nodes if n.op == "ChannelAffine"]
+    assert len(affine) == 2 and ("Sub" in ops or "Add" in ops), ops
+    assert any((np.asarray(n.attrs["q"]["mult"]) < 0).any() for n in affine)  # signed multipliers
+    res, design = _csim(tmp_path, gq, plan, board)
+    assert res.ok, res.message
+
+
+@pytest.mark.parametrize("model", ["se_block", "channel_shuffle"])
+def test_csim_test_models_on_ring_board(tmp_path, model):
+    from tests import models
+
+    g, gq, plan, board = _from_model(tmp_path, models.save(models.ALL[model](seed=0), tmp_path / "m.onnx"),
+                                     "vu9p-quad")
+    res, design = _csim(tmp_path, gq, plan, board)
+    assert len(design.cores) > 1
+    assert res.ok, res.message
+
+
+def test_csim_qdq_model(tmp_path):
+    """A QDQ model from onnxruntime's quantize_static keeps its scales and stays bit-exact."""
+    from tests.test_quant_qdq import _qdq
+
+    qp, _, _ = _qdq("ds_block", tmp_path)
+    g, gq, plan, board = _from_model(tmp_path, qp, "u280")
+    res, design = _csim(tmp_path, gq, plan, board)
+    assert len(design.cores) > 1
+    assert res.ok, res.message

@@ -46,6 +46,7 @@ def _npy_bytes(a: np.ndarray) -> bytes:
 def run(args: argparse.Namespace) -> int:
     from bbgrap_hls.board import load_board
     from bbgrap_hls.codegen.project import generate, sha256
+    from bbgrap_hls.quant import is_qdq
     from bbgrap_hls.quant.quantizer import quantize
     from bbgrap_hls.search import make_plan
 
@@ -59,8 +60,14 @@ def run(args: argparse.Namespace) -> int:
 
         calib = load_calibration(args.calib, graph)
     # Plan before quantising: an infeasible plan is refused before the calibration runs.
-    plan = make_plan(graph, board, strategy=args.strategy, objective=args.objective, seed=args.seed)
-    gq = quantize(graph, calib, seed=args.seed)
+    # A QDQ model's Q/DQ pairs are gone from the int8 graph only (and quantising it runs
+    # no calibration): plan on that one.
+    qdq = is_qdq(graph)
+    gq = quantize(graph, calib, seed=args.seed) if qdq else None
+    plan = make_plan(gq if qdq else graph, board, strategy=args.strategy, objective=args.objective,
+                     seed=args.seed)
+    if gq is None:
+        gq = quantize(graph, calib, seed=args.seed)
     feeds = _seed_input(graph, args.seed)
     files, design = generate(gq, plan, board, feeds)
     files["plan.json"] = plan.to_json(stable=True).encode()

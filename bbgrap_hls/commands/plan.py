@@ -22,6 +22,9 @@ def add_parser(sub) -> argparse.ArgumentParser:
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--calib", default=None, help="ignored by plan (accepted for symmetry with gen)")
     p.add_argument("--json", action="store_true", help="print plan.json instead of the tables")
+    p.add_argument("--parallel-window", action="store_true",
+                   help="let convolutions read several window positions per cycle (cost model only: "
+                        "the HLS kernels and RTL modules do not support it yet)")
     return p
 
 
@@ -33,7 +36,8 @@ def run(args: argparse.Namespace) -> int:
     graph = load_canonical(args)
     progress = _progress if sys.stderr.isatty() else None
     plan = make_plan(graph, board, strategy=args.strategy, objective=args.objective,
-                     time_limit=args.time_limit, seed=args.seed, progress=progress)
+                     time_limit=args.time_limit, seed=args.seed, progress=progress,
+                     parallel_window=args.parallel_window)
     if progress:
         sys.stderr.write("\r\033[K")
         sys.stderr.flush()
@@ -60,20 +64,22 @@ def format_plan(plan: Plan) -> str:
         if not c.nodes:
             continue
         lines.append(f"core {c.id} ({c.name}): ii {c.ii_cycles} cycles")
-        lines.append(f"  {'node':<32} {'op':<18} {'pe':>5} {'simd':>5} {'ii':>10} {'dsp':>6} {'bram18':>7} {'lut':>8}")
+        lines.append(f"  {'node':<32} {'op':<18} {'pe':>5} {'simd':>5} {'ii':>10} {'dsp':>6} {'bram18':>7} "
+                     f"{'uram':>5} {'lut':>8}  weights")
         for name in c.nodes:
             n = by_name[name]
             part = next((p for p in n.split or [] if p.core == c.id), None)
-            pe, simd, ii, dsp, bram, lut = ((part.pe, part.simd, part.ii_cycles, part.dsp, part.bram18, part.lut)
-                                            if part else (n.pe, n.simd, n.ii_cycles, n.dsp, n.bram18, n.lut))
+            src = part or n
             tag = f" [co {part.co_begin}:{part.co_end}]" if part else ""
             mark = " *" if name == plan.bottleneck else ""
-            lines.append(f"  {name[:32]:<32} {(n.op + tag)[:18]:<18} {pe:>5} {simd:>5} {ii:>10} {dsp:>6} "
-                         f"{bram:>7} {lut:>8}{mark}")
+            lines.append(f"  {name[:32]:<32} {(n.op + tag)[:18]:<18} {src.pe:>5} {src.simd:>5} {src.ii_cycles:>10} "
+                         f"{src.dsp:>6} {src.bram18:>7} {src.uram:>5} {src.lut:>8}  {src.weights or '-'}{mark}")
         lines.append(f"  {'use / limit':<51} {'':>10} {_frac(c.dsp, c.dsp_limit):>6} "
-                     f"{_frac(c.bram18, c.bram18_limit):>7} {_frac(c.lut, c.lut_limit):>8}")
-        lines.append(f"  {'':<51} {'':>10} {c.dsp:>6} {c.bram18:>7} {c.lut:>8}  used")
-        lines.append(f"  {'':<51} {'':>10} {c.dsp_limit:>6} {c.bram18_limit:>7} {c.lut_limit:>8}  limit")
+                     f"{_frac(c.bram18, c.bram18_limit):>7} {_frac(c.uram, c.uram_limit):>5} "
+                     f"{_frac(c.lut, c.lut_limit):>8}")
+        lines.append(f"  {'':<51} {'':>10} {c.dsp:>6} {c.bram18:>7} {c.uram:>5} {c.lut:>8}  used")
+        lines.append(f"  {'':<51} {'':>10} {c.dsp_limit:>6} {c.bram18_limit:>7} {c.uram_limit:>5} "
+                     f"{c.lut_limit:>8}  limit")
         lines.append("")
     tot = {r: sum(getattr(c, r) for c in plan.cores) for r in ("dsp", "bram18", "uram", "lut")}
     lines.append(f"total: {tot['dsp']} DSP, {tot['bram18']} BRAM18, {tot['uram']} URAM, {tot['lut']} LUT "

@@ -3,7 +3,7 @@
 Formulas: docs/cost-model.md. Block behaviour: docs/hardware.md.
 """
 
-from bbgrap_hls.model.blocks import BLOCKS, BlockCost
+from bbgrap_hls.model.blocks import BLOCKS, URAM_CAPABLE, BlockCost
 from bbgrap_hls.model.geometry import Geometry, geometry
 from bbgrap_hls.model.kinds import (
     FUSABLE_ACTS,
@@ -13,6 +13,7 @@ from bbgrap_hls.model.kinds import (
     block_kind,
     divisors,
     foldings,
+    in_lanes,
     node_geometry,
 )
 from bbgrap_hls.model.links import (
@@ -24,11 +25,11 @@ from bbgrap_hls.model.links import (
     stream_endpoint_lut,
     width_converter_lut,
 )
-from bbgrap_hls.model.memory import MemCost, memory
+from bbgrap_hls.model.memory import MemCost, memory, uram_memory
 
 __all__ = [
     "BLOCKS", "FUSABLE_ACTS", "OP_BLOCKS", "WEIGHTED", "BlockCost", "BufferCost", "Geometry",
     "LinkCost", "MemCost", "block_cost", "block_kind", "buffer_cost", "divisors", "fifo_cost",
-    "foldings", "geometry", "link_cost", "memory", "node_geometry", "stream_endpoint_lut",
-    "width_converter_lut",
+    "URAM_CAPABLE", "foldings", "geometry", "in_lanes", "link_cost", "memory", "node_geometry",
+    "stream_endpoint_lut", "uram_memory", "width_converter_lut",
 ]

@@ -1,8 +1,10 @@
 """Analytic cost of every hardware block kind (docs/cost-model.md has the formulas).
 
 A block's cost depends on its geometry and its folding (``pe`` output lanes, ``simd``
-input lanes). Each kind is one small function ``(g, pe, simd) -> BlockCost``; `BLOCKS`
-maps the block kind to it, and `bbgrap_hls.model.kinds` maps op kinds to block kinds.
+input elements per cycle). Each kind is one small function ``(g, pe, simd) -> BlockCost``;
+`BLOCKS` maps the block kind to it, and `bbgrap_hls.model.kinds` maps op kinds to block
+kinds. Blocks with weight memories (`URAM_CAPABLE`) also take ``uram=True``: the weights
+then live in URAM288 instead of BRAM (the planner decides per node).
 """
 
 from __future__ import annotations
@@ -12,7 +14,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from bbgrap_hls.model.geometry import Geometry
-from bbgrap_hls.model.memory import MemCost, memory
+from bbgrap_hls.model.memory import MemCost, memory, uram_memory
 
 # LUT constants (per block, per lane); see docs/cost-model.md, "LUT".
 LUT_BASE_MVU = 250      # control, counters, AXI-Stream handshakes of a matrix-vector unit
@@ -38,6 +40,8 @@ class BlockCost:
         first: compute cycles before its first output beat once the data is there.
         tail: cycles of work left after its last input beat.
         dsp, bram18, uram, lut: resources.
+        weights: where the weight memory lives: ``"bram"``, ``"uram"``, ``"lut"`` (LUTRAM,
+            under 1,024 bits per bank) or None for a block without weights.
     """
 
     ii: int
@@ -49,6 +53,7 @@ class BlockCost:
     bram18: int = 0
     uram: int = 0
     lut: int = 0
+    weights: str | None = None
 
 
 def _ceil(a: int, b: int) -> int:
@@ -62,11 +67,35 @@ def _fill_window(g: Geometry) -> float:
     return min(1.0, (rows * g.w + min(cols, g.w)) / max(1, g.h * g.w))
 
 
-def _line_buffer(g: Geometry, lanes: int) -> MemCost:
+def _line_buffer(g: Geometry, lanes: int, parallel: bool = False) -> MemCost:
+    """Line buffer of a window block whose input streams at ``lanes`` lanes.
+
+    One memory of ``(kh-1)·Wp + kw`` pixels; with a parallel window (several window
+    positions read per cycle) the ``kh-1`` buffered rows are ``kh-1`` memories of ``Wp``
+    pixels (one read port each) feeding a ``kh × kw`` register window (flip-flops, not
+    counted).
+    """
     if g.pointwise:
         return MemCost()
+    if parallel:
+        return memory(8 * lanes, g.wp * (g.c // lanes)).times(g.kh - 1)
     pixels = (g.kh - 1) * g.wp + g.kw
     return memory(lanes * 8, pixels * (g.c // lanes))
+
+
+def _weights(banks: int, bank_bits: int, depth: int, uram: bool) -> tuple[MemCost, str]:
+    """Weight memory of ``banks`` banks read at the same address every cycle.
+
+    In BRAM (or LUTRAM) each bank is its own memory; in URAM the banks sit side by side in
+    one ``banks·bank_bits`` wide memory (they share the address), cut into 72-bit columns.
+    A memory small enough for LUTRAM never goes to URAM.
+    """
+    bram = memory(bank_bits, depth).times(banks)
+    if bram.bram18 == 0:
+        return bram, "lut"
+    if uram:
+        return uram_memory(banks * bank_bits, depth), "uram"
+    return bram, "bram"
 
 
 def _tail_rows(g: Geometry) -> int:
@@ -74,16 +103,22 @@ def _tail_rows(g: Geometry) -> int:
     return 1 + _ceil(g.pads[2], g.sh) * g.wo
 
 
-def mvu(g: Geometry, pe: int, simd: int) -> BlockCost:
-    """Conv (sliding window + matrix-vector unit); dense is the 1×1×1 case."""
+def mvu(g: Geometry, pe: int, simd: int, uram: bool = False) -> BlockCost:
+    """Conv (sliding window + matrix-vector unit); dense is the 1×1×1 case.
+
+    ``simd`` divides ``C`` or, with a parallel window, is ``C·j`` with ``j | K``: the unit
+    consumes ``simd`` elements of the flattened (ky, kx, c) window per cycle and the input
+    streams at ``min(simd, C)`` lanes.
+    """
     folds = (g.k * g.c // simd) * (g.co // pe)
-    ii = max(g.hp * g.wp * g.c // simd, g.ho * g.wo * folds)
-    mem = memory(simd * 8, folds).times(pe) + memory(REQ_PARAM_BITS, g.co // pe).times(pe)
+    ii = max(g.hp * g.wp * g.c // min(simd, g.c), g.ho * g.wo * folds)
+    wmem, where = _weights(pe, simd * 8, folds, uram)
+    mem = wmem + memory(REQ_PARAM_BITS, g.co // pe).times(pe)
     if g.pointwise:
         if g.co // pe > 1:
             mem = mem + memory(simd * 8, g.c // simd)  # input pixel/vector reused Co/pe times
     else:
-        mem = mem + _line_buffer(g, simd)
+        mem = mem + _line_buffer(g, min(simd, g.c), parallel=simd > g.c)
     one_pixel = g.h * g.w == 1 and g.ho * g.wo == 1
     depth = DEPTH_MVU + math.ceil(math.log2(simd))
     return BlockCost(
@@ -91,21 +126,26 @@ def mvu(g: Geometry, pe: int, simd: int) -> BlockCost:
         fill=1.0 if one_pixel else _fill_window(g),
         first=0 if one_pixel else g.k * g.c // simd,
         tail=(g.co // pe - 1) * (g.c // simd) if one_pixel else folds * _tail_rows(g),
-        dsp=pe * simd + pe, bram18=mem.bram18,
+        dsp=pe * simd + pe, bram18=mem.bram18, uram=mem.uram,
         lut=LUT_BASE_MVU + LUT_PER_MAC * pe * simd + LUT_PER_PE * pe + LUT_PER_SIMD * simd + mem.lut,
+        weights=where,
     )
 
 
-def dwconv(g: Geometry, pe: int, simd: int) -> BlockCost:
-    """Depthwise conv: one multiplier per lane, ``p = pe = simd`` channels at a time."""
+def dwconv(g: Geometry, pe: int, simd: int, uram: bool = False) -> BlockCost:
+    """Depthwise conv: ``p = pe`` channels at a time, one multiplier per lane.
+
+    ``simd == pe`` normally; with a parallel window ``simd = p·j`` (``j | K``): ``j`` window
+    positions of the ``p`` channels per cycle, ``simd`` multipliers, input at ``p`` lanes.
+    """
     p = pe
-    ii = max(g.hp * g.wp * g.c // p, g.ho * g.wo * g.k * g.c // p)
-    mem = (memory(8, g.k * g.c // p).times(p) + memory(REQ_PARAM_BITS, g.c // p).times(p)
-           + _line_buffer(g, p))
+    ii = max(g.hp * g.wp * g.c // p, g.ho * g.wo * g.k * g.c // simd)
+    wmem, where = _weights(simd, 8, g.k * g.c // simd, uram)
+    mem = wmem + memory(REQ_PARAM_BITS, g.c // p).times(p) + _line_buffer(g, p, parallel=simd > p)
     return BlockCost(
-        ii=ii, depth=DEPTH_MVU, fill=_fill_window(g), first=g.k * g.c // p,
-        tail=g.k * g.c // p * _tail_rows(g), dsp=2 * p, bram18=mem.bram18,
-        lut=LUT_BASE_SIMPLE + (LUT_PER_LANE + LUT_PER_PE) * p + mem.lut,
+        ii=ii, depth=DEPTH_MVU, fill=_fill_window(g), first=g.k * g.c // simd,
+        tail=g.k * g.c // simd * _tail_rows(g), dsp=simd + p, bram18=mem.bram18, uram=mem.uram,
+        lut=LUT_BASE_SIMPLE + LUT_PER_LANE * simd + LUT_PER_PE * p + mem.lut, weights=where,
     )
 
 
@@ -180,7 +220,10 @@ def wire(g: Geometry, pe: int, simd: int) -> BlockCost:
     return BlockCost(ii=0, depth=0)
 
 
-BLOCKS: dict[str, Callable[[Geometry, int, int], BlockCost]] = {
+URAM_CAPABLE = ("conv", "dense", "dwconv")
+"""Block kinds whose weight memory may live in URAM (``uram=True``)."""
+
+BLOCKS: dict[str, Callable[..., BlockCost]] = {
     "conv": mvu,
     "dense": mvu,
     "dwconv": dwconv,

@@ -11,7 +11,7 @@ from dataclasses import replace
 
 from bbgrap_hls.errors import UnsupportedError
 from bbgrap_hls.ir import Graph, Node
-from bbgrap_hls.model.blocks import BLOCKS, BlockCost
+from bbgrap_hls.model.blocks import BLOCKS, URAM_CAPABLE, BlockCost
 from bbgrap_hls.model.geometry import Geometry, geometry
 
 LUT_ACTIVATIONS = (
@@ -105,18 +105,43 @@ def _gcd(*xs: int) -> int:
     return out
 
 
-def foldings(kind: str, g: Geometry) -> list[tuple[int, int]]:
-    """Legal ``(pe, simd)`` pairs of a block, in ascending parallelism."""
+def foldings(kind: str, g: Geometry, parallel_window: bool = False) -> list[tuple[int, int]]:
+    """Legal ``(pe, simd)`` pairs of a block, in ascending parallelism.
+
+    With ``parallel_window`` a conv may also take ``simd = C·j`` for ``j | K``, ``j > 1``,
+    and a depthwise conv ``simd = p·j`` (several window positions per cycle;
+    docs/cost-model.md, "Parallel window").
+    """
     if kind in WEIGHTED:
-        return [(pe, simd) for pe in divisors(g.co) for simd in divisors(g.c)]
+        simds = divisors(g.c)
+        if parallel_window and kind == "conv":
+            simds = simds + [g.c * j for j in divisors(g.k)[1:]]
+        return [(pe, simd) for pe in divisors(g.co) for simd in simds]
+    if kind == "dwconv" and parallel_window:
+        return [(p, p * j) for p in divisors(g.c) for j in divisors(g.k)]
     if kind == "wire":
         return [(1, 1)]
     return [(p, p) for p in divisors(lane_channels(g, kind))]
 
 
-def block_cost(kind: str, g: Geometry, pe: int, simd: int) -> BlockCost:
-    """Cost of a block kind at a folding (the folding must be legal)."""
+def block_cost(kind: str, g: Geometry, pe: int, simd: int, uram: bool = False) -> BlockCost:
+    """Cost of a block kind at a folding (the folding must be legal).
+
+    ``uram`` puts the weight memory in URAM (kinds in `URAM_CAPABLE` only).
+    """
+    if uram:
+        if kind not in URAM_CAPABLE:
+            raise ValueError(f"block kind '{kind}' has no weight memory to place in URAM")
+        return BLOCKS[kind](g, pe, simd, uram=True)
     return BLOCKS[kind](g, pe, simd)
+
+
+def in_lanes(kind: str, g: Geometry, pe: int, simd: int) -> int:
+    """Lanes per beat of the block's input stream: ``min(simd, C)`` for conv/dense (a
+    parallel window reads ``C`` lanes), ``pe`` for a depthwise conv, ``simd`` otherwise."""
+    if kind in WEIGHTED:
+        return min(simd, g.c)
+    return pe if kind == "dwconv" else simd
 
 
 def node_geometry(node: Node, graph: Graph, co: int | None = None) -> Geometry:

@@ -2,7 +2,8 @@
 
 A memory smaller than ``LUTRAM_BITS`` bits lives in LUTs (distributed RAM: one LUT6 holds
 64 × 1 bits). Anything larger is built from RAMB18s in the aspect ratio that needs the
-fewest blocks (docs/hardware.md, "Resources").
+fewest blocks (docs/hardware.md, "Resources"), or, for weight memories the planner moves
+there, from URAM288 blocks (`uram_memory`: one fixed 4K × 72 shape).
 """
 
 from __future__ import annotations
@@ -20,6 +21,11 @@ RAMB18_SHAPES: tuple[tuple[int, int], ...] = (
 LUTRAM_DEPTH = 64
 """Words per LUT6 used as distributed RAM (64 × 1)."""
 
+URAM_DEPTH = 4096
+URAM_WIDTH = 72
+"""URAM288 has one shape, 4K × 72 bits (no aspect ratios): wider words put URAMs side by
+side, deeper memories cascade them (the built-in cascade of a URAM column)."""
+
 
 @dataclass(frozen=True)
 class MemCost:
@@ -28,17 +34,19 @@ class MemCost:
     Attributes:
         bram18: RAMB18 blocks.
         lut: LUTs used as distributed RAM.
+        uram: URAM288 blocks.
     """
 
     bram18: int = 0
     lut: int = 0
+    uram: int = 0
 
     def __add__(self, other: MemCost) -> MemCost:
-        return MemCost(self.bram18 + other.bram18, self.lut + other.lut)
+        return MemCost(self.bram18 + other.bram18, self.lut + other.lut, self.uram + other.uram)
 
     def times(self, k: int) -> MemCost:
         """``k`` copies of this memory."""
-        return MemCost(self.bram18 * k, self.lut * k)
+        return MemCost(self.bram18 * k, self.lut * k, self.uram * k)
 
 
 def _ceil(a: int, b: int) -> int:
@@ -62,3 +70,15 @@ def memory(width_bits: int, depth: int) -> MemCost:
         return MemCost(0, _ceil(depth, LUTRAM_DEPTH) * width_bits)
     best = min(_ceil(depth, d) * _ceil(width_bits, w) for d, w in RAMB18_SHAPES)
     return MemCost(best, 0)
+
+
+def uram_memory(width_bits: int, depth: int) -> MemCost:
+    """A ``width_bits`` × ``depth`` memory built from URAM288 blocks.
+
+    Returns:
+        ``MemCost(uram=ceil(width/72)·ceil(depth/4096))``: columns of 72 bits side by side,
+        each cascaded ``ceil(depth/4096)`` deep.
+    """
+    if depth <= 0 or width_bits <= 0:
+        return MemCost()
+    return MemCost(uram=_ceil(width_bits, URAM_WIDTH) * _ceil(depth, URAM_DEPTH))

@@ -80,7 +80,7 @@ def _key(plan: Plan, objective: str) -> tuple:
 
 def make_plan(graph: Graph, board: Board, strategy: str = "search", objective: str = "throughput",
               time_limit: float = 10.0, seed: int = 0, baselines: bool = True,
-              progress: Callable[[str], None] | None = None) -> Plan:
+              progress: Callable[[str], None] | None = None, parallel_window: bool = False) -> Plan:
     """Plan ``graph`` (canonical) on ``board``.
 
     Args:
@@ -92,6 +92,9 @@ def make_plan(graph: Graph, board: Board, strategy: str = "search", objective: s
         seed: seed of the local search.
         baselines: also run the baselines and record their fps in ``plan.baselines``.
         progress: called with a short message at each phase (the CLI's progress line).
+        parallel_window: let a conv take ``simd = C·j`` with ``j | kh·kw`` (several window
+            positions per cycle; docs/cost-model.md). Off until the HLS kernels and RTL
+            modules support it.
 
     Raises:
         InfeasibleError: no plan fits (message: core, resource, shortfall, smallest change).
@@ -102,7 +105,7 @@ def make_plan(graph: Graph, board: Board, strategy: str = "search", objective: s
     if objective not in OBJECTIVES:
         raise BadInputError(f"unknown objective '{objective}': expected one of {', '.join(OBJECTIVES)}")
     t0 = time.monotonic()
-    prob = build_problem(graph, board)
+    prob = build_problem(graph, board, parallel_window=parallel_window)
     plan, seg = _run(prob, strategy, objective, time_limit, seed, progress)
     plan.search_seconds = time.monotonic() - t0
     if strategy == "exact":

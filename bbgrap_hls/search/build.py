@@ -9,7 +9,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from bbgrap_hls.model import block_cost
+from bbgrap_hls.model import block_cost, in_lanes
 from bbgrap_hls.model.blocks import BlockCost
 from bbgrap_hls.model.links import (
     fifo_cost,
@@ -19,10 +19,8 @@ from bbgrap_hls.model.links import (
 )
 from bbgrap_hls.plan import ChannelPlan, CorePlan, NodePlan, Plan, SplitPart, TransferPlan
 from bbgrap_hls.search.dp import Segmentation
+from bbgrap_hls.search.fifos import DEFAULT_DEPTH, input_depths
 from bbgrap_hls.search.problem import RES, Problem
-
-DEFAULT_DEPTH = 2
-FIFO_SLACK = 2
 
 
 @dataclass
@@ -45,11 +43,11 @@ def unit_parts(prob: Problem, seg: Segmentation, u: int) -> list[_Part]:
         from dataclasses import replace
         g = replace(unit.geom, co=co)
         return [_Part(c, p * co, (p + 1) * co, int(t.pe[f]), int(t.simd[f]),
-                      block_cost(unit.kind, g, int(t.pe[f]), int(t.simd[f])))
+                      block_cost(unit.kind, g, int(t.pe[f]), int(t.simd[f]), uram=bool(t.uram[f])))
                 for p, (c, f) in enumerate(seg.split[u])]
     t, f = unit.table, seg.fold[u]
     return [_Part(seg.core[u], 0, unit.geom.co, int(t.pe[f]), int(t.simd[f]),
-                  block_cost(unit.kind, unit.geom, int(t.pe[f]), int(t.simd[f])))]
+                  block_cost(unit.kind, unit.geom, int(t.pe[f]), int(t.simd[f]), uram=bool(t.uram[f])))]
 
 
 def _route(prob: Problem, a: int, b: int) -> list[int]:
@@ -99,45 +97,53 @@ def build_plan(prob: Problem, seg: Segmentation, strategy: str, objective: str) 
     for tr in transfers:
         tr.ii_cycles = max((hop_ii[h] for h in zip(tr.route, tr.route[1:], strict=False)), default=0)
     tid_of = {(tr.tensor, tr.dst_core): tr.id for tr in transfers}
+    # The design ii (needed by the FIFO depths): largest block or link-hop ii.
+    design_ii = max([max(1, p.cost.ii) for ps in parts for p in ps] + list(hop_ii.values()))
     # -- latency profiles and channels ------------------------------------------------------
     prof: dict[int, tuple[int, int]] = {}
+    cycles: dict[int, int] = {}  # pipeline cycles to each unit's output (fifos.py)
     chans: list[ChannelPlan] = []
     unit_of_node: dict[str, int] = {}
     for u, unit in enumerate(prob.units):
         unit_of_node[unit.node.name] = u
-        arrivals = []
+        arrivals, in_cycles, starts = [], [], []
         for t, pu in zip(unit.in_tensors, unit.producers, strict=False):
             a, b = prof.get(pu, (0, 0))
+            cyc = cycles.get(pu, 0)
             if pu >= 0 and out_core[pu] != parts[u][-1].core:
                 tr = transfers[tid_of[(t, parts[u][-1].core)]]
                 b = max(b, a + tr.ii_cycles) + tr.latency_cycles
                 a = a + tr.latency_cycles
+                cyc += tr.latency_cycles
             arrivals.append((a + 1, b + 1))  # one register stage per FIFO
+            in_cycles.append(cyc + 1)
+            starts.append((prob.units[pu].start if pu >= 0 else 0.0) + (cyc + 1) / design_ii)
         a_in = max((x[0] for x in arrivals), default=0)
         b_in = max((x[1] for x in arrivals), default=0)
         c = max((p.cost for p in parts[u]), key=lambda c: c.ii)
         simd = parts[u][0].simd
-        in_beats = max(1, unit.geom.in_elems // max(1, simd))
+        lanes_in = in_lanes(unit.kind, unit.geom, parts[u][0].pe, simd)
+        in_beats = max(1, unit.geom.in_elems // max(1, lanes_in))
         a_out = a_in + math.ceil(c.fill * max(b_in - a_in, in_beats)) + c.first + c.depth
         b_out = max(b_in + c.tail, a_in + c.ii) + c.depth
+        gather = 0
         if len(parts[u]) > 1:
             gather = sum(board.link(x, y).latency_cycles for x, y in
                          zip(_route(prob, parts[u][0].core, parts[u][-1].core),
                              _route(prob, parts[u][0].core, parts[u][-1].core)[1:], strict=False))
             a_out, b_out = a_out + gather, b_out + gather
         prof[u] = (a_out, max(b_out, a_out))
+        # Pipeline cycles to this output: latest input (FIFO register, links) + depth + gather.
+        cycles[u] = max(in_cycles, default=1) + (0 if unit.kind == "wire" else c.depth) + gather
+        lanes_of = [out_lanes[pu] if pu >= 0 else lanes_in for pu in unit.producers]
+        beats_of = [max(1, prob.tensor_bits[t] // 8 // ln) for t, ln in zip(unit.in_tensors, lanes_of, strict=True)]
+        depths = input_depths(beats_of, starts)
         for k, (t, pu) in enumerate(zip(unit.in_tensors, unit.producers, strict=False)):
             bits = prob.tensor_bits[t]
-            lanes = out_lanes[pu] if pu >= 0 else simd
+            lanes = lanes_of[k]
             src = prob.units[pu].node.name if pu >= 0 else "@input"
-            beats = max(1, bits // 8 // lanes)
-            depth = DEFAULT_DEPTH
-            if len(arrivals) > 1:
-                a_max = a_in
-                span = max(1, arrivals[k][1] - arrivals[k][0])
-                lag = a_max - arrivals[k][0]
-                if lag > 0:
-                    depth = min(beats, math.ceil(lag * beats / span)) + FIFO_SLACK
+            beats = beats_of[k]
+            depth = depths[k]
             for p in parts[u]:
                 if pu < 0:
                     kind, tid, src_core = "host", None, None
@@ -147,7 +153,7 @@ def build_plan(prob: Problem, seg: Segmentation, strategy: str, objective: str) 
                     kind, tid, src_core = "stream", tid_of[(t, p.core)], out_core[pu]
                 fc = fifo_cost(lanes, depth)
                 use[p.core][1] += fc.bram18
-                use[p.core][3] += fc.lut + width_converter_lut(lanes, p.simd)
+                use[p.core][3] += fc.lut + width_converter_lut(lanes, in_lanes(unit.kind, unit.geom, p.pe, p.simd))
                 ii = transfers[tid].ii_cycles if tid is not None else beats
                 chans.append(ChannelPlan(t, src, unit.node.name, src_core, p.core, kind, tid, depth,
                                          lanes, bits, ii, False, fc.bram18))
@@ -176,12 +182,13 @@ def build_plan(prob: Problem, seg: Segmentation, strategy: str, objective: str) 
             split = None
             if len(ps) > 1:
                 split = [SplitPart(p.core, p.co_begin, p.co_end, p.pe, p.simd, p.cost.ii, p.cost.dsp,
-                                   p.cost.bram18, p.cost.uram, p.cost.lut) for p in ps]
+                                   p.cost.bram18, p.cost.uram, p.cost.lut, p.cost.weights) for p in ps]
             nodes.append(NodePlan(
                 n.name, n.op, prob.units[u].kind, ps[0].core, ps[0].pe, ps[0].simd,
                 max(p.cost.ii for p in ps), max(p.cost.depth for p in ps),
                 sum(p.cost.dsp for p in ps), sum(p.cost.bram18 for p in ps),
-                sum(p.cost.uram for p in ps), sum(p.cost.lut for p in ps), None, split))
+                sum(p.cost.uram for p in ps), sum(p.cost.lut for p in ps), None, split,
+                _placement([p.cost.weights for p in ps])))
     cores = []
     for c in board.cores:
         names = [nd.name for nd in nodes if nd.block not in ("host", "fused") and c.id in (
@@ -219,6 +226,14 @@ def build_plan(prob: Problem, seg: Segmentation, strategy: str, objective: str) 
         transfers=transfers, host_ops=list(prob.host_ops), optimizer=optimizer)
 
 
+def _placement(where: list[str | None]) -> str | None:
+    """A node's weight placement: its parts' (URAM wins when parts differ)."""
+    for w in ("uram", "bram", "lut"):
+        if w in where:
+            return w
+    return None
+
+
 def _removed(readers, transfers, prob) -> list[str]:
     out = []
     for (t, dst), names in sorted(readers.items()):
@@ -245,7 +260,7 @@ def repair(prob: Problem, seg: Segmentation, strategy: str, objective: str) -> t
     """Build the plan; while a core is over a limit, lower the folding that frees the most of
     that resource for the least ii increase. Returns the plan (possibly still over when
     every unit on the core is at its smallest folding: the caller reports infeasible)."""
-    r_index = {"dsp": 0, "bram18": 1, "lut": 2}
+    r_index = {r: i for i, r in enumerate(RES)}
     for _ in range(4 * len(prob.core_path) + 20):
         plan = build_plan(prob, seg, strategy, objective)
         bad = [v for v in violations(plan) if v[1] in r_index]

@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from bbgrap_hls.search.fold import BIG, make_chooser, rules
-from bbgrap_hls.search.problem import Problem
+from bbgrap_hls.search.problem import N_RES, Problem
 
 
 @dataclass
@@ -54,8 +54,8 @@ class SegmentDP:
 
     def _choose(self, target: int) -> tuple[list[int], np.ndarray]:
         idx = [c.pick(target) for c in self.ch]
-        res = np.array([c.table.res[i] if i >= 0 else (BIG, BIG, BIG) for c, i in zip(self.ch, idx, strict=False)],
-                       dtype=np.int64).reshape(-1, 3)
+        res = np.array([c.table.res[i] if i >= 0 else (BIG,) * N_RES for c, i in zip(self.ch, idx, strict=False)],
+                       dtype=np.int64).reshape(-1, N_RES)
         return idx, res
 
     def _link_ok(self, q: int, bits: np.ndarray | int, target: int):
@@ -68,14 +68,14 @@ class SegmentDP:
         """Whether ``target`` is feasible; with ``reconstruct`` the segmentation (or None)."""
         prob, m, n = self.prob, self.prob.m, len(self.path)
         idx, res = self._choose(target)
-        pre = np.vstack([np.zeros((1, 3), np.int64), np.cumsum(res, axis=0)])
+        pre = np.vstack([np.zeros((1, N_RES), np.int64), np.cumsum(res, axis=0)])
         reach = np.zeros(m + 1, dtype=bool)
         reach[0] = True
         hist: list[tuple[np.ndarray, np.ndarray]] = []   # per core: (reach before, jmax)
         split_in: list[dict[int, tuple[int, int, list[int]]]] = [dict() for _ in range(n)]
         for q in range(n):
             jmax = np.full(m + 1, -1, dtype=np.int64)
-            for r in range(3):
+            for r in range(N_RES):
                 jr = np.searchsorted(pre[:, r], pre[:, r] + self.lims[q][r], side="right") - 1
                 jmax = jr if r == 0 else np.minimum(jmax, jr)
             jmax = np.where(reach, jmax, -1)

@@ -1,6 +1,6 @@
 """Folding choice: the cheapest folding of a unit that meets a target ii.
 
-A *rule* is a weight vector over (dsp, bram18, lut); at target ``T`` a unit takes the
+A *rule* is a weight vector over the resources (dsp, bram18, uram, lut); at target ``T`` a unit takes the
 folding with ``ii <= T`` of least weighted resource use. Tables are sorted by ii
 descending, so the foldings meeting ``T`` are a suffix and the choice is a suffix argmin.
 """
@@ -11,7 +11,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from bbgrap_hls.search.problem import Table
+from bbgrap_hls.search.problem import N_RES, Table
 
 BIG = np.int64(1) << 50
 """Resource use of 'no folding meets the target' (never fits)."""
@@ -47,10 +47,12 @@ def make_chooser(table: Table, weights: np.ndarray) -> Chooser:
 
 def rules(limits: np.ndarray) -> list[np.ndarray]:
     """The weightings tried: balanced (each resource over its limit), then each one alone
-    with the others as tie-breakers."""
+    with the others as tie-breakers (resources the core does not have are skipped)."""
     inv = 1.0 / np.maximum(limits.astype(float), 1.0)
     out = [inv]
-    for r in range(3):
+    for r in range(len(limits)):
+        if limits[r] <= 0:
+            continue
         w = inv * 1e-3
         w[r] = inv[r]
         out.append(w)
@@ -106,7 +108,7 @@ def balance(tables: list[Table], limits: np.ndarray, start: list[int]) -> list[i
     bottleneck cannot get faster within ``limits``.
     """
     idx = list(start)
-    use = sum(t.res[i] for t, i in zip(tables, idx, strict=False)) if tables else np.zeros(3, np.int64)
+    use = sum(t.res[i] for t, i in zip(tables, idx, strict=False)) if tables else np.zeros(N_RES, np.int64)
     while tables:
         iis = [int(t.ii[i]) for t, i in zip(tables, idx, strict=False)]
         u = int(np.argmax(iis))

@@ -15,22 +15,38 @@ import numpy as np
 from bbgrap_hls.board import Board, Core
 from bbgrap_hls.errors import BadInputError
 from bbgrap_hls.ir import Graph, Node
-from bbgrap_hls.model import FUSABLE_ACTS, WEIGHTED, block_cost, block_kind, foldings, node_geometry
+from bbgrap_hls.model import (
+    FUSABLE_ACTS,
+    URAM_CAPABLE,
+    WEIGHTED,
+    block_cost,
+    block_kind,
+    foldings,
+    in_lanes,
+    node_geometry,
+)
 from bbgrap_hls.model.geometry import Geometry, hwc
 from bbgrap_hls.model.links import fifo_cost, width_converter_lut
+from bbgrap_hls.search.fifos import input_depths
 
-RES = ("dsp", "bram18", "lut")
-"""Resources the search balances (URAM is unused by the model: weights stay in BRAM)."""
+RES = ("dsp", "bram18", "uram", "lut")
+"""Resources every core has a limit for, in the column order of `Table.res`."""
+N_RES = len(RES)
 
 
 @dataclass
 class Table:
-    """All legal foldings of a unit (or of a split part) with their costs, as arrays."""
+    """All legal foldings of a unit (or of a split part) with their costs, as arrays.
+
+    A block with a weight memory has each folding twice when the board has URAM: weights
+    in BRAM (``uram[i]`` False) and in URAM (True); the search picks per core what fits.
+    """
 
     pe: np.ndarray
     simd: np.ndarray
+    uram: np.ndarray  # bool: weights in URAM
     ii: np.ndarray
-    res: np.ndarray  # (n_foldings, 3): dsp, bram18, lut (block + its input FIFOs/converters)
+    res: np.ndarray  # (n_rows, 4): dsp, bram18, uram, lut (block + its input FIFOs/converters)
 
     def __len__(self) -> int:
         return len(self.ii)
@@ -50,20 +66,45 @@ class Unit:
     producers: list[int]  # unit index per input, -1 for a graph input or a host op
     table: Table
     split_tables: dict[int, Table] = field(default_factory=dict)
+    start: float = 0.0  # structural start of its output in frames (fifos.py), links excluded
+    cycles: int = 0     # pipeline cycles from the graph input to its output, links excluded
 
 
-def _table(kind: str, g: Geometry, n_inputs: int) -> Table:
+@dataclass(frozen=True)
+class _Inputs:
+    """What a table needs to charge a block's input FIFOs: per input, its elements per
+    frame and its producer's structural start (frames) and cycles (fifos.py)."""
+
+    elems: tuple[int, ...]
+    starts: tuple[float, ...]
+    cycles: tuple[int, ...]
+
+
+def _table(kind: str, g: Geometry, inputs: _Inputs, parallel_window: bool, uram: bool) -> Table:
     rows = []
-    for pe, simd in foldings(kind, g):
-        c = block_cost(kind, g, pe, simd)
-        fifo = fifo_cost(simd, 2)
-        # Charge each input a default FIFO and a worst-case converter (from 1 lane).
-        lut = c.lut + n_inputs * (fifo.lut + width_converter_lut(1, simd) if kind != "wire" else 0)
-        rows.append((pe, simd, c.ii, c.dsp, c.bram18 + n_inputs * fifo.bram18, lut))
+    placements = (False, True) if uram and kind in URAM_CAPABLE else (False,)
+    for pe, simd in foldings(kind, g, parallel_window):
+        for on_uram in placements:
+            c = block_cost(kind, g, pe, simd, uram=on_uram)
+            if on_uram and c.weights != "uram":
+                continue  # LUTRAM-sized weights: no URAM variant
+            bram, lut = c.bram18, c.lut
+            if kind != "wire":
+                lanes = in_lanes(kind, g, pe, simd)
+                beats = [max(1, e // lanes) for e in inputs.elems]
+                ii = max(1, c.ii)
+                starts = [s + (cy + 1) / ii for s, cy in zip(inputs.starts, inputs.cycles, strict=True)]
+                for d in input_depths(beats, starts):
+                    fifo = fifo_cost(lanes, d)
+                    # Each input's FIFO (reconvergence depth in the block's lanes) and a
+                    # worst-case width converter (from 1 lane).
+                    bram += fifo.bram18
+                    lut += fifo.lut + width_converter_lut(1, lanes)
+            rows.append((pe, simd, int(on_uram), c.ii, c.dsp, bram, c.uram, lut))
     a = np.array(rows, dtype=np.int64)
-    order = np.lexsort((a[:, 3] + a[:, 4] + a[:, 5], a[:, 2]))[::-1]  # ii descending
+    order = np.lexsort((a[:, 4:].sum(axis=1), a[:, 3]))[::-1]  # ii descending
     a = a[order]
-    return Table(pe=a[:, 0], simd=a[:, 1], ii=a[:, 2], res=a[:, 3:6].copy())
+    return Table(pe=a[:, 0], simd=a[:, 1], uram=a[:, 2].astype(bool), ii=a[:, 3], res=a[:, 4:].copy())
 
 
 @dataclass
@@ -78,6 +119,7 @@ class Problem:
     core_path: list[int]
     cut_bits: np.ndarray  # cut_bits[j]: bits/frame crossing between units j-1 and j
     tensor_bits: dict[str, int]
+    parallel_window: bool = False
 
     @property
     def m(self) -> int:
@@ -87,8 +129,9 @@ class Problem:
         return self.board.cores[k]
 
     def limits(self, k: int) -> np.ndarray:
+        """Core ``k``'s limits in `RES` order."""
         c = self.board.cores[k]
-        return np.array([c.dsp_limit, c.bram18_limit, c.lut_limit], dtype=np.int64)
+        return np.array([c.dsp_limit, c.bram18_limit, c.uram_limit, c.lut_limit], dtype=np.int64)
 
     def link_width(self, a: int, b: int) -> int | None:
         link = self.board.link(a, b)
@@ -125,8 +168,15 @@ def core_path(board: Board) -> list[int]:
     return best
 
 
-def build_problem(graph: Graph, board: Board, split_candidates: int = 8) -> Problem:
+def build_problem(graph: Graph, board: Board, split_candidates: int = 8,
+                  parallel_window: bool = False) -> Problem:
     """Units, folding tables and cut sizes of ``graph`` on ``board``.
+
+    Args:
+        graph: canonical graph.
+        board: the board.
+        split_candidates: how many of the heaviest conv/dense units may be split.
+        parallel_window: allow conv ``simd = C·j`` with ``j | K`` (docs/cost-model.md).
 
     Raises:
         UnsupportedError: a node has no cost model (names the node).
@@ -147,6 +197,7 @@ def build_problem(graph: Graph, board: Board, split_candidates: int = 8) -> Prob
                 fused_into[readers[0].name] = n.name
     units: list[Unit] = []
     unit_of_tensor: dict[str, int] = {}
+    use_uram = any(c.uram_limit > 0 for c in board.cores)
     for n in fabric:
         if n.name in fused_into:
             continue
@@ -155,9 +206,14 @@ def build_problem(graph: Graph, board: Board, split_candidates: int = 8) -> Prob
         acts = graph.act_inputs(n) or [i for i in n.inputs if i][:1]
         fused = [fuse_next[n.name].name] if n.name in fuse_next else []
         out = fuse_next[n.name].outputs[0] if fused else n.outputs[0]
+        producers = [unit_of_tensor.get(t, -1) for t in acts]
+        ins = _Inputs(tuple(_elems(graph, t) for t in acts),
+                      tuple(units[p].start if p >= 0 else 0.0 for p in producers),
+                      tuple(units[p].cycles if p >= 0 else 0 for p in producers))
+        start, cycles = _start(kind, g, ins, parallel_window)
         u = Unit(index=len(units), node=n, kind=kind, geom=g, fused=fused, out_tensor=out,
-                 in_tensors=list(acts), producers=[unit_of_tensor.get(t, -1) for t in acts],
-                 table=_table(kind, g, len(acts)))
+                 in_tensors=list(acts), producers=producers,
+                 table=_table(kind, g, ins, parallel_window, use_uram), start=start, cycles=cycles)
         units.append(u)
         unit_of_tensor[out] = u.index
     if not units:
@@ -176,9 +232,24 @@ def build_problem(graph: Graph, board: Board, split_candidates: int = 8) -> Prob
         diff[p + 1] += bits
         diff[last + 1] -= bits
     cut = np.cumsum(diff)[: m + 1]
-    prob = Problem(graph, board, units, host_ops, fused_into, core_path(board), cut, tensor_bits)
-    _add_split_tables(prob, split_candidates)
+    prob = Problem(graph, board, units, host_ops, fused_into, core_path(board), cut, tensor_bits,
+                   parallel_window)
+    _add_split_tables(prob, split_candidates, use_uram)
     return prob
+
+
+def _start(kind: str, g: Geometry, ins: _Inputs, parallel_window: bool) -> tuple[float, int]:
+    """Structural start (frames) and pipeline cycles of a block's output (fifos.py): its
+    inputs' latest start plus its fill (the input pixels it needs before its first output);
+    cycles add one FIFO register and the block's depth at its most parallel folding (an
+    upper bound)."""
+    s_in = max(ins.starts, default=0.0)
+    c_in = max(ins.cycles, default=0) + 1
+    if kind == "wire":
+        return s_in, c_in - 1
+    pe, simd = foldings(kind, g, parallel_window)[-1]
+    c = block_cost(kind, g, pe, simd)
+    return s_in + c.fill, c_in + c.depth
 
 
 def _elems(graph: Graph, name: str) -> int:
@@ -186,7 +257,7 @@ def _elems(graph: Graph, name: str) -> int:
     return h * w * c
 
 
-def _add_split_tables(prob: Problem, how_many: int) -> None:
+def _add_split_tables(prob: Problem, how_many: int, use_uram: bool) -> None:
     """Tables for the ``how_many`` heaviest conv/dense units split over k cores."""
     n = len(prob.core_path)
     if n < 2:
@@ -199,7 +270,11 @@ def _add_split_tables(prob: Problem, how_many: int) -> None:
     for u in chosen.values():
         for k in range(2, n + 1):
             if u.geom.co % k == 0:
-                u.split_tables[k] = _table(u.kind, _replace_co(u.geom, u.geom.co // k), len(u.in_tensors))
+                ins = _Inputs(tuple(_elems(prob.graph, t) for t in u.in_tensors),
+                              tuple(prob.units[p].start if p >= 0 else 0.0 for p in u.producers),
+                              tuple(prob.units[p].cycles if p >= 0 else 0 for p in u.producers))
+                u.split_tables[k] = _table(u.kind, _replace_co(u.geom, u.geom.co // k), ins,
+                                           prob.parallel_window, use_uram)
 
 
 def _replace_co(g: Geometry, co: int) -> Geometry:

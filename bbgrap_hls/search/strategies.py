@@ -11,7 +11,7 @@ import numpy as np
 from bbgrap_hls.errors import InfeasibleError
 from bbgrap_hls.search.dp import Segmentation, best_segmentation
 from bbgrap_hls.search.fold import balance, fold_core
-from bbgrap_hls.search.problem import RES, Problem
+from bbgrap_hls.search.problem import N_RES, RES, Problem
 
 
 def exact(prob: Problem, n_cores: int | None = None) -> Segmentation:
@@ -26,7 +26,7 @@ def single(prob: Problem) -> Segmentation:
 
 
 def _fits(prob: Problem, core: int, units: list[int], folds: list[int]) -> bool:
-    use = sum((prob.units[u].table.res[f] for u, f in zip(units, folds, strict=False)), np.zeros(3, np.int64))
+    use = sum((prob.units[u].table.res[f] for u, f in zip(units, folds, strict=False)), np.zeros(N_RES, np.int64))
     return bool(np.all(use <= prob.limits(core)))
 
 
@@ -54,19 +54,26 @@ def even(prob: Problem) -> Segmentation:
     return Segmentation(core=core, fold=best)
 
 
+def _balanced(prob: Problem, u: int) -> np.ndarray:
+    """Each row's resources, each over the first core's limit, summed (the balanced rule):
+    where a folding exists with weights in BRAM and in URAM, the relatively cheaper wins."""
+    return prob.units[u].table.res @ (1.0 / np.maximum(prob.limits(prob.core_path[0]), 1))
+
+
 def _uniform(prob: Problem, u: int, s: int) -> int:
     t = prob.units[u].table
     pe = max(int(p) for p in t.pe if p <= s)
     simd = max(int(q) for q in t.simd if q <= s)
     hit = np.nonzero((t.pe == pe) & (t.simd == simd))[0]
     if len(hit):
-        return int(hit[0])
+        cost = _balanced(prob, u)
+        return int(min(hit, key=lambda i: (cost[i], i)))
     return int(np.nonzero(t.pe <= s)[0][-1])
 
 
 def _slowest(prob: Problem, u: int) -> int:
     t = prob.units[u].table
-    return int(np.lexsort((t.res.sum(axis=1), -t.ii))[0])
+    return int(np.lexsort((_balanced(prob, u), -t.ii))[0])
 
 
 def greedy(prob: Problem) -> Segmentation:
@@ -165,14 +172,14 @@ def refine(prob: Problem, seg: Segmentation, time_limit: float, seed: int) -> Se
 
 def explain_infeasible(prob: Problem, n_cores: int | None = None) -> str:
     """Which resource on which core is short by how much, and the smallest change that fits."""
-    names = ("DSP", "BRAM18", "LUT")
+    names = ("DSP", "BRAM18", "URAM", "LUT")
     path = prob.core_path[: n_cores or len(prob.core_path)]
     lims = [prob.limits(k) for k in path]
     big = max(lims, key=lambda x: tuple(x))
     for u in prob.units:
         t = u.table
         low = t.res.min(axis=0)
-        for r in range(3):
+        for r in range(N_RES):
             if low[r] > big[r] and not u.split_tables:
                 f = int(np.argmin(t.res[:, r]))
                 parts = math.ceil(low[r] / max(big[r], 1))  # a limit may round down to 0
@@ -183,7 +190,7 @@ def explain_infeasible(prob: Problem, n_cores: int | None = None) -> str:
                         f"(a board with >= {parts} linked cores) or a core with >= {int(low[r])} {names[r]}")
     need = sum(u.table.res.min(axis=0) for u in prob.units)
     total = sum(lims)
-    for r in range(3):
+    for r in range(N_RES):
         if need[r] > total[r]:
             per = max(int(big[r]), 1)
             return (f"the model needs {int(need[r])} {names[r]} at the lowest folding, the "

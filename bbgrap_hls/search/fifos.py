@@ -1,0 +1,49 @@
+"""FIFO depths on reconvergent paths (docs/cost-model.md, "FIFOs on reconvergent paths").
+
+Where a block reads several streams (Add of a residual, Concat of dense or inception
+branches), the input that arrives early must hold what its producer emits until the late
+input's matching beat arrives; a shallower FIFO fills, stalls the fork that feeds both
+paths, and the late path starves: deadlock. Each tensor gets a *start* ``T`` in frames of
+the design's steady state (graph input starts at 0):
+
+    T(out) = max over inputs (T(in) + (1 + link latency) / ii) + fill + depth / ii
+
+``fill`` is the fraction of its input frame a block needs before its first output (window
+lookahead: a 3×3 conv with padding 1 needs one row and two pixels, ``(W + 2)/(H·W)``; a
+1×1 conv one pixel; a dense layer or a global pool the whole frame; a streaming block
+such as Add or Concat nothing), ``depth`` its pipeline cycles, and ``ii`` the design's
+cycles per frame (in steady state every block moves one frame per ``ii``, so a lag of
+``x`` frames is ``x·B`` beats of a stream of ``B`` beats per frame). An input ``k``
+carrying ``B_k`` beats per frame then needs
+
+    depth_k = min(B_k, ceil((T_max − T_k) · B_k)) + 2        when T_max > T_k, else 2
+
+beats: the beats it emits during the lag, capped at one frame (a whole frame always
+suffices: windows never reach into the next frame), plus two for the FIFO's registers.
+The ``fill`` part alone is what deadlock freedom needs; the cycle part keeps the fork from
+stalling in steady state.
+"""
+
+from __future__ import annotations
+
+import math
+
+DEFAULT_DEPTH = 2
+"""Depth of a FIFO with nothing to wait for (one register each side)."""
+FIFO_SLACK = 2
+"""Beats added to a reconvergence depth for the FIFO's own registers."""
+
+
+def reconvergence_depth(beats: int, lag_frames: float) -> int:
+    """FIFO depth in beats of an input ``lag_frames`` frames earlier than the latest one."""
+    if lag_frames <= 1e-12:
+        return DEFAULT_DEPTH
+    return min(beats, math.ceil(lag_frames * beats - 1e-9)) + FIFO_SLACK
+
+
+def input_depths(beats: list[int], starts: list[float]) -> list[int]:
+    """Depth of each input FIFO of a block whose inputs start at ``starts`` (frames)."""
+    if len(starts) < 2:
+        return [DEFAULT_DEPTH] * len(starts)
+    late = max(starts)
+    return [reconvergence_depth(b, late - s) for b, s in zip(beats, starts, strict=True)]

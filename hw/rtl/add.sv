@@ -1,0 +1,80 @@
+`default_nettype none
+// Add of two int8 streams, each operand requantised onto the output scale in one rounding:
+//   y = clamp(ZY + ((MA*(a-ZA) + MB*(b-ZB) + 2^(S-1)) >>> S), LO, HI)
+// per tensor (constants are parameters). P lanes; one beat of each input per cycle; output
+// 2 cycles after the inputs' handshake; ii = H*W*C/P.
+module add #(
+    parameter int P  = 2,
+    parameter int MA = 1 << 20,
+    parameter int MB = 1 << 20,
+    parameter int ZA = 0,
+    parameter int ZB = 0,
+    parameter int ZY = 0,
+    parameter int S  = 20,
+    parameter int LO = -128,
+    parameter int HI = 127
+) (
+    input  wire              clk,
+    input  wire              rst,
+    input  wire              s0_axis_tvalid,
+    output logic             s0_axis_tready,
+    input  wire  [P*8-1:0]   s0_axis_tdata,
+    /* verilator lint_off UNUSEDSIGNAL */
+    input  wire              s0_axis_tlast,  // the s1 stream marks the frame end
+    /* verilator lint_on UNUSEDSIGNAL */
+    input  wire              s1_axis_tvalid,
+    output logic             s1_axis_tready,
+    input  wire  [P*8-1:0]   s1_axis_tdata,
+    input  wire              s1_axis_tlast,
+    output logic             m_axis_tvalid,
+    input  wire              m_axis_tready,
+    output logic [P*8-1:0]   m_axis_tdata,
+    output logic             m_axis_tlast
+);
+  initial begin
+    if (S < 0 || S > 62) $error("add: S=%0d must be in 0..62", S);
+    if (LO > HI || LO < -128 || HI > 127) $error("add: LO=%0d HI=%0d must be an int8 range", LO, HI);
+  end
+  localparam logic [31:0] CFG = {8'(S), 8'(ZY), 8'(LO), 8'(HI)};
+
+  logic en, fire, v1q, v2q, last1, last2;
+  logic signed [63:0] v1[P];
+  assign en = !v2q || m_axis_tready;
+  assign fire = en && s0_axis_tvalid && s1_axis_tvalid;
+  assign s0_axis_tready = en && s1_axis_tvalid;
+  assign s1_axis_tready = en && s0_axis_tvalid;
+
+  always_ff @(posedge clk) begin
+    if (en) for (int i = 0; i < P; i++) begin
+      v1[i] <= 64'(MA) * 64'(signed'(s0_axis_tdata[8*i+:8]) - 9'(ZA))
+             + 64'(MB) * 64'(signed'(s1_axis_tdata[8*i+:8]) - 9'(ZB));
+    end
+    if (en) begin
+      last1 <= s1_axis_tlast;
+      last2 <= last1;
+    end
+  end
+
+  always_ff @(posedge clk) begin
+    if (rst) begin
+      v1q <= 1'b0;
+      v2q <= 1'b0;
+    end else if (en) begin
+      v1q <= fire;
+      v2q <= v1q;
+    end
+  end
+
+  for (genvar i = 0; i < P; i++) begin : g_lane
+    rq_round round (
+        .clk(clk),
+        .en (en),
+        .v  (v1[i]),
+        .cfg(CFG),
+        .y  (m_axis_tdata[8*i+:8])
+    );
+  end
+  assign m_axis_tvalid = v2q;
+  assign m_axis_tlast = last2 && v2q;
+endmodule
+`default_nettype wire

@@ -1,0 +1,106 @@
+"""Vitis handoff consistency: what link.cfg and the HLS configs name exists in the C++.
+
+No Vitis needed: the generated C++ is parsed (top-function signatures and INTERFACE
+pragmas). Checks: every ``nk`` kernel is a core's top function with its own config; every
+``sp`` port is an m_axi port of that kernel; every ``stream_connect`` joins an axis output
+of the producer to an axis input of the consumer with the same lane count; every ``slr``
+exists on the board and is the SLR of the plan's core.
+"""
+
+from __future__ import annotations
+
+import re
+
+import numpy as np
+import pytest
+
+from bbgrap_hls.board import load_board
+from bbgrap_hls.codegen.project import generate
+from bbgrap_hls.frontend import load_model
+from bbgrap_hls.passes import canonicalize
+from bbgrap_hls.quant.quantizer import quantize
+from bbgrap_hls.search import make_plan
+from tests import models
+
+pytestmark = pytest.mark.filterwarnings("ignore:no calibration samples")
+
+SIG = re.compile(r"^void (core\d+)\((.*)\) \{$", re.M)
+PRAGMA = re.compile(r"BB_HLS\(INTERFACE (\w+) port = (\w+)")
+
+
+def _kernels(files: dict[str, bytes]) -> dict[str, dict[str, tuple[str, int]]]:
+    """kernel -> port -> (interface, lanes) from hls/core*.cpp."""
+    out = {}
+    for path, data in files.items():
+        if not re.fullmatch(r"hls/core\d+\.cpp", path):
+            continue
+        text = data.decode()
+        (name, params), = SIG.findall(text)
+        lanes = {}
+        for p in params.split(", "):
+            m = re.fullmatch(r"bb::Stream<(\d+)>& (\w+)", p)
+            if m:
+                lanes[m.group(2)] = int(m.group(1))
+        ports: dict[str, tuple[str, int]] = {}
+        for kind, port in PRAGMA.findall(text):  # m_axi ports also get an s_axilite offset
+            if kind != "s_axilite" or port not in ports:
+                ports[port] = (kind, lanes.get(port, 0))
+        assert set(lanes) <= set(ports), f"{name}: stream argument without an INTERFACE pragma"
+        out[name] = ports
+    return out
+
+
+def _cfg(text: str) -> dict[str, list[str]]:
+    out: dict[str, list[str]] = {}
+    for ln in text.splitlines():
+        if "=" in ln and not ln.startswith("#"):
+            k, v = ln.split("=", 1)
+            out.setdefault(k.strip(), []).append(v.strip())
+    return out
+
+
+@pytest.mark.parametrize("model", ["se_block", "channel_shuffle", "residual_block"])
+@pytest.mark.parametrize("board_name", ["u250", "u280", "vu9p-quad"])
+def test_link_config_names_existing_kernels_and_ports(tmp_path, model, board_name):
+    g = canonicalize(load_model(models.save(models.ALL[model](seed=0), tmp_path / "m.onnx")))
+    board = load_board(board_name)
+    plan = make_plan(g, board, strategy="even")
+    x = np.zeros(g.shape(g.inputs[0]), np.float32)
+    files, design = generate(quantize(g), plan, board, {g.inputs[0]: x})
+    kernels = _kernels(files)
+    link = _cfg(files["vitis/link.cfg"].decode())
+    cus = {}
+    for nk in link["nk"]:
+        k, n, cu = nk.split(":")
+        assert k in kernels and n == "1"
+        cus[cu] = k
+        cfg = _cfg(files[f"vitis/{k}.cfg"].decode())
+        assert cfg["syn.top"] == [k] and cfg["syn.file"] == [f"../hls/{k}.cpp"]
+        assert cfg["flow_target"] == ["vitis"] and cfg["part"] == [board.part]
+    assert sorted(cus.values()) == sorted(kernels)
+    slr_of = {c.name: c for c in design.cores}
+    for s in link.get("slr", []):
+        cu, slr = s.split(":")
+        core = board.cores[slr_of[cus[cu]].id]
+        assert slr == f"SLR{core.slr}" and core.slr is not None
+    if any(c.slr is not None for c in board.cores):
+        assert len(link.get("slr", [])) == len(design.cores)
+    for s in link.get("sp", []):
+        port, bank = s.split(":")
+        cu, name = port.split(".")
+        assert kernels[cus[cu]][name][0] == "m_axi", s
+        assert re.fullmatch(r"(DDR|HBM)\[\d+\]", bank)
+    mem_ports = [(k, p) for k, ps in kernels.items() for p, (kind, _) in ps.items() if kind == "m_axi"]
+    if board.platform and "xdma" in board.platform:
+        assert len(link.get("sp", [])) == len(mem_ports)
+    for s in link.get("stream_connect", []):
+        src, dst, depth = s.split(":")
+        (scu, sport), (dcu, dport) = src.split("."), dst.split(".")
+        skind, slanes = kernels[cus[scu]][sport]
+        dkind, dlanes = kernels[cus[dcu]][dport]
+        assert skind == dkind == "axis" and sport.startswith("o_") and dport.startswith("i_")
+        assert slanes == dlanes > 0 and int(depth) > 0
+    axis_ports = sum(kind == "axis" for ps in kernels.values() for kind, _ in ps.values())
+    assert axis_ports == 2 * len(link.get("stream_connect", []))
+    make = files["vitis/Makefile"].decode()
+    assert "--mode hls" in make and "link.cfg" in make and f"PLATFORM ?= {board.platform or 'PLATFORM'}" in make
