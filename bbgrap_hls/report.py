@@ -51,16 +51,21 @@ def partition_dot(plan: Plan, graph: Graph) -> str:
 
 
 def _figures(plan: Plan, out: Path) -> list[str]:
-    import matplotlib
+    # The object API with the Agg canvas: no pyplot (its import alone costs ~1 s) and no
+    # global figure state.
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+    from matplotlib.figure import Figure
 
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
+    def subplots(figsize):
+        fig = Figure(figsize=figsize)
+        FigureCanvasAgg(fig)
+        return fig, fig.subplots()
 
     meta = {"Software": None}
     made = []
     used = [c for c in plan.cores if c.nodes]
     # 1. utilisation per core
-    fig, ax = plt.subplots(figsize=(7, 3.5))
+    fig, ax = subplots(figsize=(7, 3.5))
     res = ("dsp", "bram18", "uram", "lut")
     width = 0.8 / len(res)
     for i, r in enumerate(res):
@@ -73,11 +78,10 @@ def _figures(plan: Plan, out: Path) -> list[str]:
     ax.legend(fontsize=8)
     fig.tight_layout()
     fig.savefig(out / "utilisation.png", dpi=100, metadata=meta)
-    plt.close(fig)
     made.append("utilisation.png")
     # 2. per-layer ii with the bottleneck
     blocks = [n for n in plan.nodes if n.block not in ("host", "fused", "wire")]
-    fig, ax = plt.subplots(figsize=(max(6, 0.25 * len(blocks)), 3.5))
+    fig, ax = subplots(figsize=(max(6, 0.25 * len(blocks)), 3.5))
     cols = [COLOURS[(n.core or 0) % len(COLOURS)] for n in blocks]
     ax.bar(range(len(blocks)), [n.ii_cycles for n in blocks], color=cols)
     for k, n in enumerate(blocks):
@@ -90,10 +94,9 @@ def _figures(plan: Plan, out: Path) -> list[str]:
     ax.legend(fontsize=8)
     fig.tight_layout()
     fig.savefig(out / "layer_ii.png", dpi=100, metadata=meta)
-    plt.close(fig)
     made.append("layer_ii.png")
     # 3. pipeline timeline: three frames through the blocks, one row per block
-    fig, ax = plt.subplots(figsize=(8, max(3, 0.2 * len(blocks))))
+    fig, ax = subplots(figsize=(8, max(3, 0.2 * len(blocks))))
     start = 0
     for k, n in enumerate(blocks):
         for f in range(3):
@@ -106,7 +109,6 @@ def _figures(plan: Plan, out: Path) -> list[str]:
     ax.set_title("Pipeline timeline")
     fig.tight_layout()
     fig.savefig(out / "timeline.png", dpi=100, metadata=meta)
-    plt.close(fig)
     made.append("timeline.png")
     return made
 

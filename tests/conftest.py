@@ -6,6 +6,11 @@ import os
 import sys
 from pathlib import Path
 
+# One BLAS thread per process: the test run is already parallel (pytest -n 2) and our
+# matrices are small; threads oversubscribe the cores and slow products 10-40x.
+for _var in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):
+    os.environ.setdefault(_var, "1")
+
 import onnx
 import pytest
 

@@ -140,14 +140,15 @@ def dense_block(layers=6, c=32, growth=16, hw=16):
 def test_reconvergent_fifos_are_part_of_the_fit():
     import tempfile
 
-    g = canonicalize(load_model(models.save(dense_block(), f"{tempfile.mkdtemp()}/d.onnx")))
-    roomy = make_plan(g, two_core_board(dsp=4000, bram18=4000, lut=10**6), strategy="single",
-                      baselines=False)
-    fifo = sum(ch.bram18 for ch in roomy.channels)
-    total = sum(c.bram18 for c in roomy.cores)
-    assert fifo > total // 3  # the concat FIFOs are a large share of the BRAM
-    tight = two_core_board(dsp=4000, bram18=-(-3 * total // 5), lut=10**6)
-    plan = make_plan(g, tight, strategy="search", baselines=False)
+    g = canonicalize(load_model(models.save(dense_block(8, 16, 8, 32), f"{tempfile.mkdtemp()}/d.onnx")))
+    one = make_plan(g, two_core_board(dsp=300, bram18=4000, lut=10**6), strategy="single",
+                    baselines=False)
+    fifo = sum(ch.bram18 for ch in one.channels)
+    total = sum(c.bram18 for c in one.cores)
+    assert 4 * fifo > total  # the concat FIFOs are a large share of the BRAM
+    # Two cores with 3/5 of that BRAM each: a split that ignored the FIFOs would overflow.
+    tight = two_core_board(dsp=300, bram18=-(-3 * total // 5), lut=10**6)
+    plan = make_plan(g, tight, strategy="search", baselines=False, time_limit=2.0)
     check_plan(plan)
     assert all(c.nodes for c in plan.cores)
 

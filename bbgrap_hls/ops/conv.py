@@ -79,7 +79,9 @@ class Conv(Op):
         wg = w.astype(acc_dtype).reshape(g, cout // g, cin_g, kh, kw)
         if n * c * ho * wo * kh * kw <= _IM2COL_ELEMENTS:
             win = windows(xp, (kh, kw), (sh, sw), (dh, dw), (ho, wo)).reshape(n, g, cin_g, ho, wo, kh, kw)
-            out = np.einsum("ngchwij,gocij->ngohw", win, wg, optimize=True)
+            # im2col: (n, g, cin_g·kh·kw, ho·wo); one matmul per (image, group): BLAS for floats
+            cols = win.transpose(0, 1, 2, 5, 6, 3, 4).reshape(n, g, cin_g * kh * kw, ho * wo)
+            out = np.matmul(wg.reshape(g, cout // g, cin_g * kh * kw), cols)
             return out.reshape(n, cout, ho, wo)
         out = np.zeros((n, g, cout // g, ho * wo), dtype=acc_dtype)
         for i in range(kh):
