@@ -19,10 +19,10 @@ import sys
 # with OpenBLAS threads on a loaded 2-core machine, 0.7 ms with one thread.
 for _var in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):
     os.environ.setdefault(_var, "1")
-import warnings
+import warnings  # noqa: E402
 
-from bbgrap_hls import __version__
-from bbgrap_hls.errors import BbgrapError
+from bbgrap_hls import __version__  # noqa: E402
+from bbgrap_hls.errors import BbgrapError  # noqa: E402
 
 COMMANDS = ("inspect", "run", "boards", "plan", "gen", "csim", "sim")
 

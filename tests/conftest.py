@@ -11,8 +11,8 @@ from pathlib import Path
 for _var in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):
     os.environ.setdefault(_var, "1")
 
-import onnx
-import pytest
+import onnx  # noqa: E402
+import pytest  # noqa: E402
 
 # `from tests.models import ...` must work however pytest is started (plain `pytest`
 # puts tests/ on sys.path, not the repository root).
