@@ -126,7 +126,8 @@ def _gap(p: dict, rng, d: Path) -> tuple[dict, dict]:
 
 def _binary(p: dict, rng, d: Path) -> tuple[dict, dict]:
     hdl = {k: v for k, v in p.items() if k.isupper()}
-    a, b = _i8(rng, FRAMES, p["pix"], p.get("C0", p["C"])), _i8(rng, FRAMES, p["pix"], p.get("C1", p["C"]))
+    a = _i8(rng, FRAMES, p["pix"], p.get("C0", p.get("c", 0)))
+    b = _i8(rng, FRAMES, p["pix"], p.get("C1", p.get("c", 0)))
     return hdl, {"a": a, "b": b}
 
 
@@ -172,9 +173,9 @@ PARAMS: dict[str, list[dict]] = {
                 {"C": 2, "P": 1, "H": 5, "W": 5, "KH": 3, "KW": 3, "SH": 2, "SW": 2, "PT": 1, "PL": 1, "PB": 1, "PR": 1}],
     "avgpool": [{"C": 4, "P": 2, "H": 4, "W": 4, "KH": 2, "KW": 2, "SH": 2, "SW": 2, "PT": 0, "PL": 0, "PB": 0, "PR": 0}],
     "gap": [{"C": 8, "P": 2, "H": 4, "W": 4}, {"C": 3, "P": 3, "H": 2, "W": 3}],
-    "add": [{"P": 2, "C": 4, "pix": 6, "MA": 3 << 19, "MB": 5 << 18, "ZA": 3, "ZB": -7, "ZY": -2, "S": 20,
+    "add": [{"P": 2, "c": 4, "pix": 6, "MA": 3 << 19, "MB": 5 << 18, "ZA": 3, "ZB": -7, "ZY": -2, "S": 20,
              "LO": -128, "HI": 127}],
-    "mul": [{"P": 4, "C": 4, "pix": 6, "M": 1 << 14, "ZA": -5, "ZB": 9, "ZY": 4, "S": 20, "LO": 4, "HI": 127}],
+    "mul": [{"P": 4, "c": 4, "pix": 6, "M": 1 << 14, "ZA": -5, "ZB": 9, "ZY": 4, "S": 20, "LO": 4, "HI": 127}],
     "concat": [{"P": 2, "C0": 4, "C1": 2, "pix": 5}],
     "lut_act": [{"P": 3, "C": 6, "pix": 5}],
     "channel_affine": [{"C": 6, "P": 2, "pix": 5}],

@@ -13,6 +13,7 @@ import json
 import os
 import subprocess
 import sys
+import warnings
 from importlib import resources
 from pathlib import Path
 
@@ -246,9 +247,25 @@ def test_csim_not_a_gen_folder(mdir, capsys):
 def test_infeasible(mdir, capsys, tmp_path, cmd):
     argv = [cmd, str(mdir / "mlp.onnx"), "--board", str(mdir / "tiny.yaml")]
     argv += ["-o", str(tmp_path / "out")] if cmd == "gen" else []
-    line = expect(argv, capsys, 3, "DSP", "short by")
-    assert "core 0" in line
+    with warnings.catch_warnings():
+        warnings.simplefilter("always")
+        rc, _, err = cli(argv, capsys)
+    assert rc == 3
+    line = error_line(err, cmd)
+    assert "DSP" in line and "short by" in line and "core 0" in line
+    # gen plans before calibrating: refused before the (synthetic) calibration warns
+    assert "warning" not in err
     assert not (tmp_path / "out").exists()
+
+
+def test_warnings_are_one_line_each(mdir, capsys, tmp_path):
+    with warnings.catch_warnings():
+        warnings.simplefilter("always")
+        rc, _, err = cli(_gen(mdir, tmp_path / "out"), capsys)
+    assert rc == 0
+    lines = err.strip().splitlines()
+    assert lines and all(ln.startswith("bbgrap-hls gen: warning: ") for ln in lines), err
+    assert any("no calibration samples given" in ln for ln in lines)
 
 
 # -- output folder --------------------------------------------------------------------------------

@@ -83,7 +83,8 @@ def _conv_case(name, rng, h, w, c, co, k, s, d, pads, simd, pe, group=1):
     consts = {"w": fold_mvu(conv_matrix(wt, group), pe, simd), "bias": fold_channels(bias, pe),
               "mult": fold_channels(mult, pe), "shift": fold_channels(shift, pe)}
     body = "  bb::conv2d<P>(in0, out, w, bias, mult, shift, 2);"
-    return Case(name, decls, body, [(simd, nhwc(x))], pe, nhwc(y), consts=consts)
+    # simd = C·j (parallel window): the input still streams one pixel (C lanes) per beat
+    return Case(name, decls, body, [(min(simd, c), nhwc(x))], pe, nhwc(y), consts=consts)
 
 
 def _dense_case(name, rng, c, co, simd, pe):
@@ -107,7 +108,7 @@ def _window_decl(h, w, c, k, s, d, pads, p, extra=""):
             f"PR = {pads[3]}, LANES = {p}{extra}; }};")
 
 
-def _dw_case(name, rng, h, w, c, k, s, pads, p):
+def _dw_case(name, rng, h, w, c, k, s, pads, p, j=1):
     x = rng.integers(-128, 128, (FRAMES, c, h, w), dtype=np.int8)
     wt = rng.integers(-128, 128, (c, 1, k[0], k[1]), dtype=np.int8)
     bias = rng.integers(-3000, 3000, c).astype(np.int32)
@@ -116,8 +117,8 @@ def _dw_case(name, rng, h, w, c, k, s, pads, p):
     attrs = {"pads": pads, "group": c, "strides": s, "dilations": (1, 1)}
     acc = Conv.conv(x, wt, attrs, pad_value=-2, acc_dtype=np.int64) + bias.reshape(1, -1, 1, 1)
     y = rq(acc, mult.reshape(1, -1, 1, 1), shift.reshape(1, -1, 1, 1), 1)
-    decls = _window_decl(h, w, c, k, s, (1, 1), pads, p, ", ZP_IN = -2, ZP_OUT = 1, LO = -128, HI = 127")
-    consts = {"w": fold_dw(wt, p), "bias": fold_channels(bias, p), "mult": fold_channels(mult, p),
+    decls = _window_decl(h, w, c, k, s, (1, 1), pads, p, f", SIMD = {p * j}, ZP_IN = -2, ZP_OUT = 1, LO = -128, HI = 127")
+    consts = {"w": fold_dw(wt, p, p * j), "bias": fold_channels(bias, p), "mult": fold_channels(mult, p),
               "shift": fold_channels(shift, p)}
     return Case(name, decls, "  bb::dwconv2d<P>(in0, out, w, bias, mult, shift, 2);", [(p, nhwc(x))], p, nhwc(y),
                 consts=consts)
@@ -243,6 +244,14 @@ def all_cases() -> list[Case]:
         _dense_case("dense", rng, 48, 10, 12, 5),
         _dense_case("dense_full", rng, 8, 4, 8, 4),
         _dw_case("dwconv", rng, 6, 7, 8, (3, 3), (2, 1), (1, 1, 1, 1), 4),
+        # parallel window: simd = C·j, j in {1, kw, kh·kw} (conv), simd = p·j (depthwise)
+        _conv_case("conv_pw_j1", rng, 6, 5, 3, 4, (3, 3), (1, 1), (1, 1), (1, 1, 1, 1), 3, 2),
+        _conv_case("conv_pw_kw", rng, 7, 6, 3, 4, (3, 3), (2, 2), (1, 1), (1, 1, 1, 1), 9, 2),
+        _conv_case("conv_pw_k", rng, 7, 6, 3, 6, (3, 3), (2, 1), (1, 1), (2, 0, 1, 1), 27, 3),
+        _conv_case("conv_pw_rows", rng, 6, 6, 2, 4, (2, 3), (1, 2), (1, 1), (1, 1, 0, 1), 4, 4),
+        _conv_case("conv_pw_1ch", rng, 8, 8, 1, 4, (5, 5), (1, 1), (1, 1), (2, 2, 2, 2), 25, 1),
+        _dw_case("dwconv_pw_kw", rng, 6, 7, 8, (3, 3), (2, 1), (1, 1, 1, 1), 4, j=3),
+        _dw_case("dwconv_pw_k", rng, 5, 5, 4, (3, 3), (1, 2), (0, 1, 1, 0), 2, j=9),
         _maxpool_case("maxpool", rng, 6, 6, 4, (2, 2), (2, 2), (0, 0, 0, 0), 2),
         _maxpool_case("maxpool_pad", rng, 5, 7, 4, (3, 3), (2, 2), (1, 1, 1, 1), 4),
         _avgpool_case("avgpool", rng, 6, 6, 4, (2, 2), (2, 2), (0, 0, 0, 0), 4, False),
@@ -296,6 +305,17 @@ def test_kernel_bit_exact(kernel_outputs, name):
     assert got.shape == want.shape
     bad = np.flatnonzero(got != want)
     assert bad.size == 0, f"{name}: first mismatch at {bad[0]}: got {got[bad[0]]}, want {want[bad[0]]}"
+
+
+def test_fold_dw_layout():
+    w = np.arange(4 * 9).reshape(4, 1, 3, 3)
+    f = fold_dw(w, lanes=2, simd=6)  # J = 3 window positions per cycle
+    assert f.shape == (6, 2 * 3)
+    for ch in range(4):
+        for k in range(9):
+            cf, p_, kf, j = ch // 2, ch % 2, k // 3, k % 3
+            assert f[p_ * 3 + j, cf * 3 + kf] == w[ch, 0, k // 3, k % 3]
+    assert (fold_dw(w, 2) == fold_dw(w, 2, 2)).all()
 
 
 def test_fold_mvu_layout():

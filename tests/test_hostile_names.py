@@ -189,3 +189,32 @@ def test_hostile_names_compile_and_pass_csim(tmp_path, offset):
     outputs = [(o["tensor"], o["ident"], o["elems"]) for o in meta["outputs"]]
     res = csim.run(out, out / "tb", outputs, werror=True)
     assert res.ok, res.message
+
+
+@pytest.mark.parametrize("mode", ["all_same", "all_empty", "equal_to_tensors"])
+def test_duplicate_and_empty_node_names(tmp_path, mode):
+    """ONNX does not require unique node names: every node still gets its own name and identifier."""
+    rng = np.random.default_rng(0)
+
+    def w(name, *s):
+        return numpy_helper.from_array((rng.standard_normal(s) * 0.3).astype(np.float32), name)
+
+    outs = ["c1", "r1", "c2", "y"]
+    names = {"all_same": ["n"] * 4, "all_empty": [""] * 4, "equal_to_tensors": outs}[mode]
+    nodes = [helper.make_node("Conv", ["x", "w1", "b1"], ["c1"], pads=[1, 1, 1, 1], name=names[0]),
+             helper.make_node("Relu", ["c1"], ["r1"], name=names[1]),
+             helper.make_node("Conv", ["r1", "w2", "b2"], ["c2"], pads=[1, 1, 1, 1], name=names[2]),
+             helper.make_node("Add", ["c2", "r1"], ["y"], name=names[3])]
+    g = helper.make_graph(nodes, "0", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 3, 5, 5])],
+                          [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, 4, 5, 5])],
+                          [w("w1", 4, 3, 3, 3), w("b1", 4), w("w2", 4, 4, 3, 3), w("b2", 4)])
+    m = helper.make_model(g, opset_imports=[helper.make_opsetid("", 13)])
+    m.ir_version = 8
+    onnx.save(m, tmp_path / "m.onnx")
+    out = tmp_path / "out"
+    assert main(["gen", str(tmp_path / "m.onnx"), "--board", "vu9p-quad", "-o", str(out), "--strategy", "even"]) == 0
+    plan = json.loads((out / "plan.json").read_text())
+    names = [n["name"] for n in plan["nodes"]]
+    assert len(names) == len(set(names)) >= 3
+    layer_files = sorted(p.name for p in (out / "hls").glob("layer*.h"))
+    assert len(layer_files) == len(set(layer_files)) >= 3

@@ -27,7 +27,11 @@ def conv_matrix(w: np.ndarray, group: int = 1) -> np.ndarray:
 
 
 def fold_mvu(mat: np.ndarray, pe: int, simd: int) -> np.ndarray:
-    """A ``(CO, K)`` matrix as the MVU's ``[PE·SIMD][NF·SF]`` weight memory."""
+    """A ``(CO, K)`` matrix as the MVU's ``[PE·SIMD][NF·SF]`` weight memory.
+
+    The same layout serves the parallel window (conv ``simd = C·j``): the window vector is
+    still consumed ``simd`` elements per cycle in ``(ky, kx, c)`` order.
+    """
     co, k = mat.shape
     if co % pe or k % simd:
         raise ValueError(f"folding pe={pe}, simd={simd} does not divide the matrix {mat.shape}")
@@ -44,9 +48,18 @@ def fold_channels(v: np.ndarray, lanes: int) -> np.ndarray:
     return np.ascontiguousarray(v.reshape(-1, lanes).T)
 
 
-def fold_dw(w: np.ndarray, lanes: int) -> np.ndarray:
-    """Depthwise weights ``(C, 1, KH, KW)`` as ``[P][CF·K]`` (``k = ky·KW + kx``)."""
+def fold_dw(w: np.ndarray, lanes: int, simd: int | None = None) -> np.ndarray:
+    """Depthwise weights ``(C, 1, KH, KW)`` as ``[P·J][CF·K/J]`` with ``J = simd / lanes``.
+
+    Row ``p·J + j``, column ``cf·K/J + kf`` holds the weight of channel ``cf·P + p`` at window
+    position ``k = kf·J + j`` (``k = ky·KW + kx``); ``J = 1`` (no parallel window) gives
+    ``[P][CF·K]``.
+    """
     c = w.shape[0]
     k = w.shape[2] * w.shape[3]
-    m = w.reshape(c // lanes, lanes, k)  # [cf, p, k]
-    return np.ascontiguousarray(m.transpose(1, 0, 2).reshape(lanes, (c // lanes) * k))
+    j = (simd or lanes) // lanes
+    if c % lanes or (simd or lanes) % lanes or k % j:
+        raise ValueError(f"depthwise folding lanes={lanes}, simd={simd} does not fit {c} channels, "
+                         f"{k} window positions")
+    m = w.reshape(c // lanes, lanes, k // j, j)  # [cf, p, kf, j]
+    return np.ascontiguousarray(m.transpose(1, 3, 0, 2).reshape(lanes * j, (c // lanes) * (k // j)))

@@ -94,10 +94,13 @@ def make_layer(g: Graph, node: Node, ident: str, pe: int, simd: int,
         h, w, c = hwc(x)
         wq, group = np.asarray(q["w"]), node.attrs["group"]
         bias, mult, shift = (np.asarray(q[k]) for k in ("bias", "mult", "shift"))
-        if group == c and wq.shape[0] == c and co_range is None and pe == simd:
-            vals = dict(_window(node, h, w, ho, wo), C=c, LANES=pe, ZP_IN=q["zp_in"], ZP_OUT=q["zp_out"],
-                        LO=q["lo"], HI=q["hi"])
-            arrs = dict(w=fold_dw(wq, pe), bias=fold_channels(bias, pe), mult=fold_channels(mult, pe),
+        kk = int(wq.shape[2] * wq.shape[3])
+        if (group == c and wq.shape[0] == c and co_range is None and simd % pe == 0
+                and kk % (simd // pe) == 0):
+            # depthwise: pe lanes in and out, simd = pe·j products per cycle (j > 1: parallel window)
+            vals = dict(_window(node, h, w, ho, wo), C=c, LANES=pe, SIMD=simd, ZP_IN=q["zp_in"],
+                        ZP_OUT=q["zp_out"], LO=q["lo"], HI=q["hi"])
+            arrs = dict(w=fold_dw(wq, pe, simd), bias=fold_channels(bias, pe), mult=fold_channels(mult, pe),
                         shift=fold_channels(shift, pe))
             call = f"bb::dwconv2d<{ident}_P>({{in0}}, {{out}}, {ident}_w, {ident}_bias, {ident}_mult, {ident}_shift, frames);"
             return Layer(ident, node.name, op, [acts[0]], [pe], pe, n_out, call, _struct(ident, **vals),
@@ -108,8 +111,12 @@ def make_layer(g: Graph, node: Node, ident: str, pe: int, simd: int,
                     ZP_OUT=q["zp_out"], LO=q["lo"], HI=q["hi"])
         arrs = dict(w=fold_mvu(mat, pe, simd), bias=fold_channels(bias[lo:hi], pe),
                     mult=fold_channels(mult[lo:hi], pe), shift=fold_channels(shift[lo:hi], pe))
+        if c % simd and (simd % c or (kk * c) % simd):
+            raise UnsupportedError(f"node '{node.name}' (Conv): simd {simd} neither divides C={c} nor is "
+                                   f"C·j with j | kh·kw={kk} (parallel window)")
         call = f"bb::conv2d<{ident}_P>({{in0}}, {{out}}, {ident}_w, {ident}_bias, {ident}_mult, {ident}_shift, frames);"
-        return Layer(ident, node.name, op, [acts[0]], [simd], pe, n_out, call, _struct(ident, **vals),
+        # A parallel window (simd = C·j) still reads its input one pixel (C lanes) per beat.
+        return Layer(ident, node.name, op, [acts[0]], [min(simd, c)], pe, n_out, call, _struct(ident, **vals),
                      _arrays(ident, **arrs))
     if op == "Dense":
         c = int(np.prod(x[1:]))

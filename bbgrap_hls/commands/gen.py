@@ -26,6 +26,9 @@ def add_parser(sub) -> argparse.ArgumentParser:
     p.add_argument("--strategy", default="search", help="plan strategy (see `bbgrap-hls plan`)")
     p.add_argument("--objective", default="throughput", choices=("throughput", "latency"))
     p.add_argument("--seed", type=int, default=0, help="seeds calibration, search and the test input")
+    p.add_argument("--parallel-window", action="store_true",
+                   help="let convolutions read several window positions per cycle (simd > C; HLS only, "
+                        "the RTL twin does not support it yet)")
     p.add_argument("--force", action="store_true", help="replace the files of an earlier gen in OUT")
     return p
 
@@ -65,7 +68,7 @@ def run(args: argparse.Namespace) -> int:
     qdq = is_qdq(graph)
     gq = quantize(graph, calib, seed=args.seed) if qdq else None
     plan = make_plan(gq if qdq else graph, board, strategy=args.strategy, objective=args.objective,
-                     seed=args.seed)
+                     seed=args.seed, parallel_window=args.parallel_window)
     if gq is None:
         gq = quantize(graph, calib, seed=args.seed)
     feeds = _seed_input(graph, args.seed)
@@ -85,6 +88,7 @@ def run(args: argparse.Namespace) -> int:
         inputs = {"model": sha256(Path(args.model).read_bytes()), "board": board.name,
                   "calib": sha256(Path(args.calib).read_bytes()) if args.calib else None}
         options = {"strategy": args.strategy, "objective": args.objective, "seed": args.seed,
+                   "parallel_window": args.parallel_window,
                    "input_shape": list(args.input_shape), "model_path": os.path.abspath(args.model),
                    "board_arg": args.board, "calib_path": os.path.abspath(args.calib) if args.calib else None}
         manifest = {"tool": "bbgrap-hls", "versions": _versions(), "inputs": inputs, "options": options,

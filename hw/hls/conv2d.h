@@ -1,7 +1,9 @@
 // bbgrap-hls kernel library: convolution = sliding window + matrix-vector unit (MVU).
 //
 // P (a layer's parameter struct) gives H, W, C, CO, KH, KW, SH, SW, DH, DW, PT, PL, PB, PR,
-// SIMD (input lanes), PE (output lanes), ZP_IN, ZP_OUT, LO, HI. Weights are folded as
+// SIMD (window elements per cycle), PE (output lanes), ZP_IN, ZP_OUT, LO, HI. SIMD either
+// divides C or is C·j with j | KH·KW (FINN's parallel window: j window positions per
+// cycle); the input streams at conv_in_lanes(SIMD, C) = min(SIMD, C) lanes. Weights are folded as
 // w[PE·SIMD][NF·SF] with NF = CO/PE neuron folds and SF = KH·KW·C/SIMD synapse folds:
 // w[pe·SIMD + s][nf·SF + sf] is the weight of output channel nf·PE + pe and window element
 // k = sf·SIMD + s, where k runs over (ky, kx, c) with c innermost (NHWC window order).
@@ -43,13 +45,19 @@ BB_LOOP(mvu_nf)
   }
 }
 
+/// Input lanes of a conv block: SIMD, or C with a parallel window (SIMD = C·j).
+constexpr int conv_in_lanes(int simd, int c) { return simd < c ? simd : c; }
+
 template <class P>
-void conv2d(Stream<P::SIMD>& in, Stream<P::PE>& out, const int8_t w[P::PE * P::SIMD][P::CO / P::PE * P::KH * P::KW * P::C / P::SIMD],
+void conv2d(Stream<conv_in_lanes(P::SIMD, P::C)>& in, Stream<P::PE>& out,
+            const int8_t w[P::PE * P::SIMD][P::CO / P::PE * P::KH * P::KW * P::C / P::SIMD],
             const int32_t bias[P::PE][P::CO / P::PE], const int32_t mult[P::PE][P::CO / P::PE],
             const int32_t shift[P::PE][P::CO / P::PE], int frames) {
-  static_assert(P::C % P::SIMD == 0 && P::CO % P::PE == 0, "conv2d: SIMD | C and PE | CO");
+  constexpr int IN = conv_in_lanes(P::SIMD, P::C);
+  static_assert(P::CO % P::PE == 0, "conv2d: PE | CO");
+  static_assert(P::C % P::SIMD == 0 || P::SIMD % P::C == 0, "conv2d: SIMD | C, or SIMD = C*j (parallel window)");
   constexpr int K = P::KH * P::KW * P::C;
-  static_assert(K % P::SIMD == 0, "conv2d: SIMD | KH*KW*C");
+  static_assert(K % P::SIMD == 0, "conv2d: SIMD | KH*KW*C (parallel window: j | KH*KW)");
   constexpr int HP = P::H + P::PT + P::PB, WP = P::W + P::PL + P::PR;
   constexpr int R = span(P::KH, P::DH);
   constexpr int HO = out_len(HP, P::KH, P::SH, P::DH), WO = out_len(WP, P::KW, P::SW, P::DW);
@@ -58,23 +66,29 @@ void conv2d(Stream<P::SIMD>& in, Stream<P::PE>& out, const int8_t w[P::PE * P::S
   BB_HLS(ARRAY_PARTITION variable = mult complete dim = 1)
   BB_HLS(ARRAY_PARTITION variable = shift complete dim = 1)
   static int8_t rows[R][WP * P::C];
+  // A parallel window reads up to KH rows per cycle: one memory per row.
+  BB_HLS(ARRAY_PARTITION variable = rows complete dim = 1)
+  BB_HLS(ARRAY_PARTITION variable = rows cyclic factor = IN dim = 2)
   static int8_t win[K];
   BB_HLS(ARRAY_PARTITION variable = win cyclic factor = P::SIMD)
 BB_LOOP(conv_frame)
   for (int f = 0; f < frames; ++f) {
   BB_LOOP(conv_row)
     for (int iy = 0; iy < HP; ++iy) {
-      window_read_row<P::H, P::W, P::C, P::SIMD, P::PT, P::PL, P::PR, R>(in, rows, iy, static_cast<int8_t>(P::ZP_IN));
+      window_read_row<P::H, P::W, P::C, IN, P::PT, P::PL, P::PR, R>(in, rows, iy, static_cast<int8_t>(P::ZP_IN));
       const int oy = window_out_row<HO, P::KH, P::SH, P::DH>(iy);
       if (oy < 0) continue;
     BB_LOOP(conv_px)
       for (int ox = 0; ox < WO; ++ox) {
-      BB_LOOP(conv_win)
-        for (int k = 0; k < K; ++k) {
+      BB_LOOP(conv_win)  // the window, SIMD elements per cycle in (ky, kx, c) order
+        for (int sf = 0; sf < K / P::SIMD; ++sf) {
           BB_HLS(PIPELINE II = 1)
-          const int c = k % P::C, kk = k / P::C;
-          const int kx = kk % P::KW, ky = kk / P::KW;
-          win[k] = rows[(oy * P::SH + ky * P::DH) % R][(ox * P::SW + kx * P::DW) * P::C + c];
+          for (int s = 0; s < P::SIMD; ++s) {
+            const int k = sf * P::SIMD + s;
+            const int c = k % P::C, kk = k / P::C;
+            const int kx = kk % P::KW, ky = kk / P::KW;
+            win[k] = rows[(oy * P::SH + ky * P::DH) % R][(ox * P::SW + kx * P::DW) * P::C + c];
+          }
         }
         mvu_fold<P, K>(win, out, w, bias, mult, shift);
       }

@@ -1,8 +1,10 @@
 // bbgrap-hls kernel library: depthwise convolution (vector unit, one filter per channel).
 //
-// P gives H, W, C, KH, KW, SH, SW, DH, DW, PT, PL, PB, PR, LANES (lanes in = lanes out), ZP_IN,
-// ZP_OUT, LO, HI. Weights w[P][CF·KH·KW] with CF = C/P: w[p][cf·K + k] is the weight of
-// channel cf·P + p at window position k = ky·KW + kx. Constants [P][CF] as in conv2d.
+// P gives H, W, C, KH, KW, SH, SW, DH, DW, PT, PL, PB, PR, LANES (lanes in = lanes out: the
+// plan's pe), SIMD (products per cycle: LANES, or LANES·J with J | KH·KW window positions per
+// cycle, the parallel window), ZP_IN, ZP_OUT, LO, HI. Weights w[LANES·J][CF·K/J] with
+// CF = C/LANES, K = KH·KW: w[p·J + j][cf·K/J + kf] is the weight of channel cf·LANES + p at
+// window position k = kf·J + j, k = ky·KW + kx. Constants [LANES][CF] as in conv2d.
 #ifndef BBGRAP_DWCONV2D_H
 #define BBGRAP_DWCONV2D_H
 
@@ -11,11 +13,14 @@
 namespace bb {
 
 template <class P>
-void dwconv2d(Stream<P::LANES>& in, Stream<P::LANES>& out, const int8_t w[P::LANES][P::C / P::LANES * P::KH * P::KW],
+void dwconv2d(Stream<P::LANES>& in, Stream<P::LANES>& out,
+              const int8_t w[P::SIMD][P::C / P::LANES * P::KH * P::KW / (P::SIMD / P::LANES)],
               const int32_t bias[P::LANES][P::C / P::LANES], const int32_t mult[P::LANES][P::C / P::LANES],
               const int32_t shift[P::LANES][P::C / P::LANES], int frames) {
   static_assert(P::C % P::LANES == 0, "dwconv2d: P | C");
-  constexpr int K = P::KH * P::KW, CF = P::C / P::LANES;
+  constexpr int K = P::KH * P::KW, CF = P::C / P::LANES, J = P::SIMD / P::LANES;
+  static_assert(P::SIMD % P::LANES == 0 && K % J == 0, "dwconv2d: SIMD = LANES*J with J | KH*KW");
+  constexpr int KF = K / J;
   constexpr int HP = P::H + P::PT + P::PB, WP = P::W + P::PL + P::PR;
   constexpr int R = span(P::KH, P::DH);
   constexpr int HO = out_len(HP, P::KH, P::SH, P::DH), WO = out_len(WP, P::KW, P::SW, P::DW);
@@ -24,6 +29,8 @@ void dwconv2d(Stream<P::LANES>& in, Stream<P::LANES>& out, const int8_t w[P::LAN
   BB_HLS(ARRAY_PARTITION variable = mult complete dim = 1)
   BB_HLS(ARRAY_PARTITION variable = shift complete dim = 1)
   static int8_t rows[R][WP * P::C];
+  BB_HLS(ARRAY_PARTITION variable = rows complete dim = 1)
+  BB_HLS(ARRAY_PARTITION variable = rows cyclic factor = P::LANES dim = 2)
 BB_LOOP(dw_frame)
   for (int f = 0; f < frames; ++f) {
   BB_LOOP(dw_row)
@@ -38,13 +45,16 @@ BB_LOOP(dw_frame)
           int32_t acc[P::LANES];
           BB_HLS(ARRAY_PARTITION variable = acc complete)
           for (int p = 0; p < P::LANES; ++p) acc[p] = bias[p][cf];
-        BB_LOOP(dw_k)
-          for (int k = 0; k < K; ++k) {
+        BB_LOOP(dw_k)  // J window positions per cycle
+          for (int kf = 0; kf < KF; ++kf) {
             BB_HLS(PIPELINE II = 1)
-            const int ky = k / P::KW, kx = k % P::KW;
-            const int8_t* px = &rows[(oy * P::SH + ky * P::DH) % R][(ox * P::SW + kx * P::DW) * P::C + cf * P::LANES];
-            for (int p = 0; p < P::LANES; ++p) {
-              acc[p] += static_cast<int32_t>(px[p]) * static_cast<int32_t>(w[p][cf * K + k]);
+            for (int j = 0; j < J; ++j) {
+              const int k = kf * J + j;
+              const int ky = k / P::KW, kx = k % P::KW;
+              const int8_t* px = &rows[(oy * P::SH + ky * P::DH) % R][(ox * P::SW + kx * P::DW) * P::C + cf * P::LANES];
+              for (int p = 0; p < P::LANES; ++p) {
+                acc[p] += static_cast<int32_t>(px[p]) * static_cast<int32_t>(w[p * J + j][cf * KF + kf]);
+              }
             }
           }
           Beat<P::LANES> o;
