@@ -354,13 +354,14 @@ def _leftovers(folder: Path) -> list[Path]:
 
 
 def test_interrupted_late_step_leaves_no_output(mdir, capsys, tmp_path, monkeypatch):
-    """A Ctrl-C in the report (after the plan and codegen) leaves neither OUT nor temporaries."""
-    import bbgrap_hls.commands.gen as gen_cmd
+    """A Ctrl-C during code generation (after planning, calibration and the start of the report)
+    leaves neither OUT nor temporaries."""
+    import bbgrap_hls.codegen.project as project
 
     def boom(*a, **k):
         raise KeyboardInterrupt
 
-    monkeypatch.setattr(gen_cmd, "_report", boom)
+    monkeypatch.setattr(project, "generate", boom)
     out = tmp_path / "out"
     rc, _, err = cli(_gen(mdir, out), capsys)
     assert rc == 130 and err.strip().splitlines()[-1] == "bbgrap-hls gen: interrupted"

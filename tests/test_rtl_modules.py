@@ -21,10 +21,12 @@ from sim import cases  # noqa: E402
 
 pytestmark = pytest.mark.sim
 
-CASES = [(m, i) for m, sets in cases.PARAMS.items() for i in range(len(sets))]
+# the first parameter set of each module runs by default; the others are marked slow
+CASES = [pytest.param(m, i, id=f"{m}-{i}", marks=[pytest.mark.slow] if i else [])
+         for m, sets in cases.PARAMS.items() for i in range(len(sets))]
 
 
-@pytest.mark.parametrize(("module", "index"), CASES, ids=[f"{m}-{i}" for m, i in CASES])
+@pytest.mark.parametrize(("module", "index"), CASES)
 def test_rtl_module(module: str, index: int) -> None:
     pytest.importorskip("cocotb")
     from sim.runner import run_module

@@ -104,3 +104,33 @@ def test_link_config_names_existing_kernels_and_ports(tmp_path, model, board_nam
     assert axis_ports == 2 * len(link.get("stream_connect", []))
     make = files["vitis/Makefile"].decode()
     assert "--mode hls" in make and "link.cfg" in make and f"PLATFORM ?= {board.platform or 'PLATFORM'}" in make
+
+
+STORAGE = re.compile(r"BB_HLS\(BIND_STORAGE variable = (\w+) type = rom_2p impl = (\w+)\)")
+
+
+@pytest.mark.parametrize("placement", ["uram", "bram", "lut"])
+def test_weight_storage_pragma_follows_the_plan(tmp_path, placement):
+    """Every weight ROM is bound where the plan put it; a node moved to URAM gets impl=uram."""
+    g = canonicalize(load_model(models.save(models.residual_block(seed=0), tmp_path / "m.onnx")))
+    gq = quantize(g)
+    board = load_board("u250")
+    plan = make_plan(g, board, strategy="single")
+    weighted = [n for n in plan.nodes if n.weights is not None]
+    assert weighted, "residual_block has weighted blocks"
+    weighted[0].weights = placement
+    x = np.zeros(g.shape(g.inputs[0]), np.float32)
+    files, design = generate(gq, plan, board, {g.inputs[0]: x})
+    want = {"bram": "bram", "uram": "uram", "lut": "lutram"}
+    seen = {}
+    for c in design.cores:
+        text = files[f"hls/{c.name}.cpp"].decode()
+        bound = dict(STORAGE.findall(text))
+        for lay in c.layers:
+            node = plan.node(lay.node)
+            if node.weights is None or lay.op not in ("Conv", "Dense"):
+                continue
+            assert bound.get(f"{lay.ident}_w") == want[node.weights], (lay.ident, node.weights, bound)
+            assert f"{lay.ident}_w[" in files[f"hls/{lay.ident}.h"].decode()
+            seen[lay.node] = bound[f"{lay.ident}_w"]
+    assert seen[weighted[0].name] == want[placement]

@@ -11,6 +11,7 @@ from importlib import resources
 import jinja2
 
 from bbgrap_hls.codegen.design import CoreDesign, Design
+from bbgrap_hls.codegen.layers import storage_pragma
 from bbgrap_hls.codegen.names import comment
 from bbgrap_hls.ir import Graph
 
@@ -53,7 +54,8 @@ def render_hls(design: Design, g: Graph, plan_core_names: dict[int, str]) -> dic
         for lay in core.layers:
             files[f"hls/{lay.ident}.h"] = env.get_template("hls/layer.h.j2").render(
                 layer=lay, node_comment=comments[lay.ident])
-        ctx = dict(core=core, core_name=cname, signature=signature(core), comments=comments,
+        storage = [sp for sp in (storage_pragma(lay) for lay in core.layers) if sp]
+        ctx = dict(core=core, core_name=cname, signature=signature(core), comments=comments, storage=storage,
                    streams=sorted(core.streams.items(), key=lambda kv: _num(kv[0])))
         files[f"hls/{core.name}.h"] = env.get_template("hls/core.h.j2").render(**ctx)
         files[f"hls/{core.name}.cpp"] = env.get_template("hls/core.cpp.j2").render(**ctx)

@@ -14,7 +14,7 @@ import numpy as np
 
 from bbgrap_hls.codegen.carray import c_array
 from bbgrap_hls.codegen.fold import conv_matrix, fold_channels, fold_dw, fold_mvu
-from bbgrap_hls.errors import UnsupportedError
+from bbgrap_hls.errors import BadInputError, UnsupportedError
 from bbgrap_hls.ir import Graph, Node
 
 #: Op kinds that only relabel the NHWC stream (no block) when the stream order is kept.
@@ -36,6 +36,21 @@ class Layer:
     call: str
     struct: str = ""
     arrays: list[str] = field(default_factory=list)
+    storage: str | None = None  # BIND_STORAGE impl of the weight memory ``<ident>_w`` (None: the tool's choice)
+
+
+#: The plan's ``weights`` placement -> Vitis HLS ``bind_storage`` impl of the weight ROM.
+STORAGE_IMPL = {"bram": "bram", "uram": "uram", "lut": "lutram"}
+
+
+def storage_pragma(lay: Layer) -> str | None:
+    """The BIND_STORAGE pragma (inside ``BB_HLS(...)``) of a layer's weight ROM, or None.
+
+    Weights are read-only: a dual-port ROM (``rom_2p``) in the memory the plan chose.
+    """
+    if lay.storage is None:
+        return None
+    return f"BIND_STORAGE variable = {lay.ident}_w type = rom_2p impl = {lay.storage}"
 
 
 def hwc(shape: tuple[int, ...]) -> tuple[int, int, int]:
@@ -72,7 +87,7 @@ def _window(node: Node, h: int, w: int, ho: int, wo: int) -> dict[str, int]:
 
 
 def make_layer(g: Graph, node: Node, ident: str, pe: int, simd: int,
-               co_range: tuple[int, int] | None = None) -> Layer:
+               co_range: tuple[int, int] | None = None, weights: str | None = None) -> Layer:
     """The kernel instance of ``node`` with folding ``pe``/``simd``.
 
     Args:
@@ -81,7 +96,20 @@ def make_layer(g: Graph, node: Node, ident: str, pe: int, simd: int,
         ident: C++ identifier prefix for its struct and arrays.
         pe, simd: folding from the plan.
         co_range: output channels ``[begin, end)`` of a split part, None for the whole node.
+        weights: the plan's weight placement (``"bram"``, ``"uram"``, ``"lut"``) or None.
     """
+    lay = _make_layer(g, node, ident, pe, simd, co_range)
+    if weights is not None and any(a.startswith(f"static const int8_t {ident}_w[") for a in lay.arrays):
+        if weights not in STORAGE_IMPL:
+            raise BadInputError(f"node '{node.name}' ({node.op}): weights placement '{weights}' is not one of "
+                                f"{sorted(STORAGE_IMPL)}")
+        lay.storage = STORAGE_IMPL[weights]
+    return lay
+
+
+def _make_layer(g: Graph, node: Node, ident: str, pe: int, simd: int,
+                co_range: tuple[int, int] | None) -> Layer:
+    """`make_layer` without the weight placement."""
     q = node.attrs.get("q", {})
     acts = g.act_inputs(node)
     x = g.shape(acts[0]) if acts else ()

@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import shutil
 import sys
 import tempfile
 from pathlib import Path
@@ -47,14 +48,23 @@ def _npy_bytes(a: np.ndarray) -> bytes:
 
 
 def run(args: argparse.Namespace) -> int:
+    out = Path(args.out)
+    old = _check_out(out, args.force)
+    # The report's figures (matplotlib: ~1-1.5 s to import, ~1 s to draw) are made by a child
+    # process started now, so that they overlap loading, planning, quantising and codegen.
+    worker = _ReportWorker()
+    try:
+        return _run(args, out, old, worker)
+    finally:
+        worker.close()
+
+
+def _run(args: argparse.Namespace, out: Path, old: list[str], worker: _ReportWorker) -> int:
     from bbgrap_hls.board import load_board
-    from bbgrap_hls.codegen.project import generate, sha256
     from bbgrap_hls.quant import is_qdq
     from bbgrap_hls.quant.quantizer import quantize
     from bbgrap_hls.search import make_plan
 
-    out = Path(args.out)
-    old = _check_out(out, args.force)
     board = load_board(args.board)
     graph = load_canonical(args)
     calib = None
@@ -69,6 +79,22 @@ def run(args: argparse.Namespace) -> int:
     gq = quantize(graph, calib, seed=args.seed) if qdq else None
     plan = make_plan(gq if qdq else graph, board, strategy=args.strategy, objective=args.objective,
                      seed=args.seed, parallel_window=args.parallel_window)
+    try:  # the temporary folder sits next to OUT so that the final moves stay on one file system
+        out.parent.mkdir(parents=True, exist_ok=True)
+        tmp_ctx = tempfile.TemporaryDirectory(prefix=".bbgrap-gen-", dir=out.parent)
+    except OSError as e:
+        raise BadInputError(f"{out}: cannot create the output folder ({e.strerror or e})") from None
+    with tmp_ctx as tmp:
+        tmpd = Path(tmp)
+        worker.submit(plan, graph, tmpd / "_report")
+        return _finish(args, out, old, worker, board, graph, gq, calib, plan, tmpd)
+
+
+def _finish(args, out: Path, old: list[str], worker: _ReportWorker, board, graph, gq, calib, plan,
+            tmpd: Path) -> int:
+    from bbgrap_hls.codegen.project import generate, sha256
+    from bbgrap_hls.quant.quantizer import quantize
+
     if gq is None:
         gq = quantize(graph, calib, seed=args.seed)
     feeds = _seed_input(graph, args.seed)
@@ -77,34 +103,27 @@ def run(args: argparse.Namespace) -> int:
     for t, x in feeds.items():
         ident = next(i for tt, i, _ in design.inputs if tt == t)
         files[f"tb/seed_{ident}.npy"] = _npy_bytes(x)
-    try:  # the temporary folder sits next to OUT so that the final moves stay on one file system
-        out.parent.mkdir(parents=True, exist_ok=True)
-        tmp_ctx = tempfile.TemporaryDirectory(prefix=".bbgrap-gen-", dir=out.parent)
-    except OSError as e:
-        raise BadInputError(f"{out}: cannot create the output folder ({e.strerror or e})") from None
-    with tmp_ctx as tmp:
-        tmpd = Path(tmp)
-        _report(graph, plan, board, tmpd, files)
-        inputs = {"model": sha256(Path(args.model).read_bytes()), "board": board.name,
-                  "calib": sha256(Path(args.calib).read_bytes()) if args.calib else None}
-        options = {"strategy": args.strategy, "objective": args.objective, "seed": args.seed,
-                   "parallel_window": args.parallel_window,
-                   "input_shape": list(args.input_shape), "model_path": os.path.abspath(args.model),
-                   "board_arg": args.board, "calib_path": os.path.abspath(args.calib) if args.calib else None}
-        manifest = {"tool": "bbgrap-hls", "versions": _versions(), "inputs": inputs, "options": options,
-                    "files": {k: sha256(v) for k, v in sorted(files.items())}}
-        files[MANIFEST] = (json.dumps(manifest, indent=2, sort_keys=True) + "\n").encode()
-        for rel, data in files.items():
-            p = tmpd / rel
-            p.parent.mkdir(parents=True, exist_ok=True)
-            p.write_bytes(data)
-        out.mkdir(parents=True, exist_ok=True)
-        for rel in old:  # --force: only what an earlier gen wrote
-            (out / rel).unlink(missing_ok=True)
-        for rel in sorted(files, key=lambda r: (r == MANIFEST, r)):  # manifest last: marks completion
-            dst = out / rel
-            dst.parent.mkdir(parents=True, exist_ok=True)
-            os.replace(tmpd / rel, dst)
+    worker.collect(plan, graph, tmpd / "_report", files)  # the report joins before the manifest
+    inputs = {"model": sha256(Path(args.model).read_bytes()), "board": board.name,
+              "calib": sha256(Path(args.calib).read_bytes()) if args.calib else None}
+    options = {"strategy": args.strategy, "objective": args.objective, "seed": args.seed,
+               "parallel_window": args.parallel_window,
+               "input_shape": list(args.input_shape), "model_path": os.path.abspath(args.model),
+               "board_arg": args.board, "calib_path": os.path.abspath(args.calib) if args.calib else None}
+    manifest = {"tool": "bbgrap-hls", "versions": _versions(), "inputs": inputs, "options": options,
+                "files": {k: sha256(v) for k, v in sorted(files.items())}}
+    files[MANIFEST] = (json.dumps(manifest, indent=2, sort_keys=True) + "\n").encode()
+    for rel, data in files.items():
+        p = tmpd / rel
+        p.parent.mkdir(parents=True, exist_ok=True)
+        p.write_bytes(data)
+    out.mkdir(parents=True, exist_ok=True)
+    for rel in old:  # --force: only what an earlier gen wrote
+        (out / rel).unlink(missing_ok=True)
+    for rel in sorted(files, key=lambda r: (r == MANIFEST, r)):  # manifest last: marks completion
+        dst = out / rel
+        dst.parent.mkdir(parents=True, exist_ok=True)
+        os.replace(tmpd / rel, dst)
     print(f"gen: {len(files)} files in {out} ({len(design.cores)} core(s), plan ii {plan.ii_cycles} cycles)")
     return 0
 
@@ -129,20 +148,104 @@ def _check_out(out: Path, force: bool) -> list[str]:
     return listed
 
 
-def _report(graph, plan, board, tmpd: Path, files: dict[str, bytes]) -> None:
+def _report_child(conn) -> None:
+    """Child process of `_ReportWorker`: import the report, then draw what the parent sends."""
     try:
-        from bbgrap_hls.report import write_report
+        from matplotlib.backends.backend_agg import FigureCanvasAgg  # noqa: F401
+        from matplotlib.figure import Figure  # noqa: F401
+
+        from bbgrap_hls.report import _figures, write_report  # noqa: F401  (warms matplotlib)
     except ImportError:
+        write_report = None
+    try:
+        job = conn.recv()
+    except EOFError:
+        return
+    if job is None or write_report is None:
+        conn.send("skipped")
         return
     from bbgrap_hls.plan import Plan
 
-    rep = tmpd / "_report"
-    rep.mkdir()
-    # The stable plan (search time 0) keeps report.md byte-identical between runs.
-    write_report(Plan.from_dict(plan.to_dict(stable=True)), graph, rep)
-    for p in sorted(rep.rglob("*")):
-        if p.is_file():
-            files[str(p.relative_to(rep))] = p.read_bytes()
+    plan_dict, graph, folder = job
+    try:
+        write_report(Plan.from_dict(plan_dict), graph, folder)
+        conn.send("ok")
+    except BaseException as e:  # the parent redoes it in process and raises with a traceback
+        conn.send(f"error: {type(e).__name__}: {e}")
+
+
+class _ReportWorker:
+    """Writes ``report.md`` and its figures in a forked child process (see `run`).
+
+    Falls back to drawing in process when no child can be started or the child fails, so
+    that the output (and any error) is the same as without it.
+    """
+
+    def __init__(self) -> None:
+        self.proc = self.conn = None
+        try:
+            import multiprocessing as mp
+
+            ctx = mp.get_context("fork")
+            sys.stdout.flush()  # a forked child must not write the parent's buffered text again
+            sys.stderr.flush()
+            self.conn, child = ctx.Pipe()
+            self.proc = ctx.Process(target=_report_child, args=(child,), daemon=True)
+            self.proc.start()
+            child.close()
+        except (OSError, ValueError, ImportError):
+            self.proc = self.conn = None
+        self.sent = False
+
+    def submit(self, plan, graph, folder: Path) -> None:
+        """Start drawing ``plan`` (the stable one: report.md stays byte-identical)."""
+        if self.conn is None:
+            return
+        try:
+            self.conn.send((plan.to_dict(stable=True), graph, folder))
+            self.sent = True
+        except (OSError, ValueError):
+            self.close()
+
+    def collect(self, plan, graph, folder: Path, files: dict[str, bytes]) -> None:
+        """Wait for the report and add its files to ``files``."""
+        status = None
+        if self.sent and self.conn is not None:
+            try:
+                status = self.conn.recv()
+            except (EOFError, OSError):
+                status = None
+        self.close()
+        if status == "skipped":
+            return
+        if status != "ok":  # no child, or it failed: draw here (errors raise as usual)
+            try:
+                from bbgrap_hls.report import write_report
+            except ImportError:
+                return
+            from bbgrap_hls.plan import Plan
+
+            shutil.rmtree(folder, ignore_errors=True)
+            write_report(Plan.from_dict(plan.to_dict(stable=True)), graph, folder)
+        for p in sorted(folder.rglob("*")):
+            if p.is_file():
+                files[str(p.relative_to(folder))] = p.read_bytes()
+
+    def close(self) -> None:
+        if self.conn is not None:
+            try:
+                if not self.sent:
+                    self.conn.send(None)
+            except (OSError, ValueError):
+                pass
+            self.conn.close()
+            self.conn = None
+        if self.proc is not None:
+            self.proc.join(timeout=5)
+            if self.proc.is_alive():
+                self.proc.kill()
+                self.proc.join()
+            self.proc = None
 
 
 def _versions() -> dict[str, str]:
