@@ -59,3 +59,27 @@ def test_gen_is_byte_identical_and_refuses_non_empty(tmp_path):
     assert all(p.name.startswith(("core", "layer", "in_", "expect_", "seed_", "vectors", "tb"))
                for p in fa if p.parent.name in ("hls", "tb") and not p.name.startswith(("bb", "conv2d",
                "dwconv", "eltwise", "pool2d", "streams", "hls_stream")))
+
+
+@pytest.mark.filterwarnings("ignore:no calibration samples")
+def test_gen_report_child_and_in_process_agree(tmp_path, monkeypatch):
+    """gen draws the report in a forked child; without one (or when it fails) it draws in
+    process: the files are the same either way."""
+    import multiprocessing
+
+    from bbgrap_hls.cli import main
+    from tests.test_csim import small_model
+
+    model = small_model(tmp_path / "m.onnx")
+    a, b = tmp_path / "a", tmp_path / "b"
+    assert main(["gen", str(model), "--board", "u250", "--strategy", "even", "-o", str(a)]) == 0
+
+    def no_fork(*_a, **_k):
+        raise ValueError("no fork here")
+
+    monkeypatch.setattr(multiprocessing, "get_context", no_fork)
+    assert main(["gen", str(model), "--board", "u250", "--strategy", "even", "-o", str(b)]) == 0
+    fa = sorted(p.relative_to(a) for p in a.rglob("*") if p.is_file())
+    assert "report.md" in {str(p) for p in fa}
+    assert fa == sorted(p.relative_to(b) for p in b.rglob("*") if p.is_file())
+    assert all((a / p).read_bytes() == (b / p).read_bytes() for p in fa)

@@ -25,7 +25,7 @@ from typing import Any, Protocol
 import numpy as np
 import onnx
 import pytest
-from hypothesis import HealthCheck, example, given, settings
+from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from onnx import TensorProto, helper, numpy_helper
 
@@ -315,5 +315,3 @@ def test_seeded_draw_reproducible():
     b, db = random_model(SeededDraw(7))
     assert da == db and a.SerializeToString() == b.SerializeToString()
 
-
-_ = example  # regression examples found by the bench are added as @example / tests below

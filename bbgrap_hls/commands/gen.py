@@ -86,8 +86,11 @@ def _run(args: argparse.Namespace, out: Path, old: list[str], worker: _ReportWor
         raise BadInputError(f"{out}: cannot create the output folder ({e.strerror or e})") from None
     with tmp_ctx as tmp:
         tmpd = Path(tmp)
-        worker.submit(plan, graph, tmpd / "_report")
-        return _finish(args, out, old, worker, board, graph, gq, calib, plan, tmpd)
+        try:
+            worker.submit(plan, graph, tmpd / "_report")
+            return _finish(args, out, old, worker, board, graph, gq, calib, plan, tmpd)
+        finally:
+            worker.close()  # the child writes into tmpd: stop it before tmpd is removed
 
 
 def _finish(args, out: Path, old: list[str], worker: _ReportWorker, board, graph, gq, calib, plan,
@@ -232,15 +235,13 @@ class _ReportWorker:
                 files[str(p.relative_to(folder))] = p.read_bytes()
 
     def close(self) -> None:
+        """Stop the child: at once when it has no job (gen failed early), else after its job."""
         if self.conn is not None:
-            try:
-                if not self.sent:
-                    self.conn.send(None)
-            except (OSError, ValueError):
-                pass
             self.conn.close()
             self.conn = None
         if self.proc is not None:
+            if not self.sent:
+                self.proc.kill()
             self.proc.join(timeout=5)
             if self.proc.is_alive():
                 self.proc.kill()

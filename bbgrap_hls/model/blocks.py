@@ -9,12 +9,12 @@ then live in URAM288 instead of BRAM (the planner decides per node).
 
 from __future__ import annotations
 
-import math
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from bbgrap_hls.model.geometry import Geometry
 from bbgrap_hls.model.memory import MemCost, memory, uram_memory
+from bbgrap_hls.model.timing import RTL_DEPTH, window_rows, window_schedule
 
 # LUT constants (per block, per lane); see docs/cost-model.md, "LUT".
 LUT_BASE_MVU = 250      # control, counters, AXI-Stream handshakes of a matrix-vector unit
@@ -23,9 +23,11 @@ LUT_PER_PE = 40         # requantisation rounding, clamp and output register per
 LUT_PER_SIMD = 10       # input lane routing
 LUT_BASE_SIMPLE = 100   # control of a block without weights
 LUT_PER_LANE = 30       # datapath of one lane of an elementwise / window block
-REQ_PARAM_BITS = 72     # per output channel: bias 32 + multiplier 32 + shift 8
-DEPTH_MVU = 6           # window read 1, DSP 1, accumulate 1, requantise 3
-DEPTH_SIMPLE = 2        # register in, register out
+BIAS_BITS = 32          # per output channel: int32 bias'
+RQ_BITS = 64            # per output channel: {m 32, s 8, zp 8, lo 8, hi 8}
+REQUANT_DSP = 4         # DSP48E2 per requantised lane: 32×32-bit acc·M (Yosys, bench/resources.py)
+ELTWISE_DSP = 2         # DSP48E2 per lane of add / mul (Yosys, bench/resources.py)
+DEPTH_SIMPLE = 2        # blocks without an RTL module yet (shuffle, pad): register in, out
 
 
 @dataclass(frozen=True)
@@ -34,11 +36,14 @@ class BlockCost:
 
     Attributes:
         ii: cycles per frame.
-        depth: pipeline depth in cycles (first needed input to first output, beyond the
-            data it must wait for).
+        depth: pipeline depth in cycles (the block's last internal step to its output beat).
         fill: fraction of the input frame the block must receive before its first output.
         first: compute cycles before its first output beat once the data is there.
-        tail: cycles of work left after its last input beat.
+        tail: cycles of work left after its last input beat (input at full rate).
+        lead: cycle of the last internal step before the first output beat, input offered
+            every cycle from cycle 0 (`bbgrap_hls.model.timing`).
+        span: cycle of the last internal step of the frame, same conditions: the last
+            output beat leaves at ``span + depth``.
         dsp, bram18, uram, lut: resources.
         weights: where the weight memory lives: ``"bram"``, ``"uram"``, ``"lut"`` (LUTRAM,
             under 1,024 bits per bank) or None for a block without weights.
@@ -49,6 +54,8 @@ class BlockCost:
     fill: float = 0.0
     first: int = 0
     tail: int = 0
+    lead: int = 0
+    span: int = 0
     dsp: int = 0
     bram18: int = 0
     uram: int = 0
@@ -60,37 +67,27 @@ def _ceil(a: int, b: int) -> int:
     return -(-a // b)
 
 
-def _fill_window(g: Geometry) -> float:
-    """Fraction of the input needed before the first window is complete."""
-    rows = max(0, g.kh - 1 - g.pads[0])
-    cols = max(1, g.kw - g.pads[1])
-    return min(1.0, (rows * g.w + min(cols, g.w)) / max(1, g.h * g.w))
-
-
-def _line_buffer(g: Geometry, lanes: int, parallel: bool = False) -> MemCost:
+def _line_buffer(g: Geometry, lanes: int, j: int = 1) -> MemCost:
     """Line buffer of a window block whose input streams at ``lanes`` lanes.
 
-    One memory of ``(kh-1)·Wp + kw`` pixels; with a parallel window (several window
-    positions read per cycle) the ``kh-1`` buffered rows are ``kh-1`` memories of ``Wp``
-    pixels (one read port each) feeding a ``kh × kw`` register window (flip-flops, not
-    counted).
+    The RTL window generator (``swg``) keeps a ring of `window_rows` padded rows, one
+    memory of ``lanes·8``-bit words; with a parallel window (``j`` window positions read per
+    cycle) it reads that memory through ``j`` read ports, which the tools build as ``j``
+    copies (one read port each, the write port shared).
     """
     if g.pointwise:
         return MemCost()
-    if parallel:
-        return memory(8 * lanes, g.wp * (g.c // lanes)).times(g.kh - 1)
-    pixels = (g.kh - 1) * g.wp + g.kw
-    return memory(lanes * 8, pixels * (g.c // lanes))
+    return memory(lanes * 8, window_rows(g) * g.wp * (g.c // lanes)).times(j)
 
 
 def _weights(banks: int, bank_bits: int, depth: int, uram: bool) -> tuple[MemCost, str]:
     """Weight memory of ``banks`` banks read at the same address every cycle.
 
-    In BRAM (or LUTRAM) each bank is its own memory; in URAM the banks sit side by side in
-    one ``banks·bank_bits`` wide memory (they share the address), cut into 72-bit columns.
-    A memory small enough for LUTRAM never goes to URAM.
+    The banks share the address, so they sit side by side in one ``banks·bank_bits`` wide
+    memory (as the RTL declares it), in BRAM, LUTRAM (under 1,024 bits) or URAM (cut into
+    72-bit columns). A memory small enough for LUTRAM never goes to URAM.
     """
-    bram = memory(bank_bits, depth).times(banks)
+    bram = memory(banks * bank_bits, depth)
     if bram.bram18 == 0:
         return bram, "lut"
     if uram:
@@ -98,9 +95,9 @@ def _weights(banks: int, bank_bits: int, depth: int, uram: bool) -> tuple[MemCos
     return bram, "bram"
 
 
-def _tail_rows(g: Geometry) -> int:
-    """Output pixels still to compute after the last input pixel arrives."""
-    return 1 + _ceil(g.pads[2], g.sh) * g.wo
+def _params(lanes: int, words: int) -> MemCost:
+    """Per-channel bias (32 bits) and requantisation word (64 bits) of ``lanes`` lanes."""
+    return memory(BIAS_BITS * lanes, words) + memory(RQ_BITS * lanes, words)
 
 
 def mvu(g: Geometry, pe: int, simd: int, uram: bool = False) -> BlockCost:
@@ -110,26 +107,42 @@ def mvu(g: Geometry, pe: int, simd: int, uram: bool = False) -> BlockCost:
     consumes ``simd`` elements of the flattened (ky, kx, c) window per cycle and the input
     streams at ``min(simd, C)`` lanes.
     """
-    folds = (g.k * g.c // simd) * (g.co // pe)
-    ii = max(g.hp * g.wp * g.c // min(simd, g.c), g.ho * g.wo * folds)
+    sf, nf = g.k * g.c // simd, g.co // pe
+    folds = sf * nf
+    lanes = min(simd, g.c)
     wmem, where = _weights(pe, simd * 8, folds, uram)
-    mem = wmem + memory(REQ_PARAM_BITS, g.co // pe).times(pe)
+    mem = wmem + _params(pe, nf)
+    if nf > 1:
+        mem = mem + memory(simd * 8, sf)  # the input vector, reused by folds 1..nf-1
     if g.pointwise:
-        if g.co // pe > 1:
-            mem = mem + memory(simd * 8, g.c // simd)  # input pixel/vector reused Co/pe times
+        pix = g.h * g.w
+        ii = pix * folds
+        lead, span, tail = sf - 1, ii - 1, (nf - 1) * sf
+        depth, fill, first = RTL_DEPTH["mvu"], 1.0 / pix, sf
     else:
-        mem = mem + _line_buffer(g, min(simd, g.c), parallel=simd > g.c)
-    one_pixel = g.h * g.w == 1 and g.ho * g.wo == 1
-    depth = DEPTH_MVU + math.ceil(math.log2(simd))
+        mem = mem + _line_buffer(g, lanes, simd // lanes)
+        ws = window_schedule(g, lanes, folds, sf)
+        ii = max(ws.write, ws.read)
+        lead, span, tail = ws.lead, ws.span, max(0, ws.span - ws.last_in)
+        depth, fill, first = RTL_DEPTH["mvu"] + RTL_DEPTH["swg"], ws.fill, sf
     return BlockCost(
-        ii=ii, depth=depth,
-        fill=1.0 if one_pixel else _fill_window(g),
-        first=0 if one_pixel else g.k * g.c // simd,
-        tail=(g.co // pe - 1) * (g.c // simd) if one_pixel else folds * _tail_rows(g),
-        dsp=pe * simd + pe, bram18=mem.bram18, uram=mem.uram,
+        ii=ii, depth=depth, fill=fill, first=first, tail=tail, lead=lead, span=span,
+        dsp=pe * simd + REQUANT_DSP * pe, bram18=mem.bram18, uram=mem.uram,
         lut=LUT_BASE_MVU + LUT_PER_MAC * pe * simd + LUT_PER_PE * pe + LUT_PER_SIMD * simd + mem.lut,
         weights=where,
     )
+
+
+def _window_unit(g: Geometry, p: int, simd: int, extra: MemCost) -> tuple[BlockCost, MemCost]:
+    """Timing of swg -> vvu at ``p`` input lanes, ``simd = p·j`` lanes into the vector unit."""
+    j = simd // p
+    reads = g.k * (g.c // p) // j
+    ws = window_schedule(g, p, reads, (g.k // j - 1) * (g.c // p) + 1)
+    mem = extra + _line_buffer(g, p, j)
+    cost = BlockCost(ii=max(ws.write, ws.read), depth=RTL_DEPTH["vvu"] + RTL_DEPTH["swg"],
+                     fill=ws.fill, first=reads, tail=max(0, ws.span - ws.last_in), lead=ws.lead,
+                     span=ws.span)
+    return cost, mem
 
 
 def dwconv(g: Geometry, pe: int, simd: int, uram: bool = False) -> BlockCost:
@@ -139,80 +152,86 @@ def dwconv(g: Geometry, pe: int, simd: int, uram: bool = False) -> BlockCost:
     positions of the ``p`` channels per cycle, ``simd`` multipliers, input at ``p`` lanes.
     """
     p = pe
-    ii = max(g.hp * g.wp * g.c // p, g.ho * g.wo * g.k * g.c // simd)
     wmem, where = _weights(simd, 8, g.k * g.c // simd, uram)
-    mem = wmem + memory(REQ_PARAM_BITS, g.c // p).times(p) + _line_buffer(g, p, parallel=simd > p)
-    return BlockCost(
-        ii=ii, depth=DEPTH_MVU, fill=_fill_window(g), first=g.k * g.c // simd,
-        tail=g.k * g.c // simd * _tail_rows(g), dsp=simd + p, bram18=mem.bram18, uram=mem.uram,
-        lut=LUT_BASE_SIMPLE + LUT_PER_LANE * simd + LUT_PER_PE * p + mem.lut, weights=where,
-    )
+    c, mem = _window_unit(g, p, simd, wmem + _params(p, g.c // p))
+    return replace(c, dsp=simd + REQUANT_DSP * p, bram18=mem.bram18, uram=mem.uram,
+                   lut=LUT_BASE_SIMPLE + LUT_PER_LANE * simd + LUT_PER_PE * p + mem.lut,
+                   weights=where)
 
 
 def pool(g: Geometry, pe: int, simd: int, requant: bool) -> BlockCost:
-    """Max / average pool over a window (average requantises: one DSP per lane)."""
+    """Max / average pool over a window (average requantises every lane)."""
     p = pe
-    ii = max(g.hp * g.wp * g.c // p, g.ho * g.wo * g.k * g.c // p)
-    mem = _line_buffer(g, p)
-    return BlockCost(
-        ii=ii, depth=DEPTH_SIMPLE + (3 if requant else 0), fill=_fill_window(g),
-        first=g.k * g.c // p, tail=g.k * g.c // p * _tail_rows(g),
-        dsp=p if requant else 0, bram18=mem.bram18,
-        lut=LUT_BASE_SIMPLE + LUT_PER_LANE * p + mem.lut,
-    )
+    c, mem = _window_unit(g, p, p, _params(p, g.c // p) if requant else MemCost())
+    return replace(c, dsp=REQUANT_DSP * p if requant else 0, bram18=mem.bram18,
+                   lut=LUT_BASE_SIMPLE + LUT_PER_LANE * p + mem.lut)
 
 
 def gap(g: Geometry, pe: int, simd: int) -> BlockCost:
     """Global average pool: int32 accumulators per channel, requantise at the end."""
     p = pe
-    mem = memory(32 * p, g.c // p)
-    return BlockCost(ii=g.h * g.w * g.c // p, depth=DEPTH_SIMPLE + 3, fill=1.0, tail=g.c // p,
-                     dsp=p, bram18=mem.bram18, lut=LUT_BASE_SIMPLE + 2 * LUT_PER_LANE * p + mem.lut)
+    cg = g.c // p
+    ii = g.h * g.w * cg
+    mem = memory(32 * p, cg) + _params(p, cg)
+    return BlockCost(ii=ii, depth=RTL_DEPTH["vvu"], fill=1.0, tail=0, lead=ii - cg, span=ii - 1,
+                     dsp=REQUANT_DSP * p, bram18=mem.bram18,
+                     lut=LUT_BASE_SIMPLE + 2 * LUT_PER_LANE * p + mem.lut)
+
+
+def _stream(ii: int, depth: int, **kw) -> BlockCost:
+    """A block that moves one beat per cycle: its last output leaves ``depth`` after its
+    last input."""
+    return BlockCost(ii=ii, depth=depth, span=max(0, ii - 1), **kw)
 
 
 def eltwise2(g: Geometry, pe: int, simd: int) -> BlockCost:
-    """Add / Mul of two streams: two multipliers per lane (both operands rescaled)."""
+    """Add / Mul of two streams: the products of one lane (both operands rescaled: two
+    multipliers for Add; ``(a−za)·(b−zb)`` then the multiplier for Mul) and one rounding."""
     p = pe
-    return BlockCost(ii=g.ho * g.wo * g.co // p, depth=DEPTH_SIMPLE + 3, dsp=2 * p,
-                     lut=LUT_BASE_SIMPLE + 2 * LUT_PER_LANE * p)
+    return _stream(g.ho * g.wo * g.co // p, RTL_DEPTH["eltwise2"], dsp=ELTWISE_DSP * p,
+                   lut=LUT_BASE_SIMPLE + 2 * LUT_PER_LANE * p)
 
 
 def affine(g: Geometry, pe: int, simd: int) -> BlockCost:
-    """Per-channel affine ``y = x·a_c + b_c`` requantised: one multiplier per lane."""
+    """Per-channel affine ``y = x·a_c + b_c`` requantised: one product and a requantiser
+    per lane."""
     p = pe
-    mem = memory(REQ_PARAM_BITS, g.c // p).times(p)
-    return BlockCost(ii=g.h * g.w * g.c // p, depth=DEPTH_SIMPLE + 3, dsp=p, bram18=mem.bram18,
-                     lut=LUT_BASE_SIMPLE + LUT_PER_LANE * p + mem.lut)
+    mem = memory(8 * p, g.c // p) + _params(p, g.c // p)
+    return _stream(g.h * g.w * g.c // p, RTL_DEPTH["affine"], dsp=(1 + REQUANT_DSP) * p,
+                   bram18=mem.bram18, lut=LUT_BASE_SIMPLE + LUT_PER_LANE * p + mem.lut)
 
 
 def lut_act(g: Geometry, pe: int, simd: int) -> BlockCost:
-    """Lookup-table activation: a 256 × 8 table per lane (2,048 bits: one RAMB18)."""
+    """Lookup-table activation: one 256 × 8 table read by every lane (a read port per lane:
+    the tools build one copy per two lanes, a RAMB18 has two read ports)."""
     p = pe
-    mem = memory(8, 256).times(p)
-    return BlockCost(ii=g.h * g.w * g.c // p, depth=DEPTH_SIMPLE + 1, bram18=mem.bram18,
-                     lut=LUT_BASE_SIMPLE + LUT_PER_LANE * p + mem.lut)
+    mem = memory(8, 256).times(_ceil(p, 2))
+    return _stream(g.h * g.w * g.c // p, RTL_DEPTH["lut"], bram18=mem.bram18,
+                   lut=LUT_BASE_SIMPLE + LUT_PER_LANE * p + mem.lut)
 
 
 def concat(g: Geometry, pe: int, simd: int) -> BlockCost:
     """Channel concat: per pixel, each input's channels in turn."""
     p = pe
     n = max(1, len(g.in_channels))
-    return BlockCost(ii=g.h * g.w * sum(g.in_channels or (g.c,)) // p,
-                     lut=LUT_BASE_SIMPLE // 2 + 10 * p * n)
+    return _stream(g.h * g.w * sum(g.in_channels or (g.c,)) // p, RTL_DEPTH["concat"],
+                   lut=LUT_BASE_SIMPLE // 2 + 10 * p * n)
 
 
 def shuffle(g: Geometry, pe: int, simd: int) -> BlockCost:
     """Channel permutation inside a pixel: a double-buffered pixel memory."""
     p = pe
     mem = memory(8 * p, 2 * g.c // p)
-    return BlockCost(ii=g.h * g.w * g.c // p, fill=1.0 / (g.h * g.w), tail=g.c // p,
-                     bram18=mem.bram18, lut=LUT_BASE_SIMPLE + LUT_PER_LANE * p + mem.lut)
+    ii = g.h * g.w * g.c // p
+    return BlockCost(ii=ii, fill=1.0 / (g.h * g.w), tail=g.c // p, lead=g.c // p - 1,
+                     span=ii - 1 + g.c // p, bram18=mem.bram18,
+                     lut=LUT_BASE_SIMPLE + LUT_PER_LANE * p + mem.lut)
 
 
 def pad(g: Geometry, pe: int, simd: int) -> BlockCost:
     """Zero-point padding inserted into the stream: one beat per output beat."""
     p = pe
-    return BlockCost(ii=g.ho * g.wo * g.co // p, lut=LUT_BASE_SIMPLE // 2 + 10 * p)
+    return _stream(g.ho * g.wo * g.co // p, DEPTH_SIMPLE, lut=LUT_BASE_SIMPLE // 2 + 10 * p)
 
 
 def wire(g: Geometry, pe: int, simd: int) -> BlockCost:

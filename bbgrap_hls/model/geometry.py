@@ -21,6 +21,7 @@ class Geometry:
         ho, wo, co: output height, width, channels.
         kh, kw: window size (dilation applied: the span in input pixels).
         sh, sw: strides.
+        dh, dw: dilations (``kh = (taps − 1)·dh + 1``).
         pads: (top, left, bottom, right).
         group: convolution groups (1 otherwise).
         in_channels: channel count of every activation input (Concat, Add).
@@ -36,6 +37,8 @@ class Geometry:
     kw: int = 1
     sh: int = 1
     sw: int = 1
+    dh: int = 1
+    dw: int = 1
     pads: tuple[int, int, int, int] = (0, 0, 0, 0)
     group: int = 1
     in_channels: tuple[int, ...] = ()
@@ -50,7 +53,8 @@ class Geometry:
 
     @property
     def k(self) -> int:
-        return self.kh * self.kw
+        """Kernel taps (``kh·kw`` without dilation)."""
+        return ((self.kh - 1) // self.dh + 1) * ((self.kw - 1) // self.dw + 1)
 
     @property
     def in_elems(self) -> int:
@@ -105,7 +109,7 @@ def geometry(node: Node, graph: Graph) -> Geometry:
     pads = (p[0], p[1], p[2], p[3]) if len(p) == 4 else (0, 0, 0, 0)
     return Geometry(
         h=h, w=w, c=c, ho=ho, wo=wo, co=co,
-        kh=(kh - 1) * dh + 1, kw=(kw - 1) * dw + 1, sh=sh, sw=sw, pads=pads,
+        kh=(kh - 1) * dh + 1, kw=(kw - 1) * dw + 1, sh=sh, sw=sw, dh=dh, dw=dw, pads=pads,
         group=int(a.get("group", 1)),
         in_channels=tuple(hwc(graph.shape(t))[2] for t in acts),
     )

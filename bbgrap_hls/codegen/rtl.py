@@ -1,0 +1,319 @@
+"""The RTL twin of a `Design`: one SystemVerilog module per core, a top, ``$readmemh`` files.
+
+The design's per-core kernel calls (`bbgrap_hls.codegen.design`) are read as a netlist:
+every HLS stream becomes a `fifo` at its depth (the plan's depth for a layer input, 2
+elsewhere; pass-through copies (``concat_part``, memory ports) merge into one FIFO), every
+layer the ``hw/rtl`` module of `rtl_layers`, fan-outs a `broadcast`, width converters a
+`dwc`, gathers of split parts a chain of `concat`. The top wires the cores with a `link`
+per inter-core stream (the board's width, the route's latency) and an `offchip_buffer` per
+buffer channel (the memory's bytes per cycle); graph inputs are ``s_axis_<ident>`` and
+outputs ``m_axis_<ident>`` AXI-Stream ports. `rtl_manifest` lists every FIFO and link with
+its hierarchical path, for the simulation's deadlock watchdog.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import dataclass, field
+
+from bbgrap_hls.board import Board
+from bbgrap_hls.codegen.design import CoreDesign, Design
+from bbgrap_hls.codegen.names import comment
+from bbgrap_hls.codegen.rtl_layers import rtl_layer
+from bbgrap_hls.errors import UnsupportedError
+from bbgrap_hls.ir import Graph
+from bbgrap_hls.plan import Plan
+
+_CALL = re.compile(r"^bb::(\w+)<([^>]*)>\((.*)\);$")
+PASS = ("concat_part", "mem_to_stream", "stream_to_mem")
+
+
+@dataclass
+class Inst:
+    """A module instance: parameters (SV literal text) and port prefix -> net (or nets, packed)."""
+
+    module: str
+    name: str
+    params: list[tuple[str, str]]
+    conns: list[tuple[str, str | list[str]]]
+    note: str = ""
+
+
+@dataclass
+class Module:
+    """A generated module: ports (name, "in"|"out", width in bits), nets, instances."""
+
+    name: str
+    note: str
+    ports: list[tuple[str, str, int]] = field(default_factory=list)
+    nets: list[tuple[str, int]] = field(default_factory=list)
+    insts: list[Inst] = field(default_factory=list)
+    fifos: list[dict] = field(default_factory=list)  # watchdog entries (path relative to this module)
+
+
+def _lit(v: int | str) -> str:
+    return f'"{v}"' if isinstance(v, str) else str(int(v))
+
+
+class _Groups:
+    """Union-find over stream and port names joined by pass-through copies."""
+
+    def __init__(self) -> None:
+        self.up: dict[str, str] = {}
+
+    def find(self, a: str) -> str:
+        self.up.setdefault(a, a)
+        while self.up[a] != a:
+            self.up[a] = self.up[self.up[a]]
+            a = self.up[a]
+        return a
+
+    def join(self, a: str, b: str) -> None:
+        ra, rb = self.find(a), self.find(b)
+        if ra != rb:
+            self.up[max(ra, rb)] = min(ra, rb)
+
+
+def _parse(call: str) -> tuple[str, list[str], list[str]]:
+    m = _CALL.match(call)
+    if not m:
+        raise UnsupportedError(f"RTL twin: cannot read the kernel call '{call[:80]}'")
+    return m.group(1), [a.strip() for a in m.group(2).split(",")], [a.strip() for a in m.group(3).split(",")]
+
+
+def core_module(cd: CoreDesign, g: Graph, plan: Plan, files: dict[str, str]) -> Module:
+    """The SystemVerilog module of one core; its layers' memory files are added to ``files``."""
+    mod = Module(f"core{cd.id}", f"core {cd.id}: {len(cd.layers)} layer(s)")
+    in_ports = {p.name: p for p in cd.ports if p.kind in ("mem_in", "axis_in")}
+    out_ports = {p.name: p for p in cd.ports if p.kind in ("mem_out", "axis_out")}
+    for p in cd.ports:
+        mod.ports.append((p.name, "in" if p.name in in_ports else "out", 8 * p.lanes))
+    grp = _Groups()
+    for call in cd.calls:
+        kern, _, args = _parse(call)
+        if kern in PASS:
+            grp.join(args[0], args[1])
+    layers = {lay.ident: lay for lay in cd.layers}
+    writer: dict[str, str] = {}
+    reader: dict[str, str] = {}
+    lanes_of = {**{s: ln for s, (ln, _) in cd.streams.items()}, **{p.name: p.lanes for p in cd.ports}}
+
+    def w(s: str, who: str) -> str:  # the net an instance writes into stream s
+        writer[grp.find(s)] = who
+        return f"{grp.find(s)}_w"
+
+    def r(s: str, who: str) -> str:  # the net an instance reads stream s from
+        reader[grp.find(s)] = who
+        return f"{grp.find(s)}_r"
+
+    n_glue = 0
+    for call in cd.calls:
+        kern, targs, args = _parse(call)
+        if kern in PASS:
+            continue
+        n_glue += 1
+        if kern in ("conv2d", "dwconv2d", "dense", "lut_act", "maxpool2d", "avgpool2d", "global_avgpool",
+                    "add2", "mul2"):
+            lay = layers[targs[0][:-2]]
+            node = g.node(lay.node)
+            pe, simd, rng = _folding(plan, lay)
+            rl = rtl_layer(g, node, lay, pe, simd, rng)
+            files.update(rl.files)
+            name = f"u_{lay.ident}"
+            note = f"{lay.ident}: {comment(node.name)} ({node.op})"
+            if rl.two_inputs:
+                conns = [("s0_axis", r(args[0], note)), ("s1_axis", r(args[1], note)), ("m_axis", w(args[2], note))]
+            else:
+                conns = [("s_axis", r(args[0], note)), ("m_axis", w(args[1], note))]
+            mod.insts.append(Inst(rl.module, name, [(k, _lit(v)) for k, v in rl.params.items()], conns, note))
+        elif kern == "fanout":
+            a = int(targs[1])
+            name = f"u_bc{n_glue}"
+            outs = [w(b, name) for b in args[2:]]
+            mod.insts.append(Inst("broadcast", name, [("WIDTH", str(8 * a)), ("N", str(len(outs)))],
+                                  [("s_axis", r(args[0], name)), ("m_axis", outs[::-1])], "fan-out"))
+        elif kern == "width_convert":
+            a, c = int(targs[1]), int(targs[2])
+            name = f"u_dwc{n_glue}"
+            mod.insts.append(Inst("dwc", name, [("IN", str(a)), ("OUT", str(c))],
+                                  [("s_axis", r(args[0], name)), ("m_axis", w(args[1], name))], f"{a} -> {c} lanes"))
+        elif kern == "concat":
+            _concat_chain(mod, f"u_cat{n_glue}", int(targs[1]), [int(x) for x in targs[2:]],
+                          [r(s, f"u_cat{n_glue}") for s in args[2:]], w(args[0], f"u_cat{n_glue}"))
+        else:
+            raise UnsupportedError(f"core{cd.id}: the RTL twin has no module for 'bb::{kern}' yet "
+                                   f"(HLS only): {call[:100]}")
+    # One FIFO per group of streams; a port in the group replaces the FIFO's outer net.
+    members: dict[str, list[str]] = {}
+    for s in list(cd.streams) + list(in_ports) + list(out_ports):
+        members.setdefault(grp.find(s), []).append(s)
+    for root, names in sorted(members.items()):
+        streams = [s for s in names if s in cd.streams]
+        if not streams:
+            continue
+        width = 8 * lanes_of[root]
+        depth = max(cd.streams[s][1] for s in streams)
+        src = next((p for p in names if p in in_ports), None)
+        dst = next((p for p in names if p in out_ports), None)
+        wnet, rnet = src or f"{root}_w", dst or f"{root}_r"
+        if src is None:
+            mod.nets.append((wnet, width))
+        if dst is None:
+            mod.nets.append((rnet, width))
+        if src:
+            writer[root] = f"port {src}"
+        if dst:
+            reader[root] = f"port {dst}"
+        name = f"q_{root}"
+        desc = f"{writer.get(root, '?')} -> {reader.get(root, '?')}"
+        mod.insts.append(Inst("fifo", name, [("WIDTH", str(width)), ("DEPTH", str(depth))],
+                              [("s_axis", wnet), ("m_axis", rnet)], desc))
+        mod.fifos.append({"path": name, "kind": "fifo", "depth": depth, "desc": desc})
+    # Nets named <root>_w / _r that an instance uses but whose group has a port: rename.
+    rename = {}
+    for root, names in members.items():
+        for p in names:
+            if p in in_ports:
+                rename[f"{root}_w"] = p
+            if p in out_ports:
+                rename[f"{root}_r"] = p
+    for inst in mod.insts:
+        inst.conns = [(k, [rename.get(x, x) for x in v] if isinstance(v, list) else rename.get(v, v))
+                      for k, v in inst.conns]
+    return mod
+
+
+def _concat_chain(mod: Module, name: str, lanes: int, cs: list[int], ins: list[str], out: str) -> None:
+    """Channel concat of several inputs as a chain of two-input `concat` blocks (plain wires between)."""
+    acc, c_acc = ins[0], cs[0]
+    for k in range(1, len(ins)):
+        last = k == len(ins) - 1
+        dst = out if last else f"{name}_{k}"
+        if not last:
+            mod.nets.append((dst, 8 * lanes))
+        mod.insts.append(Inst("concat", f"{name}_{k}" if len(ins) > 2 else name,
+                              [("P", str(lanes)), ("C0", str(c_acc)), ("C1", str(cs[k]))],
+                              [("s0_axis", acc), ("s1_axis", ins[k]), ("m_axis", dst)], "channel concat"))
+        acc, c_acc = dst, c_acc + cs[k]
+
+
+def _folding(plan: Plan, lay) -> tuple[int, int, tuple[int, int] | None]:
+    npl = plan.node(lay.node)
+    m = re.search(r"_p(\d+)$", lay.ident)
+    if m and npl.split:
+        part = npl.split[int(m.group(1))]
+        return part.pe, part.simd, (part.co_begin, part.co_end)
+    return npl.pe, npl.simd, None
+
+
+def _hop_route(plan: Plan, board: Board, src: int, dst: int) -> list[int]:
+    for t in plan.transfers:
+        if t.src_core == src and t.kind == "stream" and dst in t.route:
+            return t.route[: t.route.index(dst) + 1]
+    return [src, dst]
+
+
+def top_module(design: Design, cores: list[Module], plan: Plan, board: Board) -> Module:
+    """The top: cores, links, off-chip buffers and the design's AXI-Stream ports."""
+    top = Module("top", f"design of {len(cores)} core(s) on board {comment(board.name)}")
+    drivers: dict[str, list[tuple[str, str]]] = {}  # design ident -> [(core instance, port)]
+    conns: dict[str, list[tuple[str, str]]] = {m.name: [] for m in cores}
+    by_id = {cd.id: cd for cd in design.cores}
+    for t, ident, _ in design.inputs:
+        lanes = next((p.lanes for cd in design.cores for p in cd.ports if p.kind == "mem_in" and p.link == ident), 1)
+        top.ports.append((f"s_axis_{ident}", "in", 8 * lanes))
+    for t, ident, _ in design.outputs:
+        lanes = next(p.lanes for cd in design.cores for p in cd.ports if p.kind == "mem_out" and p.link == ident)
+        top.ports.append((f"m_axis_{ident}", "out", 8 * lanes))
+    inputs = {ident for _, ident, _ in design.inputs}
+    outputs = {ident for _, ident, _ in design.outputs}
+    for m in cores:
+        cd = by_id[int(m.name[4:])]
+        for p in cd.ports:
+            if p.link in inputs:
+                drivers.setdefault(p.link, []).append((m.name, p.name))
+            elif p.link in outputs:
+                conns[m.name].append((p.name, f"m_axis_{p.link}"))
+            else:
+                net = f"{p.name}_{cd.id}"
+                top.nets.append((net, 8 * p.lanes))
+                conns[m.name].append((p.name, net))
+    for ident, users in sorted(drivers.items()):
+        if len(users) == 1:
+            conns[users[0][0]].append((users[0][1], f"s_axis_{ident}"))
+            continue
+        width = next(wd for n, d, wd in top.ports if n == f"s_axis_{ident}")
+        outs = []
+        for core, port in users:
+            top.nets.append((f"{port}_{core}", width))
+            conns[core].append((port, f"{port}_{core}"))
+            outs.append(f"{port}_{core}")
+        top.insts.append(Inst("broadcast", f"u_bc_{ident}", [("WIDTH", str(width)), ("N", str(len(outs)))],
+                              [("s_axis", f"s_axis_{ident}"), ("m_axis", outs[::-1])], "input to several cores"))
+    for ident, (lanes, src, dst, po, pi) in sorted(design.links.items()):
+        route = _hop_route(plan, board, src, dst)
+        hops = [board.link(a, b) for a, b in zip(route, route[1:], strict=False)]
+        if any(h is None for h in hops):
+            raise UnsupportedError(f"link {ident}: no board link along the route {route}")
+        lat = max(3, sum(h.latency_cycles for h in hops))
+        lw = min(h.width_bits for h in hops)
+        name = f"u_link_{ident}"
+        top.insts.append(Inst("link", name, [("WIDTH", str(8 * lanes)), ("LINK_W", str(lw)), ("LATENCY", str(lat))],
+                              [("s_axis", f"{po}_{src}"), ("m_axis", f"{pi}_{dst}")],
+                              f"core{src} -> core{dst}, route {route}"))
+        top.fifos.append({"path": name, "kind": "link", "depth": lat, "desc": f"link core{src} -> core{dst} ({ident})"})
+    for ident, n in sorted(design.buffers.items()):
+        src = next(cd for cd in design.cores for p in cd.ports if p.kind == "mem_out" and p.link == ident)
+        dst = next(cd for cd in design.cores for p in cd.ports if p.kind == "mem_in" and p.link == ident)
+        po = next(p for p in src.ports if p.link == ident)
+        pi = next(p for p in dst.ports if p.link == ident)
+        mem = board.memory_for(src.id, dst.id)
+        bpc = max(1, int(board.bytes_per_cycle(mem))) if mem else 1
+        name = f"u_buf_{ident}"
+        top.insts.append(Inst("offchip_buffer", name, [("LANES", str(po.lanes)), ("FRAME_BEATS", str(n // po.lanes)),
+                                                        ("BYTES_PER_CYCLE", str(bpc)), ("NFRAMES", "2")],
+                              [("s_axis", f"{po.name}_{src.id}"), ("m_axis", f"{pi.name}_{dst.id}")],
+                              f"core{src.id} -> core{dst.id} through off-chip memory"))
+        top.fifos.append({"path": name, "kind": "buffer", "depth": n // po.lanes,
+                          "desc": f"off-chip buffer core{src.id} -> core{dst.id} ({ident})"})
+    for m in cores:
+        top.insts.append(Inst(m.name, f"u_{m.name}", [], sorted(conns[m.name]), m.note))
+        top.fifos += [dict(f, path=f"u_{m.name}.{f['path']}", desc=f"{m.name}: {f['desc']}") for f in m.fifos]
+    return top
+
+
+def render_rtl(design: Design, g: Graph, plan: Plan, board: Board) -> dict[str, str]:
+    """``{relative path: text}`` of ``rtl/`` (top, cores, memories) and ``tb/rtl.json``."""
+    from bbgrap_hls.codegen.emit import environment
+
+    files: dict[str, str] = {}
+    cores = [core_module(cd, g, plan, files) for cd in design.cores]
+    top = top_module(design, cores, plan, board)
+    env = environment()
+    out = {f"rtl/{k}": v for k, v in sorted(files.items())}
+    for m in cores:
+        out[f"rtl/{m.name}.sv"] = env.get_template("rtl/core.sv.j2").render(m=m)
+    out["rtl/top.sv"] = env.get_template("rtl/top.sv.j2").render(m=top)
+    out["tb/rtl.json"] = json.dumps(rtl_manifest(design, top, cores, plan), indent=2, sort_keys=True) + "\n"
+    return out
+
+
+def rtl_manifest(design: Design, top: Module, cores: list[Module], plan: Plan) -> dict:
+    """What the design-level testbench needs: ports, modules, FIFOs and links, predictions."""
+    modules = sorted({i.module for m in [top, *cores] for i in m.insts} - {m.name for m in cores} | {"fifo"})
+    width = {n: wd for n, _, wd in top.ports}
+    return {
+        "top": "top",
+        "cores": [m.name for m in cores],
+        "modules": modules,
+        "mem_files": sorted({v.strip('"') for m in cores for i in m.insts for k, v in i.params if k.endswith("_FILE")}),
+        "inputs": [{"tensor": t, "ident": i, "elems": n, "lanes": width[f"s_axis_{i}"] // 8, "port": f"s_axis_{i}"}
+                   for t, i, n in design.inputs],
+        "outputs": [{"tensor": t, "ident": i, "elems": n, "lanes": width[f"m_axis_{i}"] // 8, "port": f"m_axis_{i}"}
+                    for t, i, n in design.outputs],
+        "channels": top.fifos,
+        "predicted_ii_cycles": int(plan.ii_cycles),
+        "predicted_latency_cycles": int(plan.latency_cycles),
+        "bottleneck": plan.bottleneck,
+    }

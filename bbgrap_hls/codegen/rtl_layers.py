@@ -1,0 +1,163 @@
+"""One fabric layer as an RTL module instance: its ``hw/rtl`` module, parameters and memories.
+
+`rtl_layer` maps a `Layer` of the design (and its node's ``attrs["q"]``) to the module of
+``hw/rtl`` that implements it, the module's parameters and its ``$readmemh`` files. Memory
+layouts are those of the modules' headers:
+
+- mvu (conv, dense): word ``nf·SF + sf``, lane ``pe·SIMD + s`` holds
+  ``W[nf·PE + pe][sf·SIMD + s]``; conv columns are ``(ky·KW + kx)·C + c``;
+- vvu (depthwise, pools): word ``k·C/P + g``, lane ``i`` holds tap ``k`` of channel ``g·P + i``;
+- bias: one int32 per lane; requantisation: 64 bits per lane ``{m[31:0], s, zp, lo, hi}``;
+- lookup table: 256 entries of 8 bits, entry ``x + 128`` for input ``x``.
+
+File names come from the layer's identifier (``layer<n>[_p<j>]``), never from model text.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from bbgrap_hls.codegen.fold import conv_matrix
+from bbgrap_hls.codegen.layers import LUT_KINDS, Layer, _window, hwc
+from bbgrap_hls.errors import UnsupportedError
+from bbgrap_hls.ir import Graph, Node
+
+
+@dataclass
+class RtlLayer:
+    """A layer's module, parameters (int or file-name str) and memory files (name -> text)."""
+
+    module: str
+    params: dict[str, int | str]
+    files: dict[str, str] = field(default_factory=dict)
+    two_inputs: bool = False
+
+
+def pack(rows: np.ndarray, bits: int) -> list[int]:
+    """Pack a [words, lanes] integer array into words, lane i at bits [i·bits +: bits]."""
+    mask = (1 << bits) - 1
+    return [sum((int(v) & mask) << (i * bits) for i, v in enumerate(row)) for row in np.asarray(rows).tolist()]
+
+
+def mem_text(words: list[int], width: int) -> str:
+    """``$readmemh`` text: one hex word of ``width`` bits per line."""
+    digits = (width + 3) // 4
+    return "".join(f"{w:0{digits}x}\n" for w in words)
+
+
+def rq_rows(mult, shift, zp: int, lo, hi, n: int) -> np.ndarray:
+    """Per-channel 64-bit requantisation words ``{m, s, zp, lo, hi}`` for ``n`` channels."""
+    m = np.broadcast_to(np.asarray(mult, np.int64).reshape(-1), (n,))
+    s = np.broadcast_to(np.asarray(shift, np.int64).reshape(-1), (n,))
+    if np.any(m < 0) or np.any(m >= 1 << 31) or np.any(s < 0) or np.any(s > 63):
+        raise UnsupportedError(f"requantisation multiplier/shift outside the RTL's range (m in [0, 2^31), "
+                               f"s in [0, 63]): m {int(m.min())}..{int(m.max())}, s {int(s.min())}..{int(s.max())}")
+    return np.array([(int(a) & 0xFFFFFFFF) << 32 | (int(b) & 0xFF) << 24 | (int(zp) & 0xFF) << 16
+                     | (int(lo) & 0xFF) << 8 | (int(hi) & 0xFF) for a, b in zip(m, s, strict=True)], dtype=object)
+
+
+def _mvu_files(ident: str, mat: np.ndarray, bias, rq: np.ndarray, pe: int, simd: int) -> dict[str, str]:
+    mh, mw = mat.shape
+    nf, sf = mh // pe, mw // simd
+    wl = np.asarray(mat, np.int64).reshape(nf, pe, sf, simd).transpose(0, 2, 1, 3).reshape(nf * sf, pe * simd)
+    return {f"{ident}_w.mem": mem_text(pack(wl, 8), 8 * pe * simd),
+            f"{ident}_b.mem": mem_text(pack(np.asarray(bias, np.int64).reshape(nf, pe), 32), 32 * pe),
+            f"{ident}_rq.mem": mem_text(pack(rq.reshape(nf, pe), 64), 64 * pe)}
+
+
+def _vector_files(ident: str, w, bias, rq, c: int, p: int) -> dict[str, str]:
+    out = {}
+    if w is not None:
+        out[f"{ident}_w.mem"] = mem_text(pack(np.asarray(w, np.int64).reshape(-1, p), 8), 8 * p)
+    if bias is not None:
+        out[f"{ident}_b.mem"] = mem_text(pack(np.asarray(bias, np.int64).reshape(c // p, p), 32), 32 * p)
+        out[f"{ident}_rq.mem"] = mem_text(pack(rq.reshape(c // p, p), 64), 64 * p)
+    return out
+
+
+def _names(ident: str, files: dict[str, str]) -> dict[str, str]:
+    keys = {"w": "W_FILE", "b": "B_FILE", "rq": "RQ_FILE"}
+    return {keys[f[len(ident) + 1:-4]]: f for f in files}
+
+
+def rtl_layer(g: Graph, node: Node, lay: Layer, pe: int, simd: int, co_range: tuple[int, int] | None) -> RtlLayer:
+    """The RTL instance of ``lay`` (node ``node``, folding ``pe``/``simd`` from the plan).
+
+    Raises:
+        UnsupportedError: the op or folding has no RTL module yet (channel affine, pad,
+            channel shuffle, constants, the parallel window, averaging that excludes padding).
+    """
+    q = node.attrs.get("q", {})
+    acts = g.act_inputs(node)
+    x = g.shape(acts[0]) if acts else ()
+    ho, wo, co = hwc(g.shape(node.outputs[0]))
+    op, ident = node.op, lay.ident
+    where = f"node '{node.name}' ({op})"
+    if op in ("Conv", "Dense") and (simd != lay.in_lanes[0] or pe != lay.out_lanes):
+        raise UnsupportedError(f"{where}: pe={pe}, simd={simd} reads {lay.in_lanes[0]} lanes (parallel window): "
+                               "the RTL twin does not support it yet")
+    if op == "Conv":
+        h, w, c = hwc(x)
+        win = _window(node, h, w, ho, wo)
+        wq = np.asarray(q["w"])
+        n = wq.shape[0]
+        rq = rq_rows(q["mult"], q["shift"], q["zp_out"], q["lo"], q["hi"], n)
+        bias = np.broadcast_to(np.asarray(q["bias"], np.int64).reshape(-1), (n,))
+        if lay.call.startswith("bb::dwconv2d"):
+            if simd != pe:
+                raise UnsupportedError(f"{where}: depthwise simd {simd} != pe {pe} (parallel window): RTL pending")
+            wk = wq.reshape(c, -1).T  # [k][c]
+            files = _vector_files(ident, wk, bias, rq, c, pe)
+            params = dict(C=c, P=pe, **win, PAD_VAL=int(q["zp_in"]))
+            return RtlLayer("dwconv", params | _names(ident, files), files)
+        lo, hi = co_range or (0, n)
+        mat = conv_matrix(wq, node.attrs["group"])[lo:hi]
+        files = _mvu_files(ident, mat, bias[lo:hi], rq[lo:hi], pe, simd)
+        params = dict(C=c, CO=hi - lo, SIMD=simd, PE=pe, **win, PAD_VAL=int(q["zp_in"]))
+        return RtlLayer("conv", params | _names(ident, files), files)
+    if op == "Dense":
+        wq = np.asarray(q["w"])
+        n = wq.shape[0]
+        lo, hi = co_range or (0, n)
+        rq = rq_rows(q["mult"], q["shift"], q["zp_out"], q["lo"], q["hi"], n)
+        bias = np.broadcast_to(np.asarray(q["bias"], np.int64).reshape(-1), (n,))
+        files = _mvu_files(ident, wq[lo:hi], bias[lo:hi], rq[lo:hi], pe, simd)
+        params = dict(MW=wq.shape[1], MH=hi - lo, SIMD=simd, PE=pe)
+        return RtlLayer("mvu", params | _names(ident, files), files)
+    p = pe
+    if op in LUT_KINDS:
+        files = {f"{ident}_lut.mem": mem_text(pack(np.asarray(q["lut"], np.int64).reshape(256, 1), 8), 8)}
+        return RtlLayer("lut_act", dict(P=p, LUT_FILE=f"{ident}_lut.mem"), files)
+    if op == "MaxPool":
+        h, w, c = hwc(x)
+        return RtlLayer("maxpool", dict(C=c, P=p, **_window(node, h, w, ho, wo), PAD_VAL=-128))
+    if op == "AveragePool":
+        h, w, c = hwc(x)
+        win = _window(node, h, w, ho, wo)
+        pads = node.attrs["pads"]
+        extra = win["PB"] != pads[2] or win["PR"] != pads[3]
+        if extra or (any(pads) and not node.attrs.get("count_include_pad", 0)):
+            raise UnsupportedError(f"{where}: windows with different counts (padding excluded or ceil_mode): "
+                                   "the RTL twin averages over the full window only")
+        k = win["KH"] * win["KW"]
+        mult, shift = np.asarray(q["mult"]).reshape(-1), np.asarray(q["shift"]).reshape(-1)
+        rq = rq_rows(mult[k - 1], shift[k - 1], q["zp_out"], -128, 127, c)
+        files = _vector_files(ident, None, np.full(c, -k * int(q["zp_in"])), rq, c, p)
+        params = dict(C=c, P=p, **win, PAD_VAL=int(q["zp_in"]))
+        return RtlLayer("avgpool", params | _names(ident, files), files)
+    if op == "GlobalAveragePool":
+        h, w, c = hwc(x)
+        rq = rq_rows(q["mult"], q["shift"], q["zp_out"], -128, 127, c)
+        files = _vector_files(ident, None, np.full(c, -h * w * int(q["zp_in"])), rq, c, p)
+        return RtlLayer("gap", dict(C=c, P=p, H=h, W=w) | _names(ident, files), files)
+    if op in ("Add", "Sub") and not q.get("consts"):
+        params = dict(P=p, MA=int(q["mult_a"]), MB=int(q["mult_b"]), ZA=int(q["zp_a"]), ZB=int(q["zp_b"]),
+                      ZY=int(q["zp_out"]), S=int(q["shift"]), LO=int(q["lo"]), HI=int(q["hi"]))
+        return RtlLayer("add", params, two_inputs=True)
+    if op == "Mul" and not q.get("consts"):
+        params = dict(P=p, M=int(q["mult"]), ZA=int(q["zp_a"]), ZB=int(q["zp_b"]), ZY=int(q["zp_out"]),
+                      S=int(q["shift"]), LO=int(q["lo"]), HI=int(q["hi"]))
+        return RtlLayer("mul", params, two_inputs=True)
+    raise UnsupportedError(f"{where}: no RTL module for this op in the RTL twin yet (HLS only)")
