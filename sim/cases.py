@@ -88,11 +88,13 @@ def _conv(p: dict, rng, d: Path) -> tuple[dict, dict]:
     return hdl, {"win": _windows(x, p, zx), "x": x, "w": w, "bias": bias, "rq": rq}
 
 
-def _vector_files(w, bias, rq, c: int, lanes: int, d: Path) -> dict:
+def _vector_files(w, bias, rq, c: int, lanes: int, d: Path, j: int = 1) -> dict:
+    """Memories of a vector unit; weights ``w[K, C]`` as words ``kb*C/lanes + g`` of ``j`` taps."""
     cg = c // lanes
     out = {}
     if w is not None:
-        out["W_FILE"] = write_mem(d / "w.mem", pack(w.reshape(-1, lanes), 8), 8 * lanes)
+        words = w.reshape(-1, j, cg, lanes).transpose(0, 2, 1, 3).reshape(-1, j * lanes)
+        out["W_FILE"] = write_mem(d / "w.mem", pack(words, 8), 8 * j * lanes)
     if bias is not None:
         out["B_FILE"] = write_mem(d / "b.mem", pack(bias.reshape(cg, lanes), 32), 32 * lanes)
         rqw = np.array(golden.rq_words(rq), dtype=object).reshape(cg, lanes)
@@ -108,7 +110,9 @@ def _pool(mode: str) -> Callable:
         w = _i8(rng, k, c) if mode == "mac" else None
         bias = None if mode == "max" else rng.integers(-(2**10), 2**10, size=c)
         rq = None if mode == "max" else golden.random_rq(rng, c, 128 * (k if mode == "sum" else 128 * k ** 0.5))
-        hdl = {"C": c, "P": p["P"], "PAD_VAL": zx} | _win(p) | _vector_files(w, bias, rq, c, p["P"], d)
+        j = p.get("J", 1)
+        hdl = {"C": c, "P": p["P"], "PAD_VAL": zx} | ({"J": j} if j > 1 else {}) | _win(p) | \
+            _vector_files(w, bias, rq, c, p["P"], d, j)
         arrays = {"win": _windows(x, p, zx), "x": x} | (
             {} if mode == "max" else {"bias": bias, "rq": rq}) | ({"w": w} if w is not None else {})
         return hdl, arrays
@@ -165,8 +169,15 @@ PARAMS: dict[str, list[dict]] = {
              {"C": 2, "CO": 2, "SIMD": 2, "PE": 2, "H": 7, "W": 6, "KH": 3, "KW": 2, "SH": 2, "SW": 2,
               "PT": 1, "PL": 0, "PB": 0, "PR": 1},
              {"C": 8, "CO": 4, "SIMD": 4, "PE": 1, "H": 3, "W": 3, "KH": 1, "KW": 1, "SH": 1, "SW": 1,
-              "PT": 0, "PL": 0, "PB": 0, "PR": 0}],
+              "PT": 0, "PL": 0, "PB": 0, "PR": 0},
+             # parallel window: SIMD = C*J, J taps per beat (J = 3, then the whole window)
+             {"C": 3, "CO": 4, "SIMD": 9, "PE": 2, "H": 6, "W": 5, "KH": 3, "KW": 3, "SH": 1, "SW": 1,
+              "PT": 1, "PL": 1, "PB": 1, "PR": 1},
+             {"C": 2, "CO": 2, "SIMD": 12, "PE": 2, "H": 7, "W": 6, "KH": 3, "KW": 2, "SH": 2, "SW": 2,
+              "PT": 1, "PL": 0, "PB": 0, "PR": 1}],
     "dwconv": [{"C": 4, "P": 2, "H": 5, "W": 5, "KH": 3, "KW": 3, "SH": 1, "SW": 1, "PT": 1, "PL": 1, "PB": 1, "PR": 1},
+               {"C": 4, "P": 4, "J": 3, "H": 5, "W": 4, "KH": 3, "KW": 3, "SH": 1, "SW": 1,
+                "PT": 1, "PL": 1, "PB": 1, "PR": 1},
                {"C": 3, "P": 1, "H": 7, "W": 6, "KH": 3, "KW": 3, "SH": 2, "SW": 1, "DH": 2, "DW": 1,
                 "PT": 1, "PL": 1, "PB": 0, "PR": 0}],
     "maxpool": [{"C": 4, "P": 4, "H": 6, "W": 6, "KH": 2, "KW": 2, "SH": 2, "SW": 2, "PT": 0, "PL": 0, "PB": 0, "PR": 0},
@@ -180,7 +191,8 @@ PARAMS: dict[str, list[dict]] = {
     "lut_act": [{"P": 3, "C": 6, "pix": 5}],
     "channel_affine": [{"C": 6, "P": 2, "pix": 5}],
     "dwc": [{"IN": 2, "OUT": 3, "bytes": 36}, {"IN": 4, "OUT": 1, "bytes": 16}],
-    "offchip_buffer": [{"LANES": 2, "FRAME_BEATS": 12, "BYTES_PER_CYCLE": 4, "NFRAMES": 2, "bytes": 24},
+    "offchip_buffer": [{"LANES": 2, "FRAME_BEATS": 12, "BYTES_PER_CYCLE": 4, "NFRAMES": 3, "BARRIER": 7,
+                        "bytes": 24},
                        {"LANES": 4, "FRAME_BEATS": 8, "BYTES_PER_CYCLE": 4, "NFRAMES": 2, "bytes": 32}],
 }
 

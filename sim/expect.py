@@ -1,103 +1,100 @@
-"""Predicted cycles per module, from the docs/hardware.md ii formulas.
+"""Predicted cycles of every module testbench, taken from the cost model (`bbgrap_hls.model`).
 
-Used until the cost model (``bbgrap_hls.model``) predicts per-module cycles itself.
-``ii`` is cycles per frame in steady state. ``latency`` is cycles from a frame's first
-input beat to its last output beat, both counted, with an empty pipeline and no stalls:
-the frame's ii plus the block's pipeline depth, where the depth is a property of the
-RTL (documented in each module's header) that the cost model should carry.
+``predict(module, params)`` maps a module's test parameters (HDL parameters upper case,
+test sizes lower case, as in ``sim/cases.py``) to the model's geometry and folding and
+returns ``(ii, latency)``: ``ii`` cycles per frame in steady state, ``latency`` cycles from a
+frame's first input beat to its last output beat, both counted, with an empty pipeline and
+the input offered every cycle. The testbenches check both exactly (no tolerance).
 """
 
 from __future__ import annotations
 
-from math import ceil
+from bbgrap_hls.model import (
+    RTL_DEPTH,
+    BlockCost,
+    block_cost,
+    buffer_cost,
+    fifo_profile,
+    link_cost,
+    out_profile,
+    width_converter_ii,
+)
+from bbgrap_hls.model.geometry import Geometry
 
-# cycles from a block's last input-side event to its last output beat (RTL property)
-DEPTH = {
-    "fifo": 2, "requant": 3, "mvu": 5, "vvu": 4, "lut_act": 2, "channel_affine": 4, "add": 2,
-    "mul": 2, "concat": 0, "dwc": 1, "link": 0, "swg": 1,
-}
-
-
-def fifo(beats: int) -> tuple[int, int]:
-    return beats, beats + DEPTH["fifo"]
-
-
-def requant(beats: int) -> tuple[int, int]:
-    return beats, beats + DEPTH["requant"]
+WINDOW_KIND = {"conv": "conv", "dwconv": "dwconv", "maxpool": "maxpool", "avgpool": "avgpool"}
 
 
-def mvu(nvec: int, mw: int, mh: int, simd: int, pe: int) -> tuple[int, int]:
-    """Dense: (C/simd)*(Co/pe) per vector."""
-    ii = nvec * (mw // simd) * (mh // pe)
-    return ii, ii + DEPTH["mvu"]
-
-
-def link(beats: int, width: int, link_w: int, latency: int) -> tuple[int, int]:
-    """ceil(bits / w), at most one beat per cycle; first beat arrives after ``latency``."""
-    per_beat = ceil(width / link_w)
-    ii = beats * per_beat
-    return ii, (beats - 1) * per_beat + latency + 1
-
-
-def window_geometry(p: dict) -> dict:
-    """Padded and output sizes of a sliding-window block from its HDL parameters."""
+def window_geometry(p: dict) -> Geometry:
+    """The model's geometry of a window module from its HDL parameters."""
+    dh, dw = p.get("DH", 1), p.get("DW", 1)
+    khe, kwe = (p["KH"] - 1) * dh + 1, (p["KW"] - 1) * dw + 1
     hp, wp = p["H"] + p["PT"] + p["PB"], p["W"] + p["PL"] + p["PR"]
-    khe, kwe = (p["KH"] - 1) * p.get("DH", 1) + 1, (p["KW"] - 1) * p.get("DW", 1) + 1
-    return {"hp": hp, "wp": wp, "khe": khe, "ho": (hp - khe) // p["SH"] + 1, "wo": (wp - kwe) // p["SW"] + 1}
+    return Geometry(h=p["H"], w=p["W"], c=p["C"], ho=(hp - khe) // p["SH"] + 1,
+                    wo=(wp - kwe) // p["SW"] + 1, co=p.get("CO", p["C"]), kh=khe, kw=kwe,
+                    sh=p["SH"], sw=p["SW"], dh=dh, dw=dw, pads=(p["PT"], p["PL"], p["PB"], p["PR"]))
 
 
-def window(p: dict, lanes: int, folds: int, depth: int) -> tuple[int, int]:
-    """swg feeding a unit that spends ``folds`` cycles per window beat (mvu: Co/pe; vvu: 1).
-
-    ii = max(Hp*Wp*C/lanes, Ho*Wo*K*C/lanes*folds). Latency: the swg writes one beat per
-    cycle (padding included) and starts an output row once its rows are written; the last
-    output row ends at max over rows oy of (rows of oy written) + (reads left from oy), plus
-    the unit's depth and 1 cycle of the swg's output register.
-    """
-    g = window_geometry(p)
-    cg = p["C"] // lanes
-    k = p["KH"] * p["KW"]
-    write = g["hp"] * g["wp"] * cg
-    row_read = g["wo"] * k * cg * folds
-    ii = max(write, g["ho"] * row_read)
-    before = (p["PT"] * g["wp"] + p["PL"]) * cg  # padding written before the first input beat
-    fill = max((oy * p["SH"] + g["khe"]) * g["wp"] * cg - before + (g["ho"] - oy) * row_read
-               for oy in range(g["ho"]))
-    return ii, fill + depth + 1
+def _pixels(pix: int, c: int, co: int | None = None, inputs: tuple[int, ...] = ()) -> Geometry:
+    """``pix`` pixels of ``c`` channels as a column image (elementwise blocks)."""
+    return Geometry(h=pix, w=1, c=c, ho=pix, wo=1, co=c if co is None else co, in_channels=inputs)
 
 
-def conv(p: dict) -> tuple[int, int]:
-    """conv = swg -> mvu; a 1x1 stride-1 unpadded conv is the mvu alone."""
-    g = window_geometry(p)
-    nf = p["CO"] // p["PE"]
-    if p["KH"] == p["KW"] == p["SH"] == p["SW"] == 1 and not (p["PT"] or p["PL"] or p["PB"] or p["PR"]):
-        return mvu(g["ho"] * g["wo"], p["C"], p["CO"], p["SIMD"], p["PE"])
-    return window(p, p["SIMD"], nf, DEPTH["mvu"])
+def _block(cost: BlockCost, in_beats: int) -> tuple[int, int]:
+    """(ii, latency) of a block fed one beat per cycle from cycle 0."""
+    _, b = out_profile(0, in_beats - 1, in_beats, cost.lead, cost.span, cost.tail, cost.fill,
+                       cost.depth)
+    return cost.ii, b + 1
 
 
-def pool(p: dict) -> tuple[int, int]:
-    """dwconv, maxpool, avgpool = swg -> vvu."""
-    return window(p, p["P"], 1, DEPTH["vvu"])
+def _stream(beats: int, depth: int) -> tuple[int, int]:
+    """(ii, latency) of a one-beat-per-cycle unit of pipeline ``depth``."""
+    return _block(BlockCost(ii=beats, depth=depth, span=beats - 1), beats)
 
 
-def gap(p: dict) -> tuple[int, int]:
-    """H*W*C/p; the output streams during the last input pixel."""
-    ii = p["H"] * p["W"] * p["C"] // p["P"]
-    return ii, ii + DEPTH["vvu"]
+def block(module: str, p: dict) -> tuple[BlockCost, int]:
+    """The model's cost of a block module and its input beats per frame."""
+    if module == "mvu":
+        g = Geometry(h=p["nvec"], w=1, c=p["MW"], ho=p["nvec"], wo=1, co=p["MH"])
+        return block_cost("dense", g, p["PE"], p["SIMD"]), p["nvec"] * p["MW"] // p["SIMD"]
+    if module in WINDOW_KIND:
+        g = window_geometry(p)
+        if module == "conv":
+            pe, simd, lanes = p["PE"], p["SIMD"], min(p["SIMD"], p["C"])
+        else:
+            pe, simd, lanes = p["P"], p["P"] * p.get("J", 1), p["P"]
+        return block_cost(WINDOW_KIND[module], g, pe, simd), g.h * g.w * g.c // lanes
+    if module == "gap":
+        g = Geometry(h=p["H"], w=p["W"], c=p["C"], ho=1, wo=1, co=p["C"])
+        return block_cost("gap", g, p["P"], p["P"]), g.in_elems // p["P"]
+    if module in ("add", "mul"):
+        g = _pixels(p["pix"], p["c"])
+        return block_cost("eltwise2", g, p["P"], p["P"]), g.in_elems // p["P"]
+    if module == "concat":
+        g = _pixels(p["pix"], p["C0"] + p["C1"], inputs=(p["C0"], p["C1"]))
+        return block_cost("concat", g, p["P"], p["P"]), g.in_elems // p["P"]
+    if module in ("lut_act", "channel_affine"):
+        g = _pixels(p["pix"], p["C"])
+        kind = "lut" if module == "lut_act" else "affine"
+        return block_cost(kind, g, p["P"], p["P"]), g.in_elems // p["P"]
+    raise KeyError(f"module '{module}' is not a block of the cost model")
 
 
-def elementwise(module: str, beats: int) -> tuple[int, int]:
-    """add, mul, lut_act, channel_affine, concat: one beat per cycle, ii = H*W*C/p."""
-    return beats, beats + DEPTH[module]
-
-
-def dwc(lanes: int, lanes_in: int, lanes_out: int) -> tuple[int, int]:
-    """H*W*C/min(a, b)."""
-    ii = lanes // min(lanes_in, lanes_out)
-    return ii, ii + DEPTH["dwc"]
-
-
-def offchip_buffer(beats: int, lanes: int, bytes_per_cycle: int) -> tuple[int, int]:
-    """max(beats, ceil(2*H*W*C/B)); the first frame is written whole, then read (barrier)."""
-    ii = max(beats, ceil(2 * beats * lanes / bytes_per_cycle))
-    return ii, 2 * beats + 1
+def predict(module: str, p: dict) -> tuple[int, int]:
+    """``(ii, latency)`` the cost model predicts for ``module`` with test parameters ``p``."""
+    if module == "fifo":
+        beats = p["beats"]
+        return beats, fifo_profile(0, beats - 1)[1] + 1
+    if module == "link":
+        beats = p["beats"]
+        lk = link_cost(beats * p["WIDTH"], p["LINK_W"], p["LATENCY"], beats)
+        return lk.ii, lk.profile(0, beats - 1)[1] + 1
+    if module == "offchip_buffer":
+        beats = p["bytes"] // p["LANES"]
+        bc = buffer_cost(p["bytes"], p["BYTES_PER_CYCLE"], p.get("BARRIER", 0), beats)
+        return bc.ii, bc.latency + 1
+    if module == "requant":
+        return _stream(p["pix"] * p["C"] // p["LANES"], RTL_DEPTH["requant"])
+    if module == "dwc":
+        return _stream(width_converter_ii(p["bytes"], p["IN"], p["OUT"]), RTL_DEPTH["converter"])
+    cost, in_beats = block(module, p)
+    return _block(cost, in_beats)

@@ -1,26 +1,27 @@
 """Numpy model of the integer formulas the RTL implements (docs/numerics.md, DESIGN.md).
 
-Kept independent of the RTL: everything is int64 numpy on NHWC arrays.
+The arithmetic is the project's one integer reference (`bbgrap_hls.quant.arith`); this
+file adds what the module testbenches need around it: per-channel parameter rows, the
+window order the RTL emits, padding, and the packing of the requantisation words.
+Everything is int64 numpy on NHWC arrays, independent of the RTL.
 """
 
 from __future__ import annotations
 
 import numpy as np
 
+from bbgrap_hls.quant import arith
+
 
 def requant(acc: np.ndarray, m, s, zp, lo, hi) -> np.ndarray:
     """y = clamp(zp + ((acc*m + 2^(s-1)) >> s), lo, hi); per-channel arrays broadcast on the last axis."""
-    acc = np.asarray(acc, dtype=np.int64)
     m, s, zp, lo, hi = (np.asarray(v, dtype=np.int64) for v in (m, s, zp, lo, hi))
-    half = np.where(s > 0, np.left_shift(np.int64(1), np.maximum(s - 1, 0)), 0)
-    r = np.right_shift(acc * m + half, s)  # arithmetic shift on int64
-    return np.clip(zp + r, lo, hi).astype(np.int8)
+    return arith.requantize(acc, m, s, zp, lo, hi)
 
 
 def round_shift(v: np.ndarray, s: int) -> np.ndarray:
     """(v + 2^(s-1)) >> s on int64 (s = 0: v)."""
-    v = np.asarray(v, dtype=np.int64)
-    return np.right_shift(v + (np.int64(1) << (s - 1) if s > 0 else 0), s)
+    return arith.shift_round(v, s) if s > 0 else np.asarray(v, dtype=np.int64)
 
 
 def pad(x: np.ndarray, pads: tuple[int, int, int, int], value: int) -> np.ndarray:

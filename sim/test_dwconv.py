@@ -14,4 +14,4 @@ async def dwconv_stream(dut, backpressure: bool, idle: bool):
     win = a["win"]
     acc = np.einsum("fyxijc,ijc->fyxc", win.astype(np.int64), a["w"].reshape(win.shape[3:]).astype(np.int64)) + a["bias"]
     want = [golden.requant(f, *a["rq"].T) for f in acc]  # model
-    await harness.run_stream(dut, {"s_axis": list(a["x"])}, want, "dwconv", backpressure, idle, expect.pool(p))
+    await harness.run_stream(dut, {"s_axis": list(a["x"])}, want, "dwconv", backpressure, idle, expect.predict("dwconv", p))

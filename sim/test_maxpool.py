@@ -12,4 +12,4 @@ async def maxpool_stream(dut, backpressure: bool, idle: bool):
     p, a = case["params"], case["arrays"]
     win = a["win"]
     want = list(win.max(axis=(3, 4)))  # model
-    await harness.run_stream(dut, {"s_axis": list(a["x"])}, want, "maxpool", backpressure, idle, expect.pool(p))
+    await harness.run_stream(dut, {"s_axis": list(a["x"])}, want, "maxpool", backpressure, idle, expect.predict("maxpool", p))

@@ -15,4 +15,4 @@ async def mvu_stream(dut, backpressure: bool, idle: bool):
     acc = np.einsum("fvi,oi->fvo", x.astype(np.int64), w.astype(np.int64)) + bias  # model
     want = [golden.requant(f, *rq.T) for f in acc]
     await harness.run_stream(dut, {"s_axis": list(x)}, want, "mvu", backpressure, idle,
-                             expect.mvu(x.shape[1], p["MW"], p["MH"], p["SIMD"], p["PE"]))
+                             expect.predict("mvu", p))

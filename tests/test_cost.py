@@ -21,6 +21,7 @@ from bbgrap_hls.model import (
     memory,
     uram_memory,
 )
+from bbgrap_hls.model.blocks import REQUANT_DSP
 
 
 @pytest.mark.parametrize("width", [1, 8, 9, 18, 36, 64])
@@ -52,7 +53,7 @@ def test_conv_ii_dsp_as_the_contract_says(pe, simd):
     g = CONV
     c = block_cost("conv", g, pe, simd)
     assert c.ii == max(18 * 18 * 8 // simd, 16 * 16 * (9 * 8 // simd) * (16 // pe))
-    assert c.dsp == pe * simd + pe
+    assert c.dsp == pe * simd + REQUANT_DSP * pe  # products + one requantiser per output lane
     assert c.uram == 0
 
 
@@ -62,7 +63,7 @@ def test_dense_ii(pe, simd):
     g = Geometry(h=1, w=1, c=64, ho=1, wo=1, co=10)
     c = block_cost("dense", g, pe, simd)
     assert c.ii == (64 // simd) * (10 // pe)
-    assert c.dsp == pe * simd + pe
+    assert c.dsp == pe * simd + REQUANT_DSP * pe  # products + one requantiser per output lane
 
 
 @pytest.mark.parametrize("kind", ["maxpool", "avgpool", "dwconv"])
@@ -97,8 +98,12 @@ def test_foldings_divide_channels():
 def test_links_and_buffers():
     assert link_cost(8 * 1000, 512, 4).ii == 16
     assert link_cost(8 * 1000, 512, 4).latency == 4
-    b = buffer_cost(1000, 64.0, 100)
-    assert b.ii == 32 + 100 and b.transfer == 16 and b.latency == 132
+    # a 512-bit link moves a 64-lane beat per cycle; a 48-bit beat on a 32-bit link takes 2
+    assert link_cost(8 * 1024, 512, 4, beats=1024 // 64).ii == 16
+    assert link_cost(48 * 10, 32, 4, beats=10).ii == 20 and link_cost(48 * 10, 32, 4).ii == 15
+    b = buffer_cost(1000, 64.0, 100)  # double-buffered: the barrier is latency, not ii
+    assert b.ii == 32 and b.transfer == 16 and b.latency == 132
+    assert buffer_cost(1000, 64.0, 100, beats=500).ii == 500  # one beat per cycle
     assert fifo_cost(4, 2).bram18 == 0 and fifo_cost(64, 512).bram18 == 15
 
 
@@ -135,7 +140,8 @@ def test_weights_in_uram_pack_the_banks_and_free_their_bram(kind, p):
                  group=64 if kind == "dwconv" else 1)
     b, u = block_cost(kind, g, p, p), block_cost(kind, g, p, p, uram=True)
     depth = (9 * 64 // p) * (64 // p if kind == "conv" else 1)
-    weights_bram = memory(8 * (p if kind == "conv" else 1), depth).times(p).bram18
+    # the banks share the address: one memory of all banks side by side (as the RTL has it)
+    weights_bram = memory(8 * p * (p if kind == "conv" else 1), depth).bram18
     assert b.uram == 0 and b.weights == ("bram" if weights_bram else "lut")
     if weights_bram:
         assert u.weights == "uram"
@@ -167,7 +173,7 @@ def test_parallel_window_foldings_only_when_asked():
 def test_parallel_window_conv_ii_and_input_lanes(pe, simd):
     c = block_cost("conv", STEM, pe, simd)
     assert c.ii == max(34 * 34 * 3 // min(simd, 3), 32 * 32 * (27 // simd) * (16 // pe))
-    assert c.dsp == pe * simd + pe
+    assert c.dsp == pe * simd + REQUANT_DSP * pe  # products + one requantiser per output lane
     assert in_lanes("conv", STEM, pe, simd) == min(simd, 3)
 
 

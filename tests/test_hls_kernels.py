@@ -16,8 +16,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from bbgrap_hls.codegen.carray import c_array
-from bbgrap_hls.codegen.fold import conv_matrix, fold_channels, fold_dw, fold_mvu
+from bbgrap_hls.codegen.carray import c_array, c_words
+from bbgrap_hls.codegen.fold import conv_matrix, fold_channels, fold_dw, fold_mvu, wide_words
 from bbgrap_hls.ops.conv import Conv
 
 pytestmark = pytest.mark.csim
@@ -47,10 +47,11 @@ class Case:
     expected: np.ndarray  # frames x N
     extra_outputs: int = 0
     consts: dict[str, np.ndarray] = field(default_factory=dict)
+    wide: bool = False  # weights "w" as one wide memory (the URAM layout) instead of banks
 
     def cpp(self) -> str:
         ins = "".join(c_array(f"x{i}", d.reshape(-1)) for i, (_, d) in enumerate(self.inputs))
-        consts = "".join(c_array(k, v) for k, v in self.consts.items())
+        consts = "".join(_const(k, v, self.wide) for k, v in self.consts.items())
         n_out = self.expected.shape[1]
         lines = [f"namespace {self.name} {{", self.decls, ins, consts, "int run(const char* path) {"]
         for i, (lanes, d) in enumerate(self.inputs):
@@ -66,7 +67,15 @@ class Case:
         return "\n".join(lines)
 
 
-def _conv_case(name, rng, h, w, c, co, k, s, d, pads, simd, pe, group=1):
+def _const(name: str, v: np.ndarray, wide: bool) -> str:
+    """A constant of a case: weight memories ("w") as bb::Word arrays, the rest plain."""
+    if name != "w":
+        return c_array(name, v)
+    # banks: const Word<lanes>[banks][depth]; wide: a RAM of Word<banks·lanes>[depth]
+    return c_words(name, wide_words(v), const=False) if wide else c_words(name, v)
+
+
+def _conv_case(name, rng, h, w, c, co, k, s, d, pads, simd, pe, group=1, wide=False):
     x = rng.integers(-128, 128, (FRAMES, c, h, w), dtype=np.int8)
     wt = rng.integers(-128, 128, (co, c // group, k[0], k[1]), dtype=np.int8)
     bias = rng.integers(-5000, 5000, co).astype(np.int32)
@@ -84,10 +93,10 @@ def _conv_case(name, rng, h, w, c, co, k, s, d, pads, simd, pe, group=1):
               "mult": fold_channels(mult, pe), "shift": fold_channels(shift, pe)}
     body = "  bb::conv2d<P>(in0, out, w, bias, mult, shift, 2);"
     # simd = C·j (parallel window): the input still streams one pixel (C lanes) per beat
-    return Case(name, decls, body, [(min(simd, c), nhwc(x))], pe, nhwc(y), consts=consts)
+    return Case(name, decls, body, [(min(simd, c), nhwc(x))], pe, nhwc(y), consts=consts, wide=wide)
 
 
-def _dense_case(name, rng, c, co, simd, pe):
+def _dense_case(name, rng, c, co, simd, pe, wide=False):
     x = rng.integers(-128, 128, (FRAMES, c), dtype=np.int8)
     wt = rng.integers(-128, 128, (co, c), dtype=np.int8)
     bias = rng.integers(-5000, 5000, co).astype(np.int32)
@@ -99,7 +108,20 @@ def _dense_case(name, rng, c, co, simd, pe):
              "LO = -128, HI = 127; };")
     consts = {"w": fold_mvu(wt, pe, simd), "bias": fold_channels(bias, pe), "mult": fold_channels(mult, pe),
               "shift": fold_channels(shift, pe)}
-    return Case(name, decls, "  bb::dense<P>(in0, out, w, bias, mult, shift, 2);", [(simd, x)], pe, y, consts=consts)
+    return Case(name, decls, "  bb::dense<P>(in0, out, w, bias, mult, shift, 2);", [(simd, x)], pe, y, consts=consts,
+                wide=wide)
+
+
+def _loaded_dense_case(name, rng, c, co, simd, pe):
+    """A dense layer whose wide (URAM) weight memory is filled by bb::load_words from a byte
+    image laid out as gen writes weights_core<k>.bin (word after word)."""
+    case = _dense_case(name, rng, c, co, simd, pe)
+    words = wide_words(case.consts.pop("w"))
+    depth, lanes = words.shape
+    case.consts["img"] = words.reshape(-1)
+    case.decls += f"\nstatic bb::Word<{lanes}> wmem[{depth}];"
+    case.body = f"  bb::load_words<{lanes}, {depth}>(img, wmem);\n" + case.body.replace("(in0, out, w,", "(in0, out, wmem,")
+    return case
 
 
 def _window_decl(h, w, c, k, s, d, pads, p, extra=""):
@@ -108,7 +130,7 @@ def _window_decl(h, w, c, k, s, d, pads, p, extra=""):
             f"PR = {pads[3]}, LANES = {p}{extra}; }};")
 
 
-def _dw_case(name, rng, h, w, c, k, s, pads, p, j=1):
+def _dw_case(name, rng, h, w, c, k, s, pads, p, j=1, wide=False):
     x = rng.integers(-128, 128, (FRAMES, c, h, w), dtype=np.int8)
     wt = rng.integers(-128, 128, (c, 1, k[0], k[1]), dtype=np.int8)
     bias = rng.integers(-3000, 3000, c).astype(np.int32)
@@ -121,7 +143,7 @@ def _dw_case(name, rng, h, w, c, k, s, pads, p, j=1):
     consts = {"w": fold_dw(wt, p, p * j), "bias": fold_channels(bias, p), "mult": fold_channels(mult, p),
               "shift": fold_channels(shift, p)}
     return Case(name, decls, "  bb::dwconv2d<P>(in0, out, w, bias, mult, shift, 2);", [(p, nhwc(x))], p, nhwc(y),
-                consts=consts)
+                consts=consts, wide=wide)
 
 
 def _pool_windows(x, k, s, pads, fill):
@@ -259,6 +281,12 @@ def all_cases() -> list[Case]:
         _avgpool_case("avgpool_countpad", rng, 5, 5, 2, (3, 3), (2, 2), (1, 1, 1, 1), 2, True),
         _gap_case("gap", rng, 4, 3, 8, 2),
         *_eltwise_cases(rng),
+        # weights as one wide memory (URAM): the banks side by side in one word
+        _conv_case("conv3x3_wide", rng, 6, 5, 4, 8, (3, 3), (1, 1), (1, 1), (1, 1, 1, 1), 2, 4, wide=True),
+        _conv_case("conv_pw_k_wide", rng, 7, 6, 3, 6, (3, 3), (2, 1), (1, 1), (2, 0, 1, 1), 27, 3, wide=True),
+        _dense_case("dense_wide", rng, 48, 10, 12, 5, wide=True),
+        _dw_case("dwconv_pw_kw_wide", rng, 6, 7, 8, (3, 3), (2, 1), (1, 1, 1, 1), 4, j=3, wide=True),
+        _loaded_dense_case("dense_loaded", rng, 24, 6, 4, 3),
     ]
 
 
@@ -310,19 +338,23 @@ def test_kernel_bit_exact(kernel_outputs, name):
 def test_fold_dw_layout():
     w = np.arange(4 * 9).reshape(4, 1, 3, 3)
     f = fold_dw(w, lanes=2, simd=6)  # J = 3 window positions per cycle
-    assert f.shape == (6, 2 * 3)
+    assert f.shape == (6, 2 * 3, 1)  # 6 one-lane banks of 6 words
     for ch in range(4):
         for k in range(9):
             cf, p_, kf, j = ch // 2, ch % 2, k // 3, k % 3
-            assert f[p_ * 3 + j, cf * 3 + kf] == w[ch, 0, k // 3, k % 3]
+            assert f[p_ * 3 + j, cf * 3 + kf, 0] == w[ch, 0, k // 3, k % 3]
     assert (fold_dw(w, 2) == fold_dw(w, 2, 2)).all()
 
 
 def test_fold_mvu_layout():
     mat = np.arange(6 * 8).reshape(6, 8)
     f = fold_mvu(mat, pe=2, simd=4)
-    # row pe*SIMD+s, column nf*SF+sf holds mat[nf*PE+pe, sf*SIMD+s]
+    assert f.shape == (2, 3 * 2, 4)  # PE banks of NF·SF words of SIMD lanes
+    wide = wide_words(f)
+    assert wide.shape == (3 * 2, 2 * 4)  # one memory: the PE banks side by side in a word
+    # lane s of bank pe at address nf*SF+sf holds mat[nf*PE+pe, sf*SIMD+s]
     for co in range(6):
         for k in range(8):
             nf, pe, sf, s = co // 2, co % 2, k // 4, k % 4
-            assert f[pe * 4 + s, nf * 2 + sf] == mat[co, k]
+            assert f[pe, nf * 2 + sf, s] == mat[co, k]
+            assert wide[nf * 2 + sf, pe * 4 + s] == mat[co, k]

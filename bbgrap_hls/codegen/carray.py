@@ -36,3 +36,26 @@ def c_array(name: str, arr: np.ndarray, ctype: str | None = None, static: bool =
     dims = "".join(f"[{d}]" for d in a.shape)
     prefix = "static const" if static else "const"
     return f"{prefix} {t} {name}{dims} = {c_init(a)};\n"
+
+
+def c_words(name: str, words: np.ndarray, const: bool = True) -> str:
+    """A ``static [const] bb::Word<L> name[d0]...[dn-2] = {...};`` definition.
+
+    ``words`` has the word lanes as its last axis (``L = words.shape[-1]``); every word is
+    written with its own braces (``{{lane0, lane1, ...}}``: the struct, then its array).
+    """
+    a = np.asarray(words)
+    if a.dtype.kind not in "iu" or a.ndim < 2:
+        raise TypeError(f"c_words: integer array of rank >= 2 expected, got {a.dtype} {a.shape}")
+    lanes = a.shape[-1]
+
+    def init(sub: np.ndarray) -> str:
+        if sub.ndim == 2:
+            ws = ["{{" + ", ".join(map(str, w)) + "}}" for w in sub.tolist()]
+            per = max(1, _PER_LINE // lanes)
+            return "{" + ",\n ".join(", ".join(ws[i:i + per]) for i in range(0, len(ws), per)) + "}"
+        return "{\n" + ",\n".join(init(s) for s in sub) + "}"
+
+    dims = "".join(f"[{d}]" for d in a.shape[:-1])
+    prefix = "static const" if const else "static"
+    return f"{prefix} bb::Word<{lanes}> {name}{dims} = {init(a)};\n"

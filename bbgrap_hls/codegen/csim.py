@@ -65,7 +65,8 @@ def run(out: Path, vec_dir: Path, outputs: list[tuple[str, str, int]], werror: b
 
     exe, tb = build(out, werror)
     t0 = time.perf_counter()
-    r = subprocess.run([str(exe), str(vec_dir)], capture_output=True, text=True)
+    # argv[2]: where the URAM weight images (hls/weights_core<k>.bin) are
+    r = subprocess.run([str(exe), str(vec_dir), str(out / "hls")], capture_output=True, text=True)
     tr = time.perf_counter() - t0
     if r.returncode != 0:
         return CsimResult(False, {}, f"testbench exited {r.returncode}: {r.stderr.strip()[-2000:]}", tb, tr)

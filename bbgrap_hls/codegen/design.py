@@ -401,3 +401,22 @@ def _core_order(ids: list[int], edges: set[tuple[int, int]]) -> list[int]:
         order.append(ready[0])
         left.remove(ready[0])
     return order
+
+
+def weight_ports(core: CoreDesign) -> list[Port]:
+    """The weight-load arguments of a core with URAM weights (codegen/weights.py), else [].
+
+    ``wts`` (kind ``mem_w``, m_axi, ``elems`` = bytes of the weight image) and
+    ``load_weights`` (kind ``load``, an s_axilite scalar: non-zero fills the URAM memories
+    from ``wts`` before the call's frames). Not in ``core.ports``: the RTL twin keeps its
+    weights in ROMs and has no such ports.
+    """
+    n = sum(lay.wmem.nbytes() for lay in core.layers if lay.wmem is not None and lay.wmem.uram)
+    if not n:
+        return []
+    return [Port("wts", "mem_w", 1, n, "", f"wts_{core.name}"), Port("load_weights", "load", 0, 0, "", "")]
+
+
+def core_ports(core: CoreDesign) -> list[Port]:
+    """Arguments of a core's top function before ``frames``: its data ports, then `weight_ports`."""
+    return core.ports + weight_ports(core)

@@ -10,8 +10,8 @@ from importlib import resources
 
 import jinja2
 
-from bbgrap_hls.codegen.design import CoreDesign, Design
-from bbgrap_hls.codegen.layers import storage_pragma
+from bbgrap_hls.codegen import weights
+from bbgrap_hls.codegen.design import CoreDesign, Design, core_ports
 from bbgrap_hls.codegen.names import comment
 from bbgrap_hls.ir import Graph
 
@@ -25,23 +25,51 @@ def environment() -> jinja2.Environment:
 
 def signature(core: CoreDesign) -> str:
     """The C++ parameter list of a core's top function."""
+    return ", ".join(_params(core_ports(core)) + ["int frames"])
+
+
+def _params(ports) -> list[str]:
     args = []
-    for p in core.ports:
-        if p.kind == "mem_in":
+    for p in ports:
+        if p.kind in ("mem_in", "mem_w"):
             args.append(f"const int8_t* {p.name}")
         elif p.kind == "mem_out":
             args.append(f"int8_t* {p.name}")
+        elif p.kind == "load":
+            args.append(f"int {p.name}")
         else:
             args.append(f"bb::Stream<{p.lanes}>& {p.name}")
-    return ", ".join(args + ["int frames"])
+    return args
 
 
 def tb_args(core: CoreDesign) -> str:
-    """Arguments of a core call in the testbench: the design-level arrays and links."""
+    """Arguments of a core call in the testbench: the design-level arrays and links.
+
+    The testbench loads the URAM weights on its (only) call: ``load_weights = 1``.
+    """
     out = []
-    for p in core.ports:
-        out.append(f"{p.link}.data()" if p.kind.startswith("mem") else p.link)
+    for p in core_ports(core):
+        if p.kind == "load":
+            out.append("1")
+        else:
+            out.append(f"{p.link}.data()" if p.kind.startswith("mem") else p.link)
     return ", ".join(out + ["frames"])
+
+
+def _weights_ctx(core: CoreDesign) -> dict:
+    """Template values of a core's weight memories (codegen/weights.py)."""
+    rom = [sp for lay in core.layers if lay.wmem is not None and not lay.wmem.uram
+           for sp in weights.pragmas(lay.ident, lay.wmem)]
+    _, parts = weights.image(core.layers)
+    by_ident = {lay.ident: lay for lay in core.layers}
+    uram = [dict(ident=pt.ident, lanes=pt.lanes, depth=pt.depth, offset=pt.offset,
+                 decl=weights.uram_decl(pt.ident, by_ident[pt.ident].wmem),
+                 pragmas=weights.pragmas(pt.ident, by_ident[pt.ident].wmem)) for pt in parts]
+    body = _params(core.ports) + [f"const bb::Word<{m['lanes']}> {m['ident']}_w[{m['depth']}]" for m in uram]
+    args = [p.name for p in core.ports] + [f"{m['ident']}_w" for m in uram]
+    return dict(rom_pragmas=rom, uram=uram, nbytes=sum(m["lanes"] * m["depth"] for m in uram),
+                image_file=weights.image_file(core.name), body_signature=", ".join(body + ["int frames"]),
+                body_args=", ".join(args + ["frames"]))
 
 
 def render_hls(design: Design, g: Graph, plan_core_names: dict[int, str]) -> dict[str, str]:
@@ -54,15 +82,26 @@ def render_hls(design: Design, g: Graph, plan_core_names: dict[int, str]) -> dic
         for lay in core.layers:
             files[f"hls/{lay.ident}.h"] = env.get_template("hls/layer.h.j2").render(
                 layer=lay, node_comment=comments[lay.ident])
-        storage = [sp for sp in (storage_pragma(lay) for lay in core.layers) if sp]
-        ctx = dict(core=core, core_name=cname, signature=signature(core), comments=comments, storage=storage,
-                   streams=sorted(core.streams.items(), key=lambda kv: _num(kv[0])))
+        ctx = dict(core=core, core_name=cname, signature=signature(core), comments=comments,
+                   streams=sorted(core.streams.items(), key=lambda kv: _num(kv[0])), **_weights_ctx(core))
         files[f"hls/{core.name}.h"] = env.get_template("hls/core.h.j2").render(**ctx)
         files[f"hls/{core.name}.cpp"] = env.get_template("hls/core.cpp.j2").render(**ctx)
+    wts = [(c.name, p.elems, weights.image_file(c.name)) for c in design.cores for p in core_ports(c)
+           if p.kind == "mem_w"]
     files["tb/tb.cpp"] = env.get_template("tb/tb.cpp.j2").render(
         design=design, buffers=sorted(design.buffers.items()), links=sorted(design.links.items()),
-        tb_args={c.name: tb_args(c) for c in design.cores})
+        tb_args={c.name: tb_args(c) for c in design.cores}, weight_images=wts)
     return files
+
+
+def weight_images(design: Design) -> dict[str, bytes]:
+    """``{hls/weights_core<k>.bin: bytes}`` for every core with URAM weights."""
+    out = {}
+    for c in design.cores:
+        data, parts = weights.image(c.layers)
+        if parts:
+            out[f"hls/{weights.image_file(c.name)}"] = data
+    return out
 
 
 def _num(name: str) -> tuple[str, int]:

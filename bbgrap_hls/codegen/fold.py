@@ -1,9 +1,11 @@
-"""Lay constant arrays out the way the HLS kernels read them (see ``hw/hls/conv2d.h``).
+"""Lay constant arrays out the way the HLS kernels read them (see ``hw/hls/bb_weights.h``).
 
-The matrix-vector unit stores ``w[PE·SIMD][NF·SF]``: row ``pe·SIMD + s`` holds, at column
-``nf·SF + sf``, the weight of output channel ``nf·PE + pe`` and window element
-``sf·SIMD + s``; window elements run over ``(ky, kx, c)`` with ``c`` innermost, the NHWC
-order in which activations stream. Per-channel constants are ``[PE][NF]``.
+A weight memory is ``banks × depth`` words of ``lanes`` int8, as a ``(banks, depth, lanes)``
+array. The matrix-vector unit has ``PE`` banks of ``SIMD``-lane words: lane ``s`` of bank
+``pe`` at address ``nf·SF + sf`` holds the weight of output channel ``nf·PE + pe`` and
+window element ``sf·SIMD + s``; window elements run over ``(ky, kx, c)`` with ``c``
+innermost, the NHWC order in which activations stream. In URAM the banks sit side by side
+in one word (`wide_words`). Per-channel constants are ``[PE][NF]``.
 """
 
 from __future__ import annotations
@@ -27,7 +29,7 @@ def conv_matrix(w: np.ndarray, group: int = 1) -> np.ndarray:
 
 
 def fold_mvu(mat: np.ndarray, pe: int, simd: int) -> np.ndarray:
-    """A ``(CO, K)`` matrix as the MVU's ``[PE·SIMD][NF·SF]`` weight memory.
+    """A ``(CO, K)`` matrix as the MVU's weight memory ``(PE, NF·SF, SIMD)``.
 
     The same layout serves the parallel window (conv ``simd = C·j``): the window vector is
     still consumed ``simd`` elements per cycle in ``(ky, kx, c)`` order.
@@ -37,7 +39,7 @@ def fold_mvu(mat: np.ndarray, pe: int, simd: int) -> np.ndarray:
         raise ValueError(f"folding pe={pe}, simd={simd} does not divide the matrix {mat.shape}")
     nf, sf = co // pe, k // simd
     m = mat.reshape(nf, pe, sf, simd)  # [nf, pe, sf, s]
-    return np.ascontiguousarray(m.transpose(1, 3, 0, 2).reshape(pe * simd, nf * sf))
+    return np.ascontiguousarray(m.transpose(1, 0, 2, 3).reshape(pe, nf * sf, simd))
 
 
 def fold_channels(v: np.ndarray, lanes: int) -> np.ndarray:
@@ -49,11 +51,11 @@ def fold_channels(v: np.ndarray, lanes: int) -> np.ndarray:
 
 
 def fold_dw(w: np.ndarray, lanes: int, simd: int | None = None) -> np.ndarray:
-    """Depthwise weights ``(C, 1, KH, KW)`` as ``[P·J][CF·K/J]`` with ``J = simd / lanes``.
+    """Depthwise weights ``(C, 1, KH, KW)`` as the memory ``(P·J, CF·K/J, 1)``, ``J = simd / lanes``.
 
-    Row ``p·J + j``, column ``cf·K/J + kf`` holds the weight of channel ``cf·P + p`` at window
-    position ``k = kf·J + j`` (``k = ky·KW + kx``); ``J = 1`` (no parallel window) gives
-    ``[P][CF·K]``.
+    Bank ``p·J + j`` (one lane) at address ``cf·K/J + kf`` holds the weight of channel
+    ``cf·P + p`` at window position ``k = kf·J + j`` (``k = ky·KW + kx``); ``J = 1`` (no
+    parallel window) gives ``P`` banks of ``CF·K`` words.
     """
     c = w.shape[0]
     k = w.shape[2] * w.shape[3]
@@ -62,4 +64,14 @@ def fold_dw(w: np.ndarray, lanes: int, simd: int | None = None) -> np.ndarray:
         raise ValueError(f"depthwise folding lanes={lanes}, simd={simd} does not fit {c} channels, "
                          f"{k} window positions")
     m = w.reshape(c // lanes, lanes, k // j, j)  # [cf, p, kf, j]
-    return np.ascontiguousarray(m.transpose(1, 3, 0, 2).reshape(lanes * j, (c // lanes) * (k // j)))
+    return np.ascontiguousarray(m.transpose(1, 3, 0, 2).reshape(lanes * j, (c // lanes) * (k // j), 1))
+
+
+def wide_words(banked: np.ndarray) -> np.ndarray:
+    """A ``(banks, depth, lanes)`` weight memory as one memory of ``banks·lanes``-lane words.
+
+    Word ``a`` is ``[bank 0 lanes, bank 1 lanes, ...]`` at address ``a``: shape
+    ``(depth, banks·lanes)``, what the URAM layout of ``bb_weights.h`` reads.
+    """
+    b, d, n = banked.shape
+    return np.ascontiguousarray(banked.transpose(1, 0, 2).reshape(d, b * n))

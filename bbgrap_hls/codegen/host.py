@@ -5,6 +5,11 @@ one on the XRT native API (``host/host.cpp``) and the Python one (``host/driver.
 which reads ``host/design.json``). The schedule starts every core as soon as the off-chip
 buffers it reads are complete and waits on a producer core only where a consumer needs
 its buffer (the barrier of docs/hardware.md); cores joined by streams run together.
+
+A core with URAM weights (codegen/weights.py) has a ``weights`` buffer (its weight image
+``hls/weights_core<k>.bin``, not per frame) on its ``wts`` argument and a ``load`` scalar
+argument (``load_weights``): the drivers pass 1 on the first run after programming the
+device, which fills the URAM memories, and may pass 0 afterwards.
 """
 
 from __future__ import annotations
@@ -14,7 +19,8 @@ from dataclasses import asdict, dataclass, field
 
 import numpy as np
 
-from bbgrap_hls.codegen.design import Design
+from bbgrap_hls.codegen.design import Design, core_ports
+from bbgrap_hls.codegen.weights import image_file
 from bbgrap_hls.errors import UnsupportedError
 from bbgrap_hls.ir import Graph
 
@@ -24,25 +30,27 @@ HOST_OPS = frozenset({"Softmax"})
 
 @dataclass
 class HostBuffer:
-    """A buffer object: a graph input or output of the fabric, or an off-chip buffer."""
+    """A buffer object: a graph input or output of the fabric, an off-chip buffer, or a
+    core's URAM weight image."""
 
     name: str  # C++ identifier (bo_<ident>)
-    role: str  # "input", "output" or "buffer"
+    role: str  # "input", "output", "buffer" or "weights"
     ident: str  # design-level name (file names in_<ident>.bin / out_<ident>.bin)
     tensor: str
-    elems: int  # per frame
+    elems: int  # per frame (role "weights": bytes of the image, once)
     kernel: str  # the core whose argument gives the memory group
     arg: int
     shape: list[int] = field(default_factory=list)  # NCHW (inputs, outputs)
     scale: float = 0.0
     zp: int = 0
+    file: str = ""  # role "weights": the image's file name in hls/
 
 
 @dataclass
 class KernelArg:
     index: int
     name: str
-    kind: str  # "bo", "stream" or "scalar"
+    kind: str  # "bo", "stream", "scalar" (frames) or "load" (load_weights)
     buffer: str = ""  # HostBuffer.name for kind "bo"
 
 
@@ -117,9 +125,18 @@ def host_spec(design: Design, g: Graph) -> HostSpec:
     producer_of: dict[str, str] = {}
     for c in design.cores:
         args = []
-        for k, p in enumerate(c.ports):
+        ports = core_ports(c)
+        for k, p in enumerate(ports):
             if p.kind.startswith("axis"):
                 args.append(KernelArg(k, p.name, "stream"))
+                continue
+            if p.kind == "load":
+                args.append(KernelArg(k, p.name, "load"))
+                continue
+            if p.kind == "mem_w":
+                name = f"bo_{p.link}"
+                buffers[name] = HostBuffer(name, "weights", p.link, "", p.elems, c.name, k, file=image_file(c.name))
+                args.append(KernelArg(k, p.name, "bo", name))
                 continue
             role = "input" if p.link in ins else "output" if p.link in outs else "buffer"
             if role == "buffer" and p.kind == "mem_out":
@@ -133,7 +150,7 @@ def host_spec(design: Design, g: Graph) -> HostSpec:
                     hb.shape, hb.scale, hb.zp = list(g.shape(t)), float(np.float32(q.scale)), int(q.zp)
                 buffers[name] = hb
             args.append(KernelArg(k, p.name, "bo", name))
-        args.append(KernelArg(len(c.ports), "frames", "scalar"))
+        args.append(KernelArg(len(ports), "frames", "scalar"))
         kernels.append(HostKernel(c.name, args))
     def key(t: str) -> str:
         return design.alias.get(t, t)
@@ -154,7 +171,7 @@ def host_spec(design: Design, g: Graph) -> HostSpec:
             gouts.append({"tensor": t, "shape": list(g.shape(t)), "from": "fabric", "ident": fabric[t]})
         else:
             raise UnsupportedError(f"graph output '{t}' is neither made by the fabric nor by a host op")
-    order = {"input": 0, "buffer": 1, "output": 2}
+    order = {"weights": 0, "input": 1, "buffer": 2, "output": 3}
     bufs = sorted(buffers.values(), key=lambda b: (order[b.role], b.ident))
     return HostSpec(design.frames, bufs, kernels, _schedule(design, producer_of), host_ops, gouts)
 
@@ -200,18 +217,23 @@ def render_host(spec: HostSpec, design: Design) -> dict[str, str]:
     files = {"host/host.cpp": env.get_template("host/host.cpp.j2").render(
         spec=spec, host_ops=ops, outputs=outputs, c_of=c_of, hw_of=hw_of, hexf=lambda x: float(x).hex() + "f")}
     sim_args = {}
+    nargs = {}
     for c in design.cores:
         args = []
-        for k, p in enumerate(c.ports):
-            if p.kind == "mem_in":
+        ports = core_ports(c)
+        for k, p in enumerate(ports):
+            if p.kind in ("mem_in", "mem_w"):
                 args.append(f"static_cast<const int8_t*>(ptrs[{k}])")
             elif p.kind == "mem_out":
                 args.append(f"static_cast<int8_t*>(ptrs[{k}])")
+            elif p.kind == "load":
+                args.append(f"static_cast<int>(scalars[{k}])")
             else:
                 args.append(p.link)
-        args.append(f"static_cast<int>(scalars[{len(c.ports)}])")
+        args.append(f"static_cast<int>(scalars[{len(ports)}])")
         sim_args[c.name] = ", ".join(args)
+        nargs[c.name] = len(ports) + 1
     files["host/sim_kernels.cpp"] = env.get_template("host/sim_kernels.cpp.j2").render(
-        design=design, links=sorted(design.links.items()), sim_args=sim_args)
+        design=design, links=sorted(design.links.items()), sim_args=sim_args, nargs=nargs)
     files["host/design.json"] = spec.to_json()
     return files

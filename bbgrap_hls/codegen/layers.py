@@ -14,6 +14,7 @@ import numpy as np
 
 from bbgrap_hls.codegen.carray import c_array
 from bbgrap_hls.codegen.fold import conv_matrix, fold_channels, fold_dw, fold_mvu
+from bbgrap_hls.codegen.weights import STORAGE_IMPL, WeightMem, rom_array
 from bbgrap_hls.errors import BadInputError, UnsupportedError
 from bbgrap_hls.ir import Graph, Node
 
@@ -36,21 +37,7 @@ class Layer:
     call: str
     struct: str = ""
     arrays: list[str] = field(default_factory=list)
-    storage: str | None = None  # BIND_STORAGE impl of the weight memory ``<ident>_w`` (None: the tool's choice)
-
-
-#: The plan's ``weights`` placement -> Vitis HLS ``bind_storage`` impl of the weight ROM.
-STORAGE_IMPL = {"bram": "bram", "uram": "uram", "lut": "lutram"}
-
-
-def storage_pragma(lay: Layer) -> str | None:
-    """The BIND_STORAGE pragma (inside ``BB_HLS(...)``) of a layer's weight ROM, or None.
-
-    Weights are read-only: a dual-port ROM (``rom_2p``) in the memory the plan chose.
-    """
-    if lay.storage is None:
-        return None
-    return f"BIND_STORAGE variable = {lay.ident}_w type = rom_2p impl = {lay.storage}"
+    wmem: WeightMem | None = None  # the weight memory ``<ident>_w`` (codegen/weights.py)
 
 
 def hwc(shape: tuple[int, ...]) -> tuple[int, int, int]:
@@ -71,7 +58,7 @@ def _arrays(ident: str, **arrs: np.ndarray) -> list[str]:
     out = []
     for k, v in arrs.items():
         v = np.asarray(v)
-        ctype = "int8_t" if k in ("w", "lut") and v.dtype == np.int8 else "int32_t"
+        ctype = "int8_t" if k == "lut" and v.dtype == np.int8 else "int32_t"
         out.append(c_array(f"{ident}_{k}", v.astype(np.int8 if ctype == "int8_t" else np.int32), ctype))
     return out
 
@@ -99,11 +86,15 @@ def make_layer(g: Graph, node: Node, ident: str, pe: int, simd: int,
         weights: the plan's weight placement (``"bram"``, ``"uram"``, ``"lut"``) or None.
     """
     lay = _make_layer(g, node, ident, pe, simd, co_range)
-    if weights is not None and any(a.startswith(f"static const int8_t {ident}_w[") for a in lay.arrays):
+    if lay.wmem is None:
+        return lay
+    if weights is not None:
         if weights not in STORAGE_IMPL:
             raise BadInputError(f"node '{node.name}' ({node.op}): weights placement '{weights}' is not one of "
                                 f"{sorted(STORAGE_IMPL)}")
-        lay.storage = STORAGE_IMPL[weights]
+        lay.wmem.storage = STORAGE_IMPL[weights]
+    if not lay.wmem.uram:  # a ROM in the header; URAM weights come from the core's weight image
+        lay.arrays.insert(0, rom_array(ident, lay.wmem))
     return lay
 
 
@@ -128,33 +119,32 @@ def _make_layer(g: Graph, node: Node, ident: str, pe: int, simd: int,
             # depthwise: pe lanes in and out, simd = pe·j products per cycle (j > 1: parallel window)
             vals = dict(_window(node, h, w, ho, wo), C=c, LANES=pe, SIMD=simd, ZP_IN=q["zp_in"],
                         ZP_OUT=q["zp_out"], LO=q["lo"], HI=q["hi"])
-            arrs = dict(w=fold_dw(wq, pe, simd), bias=fold_channels(bias, pe), mult=fold_channels(mult, pe),
-                        shift=fold_channels(shift, pe))
+            arrs = dict(bias=fold_channels(bias, pe), mult=fold_channels(mult, pe), shift=fold_channels(shift, pe))
             call = f"bb::dwconv2d<{ident}_P>({{in0}}, {{out}}, {ident}_w, {ident}_bias, {ident}_mult, {ident}_shift, frames);"
             return Layer(ident, node.name, op, [acts[0]], [pe], pe, n_out, call, _struct(ident, **vals),
-                         _arrays(ident, **arrs))
+                         _arrays(ident, **arrs), WeightMem(fold_dw(wq, pe, simd)))
         mat = conv_matrix(wq, group)[lo:hi]
         n_out = ho * wo * (hi - lo)
         vals = dict(_window(node, h, w, ho, wo), C=c, CO=hi - lo, SIMD=simd, PE=pe, ZP_IN=q["zp_in"],
                     ZP_OUT=q["zp_out"], LO=q["lo"], HI=q["hi"])
-        arrs = dict(w=fold_mvu(mat, pe, simd), bias=fold_channels(bias[lo:hi], pe),
-                    mult=fold_channels(mult[lo:hi], pe), shift=fold_channels(shift[lo:hi], pe))
+        arrs = dict(bias=fold_channels(bias[lo:hi], pe), mult=fold_channels(mult[lo:hi], pe),
+                    shift=fold_channels(shift[lo:hi], pe))
         if c % simd and (simd % c or (kk * c) % simd):
             raise UnsupportedError(f"node '{node.name}' (Conv): simd {simd} neither divides C={c} nor is "
                                    f"C·j with j | kh·kw={kk} (parallel window)")
         call = f"bb::conv2d<{ident}_P>({{in0}}, {{out}}, {ident}_w, {ident}_bias, {ident}_mult, {ident}_shift, frames);"
         # A parallel window (simd = C·j) still reads its input one pixel (C lanes) per beat.
         return Layer(ident, node.name, op, [acts[0]], [min(simd, c)], pe, n_out, call, _struct(ident, **vals),
-                     _arrays(ident, **arrs))
+                     _arrays(ident, **arrs), WeightMem(fold_mvu(mat, pe, simd)))
     if op == "Dense":
         c = int(np.prod(x[1:]))
         bias, mult, shift = (np.asarray(q[k]) for k in ("bias", "mult", "shift"))
         vals = dict(C=c, CO=hi - lo, SIMD=simd, PE=pe, ZP_OUT=q["zp_out"], LO=q["lo"], HI=q["hi"])
-        arrs = dict(w=fold_mvu(np.asarray(q["w"])[lo:hi], pe, simd), bias=fold_channels(bias[lo:hi], pe),
-                    mult=fold_channels(mult[lo:hi], pe), shift=fold_channels(shift[lo:hi], pe))
+        arrs = dict(bias=fold_channels(bias[lo:hi], pe), mult=fold_channels(mult[lo:hi], pe),
+                    shift=fold_channels(shift[lo:hi], pe))
         call = f"bb::dense<{ident}_P>({{in0}}, {{out}}, {ident}_w, {ident}_bias, {ident}_mult, {ident}_shift, frames);"
         return Layer(ident, node.name, op, [acts[0]], [simd], pe, hi - lo, call, _struct(ident, **vals),
-                     _arrays(ident, **arrs))
+                     _arrays(ident, **arrs), WeightMem(fold_mvu(np.asarray(q["w"])[lo:hi], pe, simd)))
     if co_range is not None:
         raise UnsupportedError(f"node '{node.name}' ({op}): only Conv and Dense can be split over cores")
     p = pe

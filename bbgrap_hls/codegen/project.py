@@ -10,7 +10,7 @@ import numpy as np
 
 from bbgrap_hls.board import Board
 from bbgrap_hls.codegen.design import Design, build_design
-from bbgrap_hls.codegen.emit import render_hls
+from bbgrap_hls.codegen.emit import render_hls, weight_images
 from bbgrap_hls.codegen.host import host_spec, render_host
 from bbgrap_hls.codegen.vectors import golden, vectors
 from bbgrap_hls.codegen.vitis import render_vitis
@@ -48,10 +48,14 @@ def generate(g: Graph, plan: Plan, board: Board, feeds: dict[str, np.ndarray]) -
     design = build_design(g, plan, frames)
     files = {k: v.encode() for k, v in render_hls(design, g, {c.id: c.name for c in board.cores}).items()}
     files.update(kernel_headers())
+    files.update(weight_images(design))  # hls/weights_core<k>.bin: URAM weights, loaded at run time
     spec = host_spec(design, g)
     files.update({k: v.encode() for k, v in render_host(spec, design).items()})
     files.update(host_static())
     files.update({k: v.encode() for k, v in render_vitis(design, board, plan).items()})
+    from bbgrap_hls.codegen.rtl import rtl_files  # the RTL twin: rtl/ and tb/rtl.json
+
+    files.update(rtl_files(design, g, plan, board))
     env = golden(g, feeds)
     for name, data in vectors(design, env).items():
         files[f"tb/{name}"] = data

@@ -317,3 +317,13 @@ def rtl_manifest(design: Design, top: Module, cores: list[Module], plan: Plan) -
         "predicted_latency_cycles": int(plan.latency_cycles),
         "bottleneck": plan.bottleneck,
     }
+
+
+def rtl_files(design: Design, g: Graph, plan: Plan, board: Board) -> dict[str, bytes]:
+    """`render_rtl` as gen writes it; a design the RTL twin cannot build yet gets
+    ``rtl/UNSUPPORTED.txt`` with the reason instead (the HLS output stays valid)."""
+    try:
+        files = render_rtl(design, g, plan, board)
+    except UnsupportedError as e:
+        files = {"rtl/UNSUPPORTED.txt": f"The RTL twin does not support this design yet: {e}\n"}
+    return {k: v.encode() for k, v in files.items()}

@@ -7,7 +7,8 @@ file per core), then ``v++ -l`` with ``link.cfg``:
 - ``slr=core<k>_1:SLR<n>``: the plan's core → the board's ``Core.slr`` (cores that are not
   SLRs get no ``slr`` line);
 - ``sp=core<k>_1.<port>:<bank>``: every m_axi port to a memory bank the core reaches
-  (both ends of an off-chip buffer share one bank);
+  (both ends of an off-chip buffer share one bank), the ``wts`` port of a core with URAM
+  weights (its weight image) included;
 - ``stream_connect=core<a>_1.o_<x>:core<b>_1.i_<x>:<depth>``: every inter-core stream.
 """
 
@@ -16,7 +17,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from bbgrap_hls.board import Board, Memory
-from bbgrap_hls.codegen.design import Design
+from bbgrap_hls.codegen.design import Design, core_ports
 from bbgrap_hls.plan import Plan
 
 #: Part used when the board names none (the files say so; override with PART=...).
@@ -62,7 +63,7 @@ def link_config(design: Design, board: Board, plan: Plan) -> LinkConfig:
     with_sp = bool(board.platform) and "xdma" in str(board.platform)
     for c in design.cores:
         reach = [m for m in board.memories if c.id in m.cores]
-        for p in c.ports:
+        for p in core_ports(c):
             if not p.kind.startswith("mem"):
                 continue
             m = buffer_mem.get(p.link) or (reach[n % len(reach)] if reach else None)
@@ -100,7 +101,8 @@ def render_vitis(design: Design, board: Board, plan: Plan) -> dict[str, str]:
             core=c.name, part=part, clock_ns=f"{period:.3f}")
     ctx = dict(cores=[c.name for c in design.cores], link=lc, part=part, platform=platform, board=board,
                has_part=board.part is not None, has_platform=board.platform is not None,
-               clock_mhz=f"{board.clock_mhz:g}")
+               clock_mhz=f"{board.clock_mhz:g}",
+               weight_cores=[c.name for c in design.cores if any(p.kind == "mem_w" for p in core_ports(c))])
     files["vitis/link.cfg"] = env.get_template("vitis/link.cfg.j2").render(**ctx)
     files["vitis/Makefile"] = env.get_template("vitis/Makefile.j2").render(**ctx)
     files["vitis/README.md"] = env.get_template("vitis/README.md.j2").render(**ctx)

@@ -169,14 +169,19 @@ class Graph:
         return name
 
     def fresh_name(self, base: str) -> str:
-        """A tensor/node name not used yet in this graph (nor handed out before by it)."""
-        key = (id(self.nodes), len(self.nodes))
+        """A tensor/node name not used yet in this graph (nor handed out before by it).
+
+        Node names are cached; the cache follows appends to ``nodes`` incrementally and is
+        rebuilt when the list is replaced, so loading a large model stays linear.
+        """
         cache = self.__dict__.get("_names")
-        if cache is None or cache[0] != key:
-            taken = cache[2] if cache else set()
-            cache = (key, {n.name for n in self.nodes}, taken)
+        if cache is None or cache[0] is not self.nodes or cache[1] > len(self.nodes):
+            cache = [self.nodes, 0, set(), cache[3] if cache else set()]
             self.__dict__["_names"] = cache
-        node_names, taken = cache[1], cache[2]
+        if cache[1] < len(self.nodes):
+            cache[2].update(n.name for n in self.nodes[cache[1]:])
+            cache[1] = len(self.nodes)
+        node_names, taken = cache[2], cache[3]
         name, k = base, 0
         while name in self.tensors or name in node_names or name in taken:
             k += 1

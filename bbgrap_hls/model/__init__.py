@@ -21,15 +21,19 @@ from bbgrap_hls.model.links import (
     LinkCost,
     buffer_cost,
     fifo_cost,
+    fifo_profile,
     link_cost,
     stream_endpoint_lut,
+    width_converter_ii,
     width_converter_lut,
 )
 from bbgrap_hls.model.memory import MemCost, memory, uram_memory
+from bbgrap_hls.model.timing import FIFO_DEPTH, RTL_DEPTH, out_profile, window_rows
 
 __all__ = [
     "BLOCKS", "FUSABLE_ACTS", "OP_BLOCKS", "WEIGHTED", "BlockCost", "BufferCost", "Geometry",
     "LinkCost", "MemCost", "block_cost", "block_kind", "buffer_cost", "divisors", "fifo_cost",
     "URAM_CAPABLE", "foldings", "geometry", "in_lanes", "link_cost", "memory", "node_geometry",
     "stream_endpoint_lut", "uram_memory", "width_converter_lut",
+    "FIFO_DEPTH", "RTL_DEPTH", "fifo_profile", "out_profile", "width_converter_ii", "window_rows",
 ]

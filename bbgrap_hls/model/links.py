@@ -2,11 +2,14 @@
 
 Formulas (docs/cost-model.md, "Channels"):
 
-- stream over a link of ``w`` bits/cycle: ``ii = ceil(bits / w)``, plus ``latency`` cycles
-  per hop; tensors sharing a link share its width (their bits add up).
-- off-chip buffer at ``B`` bytes/cycle: ``ii = ceil(2·bytes / B) + barrier`` (the writer's
-  and the reader's traffic share the memory; the barrier, one memory latency, separates
-  the last write of a frame from the first read).
+- stream over a link of ``w`` bits/cycle: a beat of ``b`` bits holds the link
+  ``ceil(b / w)`` cycles, so ``ii = beats·ceil(b / w)`` (``max(beats, ceil(bits / w))`` when
+  ``w`` divides ``b`` or exceeds it: at most one beat per cycle), plus ``latency`` cycles
+  per hop; tensors sharing a link share its width (their cycles add up).
+- off-chip buffer at ``B`` bytes/cycle: ``ii = max(beats, ceil(2·bytes / B))`` (the writer's
+  and the reader's traffic share the memory, one beat per port per cycle; frames are
+  double-buffered, so the barrier — one memory latency between a frame's last write and
+  its first read — adds to the latency, not to the ii).
 """
 
 from __future__ import annotations
@@ -15,6 +18,7 @@ import math
 from dataclasses import dataclass
 
 from bbgrap_hls.model.memory import MemCost, memory
+from bbgrap_hls.model.timing import FIFO_DEPTH
 
 LUT_STREAM_ENDPOINT = 60   # serialiser / deserialiser control per tensor and core
 LUT_PER_LINK_BIT = 1       # lane muxing onto the link per bit of tensor width
@@ -30,11 +34,17 @@ class LinkCost:
 
     Attributes:
         ii: cycles per frame on the most loaded hop (this stream alone).
-        latency: sum of the hops' latencies.
+        latency: sum of the hops' latencies (a beat sent at ``t`` arrives at ``t + latency``).
+        beat_cycles: cycles one beat holds the link.
     """
 
     ii: int
     latency: int
+    beat_cycles: int = 1
+
+    def profile(self, a: int, b: int) -> tuple[int, int]:
+        """Arrival ``(first, last)`` beat cycles of a tensor sent from ``(a, b)``."""
+        return a + self.latency, max(b, a + self.ii - self.beat_cycles) + self.latency
 
 
 @dataclass(frozen=True)
@@ -42,10 +52,13 @@ class BufferCost:
     """A tensor written to off-chip memory and read back after a barrier.
 
     Attributes:
-        ii: ``ceil(2·bytes / B) + barrier``.
-        transfer: ``ceil(bytes / B)``, the time of the write (or of the read).
+        ii: ``max(beats, ceil(2·bytes / B))``.
+        transfer: ``max(beats, ceil(bytes / B))``, the time of the write (or of the read)
+            alone.
         barrier: cycles between the last write and the first read (memory latency).
-        latency: first written beat to last read beat, ``2·transfer + barrier``.
+        latency: first written beat to last read beat, ``2·transfer + barrier`` (cycles
+            from the first written beat to the last read beat; the module test measures
+            this plus one).
     """
 
     ii: int
@@ -54,22 +67,44 @@ class BufferCost:
     latency: int
 
 
-def link_cost(bits_per_frame: int, width_bits: int, latency_cycles: int) -> LinkCost:
-    """A stream of ``bits_per_frame`` over a link ``width_bits`` wide."""
-    return LinkCost(ii=math.ceil(bits_per_frame / width_bits), latency=latency_cycles)
+def link_cost(bits_per_frame: int, width_bits: int, latency_cycles: int,
+              beats: int | None = None) -> LinkCost:
+    """A stream of ``bits_per_frame`` over a link ``width_bits`` wide.
+
+    ``beats`` (the frame's beats at the producer's lanes) makes the ii exact for the RTL
+    link, which sends one beat in ``ceil(beat_bits / width)`` cycles; without it the bits
+    are assumed packed (``ceil(bits / width)``, a lower bound).
+    """
+    if not beats:
+        return LinkCost(ii=math.ceil(bits_per_frame / width_bits), latency=latency_cycles)
+    per_beat = math.ceil(math.ceil(bits_per_frame / beats) / width_bits)
+    return LinkCost(ii=beats * per_beat, latency=latency_cycles, beat_cycles=per_beat)
 
 
-def buffer_cost(bytes_per_frame: int, bytes_per_cycle: float, latency_cycles: int) -> BufferCost:
-    """An off-chip buffer of ``bytes_per_frame`` at ``bytes_per_cycle`` with its barrier."""
-    transfer = math.ceil(bytes_per_frame / bytes_per_cycle)
-    both = math.ceil(2 * bytes_per_frame / bytes_per_cycle)
-    return BufferCost(ii=both + latency_cycles, transfer=transfer, barrier=latency_cycles,
+def buffer_cost(bytes_per_frame: int, bytes_per_cycle: float, latency_cycles: int,
+                beats: int = 0) -> BufferCost:
+    """An off-chip buffer of ``bytes_per_frame`` (``beats`` beats) at ``bytes_per_cycle``
+    with its barrier of ``latency_cycles``."""
+    transfer = max(beats, math.ceil(bytes_per_frame / bytes_per_cycle))
+    both = max(beats, math.ceil(2 * bytes_per_frame / bytes_per_cycle))
+    return BufferCost(ii=both, transfer=transfer, barrier=latency_cycles,
                       latency=2 * transfer + latency_cycles)
 
 
 def fifo_cost(lanes: int, depth: int) -> MemCost:
     """A FIFO ``depth`` beats deep of ``lanes`` int8 lanes (LUTRAM under 1,024 bits)."""
     return memory(8 * lanes, depth)
+
+
+def fifo_profile(a: int, b: int) -> tuple[int, int]:
+    """Arrival ``(first, last)`` beat cycles after a FIFO of a tensor written at ``(a, b)``."""
+    return a + FIFO_DEPTH, b + FIFO_DEPTH
+
+
+def width_converter_ii(elems: int, a: int, b: int) -> int:
+    """Cycles per frame of a width converter from ``a`` to ``b`` lanes: one beat of the
+    narrower side per cycle."""
+    return elems // min(a, b)
 
 
 def width_converter_lut(a: int, b: int) -> int:

@@ -2,6 +2,7 @@
 #ifndef BBGRAP_H
 #define BBGRAP_H
 #include "bb_common.h"
+#include "bb_weights.h"
 #include "conv2d.h"
 #include "dwconv2d.h"
 #include "eltwise.h"

@@ -3,23 +3,27 @@
 // P (a layer's parameter struct) gives H, W, C, CO, KH, KW, SH, SW, DH, DW, PT, PL, PB, PR,
 // SIMD (window elements per cycle), PE (output lanes), ZP_IN, ZP_OUT, LO, HI. SIMD either
 // divides C or is C·j with j | KH·KW (FINN's parallel window: j window positions per
-// cycle); the input streams at conv_in_lanes(SIMD, C) = min(SIMD, C) lanes. Weights are folded as
-// w[PE·SIMD][NF·SF] with NF = CO/PE neuron folds and SF = KH·KW·C/SIMD synapse folds:
-// w[pe·SIMD + s][nf·SF + sf] is the weight of output channel nf·PE + pe and window element
-// k = sf·SIMD + s, where k runs over (ky, kx, c) with c innermost (NHWC window order).
+// cycle); the input streams at conv_in_lanes(SIMD, C) = min(SIMD, C) lanes. Weights are a
+// weight memory of bb_weights.h with NF·SF words, NF = CO/PE neuron folds and SF =
+// KH·KW·C/SIMD synapse folds: PE banks `const Word<SIMD> w[PE][NF·SF]` or one wide memory
+// `Word<PE·SIMD> w[NF·SF]`. Lane s of bank pe at address nf·SF + sf is the weight of output
+// channel nf·PE + pe and window element k = sf·SIMD + s, where k runs over (ky, kx, c) with
+// c innermost (NHWC window order). The caller (the core top) shapes and binds the memory.
 // Per-channel constants are [PE][NF] (bias' with -zp_in·Σw folded, mult, shift). Grouped
 // convolutions arrive block-diagonal (zeros outside the groups).
 #ifndef BBGRAP_CONV2D_H
 #define BBGRAP_CONV2D_H
 
+#include "bb_weights.h"
 #include "bb_window.h"
 
 namespace bb {
 
 /// Matrix-vector unit over one window held in `win` (KH·KW·C elements, NHWC order).
-template <class P, int K>
-void mvu_fold(const int8_t* win, Stream<P::PE>& out, const int8_t w[P::PE * P::SIMD][P::CO / P::PE * K / P::SIMD],
-              const int32_t bias[P::PE][P::CO / P::PE], const int32_t mult[P::PE][P::CO / P::PE],
+/// `W` is the weight memory's element type (see bb_weights.h).
+template <class P, int K, class W>
+void mvu_fold(const int8_t* win, Stream<P::PE>& out, const W* w, const int32_t bias[P::PE][P::CO / P::PE],
+              const int32_t mult[P::PE][P::CO / P::PE],
               const int32_t shift[P::PE][P::CO / P::PE]) {
   BB_HLS(INLINE)
   constexpr int NF = P::CO / P::PE, SF = K / P::SIMD;
@@ -31,9 +35,12 @@ BB_LOOP(mvu_nf)
   BB_LOOP(mvu_sf)
     for (int sf = 0; sf < SF; ++sf) {
       BB_HLS(PIPELINE II = 1)
+      int8_t wv[P::PE][P::SIMD];
+      BB_HLS(ARRAY_PARTITION variable = wv type = complete dim = 0)
+      weight_word<P::PE, P::SIMD>(w, nf * SF + sf, wv);
       for (int pe = 0; pe < P::PE; ++pe) {
         for (int s = 0; s < P::SIMD; ++s) {
-          acc[pe] += static_cast<int32_t>(win[sf * P::SIMD + s]) * static_cast<int32_t>(w[pe * P::SIMD + s][nf * SF + sf]);
+          acc[pe] += static_cast<int32_t>(win[sf * P::SIMD + s]) * static_cast<int32_t>(wv[pe][s]);
         }
       }
     }
@@ -48,9 +55,8 @@ BB_LOOP(mvu_nf)
 /// Input lanes of a conv block: SIMD, or C with a parallel window (SIMD = C·j).
 constexpr int conv_in_lanes(int simd, int c) { return simd < c ? simd : c; }
 
-template <class P>
-void conv2d(Stream<conv_in_lanes(P::SIMD, P::C)>& in, Stream<P::PE>& out,
-            const int8_t w[P::PE * P::SIMD][P::CO / P::PE * P::KH * P::KW * P::C / P::SIMD],
+template <class P, class W>
+void conv2d(Stream<conv_in_lanes(P::SIMD, P::C)>& in, Stream<P::PE>& out, const W* w,
             const int32_t bias[P::PE][P::CO / P::PE], const int32_t mult[P::PE][P::CO / P::PE],
             const int32_t shift[P::PE][P::CO / P::PE], int frames) {
   constexpr int IN = conv_in_lanes(P::SIMD, P::C);
@@ -61,7 +67,6 @@ void conv2d(Stream<conv_in_lanes(P::SIMD, P::C)>& in, Stream<P::PE>& out,
   constexpr int HP = P::H + P::PT + P::PB, WP = P::W + P::PL + P::PR;
   constexpr int R = span(P::KH, P::DH);
   constexpr int HO = out_len(HP, P::KH, P::SH, P::DH), WO = out_len(WP, P::KW, P::SW, P::DW);
-  BB_HLS(ARRAY_PARTITION variable = w complete dim = 1)
   BB_HLS(ARRAY_PARTITION variable = bias complete dim = 1)
   BB_HLS(ARRAY_PARTITION variable = mult complete dim = 1)
   BB_HLS(ARRAY_PARTITION variable = shift complete dim = 1)
@@ -97,13 +102,13 @@ BB_LOOP(conv_frame)
 }
 
 /// Dense (fully connected) layer: a matrix-vector unit over a C-element input vector.
-/// P gives C, CO, SIMD, PE, ZP_OUT, LO, HI; weights and constants as in conv2d (K = C).
-template <class P>
-void dense(Stream<P::SIMD>& in, Stream<P::PE>& out, const int8_t w[P::PE * P::SIMD][P::CO / P::PE * P::C / P::SIMD],
-           const int32_t bias[P::PE][P::CO / P::PE], const int32_t mult[P::PE][P::CO / P::PE],
+/// P gives C, CO, SIMD, PE, ZP_OUT, LO, HI; weights (NF·C/SIMD words) and constants as in
+/// conv2d (K = C).
+template <class P, class W>
+void dense(Stream<P::SIMD>& in, Stream<P::PE>& out, const W* w, const int32_t bias[P::PE][P::CO / P::PE],
+           const int32_t mult[P::PE][P::CO / P::PE],
            const int32_t shift[P::PE][P::CO / P::PE], int frames) {
   static_assert(P::C % P::SIMD == 0 && P::CO % P::PE == 0, "dense: SIMD | C and PE | CO");
-  BB_HLS(ARRAY_PARTITION variable = w complete dim = 1)
   BB_HLS(ARRAY_PARTITION variable = bias complete dim = 1)
   BB_HLS(ARRAY_PARTITION variable = mult complete dim = 1)
   BB_HLS(ARRAY_PARTITION variable = shift complete dim = 1)

@@ -2,19 +2,21 @@
 //
 // P gives H, W, C, KH, KW, SH, SW, DH, DW, PT, PL, PB, PR, LANES (lanes in = lanes out: the
 // plan's pe), SIMD (products per cycle: LANES, or LANES·J with J | KH·KW window positions per
-// cycle, the parallel window), ZP_IN, ZP_OUT, LO, HI. Weights w[LANES·J][CF·K/J] with
-// CF = C/LANES, K = KH·KW: w[p·J + j][cf·K/J + kf] is the weight of channel cf·LANES + p at
-// window position k = kf·J + j, k = ky·KW + kx. Constants [LANES][CF] as in conv2d.
+// cycle, the parallel window), ZP_IN, ZP_OUT, LO, HI. Weights: a weight memory of
+// bb_weights.h with SIMD one-lane banks and CF·K/J words (CF = C/LANES, K = KH·KW): SIMD
+// banks `const Word<1> w[SIMD][CF·K/J]` or one wide memory `Word<SIMD> w[CF·K/J]`. Bank
+// p·J + j at address cf·K/J + kf holds the weight of channel cf·LANES + p at window
+// position k = kf·J + j, k = ky·KW + kx. Constants [LANES][CF] as in conv2d.
 #ifndef BBGRAP_DWCONV2D_H
 #define BBGRAP_DWCONV2D_H
 
+#include "bb_weights.h"
 #include "bb_window.h"
 
 namespace bb {
 
-template <class P>
-void dwconv2d(Stream<P::LANES>& in, Stream<P::LANES>& out,
-              const int8_t w[P::SIMD][P::C / P::LANES * P::KH * P::KW / (P::SIMD / P::LANES)],
+template <class P, class W>
+void dwconv2d(Stream<P::LANES>& in, Stream<P::LANES>& out, const W* w,
               const int32_t bias[P::LANES][P::C / P::LANES], const int32_t mult[P::LANES][P::C / P::LANES],
               const int32_t shift[P::LANES][P::C / P::LANES], int frames) {
   static_assert(P::C % P::LANES == 0, "dwconv2d: P | C");
@@ -24,7 +26,6 @@ void dwconv2d(Stream<P::LANES>& in, Stream<P::LANES>& out,
   constexpr int HP = P::H + P::PT + P::PB, WP = P::W + P::PL + P::PR;
   constexpr int R = span(P::KH, P::DH);
   constexpr int HO = out_len(HP, P::KH, P::SH, P::DH), WO = out_len(WP, P::KW, P::SW, P::DW);
-  BB_HLS(ARRAY_PARTITION variable = w complete dim = 1)
   BB_HLS(ARRAY_PARTITION variable = bias complete dim = 1)
   BB_HLS(ARRAY_PARTITION variable = mult complete dim = 1)
   BB_HLS(ARRAY_PARTITION variable = shift complete dim = 1)
@@ -48,12 +49,15 @@ BB_LOOP(dw_frame)
         BB_LOOP(dw_k)  // J window positions per cycle
           for (int kf = 0; kf < KF; ++kf) {
             BB_HLS(PIPELINE II = 1)
+            int8_t wv[P::SIMD][1];
+            BB_HLS(ARRAY_PARTITION variable = wv type = complete dim = 0)
+            weight_word<P::SIMD, 1>(w, cf * KF + kf, wv);
             for (int j = 0; j < J; ++j) {
               const int k = kf * J + j;
               const int ky = k / P::KW, kx = k % P::KW;
               const int8_t* px = &rows[(oy * P::SH + ky * P::DH) % R][(ox * P::SW + kx * P::DW) * P::C + cf * P::LANES];
               for (int p = 0; p < P::LANES; ++p) {
-                acc[p] += static_cast<int32_t>(px[p]) * static_cast<int32_t>(w[p * J + j][cf * KF + kf]);
+                acc[p] += static_cast<int32_t>(px[p]) * static_cast<int32_t>(wv[p * J + j][0]);
               }
             }
           }

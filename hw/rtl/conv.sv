@@ -2,7 +2,9 @@
 // Convolution: swg -> mvu (docs/hardware.md). The mvu's matrix is Co x (KH*KW*C), column
 // k*C + c for tap k = ky*KW + kx, so W_FILE holds W[co][ky][kx][c] in mvu fold order.
 // Padding inserts the input zero point PAD_VAL. A 1x1 kernel with stride 1 and no padding
-// skips the window generator. ii = max(Hp*Wp*C/SIMD, Ho*Wo*(K*C/SIMD)*(CO/PE)).
+// skips the window generator. SIMD | C, or SIMD = C*J with J | KH*KW (parallel window: the
+// swg reads C lanes and emits J taps per beat).
+// ii = max(Hp*Wp*C/min(SIMD, C), Ho*Wo*(K*C/SIMD)*(CO/PE)).
 module conv #(
     parameter int C       = 4,
     parameter int CO      = 4,
@@ -24,7 +26,9 @@ module conv #(
     parameter     W_FILE  = "",
     parameter     B_FILE  = "",
     parameter     RQ_FILE = "",
-    localparam int LI = SIMD,
+    // parallel window: SIMD = C*J (J taps of the window per beat), input at C lanes
+    localparam int J  = SIMD > C ? SIMD / C : 1,
+    localparam int LI = SIMD > C ? C : SIMD,
     localparam int LO = PE
 ) (
     input  wire                 clk,
@@ -38,6 +42,10 @@ module conv #(
     output logic [LO*8-1:0]     m_axis_tdata,
     output logic                m_axis_tlast
 );
+  initial begin
+    if (SIMD > C && (SIMD % C != 0 || (KH * KW) % (SIMD / C) != 0))
+      $error("conv: SIMD=%0d must divide C=%0d or be C*J with J dividing %0d", SIMD, C, KH * KW);
+  end
   localparam bit DIRECT = KH == 1 && KW == 1 && SH == 1 && SW == 1 && PT + PL + PB + PR == 0;
   logic wv, wr, wl;
   logic [SIMD*8-1:0] wd;
@@ -48,7 +56,7 @@ module conv #(
       assign wd = s_axis_tdata;
       assign wl = s_axis_tlast;
     end else begin : g_swg
-      swg #(.C(C), .SIMD(SIMD),
+      swg #(.C(C), .SIMD(LI), .J(J),
       .H(H), .W(W), .KH(KH), .KW(KW), .SH(SH), .SW(SW), .DH(DH), .DW(DW),
       .PT(PT), .PL(PL), .PB(PB), .PR(PR), .PAD_VAL(PAD_VAL)
       ) win (

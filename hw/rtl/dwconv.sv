@@ -1,7 +1,8 @@
 `default_nettype none
-// Depthwise convolution: swg -> vvu (MAC). W_FILE holds w[ky][kx][c] tap-major (word k*C/P + g);
+// Depthwise convolution: swg -> vvu (MAC). W_FILE holds w[ky][kx][c] tap-major (word k*C/P + g;
+// with a parallel window of J taps per beat, word kb*C/P + g holds taps kb*J .. kb*J+J-1);
 // PAD_VAL is the input zero point.
-// ii = max(Hp*Wp*C/P, Ho*Wo*K*C/P) (docs/hardware.md).
+// ii = max(Hp*Wp*C/P, Ho*Wo*K*C/(P*J)) (docs/hardware.md).
 module dwconv #(
     parameter int C       = 4,
     parameter int P       = 2,
@@ -18,6 +19,7 @@ module dwconv #(
     parameter int PB      = 1,
     parameter int PR      = 1,
     parameter int PAD_VAL = 0,
+    parameter int J       = 1,
     parameter     W_FILE  = "",
     parameter     B_FILE  = "",
     parameter     RQ_FILE = "",
@@ -36,16 +38,16 @@ module dwconv #(
     output logic                m_axis_tlast
 );
   logic wv, wr, wl;
-  logic [P*8-1:0] wd;
+  logic [J*P*8-1:0] wd;
   swg #(.C(C), .SIMD(P),
       .H(H), .W(W), .KH(KH), .KW(KW), .SH(SH), .SW(SW), .DH(DH), .DW(DW),
-      .PT(PT), .PL(PL), .PB(PB), .PR(PR), .PAD_VAL(PAD_VAL)
+      .PT(PT), .PL(PL), .PB(PB), .PR(PR), .PAD_VAL(PAD_VAL), .J(J)
   ) win (
       .clk(clk), .rst(rst), .s_axis_tvalid(s_axis_tvalid), .s_axis_tready(s_axis_tready),
       .s_axis_tdata(s_axis_tdata), .s_axis_tlast(s_axis_tlast), .m_axis_tvalid(wv),
       .m_axis_tready(wr), .m_axis_tdata(wd), .m_axis_tlast(wl)
   );
-  vvu #(.C(C), .P(P), .K(KH * KW), .MODE(0), .W_FILE(W_FILE), .B_FILE(B_FILE), .RQ_FILE(RQ_FILE)) unit (
+  vvu #(.C(C), .P(P), .K(KH * KW), .MODE(0), .J(J), .W_FILE(W_FILE), .B_FILE(B_FILE), .RQ_FILE(RQ_FILE)) unit (
       .clk(clk), .rst(rst), .s_axis_tvalid(wv), .s_axis_tready(wr), .s_axis_tdata(wd),
       .s_axis_tlast(wl), .m_axis_tvalid(m_axis_tvalid), .m_axis_tready(m_axis_tready),
       .m_axis_tdata(m_axis_tdata), .m_axis_tlast(m_axis_tlast)

@@ -4,12 +4,15 @@
 // producer's last beat of it (the barrier). Memory bandwidth is shared: BYTES_PER_CYCLE
 // bytes per cycle for writes and reads together (a beat costs LANES bytes), so a frame
 // costs ceil(2*FRAME_BEATS*LANES / BYTES_PER_CYCLE) cycles when both sides are busy,
-// and at most one beat per port per cycle.
+// and at most one beat per port per cycle: ii = max(beats, ceil(2*FRAME_BEATS*LANES/B)).
+// BARRIER models the memory latency: a frame becomes readable BARRIER cycles after its
+// last write (frames are double-buffered, so it adds to the latency, not to the ii).
 module offchip_buffer #(
     parameter int LANES           = 2,
     parameter int FRAME_BEATS     = 16,
     parameter int BYTES_PER_CYCLE = 2,
-    parameter int NFRAMES         = 2
+    parameter int NFRAMES         = 2,
+    parameter int BARRIER         = 0
 ) (
     input  wire                  clk,
     input  wire                  rst,
@@ -61,6 +64,24 @@ module offchip_buffer #(
     end
   end
 
+  // the barrier: a frame's last write, BARRIER cycles later
+  logic done;
+  generate
+    if (BARRIER == 0) begin : g_now
+      assign done = wr_end;
+    end else begin : g_later
+      logic wait_q[BARRIER];  // a shift register of wr_end
+      always_ff @(posedge clk) begin
+        if (rst) for (int i = 0; i < BARRIER; i++) wait_q[i] <= 1'b0;
+        else begin
+          wait_q[0] <= wr_end;
+          for (int i = 1; i < BARRIER; i++) wait_q[i] <= wait_q[i-1];
+        end
+      end
+      assign done = wait_q[BARRIER-1];
+    end
+  endgenerate
+
   logic [CW-1:0] spent, cred_next;
   always_comb begin
     spent = (rd ? CW'(LANES) : '0) + (wr ? CW'(LANES) : '0);
@@ -90,7 +111,7 @@ module offchip_buffer #(
       end
       // a slot is taken by a frame's first write and freed by its last read
       used <= used + FW'(wr && wb == '0) - FW'(rd_end);
-      ready <= ready + FW'(wr_end) - FW'(rd_end);
+      ready <= ready + FW'(done) - FW'(rd_end);
       if (rd) m_axis_tvalid <= 1'b1;
       else if (m_axis_tready) m_axis_tvalid <= 1'b0;
     end

@@ -6,9 +6,12 @@
 // input zero point for conv, -128 for max pooling).
 // A writer fills a circular buffer of ROWS padded rows, one beat per cycle, padded beats
 // included (so it takes Hp*Wp*C/SIMD cycles per frame); a reader emits one beat per cycle
-// once the rows of an output row are present. The default ROWS = 2*KHE + SH lets the
-// writer run a whole window ahead, so ii = max(Hp*Wp*C/SIMD, Ho*Wo*K*C/SIMD) exactly
-// (docs/hardware.md) also across frame boundaries.
+// once the rows of an output row are present. The default ROWS = max(TAIL + KHE, KHE + SH)
+// (TAIL = Hp - (Ho-1)*SH, the rows released after a frame's last output row) lets the
+// writer fill the next frame's first window while the last output row is read, so
+// ii = max(Hp*Wp*C/SIMD, Ho*Wo*K*C/SIMD) exactly (docs/hardware.md), across frames too.
+// Parallel window: J taps per output beat (J | KH*KW), lane block i = tap tb + i, read
+// through J read ports of the row memory; output SIMD*J lanes.
 module swg #(
     parameter int C       = 4,
     parameter int SIMD    = 2,
@@ -25,7 +28,12 @@ module swg #(
     parameter int PB      = 1,
     parameter int PR      = 1,
     parameter int PAD_VAL = 0,
-    parameter int ROWS    = 2 * ((KH - 1) * DH + 1) + SH
+    parameter int J       = 1,
+    // the rows of the last output row, the unused bottom rows (TAIL - KHE) and the next
+    // frame's first window: max(TAIL + KHE, KHE + SH)
+    parameter int ROWS    = ((H + PT + PB - (KH - 1) * DH - 1) % SH + (KH - 1) * DH + 1 > SH
+                             ? (H + PT + PB - (KH - 1) * DH - 1) % SH + 2 * ((KH - 1) * DH + 1)
+                             : (KH - 1) * DH + 1 + SH)
 ) (
     input  wire                 clk,
     input  wire                 rst,
@@ -37,7 +45,7 @@ module swg #(
     /* verilator lint_on UNUSEDSIGNAL */
     output logic                m_axis_tvalid,
     input  wire                 m_axis_tready,
-    output logic [SIMD*8-1:0]   m_axis_tdata,
+    output logic [J*SIMD*8-1:0] m_axis_tdata,
     output logic                m_axis_tlast
 );
   localparam int CG = C / SIMD;
@@ -53,13 +61,14 @@ module swg #(
   localparam int RW = $clog2(ROWS + 1);
   localparam int XW = $clog2((HP > WP ? HP : WP) + 1);
   localparam int GW = CG > 1 ? $clog2(CG) : 1;
-  localparam int KYW = KH > 1 ? $clog2(KH) : 1;
-  localparam int KXW = KW > 1 ? $clog2(KW) : 1;
+  localparam int K = KH * KW;
+  localparam int TW = $clog2(K + 1);
 
   initial begin
     if (SIMD < 1 || C % SIMD != 0) $error("swg: SIMD=%0d must divide C=%0d", SIMD, C);
     if (HP < KHE || WP < KWE) $error("swg: kernel %0dx%0d larger than padded input %0dx%0d", KHE, KWE, HP, WP);
     if (ROWS < KHE + 1) $error("swg: ROWS=%0d must exceed the window height %0d", ROWS, KHE);
+    if (J < 1 || K % J != 0) $error("swg: J=%0d must divide the kernel size %0d", J, K);
   end
 
   logic [SIMD*8-1:0] mem[DEPTH];
@@ -104,24 +113,30 @@ module swg #(
   end
 
   // ---- reader ----------------------------------------------------------------------------
+  // Tap t = ky*KW + kx of the window sits ROFF[t] rows below and COFF[t] columns right of
+  // the window's corner; a beat holds taps tb .. tb+J-1 (lane block i = tap tb+i).
+  function automatic logic [K*XW-1:0] offsets(input bit rows);
+    logic [K*XW-1:0] o;
+    o = '0;
+    for (int t = 0; t < K; t++) o[t*XW+:XW] = XW'(rows ? (t / KW) * DH : (t % KW) * DW);
+    return o;
+  endfunction
+  localparam logic [K*XW-1:0] ROFF = offsets(1'b1);
+  localparam logic [K*XW-1:0] COFF = offsets(1'b0);
+
   logic [XW-1:0] oy, ox;
-  logic [KYW-1:0] ky;
-  logic [KXW-1:0] kx;
+  logic [TW-1:0] tb;     // first tap of the beat
   logic [GW-1:0] rg;
   logic [RW-1:0] bslot;  // slot of row oy*SH
-  logic [RW-1:0] kslot;  // slot of row oy*SH + ky*DH
-  logic [XW-1:0] col;    // ox*SW + kx*DW
   logic [XW-1:0] col0;   // ox*SW
-  logic rd_ok, rd_fire, end_g, end_kx, end_ky, end_ox, end_oy;
-  logic [AW-1:0] ra;
+  logic rd_ok, rd_fire, end_g, end_k, end_ox, end_oy;
+  logic [AW-1:0] ra[J];
 
   assign rd_ok = wabs - rbase >= 16'(KHE);
   assign rd_fire = rd_ok && (!m_axis_tvalid || m_axis_tready);
-  assign ra = AW'((32'(kslot) * WP + 32'(col)) * CG + 32'(rg));
   assign end_g = rg == GW'(CG - 1);
-  assign end_kx = end_g && kx == KXW'(KW - 1);
-  assign end_ky = end_kx && ky == KYW'(KH - 1);
-  assign end_ox = end_ky && ox == XW'(WO - 1);
+  assign end_k = end_g && tb == TW'(K - J);
+  assign end_ox = end_k && ox == XW'(WO - 1);
   assign end_oy = end_ox && oy == XW'(HO - 1);
 
   function automatic logic [RW-1:0] slot_add(input logic [RW-1:0] s, input int n);
@@ -130,9 +145,16 @@ module swg #(
     return RW'(t >= ROWS ? t - ROWS : t);
   endfunction
 
+  always_comb begin
+    for (int i = 0; i < J; i++) begin
+      ra[i] = AW'((32'(slot_add(bslot, 32'(ROFF[(32'(tb) + i)*XW+:XW]))) * WP
+                   + 32'(col0) + 32'(COFF[(32'(tb) + i)*XW+:XW])) * CG + 32'(rg));
+    end
+  end
+
   always_ff @(posedge clk) begin
     if (rd_fire) begin
-      m_axis_tdata <= mem[ra];
+      for (int i = 0; i < J; i++) m_axis_tdata[i*SIMD*8+:SIMD*8] <= mem[ra[i]];
       m_axis_tlast <= end_oy;
     end
   end
@@ -141,12 +163,9 @@ module swg #(
     if (rst) begin
       oy <= '0;
       ox <= '0;
-      ky <= '0;
-      kx <= '0;
+      tb <= '0;
       rg <= '0;
       bslot <= '0;
-      kslot <= '0;
-      col <= '0;
       col0 <= '0;
       rbase <= '0;
       m_axis_tvalid <= 1'b0;
@@ -157,37 +176,23 @@ module swg #(
         if (!end_g) rg <= rg + 1'b1;
         else begin
           rg <= '0;
-          if (!end_kx) begin
-            kx <= kx + 1'b1;
-            col <= col + XW'(DW);
-          end else begin
-            kx <= '0;
-            if (!end_ky) begin
-              ky <= ky + 1'b1;
-              kslot <= slot_add(kslot, DH);
-              col <= col0;
+          if (!end_k) tb <= tb + TW'(J);
+          else begin
+            tb <= '0;
+            if (!end_ox) begin
+              ox <= ox + 1'b1;
+              col0 <= col0 + XW'(SW);
             end else begin
-              ky <= '0;
-              if (!end_ox) begin
-                ox <= ox + 1'b1;
-                col0 <= col0 + XW'(SW);
-                col <= col0 + XW'(SW);
-                kslot <= bslot;
+              ox <= '0;
+              col0 <= '0;
+              if (!end_oy) begin
+                oy <= oy + 1'b1;
+                bslot <= slot_add(bslot, SH);
+                rbase <= rbase + 16'(SH);
               end else begin
-                ox <= '0;
-                col0 <= '0;
-                col <= '0;
-                if (!end_oy) begin
-                  oy <= oy + 1'b1;
-                  bslot <= slot_add(bslot, SH);
-                  kslot <= slot_add(bslot, SH);
-                  rbase <= rbase + 16'(SH);
-                end else begin
-                  oy <= '0;
-                  bslot <= slot_add(bslot, TAIL);
-                  kslot <= slot_add(bslot, TAIL);
-                  rbase <= rbase + 16'(TAIL);
-                end
+                oy <= '0;
+                bslot <= slot_add(bslot, TAIL);
+                rbase <= rbase + 16'(TAIL);
               end
             end
           end

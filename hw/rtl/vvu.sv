@@ -7,9 +7,12 @@
 //   MODE 2 (sum)          : acc = bias'[c] + sum_k x[k,c], then requantise
 // One beat per cycle; the output beat of channel group g leaves 4 cycles after the last
 // tap of g arrives, so a frame of Ho*Wo*K*C/P input beats has that ii.
+// Parallel window: J taps per beat (J*P lanes, tap block j in lanes [j*P, j*P+P)), K/J
+// beats per window and channel group.
 // Accumulators live in a memory of C/P words read one cycle ahead (forwarded when the
 // previous beat wrote the same word).
-// Memories ($readmemh): W_FILE  K*C/P words of P*8 bits (address k*C/P + g; MODE 0)
+// Memories ($readmemh): W_FILE  K*C/P/J words of J*P*8 bits (address kb*C/P + g, lane
+//                               j*P+i = w[kb*J+j][g*P+i]; MODE 0)
 //                       B_FILE  C/P words of P*32 bits (MODE 0, 2)
 //                       RQ_FILE C/P words of P*64 bits {m, s, zp, lo, hi} (MODE 0, 2)
 module vvu #(
@@ -17,6 +20,7 @@ module vvu #(
     parameter int P       = 2,
     parameter int K       = 9,
     parameter int MODE    = 0,
+    parameter int J       = 1,
     parameter     W_FILE  = "",
     parameter     B_FILE  = "",
     parameter     RQ_FILE = ""
@@ -25,7 +29,7 @@ module vvu #(
     input  wire                rst,
     input  wire                s_axis_tvalid,
     output logic               s_axis_tready,
-    input  wire  [P*8-1:0]     s_axis_tdata,
+    input  wire  [J*P*8-1:0]   s_axis_tdata,
     input  wire                s_axis_tlast,
     output logic               m_axis_tvalid,
     input  wire                m_axis_tready,
@@ -33,17 +37,19 @@ module vvu #(
     output logic               m_axis_tlast
 );
   localparam int CG = C / P;
+  localparam int KB = K / J;  // beats per window and channel group
   localparam int GW = CG > 1 ? $clog2(CG) : 1;
-  localparam int KW_ = K > 1 ? $clog2(K) : 1;
-  localparam int AW = K * CG > 1 ? $clog2(K * CG) : 1;
+  localparam int KW_ = KB > 1 ? $clog2(KB) : 1;
+  localparam int AW = KB * CG > 1 ? $clog2(KB * CG) : 1;
 
   initial begin
     if (P < 1 || C % P != 0) $error("vvu: P=%0d must divide C=%0d", P, C);
     if (MODE < 0 || MODE > 2) $error("vvu: MODE=%0d must be 0 (mac), 1 (max) or 2 (sum)", MODE);
+    if (J < 1 || K % J != 0) $error("vvu: J=%0d must divide K=%0d", J, K);
   end
 
   /* verilator lint_off UNDRIVEN */  // ROMs: filled by $readmemh only
-  logic [P*8-1:0] wmem[K*CG];
+  logic [J*P*8-1:0] wmem[KB*CG];
   logic [P*32-1:0] bmem[CG];
   logic [P*64-1:0] rqmem[CG];
   /* verilator lint_on UNDRIVEN */
@@ -68,7 +74,7 @@ module vvu #(
   // ---- stage 0: counters and reads ------------------------------------------------------
   logic v1, first1, final1, last1, fwd1;
   logic [GW-1:0] g1;
-  logic [P*8-1:0] x1, w1;
+  logic [J*P*8-1:0] x1, w1;
   logic [P*32-1:0] b1, a1, anew;
 
   assign s_axis_tready = en;
@@ -82,7 +88,7 @@ module vvu #(
       a1 <= amem[g];
       g1 <= g;
       first1 <= k == '0;
-      final1 <= k == KW_'(K - 1);
+      final1 <= k == KW_'(KB - 1);
       last1 <= s_axis_tlast;
       fwd1 <= v1 && g1 == g;  // the beat now in stage 1 writes the word this beat reads
     end
@@ -97,10 +103,10 @@ module vvu #(
     end else begin
       if (en) v1 <= fire;
       if (fire) begin
-        wa <= wa == AW'(K * CG - 1) ? '0 : wa + 1'b1;
+        wa <= wa == AW'(KB * CG - 1) ? '0 : wa + 1'b1;
         if (g == GW'(CG - 1)) begin
           g <= '0;
-          k <= k == KW_'(K - 1) ? '0 : k + 1'b1;
+          k <= k == KW_'(KB - 1) ? '0 : k + 1'b1;
         end else begin
           g <= g + 1'b1;
         end
@@ -113,11 +119,20 @@ module vvu #(
   logic signed [31:0] xv[P], prev[P], term[P];
   assign aprev = fwd1 ? anew_q : a1;
 
+  // lane i of tap block j sits at bits [8*(j*P+i) +: 8]; xv: the max (MODE 1) or the sum
+  // (MODE 2) of the J taps, term: what the beat adds (MODE 0: the J products)
   always_comb begin
     for (int i = 0; i < P; i++) begin
       xv[i] = 32'(signed'(x1[8*i+:8]));
-      prev[i] = signed'(aprev[32*i+:32]);
       term[i] = MODE == 0 ? 32'(signed'(x1[8*i+:8]) * signed'(w1[8*i+:8])) : xv[i];
+      for (int j = 1; j < J; j++) begin
+        if (MODE == 1) begin
+          if (32'(signed'(x1[8*(j*P+i)+:8])) > xv[i]) xv[i] = 32'(signed'(x1[8*(j*P+i)+:8]));
+        end else if (MODE == 2) xv[i] = xv[i] + 32'(signed'(x1[8*(j*P+i)+:8]));
+        else term[i] = term[i] + 32'(signed'(x1[8*(j*P+i)+:8]) * signed'(w1[8*(j*P+i)+:8]));
+      end
+      if (MODE != 0) term[i] = xv[i];
+      prev[i] = signed'(aprev[32*i+:32]);
       if (MODE == 1) anew[32*i+:32] = first1 || xv[i] > prev[i] ? xv[i] : prev[i];
       else anew[32*i+:32] = (first1 ? signed'(b1[32*i+:32]) : prev[i]) + term[i];
     end

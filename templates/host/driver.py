@@ -165,12 +165,22 @@ def softmax(x: np.ndarray, op: dict) -> np.ndarray:
     return (e / e.sum(axis=ax, keepdims=True)).reshape(x.shape).astype(np.float32)
 
 
-def run(device: Device, inputs: dict[str, np.ndarray], spec: dict | None = None
-        ) -> tuple[dict[str, np.ndarray], list[np.ndarray]]:
-    """Run one batch: returns (fabric int8 outputs by ident, NHWC; graph outputs, float)."""
+def run(device: Device, inputs: dict[str, np.ndarray], spec: dict | None = None, load_weights: bool = True,
+        hls_dir: Path | None = None) -> tuple[dict[str, np.ndarray], list[np.ndarray]]:
+    """Run one batch: returns (fabric int8 outputs by ident, NHWC; graph outputs, float).
+
+    ``load_weights``: fill the cores' URAM weight memories from their weight images
+    (``hls_dir``/weights_core<k>.bin, default ``../hls``) on this run. URAM has no bitstream
+    initialisation: the first run after programming the device must load; later runs on the
+    same device may pass False.
+    """
     spec = spec or json.loads((HERE / "design.json").read_text())
     frames = spec["frames"]
-    bos = {b["name"]: device.alloc(b["elems"] * frames, b["kernel"], b["arg"]) for b in spec["buffers"]}
+    bos = {b["name"]: device.alloc(b["elems"] * (1 if b["role"] == "weights" else frames), b["kernel"], b["arg"])
+           for b in spec["buffers"]}
+    for b in spec["buffers"]:
+        if b["role"] == "weights" and load_weights:
+            device.write(bos[b["name"]], np.fromfile((hls_dir or HERE.parent / "hls") / b["file"], np.int8))
     for b in spec["buffers"]:
         if b["role"] == "input":
             device.write(bos[b["name"]], quantize(inputs[b["tensor"]], b))
@@ -178,8 +188,8 @@ def run(device: Device, inputs: dict[str, np.ndarray], spec: dict | None = None
     for verb, core in spec["schedule"]:
         if verb == "start":
             k = next(k for k in spec["kernels"] if k["name"] == core)
-            args = {a["index"]: bos[a["buffer"]] if a["kind"] == "bo" else frames
-                    for a in k["args"] if a["kind"] != "stream"}
+            args = {a["index"]: bos[a["buffer"]] if a["kind"] == "bo" else int(load_weights) if a["kind"] == "load"
+                    else frames for a in k["args"] if a["kind"] != "stream"}
             runs[core] = device.start(core, args, len(k["args"]))
         else:
             device.wait(runs[core])  # barrier

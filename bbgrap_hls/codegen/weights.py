@@ -1,0 +1,112 @@
+"""Weight memories of the HLS design: their C++ shape, storage pragmas and URAM images.
+
+A layer's weights are ``banks × depth`` words of ``lanes`` int8 (``fold.fold_mvu``:
+``pe`` banks of ``simd`` lanes; ``fold.fold_dw``: ``simd`` banks of one lane), which is
+what the cost model counts (docs/cost-model.md). Where the plan put them:
+
+- ``bram`` / ``lut`` (or no placement): a ROM in the layer header,
+  ``static const bb::Word<lanes> layer<n>_w[banks][depth]``, AGGREGATEd (one word per
+  element) and partitioned on the bank dimension: ``banks`` memories of ``8·lanes``-bit
+  words, bound ``rom_2p`` to ``bram`` or ``lutram``.
+- ``uram``: UltraRAM on UltraScale+ has no bitstream initialisation, so the weights are a
+  RAM in the core top, ``static bb::Word<banks·lanes> layer<n>_w[depth]`` (the banks side
+  by side in one word) bound ``ram_1p`` to ``uram``, filled through the core's ``wts``
+  m_axi port when its ``load_weights`` argument is non-zero. Gen writes the bytes as
+  ``hls/weights_core<k>.bin`` (`image`): each URAM memory's words in layer order, word
+  ``a`` at ``offset + a·banks·lanes``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from bbgrap_hls.codegen.carray import c_words
+from bbgrap_hls.codegen.fold import wide_words
+
+#: The plan's ``weights`` placement -> Vitis HLS ``bind_storage`` impl.
+STORAGE_IMPL = {"bram": "bram", "uram": "uram", "lut": "lutram"}
+
+
+@dataclass
+class WeightMem:
+    """A layer's weight memory: ``data`` is ``(banks, depth, lanes)`` int8.
+
+    ``storage`` is the BIND_STORAGE impl (``bram``, ``lutram``, ``uram``) or None (the
+    tool's choice).
+    """
+
+    data: np.ndarray
+    storage: str | None = None
+
+    @property
+    def banks(self) -> int:
+        return int(self.data.shape[0])
+
+    @property
+    def depth(self) -> int:
+        return int(self.data.shape[1])
+
+    @property
+    def lanes(self) -> int:
+        return int(self.data.shape[2])
+
+    @property
+    def uram(self) -> bool:
+        return self.storage == "uram"
+
+    def nbytes(self) -> int:
+        return int(self.data.size)
+
+
+@dataclass(frozen=True)
+class ImagePart:
+    """One URAM memory in a core's weight image."""
+
+    ident: str  # the layer (array ``<ident>_w``)
+    offset: int  # first byte in the image
+    lanes: int  # bytes per word (banks·lanes)
+    depth: int  # words
+
+
+def rom_array(ident: str, wm: WeightMem) -> str:
+    """The ROM definition of a non-URAM weight memory (layer header)."""
+    return c_words(f"{ident}_w", wm.data.astype(np.int8))
+
+
+def uram_decl(ident: str, wm: WeightMem) -> str:
+    """The static RAM of a URAM weight memory (inside the core top)."""
+    return f"static bb::Word<{wm.banks * wm.lanes}> {ident}_w[{wm.depth}];"
+
+
+def pragmas(ident: str, wm: WeightMem) -> list[str]:
+    """HLS pragmas (inside ``BB_HLS(...)``) that give the memory the cost model's shape."""
+    v = f"{ident}_w"
+    out = [f"AGGREGATE variable = {v} compact = bit"]  # one struct = one memory word
+    if wm.uram:
+        # A RAM: URAM cannot be a ROM on UltraScale+; one port (load, then read) suffices.
+        return out + [f"BIND_STORAGE variable = {v} type = ram_1p impl = uram"]
+    out.append(f"ARRAY_PARTITION variable = {v} type = complete dim = 1")  # one memory per bank
+    if wm.storage is not None:
+        out.append(f"BIND_STORAGE variable = {v} type = rom_2p impl = {wm.storage}")
+    return out
+
+
+def image(layers) -> tuple[bytes, list[ImagePart]]:
+    """The weight image of a core's URAM memories (``layers``: its `Layer` list)."""
+    parts, chunks, off = [], [], 0
+    for lay in layers:
+        wm = lay.wmem
+        if wm is None or not wm.uram:
+            continue
+        words = wide_words(wm.data.astype(np.int8))
+        parts.append(ImagePart(lay.ident, off, int(words.shape[1]), int(words.shape[0])))
+        chunks.append(words.tobytes())
+        off += words.size
+    return b"".join(chunks), parts
+
+
+def image_file(core_name: str) -> str:
+    """File name (in ``hls/``) of a core's weight image."""
+    return f"weights_{core_name}.bin"

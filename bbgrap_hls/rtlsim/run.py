@@ -1,0 +1,158 @@
+"""Simulate a generated design's RTL twin and compare it with the integer reference.
+
+`simulate` builds (cached) ``OUT/rtl/top.sv``, drives ``frames`` frames of the test input
+through the design-level testbench (`bbgrap_hls.rtlsim.tb`), compares every output frame
+bit for bit with the expected vectors and measures:
+
+- ``measured_ii_cycles``: cycles between the ends of consecutive output frames in steady
+  state (frames 1.. when at least 3 frames run, else frame 1 − frame 0);
+- ``measured_latency_cycles``: frame 0's first input beat to its last output beat, in an
+  empty pipeline with the input offered every cycle and no output back-pressure (the
+  cost model's assumptions, docs/cost-model.md).
+"""
+
+from __future__ import annotations
+
+import json
+import tempfile
+import time
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+
+import numpy as np
+
+from bbgrap_hls.errors import BadInputError
+from bbgrap_hls.rtlsim.build import build, run_tb
+
+
+@dataclass
+class SimResult:
+    """Outcome of one RTL simulation (the ``--json`` fields of ``bbgrap-hls sim``)."""
+
+    match: bool
+    frames: int
+    measured_ii_cycles: int | None
+    predicted_ii_cycles: int
+    measured_latency_cycles: int | None
+    predicted_latency_cycles: int
+    message: str
+    build_seconds: float
+    run_seconds: float
+    bottleneck: str = ""
+    deadlock: dict | None = None
+    waves: str | None = None
+    outputs: dict[str, np.ndarray] = field(default_factory=dict, repr=False)
+
+    def to_dict(self) -> dict:
+        d = asdict(self)
+        d.pop("outputs")
+        d["ii_error"] = _rel(self.measured_ii_cycles, self.predicted_ii_cycles)
+        d["latency_error"] = _rel(self.measured_latency_cycles, self.predicted_latency_cycles)
+        return d
+
+
+def _rel(m: int | None, p: int) -> float | None:
+    return None if m is None or not p else round((m - p) / p, 6)
+
+
+def load_manifest(out: Path) -> tuple[dict, dict]:
+    """``tb/rtl.json`` and ``tb/vectors.json`` of a gen folder."""
+    paths = [out / "tb" / "rtl.json", out / "tb" / "vectors.json"]
+    for p in paths:
+        if not p.is_file():
+            raise BadInputError(f"{out}: no {p.relative_to(out)} (not a folder written by `bbgrap-hls gen`)")
+    return json.loads(paths[0].read_text()), json.loads(paths[1].read_text())
+
+
+def simulate(out: Path, x: np.ndarray | None = None, frames: int = 2, waves: bool = False,
+             cache: Path | None = None, runtime: Path | None = None) -> SimResult:
+    """Build and run the RTL twin of ``out`` on ``frames`` frames (see module docstring).
+
+    Args:
+        out: a folder written by ``bbgrap-hls gen``.
+        x: input array (float, the model's input shape; batch rows are cycled through the
+            frames); None: the seed input gen wrote.
+        frames: frames to run back to back (>= 1; 2 or more for an ii).
+        waves: write an FST waveform (``dump.fst`` in the build folder).
+        cache: build cache folder (default ``out/.sim``).
+        runtime: folder sharing Verilator's runtime objects (default ``cache``).
+    """
+    if frames < 1:
+        raise BadInputError(f"--frames {frames}: at least one frame")
+    man, meta = load_manifest(out)
+    cache = cache or out / ".sim"
+    b = build(out, man["modules"], cache, runtime, waves)
+    with tempfile.TemporaryDirectory(prefix="run-", dir=b.folder) as tmp:
+        run = Path(tmp)
+        vec = out / "tb"
+        if x is not None:
+            from bbgrap_hls.commands.csim import _vectors_for
+
+            vec = run
+            _vectors_for(out, meta, x, vec)
+        cfg = _config(man, vec, run, frames)
+        t0 = time.perf_counter()
+        run_tb(b, run / "config.json", waves)
+        tr = time.perf_counter() - t0
+        res_p = run / "result.json"
+        if not res_p.exists():
+            log = (b.folder / "test.log").read_text(errors="replace")[-3000:] if (b.folder / "test.log").exists() else ""
+            raise BadInputError(f"{out}: the RTL testbench did not finish:\n{log}")
+        res = json.loads(res_p.read_text())
+        expect = {o["ident"]: np.fromfile(vec / f"expect_{o['ident']}.bin", np.int8).reshape(-1, o["elems"])
+                  for o in man["outputs"]}
+    return _score(man, cfg, res, expect, frames, b, tr)
+
+
+def _config(man: dict, vec: Path, run: Path, frames: int) -> dict:
+    inputs = []
+    for i in man["inputs"]:
+        a = np.fromfile(vec / f"in_{i['ident']}.bin", np.int8).reshape(-1, i["elems"])
+        np.save(run / f"in_{i['ident']}.npy", a)
+        inputs.append(dict(i, file=str(run / f"in_{i['ident']}.npy")))
+    ii, lat = man["predicted_ii_cycles"], man["predicted_latency_cycles"]
+    window = 2 * (ii + lat) + 2000
+    cfg = {"inputs": inputs, "outputs": man["outputs"], "channels": man["channels"], "frames": frames,
+           "watchdog_cycles": window, "limit_cycles": 4 * (frames * ii + lat) + 20 * window,
+           "result": str(run / "result.json")}
+    (run / "config.json").write_text(json.dumps(cfg))
+    return cfg
+
+
+def _score(man: dict, cfg: dict, res: dict, expect: dict, frames: int, b, tr: float) -> SimResult:
+    pred_ii, pred_lat = man["predicted_ii_cycles"], man["predicted_latency_cycles"]
+    got = {k: np.array(v, dtype=np.int8).reshape(len(v), -1) for k, v in res["outputs"].items()}
+    waves = str(b.folder / "dump.fst") if b.waves else None
+    common = dict(frames=frames, predicted_ii_cycles=pred_ii, predicted_latency_cycles=pred_lat,
+                  build_seconds=round(b.seconds, 3), run_seconds=round(tr, 3), bottleneck=man["bottleneck"],
+                  waves=waves, outputs=got)
+    if res["deadlock"]:
+        d = res["deadlock"]
+        full = "; ".join(d["full"]) or "none"
+        waiting = "; ".join(d["waiting"][:6]) or "none"
+        msg = (f"DEADLOCK at cycle {d['cycle']} ({d['reason']}; output frames done {d['frames_out']} of {frames}): "
+               f"full (writer stalled): {full}; holding a beat its reader refuses: {waiting}")
+        return SimResult(False, measured_ii_cycles=None, measured_latency_cycles=None, message=msg,
+                         deadlock=d, **common)
+    for o in man["outputs"]:
+        y, want = got[o["ident"]], expect[o["ident"]]
+        for f in range(frames):
+            w = want[f % len(want)]
+            if y.shape[1] != w.size or not np.array_equal(y[f], w):
+                bad = np.flatnonzero(y[f] != w) if y.shape[1] == w.size else np.array([0])
+                k = int(bad[0])
+                msg = (f"FAIL: output '{o['tensor']}' frame {f} element {k} (NHWC order) is {int(y[f][k])}, the "
+                       f"integer reference says {int(w[k])} ({bad.size} of {w.size} differ)")
+                return SimResult(False, measured_ii_cycles=None, measured_latency_cycles=None, message=msg, **common)
+    ends = res["output_ends"]
+    first_in = min(s[0] for s in res["input_starts"])
+    lat = max(e[0] for e in ends) - first_in
+    ii = None
+    if frames >= 3:
+        ii = max(round((e[-1] - e[1]) / (frames - 2)) for e in ends)
+    elif frames == 2:
+        ii = max(e[1] - e[0] for e in ends)
+    n = sum(v.size for v in got.values())
+    msg = (f"PASS: {len(got)} output(s), {frames} frame(s), {n} int8 values bit-exact; ii {ii} cycles "
+           f"(plan {pred_ii}), latency {lat} cycles (plan {pred_lat})")
+    return SimResult(True, measured_ii_cycles=ii, measured_latency_cycles=int(lat), message=msg, **common)

@@ -1,0 +1,111 @@
+"""Design-level cocotb testbench of a generated top (run by `bbgrap_hls.rtlsim.run`).
+
+Driver: one cocotbext-axi source per graph input, frames back to back at one beat per
+cycle. Monitor: one sink per output (no back-pressure); the frames' start and end times.
+Scoreboard: the Python side (`run.simulate`) compares the received bytes with the integer
+reference; this file only records. Watchdog: when no input beat is taken and no output
+frame completes for a window of cycles, it reads every FIFO, link and buffer of the design
+through the hierarchy and stops, naming the channels that stay full (their writer stalls)
+and those whose reader never takes their beat.
+
+Configuration: the JSON file named by ``BBG_RTLSIM`` (``run.py`` writes it).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+
+import cocotb
+import numpy as np
+from cocotb.clock import Clock
+from cocotb.triggers import ClockCycles, RisingEdge
+from cocotb.utils import get_sim_steps, get_sim_time
+from cocotbext.axi import AxiStreamBus, AxiStreamFrame, AxiStreamSink, AxiStreamSource
+
+PERIOD_NS = 10
+
+
+def _get(dut, path: str):
+    h = dut
+    for part in path.split("."):
+        h = getattr(h, part)
+    return h
+
+
+def _bit(h, name: str) -> int:
+    try:
+        return int(getattr(h, name).value)
+    except (AttributeError, ValueError):
+        return 0
+
+
+def stalled_channels(dut, channels: list[dict]) -> tuple[list[str], list[str]]:
+    """(full, waiting): channels whose writer is refused, and whose reader refuses a beat."""
+    full, waiting = [], []
+    for ch in channels:
+        try:
+            h = _get(dut, ch["path"])
+        except AttributeError:
+            continue
+        if _bit(h, "s_axis_tvalid") and not _bit(h, "s_axis_tready"):
+            full.append(f"{ch['path']} ({ch['kind']}, depth {ch['depth']}: {ch['desc']})")
+        if _bit(h, "m_axis_tvalid") and not _bit(h, "m_axis_tready"):
+            waiting.append(f"{ch['path']} ({ch['desc']})")
+    return full, waiting
+
+
+@cocotb.test()
+async def run_design(dut) -> None:
+    """Drive ``frames`` frames through the design, record outputs and cycle counts."""
+    cfg = json.loads(Path(os.environ["BBG_RTLSIM"]).read_text())
+    period = get_sim_steps(PERIOD_NS, "ns")
+    cocotb.start_soon(Clock(dut.clk, PERIOD_NS, unit="ns").start())
+    srcs = [AxiStreamSource(AxiStreamBus.from_prefix(dut, i["port"]), dut.clk, dut.rst) for i in cfg["inputs"]]
+    snks = [AxiStreamSink(AxiStreamBus.from_prefix(dut, o["port"]), dut.clk, dut.rst) for o in cfg["outputs"]]
+    dut.rst.value = 1
+    await ClockCycles(dut.clk, 4)
+    dut.rst.value = 0
+    await RisingEdge(dut.clk)
+    t0 = get_sim_time()
+    frames = cfg["frames"]
+    starts: list[list[int]] = [[] for _ in srcs]
+    for k, (src, i) in enumerate(zip(srcs, cfg["inputs"], strict=True)):
+        data = np.load(i["file"])
+        for f in range(frames):
+            src.send_nowait(AxiStreamFrame(data[f % len(data)].astype(np.uint8).tobytes(),
+                                           tx_complete=lambda fr, k=k: starts[k].append(fr.sim_time_start)))
+    window = int(cfg["watchdog_cycles"])
+    limit = int(cfg["limit_cycles"])
+    last, result = None, {"deadlock": None}
+    while True:
+        state = (tuple(s.queue_occupancy_bytes for s in srcs), tuple(s.queue_occupancy_frames for s in snks),
+                 tuple(len(s) for s in starts))
+        if all(s.queue_occupancy_frames >= frames for s in snks):
+            break
+        cycle = (get_sim_time() - t0) // period
+        if state == last or cycle > limit:
+            full, waiting = stalled_channels(dut, cfg["channels"])
+            why = "no progress" if state == last else f"more than {limit} cycles"
+            result["deadlock"] = {"cycle": int(cycle), "reason": why, "full": full, "waiting": waiting,
+                                  "frames_out": [s.queue_occupancy_frames for s in snks]}
+            break
+        last = state
+        await ClockCycles(dut.clk, window)
+    outs, ends, firsts = {}, [], []
+    for snk, o in zip(snks, cfg["outputs"], strict=True):
+        got, e, b = [], [], []
+        while not snk.empty():
+            fr = snk.recv_nowait()
+            got.append(np.frombuffer(bytes(fr.tdata), dtype=np.uint8).astype(np.int8))
+            e.append((fr.sim_time_end - t0) // period)
+            b.append((fr.sim_time_start - t0) // period)
+        outs[o["ident"]] = got
+        ends.append(e)
+        firsts.append(b)
+    result["outputs"] = {k: [v.tolist() for v in vs] for k, vs in outs.items()}
+    result["input_starts"] = [[(t - t0) // period for t in s] for s in starts]
+    result["output_ends"] = ends
+    result["output_starts"] = firsts
+    Path(cfg["result"]).write_text(json.dumps(result))

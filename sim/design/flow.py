@@ -1,0 +1,60 @@
+"""Small multi-core designs for the design-level RTL tests and the sim benchmark.
+
+`small_design` writes what ``bbgrap-hls gen`` writes (through `codegen.project.generate`)
+for a test model on a bundled board, with the plan of the ``even`` baseline (equal layer
+counts per core along the core path, so residuals cross cores) but every block folded to
+at most ``par`` lanes: the bundled boards' budgets would otherwise fold blocks hundreds of
+lanes wide, and a Verilator build of that takes minutes. The plan is rebuilt by the
+planner's own `build_plan`, so its predicted ii and latency are the cost model's for the
+folding simulated.
+"""
+
+from __future__ import annotations
+
+import tempfile
+import warnings
+from pathlib import Path
+
+import numpy as np
+import onnx
+
+from bbgrap_hls.board import load_board
+from bbgrap_hls.codegen.project import generate
+from bbgrap_hls.frontend import load_model
+from bbgrap_hls.passes import canonicalize
+from bbgrap_hls.plan import Plan
+from bbgrap_hls.quant.quantizer import quantize
+from bbgrap_hls.search.build import build_plan
+from bbgrap_hls.search.dp import Segmentation
+from bbgrap_hls.search.problem import build_problem
+from bbgrap_hls.search.strategies import _uniform, even
+
+
+def small_plan(graph, board, par: int) -> Plan:
+    """The ``even`` plan's core assignment with every unit at its folding for parallelism ``par``."""
+    prob = build_problem(graph, board)
+    seg = even(prob)
+    folds = [_uniform(prob, u, par) for u in range(prob.m)]
+    return build_plan(prob, Segmentation(core=seg.core, fold=folds), "even", "throughput")
+
+
+def small_design(model: onnx.ModelProto, board: str, out: Path, par: int = 4, seed: int = 0) -> Plan:
+    """Write a gen folder for ``model`` on ``board`` into ``out`` (see module docstring)."""
+    with tempfile.TemporaryDirectory() as tmp:
+        p = Path(tmp) / "m.onnx"
+        onnx.save(model, p)
+        graph = canonicalize(load_model(str(p)))
+    b = load_board(board)
+    plan = small_plan(graph, b, par)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # synthetic calibration
+        gq = quantize(graph, None, seed=seed)
+    rng = np.random.default_rng(seed)
+    feeds = {t: rng.standard_normal(graph.shape(t)).astype(np.float32) for t in graph.inputs}
+    files, _ = generate(gq, plan, b, feeds)
+    files["plan.json"] = plan.to_json(stable=True).encode()
+    for rel, data in files.items():
+        f = out / rel
+        f.parent.mkdir(parents=True, exist_ok=True)
+        f.write_bytes(data)
+    return plan
