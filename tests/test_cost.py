@@ -184,4 +184,4 @@ def test_parallel_window_depthwise(p, j):
     assert (p, p * j) in foldings("dwconv", g, parallel_window=True)
     c = block_cost("dwconv", g, p, p * j)
     assert c.ii == max(10 * 10 * 8 // p, 8 * 8 * 9 * 8 // (p * j))
-    assert c.dsp == p * j + p and in_lanes("dwconv", g, p, p * j) == p
+    assert c.dsp == p * j + REQUANT_DSP * p and in_lanes("dwconv", g, p, p * j) == p

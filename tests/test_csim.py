@@ -77,7 +77,9 @@ def test_csim_multicore_plan(graphs, tmp_path, board_name):
 def _force_split(plan, node: str, cores: tuple[int, int]):
     n = plan.node(node)
     co = 8
-    n.split = [SplitPart(cores[0], 0, 4, 2, n.simd, 1, 0, 0, 0, 0), SplitPart(cores[1], 4, co, 4, n.simd, 1, 0, 0, 0, 0)]
+    # the first part's weights in URAM (a RAM its core loads), the second part's in BRAM
+    n.split = [SplitPart(cores[0], 0, 4, 2, n.simd, 1, 0, 0, 0, 0, "uram"),
+               SplitPart(cores[1], 4, co, 4, n.simd, 1, 0, 0, 0, 0, "bram")]
     n.core = cores[0]
     return plan
 
@@ -95,6 +97,27 @@ def test_csim_split_node_and_buffers(graphs, tmp_path):
     res, design = _csim(tmp_path, gq, plan, board)
     assert design.buffers, "expected off-chip buffers in the design"
     assert res.ok, res.message
+
+
+def test_csim_uram_weights(graphs, tmp_path):
+    """Every weighted node in URAM: the cores fill their weight RAMs from hls/weights_core<k>.bin
+    through their wts ports (load_weights = 1) and stay bit-exact; without the image the
+    testbench stops."""
+    g, gq = graphs
+    board = load_board("u250")
+    plan = make_plan(g, board, strategy="even")
+    for n in plan.nodes:
+        if n.weights is not None:
+            n.weights = "uram"
+    res, design = _csim(tmp_path, gq, plan, board)
+    assert res.ok, res.message
+    images = sorted(p.name for p in (tmp_path / "hls").glob("weights_core*.bin"))
+    assert images == sorted(f"weights_{c.name}.bin" for c in design.cores
+                            if any(lay.wmem is not None for lay in c.layers))
+    (tmp_path / "hls" / images[0]).rename(tmp_path / "moved.bin")
+    res2 = csim.run(tmp_path, tmp_path / "tb", design.outputs, werror=True)
+    assert not res2.ok and images[0] in res2.message
+    assert res2.build_seconds == 0.0  # the image is data: the cached binary is reused
 
 
 def test_csim_detects_mismatch(graphs, tmp_path):

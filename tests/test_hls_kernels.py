@@ -47,11 +47,11 @@ class Case:
     expected: np.ndarray  # frames x N
     extra_outputs: int = 0
     consts: dict[str, np.ndarray] = field(default_factory=dict)
-    wide: bool = False  # weights "w" as one wide memory (the URAM layout) instead of banks
+    banks: bool = False  # weights "w" as PE separate banks instead of one wide memory (what gen declares)
 
     def cpp(self) -> str:
         ins = "".join(c_array(f"x{i}", d.reshape(-1)) for i, (_, d) in enumerate(self.inputs))
-        consts = "".join(_const(k, v, self.wide) for k, v in self.consts.items())
+        consts = "".join(_const(k, v, self.banks) for k, v in self.consts.items())
         n_out = self.expected.shape[1]
         lines = [f"namespace {self.name} {{", self.decls, ins, consts, "int run(const char* path) {"]
         for i, (lanes, d) in enumerate(self.inputs):
@@ -67,15 +67,15 @@ class Case:
         return "\n".join(lines)
 
 
-def _const(name: str, v: np.ndarray, wide: bool) -> str:
+def _const(name: str, v: np.ndarray, banks: bool) -> str:
     """A constant of a case: weight memories ("w") as bb::Word arrays, the rest plain."""
     if name != "w":
         return c_array(name, v)
-    # banks: const Word<lanes>[banks][depth]; wide: a RAM of Word<banks·lanes>[depth]
-    return c_words(name, wide_words(v), const=False) if wide else c_words(name, v)
+    # wide (gen's layout): const Word<banks·lanes>[depth]; banks: const Word<lanes>[banks][depth]
+    return c_words(name, v) if banks else c_words(name, wide_words(v))
 
 
-def _conv_case(name, rng, h, w, c, co, k, s, d, pads, simd, pe, group=1, wide=False):
+def _conv_case(name, rng, h, w, c, co, k, s, d, pads, simd, pe, group=1, banks=False):
     x = rng.integers(-128, 128, (FRAMES, c, h, w), dtype=np.int8)
     wt = rng.integers(-128, 128, (co, c // group, k[0], k[1]), dtype=np.int8)
     bias = rng.integers(-5000, 5000, co).astype(np.int32)
@@ -93,10 +93,10 @@ def _conv_case(name, rng, h, w, c, co, k, s, d, pads, simd, pe, group=1, wide=Fa
               "mult": fold_channels(mult, pe), "shift": fold_channels(shift, pe)}
     body = "  bb::conv2d<P>(in0, out, w, bias, mult, shift, 2);"
     # simd = C·j (parallel window): the input still streams one pixel (C lanes) per beat
-    return Case(name, decls, body, [(min(simd, c), nhwc(x))], pe, nhwc(y), consts=consts, wide=wide)
+    return Case(name, decls, body, [(min(simd, c), nhwc(x))], pe, nhwc(y), consts=consts, banks=banks)
 
 
-def _dense_case(name, rng, c, co, simd, pe, wide=False):
+def _dense_case(name, rng, c, co, simd, pe, banks=False):
     x = rng.integers(-128, 128, (FRAMES, c), dtype=np.int8)
     wt = rng.integers(-128, 128, (co, c), dtype=np.int8)
     bias = rng.integers(-5000, 5000, co).astype(np.int32)
@@ -109,11 +109,11 @@ def _dense_case(name, rng, c, co, simd, pe, wide=False):
     consts = {"w": fold_mvu(wt, pe, simd), "bias": fold_channels(bias, pe), "mult": fold_channels(mult, pe),
               "shift": fold_channels(shift, pe)}
     return Case(name, decls, "  bb::dense<P>(in0, out, w, bias, mult, shift, 2);", [(simd, x)], pe, y, consts=consts,
-                wide=wide)
+                banks=banks)
 
 
 def _loaded_dense_case(name, rng, c, co, simd, pe):
-    """A dense layer whose wide (URAM) weight memory is filled by bb::load_words from a byte
+    """A dense layer whose weight RAM (the URAM case) is filled by bb::load_words from a byte
     image laid out as gen writes weights_core<k>.bin (word after word)."""
     case = _dense_case(name, rng, c, co, simd, pe)
     words = wide_words(case.consts.pop("w"))
@@ -130,7 +130,7 @@ def _window_decl(h, w, c, k, s, d, pads, p, extra=""):
             f"PR = {pads[3]}, LANES = {p}{extra}; }};")
 
 
-def _dw_case(name, rng, h, w, c, k, s, pads, p, j=1, wide=False):
+def _dw_case(name, rng, h, w, c, k, s, pads, p, j=1, banks=False):
     x = rng.integers(-128, 128, (FRAMES, c, h, w), dtype=np.int8)
     wt = rng.integers(-128, 128, (c, 1, k[0], k[1]), dtype=np.int8)
     bias = rng.integers(-3000, 3000, c).astype(np.int32)
@@ -143,7 +143,7 @@ def _dw_case(name, rng, h, w, c, k, s, pads, p, j=1, wide=False):
     consts = {"w": fold_dw(wt, p, p * j), "bias": fold_channels(bias, p), "mult": fold_channels(mult, p),
               "shift": fold_channels(shift, p)}
     return Case(name, decls, "  bb::dwconv2d<P>(in0, out, w, bias, mult, shift, 2);", [(p, nhwc(x))], p, nhwc(y),
-                consts=consts, wide=wide)
+                consts=consts, banks=banks)
 
 
 def _pool_windows(x, k, s, pads, fill):
@@ -281,11 +281,11 @@ def all_cases() -> list[Case]:
         _avgpool_case("avgpool_countpad", rng, 5, 5, 2, (3, 3), (2, 2), (1, 1, 1, 1), 2, True),
         _gap_case("gap", rng, 4, 3, 8, 2),
         *_eltwise_cases(rng),
-        # weights as one wide memory (URAM): the banks side by side in one word
-        _conv_case("conv3x3_wide", rng, 6, 5, 4, 8, (3, 3), (1, 1), (1, 1), (1, 1, 1, 1), 2, 4, wide=True),
-        _conv_case("conv_pw_k_wide", rng, 7, 6, 3, 6, (3, 3), (2, 1), (1, 1), (2, 0, 1, 1), 27, 3, wide=True),
-        _dense_case("dense_wide", rng, 48, 10, 12, 5, wide=True),
-        _dw_case("dwconv_pw_kw_wide", rng, 6, 7, 8, (3, 3), (2, 1), (1, 1, 1, 1), 4, j=3, wide=True),
+        # weights as separate banks (the kernels' other layout)
+        _conv_case("conv3x3_banks", rng, 6, 5, 4, 8, (3, 3), (1, 1), (1, 1), (1, 1, 1, 1), 2, 4, banks=True),
+        _conv_case("conv_pw_k_banks", rng, 7, 6, 3, 6, (3, 3), (2, 1), (1, 1), (2, 0, 1, 1), 27, 3, banks=True),
+        _dense_case("dense_banks", rng, 48, 10, 12, 5, banks=True),
+        _dw_case("dwconv_pw_kw_banks", rng, 6, 7, 8, (3, 3), (2, 1), (1, 1, 1, 1), 4, j=3, banks=True),
         _loaded_dense_case("dense_loaded", rng, 24, 6, 4, 3),
     ]
 

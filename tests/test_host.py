@@ -5,8 +5,9 @@ runs dispatch to the C-simulated cores and whose buffers only see a kernel's wri
 ``run.wait()``; ``host/driver.py`` runs with its C-simulation backend. Both must give the
 integer reference's int8 outputs bit for bit and its float outputs (host Softmax on the
 dequantised logits) within 1e-6. One design (ResNet-8 on u250, an off-chip buffer between
-two cores): the cores are compiled once (about 15 s), each host variant links in 2 s;
-driver.py builds its shared library once (about 15 s).
+two cores, the first and last weighted nodes forced into URAM so that their cores load
+weight images at run time): the cores are compiled once (about 15 s), each host variant
+links in 2 s; driver.py builds its shared library once (about 15 s).
 """
 
 from __future__ import annotations
@@ -33,13 +34,16 @@ FLAGS = ["g++", "-std=c++17", "-O2", "-Wall", "-Wextra", "-Werror"]
 
 @pytest.fixture(scope="module")
 def project(tmp_path_factory):
-    """(folder, int8 graph, design, float input) of ResNet-8 on u250 with a buffer."""
+    """(folder, int8 graph, design, float input) of ResNet-8 on u250 with a buffer and URAM weights."""
     out = tmp_path_factory.mktemp("host")
     g = canonicalize(load_model(models.save(models.resnet8(seed=0), out / "m.onnx")))
     gq = quantize(g)
     board = load_board("u250")
     plan = make_plan(g, board, strategy="even")
     plan.transfers[0].kind = "buffer"  # at least one barrier between cores
+    weighted = [n for n in plan.nodes if n.weights is not None]
+    for n in (weighted[0], weighted[-1]):  # weights loaded through the cores' wts ports
+        n.weights = "uram"
     x = np.random.default_rng(5).standard_normal(g.shape(g.inputs[0])).astype(np.float32)
     files, design = generate(gq, plan, board, {g.inputs[0]: x})
     for rel, data in files.items():
@@ -65,7 +69,7 @@ def _run(project, exe, tag):
     d.mkdir()
     ident = design.inputs[0][1]
     x.tofile(d / f"x_{ident}.f32")
-    r = subprocess.run([str(exe), str(d), "design.xclbin"], capture_output=True, text=True)
+    r = subprocess.run([str(exe), str(d), "design.xclbin", str(out / "hls")], capture_output=True, text=True)
     assert r.returncode == 0, r.stderr
     return d
 
@@ -111,6 +115,22 @@ def test_host_cpp_needs_its_barriers(project):
     assert not np.array_equal(np.fromfile(d / f"out_{ident}.bin", np.int8), env[t].reshape(-1))
 
 
+def test_host_cpp_needs_its_weight_loads(project):
+    """URAM weights exist only once a run loads them: with load_weights = 0 the cores compute
+    with empty weight memories and the outputs differ."""
+    out, gq, design, x, objs = project
+    text = (out / "host" / "host.cpp").read_text()
+    uram_cores = [c.name for c in design.cores if any(lay.wmem is not None and lay.wmem.uram for lay in c.layers)]
+    assert uram_cores and len(uram_cores) < len(design.cores), "the design mixes cores with and without URAM"
+    assert text.count("kLoadWeights);  // load_weights") == len(uram_cores)
+    (out / "host_noload.cpp").write_text(text.replace("const int kLoadWeights = 1;", "const int kLoadWeights = 0;"))
+    _host(out, objs, out / "host_noload.cpp", out / "host_nl.exe")
+    d = _run(project, out / "host_nl.exe", "nl")
+    t, ident, _ = design.outputs[0]
+    env = run_int8(gq, {gq.inputs[0]: x}, keep=True)
+    assert not np.array_equal(np.fromfile(d / f"out_{ident}.bin", np.int8), env[t].reshape(-1))
+
+
 def test_driver_py_csim_backend(project):
     out, gq, design, x, _ = project
     spec = importlib.util.spec_from_file_location("bb_driver", out / "host" / "driver.py")
@@ -123,3 +143,8 @@ def test_driver_py_csim_backend(project):
         np.testing.assert_array_equal(raw[ident], env[t].reshape(-1))
     np.testing.assert_allclose(ys[0], env[gq.outputs[0]], rtol=0, atol=1e-6)
     assert dev.leftover() == 0
+    # A second batch on the same device without loading: the URAM weights stay.
+    raw2, _ = drv.run(dev, {gq.inputs[0]: x}, json.loads((out / "host" / "design.json").read_text()),
+                      load_weights=False)
+    for t, ident, _ in design.outputs:
+        np.testing.assert_array_equal(raw2[ident], env[t].reshape(-1))

@@ -106,12 +106,32 @@ def test_link_config_names_existing_kernels_and_ports(tmp_path, model, board_nam
     assert "--mode hls" in make and "link.cfg" in make and f"PLATFORM ?= {board.platform or 'PLATFORM'}" in make
 
 
-STORAGE = re.compile(r"BB_HLS\(BIND_STORAGE variable = (\w+) type = rom_2p impl = (\w+)\)")
+STORAGE = re.compile(r"BB_HLS\(BIND_STORAGE variable = (\w+) type = (\w+) impl = (\w+)\)")
+WORDS = re.compile(r"(?:static const|static) bb::Word<(\d+)> (\w+)\[(\d+)\]")
+
+
+def _weight_memory_shape(gq, plan, lay) -> tuple[int, int]:
+    """(word bits, depth) of a layer's weight memory as model/blocks.py counts it."""
+    node, part = gq.node(lay.node), plan.node(lay.node)
+    pe, simd = part.pe, part.simd
+    m = re.search(r"_p(\d+)$", lay.ident)
+    if m:
+        sp = part.split[int(m.group(1))]
+        pe, simd, co = sp.pe, sp.simd, sp.co_end - sp.co_begin
+    else:
+        co = gq.shape(node.outputs[0])[1]
+    w = np.asarray(node.attrs["q"]["w"])
+    if "dwconv2d" in lay.call:
+        return simd * 8, w.shape[0] * w.shape[2] * w.shape[3] // simd  # simd one-lane banks
+    k = int(np.prod(w.shape[1:])) * (node.attrs.get("group", 1) if node.op == "Conv" else 1)
+    return pe * simd * 8, (k // simd) * (co // pe)  # pe banks of simd lanes, side by side
 
 
 @pytest.mark.parametrize("placement", ["uram", "bram", "lut"])
-def test_weight_storage_pragma_follows_the_plan(tmp_path, placement):
-    """Every weight ROM is bound where the plan put it; a node moved to URAM gets impl=uram."""
+def test_weight_memories_follow_the_plan(tmp_path, placement):
+    """Every weight memory has the model's shape (one memory of pe·simd·8-bit words) and sits
+    where the plan put it: a ROM bound to BRAM/LUTRAM, or a RAM in URAM that the core fills
+    through its m_axi port ``wts`` (its weight image) when ``load_weights`` is set."""
     g = canonicalize(load_model(models.save(models.residual_block(seed=0), tmp_path / "m.onnx")))
     gq = quantize(g)
     board = load_board("u250")
@@ -121,16 +141,41 @@ def test_weight_storage_pragma_follows_the_plan(tmp_path, placement):
     weighted[0].weights = placement
     x = np.zeros(g.shape(g.inputs[0]), np.float32)
     files, design = generate(gq, plan, board, {g.inputs[0]: x})
-    want = {"bram": "bram", "uram": "uram", "lut": "lutram"}
+    want = {"bram": ("rom_2p", "bram"), "uram": ("ram_1p", "uram"), "lut": ("rom_2p", "lutram")}
+    kernels = _kernels(files)
+    link = _cfg(files["vitis/link.cfg"].decode())
     seen = {}
     for c in design.cores:
         text = files[f"hls/{c.name}.cpp"].decode()
-        bound = dict(STORAGE.findall(text))
+        bound = {v: (t, i) for v, t, i in STORAGE.findall(text)}
+        image = 0
         for lay in c.layers:
             node = plan.node(lay.node)
-            if node.weights is None or lay.op not in ("Conv", "Dense"):
+            if lay.op not in ("Conv", "Dense"):
                 continue
-            assert bound.get(f"{lay.ident}_w") == want[node.weights], (lay.ident, node.weights, bound)
-            assert f"{lay.ident}_w[" in files[f"hls/{lay.ident}.h"].decode()
-            seen[lay.node] = bound[f"{lay.ident}_w"]
+            header = files[f"hls/{lay.ident}.h"].decode()
+            var = f"{lay.ident}_w"
+            assert bound[var] == want[node.weights], (lay.ident, node.weights, bound)
+            assert f"AGGREGATE variable = {var} compact = bit" in text
+            assert "ARRAY_PARTITION variable = " + var not in text  # one memory, not pe·simd
+            decls = {name: (int(bits), int(depth)) for bits, name, depth in WORDS.findall(
+                text if node.weights == "uram" else header)}
+            bits, depth = _weight_memory_shape(gq, plan, lay)
+            assert decls[var] == (bits // 8, depth), (lay.ident, decls)
+            if node.weights == "uram":
+                assert f"{var}[" not in header and f"static bb::Word<{bits // 8}> {var}[" in text
+                assert f"bb::load_words<{bits // 8}, {depth}>(wts + {image}, {var});" in text
+                image += bits // 8 * depth
+            else:
+                assert f"static const bb::Word<{bits // 8}> {var}[{depth}]" in header
+            seen[lay.node] = bound[var]
+        ports = kernels[c.name]
+        if image:
+            assert ports["wts"][0] == "m_axi" and ports["load_weights"][0] == "s_axilite"
+            assert len(files[f"hls/weights_{c.name}.bin"]) == image
+            assert f"{c.name}_1.wts" in {s.split(":")[0] for s in link.get("sp", [])} or not board.platform
+            assert re.search(rf"^void {c.name}\(.*const int8_t\* wts, int load_weights, int frames\) \{{$",
+                             text, re.M)
+        else:
+            assert "wts" not in ports and f"hls/weights_{c.name}.bin" not in files
     assert seen[weighted[0].name] == want[placement]

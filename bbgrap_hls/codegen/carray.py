@@ -50,8 +50,9 @@ def c_words(name: str, words: np.ndarray, const: bool = True) -> str:
     lanes = a.shape[-1]
 
     def init(sub: np.ndarray) -> str:
-        if sub.ndim == 2:
-            ws = ["{{" + ", ".join(map(str, w)) + "}}" for w in sub.tolist()]
+        if sub.ndim == 2:  # a word wider than a line is wrapped every _PER_LINE lanes
+            ws = ["{{" + ",\n  ".join(", ".join(map(str, w[i:i + _PER_LINE])) for i in range(0, lanes, _PER_LINE))
+                  + "}}" for w in sub.tolist()]
             per = max(1, _PER_LINE // lanes)
             return "{" + ",\n ".join(", ".join(ws[i:i + per]) for i in range(0, len(ws), per)) + "}"
         return "{\n" + ",\n".join(init(s) for s in sub) + "}"

@@ -41,7 +41,8 @@ def build(out: Path, werror: bool = False) -> tuple[Path, float]:
     if shutil.which("g++") is None:
         raise BadInputError("csim needs g++ (a C++17 compiler) on PATH")
     h = hashlib.sha256()
-    for p in sorted((out / "hls").glob("*")) + [out / "tb" / "tb.cpp"]:
+    # sources only: the URAM weight images (hls/*.bin) are read when the testbench runs
+    for p in sorted(q for q in (out / "hls").glob("*") if q.suffix in (".h", ".cpp")) + [out / "tb" / "tb.cpp"]:
         h.update(p.name.encode() + b"\0" + p.read_bytes())
     h.update(" ".join(CXXFLAGS + (["-Werror"] if werror else [])).encode())
     exe = out / ".csim" / h.hexdigest()[:16] / "tb"

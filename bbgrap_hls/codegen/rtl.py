@@ -220,10 +220,10 @@ def top_module(design: Design, cores: list[Module], plan: Plan, board: Board) ->
     drivers: dict[str, list[tuple[str, str]]] = {}  # design ident -> [(core instance, port)]
     conns: dict[str, list[tuple[str, str]]] = {m.name: [] for m in cores}
     by_id = {cd.id: cd for cd in design.cores}
-    for t, ident, _ in design.inputs:
+    for _t, ident, _ in design.inputs:
         lanes = next((p.lanes for cd in design.cores for p in cd.ports if p.kind == "mem_in" and p.link == ident), 1)
         top.ports.append((f"s_axis_{ident}", "in", 8 * lanes))
-    for t, ident, _ in design.outputs:
+    for _t, ident, _ in design.outputs:
         lanes = next(p.lanes for cd in design.cores for p in cd.ports if p.kind == "mem_out" and p.link == ident)
         top.ports.append((f"m_axis_{ident}", "out", 8 * lanes))
     inputs = {ident for _, ident, _ in design.inputs}

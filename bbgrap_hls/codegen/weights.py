@@ -1,19 +1,23 @@
 """Weight memories of the HLS design: their C++ shape, storage pragmas and URAM images.
 
-A layer's weights are ``banks × depth`` words of ``lanes`` int8 (``fold.fold_mvu``:
-``pe`` banks of ``simd`` lanes; ``fold.fold_dw``: ``simd`` banks of one lane), which is
-what the cost model counts (docs/cost-model.md). Where the plan put them:
+A layer's weights are ``banks`` banks of ``depth`` words of ``lanes`` int8, all read at
+one address per cycle (``fold.fold_mvu``: ``pe`` banks of ``simd`` lanes;
+``fold.fold_dw``: ``simd`` banks of one lane). The cost model (``model/blocks.py``,
+``_weights``) counts them as ONE memory of ``depth`` words of ``banks·lanes·8`` bits (the
+banks side by side in a word, as the RTL twin declares it) in BRAM, LUTRAM or URAM; the
+generated C++ declares exactly that memory, ``bb::Word<banks·lanes> layer<n>_w[depth]``,
+AGGREGATEd so that one struct is one memory word. Where the plan put it:
 
-- ``bram`` / ``lut`` (or no placement): a ROM in the layer header,
-  ``static const bb::Word<lanes> layer<n>_w[banks][depth]``, AGGREGATEd (one word per
-  element) and partitioned on the bank dimension: ``banks`` memories of ``8·lanes``-bit
-  words, bound ``rom_2p`` to ``bram`` or ``lutram``.
-- ``uram``: UltraRAM on UltraScale+ has no bitstream initialisation, so the weights are a
-  RAM in the core top, ``static bb::Word<banks·lanes> layer<n>_w[depth]`` (the banks side
-  by side in one word) bound ``ram_1p`` to ``uram``, filled through the core's ``wts``
+- ``bram`` / ``lut`` (or no placement): a ROM in the layer header initialised from the
+  integer reference's weights, bound ``rom_2p`` to ``bram`` or ``lutram``.
+- ``uram``: UltraRAM on UltraScale+ has no bitstream initialisation, so the memory is a
+  RAM in the core top bound ``ram_1p`` to ``uram``, filled through the core's ``wts``
   m_axi port when its ``load_weights`` argument is non-zero. Gen writes the bytes as
   ``hls/weights_core<k>.bin`` (`image`): each URAM memory's words in layer order, word
   ``a`` at ``offset + a·banks·lanes``.
+
+The kernels also accept the per-bank layout ``const bb::Word<lanes> w[banks][depth]``
+(``hw/hls/bb_weights.h``), for a cost model that counts the banks as separate memories.
 """
 
 from __future__ import annotations
@@ -59,6 +63,11 @@ class WeightMem:
     def nbytes(self) -> int:
         return int(self.data.size)
 
+    def words(self) -> np.ndarray:
+        """The memory's contents: ``(depth, banks·lanes)`` int8, bank ``b`` in lanes
+        ``[b·lanes, (b+1)·lanes)`` of every word."""
+        return wide_words(self.data.astype(np.int8))
+
 
 @dataclass(frozen=True)
 class ImagePart:
@@ -72,7 +81,7 @@ class ImagePart:
 
 def rom_array(ident: str, wm: WeightMem) -> str:
     """The ROM definition of a non-URAM weight memory (layer header)."""
-    return c_words(f"{ident}_w", wm.data.astype(np.int8))
+    return c_words(f"{ident}_w", wm.words())
 
 
 def uram_decl(ident: str, wm: WeightMem) -> str:
@@ -87,7 +96,6 @@ def pragmas(ident: str, wm: WeightMem) -> list[str]:
     if wm.uram:
         # A RAM: URAM cannot be a ROM on UltraScale+; one port (load, then read) suffices.
         return out + [f"BIND_STORAGE variable = {v} type = ram_1p impl = uram"]
-    out.append(f"ARRAY_PARTITION variable = {v} type = complete dim = 1")  # one memory per bank
     if wm.storage is not None:
         out.append(f"BIND_STORAGE variable = {v} type = rom_2p impl = {wm.storage}")
     return out
@@ -100,7 +108,7 @@ def image(layers) -> tuple[bytes, list[ImagePart]]:
         wm = lay.wmem
         if wm is None or not wm.uram:
             continue
-        words = wide_words(wm.data.astype(np.int8))
+        words = wm.words()
         parts.append(ImagePart(lay.ident, off, int(words.shape[1]), int(words.shape[0])))
         chunks.append(words.tobytes())
         off += words.size

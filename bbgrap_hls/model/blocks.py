@@ -13,7 +13,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, replace
 
 from bbgrap_hls.model.geometry import Geometry
-from bbgrap_hls.model.memory import MemCost, memory, uram_memory
+from bbgrap_hls.model.memory import MemCost, memory, rom, uram_memory
 from bbgrap_hls.model.timing import RTL_DEPTH, window_rows, window_schedule
 
 # LUT constants (per block, per lane); see docs/cost-model.md, "LUT".
@@ -23,6 +23,9 @@ LUT_PER_PE = 40         # requantisation rounding, clamp and output register per
 LUT_PER_SIMD = 10       # input lane routing
 LUT_BASE_SIMPLE = 100   # control of a block without weights
 LUT_PER_LANE = 30       # datapath of one lane of an elementwise / window block
+LUT_REQUANT = 560       # one requantiser lane: 64-bit rounding shifter, zero point, clamp (Yosys)
+LUT_WINDOW = 300        # sliding-window generator: counters, ring addressing (Yosys)
+LUT_ELTWISE = 400       # one add / mul lane: 64-bit sum, constant rounding, clamp (Yosys)
 BIAS_BITS = 32          # per output channel: int32 bias'
 RQ_BITS = 64            # per output channel: {m 32, s 8, zp 8, lo 8, hi 8}
 REQUANT_DSP = 4         # DSP48E2 per requantised lane: 32×32-bit acc·M (Yosys, bench/resources.py)
@@ -87,7 +90,7 @@ def _weights(banks: int, bank_bits: int, depth: int, uram: bool) -> tuple[MemCos
     memory (as the RTL declares it), in BRAM, LUTRAM (under 1,024 bits) or URAM (cut into
     72-bit columns). A memory small enough for LUTRAM never goes to URAM.
     """
-    bram = memory(banks * bank_bits, depth)
+    bram = rom(banks * bank_bits, depth)
     if bram.bram18 == 0:
         return bram, "lut"
     if uram:
@@ -97,7 +100,7 @@ def _weights(banks: int, bank_bits: int, depth: int, uram: bool) -> tuple[MemCos
 
 def _params(lanes: int, words: int) -> MemCost:
     """Per-channel bias (32 bits) and requantisation word (64 bits) of ``lanes`` lanes."""
-    return memory(BIAS_BITS * lanes, words) + memory(RQ_BITS * lanes, words)
+    return rom(BIAS_BITS * lanes, words) + rom(RQ_BITS * lanes, words)
 
 
 def mvu(g: Geometry, pe: int, simd: int, uram: bool = False) -> BlockCost:
@@ -128,7 +131,8 @@ def mvu(g: Geometry, pe: int, simd: int, uram: bool = False) -> BlockCost:
     return BlockCost(
         ii=ii, depth=depth, fill=fill, first=first, tail=tail, lead=lead, span=span,
         dsp=pe * simd + REQUANT_DSP * pe, bram18=mem.bram18, uram=mem.uram,
-        lut=LUT_BASE_MVU + LUT_PER_MAC * pe * simd + LUT_PER_PE * pe + LUT_PER_SIMD * simd + mem.lut,
+        lut=LUT_BASE_MVU + LUT_PER_MAC * pe * simd + (LUT_PER_PE + LUT_REQUANT) * pe
+        + LUT_PER_SIMD * simd + (0 if g.pointwise else LUT_WINDOW) + mem.lut,
         weights=where,
     )
 
@@ -155,8 +159,8 @@ def dwconv(g: Geometry, pe: int, simd: int, uram: bool = False) -> BlockCost:
     wmem, where = _weights(simd, 8, g.k * g.c // simd, uram)
     c, mem = _window_unit(g, p, simd, wmem + _params(p, g.c // p))
     return replace(c, dsp=simd + REQUANT_DSP * p, bram18=mem.bram18, uram=mem.uram,
-                   lut=LUT_BASE_SIMPLE + LUT_PER_LANE * simd + LUT_PER_PE * p + mem.lut,
-                   weights=where)
+                   lut=LUT_BASE_SIMPLE + LUT_WINDOW + LUT_PER_LANE * simd
+                   + (LUT_PER_PE + LUT_REQUANT) * p + mem.lut, weights=where)
 
 
 def pool(g: Geometry, pe: int, simd: int, requant: bool) -> BlockCost:
@@ -164,7 +168,8 @@ def pool(g: Geometry, pe: int, simd: int, requant: bool) -> BlockCost:
     p = pe
     c, mem = _window_unit(g, p, p, _params(p, g.c // p) if requant else MemCost())
     return replace(c, dsp=REQUANT_DSP * p if requant else 0, bram18=mem.bram18,
-                   lut=LUT_BASE_SIMPLE + LUT_PER_LANE * p + mem.lut)
+                   lut=LUT_BASE_SIMPLE + LUT_WINDOW + (LUT_PER_LANE + (LUT_REQUANT if requant else 0)) * p
+                   + mem.lut)
 
 
 def gap(g: Geometry, pe: int, simd: int) -> BlockCost:
@@ -175,7 +180,7 @@ def gap(g: Geometry, pe: int, simd: int) -> BlockCost:
     mem = memory(32 * p, cg) + _params(p, cg)
     return BlockCost(ii=ii, depth=RTL_DEPTH["vvu"], fill=1.0, tail=0, lead=ii - cg, span=ii - 1,
                      dsp=REQUANT_DSP * p, bram18=mem.bram18,
-                     lut=LUT_BASE_SIMPLE + 2 * LUT_PER_LANE * p + mem.lut)
+                     lut=LUT_BASE_SIMPLE + (2 * LUT_PER_LANE + LUT_REQUANT) * p + mem.lut)
 
 
 def _stream(ii: int, depth: int, **kw) -> BlockCost:
@@ -189,25 +194,25 @@ def eltwise2(g: Geometry, pe: int, simd: int) -> BlockCost:
     multipliers for Add; ``(a−za)·(b−zb)`` then the multiplier for Mul) and one rounding."""
     p = pe
     return _stream(g.ho * g.wo * g.co // p, RTL_DEPTH["eltwise2"], dsp=ELTWISE_DSP * p,
-                   lut=LUT_BASE_SIMPLE + 2 * LUT_PER_LANE * p)
+                   lut=LUT_BASE_SIMPLE + LUT_ELTWISE * p)
 
 
 def affine(g: Geometry, pe: int, simd: int) -> BlockCost:
     """Per-channel affine ``y = x·a_c + b_c`` requantised: one product and a requantiser
     per lane."""
     p = pe
-    mem = memory(8 * p, g.c // p) + _params(p, g.c // p)
+    mem = rom(8 * p, g.c // p) + _params(p, g.c // p)
     return _stream(g.h * g.w * g.c // p, RTL_DEPTH["affine"], dsp=(1 + REQUANT_DSP) * p,
-                   bram18=mem.bram18, lut=LUT_BASE_SIMPLE + LUT_PER_LANE * p + mem.lut)
+                   bram18=mem.bram18, lut=LUT_BASE_SIMPLE + (LUT_PER_LANE + LUT_REQUANT) * p + mem.lut)
 
 
 def lut_act(g: Geometry, pe: int, simd: int) -> BlockCost:
-    """Lookup-table activation: one 256 × 8 table read by every lane (a read port per lane:
-    the tools build one copy per two lanes, a RAMB18 has two read ports)."""
+    """Lookup-table activation: one 256 × 8 table read by every lane (a read port per lane,
+    each a 256-word ROM in LUTs: shallower than `ROM_BRAM_DEPTH`)."""
     p = pe
-    mem = memory(8, 256).times(_ceil(p, 2))
+    mem = rom(8, 256).times(p)
     return _stream(g.h * g.w * g.c // p, RTL_DEPTH["lut"], bram18=mem.bram18,
-                   lut=LUT_BASE_SIMPLE + LUT_PER_LANE * p + mem.lut)
+                   lut=LUT_BASE_SIMPLE // 4 + 10 * p + mem.lut)
 
 
 def concat(g: Geometry, pe: int, simd: int) -> BlockCost:

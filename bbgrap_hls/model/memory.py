@@ -19,7 +19,13 @@ RAMB18_SHAPES: tuple[tuple[int, int], ...] = (
 """RAMB18 aspect ratios as (depth, width)."""
 
 LUTRAM_DEPTH = 64
-"""Words per LUT6 used as distributed RAM (64 × 1)."""
+"""Words per LUT6 used as distributed RAM (64 × 1); a memory no deeper than this lives in
+LUTRAM whatever its width (Yosys maps a 16 × 64-bit accumulator memory there)."""
+
+ROM_BRAM_DEPTH = 512
+"""A read-only memory (weights, requantisation parameters, tables: ``$readmemh`` and no write
+port) shallower than this is built from LUTs as logic, ``ceil(depth/64)·width`` LUTs; Yosys
+maps 72-deep weight ROMs there and 1,152-deep ones to block RAM (bench/resources.py)."""
 
 URAM_DEPTH = 4096
 URAM_WIDTH = 72
@@ -66,10 +72,17 @@ def memory(width_bits: int, depth: int) -> MemCost:
     """
     if depth <= 0 or width_bits <= 0:
         return MemCost()
-    if width_bits * depth < LUTRAM_BITS:
+    if width_bits * depth < LUTRAM_BITS or depth <= LUTRAM_DEPTH:
         return MemCost(0, _ceil(depth, LUTRAM_DEPTH) * width_bits)
     best = min(_ceil(depth, d) * _ceil(width_bits, w) for d, w in RAMB18_SHAPES)
     return MemCost(best, 0)
+
+
+def rom(width_bits: int, depth: int) -> MemCost:
+    """A read-only memory: logic (LUTs) below `ROM_BRAM_DEPTH` words, else as `memory`."""
+    if 0 < depth < ROM_BRAM_DEPTH and width_bits > 0:
+        return MemCost(0, _ceil(depth, LUTRAM_DEPTH) * width_bits)
+    return memory(width_bits, depth)
 
 
 def uram_memory(width_bits: int, depth: int) -> MemCost:

@@ -123,9 +123,17 @@ def build(out: Path, modules: list[str], cache: Path, runtime: Path | None = Non
         os.environ.update(_makeflags(None if waves else runtime))
         runner = _runner()
         (folder / "public.vlt").write_text(PUBLIC_VLT)
+        kw = dict(sources=[folder / "public.vlt", *srcs], hdl_toplevel="top", build_dir=folder,
+                  log_file=folder / "build.log", includes=[rtl_dir()], waves=waves)
         try:
-            runner.build(sources=[folder / "public.vlt", *srcs], hdl_toplevel="top", build_dir=folder, log_file=folder / "build.log", includes=[rtl_dir()],
-                         waves=waves, build_args=["--trace-fst"] if waves else [])
+            try:
+                runner.build(**kw, build_args=["--trace-fst"] if waves else [])
+            except (SystemExit, Exception):
+                # The wheel's FST writer needs lz4.h, which a machine without system packages
+                # lacks: fall back to VCD (dump.vcd) rather than no waveform.
+                if not (waves and "lz4.h" in (folder / "build.log").read_text(errors="replace")):
+                    raise
+                runner.build(**kw, build_args=[], always=True)
         except (SystemExit, Exception) as e:  # the runner raises or exits on a failed build
             log = (folder / "build.log").read_text(errors="replace")[-3000:] if (folder / "build.log").exists() else ""
             raise BadInputError(f"{out}: Verilator build failed ({e}):\n{log}") from None

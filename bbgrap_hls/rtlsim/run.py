@@ -22,7 +22,7 @@ from pathlib import Path
 import numpy as np
 
 from bbgrap_hls.errors import BadInputError
-from bbgrap_hls.rtlsim.build import build, run_tb
+from bbgrap_hls.rtlsim.build import Build, build, run_tb
 
 
 @dataclass
@@ -77,20 +77,35 @@ def simulate(out: Path, x: np.ndarray | None = None, frames: int = 2, waves: boo
         cache: build cache folder (default ``out/.sim``).
         runtime: folder sharing Verilator's runtime objects (default ``cache``).
     """
-    if frames < 1:
-        raise BadInputError(f"--frames {frames}: at least one frame")
     man, meta = load_manifest(out)
-    cache = cache or out / ".sim"
-    b = build(out, man["modules"], cache, runtime, waves)
-    with tempfile.TemporaryDirectory(prefix="run-", dir=b.folder) as tmp:
-        run = Path(tmp)
+    with tempfile.TemporaryDirectory(prefix="bbgrap-sim-") as tmp:
         vec = out / "tb"
         if x is not None:
             from bbgrap_hls.commands.csim import _vectors_for
 
-            vec = run
+            vec = Path(tmp)
             _vectors_for(out, meta, x, vec)
-        cfg = _config(man, vec, run, frames)
+        ins = {i["ident"]: np.fromfile(vec / f"in_{i['ident']}.bin", np.int8).reshape(-1, i["elems"])
+               for i in man["inputs"]}
+        expect = {o["ident"]: np.fromfile(vec / f"expect_{o['ident']}.bin", np.int8).reshape(-1, o["elems"])
+                  for o in man["outputs"]}
+    res, b, tr = run_frames(out, ins, frames, waves, cache, runtime)
+    return _score(man, res, expect, frames, b, tr)
+
+
+def run_frames(out: Path, inputs: dict[str, np.ndarray], frames: int, waves: bool = False,
+               cache: Path | None = None, runtime: Path | None = None) -> tuple[dict, Build, float]:
+    """Drive int8 NHWC frames (``inputs[ident]``: rows cycled through ``frames``) through the
+    RTL twin; returns the testbench's record (outputs, cycles, deadlock), the build and the
+    simulation seconds. No comparison (the device backend of ``host/driver.py`` uses this)."""
+    if frames < 1:
+        raise BadInputError(f"--frames {frames}: at least one frame")
+    out = Path(out).resolve()  # the testbench runs in the build folder: absolute paths only
+    man, _ = load_manifest(out)
+    b = build(out, man["modules"], Path(cache or out / ".sim").resolve(), runtime and Path(runtime).resolve(), waves)
+    with tempfile.TemporaryDirectory(prefix="run-", dir=b.folder) as tmp:
+        run = Path(tmp)
+        _config(man, inputs, run, frames)
         t0 = time.perf_counter()
         run_tb(b, run / "config.json", waves)
         tr = time.perf_counter() - t0
@@ -98,16 +113,13 @@ def simulate(out: Path, x: np.ndarray | None = None, frames: int = 2, waves: boo
         if not res_p.exists():
             log = (b.folder / "test.log").read_text(errors="replace")[-3000:] if (b.folder / "test.log").exists() else ""
             raise BadInputError(f"{out}: the RTL testbench did not finish:\n{log}")
-        res = json.loads(res_p.read_text())
-        expect = {o["ident"]: np.fromfile(vec / f"expect_{o['ident']}.bin", np.int8).reshape(-1, o["elems"])
-                  for o in man["outputs"]}
-    return _score(man, cfg, res, expect, frames, b, tr)
+        return json.loads(res_p.read_text()), b, tr
 
 
-def _config(man: dict, vec: Path, run: Path, frames: int) -> dict:
+def _config(man: dict, ins: dict[str, np.ndarray], run: Path, frames: int) -> dict:
     inputs = []
     for i in man["inputs"]:
-        a = np.fromfile(vec / f"in_{i['ident']}.bin", np.int8).reshape(-1, i["elems"])
+        a = np.asarray(ins[i["ident"]], np.int8).reshape(-1, i["elems"])
         np.save(run / f"in_{i['ident']}.npy", a)
         inputs.append(dict(i, file=str(run / f"in_{i['ident']}.npy")))
     ii, lat = man["predicted_ii_cycles"], man["predicted_latency_cycles"]
@@ -119,10 +131,11 @@ def _config(man: dict, vec: Path, run: Path, frames: int) -> dict:
     return cfg
 
 
-def _score(man: dict, cfg: dict, res: dict, expect: dict, frames: int, b, tr: float) -> SimResult:
+def _score(man: dict, res: dict, expect: dict, frames: int, b, tr: float) -> SimResult:
     pred_ii, pred_lat = man["predicted_ii_cycles"], man["predicted_latency_cycles"]
-    got = {k: np.array(v, dtype=np.int8).reshape(len(v), -1) for k, v in res["outputs"].items()}
-    waves = str(b.folder / "dump.fst") if b.waves else None
+    got = {k: np.array(v, dtype=np.int8).reshape(len(v), -1) if v else np.zeros((0, 0), np.int8)
+           for k, v in res["outputs"].items()}
+    waves = next((str(b.folder / f) for f in ("dump.fst", "dump.vcd") if (b.folder / f).exists()), None) if b.waves else None
     common = dict(frames=frames, predicted_ii_cycles=pred_ii, predicted_latency_cycles=pred_lat,
                   build_seconds=round(b.seconds, 3), run_seconds=round(tr, 3), bottleneck=man["bottleneck"],
                   waves=waves, outputs=got)

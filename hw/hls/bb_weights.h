@@ -1,17 +1,18 @@
 // bbgrap-hls kernel library: weight memories (docs/codegen.md, "Weight memories").
 //
-// A matrix-vector unit reads PE·SIMD weights per cycle, all at one address. The cost
-// model (docs/cost-model.md) counts them as PE banks of SIMD·8-bit words (BRAM, LUTRAM)
-// or as one memory whose PE·SIMD·8-bit word holds all banks side by side (URAM). The
-// kernels accept both layouts, told apart by type:
+// A matrix-vector unit reads PE·SIMD weights per cycle, all at one address: PE banks of
+// SIMD int8 lanes. The kernels accept two layouts, told apart by type:
 //
-//   banks:  const Word<SIMD> w[PE][DEPTH]   (the core top: AGGREGATE + ARRAY_PARTITION dim=1)
-//   wide:   Word<PE·SIMD>    w[DEPTH]       (the core top: AGGREGATE + BIND_STORAGE ram_1p uram)
+//   wide:   Word<PE·SIMD> w[DEPTH]           one memory, the banks side by side in a word
+//   banks:  const Word<SIMD> w[PE][DEPTH]    PE memories (with ARRAY_PARTITION dim=1)
 //
-// `weight_word` fetches the PE×SIMD weights of one address from either. A depthwise conv
-// is the same with PE = SIMD products and one lane per bank (Word<1>[SIMD][DEPTH]).
-// URAM on UltraScale+ has no bitstream initialisation: a wide memory is a RAM that
-// `load_words` fills from an m_axi weight image at the start of a call.
+// Gen declares the wide layout for every placement, which is what the cost model counts
+// (model/blocks.py: one memory of PE·SIMD·8-bit words in BRAM, LUTRAM or URAM), and
+// AGGREGATEs the array so that one Word is one memory word: a ROM bound to BRAM/LUTRAM,
+// or, in URAM, a RAM (URAM has no bitstream initialisation on UltraScale+) that
+// `load_words` fills from an m_axi weight image at the start of a call. `weight_word`
+// fetches the PE×SIMD weights of one address from either layout. A depthwise conv is the
+// same with SIMD one-lane banks (Word<SIMD> w[DEPTH], or Word<1> w[SIMD][DEPTH]).
 #ifndef BBGRAP_BB_WEIGHTS_H
 #define BBGRAP_BB_WEIGHTS_H
 

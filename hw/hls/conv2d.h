@@ -5,8 +5,8 @@
 // divides C or is C·j with j | KH·KW (FINN's parallel window: j window positions per
 // cycle); the input streams at conv_in_lanes(SIMD, C) = min(SIMD, C) lanes. Weights are a
 // weight memory of bb_weights.h with NF·SF words, NF = CO/PE neuron folds and SF =
-// KH·KW·C/SIMD synapse folds: PE banks `const Word<SIMD> w[PE][NF·SF]` or one wide memory
-// `Word<PE·SIMD> w[NF·SF]`. Lane s of bank pe at address nf·SF + sf is the weight of output
+// KH·KW·C/SIMD synapse folds: one wide memory `Word<PE·SIMD> w[NF·SF]` (what gen declares) or
+// PE banks `const Word<SIMD> w[PE][NF·SF]`. Lane s of bank pe at address nf·SF + sf is the weight of output
 // channel nf·PE + pe and window element k = sf·SIMD + s, where k runs over (ky, kx, c) with
 // c innermost (NHWC window order). The caller (the core top) shapes and binds the memory.
 // Per-channel constants are [PE][NF] (bias' with -zp_in·Σw folded, mult, shift). Grouped

@@ -3,8 +3,8 @@
 // P gives H, W, C, KH, KW, SH, SW, DH, DW, PT, PL, PB, PR, LANES (lanes in = lanes out: the
 // plan's pe), SIMD (products per cycle: LANES, or LANES·J with J | KH·KW window positions per
 // cycle, the parallel window), ZP_IN, ZP_OUT, LO, HI. Weights: a weight memory of
-// bb_weights.h with SIMD one-lane banks and CF·K/J words (CF = C/LANES, K = KH·KW): SIMD
-// banks `const Word<1> w[SIMD][CF·K/J]` or one wide memory `Word<SIMD> w[CF·K/J]`. Bank
+// bb_weights.h with SIMD one-lane banks and CF·K/J words (CF = C/LANES, K = KH·KW): one wide
+// memory `Word<SIMD> w[CF·K/J]` (what gen declares) or SIMD banks `const Word<1> w[SIMD][CF·K/J]`. Bank
 // p·J + j at address cf·K/J + kf holds the weight of channel cf·LANES + p at window
 // position k = kf·J + j, k = ky·KW + kx. Constants [LANES][CF] as in conv2d.
 #ifndef BBGRAP_DWCONV2D_H

