@@ -87,10 +87,10 @@ def _weights(banks: int, bank_bits: int, depth: int, uram: bool) -> tuple[MemCos
     """Weight memory of ``banks`` banks read at the same address every cycle.
 
     The banks share the address, so they sit side by side in one ``banks·bank_bits`` wide
-    memory (as the RTL declares it), in BRAM, LUTRAM (under 1,024 bits) or URAM (cut into
-    72-bit columns). A memory small enough for LUTRAM never goes to URAM.
+    memory (as the RTL declares it, with ``rom_style = "block"``), in BRAM, LUTRAM (under
+    1,024 bits) or URAM (cut into 72-bit columns). A memory small enough for LUTRAM never goes to URAM.
     """
-    bram = rom(banks * bank_bits, depth)
+    bram = memory(banks * bank_bits, depth)  # the RTL asks for block RAM (rom_style)
     if bram.bram18 == 0:
         return bram, "lut"
     if uram:

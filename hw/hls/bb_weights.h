@@ -54,7 +54,7 @@ template <int N, int D>
 void load_words(const int8_t* src, Word<N> w[D]) {
   Word<N> x = {};
   int lane = 0, addr = 0;
-BB_LOOP(load_words)
+BB_LOOP(load_w)
   for (int k = 0; k < N * D; ++k) {
     BB_HLS(PIPELINE II = 1)
     x.d[lane] = src[k];

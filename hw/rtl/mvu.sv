@@ -42,6 +42,8 @@ module mvu #(
   end
 
   /* verilator lint_off UNDRIVEN */  // ROMs: filled by $readmemh only
+  // weights in block RAM (as the cost model counts them; Yosys would build shallow ROMs from LUTs)
+  (* rom_style = "block" *)
   logic [PE*SIMD*8-1:0] wmem[SF*NF];
   logic [PE*32-1:0] bmem[NF];
   logic [PE*64-1:0] rqmem[NF];

@@ -49,6 +49,8 @@ module vvu #(
   end
 
   /* verilator lint_off UNDRIVEN */  // ROMs: filled by $readmemh only
+  // weights in block RAM (as the cost model counts them; Yosys would build shallow ROMs from LUTs)
+  (* rom_style = "block" *)
   logic [J*P*8-1:0] wmem[KB*CG];
   logic [P*32-1:0] bmem[CG];
   logic [P*64-1:0] rqmem[CG];
