@@ -13,7 +13,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, replace
 
 from bbgrap_hls.model.geometry import Geometry
-from bbgrap_hls.model.memory import MemCost, memory, rom, uram_memory
+from bbgrap_hls.model.memory import MemCost, block_memory, memory, rom, uram_memory
 from bbgrap_hls.model.timing import RTL_DEPTH, window_rows, window_schedule
 
 # LUT constants (per block, per lane); see docs/cost-model.md, "LUT".
@@ -90,7 +90,7 @@ def _weights(banks: int, bank_bits: int, depth: int, uram: bool) -> tuple[MemCos
     memory (as the RTL declares it, with ``rom_style = "block"``), in BRAM, LUTRAM (under
     1,024 bits) or URAM (cut into 72-bit columns). A memory small enough for LUTRAM never goes to URAM.
     """
-    bram = memory(banks * bank_bits, depth)  # the RTL asks for block RAM (rom_style)
+    bram = block_memory(banks * bank_bits, depth)  # the RTL asks for block RAM (rom_style)
     if bram.bram18 == 0:
         return bram, "lut"
     if uram:

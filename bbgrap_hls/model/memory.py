@@ -78,6 +78,16 @@ def memory(width_bits: int, depth: int) -> MemCost:
     return MemCost(best, 0)
 
 
+def block_memory(width_bits: int, depth: int) -> MemCost:
+    """A memory the RTL asks to be block RAM (``rom_style = "block"``: the weights): RAMB18
+    from 1,024 bits on whatever its depth, LUTRAM below."""
+    if depth <= 0 or width_bits <= 0:
+        return MemCost()
+    if width_bits * depth < LUTRAM_BITS:
+        return MemCost(0, _ceil(depth, LUTRAM_DEPTH) * width_bits)
+    return MemCost(min(_ceil(depth, d) * _ceil(width_bits, w) for d, w in RAMB18_SHAPES), 0)
+
+
 def rom(width_bits: int, depth: int) -> MemCost:
     """A read-only memory: logic (LUTs) below `ROM_BRAM_DEPTH` words, else as `memory`."""
     if 0 < depth < ROM_BRAM_DEPTH and width_bits > 0:
