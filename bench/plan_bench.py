@@ -4,7 +4,8 @@ Prints, per instance and with the parallel window off and on, the fps of exact /
 single / even / greedy, the speed-ups of search over each baseline, the gap of search to
 exact, and the search times; then the summary figures of issue 4 (geometric-mean
 speed-ups, scaling on u250 against one of its cores with the best ii any plan could reach,
-DenseNet-121 search time). Run: ``python bench/plan_bench.py [--quick]``.
+DenseNet-121 search time), and what the final narrowing pass saves (lanes, DSP, LUT
+with the pass off and on, same ii). Run: ``python bench/plan_bench.py [--quick]``.
 """
 
 from __future__ import annotations
@@ -120,6 +121,33 @@ def scaling(nets):
                   f"{ps.ii_cycles / p4.ii_cycles:>7.2f}x {ps.ii_cycles / bound:>7.2f}x  {p4.bottleneck}")
 
 
+def _total(plan, r):
+    return sum(getattr(c, r) for c in plan.cores)
+
+
+def narrowing(nets):
+    """Each strategy's plan with the narrowing pass off and on: ii, latency, pe·simd lanes,
+    DSP, LUT, BRAM18 (search and exact coincide on these instances)."""
+    print("\n== narrowing pass: off -> on (window off) ==")
+    print(f"{'model':<18} {'board':<10} {'strategy':<8} {'ii':>15} {'latency':>17} {'lanes':>13} "
+          f"{'dsp':>13} {'lut':>17} {'bram18':>11} {'time':>6}")
+    for mname, g in nets.items():
+        for board in (load_board("u250"), load_board("vu9p-quad")):
+            for strategy in ("search", "greedy", "even"):
+                try:
+                    a = make_plan(g, board, strategy=strategy, baselines=False, narrow_folding=False)
+                    t = time.monotonic()
+                    b = make_plan(g, board, strategy=strategy, baselines=False)
+                    t = time.monotonic() - t
+                except InfeasibleError:
+                    continue
+                o = b.optimizer
+                print(f"{mname:<18} {board.name:<10} {strategy:<8} {a.ii_cycles:>7}->{b.ii_cycles:<7} "
+                      f"{a.latency_cycles:>8}->{b.latency_cycles:<8} {o['lanes_before']:>6}->{o['lanes_after']:<6} "
+                      f"{_total(a, 'dsp'):>6}->{_total(b, 'dsp'):<6} {_total(a, 'lut'):>8}->{_total(b, 'lut'):<8} "
+                      f"{_total(a, 'bram18'):>5}->{_total(b, 'bram18'):<5} {t:>5.2f}s")
+
+
 def main() -> int:
     ap = argparse.ArgumentParser()
     ap.add_argument("--quick", action="store_true", help="skip the DenseNet-121 timing")
@@ -131,6 +159,7 @@ def main() -> int:
     for pw in (False, True):
         table(nets, boards, pw)
     scaling(nets)
+    narrowing(nets)
     if not args.quick:
         g = canonical(densenet121())
         print(f"\ndensenet121 (light zoo): {len(g.nodes)} canonical nodes")

@@ -1,6 +1,7 @@
 """Search: every plan fits every limit (URAM and FIFO BRAM included), cores stay acyclic,
 exact beats the baselines, determinism, splitting, reconvergent FIFO sizing, weights in
-URAM, the parallel window option, infeasibility messages."""
+URAM, the parallel window option, infeasibility messages, no block folded wider than the
+design ii needs (the narrowing pass)."""
 
 from __future__ import annotations
 
@@ -15,8 +16,10 @@ from bbgrap_hls.frontend import load_model
 from bbgrap_hls.ir import Graph, Node, Tensor
 from bbgrap_hls.passes import canonicalize
 from bbgrap_hls.plan import Plan
-from bbgrap_hls.search import make_plan
+from bbgrap_hls.search import build_problem, make_plan
+from bbgrap_hls.search.build import build_plan, violations
 from bbgrap_hls.search.fifos import input_depths
+from bbgrap_hls.search.narrow import fold_cost, segmentation_of
 from tests import models
 
 MODELS = ("mlp", "lenet", "resnet8", "ds_cnn", "mlp_autoencoder", "residual_block", "inception_block")
@@ -73,13 +76,114 @@ def check_plan(plan: Plan) -> None:
 @pytest.mark.parametrize("model", MODELS)
 @pytest.mark.parametrize("strategy", ["search", "greedy", "even"])
 def test_every_plan_respects_every_limit(board, model, strategy):
-    try:
-        plan = make_plan(canonical(model), load_board(board), strategy=strategy, baselines=False,
-                         time_limit=2.0)
-    except InfeasibleError as e:
-        assert "short" in str(e) or "fits" in str(e)
+    plan = bundled_plan(board, model, strategy)
+    if isinstance(plan, InfeasibleError):
+        assert "short" in str(plan) or "fits" in str(plan)
         return
     check_plan(plan)
+
+
+@functools.cache
+def bundled_plan(board: str, model: str, strategy: str) -> Plan | InfeasibleError:
+    """The plan of a test model on a bundled board (shared by the tests; not mutated)."""
+    try:
+        return make_plan(canonical(model), load_board(board), strategy=strategy, baselines=False,
+                         time_limit=2.0)
+    except InfeasibleError as e:
+        return e
+
+
+def wider_than_needed(graph: Graph, board, plan: Plan) -> list[str]:
+    """Blocks of ``plan`` with a cheaper folding (docs/plan.md: sum of the resources over the
+    core's limits, then fewer pe·simd lanes) that meets the plan's ii and with which the
+    rebuilt plan fits every core (and, for the latency objective, keeps the latency).
+
+    Costs are compared exactly: both sides come from the same deterministic `fold_cost`.
+    """
+    prob = build_problem(graph, board)
+    seg = segmentation_of(prob, plan)
+    out = []
+    for u, unit in enumerate(prob.units):
+        if unit.kind == "wire":
+            continue
+        parts = seg.split.get(u)
+        t = unit.split_tables[len(parts)] if parts else unit.table
+        cores = [c for c, _ in parts] if parts else [seg.core[u]]
+        f = parts[0][1] if parts else seg.fold[u]
+        cost = sum(fold_cost(t, prob.limits(c)) for c in cores)
+        width = t.pe * t.simd
+        for g in range(len(t)):
+            if t.ii[g] > plan.ii_cycles or (cost[g], width[g]) >= (cost[f], width[f]):
+                continue
+            trial = segmentation_of(prob, plan)
+            if parts:
+                trial.split[u] = [(c, g) for c in cores]
+            else:
+                trial.fold[u] = g
+            p = build_plan(prob, trial, plan.strategy, plan.objective)
+            if not violations(p) and (plan.objective != "latency" or p.latency_cycles <= plan.latency_cycles):
+                out.append(f"{unit.node.name}: pe={int(t.pe[f])} simd={int(t.simd[f])} -> "
+                           f"pe={int(t.pe[g])} simd={int(t.simd[g])} fits at ii {int(t.ii[g])}")
+                break
+    return out
+
+
+@pytest.mark.parametrize("board", bundled_board_names())
+@pytest.mark.parametrize("model", MODELS)
+@pytest.mark.parametrize("strategy", ["search", "greedy", "even"])
+def test_no_block_is_folded_wider_than_the_design_ii_needs(board, model, strategy):
+    plan = bundled_plan(board, model, strategy)
+    if isinstance(plan, InfeasibleError):
+        return
+    assert wider_than_needed(canonical(model), load_board(board), plan) == []
+
+
+def test_the_narrowness_check_catches_a_uniform_folding():
+    g, board = canonical("lenet"), load_board("u250")
+    wide = make_plan(g, board, strategy="even", baselines=False, narrow_folding=False)
+    assert len(wider_than_needed(g, board, wide)) >= 3
+
+
+def _lanes(plan: Plan) -> int:
+    return sum(n.pe * n.simd if n.block in ("conv", "dense") else n.simd
+               for n in plan.nodes if n.block not in ("host", "fused", "wire"))
+
+
+@pytest.mark.parametrize("model", ["lenet", "resnet8"])
+def test_narrowing_cuts_lanes_dsp_and_lut_at_the_same_ii(model):
+    """``even`` on u250 (what the RTL twin is simulated with): lenet 1,724 -> 38 lanes,
+    resnet8 2,368 -> 1,370 (docs/benchmarks.md)."""
+    g, board = canonical(model), load_board("u250")
+    wide = make_plan(g, board, strategy="even", baselines=False, narrow_folding=False)
+    narrow = make_plan(g, board, strategy="even", baselines=False)
+    assert narrow.ii_cycles == wide.ii_cycles
+    assert _lanes(narrow) * 3 <= _lanes(wide) * 2
+    assert narrow.optimizer["lanes_before"] == _lanes(wide)
+    assert narrow.optimizer["lanes_after"] == _lanes(narrow)
+    for r in ("dsp", "lut"):
+        assert sum(getattr(c, r) for c in narrow.cores) < sum(getattr(c, r) for c in wide.cores), r
+    check_plan(narrow)
+
+
+@pytest.mark.parametrize("model", ["resnet8", "ds_cnn"])
+def test_narrowing_keeps_the_latency_of_the_latency_objective(model):
+    g, board = canonical(model), load_board("vu9p-quad")
+    kw = dict(strategy="even", objective="latency", baselines=False)
+    wide = make_plan(g, board, narrow_folding=False, **kw)
+    narrow = make_plan(g, board, **kw)
+    assert narrow.ii_cycles <= wide.ii_cycles
+    assert narrow.latency_cycles <= wide.latency_cycles
+    assert narrow.optimizer["narrowed_blocks"] > 0 and _lanes(narrow) < _lanes(wide)
+    assert wider_than_needed(g, board, narrow) == []
+    check_plan(narrow)
+
+
+def test_narrowing_keeps_a_split_node_fitting():
+    g = _big_dense()
+    board = two_core_board(dsp=400, bram18=12, lut=60000)
+    plan = make_plan(g, board, strategy="exact", baselines=False)
+    assert plan.node("fc").split and plan.optimal
+    assert wider_than_needed(g, board, plan) == []
 
 
 @pytest.mark.parametrize("model", ["resnet8", "mlp_autoencoder", "ds_cnn"])

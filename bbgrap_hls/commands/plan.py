@@ -25,6 +25,9 @@ def add_parser(sub) -> argparse.ArgumentParser:
     p.add_argument("--parallel-window", action="store_true",
                    help="let convolutions read several window positions per cycle (cost model only: "
                         "the HLS kernels and RTL modules do not support it yet)")
+    p.add_argument("--no-narrow", action="store_true",
+                   help="keep the strategy's own foldings (skip the final pass that gives every block "
+                        "the cheapest folding meeting the design ii; docs/plan.md)")
     return p
 
 
@@ -37,7 +40,7 @@ def run(args: argparse.Namespace) -> int:
     progress = _progress if sys.stderr.isatty() else None
     plan = make_plan(graph, board, strategy=args.strategy, objective=args.objective,
                      time_limit=args.time_limit, seed=args.seed, progress=progress,
-                     parallel_window=args.parallel_window)
+                     parallel_window=args.parallel_window, narrow_folding=not args.no_narrow)
     if progress:
         sys.stderr.write("\r\033[K")
         sys.stderr.flush()
@@ -93,6 +96,9 @@ def format_plan(plan: Plan) -> str:
                  f"transfers; buffers {opt.get('buffers_before', 0)} -> {opt.get('buffers_after', 0)}, barriers "
                  f"{opt.get('barriers_before', 0)} -> {opt.get('barriers_after', 0)}; off-chip bytes/frame "
                  f"{opt.get('offchip_bytes_per_frame_before', 0)} -> {opt.get('offchip_bytes_per_frame_after', 0)}")
+    if "narrowed_blocks" in opt:
+        lines.append(f"narrowing: {opt['narrowed_blocks']} block(s) refolded to the cheapest folding meeting "
+                     f"the ii; pe*simd lanes {opt['lanes_before']} -> {opt['lanes_after']}")
     lines.append(f"optimal: {'yes' if plan.optimal else 'no'} ({plan.optimality_note}); "
                  f"search {plan.search_seconds:.2f} s")
     for name, fps in sorted(plan.baselines.items()):

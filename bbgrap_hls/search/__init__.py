@@ -10,6 +10,10 @@
   own and moves boundary blocks between neighbouring cores while the ii drops.
 - baselines ``single`` (one core), ``even`` (equal block counts, one parallelism for all),
   ``greedy`` (fill cores in order, then raise the slowest block's folding while it fits).
+
+Whatever the strategy, a final pass (`narrow`) then gives every block the cheapest folding
+(sum of its resources over its core's limits) that still meets the design ii, while every
+core fits: the partition and the ii stay, the DSPs and LUTs that bought no speed go.
 """
 
 from __future__ import annotations
@@ -23,6 +27,7 @@ from bbgrap_hls.ir import Graph
 from bbgrap_hls.plan import Plan
 from bbgrap_hls.search.build import repair, violations
 from bbgrap_hls.search.dp import Segmentation
+from bbgrap_hls.search.narrow import narrow
 from bbgrap_hls.search.problem import Problem, build_problem, core_path
 from bbgrap_hls.search.strategies import even, exact, explain_infeasible, greedy, refine, single
 
@@ -80,7 +85,8 @@ def _key(plan: Plan, objective: str) -> tuple:
 
 def make_plan(graph: Graph, board: Board, strategy: str = "search", objective: str = "throughput",
               time_limit: float = 10.0, seed: int = 0, baselines: bool = True,
-              progress: Callable[[str], None] | None = None, parallel_window: bool = False) -> Plan:
+              progress: Callable[[str], None] | None = None, parallel_window: bool = False,
+              narrow_folding: bool = True) -> Plan:
     """Plan ``graph`` (canonical) on ``board``.
 
     Args:
@@ -95,6 +101,9 @@ def make_plan(graph: Graph, board: Board, strategy: str = "search", objective: s
         parallel_window: let a conv take ``simd = C·j`` with ``j | kh·kw`` (several window
             positions per cycle; docs/cost-model.md). Off until the HLS kernels and RTL
             modules support it.
+        narrow_folding: finish with the pass that refolds every block to its cheapest
+            folding meeting the design ii (`bbgrap_hls.search.narrow`); off gives the
+            strategy's own foldings (the bench compares both).
 
     Raises:
         InfeasibleError: no plan fits (message: core, resource, shortfall, smallest change).
@@ -107,6 +116,12 @@ def make_plan(graph: Graph, board: Board, strategy: str = "search", objective: s
     t0 = time.monotonic()
     prob = build_problem(graph, board, parallel_window=parallel_window)
     plan, seg = _run(prob, strategy, objective, time_limit, seed, progress)
+    if narrow_folding:
+        if progress:
+            progress(f"{strategy}: narrowing foldings to the design ii")
+        plan, seg, st = narrow(prob, seg, plan, objective, strategy)
+        plan.optimizer.update(narrowed_blocks=st.refolded, lanes_before=st.lanes_before,
+                              lanes_after=st.lanes_after)
     plan.search_seconds = time.monotonic() - t0
     if strategy == "exact":
         plan.optimal = bool(seg.monotone and plan.ii_cycles == seg.target and objective == "throughput")

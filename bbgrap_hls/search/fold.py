@@ -101,12 +101,27 @@ def fold_core(tables: list[Table], limits: np.ndarray) -> tuple[int, list[int]] 
     return best
 
 
+def fold_at(tables: list[Table], limits: np.ndarray, target: int) -> list[int] | None:
+    """Each table's cheapest folding meeting ``target`` under the first rule (balanced
+    first) whose choices fit ``limits`` together, or None when no rule's do."""
+    for w in rules(limits):
+        idx = [make_chooser(t, w).pick(target) for t in tables]
+        if idx and min(idx) < 0:
+            return None
+        use = sum((t.res[i] for t, i in zip(tables, idx, strict=True)), np.zeros(N_RES, np.int64))
+        if np.all(use <= limits):
+            return idx
+    return None
+
+
 def balance(tables: list[Table], limits: np.ndarray, start: list[int]) -> list[int]:
     """FINN-style balancing: raise the folding of the slowest unit while the core fits.
 
-    Each step moves the bottleneck unit to its cheapest faster folding; it stops when the
-    bottleneck cannot get faster within ``limits``.
+    Each step moves the bottleneck unit to its cheapest faster folding (least sum of its
+    resources over ``limits``, then fewest lanes); it stops when the bottleneck cannot get
+    faster within ``limits``.
     """
+    inv = 1.0 / np.maximum(limits.astype(float), 1.0)
     idx = list(start)
     use = sum(t.res[i] for t, i in zip(tables, idx, strict=False)) if tables else np.zeros(N_RES, np.int64)
     while tables:
@@ -120,7 +135,7 @@ def balance(tables: list[Table], limits: np.ndarray, start: list[int]) -> list[i
         ok = [f for f in faster if np.all(t.res[f] <= room)]
         if not ok:
             break
-        f = min(ok, key=lambda f: (int(t.res[f].sum()), -int(t.ii[f])))
+        f = min(ok, key=lambda f: (float(t.res[f] @ inv), int(t.pe[f] * t.simd[f]), -int(t.ii[f]), int(f)))
         use = use - t.res[idx[u]] + t.res[f]
         idx[u] = int(f)
     return idx

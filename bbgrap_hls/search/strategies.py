@@ -10,7 +10,7 @@ import numpy as np
 
 from bbgrap_hls.errors import InfeasibleError
 from bbgrap_hls.search.dp import Segmentation, best_segmentation
-from bbgrap_hls.search.fold import balance, fold_core
+from bbgrap_hls.search.fold import balance, fold_at, fold_core
 from bbgrap_hls.search.problem import N_RES, RES, Problem
 
 
@@ -166,7 +166,14 @@ def refine(prob: Problem, seg: Segmentation, time_limit: float, seed: int) -> Se
         if not improved:
             break
     if cur[0] < base_ii:
-        return Segmentation(core=core, fold=cur[1], target=cur[0], monotone=False)
+        # Each core was folded to its own least ii; refold it to the design ii only.
+        fold = list(cur[1])
+        for k in path:
+            us = [u for u in range(prob.m) if core[u] == k]
+            idx = fold_at([prob.units[u].table for u in us], prob.limits(k), cur[0])
+            for u, f in zip(us, idx or [], strict=False):
+                fold[u] = f
+        return Segmentation(core=core, fold=fold, target=cur[0], monotone=False)
     return seg
 
 
