@@ -72,3 +72,19 @@ def test_write_report(model_path, tmp_path):
     first = (tmp_path / "out" / "utilisation.png").read_bytes()
     write_report(plan, g, tmp_path / "out")
     assert (tmp_path / "out" / "utilisation.png").read_bytes() == first
+
+
+@pytest.mark.parametrize("flag", [[], ["--no-narrow"]])
+def test_narrowing_is_reported_and_can_be_turned_off(model_path, capsys, flag):
+    """``even`` on u250 folds the autoencoder wider than its ii needs; the pass narrows it."""
+    assert main(["plan", str(model_path), "--board", "u250", "--strategy", "even", "--json", *flag]) == 0
+    d = json.loads(capsys.readouterr().out)
+    lanes = sum(n["pe"] * n["simd"] for n in d["nodes"] if n["block"] in ("conv", "dense"))
+    if flag:
+        assert "narrowed_blocks" not in d["optimizer"]
+    else:
+        assert d["optimizer"]["narrowed_blocks"] > 0
+        assert d["optimizer"]["lanes_after"] < d["optimizer"]["lanes_before"]
+        assert d["optimizer"]["lanes_after"] == lanes
+    assert main(["plan", str(model_path), "--board", "u250", "--strategy", "even", *flag]) == 0
+    assert ("narrowing:" in capsys.readouterr().out) != bool(flag)

@@ -270,9 +270,13 @@ def top_module(design: Design, cores: list[Module], plan: Plan, board: Board) ->
         pi = next(p for p in dst.ports if p.link == ident)
         mem = board.memory_for(src.id, dst.id)
         bpc = max(1, int(board.bytes_per_cycle(mem))) if mem else 1
+        barrier = int(mem.latency_cycles) if mem else 0
+        beats = n // po.lanes
+        nframes = 2 + -(-barrier // beats)  # the barrier's frames in flight on top of double buffering
         name = f"u_buf_{ident}"
-        top.insts.append(Inst("offchip_buffer", name, [("LANES", str(po.lanes)), ("FRAME_BEATS", str(n // po.lanes)),
-                                                        ("BYTES_PER_CYCLE", str(bpc)), ("NFRAMES", "2")],
+        top.insts.append(Inst("offchip_buffer", name, [("LANES", str(po.lanes)), ("FRAME_BEATS", str(beats)),
+                                                        ("BYTES_PER_CYCLE", str(bpc)), ("NFRAMES", str(nframes)),
+                                                        ("BARRIER", str(barrier))],
                               [("s_axis", f"{po.name}_{src.id}"), ("m_axis", f"{pi.name}_{dst.id}")],
                               f"core{src.id} -> core{dst.id} through off-chip memory"))
         top.fifos.append({"path": name, "kind": "buffer", "depth": n // po.lanes,

@@ -67,10 +67,10 @@ def _mvu_files(ident: str, mat: np.ndarray, bias, rq: np.ndarray, pe: int, simd:
             f"{ident}_rq.mem": mem_text(pack(rq.reshape(nf, pe), 64), 64 * pe)}
 
 
-def _vector_files(ident: str, w, bias, rq, c: int, p: int) -> dict[str, str]:
+def _vector_files(ident: str, w, bias, rq, c: int, p: int, j: int = 1) -> dict[str, str]:
     out = {}
-    if w is not None:
-        out[f"{ident}_w.mem"] = mem_text(pack(np.asarray(w, np.int64).reshape(-1, p), 8), 8 * p)
+    if w is not None:  # j·p lanes per word (parallel window)
+        out[f"{ident}_w.mem"] = mem_text(pack(np.asarray(w, np.int64).reshape(-1, j * p), 8), 8 * j * p)
     if bias is not None:
         out[f"{ident}_b.mem"] = mem_text(pack(np.asarray(bias, np.int64).reshape(c // p, p), 32), 32 * p)
         out[f"{ident}_rq.mem"] = mem_text(pack(rq.reshape(c // p, p), 64), 64 * p)
@@ -95,9 +95,9 @@ def rtl_layer(g: Graph, node: Node, lay: Layer, pe: int, simd: int, co_range: tu
     ho, wo, co = hwc(g.shape(node.outputs[0]))
     op, ident = node.op, lay.ident
     where = f"node '{node.name}' ({op})"
-    if op in ("Conv", "Dense") and (simd != lay.in_lanes[0] or pe != lay.out_lanes):
-        raise UnsupportedError(f"{where}: pe={pe}, simd={simd} reads {lay.in_lanes[0]} lanes (parallel window): "
-                               "the RTL twin does not support it yet")
+    if op == "Dense" and (simd != lay.in_lanes[0] or pe != lay.out_lanes):
+        raise UnsupportedError(f"{where}: pe={pe}, simd={simd} reads {lay.in_lanes[0]} lanes: "
+                               "the RTL mvu reads simd lanes")
     if op == "Conv":
         h, w, c = hwc(x)
         win = _window(node, h, w, ho, wo)
@@ -105,13 +105,23 @@ def rtl_layer(g: Graph, node: Node, lay: Layer, pe: int, simd: int, co_range: tu
         n = wq.shape[0]
         rq = rq_rows(q["mult"], q["shift"], q["zp_out"], q["lo"], q["hi"], n)
         bias = np.broadcast_to(np.asarray(q["bias"], np.int64).reshape(-1), (n,))
+        k = win["KH"] * win["KW"]
         if lay.call.startswith("bb::dwconv2d"):
-            if simd != pe:
-                raise UnsupportedError(f"{where}: depthwise simd {simd} != pe {pe} (parallel window): RTL pending")
-            wk = wq.reshape(c, -1).T  # [k][c]
-            files = _vector_files(ident, wk, bias, rq, c, pe)
-            params = dict(C=c, P=pe, **win, PAD_VAL=int(q["zp_in"]))
+            j = simd // pe  # parallel window: j taps per beat
+            if simd % pe or k % j:
+                raise UnsupportedError(f"{where}: depthwise simd {simd} is not pe {pe} times a divisor of "
+                                       f"the window size {k}")
+            # vvu word kb·C/P + g, lane jj·P + i = w[kb·J + jj][g·P + i]
+            wk = wq.reshape(c, k).T.reshape(k // j, j, c // pe, pe).transpose(0, 2, 1, 3).reshape(-1, j * pe)
+            files = _vector_files(ident, wk, bias, rq, c, pe, j)
+            params = dict(C=c, P=pe, **win, PAD_VAL=int(q["zp_in"]), J=j)
             return RtlLayer("dwconv", params | _names(ident, files), files)
+        if pe != lay.out_lanes or lay.in_lanes[0] != min(simd, c) or (
+                simd > c and (simd % c or k % (simd // c))):
+            raise UnsupportedError(f"{where}: pe={pe}, simd={simd} with C={c}, window {k}: simd must divide C "
+                                   f"or be C·j with j | {k} (parallel window), input at min(simd, C) lanes")
+        # Parallel window (simd = C·j): the swg emits j taps of C lanes per beat, so the mvu's
+        # columns (ky·KW + kx)·C + c keep the order of the plain layout below.
         lo, hi = co_range or (0, n)
         mat = conv_matrix(wq, node.attrs["group"])[lo:hi]
         files = _mvu_files(ident, mat, bias[lo:hi], rq[lo:hi], pe, simd)

@@ -21,7 +21,8 @@ is the sum over its parts' cores.
    ``ii <= max(c, ii now)``, ``c`` the largest cap found by bisection over the blocks'
    ii values for which the latency does not grow). The plan is rebuilt (real FIFO depths,
    converters, link endpoints); where a core is over a limit, that core's blocks go back
-   to the search's foldings.
+   to the search's foldings (throughput objective; for latency the bisection lowers the
+   cap instead).
 2. Descent: block by block (largest possible saving first), the cheapest folding cheaper
    than its current one with ``ii <= T`` for which the rebuilt plan fits every core (and,
    for the latency objective, keeps the latency); sweeps until nothing changes or

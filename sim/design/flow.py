@@ -31,22 +31,40 @@ from bbgrap_hls.search.problem import build_problem
 from bbgrap_hls.search.strategies import _uniform, even
 
 
-def small_plan(graph, board, par: int) -> Plan:
-    """The ``even`` plan's core assignment with every unit at its folding for parallelism ``par``."""
-    prob = build_problem(graph, board)
+def _widest_window(prob, u: int, fold: int, cap: int) -> int:
+    """The folding of unit ``u`` with ``fold``'s pe and the widest simd ≤ ``cap`` (a parallel
+    window where the table has one: conv ``simd = C·j``, depthwise ``simd = pe·j``)."""
+    t = prob.units[u].table
+    if prob.units[u].kind not in ("conv", "dwconv"):
+        return fold
+    ok = np.nonzero((t.pe == t.pe[fold]) & (t.simd <= cap) & (t.uram == t.uram[fold]))[0]
+    return int(max(ok, key=lambda i: (int(t.simd[i]), -i))) if len(ok) else fold
+
+
+def small_plan(graph, board, par: int, parallel_window: bool = False) -> Plan:
+    """The ``even`` plan's core assignment with every unit at its folding for parallelism ``par``.
+
+    With ``parallel_window`` a conv or depthwise conv takes the widest simd up to ``4·par``
+    at the same pe, so that small-channel convs get several window taps per beat.
+    """
+    prob = build_problem(graph, board, parallel_window=parallel_window)
     seg = even(prob)
     folds = [_uniform(prob, u, par) for u in range(prob.m)]
+    if parallel_window:
+        folds = [_widest_window(prob, u, f, 4 * par) for u, f in enumerate(folds)]
     return build_plan(prob, Segmentation(core=seg.core, fold=folds), "even", "throughput")
 
 
-def small_design(model: onnx.ModelProto, board: str, out: Path, par: int = 4, seed: int = 0) -> Plan:
-    """Write a gen folder for ``model`` on ``board`` into ``out`` (see module docstring)."""
+def small_design(model: onnx.ModelProto, board: str, out: Path, par: int = 4, seed: int = 0,
+                 parallel_window: bool = False) -> Plan:
+    """Write a gen folder for ``model`` on ``board`` into ``out`` (see module docstring;
+    ``parallel_window`` as `small_plan`)."""
     with tempfile.TemporaryDirectory() as tmp:
         p = Path(tmp) / "m.onnx"
         onnx.save(model, p)
         graph = canonicalize(load_model(str(p)))
     b = load_board(board)
-    plan = small_plan(graph, b, par)
+    plan = small_plan(graph, b, par, parallel_window)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")  # synthetic calibration
         gq = quantize(graph, None, seed=seed)
