@@ -13,10 +13,12 @@ from bbgrap_hls.model import block_cost, in_lanes
 from bbgrap_hls.model.blocks import BlockCost
 from bbgrap_hls.model.links import (
     fifo_cost,
+    fifo_profile,
     link_cost,
     stream_endpoint_lut,
     width_converter_lut,
 )
+from bbgrap_hls.model.timing import FIFO_DEPTH, out_profile
 from bbgrap_hls.plan import ChannelPlan, CorePlan, NodePlan, Plan, SplitPart, TransferPlan
 from bbgrap_hls.search.dp import Segmentation
 from bbgrap_hls.search.fifos import DEFAULT_DEPTH, input_depths
@@ -112,20 +114,21 @@ def build_plan(prob: Problem, seg: Segmentation, strategy: str, objective: str) 
             cyc = cycles.get(pu, 0)
             if pu >= 0 and out_core[pu] != parts[u][-1].core:
                 tr = transfers[tid_of[(t, parts[u][-1].core)]]
-                b = max(b, a + tr.ii_cycles) + tr.latency_cycles
-                a = a + tr.latency_cycles
+                # A beat holds each hop ceil(beat_bits / width) cycles (LinkCost.profile).
+                beats = max(1, prob.tensor_bits[t] // 8 // max(1, out_lanes[pu]))
+                a, b = a + tr.latency_cycles, max(b, a + tr.ii_cycles - max(1, tr.ii_cycles // beats)) \
+                    + tr.latency_cycles
                 cyc += tr.latency_cycles
-            arrivals.append((a + 1, b + 1))  # one register stage per FIFO
-            in_cycles.append(cyc + 1)
-            starts.append((prob.units[pu].start if pu >= 0 else 0.0) + (cyc + 1) / design_ii)
+            arrivals.append(fifo_profile(a, b))  # the FIFO's register stages (model.timing)
+            in_cycles.append(cyc + FIFO_DEPTH)
+            starts.append((prob.units[pu].start if pu >= 0 else 0.0) + (cyc + FIFO_DEPTH) / design_ii)
         a_in = max((x[0] for x in arrivals), default=0)
         b_in = max((x[1] for x in arrivals), default=0)
         c = max((p.cost for p in parts[u]), key=lambda c: c.ii)
         simd = parts[u][0].simd
         lanes_in = in_lanes(unit.kind, unit.geom, parts[u][0].pe, simd)
         in_beats = max(1, unit.geom.in_elems // max(1, lanes_in))
-        a_out = a_in + math.ceil(c.fill * max(b_in - a_in, in_beats)) + c.first + c.depth
-        b_out = max(b_in + c.tail, a_in + c.ii) + c.depth
+        a_out, b_out = out_profile(a_in, b_in, in_beats, c.lead, c.span, c.tail, c.fill, c.depth)
         gather = 0
         if len(parts[u]) > 1:
             gather = sum(board.link(x, y).latency_cycles for x, y in
@@ -204,7 +207,7 @@ def build_plan(prob: Problem, seg: Segmentation, strategy: str, objective: str) 
     ii = max(1, ii)
     latency = max((prof[u][1] for u, unit in enumerate(prob.units) if unit.out_tensor in graph.outputs),
                   default=max(p[1] for p in prof.values()))
-    latency += 1  # the output FIFO
+    latency += FIFO_DEPTH  # the output FIFO
     fps = board.clock_mhz * 1e6 / ii
     n_cross = sum(len(names) for names in readers.values())
     off_before = sum(2 * prob.tensor_bits[t] // 8 * len(names) for (t, _), names in readers.items())

@@ -64,7 +64,7 @@ def small_design(model: onnx.ModelProto, board: str, out: Path, par: int = 4, se
         onnx.save(model, p)
         graph = canonicalize(load_model(str(p)))
     b = load_board(board)
-    plan = small_plan(graph, b, par, parallel_window)
+    plan = small_plan(graph, b, par, parallel_window=True) if parallel_window else small_plan(graph, b, par)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")  # synthetic calibration
         gq = quantize(graph, None, seed=seed)
