@@ -142,12 +142,27 @@ def _lut(p: dict, rng, d: Path) -> tuple[dict, dict]:
 
 
 def _affine(p: dict, rng, d: Path) -> tuple[dict, dict]:
-    c = p["C"]
-    w = _i8(rng, c)
-    bias = rng.integers(-(2**10), 2**10, size=c)
-    rq = golden.random_rq(rng, c, 128 * 128)
-    hdl = {"C": c, "P": p["P"]} | _vector_files(w, bias, rq, c, p["P"], d)
-    return hdl, {"x": _i8(rng, FRAMES, p["pix"], c), "w": w, "bias": bias, "rq": rq}
+    """bbgrap_hls.quant's affine form: signed 32-bit mult, int64 bias, per-channel shift;
+    one channel at the multiplier's extremes, outputs spanning the int8 range."""
+    c, lanes = p["C"], p["P"]
+    s = rng.integers(8, 32, size=c)
+    mult = rng.integers(-(2 ** (s - 1)), 2 ** (s - 1))
+    bias = rng.integers(-(2 ** (s + 6)), 2 ** (s + 6))
+    s[0], mult[0], bias[0] = 39, -(2**31), -(2**45)
+    s[-1], mult[-1], bias[-1] = 38, 2**31 - 1, 2**44
+    zp_out = rng.integers(-20, 21, size=c)
+    lo = np.where(rng.random(c) < 0.3, zp_out, -128)
+    hi = np.full(c, 127)
+    cg = c // lanes
+    cfg = [(int(a) & 0xFF) << 24 | (int(b) & 0xFF) << 16 | (int(e) & 0xFF) << 8 | (int(f) & 0xFF)
+           for a, b, e, f in zip(s, zp_out, lo, hi, strict=True)]
+    hdl = {"C": c, "P": lanes, "ZP_IN": p["ZP_IN"],
+           "M_FILE": write_mem(d / "m.mem", pack(mult.reshape(cg, lanes), 32), 32 * lanes),
+           "B_FILE": write_mem(d / "b.mem", pack(bias.reshape(cg, lanes), 64), 64 * lanes),
+           "RQ_FILE": write_mem(d / "rq.mem", pack(np.array(cfg, np.int64).reshape(cg, lanes), 32), 32 * lanes)}
+    arrays = {"x": _i8(rng, FRAMES, p["pix"], c), "mult": mult, "bias": bias, "shift": s, "zp_in": p["ZP_IN"],
+              "zp_out": zp_out, "lo": lo, "hi": hi}
+    return hdl, arrays
 
 
 def _plain(p: dict, rng, d: Path) -> tuple[dict, dict]:
@@ -189,7 +204,7 @@ PARAMS: dict[str, list[dict]] = {
     "mul": [{"P": 4, "c": 4, "pix": 6, "M": 1 << 14, "ZA": -5, "ZB": 9, "ZY": 4, "S": 20, "LO": 4, "HI": 127}],
     "concat": [{"P": 2, "C0": 4, "C1": 2, "pix": 5}],
     "lut_act": [{"P": 3, "C": 6, "pix": 5}],
-    "channel_affine": [{"C": 6, "P": 2, "pix": 5}],
+    "channel_affine": [{"C": 6, "P": 2, "pix": 5, "ZP_IN": -3}, {"C": 4, "P": 4, "pix": 3, "ZP_IN": 17}],
     "dwc": [{"IN": 2, "OUT": 3, "bytes": 36}, {"IN": 4, "OUT": 1, "bytes": 16}],
     "offchip_buffer": [{"LANES": 2, "FRAME_BEATS": 12, "BYTES_PER_CYCLE": 4, "NFRAMES": 3, "BARRIER": 7,
                         "bytes": 24},
@@ -209,7 +224,7 @@ DEPS: dict[str, list[str]] = {
     "conv": ["swg", "mvu", "rq_lane", "rq_round"], "dwconv": ["swg", "vvu", "rq_lane", "rq_round"],
     "maxpool": ["swg", "vvu", "rq_lane", "rq_round"], "avgpool": ["swg", "vvu", "rq_lane", "rq_round"],
     "gap": ["vvu", "rq_lane", "rq_round"], "add": ["rq_round"], "mul": ["rq_round"],
-    "channel_affine": ["rq_lane", "rq_round"],
+    "channel_affine": ["rq_round"],
 }
 
 

@@ -73,7 +73,7 @@ def test_generated_top_lints_clean(root, name):
                           *map(str, srcs)], env=verilator_env(), capture_output=True, text=True)
     assert res.returncode == 0, res.stderr[-3000:]
     mems = sorted(p.name for p in (out / "rtl").glob("*.mem"))
-    assert mems and all(re.fullmatch(r"layer\d+(_p\d+)?_(w|b|rq|lut)\.mem", m) for m in mems), mems
+    assert mems and all(re.fullmatch(r"layer\d+(_p\d+)?_(w|m|b|rq|lut)\.mem", m) for m in mems), mems
     man = json.loads((out / "tb" / "rtl.json").read_text())
     assert man["predicted_ii_cycles"] == plan.ii_cycles
     kinds = {c["kind"] for c in man["channels"]}
@@ -213,7 +213,7 @@ def _window_net():
     return _rename_output(b, b.conv(x, 8, 1), "window_net")
 
 
-#: parallel-window designs: model -> (par, expected (op kind, simd/pe or simd/C) > 1 somewhere)
+#: parallel-window designs: name -> (model builder, folding cap of `small_design`)
 PW_DESIGNS = {"window_net": (_window_net, 3), "lenet": (models.lenet, 2)}
 
 
@@ -249,7 +249,33 @@ def test_parallel_window_ii(root):
     LeNet is left out: its Dense's input FIFO (depth 2) stalls conv_8 while the Dense
     computes (+20% ii, with or without a parallel window; see docs/rtl.md)."""
     plan, r = _pw_sim("window_net", root)
-    dw = next(n for n in plan.nodes if n.op == "Conv" and n.name != "conv_3_node" and n.simd > n.pe)
+    dw = next(n for n in plan.nodes if n.name == "conv_7_node")  # the depthwise conv
     assert dw.simd == 3 * dw.pe, (dw.name, dw.pe, dw.simd)
+    err = abs(r.measured_ii_cycles - r.predicted_ii_cycles) / r.predicted_ii_cycles
+    assert err <= II_TOL, f"ii {r.measured_ii_cycles} vs plan {r.predicted_ii_cycles} ({err:.1%})"
+
+
+def _affine_sub():
+    """A BatchNormalization no conv absorbs (ChannelAffine) and a Sub of a MaxPool, which
+    canonicalisation turns into an Add of a negating ChannelAffine (negative multipliers)."""
+    from tests.models import Builder, _rename_output
+
+    b = Builder(seed=4)
+    x = b.act(b.bn(b.input("x", (1, 4, 6, 6))))
+    return _rename_output(b, b.binary("Sub", b.conv(x, 4, 3), b.maxpool(x, 3, 1, 1)), "affine_sub")
+
+
+@pytest.mark.slow
+def test_channel_affine_design_bit_exact(tmp_path):
+    """Both ChannelAffines (one with negative multipliers) in the twin: bit-exact, ii within II_TOL."""
+    from bbgrap_hls.rtlsim.run import simulate
+    from sim.design.flow import small_design
+
+    plan = small_design(_affine_sub(), "u250", tmp_path, par=2)
+    assert sum(n.op == "ChannelAffine" for n in plan.nodes) == 2
+    assert not (tmp_path / "rtl" / "UNSUPPORTED.txt").exists()
+    assert sorted((tmp_path / "rtl").glob("*_m.mem")), "the affine multipliers' memories"
+    r = simulate(tmp_path, frames=3, cache=CACHE, runtime=RUNTIME)
+    assert r.match, r.message
     err = abs(r.measured_ii_cycles - r.predicted_ii_cycles) / r.predicted_ii_cycles
     assert err <= II_TOL, f"ii {r.measured_ii_cycles} vs plan {r.predicted_ii_cycles} ({err:.1%})"

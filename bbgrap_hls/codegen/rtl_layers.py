@@ -8,7 +8,9 @@ layouts are those of the modules' headers:
   ``W[nf·PE + pe][sf·SIMD + s]``; conv columns are ``(ky·KW + kx)·C + c``;
 - vvu (depthwise, pools): word ``k·C/P + g``, lane ``i`` holds tap ``k`` of channel ``g·P + i``;
 - bias: one int32 per lane; requantisation: 64 bits per lane ``{m[31:0], s, zp, lo, hi}``;
-- lookup table: 256 entries of 8 bits, entry ``x + 128`` for input ``x``.
+- lookup table: 256 entries of 8 bits, entry ``x + 128`` for input ``x``;
+- channel affine: per lane a signed int32 multiplier (``_m``), an int64 bias (``_b``) and
+  32 bits ``{s, zp_out, lo, hi}`` (``_rq``).
 
 File names come from the layer's identifier (``layer<n>[_p<j>]``), never from model text.
 """
@@ -77,8 +79,24 @@ def _vector_files(ident: str, w, bias, rq, c: int, p: int, j: int = 1) -> dict[s
     return out
 
 
+def _affine(q: dict, ident: str, c: int, p: int, where: str) -> RtlLayer:
+    """ChannelAffine: multipliers (int32), biases (int64) and ``{s, zp_out, lo, hi}`` per lane."""
+    mult = np.broadcast_to(np.asarray(q["mult"], np.int64).reshape(-1), (c,))
+    bias = np.broadcast_to(np.asarray(q["bias"], np.int64).reshape(-1), (c,))
+    s = np.broadcast_to(np.asarray(q["shift"], np.int64).reshape(-1), (c,))
+    if np.any(mult < -(1 << 31)) or np.any(mult >= 1 << 31) or np.any(s < 0) or np.any(s > 63):
+        raise UnsupportedError(f"{where}: multiplier/shift outside the RTL's range (mult int32, s in [0, 63]): "
+                               f"mult {int(mult.min())}..{int(mult.max())}, s {int(s.min())}..{int(s.max())}")
+    cfg = np.array([(int(a) & 0xFF) << 24 | (int(q["zp_out"]) & 0xFF) << 16 | (int(q["lo"]) & 0xFF) << 8
+                    | (int(q["hi"]) & 0xFF) for a in s], dtype=object)
+    files = {f"{ident}_m.mem": mem_text(pack(mult.reshape(c // p, p), 32), 32 * p),
+             f"{ident}_b.mem": mem_text(pack(bias.reshape(c // p, p), 64), 64 * p),
+             f"{ident}_rq.mem": mem_text(pack(cfg.reshape(c // p, p), 32), 32 * p)}
+    return RtlLayer("channel_affine", dict(C=c, P=p, ZP_IN=int(q["zp_in"])) | _names(ident, files), files)
+
+
 def _names(ident: str, files: dict[str, str]) -> dict[str, str]:
-    keys = {"w": "W_FILE", "b": "B_FILE", "rq": "RQ_FILE"}
+    keys = {"w": "W_FILE", "m": "M_FILE", "b": "B_FILE", "rq": "RQ_FILE"}
     return {keys[f[len(ident) + 1:-4]]: f for f in files}
 
 
@@ -86,8 +104,8 @@ def rtl_layer(g: Graph, node: Node, lay: Layer, pe: int, simd: int, co_range: tu
     """The RTL instance of ``lay`` (node ``node``, folding ``pe``/``simd`` from the plan).
 
     Raises:
-        UnsupportedError: the op or folding has no RTL module yet (channel affine, pad,
-            channel shuffle, constants, the parallel window, averaging that excludes padding).
+        UnsupportedError: the op or folding has no RTL module yet (pad,
+            channel shuffle, constants, per-pixel broadcast, averaging that excludes padding).
     """
     q = node.attrs.get("q", {})
     acts = g.act_inputs(node)
@@ -137,6 +155,8 @@ def rtl_layer(g: Graph, node: Node, lay: Layer, pe: int, simd: int, co_range: tu
         params = dict(MW=wq.shape[1], MH=hi - lo, SIMD=simd, PE=pe)
         return RtlLayer("mvu", params | _names(ident, files), files)
     p = pe
+    if op == "ChannelAffine":
+        return _affine(q, ident, co, p, where)
     if op in LUT_KINDS:
         files = {f"{ident}_lut.mem": mem_text(pack(np.asarray(q["lut"], np.int64).reshape(256, 1), 8), 8)}
         return RtlLayer("lut_act", dict(P=p, LUT_FILE=f"{ident}_lut.mem"), files)

@@ -1,13 +1,18 @@
 `default_nettype none
 // Per-channel affine map (a BatchNorm or Mul/Add by a per-channel constant that no conv
-// absorbed): acc = bias'[c] + x * w[c], then per-channel requantisation. P lanes; channel
-// group g = beat index modulo C/P. One beat per cycle, output 4 cycles after the input.
-// Memories ($readmemh): W_FILE C/P words of P*8 bits; B_FILE C/P words of P*32 bits;
-// RQ_FILE C/P words of P*64 bits {m, s, zp, lo, hi}.
+// absorbed), the integer form of bbgrap_hls.quant ("affine", docs/numerics.md):
+//   y = clamp(zp_out + (((x - ZP_IN)*mult[c] + bias[c] + 2^(s[c]-1)) >>> s[c]), lo, hi)
+// with a signed 32-bit mult, a signed 64-bit bias and a 64-bit product (s = 0: no
+// rounding term). P lanes; channel group g = beat index modulo C/P. One beat per cycle,
+// output 4 cycles after the input (load, multiply, add bias, round and clamp).
+// Memories ($readmemh): M_FILE  C/P words of P*32 bits (mult, two's complement)
+//                       B_FILE  C/P words of P*64 bits (bias, two's complement)
+//                       RQ_FILE C/P words of P*32 bits {s, zp_out, lo, hi}
 module channel_affine #(
     parameter int C       = 4,
     parameter int P       = 2,
-    parameter     W_FILE  = "",
+    parameter int ZP_IN   = 0,
+    parameter     M_FILE  = "",
     parameter     B_FILE  = "",
     parameter     RQ_FILE = ""
 ) (
@@ -26,15 +31,16 @@ module channel_affine #(
   localparam int GW = CG > 1 ? $clog2(CG) : 1;
   initial begin
     if (P < 1 || C % P != 0) $error("channel_affine: P=%0d must divide C=%0d", P, C);
+    if (ZP_IN < -128 || ZP_IN > 127) $error("channel_affine: ZP_IN=%0d outside int8", ZP_IN);
   end
   /* verilator lint_off UNDRIVEN */  // ROMs: filled by $readmemh only
-  logic [P*8-1:0] wmem[CG];
-  logic [P*32-1:0] bmem[CG];
-  logic [P*64-1:0] rqmem[CG];
+  logic [P*32-1:0] mmem[CG];
+  logic [P*64-1:0] bmem[CG];
+  logic [P*32-1:0] rqmem[CG];
   /* verilator lint_on UNDRIVEN */
   generate
-    if (W_FILE != "") begin : g_w
-      initial $readmemh(W_FILE, wmem);
+    if (M_FILE != "") begin : g_m
+      initial $readmemh(M_FILE, mmem);
     end
     if (B_FILE != "") begin : g_b
       initial $readmemh(B_FILE, bmem);
@@ -47,9 +53,9 @@ module channel_affine #(
   logic en, fire;
   logic [GW-1:0] g;
   logic [3:0] v, last;
-  logic [P*8-1:0] x1, w1;
-  logic [P*32-1:0] b1, acc2;
-  logic [P*64-1:0] rq1, rq2;
+  logic [P*8-1:0] x1;
+  logic [P*32-1:0] m1, cfg1, cfg2, cfg3;
+  logic [P*64-1:0] b1, b2, p2, v3;
   assign en = !v[3] || m_axis_tready;
   assign s_axis_tready = en;
   assign fire = en && s_axis_tvalid;
@@ -57,12 +63,16 @@ module channel_affine #(
   always_ff @(posedge clk) begin
     if (en) begin
       x1 <= s_axis_tdata;
-      w1 <= wmem[g];
+      m1 <= mmem[g];
       b1 <= bmem[g];
-      rq1 <= rqmem[g];
-      rq2 <= rq1;
-      for (int i = 0; i < P; i++)
-        acc2[32*i+:32] <= b1[32*i+:32] + 32'(signed'(x1[8*i+:8]) * signed'(w1[8*i+:8]));
+      cfg1 <= rqmem[g];
+      b2 <= b1;
+      cfg2 <= cfg1;
+      cfg3 <= cfg2;
+      for (int i = 0; i < P; i++) begin
+        p2[64*i+:64] <= (64'(signed'(x1[8*i+:8])) - 64'(ZP_IN)) * 64'(signed'(m1[32*i+:32]));
+        v3[64*i+:64] <= p2[64*i+:64] + b2[64*i+:64];
+      end
     end
   end
 
@@ -81,11 +91,11 @@ module channel_affine #(
   end
 
   for (genvar i = 0; i < P; i++) begin : g_lane
-    rq_lane lane (
+    rq_round round (
         .clk(clk),
         .en (en),
-        .acc(signed'(acc2[32*i+:32])),
-        .rq (rq2[64*i+:64]),
+        .v  (signed'(v3[64*i+:64])),
+        .cfg(cfg3[32*i+:32]),
         .y  (m_axis_tdata[8*i+:8])
     );
   end
