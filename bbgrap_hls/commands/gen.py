@@ -27,9 +27,9 @@ def add_parser(sub) -> argparse.ArgumentParser:
     p.add_argument("--strategy", default="search", help="plan strategy (see `bbgrap-hls plan`)")
     p.add_argument("--objective", default="throughput", choices=("throughput", "latency"))
     p.add_argument("--seed", type=int, default=0, help="seeds calibration, search and the test input")
-    p.add_argument("--parallel-window", action="store_true",
-                   help="let convolutions read several window positions per cycle (simd > C; HLS only, "
-                        "the RTL twin does not support it yet)")
+    p.add_argument("--parallel-window", action=argparse.BooleanOptionalAction, default=True,
+                   help="let convolutions read several window positions per cycle (simd = C·j, FINN's "
+                        "parallel window; HLS kernels and RTL twin support it; default on)")
     p.add_argument("--force", action="store_true", help="replace the files of an earlier gen in OUT")
     return p
 

@@ -22,9 +22,9 @@ def add_parser(sub) -> argparse.ArgumentParser:
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--calib", default=None, help="ignored by plan (accepted for symmetry with gen)")
     p.add_argument("--json", action="store_true", help="print plan.json instead of the tables")
-    p.add_argument("--parallel-window", action="store_true",
-                   help="let convolutions read several window positions per cycle (cost model only: "
-                        "the HLS kernels and RTL modules do not support it yet)")
+    p.add_argument("--parallel-window", action=argparse.BooleanOptionalAction, default=True,
+                   help="let convolutions read several window positions per cycle (simd = C·j, FINN's "
+                        "parallel window; HLS kernels and RTL twin support it; default on)")
     p.add_argument("--no-narrow", action="store_true",
                    help="keep the strategy's own foldings (skip the final pass that gives every block "
                         "the cheapest folding meeting the design ii; docs/plan.md)")

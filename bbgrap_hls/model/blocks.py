@@ -110,7 +110,10 @@ def mvu(g: Geometry, pe: int, simd: int, uram: bool = False) -> BlockCost:
     consumes ``simd`` elements of the flattened (ky, kx, c) window per cycle and the input
     streams at ``min(simd, C)`` lanes.
     """
-    sf, nf = g.k * g.c // simd, g.co // pe
+    # A dense layer on a flattened image (ho·wo < h·w) is one vector of h·w·c per output
+    # pixel: the mvu stores all of it (MW = h·w·c), not h·w vectors of c.
+    vectors = g.ho * g.wo if g.pointwise and g.ho * g.wo < g.h * g.w else g.h * g.w
+    sf, nf = g.k * (g.in_elems // vectors if g.pointwise else g.c) // simd, g.co // pe
     folds = sf * nf
     lanes = min(simd, g.c)
     wmem, where = _weights(pe, simd * 8, folds, uram)
@@ -118,7 +121,7 @@ def mvu(g: Geometry, pe: int, simd: int, uram: bool = False) -> BlockCost:
     if nf > 1:
         mem = mem + memory(simd * 8, sf)  # the input vector, reused by folds 1..nf-1
     if g.pointwise:
-        pix = g.h * g.w
+        pix = vectors
         ii = pix * folds
         lead, span, tail = sf - 1, ii - 1, (nf - 1) * sf
         depth, fill, first = RTL_DEPTH["mvu"], 1.0 / pix, sf

@@ -85,7 +85,7 @@ def _key(plan: Plan, objective: str) -> tuple:
 
 def make_plan(graph: Graph, board: Board, strategy: str = "search", objective: str = "throughput",
               time_limit: float = 10.0, seed: int = 0, baselines: bool = True,
-              progress: Callable[[str], None] | None = None, parallel_window: bool = False,
+              progress: Callable[[str], None] | None = None, parallel_window: bool = True,
               narrow_folding: bool = True) -> Plan:
     """Plan ``graph`` (canonical) on ``board``.
 
@@ -99,8 +99,8 @@ def make_plan(graph: Graph, board: Board, strategy: str = "search", objective: s
         baselines: also run the baselines and record their fps in ``plan.baselines``.
         progress: called with a short message at each phase (the CLI's progress line).
         parallel_window: let a conv take ``simd = C·j`` with ``j | kh·kw`` (several window
-            positions per cycle; docs/cost-model.md). Off until the HLS kernels and RTL
-            modules support it.
+            positions per cycle; docs/cost-model.md). On by default: the HLS kernels and
+            the RTL twin implement it.
         narrow_folding: finish with the pass that refolds every block to its cheapest
             folding meeting the design ii (`bbgrap_hls.search.narrow`); off gives the
             strategy's own foldings (the bench compares both).

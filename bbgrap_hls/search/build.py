@@ -21,7 +21,7 @@ from bbgrap_hls.model.links import (
 from bbgrap_hls.model.timing import FIFO_DEPTH, out_profile
 from bbgrap_hls.plan import ChannelPlan, CorePlan, NodePlan, Plan, SplitPart, TransferPlan
 from bbgrap_hls.search.dp import Segmentation
-from bbgrap_hls.search.fifos import DEFAULT_DEPTH, input_depths
+from bbgrap_hls.search.fifos import DEFAULT_DEPTH, input_depths, stall_depth
 from bbgrap_hls.search.problem import RES, Problem
 
 
@@ -154,11 +154,13 @@ def build_plan(prob: Problem, seg: Segmentation, strategy: str, objective: str) 
                     kind, tid, src_core = "fifo", None, out_core[pu]
                 else:
                     kind, tid, src_core = "stream", tid_of[(t, p.core)], out_core[pu]
-                fc = fifo_cost(lanes, depth)
+                # a matrix-vector unit stalls its input during folds 1..NF-1 (fifos.py)
+                d = max(depth, stall_depth(unit.kind, unit.geom, p.pe, lanes))
+                fc = fifo_cost(lanes, d)
                 use[p.core][1] += fc.bram18
                 use[p.core][3] += fc.lut + width_converter_lut(lanes, in_lanes(unit.kind, unit.geom, p.pe, p.simd))
                 ii = transfers[tid].ii_cycles if tid is not None else beats
-                chans.append(ChannelPlan(t, src, unit.node.name, src_core, p.core, kind, tid, depth,
+                chans.append(ChannelPlan(t, src, unit.node.name, src_core, p.core, kind, tid, d,
                                          lanes, bits, ii, False, fc.bram18))
     for t in graph.outputs:
         for u, unit in enumerate(prob.units):

@@ -22,11 +22,25 @@ beats: the beats it emits during the lag, capped at one frame (a whole frame alw
 suffices: windows never reach into the next frame), plus two for the FIFO's registers.
 The ``fill`` part alone is what deadlock freedom needs; the cycle part keeps the fork from
 stalling in steady state.
+
+A matrix-vector unit that reads its input FIFO directly (dense, 1×1 conv without window
+generator: ``hw/rtl/mvu.sv``) takes the vector's beats during neuron fold 0 and stalls its
+input during folds 1..NF−1. Its producer meanwhile emits the next vector at the design's
+pace, so a FIFO of two beats passes the stall back upstream and the consumer's fold 0 then
+waits on the producer: a vector costs (producer's spread) + (NF−1)·SF cycles instead of
+NF·SF, more than the design ii when both are close to it (LeNet: the 120→84 dense after
+the 400→120 dense, +5.5 % ii). Its input FIFO therefore holds one vector:
+
+    depth = ceil(V / lanes) + 2        when NF = ceil(Co / PE) > 1
+
+with ``V`` the vector's elements (a dense layer's flattened input, a 1×1 conv's ``C``).
 """
 
 from __future__ import annotations
 
 import math
+
+from bbgrap_hls.model.geometry import Geometry
 
 DEFAULT_DEPTH = 2
 """Depth of a FIFO with nothing to wait for (one register each side)."""
@@ -47,3 +61,27 @@ def input_depths(beats: list[int], starts: list[float]) -> list[int]:
         return [DEFAULT_DEPTH] * len(starts)
     late = max(starts)
     return [reconvergence_depth(b, late - s) for b, s in zip(beats, starts, strict=True)]
+
+
+def feeds_mvu_directly(kind: str, g: Geometry) -> bool:
+    """Whether a block's matrix-vector unit reads its input FIFO without a window generator."""
+    return kind == "dense" or (kind == "conv" and g.pointwise)
+
+
+def stall_depth(kind: str, g: Geometry, pe: int, lanes: int) -> int:
+    """Input FIFO depth that absorbs a matrix-vector unit's input stall (one vector of beats).
+
+    Args:
+        kind: block kind (``model.kinds``).
+        g: the block's geometry.
+        pe: output lanes (neuron fold ``NF = ceil(Co / pe)``).
+        lanes: lanes per beat of the FIFO (the producer's output lanes).
+
+    Returns:
+        ``ceil(V / lanes) + FIFO_SLACK`` (``V`` elements per vector) when the unit stalls its input (``NF > 1``), else
+        ``DEFAULT_DEPTH``.
+    """
+    if not feeds_mvu_directly(kind, g) or math.ceil(g.co / max(1, pe)) <= 1:
+        return DEFAULT_DEPTH
+    vector = g.in_elems // max(1, g.ho * g.wo)  # a dense layer's whole (flattened) input
+    return math.ceil(vector / max(1, lanes)) + FIFO_SLACK

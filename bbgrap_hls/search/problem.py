@@ -27,7 +27,7 @@ from bbgrap_hls.model import (
 )
 from bbgrap_hls.model.geometry import Geometry, hwc
 from bbgrap_hls.model.links import fifo_cost, width_converter_lut
-from bbgrap_hls.search.fifos import input_depths
+from bbgrap_hls.search.fifos import input_depths, stall_depth
 
 RES = ("dsp", "bram18", "uram", "lut")
 """Resources every core has a limit for, in the column order of `Table.res`."""
@@ -95,7 +95,8 @@ def _table(kind: str, g: Geometry, inputs: _Inputs, parallel_window: bool, uram:
                 ii = max(1, c.ii)
                 starts = [s + (cy + 1) / ii for s, cy in zip(inputs.starts, inputs.cycles, strict=True)]
                 for d in input_depths(beats, starts):
-                    fifo = fifo_cost(lanes, d)
+                    # the producer's lanes are unknown here: the block's own (fifos.py)
+                    fifo = fifo_cost(lanes, max(d, stall_depth(kind, g, pe, lanes)))
                     # Each input's FIFO (reconvergence depth in the block's lanes) and a
                     # worst-case width converter (from 1 lane).
                     bram += fifo.bram18
@@ -169,7 +170,7 @@ def core_path(board: Board) -> list[int]:
 
 
 def build_problem(graph: Graph, board: Board, split_candidates: int = 8,
-                  parallel_window: bool = False) -> Problem:
+                  parallel_window: bool = True) -> Problem:
     """Units, folding tables and cut sizes of ``graph`` on ``board``.
 
     Args:
