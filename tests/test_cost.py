@@ -185,3 +185,19 @@ def test_parallel_window_depthwise(p, j):
     c = block_cost("dwconv", g, p, p * j)
     assert c.ii == max(10 * 10 * 8 // p, 8 * 8 * 9 * 8 // (p * j))
     assert c.dsp == p * j + REQUANT_DSP * p and in_lanes("dwconv", g, p, p * j) == p
+
+
+@pytest.mark.parametrize("pe, simd", [(3, 16), (1, 4), (120, 16)])
+def test_dense_on_flattened_image_is_one_vector(pe, simd):
+    """A Dense after Flatten (input 5x5x16, output 1x1x120) is one vector of MW = 400 in
+    hw/rtl/mvu.sv: fold 0 reads all 400/simd beats, folds 1..NF-1 follow (its tail), and the
+    first output needs the whole input (fill 1). The ii is the same as 25 vectors of 16."""
+    from bbgrap_hls.model.geometry import Geometry
+
+    flat = Geometry(h=5, w=5, c=16, ho=1, wo=1, co=120)
+    row = Geometry(h=1, w=1, c=400, ho=1, wo=1, co=120)
+    sf, nf = 400 // simd, 120 // pe
+    for g in (flat, row):
+        c = block_cost("dense", g, pe, simd)
+        assert (c.ii, c.lead, c.tail, c.span, c.fill) == (sf * nf, sf - 1, (nf - 1) * sf, sf * nf - 1, 1.0)
+        assert c.bram18 == block_cost("dense", row, pe, simd).bram18
