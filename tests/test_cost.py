@@ -192,8 +192,6 @@ def test_dense_on_flattened_image_is_one_vector(pe, simd):
     """A Dense after Flatten (input 5x5x16, output 1x1x120) is one vector of MW = 400 in
     hw/rtl/mvu.sv: fold 0 reads all 400/simd beats, folds 1..NF-1 follow (its tail), and the
     first output needs the whole input (fill 1). The ii is the same as 25 vectors of 16."""
-    from bbgrap_hls.model.geometry import Geometry
-
     flat = Geometry(h=5, w=5, c=16, ho=1, wo=1, co=120)
     row = Geometry(h=1, w=1, c=400, ho=1, wo=1, co=120)
     sf, nf = 400 // simd, 120 // pe
