@@ -22,6 +22,7 @@ from bbgrap_hls.model import (
     uram_memory,
 )
 from bbgrap_hls.model.blocks import REQUANT_DSP
+from bbgrap_hls.model.timing import out_profile
 
 
 @pytest.mark.parametrize("width", [1, 8, 9, 18, 36, 64])
@@ -199,3 +200,28 @@ def test_dense_on_flattened_image_is_one_vector(pe, simd):
         c = block_cost("dense", g, pe, simd)
         assert (c.ii, c.lead, c.tail, c.span, c.fill) == (sf * nf, sf - 1, (nf - 1) * sf, sf * nf - 1, 1.0)
         assert c.bram18 == block_cost("dense", row, pe, simd).bram18
+
+
+@pytest.mark.parametrize("geom", [
+    Geometry(14, 14, 6, 10, 10, 16, kh=5, kw=5),
+    Geometry(28, 28, 6, 14, 14, 6, kh=2, kw=2, sh=2, sw=2),
+    Geometry(8, 8, 4, 8, 8, 8, kh=3, kw=3, pads=(1, 1, 1, 1)),
+])
+@pytest.mark.parametrize("slow", [1, 3, 9])
+def test_window_last_output_under_slow_input(geom, slow):
+    """A window block's reader works while a slow input streams in: its last output is due
+    at the last rows' read after the last input beat (not the full-rate tail after it), at
+    full rate exactly ``span + depth``, and never before the full-rate finish."""
+    c = block_cost("conv", geom, 2, geom.c)
+    beats = geom.h * geom.w * geom.c // geom.c
+    b_in = (beats - 1) * slow
+    _, b_out = out_profile(0, b_in, beats, c.lead, c.span, c.tail, c.fill, c.depth, c.rows_due)
+    assert max(t + rest for _, t, rest in c.rows_due) == c.span
+    if slow == 1:
+        assert b_out == c.span + c.depth
+        return
+    last_rest = max(rest for n, _, rest in c.rows_due if n == beats)
+    assert b_out >= max(c.span, b_in + last_rest) + c.depth
+    assert b_out <= max(c.span, b_in + c.tail) + c.depth  # the old bound: the whole tail after b_in
+    if c.tail > last_rest + (slow - 1) * beats:  # a read-bound block: its reads overlap the input
+        assert b_out < b_in + c.tail + c.depth

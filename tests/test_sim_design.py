@@ -96,10 +96,15 @@ def test_sim_bit_exact_and_ii(root, name):
     assert err <= II_TOL, f"ii {r.measured_ii_cycles} vs plan {r.predicted_ii_cycles} ({err:.1%})"
 
 
+_LAT_XFAIL = pytest.mark.xfail(
+    reason="cost-model latency under-predicts chains behind a slow bottleneck conv: the model "
+           "lets window blocks overlap a slow input (out_profile rows_due), the RTL finishes later "
+           "(ds_cnn 154771 vs 88987, resnet8 91986 vs 61114 cycles)", strict=False)
+
+
 @pytest.mark.slow
-@pytest.mark.xfail(reason="cost-model latency is being aligned with the RTL's pipeline (bbgrap_hls/model): "
-                          "it over-predicts deep conv chains (ResNet-8 about 2x)", strict=False)
-@pytest.mark.parametrize("name", sorted(DESIGNS))
+@pytest.mark.parametrize("name", [n if n == "lenet" else pytest.param(n, marks=_LAT_XFAIL)
+                                  for n in sorted(DESIGNS)])
 def test_sim_latency_matches_plan(root, name):
     r = _sim(name, root)
     assert r.match, r.message

@@ -47,6 +47,8 @@ class BlockCost:
             every cycle from cycle 0 (`bbgrap_hls.model.timing`).
         span: cycle of the last internal step of the frame, same conditions: the last
             output beat leaves at ``span + depth``.
+        rows_due: a window block's per-output-row input needs (`WindowSchedule.rows_due`):
+            its last output when the input arrives slower than one beat per cycle.
         dsp, bram18, uram, lut: resources.
         weights: where the weight memory lives: ``"bram"``, ``"uram"``, ``"lut"`` (LUTRAM,
             under 1,024 bits per bank) or None for a block without weights.
@@ -59,6 +61,7 @@ class BlockCost:
     tail: int = 0
     lead: int = 0
     span: int = 0
+    rows_due: tuple[tuple[int, int, int], ...] = ()
     dsp: int = 0
     bram18: int = 0
     uram: int = 0
@@ -116,6 +119,7 @@ def mvu(g: Geometry, pe: int, simd: int, uram: bool = False) -> BlockCost:
     sf, nf = g.k * (g.in_elems // vectors if g.pointwise else g.c) // simd, g.co // pe
     folds = sf * nf
     lanes = min(simd, g.c)
+    due: tuple[tuple[int, int, int], ...] = ()
     wmem, where = _weights(pe, simd * 8, folds, uram)
     mem = wmem + _params(pe, nf)
     if nf > 1:
@@ -131,8 +135,9 @@ def mvu(g: Geometry, pe: int, simd: int, uram: bool = False) -> BlockCost:
         ii = max(ws.write, ws.read)
         lead, span, tail = ws.lead, ws.span, max(0, ws.span - ws.last_in)
         depth, fill, first = RTL_DEPTH["mvu"] + RTL_DEPTH["swg"], ws.fill, sf
+        due = ws.rows_due
     return BlockCost(
-        ii=ii, depth=depth, fill=fill, first=first, tail=tail, lead=lead, span=span,
+        ii=ii, depth=depth, fill=fill, first=first, tail=tail, lead=lead, span=span, rows_due=due,
         dsp=pe * simd + REQUANT_DSP * pe, bram18=mem.bram18, uram=mem.uram,
         lut=LUT_BASE_MVU + LUT_PER_MAC * pe * simd + (LUT_PER_PE + LUT_REQUANT) * pe
         + LUT_PER_SIMD * simd + (0 if g.pointwise else LUT_WINDOW) + mem.lut,
@@ -148,7 +153,7 @@ def _window_unit(g: Geometry, p: int, simd: int, extra: MemCost) -> tuple[BlockC
     mem = extra + _line_buffer(g, p, j)
     cost = BlockCost(ii=max(ws.write, ws.read), depth=RTL_DEPTH["vvu"] + RTL_DEPTH["swg"],
                      fill=ws.fill, first=reads, tail=max(0, ws.span - ws.last_in), lead=ws.lead,
-                     span=ws.span)
+                     span=ws.span, rows_due=ws.rows_due)
     return cost, mem
 
 

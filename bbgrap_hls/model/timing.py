@@ -54,6 +54,10 @@ class WindowSchedule:
         span: cycle of the frame's last read.
         last_in: cycle of the last input beat if the writer never waits.
         fill: fraction of the input beats written before the first window is complete.
+        rows_due: per output row, ``(n, t_n, rest)``: the row's reading can finish only
+            after the first ``n`` input beats are in, the ``n``-th at cycle ``t_n`` at full
+            rate, and ``rest`` cycles after it (the writer's padding and the reader's rows
+            left). ``max(t_n + rest)`` over rows is ``span`` (`out_profile`).
     """
 
     rows: int
@@ -64,6 +68,7 @@ class WindowSchedule:
     span: int
     last_in: int
     fill: float
+    rows_due: tuple[tuple[int, int, int], ...] = ()
 
 
 def taps(g: Geometry) -> tuple[int, int]:
@@ -97,22 +102,35 @@ def window_schedule(g: Geometry, lanes: int, reads_per_window: int, first_reads:
     ready0 = g.kh * g.wp * cg - before  # the first output row may be read from this cycle on
     last_in = ((g.pads[0] + g.h - 1) * g.wp + g.pads[1] + g.w) * cg - 1 - before
     rows_in = min(g.h, max(0, g.kh - g.pads[0]))
+    due = []
+    for oy in range(g.ho):
+        n = min(g.h, max(0, oy * g.sh + g.kh - g.pads[0])) * g.w * cg  # input beats the row needs
+        t_n = ((g.pads[0] + n // (g.w * cg) - 1) * g.wp + g.pads[1] + g.w) * cg - 1 - before if n else -1
+        due.append((n, t_n, (oy * g.sh + g.kh) * g.wp * cg - before + (g.ho - oy) * row_read - 1 - t_n))
     return WindowSchedule(
         rows=window_rows(g), cg=cg, write=g.hp * g.wp * cg, read=g.ho * row_read,
         lead=ready0 + first_reads - 1, span=span, last_in=last_in,
-        fill=rows_in * g.w / max(1, g.h * g.w))
+        fill=rows_in * g.w / max(1, g.h * g.w), rows_due=tuple(due))
 
 
 def out_profile(a_in: int, b_in: int, in_beats: int, lead: int, span: int, tail: int, fill: float,
-                depth: int) -> tuple[int, int]:
+                depth: int, rows_due: tuple[tuple[int, int, int], ...] = ()) -> tuple[int, int]:
     """Cycles ``(a_out, b_out)`` of a block's first and last output beat.
 
     ``a_in``/``b_in`` are the cycles of its first and last input beat (``in_beats`` beats).
     At full rate (``b_in − a_in = in_beats − 1``) this is exactly what the RTL does; a slower
-    input stretches the first output by ``fill`` of the extra time and the last output to
-    ``b_in + tail``.
+    input stretches the first output by ``fill`` of the extra time. The last output: a block
+    without ``rows_due`` finishes at ``b_in + tail``; a window block (``rows_due`` from
+    `WindowSchedule`) reads each output row once its input rows are in, the input beats
+    spread evenly over ``[a_in, b_in]``, so only the rows still unread when the last input
+    rows come in count after ``b_in`` (its reader works while a slow input streams in).
     """
     stretch = max(0, (b_in - a_in + 1) - in_beats)
     a_out = a_in + lead + math.ceil(fill * stretch) + depth
-    b_out = max(b_in + tail, a_in + span) + depth
+    if rows_due and stretch:
+        slope = (b_in - a_in) / max(1, in_beats - 1)
+        b_out = max(a_in + span, *(a_in + max(t_n, math.ceil((n - 1) * slope)) + rest
+                                   for n, t_n, rest in rows_due if n)) + depth
+    else:
+        b_out = max(b_in + tail, a_in + span) + depth
     return a_out, max(a_out, b_out)

@@ -128,7 +128,8 @@ def build_plan(prob: Problem, seg: Segmentation, strategy: str, objective: str) 
         simd = parts[u][0].simd
         lanes_in = in_lanes(unit.kind, unit.geom, parts[u][0].pe, simd)
         in_beats = max(1, unit.geom.in_elems // max(1, lanes_in))
-        a_out, b_out = out_profile(a_in, b_in, in_beats, c.lead, c.span, c.tail, c.fill, c.depth)
+        a_out, b_out = out_profile(a_in, b_in, in_beats, c.lead, c.span, c.tail, c.fill, c.depth,
+                                   c.rows_due)
         gather = 0
         if len(parts[u]) > 1:
             gather = sum(board.link(x, y).latency_cycles for x, y in
