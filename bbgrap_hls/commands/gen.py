@@ -107,7 +107,12 @@ def _finish(args, out: Path, old: list[str], worker: _ReportWorker, board, graph
         ident = next(i for tt, i, _ in design.inputs if tt == t)
         files[f"tb/seed_{ident}.npy"] = _npy_bytes(x)
     worker.collect(plan, graph, tmpd / "_report", files)  # the report joins before the manifest
+    # Inputs by content (the board as its resolved numbers, so an edited board file shows).
+    # The model and calibration paths are recorded because `csim --input` recomputes the
+    # reference from them.
+    board_json = json.dumps(board.to_dict(), sort_keys=True).encode()
     inputs = {"model": sha256(Path(args.model).read_bytes()), "board": board.name,
+              "board_sha256": sha256(board_json),
               "calib": sha256(Path(args.calib).read_bytes()) if args.calib else None}
     options = {"strategy": args.strategy, "objective": args.objective, "seed": args.seed,
                "parallel_window": args.parallel_window,
@@ -257,3 +262,4 @@ def _versions() -> dict[str, str]:
 
     return {"bbgrap-hls": __version__, "numpy": np.__version__, "onnx": onnx.__version__,
             "jinja2": jinja2.__version__, "python": sys.version.split()[0]}
+
