@@ -90,21 +90,8 @@ def run(args: argparse.Namespace) -> int:
 
 
 def _run_int8(args: argparse.Namespace, graph: Graph, feeds: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
-    """The int8 hook: quantise (calibrated on ``--calib`` or synthetic samples) and run."""
-    from bbgrap_hls import quant
+    """The int8 branch: QDQ check, calibration, quantisation, integer reference, --compare
+    (all the quantiser's: `bbgrap_hls.quant.cli.run_int8_branch`)."""
+    from bbgrap_hls.quant.cli import run_int8_branch
 
-    if not hasattr(quant, "quantize") or not hasattr(quant, "run_int8"):
-        raise BadInputError("--int8 needs the quantiser")
-    from bbgrap_hls.reference import run_float
-
-    calib = quant.load_calibration(args.calib, graph) if args.calib else None
-    qgraph = quant.quantize(graph, calib)
-    raw = quant.run_int8(qgraph, feeds)
-    outputs = raw if args.raw else quant.dequantize_outputs(qgraph, raw)
-    if args.compare:
-        ref = run_float(graph, feeds)
-        deq = quant.dequantize_outputs(qgraph, raw)
-        for name in graph.outputs:
-            stats = quant.compare(ref[name], deq[name])
-            print(f"{name}: int8 vs float " + ", ".join(f"{k} {v:.4g}" for k, v in stats.items()))
-    return outputs
+    return run_int8_branch(args, graph, feeds)

@@ -21,14 +21,6 @@ from bbgrap_hls.quant.quantizer import quantize
 from bbgrap_hls.reference import run_float
 
 
-def add_int8_args(p: argparse.ArgumentParser) -> None:
-    """The int8 flags of ``run`` (for run.py, if it does not declare them itself)."""
-    p.add_argument("--int8", action="store_true", help="run the bit-exact integer reference")
-    p.add_argument("--calib", metavar="SAMPLES", help="calibration samples (.npy, or .npz keyed by input)")
-    p.add_argument("--raw", action="store_true", help="with --int8: write raw int8 codes, not dequantised values")
-    p.add_argument("--compare", action="store_true", help="with --int8: print agreement with the float reference")
-
-
 def run_int8_branch(args: argparse.Namespace, graph: Graph, feeds: dict[str, np.ndarray],
                     out=None) -> dict[str, np.ndarray]:
     """Quantise ``graph`` (canonical) and run the integer reference on ``feeds``.
