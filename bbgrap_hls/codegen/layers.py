@@ -215,24 +215,6 @@ def _make_layer(g: Graph, node: Node, ident: str, pe: int, simd: int,
     raise UnsupportedError(f"node '{node.name}' ({op}): no HLS kernel")
 
 
-def layout_is_alias(g: Graph, node: Node) -> bool:
-    """True when a layout op keeps the NHWC stream order (so it needs no block)."""
-    if node.op not in LAYOUT_KINDS:
-        return False
-    x, y = g.shape(node.inputs[0]), g.shape(node.outputs[0])
-    if node.op == "Transpose":
-        perm = tuple(node.attrs["perm"])
-        kept = [i for i in perm if x[i] != 1]
-        return kept == sorted(kept) and x[0] == y[0]
-    # Only dropping or adding unit dimensions keeps the order of a stream whose channels
-    # are innermost: (N, C, 1, 1) <-> (N, C), or any reshape of a 1x1 pixel.
-    def core(s):
-        return [d for d in s[1:] if d != 1]
-    if len(x) == 4 and x[2] * x[3] != 1:
-        return len(y) == 4 and tuple(x) == tuple(y)
-    return core(x) == core(y)
-
-
 def shuffle_layer(node: Node, ident: str, pixels: int, c: int, lanes: int, perm: np.ndarray) -> Layer:
     """A channel shuffle (out channel ``k`` = in channel ``perm[k]`` in every pixel)."""
     call = f"bb::channel_shuffle<{pixels}, {c}, {lanes}>({{in0}}, {{out}}, {ident}_perm, frames);"

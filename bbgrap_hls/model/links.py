@@ -22,8 +22,6 @@ from bbgrap_hls.model.timing import FIFO_DEPTH
 
 LUT_STREAM_ENDPOINT = 60   # serialiser / deserialiser control per tensor and core
 LUT_PER_LINK_BIT = 1       # lane muxing onto the link per bit of tensor width
-LUT_DMA = 1500             # AXI master (burst engine) per buffer endpoint
-BRAM_DMA = 2               # burst FIFO per buffer endpoint
 LUT_CONVERTER = 20         # width converter control
 LUT_PER_CONVERTER_LANE = 8  # per lane of the wider side
 
@@ -116,7 +114,3 @@ def stream_endpoint_lut(lanes: int) -> int:
     """LUTs of one end (or one forwarding hop) of an inter-core stream of ``lanes`` lanes."""
     return LUT_STREAM_ENDPOINT + LUT_PER_LINK_BIT * 8 * lanes
 
-
-def buffer_endpoint() -> MemCost:
-    """Resources of one end of an off-chip buffer (a DMA engine)."""
-    return MemCost(BRAM_DMA, LUT_DMA)
