@@ -4,7 +4,8 @@ For a target ii ``T`` and a rule, every unit takes its cheapest folding meeting 
 (`fold.Chooser`); then a reachability DP over (core position, units placed) decides in
 ``O(cores · units)`` whether the units fit the cores in order with every link carrying its
 cut within ``T``. A heavy conv/dense unit may instead be split along output channels
-over ``k`` consecutive cores. Bisection over the candidate targets gives the least ``T``;
+over ``k`` consecutive cores: its first part shares a core with the units before it, its
+last part with the units after it, the parts between have a core each. Bisection over the candidate targets gives the least ``T``;
 it is exact when feasibility is monotone in ``T`` (checked: `Segmentation.monotone`).
 """
 
@@ -64,85 +65,116 @@ class SegmentDP:
             return np.zeros_like(bits, dtype=bool) if isinstance(bits, np.ndarray) else False
         return -(-bits // w) <= target
 
+    def _jmax(self, pre: np.ndarray, s: int, room: np.ndarray) -> int:
+        """Largest ``j`` with units ``[s, j)`` fitting in ``room`` (``s`` itself always)."""
+        j = min(int(np.searchsorted(pre[:, r], pre[s, r] + room[r], side="right")) - 1
+                for r in range(N_RES))
+        return max(j, s)
+
     def run(self, target: int, reconstruct: bool = False) -> Segmentation | None | bool:
-        """Whether ``target`` is feasible; with ``reconstruct`` the segmentation (or None)."""
+        """Whether ``target`` is feasible; with ``reconstruct`` the segmentation (or None).
+
+        States at a core position ``q``: *plain* ``s`` (core ``q`` empty, units ``< s`` placed
+        before it) and *tail* ``(s, k)`` (core ``q`` already holds the last of the ``k`` parts
+        of unit ``s − 1``, split over cores ``q−k+1 … q``). A core takes a contiguous run of
+        units after its state; a split of unit ``i`` starts on a core after a run ``[s, i)``
+        there, puts one part alone on each core in between and leaves a tail state.
+        """
         prob, m, n = self.prob, self.prob.m, len(self.path)
         idx, res = self._choose(target)
         pre = np.vstack([np.zeros((1, N_RES), np.int64), np.cumsum(res, axis=0)])
         reach = np.zeros(m + 1, dtype=bool)
         reach[0] = True
-        hist: list[tuple[np.ndarray, np.ndarray]] = []   # per core: (reach before, jmax)
-        split_in: list[dict[int, tuple[int, int, list[int]]]] = [dict() for _ in range(n)]
+        hist: list[tuple[np.ndarray, np.ndarray, dict]] = []   # per core: (reach, jmax, tails)
+        tails_at: list[dict[tuple[int, int], tuple]] = [dict() for _ in range(n)]
         for q in range(n):
+            lim = np.asarray(self.lims[q], dtype=np.int64)
             jmax = np.full(m + 1, -1, dtype=np.int64)
             for r in range(N_RES):
-                jr = np.searchsorted(pre[:, r], pre[:, r] + self.lims[q][r], side="right") - 1
+                jr = np.searchsorted(pre[:, r], pre[:, r] + lim[r], side="right") - 1
                 jmax = jr if r == 0 else np.minimum(jmax, jr)
             jmax = np.where(reach, jmax, -1)
             diff = np.zeros(m + 2, dtype=np.int64)
             starts = np.nonzero(reach)[0]
             np.add.at(diff, starts, 1)
             np.add.at(diff, np.maximum(jmax[starts], starts) + 1, -1)
+            tails = tails_at[q]
+            for key, (base, origin) in list(tails.items()):
+                s = key[0]
+                jt = self._jmax(pre, s, lim - base)
+                tails[key] = (base, origin, jt)
+                diff[s] += 1
+                diff[jt + 1] -= 1
             placed = np.cumsum(diff)[: m + 1] > 0
-            for j in split_in[q]:
-                placed[j] = True
-            hist.append((reach.copy(), jmax))
+            hist.append((reach.copy(), jmax, tails))
             if placed[m]:
                 if not reconstruct:
                     return True
-                return self._rebuild(q, hist, split_in, idx, target)
+                return self._rebuild(q, hist, idx, target)
             if q == n - 1:
                 break
-            # Splits starting on core q (from a reachable state i).
-            for i in np.nonzero(reach)[0]:
-                if i < m and i in self.split_ch:
-                    self._try_split(int(i), q, target, split_in)
+            for i in self.split_ch:
+                if i < m and placed[i]:
+                    self._try_split(i, q, target, pre, reach, jmax, tails, lim, tails_at)
             reach = placed & self._link_ok(q, prob.cut_bits, target)
         return False if not reconstruct else None
 
-    def _try_split(self, i: int, q: int, target: int, split_in) -> None:
+    def _try_split(self, i, q, target, pre, reach, jmax, tails, lim, tails_at) -> None:
+        """Record the tail states of splitting unit ``i`` from core position ``q``."""
         prob = self.prob
         out_bits = prob.tensor_bits[prob.units[i].out_tensor]
+        plain = [s for s in np.nonzero(reach[: i + 1])[0][::-1]]
         for k, ch in self.split_ch[i].items():
-            if q + k > len(self.path):
+            last = q + k - 1
+            if last >= len(self.path) or (i + 1, k) in tails_at[last]:
                 continue
             f = ch.pick(target)
             if f < 0:
                 continue
-            if any(np.any(ch.table.res[f] > self.lims[q + p]) for p in range(k)):
+            part = ch.table.res[f].astype(np.int64)
+            if any(np.any(part > self.lims[q + p]) for p in range(1, k)):
                 continue
-            ok = all(self._link_ok(q + p, int(prob.cut_bits[i]) + out_bits * (p + 1) // k, target)
-                     for p in range(k - 1))
-            last = q + k - 1
-            if ok and (i + 1) not in split_in[last]:
-                split_in[last][i + 1] = (q, i, [f] * k)
+            if not all(self._link_ok(q + p, int(prob.cut_bits[i]) + out_bits * (p + 1) // k, target)
+                       for p in range(k - 1)):
+                continue
+            # A start state on core q whose run [s, i) leaves room for the first part: the
+            # largest plain s is the lightest plain run; tails are checked one by one.
+            origin = None
+            if plain and np.all(pre[i] - pre[plain[0]] + part <= lim):
+                origin = ("plain", int(plain[0]))
+            else:
+                for key, (base, _, jt) in tails.items():
+                    if key[0] <= i and np.all(pre[i] - pre[key[0]] + base + part <= lim):
+                        origin = ("tail", key)
+                        break
+            if origin is not None:
+                tails_at[last][(i + 1, k)] = (part, (q, i, k, int(f), origin))
 
-    def _rebuild(self, q_end, hist, split_in, idx, target) -> Segmentation:
+    def _rebuild(self, q_end, hist, idx, target) -> Segmentation:
         m = self.prob.m
         core = [-1] * m
         fold = list(idx)
         split: dict[int, list[tuple[int, int]]] = {}
         j, q = m, q_end
-        while j > 0:
-            if j in split_in[q] and not self._plain_ok(hist[q], j):
-                start_q, i, parts = split_in[q][j]
-                split[i] = [(self.path[start_q + p], parts[p]) for p in range(len(parts))]
-                core[i] = self.path[q]
-                fold[i] = -1
-                j, q = i, start_q - 1
-                continue
-            reach, jmax = hist[q]
-            cands = [i for i in np.nonzero(reach)[0] if i <= j <= max(jmax[i], i)]
-            i = int(max(cands))
-            for u in range(i, j):
+        state = None   # a state already chosen for core q (following a split's origin)
+        while j > 0 or state is not None:
+            reach, jmax, tails = hist[q]
+            if state is None:
+                cands = [int(s) for s in np.nonzero(reach)[0] if s <= j <= max(jmax[s], s)]
+                state = ("plain", max(cands)) if cands else \
+                    ("tail", next(key for key, v in tails.items() if key[0] <= j <= v[2]))
+            kind, key = state
+            s = key if kind == "plain" else key[0]
+            for u in range(s, j):
                 core[u] = self.path[q]
-            j, q = i, q - 1
+            if kind == "plain":
+                j, q, state = s, q - 1, None
+                continue
+            q0, i, k, f, origin = tails[key][1]
+            split[i] = [(self.path[q0 + p], f) for p in range(k)]
+            core[i], fold[i] = self.path[q], -1
+            j, q, state = i, q0, origin
         return Segmentation(core=core, fold=fold, split=split, target=target, monotone=self.monotone)
-
-    @staticmethod
-    def _plain_ok(h, j) -> bool:
-        reach, jmax = h
-        return any(i <= j <= max(jmax[i], i) for i in np.nonzero(reach)[0])
 
 
 def candidate_targets(prob: Problem) -> np.ndarray:
