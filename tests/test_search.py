@@ -372,6 +372,30 @@ def test_a_layer_too_big_for_one_core_is_split_over_two():
     check_plan(plan)
 
 
+def _dense_chain(sizes) -> Graph:
+    """Dense layers in a chain: ``sizes`` are the feature counts, input first."""
+    t = {"t0": Tensor("t0", (1, sizes[0]))}
+    nodes = []
+    for i, (c, co) in enumerate(zip(sizes, sizes[1:], strict=False)):
+        t[f"w{i}"] = Tensor(f"w{i}", (co, c), data=np.zeros((co, c), np.float32))
+        t[f"t{i + 1}"] = Tensor(f"t{i + 1}", (1, co))
+        nodes.append(Node(f"fc{i}", "Dense", [f"t{i}", f"w{i}"], [f"t{i + 1}"]))
+    return Graph("chain", ["t0"], [f"t{len(nodes)}"], t, nodes)
+
+
+def test_split_parts_share_their_cores_with_the_blocks_around_them():
+    # fc1 does not fit one core; with two cores its parts must share them with fc0 and fc2.
+    g = _dense_chain([8, 512, 64, 16])
+    board = two_core_board(dsp=400, bram18=12, lut=60000)
+    plan = make_plan(g, board, strategy="exact", baselines=False)
+    parts = plan.node("fc1").split
+    assert parts and [p.core for p in parts] == [0, 1]
+    assert plan.node("fc0").core == 0 and plan.node("fc2").core == 1
+    check_plan(plan)
+    search = make_plan(g, board, strategy="search", baselines=False)
+    assert search.ii_cycles == plan.ii_cycles
+
+
 def test_infeasible_names_core_resource_and_shortfall():
     g = _big_dense(co=64, c=4096)
     with pytest.raises(InfeasibleError, match=r"BRAM18.*short by \d+.*>= \d+"):
