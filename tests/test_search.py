@@ -166,6 +166,19 @@ def test_narrowing_cuts_lanes_dsp_and_lut_at_the_same_ii(model):
     check_plan(narrow)
 
 
+@pytest.mark.parametrize("model", ["lenet", "resnet8", "ds_cnn", "mlp_autoencoder"])
+def test_latency_objective_search_beats_every_baseline(model):
+    g, board = canonical(model), load_board("u250")
+    plans = {s: make_plan(g, board, strategy=s, objective="latency", baselines=False)
+             for s in ("search", "single", "even", "greedy")}
+    for s, p in plans.items():
+        check_plan(p)
+        assert plans["search"].latency_cycles <= p.latency_cycles, (s, p.latency_cycles)
+    # the throughput objective's plan is no faster to the first result
+    thr = make_plan(g, board, strategy="search", baselines=False)
+    assert plans["search"].latency_cycles <= thr.latency_cycles
+
+
 @pytest.mark.parametrize("model", ["resnet8", "ds_cnn"])
 def test_narrowing_keeps_the_latency_of_the_latency_objective(model):
     g, board = canonical(model), load_board("vu9p-quad")
