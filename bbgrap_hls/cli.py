@@ -23,6 +23,7 @@ import warnings  # noqa: E402
 
 from bbgrap_hls import __version__  # noqa: E402
 from bbgrap_hls.errors import BbgrapError  # noqa: E402
+from bbgrap_hls.safetext import SafeStream  # noqa: E402
 
 COMMANDS = ("inspect", "run", "boards", "plan", "gen", "csim", "sim")
 
@@ -56,6 +57,8 @@ def main(argv: list[str] | None = None) -> int:
     if not getattr(args, "_run", None):
         parser.print_help()
         return 2
+    out, err = sys.stdout, sys.stderr
+    sys.stdout, sys.stderr = SafeStream(out), SafeStream(err)
     try:
         with warnings.catch_warnings():
             if not getattr(args, "debug", False):  # one line per warning, like errors
@@ -70,6 +73,8 @@ def main(argv: list[str] | None = None) -> int:
     except KeyboardInterrupt:
         print(f"bbgrap-hls {args.command}: interrupted", file=sys.stderr)
         return 130
+    finally:
+        sys.stdout, sys.stderr = out, err
 
 
 if __name__ == "__main__":

@@ -49,7 +49,7 @@ def run_float(graph: Graph, feeds: dict[str, np.ndarray], keep: bool = False) ->
     for node in graph.nodes:
         ins = [env[i] if i else None for i in node.inputs]
         outs = get_op(node.op).run(node, ins)
-        for name, v in zip(node.outputs, outs):
+        for name, v in zip(node.outputs, outs, strict=False):
             env[name] = v
     if keep:
         return env

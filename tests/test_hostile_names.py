@@ -31,6 +31,7 @@ PAYLOADS = ("evil_payload();", "system_call();", "splice_payload();", "`define P
             "#include <pwn.h>", "#pragma pwn", "\"quoted\"", "it's", "passwd")
 
 HOSTILE = [
+    "\x1b]0;pwned\x07", "\x1b[2J\x1b[31mred", "abc\u202edcba", "\x9b31m", "bell\x07",
     "int", "module", "class", "always_ff", "main", "core0", "t_x", "t_t_x", "0leading", "9",
     "ünïcødé_名前", "ÄÖÜ", "a" * 5000, "a" * 5000 + "b", "a/b", "a-b", "a b", "a.b", "a_b", "A_B",
     "x*/ evil_payload(); /*", "line\nsystem_call();\n// ", "back\\\nsplice_payload();",
@@ -38,6 +39,7 @@ HOSTILE = [
     "../../../etc/passwd", "C:\\Windows\\system32", "??=??/", "{{ jinja }}{% raw %}", "__init__", "_Upper",
     "logic", "wire", "input", "output", "reg", "begin", "end", "n", "n_", "",
 ]
+TERMINAL_CONTROL = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069]")
 
 
 def _take(pool: list[str]) -> str:
@@ -160,6 +162,18 @@ def test_generated_code_has_no_raw_model_text(hostile_out):
             assert frag not in code, f"{p}: raw model text {frag!r} outside a comment"
         for line in text.splitlines():
             assert not line.rstrip().endswith("\\") or line.lstrip().startswith("#"), f"{p}: line splice {line!r}"
+
+
+@pytest.mark.parametrize("argv", [["inspect"], ["plan", "--board", "u250"], ["plan", "--board", "pynq-z2"]])
+def test_printed_names_cannot_drive_the_terminal(hostile_out, capsys, argv):
+    d, _, _ = hostile_out
+    main([argv[0], str(d / "model.onnx"), *argv[1:]])  # pynq-z2 may not fit: the error is printed
+    out, err = capsys.readouterr()
+    assert out or err
+    for text in (out, err):
+        assert not TERMINAL_CONTROL.search(text), repr(TERMINAL_CONTROL.search(text).group())
+    if argv[0] == "inspect":
+        assert "\\x1b" in out  # the names are shown, escaped
 
 
 def test_identifiers_in_vectors_are_legal(hostile_out):

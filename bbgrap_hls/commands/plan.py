@@ -42,7 +42,7 @@ def run(args: argparse.Namespace) -> int:
                      time_limit=args.time_limit, seed=args.seed, progress=progress,
                      parallel_window=args.parallel_window, narrow_folding=not args.no_narrow)
     if progress:
-        sys.stderr.write("\r\033[K")
+        getattr(sys.stderr, "raw", sys.stderr).write("\r\033[K")
         sys.stderr.flush()
     sys.stdout.write(plan.to_json() if args.json else format_plan(plan))
     return 0
@@ -54,7 +54,7 @@ _tick = [0]
 
 def _progress(msg: str) -> None:
     _tick[0] += 1
-    sys.stderr.write(f"\r\033[K{_SPIN[_tick[0] % 4]} {msg}")
+    getattr(sys.stderr, "raw", sys.stderr).write(f"\r\033[K{_SPIN[_tick[0] % 4]} {msg}")
     sys.stderr.flush()
 
 

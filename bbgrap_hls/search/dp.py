@@ -143,7 +143,7 @@ class SegmentDP:
             if plain and np.all(pre[i] - pre[plain[0]] + part <= lim):
                 origin = ("plain", int(plain[0]))
             else:
-                for key, (base, _, jt) in tails.items():
+                for key, (base, _, _jt) in tails.items():
                     if key[0] <= i and np.all(pre[i] - pre[key[0]] + base + part <= lim):
                         origin = ("tail", key)
                         break
