@@ -28,6 +28,7 @@ from bbgrap_hls.passes import (
     FoldBatchNorm,
     FoldConstants,
     FoldFlattenIntoDense,
+    FoldPadIntoConv,
     LowerArithmetic,
     LowerChannelAffine,
     LowerGemm,
@@ -353,6 +354,41 @@ def test_channel_affines_merge(tmp_path):
     assert kinds(out) == Counter({"Sigmoid": 1, "ChannelAffine": 1, "Relu": 1})
     feeds = feeds_for(g)
     np.testing.assert_allclose(run_float(out, feeds)["y"], run_float(g, feeds)["y"], rtol=1e-4, atol=1e-5)
+
+
+# -- FoldPadIntoConv ------------------------------------------------------------------------
+def _pad(b: Builder, x: str, pads: list[int], value: float = 0.0) -> str:
+    n, c, h, w = b.shapes[x]
+    shape = (n + pads[0] + pads[4], c + pads[1] + pads[5], h + pads[2] + pads[6], w + pads[3] + pads[7])
+    return b.node("Pad", [x, b.const("pads", np.array(pads, np.int64)),
+                          b.const("v", np.array(value, np.float32))], shape)
+
+
+@pytest.mark.parametrize("stride", [1, 2])
+@pytest.mark.parametrize("readers", [1, 2])
+def test_fold_pad_into_conv(stride, readers, tmp_path):
+    # TensorFlow 'same' padding of a stride-2 3x3 conv: one row/column after, none before.
+    b = Builder(3)
+    p = _pad(b, b.input("x", X), [0, 0, 0, 0, 0, 0, 1, 1])
+    ys = [b.conv(p, 5, k=3, stride=stride, pad=0) for _ in range(readers)]
+    y = ys[0] if readers == 1 else b.binary("Add", *ys)
+    out = check([FoldPadIntoConv], load(tail(b, y), tmp_path), exact=False)
+    assert "Pad" not in kinds(out)
+    assert all(n.attrs["pads"] == (0, 0, 1, 1) for n in out.nodes if n.op == "Conv")
+
+
+@pytest.mark.parametrize("case", ["value", "channels", "crop", "wide", "other_reader"])
+def test_fold_pad_into_conv_keeps_what_it_cannot_fold(case, tmp_path):
+    b = Builder(4)
+    x = b.input("x", X)
+    pads = {"channels": [0, 1, 1, 1, 0, 0, 1, 1], "crop": [0, 0, -1, 0, 0, 0, 1, 1],
+            "wide": [0, 0, 3, 3, 0, 0, 3, 3]}.get(case, [0, 0, 1, 1, 0, 0, 1, 1])
+    p = _pad(b, x, pads, value=0.5 if case == "value" else 0.0)
+    y = b.conv(p, 5, k=3, pad=0)
+    if case == "other_reader":
+        y = b.binary("Add", y, b.conv(b.node("Relu", [p], b.shapes[p]), 5, k=3, pad=0))
+    out = check([FoldPadIntoConv], load(tail(b, y), tmp_path), exact=False)
+    assert kinds(out)["Pad"] == 1
 
 
 # -- FoldFlattenIntoDense --------------------------------------------------------------------

@@ -12,7 +12,7 @@ from bbgrap_hls.passes.arith import ClipToRelu6, LowerArithmetic, LowerChannelAf
 from bbgrap_hls.passes.base import Pass, copy_graph, tidy
 from bbgrap_hls.passes.cleanup import FoldConstants, LowerShapeOps, RemoveIdentity
 from bbgrap_hls.passes.host import MarkHostOps, host_ops_in_middle
-from bbgrap_hls.passes.linear import FoldBatchNorm, FoldFlattenIntoDense, LowerGemm
+from bbgrap_hls.passes.linear import FoldBatchNorm, FoldFlattenIntoDense, FoldPadIntoConv, LowerGemm
 
 CANONICAL: list[type[Pass]] = [
     RemoveIdentity,
@@ -25,6 +25,7 @@ CANONICAL: list[type[Pass]] = [
     FoldBatchNorm,
     LowerChannelAffine,
     FoldFlattenIntoDense,
+    FoldPadIntoConv,
     MarkHostOps,
 ]
 
@@ -69,7 +70,7 @@ def canonicalize(graph: Graph) -> Graph:
 
 __all__ = [
     "CANONICAL", "CANONICAL_KINDS", "ClipToRelu6", "FoldBatchNorm", "FoldConstants",
-    "FoldFlattenIntoDense", "LowerArithmetic", "LowerChannelAffine", "LowerGemm", "LowerShapeOps",
+    "FoldFlattenIntoDense", "FoldPadIntoConv", "LowerArithmetic", "LowerChannelAffine", "LowerGemm", "LowerShapeOps",
     "MarkHostOps", "Pass", "ReduceMeanToGlobalPool", "RemoveIdentity", "canonicalize",
     "host_ops_in_middle",
 ]

@@ -170,3 +170,48 @@ class FoldFlattenIntoDense(Pass):
             graph.tensors.pop(y, None)
             changed = True
         return changed
+
+
+class FoldPadIntoConv(Pass):
+    """Remove a zero Pad of the spatial axes whose only readers are convolutions.
+
+    Exporters write 'same' padding of TensorFlow models (asymmetric for even strides) as a
+    Pad node before a Conv with ``pads = 0``. Zero-padding the input and then padding it
+    again in the Conv is one convolution whose pads are the sums, so each reader's pads grow
+    by the Pad's and the Pad (a block of its own in hardware: one more pass over the frame)
+    disappears. In int8 the padded value is the input's zero point either way. Kept: a
+    non-zero value, padding of the batch or channel axes, negative pads (crops), and pads
+    a window would not reach (a side wider than the kernel's span minus one).
+    """
+
+    def apply(self, graph: Graph) -> bool:
+        changed = False
+        for node in list(graph.nodes):
+            if node.op != "Pad" or node.outputs[0] in graph.outputs:
+                continue
+            a = node.attrs
+            begin, end = a["begin"], a["end"]
+            if (a["value"] != 0.0 or len(begin) != 4 or any(begin[:2]) or any(end[:2])
+                    or min(begin) < 0 or min(end) < 0):
+                continue
+            y = node.outputs[0]
+            convs = [n for n in graph.nodes if y in n.inputs]
+            if not convs or any(c.op != "Conv" or c.inputs[0] != y or c.inputs.count(y) != 1 for c in convs):
+                continue
+            add = (begin[2], begin[3], end[2], end[3])
+            new = []
+            for c in convs:
+                (kh, kw), (dh, dw) = c.attrs["kernel"], c.attrs["dilations"]
+                span = ((kh - 1) * dh, (kw - 1) * dw, (kh - 1) * dh, (kw - 1) * dw)
+                pads = tuple(int(p) + q for p, q in zip(c.attrs["pads"], add, strict=True))
+                if any(p > s for p, s in zip(pads, span, strict=True)):
+                    break
+                new.append(pads)
+            else:
+                for c, pads in zip(convs, new, strict=True):
+                    c.attrs["pads"] = pads
+                    c.inputs[0] = node.inputs[0]
+                drop(graph, node)
+                graph.tensors.pop(y, None)
+                changed = True
+        return changed
