@@ -206,6 +206,13 @@ def test_exact_is_no_worse_than_the_baselines(model):
     assert plan.baselines["single"] <= plan.fps * (1 + 1e-9)
     s = make_plan(canonical(model), load_board("u250"), strategy="search", baselines=False)
     assert s.ii_cycles <= plan.ii_cycles
+    # search says optimal exactly when it kept a proved exact segmentation
+    assert not s.optimal or (plan.optimal and s.ii_cycles == plan.ii_cycles)
+    if plan.optimal and s.ii_cycles == plan.ii_cycles:
+        assert s.optimal
+    lat = make_plan(canonical(model), load_board("u250"), strategy="search", objective="latency",
+                    baselines=False)
+    assert not lat.optimal
 
 
 def test_exact_marks_optimal_and_more_cores_help_compute_bound_models():

@@ -141,10 +141,16 @@ def make_plan(graph: Graph, board: Board, strategy: str = "search", objective: s
         plan.optimizer.update(narrowed_blocks=st.refolded, lanes_before=st.lanes_before,
                               lanes_after=st.lanes_after)
     plan.search_seconds = time.monotonic() - t0
-    if strategy == "exact":
+    if objective == "latency":
+        plan.optimality_note = (f"{strategy}, latency objective: not proved optimal (the exact "
+                                "segmentation minimises the ii, not the latency)")
+    elif strategy in ("exact", "search"):
+        # search keeps the exact segmentation unless its refinement beat it (then the
+        # segmentation is marked not monotone): proved in the first case only.
         plan.optimal = bool(seg.monotone and plan.ii_cycles == seg.target and objective == "throughput")
         plan.optimality_note = (
-            "optimal ii over contiguous segments of the topological block order along the core path "
+            ("search kept the exact segmentation: " if strategy == "search" else "")
+            + "optimal ii over contiguous segments of the topological block order along the core path "
             f"{prob.core_path}, with each block at its cheapest folding (per resource weighting) meeting "
             "the target and splits of the heaviest conv/dense blocks over consecutive cores"
             + ("" if plan.optimal else "; NOT proved here (folding choice not monotone, or repaired)"))
