@@ -135,6 +135,7 @@ class Plan:
     host_ops: list[str]
     baselines: dict[str, float] = field(default_factory=dict)
     optimizer: dict[str, Any] = field(default_factory=dict)
+    bottleneck_note: str = ""
     version: int = SCHEMA_VERSION
 
     # -- lookups -----------------------------------------------------------------

@@ -129,6 +129,7 @@ def write_report(plan: Plan, graph: Graph, out_dir: str | Path) -> Path:
           f"- ii: **{plan.ii_cycles} cycles** (bottleneck `{plan.bottleneck}`), "
           f"**{plan.fps:,.1f} frames/s** at {plan.clock_mhz:g} MHz",
           f"- latency: {plan.latency_cycles} cycles = {plan.latency_us:,.2f} us",
+          *([f"- why not faster: {plan.bottleneck_note}"] if plan.bottleneck_note else []),
           f"- strategy `{plan.strategy}`, objective `{plan.objective}`, optimal: {plan.optimal}",
           f"- {plan.optimality_note}", ""]
     if plan.baselines:

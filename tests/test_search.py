@@ -428,3 +428,16 @@ def test_tensor_read_twice_on_another_core_crosses_once():
     keys = [(t.tensor, t.dst_core) for t in plan.transfers]
     assert len(keys) == len(set(keys))
     assert plan.optimizer["buffers_after"] == 0 and plan.optimizer["barriers_after"] == 0
+
+
+@pytest.mark.parametrize("model, board, strategy, expect", [
+    ("lenet", "u250", "search", "is at its fastest folding"),                 # input-stream floor
+    ("mlp_autoencoder", "u250", "search", "more than a core has"),           # next folding too big
+    ("resnet8", "u250", "search", "core 0 is full: the next faster folding"),
+    ("ds_cnn", "pynq-z2", "search", "would need"),                           # several blocks together
+    ("resnet8", "u250", "even", "the even baseline does not use it"),
+])
+def test_the_plan_says_why_it_is_not_faster(model, board, strategy, expect):
+    plan = make_plan(canonical(model), load_board(board), strategy=strategy, baselines=False)
+    assert expect in plan.bottleneck_note, plan.bottleneck_note
+    assert Plan.from_json(plan.to_json()).bottleneck_note == plan.bottleneck_note

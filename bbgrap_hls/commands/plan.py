@@ -91,6 +91,8 @@ def format_plan(plan: Plan) -> str:
         lines.append(f"host ops: {', '.join(plan.host_ops)}")
     lines.append(f"ii {plan.ii_cycles} cycles (bottleneck {plan.bottleneck}) -> {plan.fps:,.1f} frames/s; "
                  f"latency {plan.latency_cycles} cycles = {plan.latency_us:,.2f} us")
+    if plan.bottleneck_note:
+        lines.append(f"why not faster: {plan.bottleneck_note}")
     opt = plan.optimizer
     lines.append(f"optimizer: {opt.get('transfers_before', 0)} cross-core edges -> {opt.get('transfers_after', 0)} "
                  f"transfers; buffers {opt.get('buffers_before', 0)} -> {opt.get('buffers_after', 0)}, barriers "
