@@ -22,7 +22,9 @@ def check_feeds(graph: Graph, feeds: dict[str, np.ndarray]) -> dict[str, np.ndar
         x = np.asarray(feeds[name])
         want = graph.tensors[name].shape
         if x.shape != want:
-            if x.size == int(np.prod(want)) and x.shape == want[1:]:
+            # the batch dimension left out, or a 1-D model's (N, C, L) for its lifted
+            # (N, C, L, 1) input (frontend/lift1d.py), or both
+            if x.size == int(np.prod(want)) and x.shape in (want[1:], want[:-1], want[1:-1]):
                 x = x.reshape(want)
             else:
                 raise BadInputError(f"input '{name}': shape {x.shape}, the model expects {want}")

@@ -1,6 +1,7 @@
 """Load an ONNX file into a `Graph`.
 
 Steps: read and check the protobuf; fix dynamic input dimensions from ``--input-shape``;
+lift a 1-D model's (N, C, L) activations to (N, C, L, 1) (`lift1d`);
 walk the nodes in order, folding every node whose inputs are all constant (shape
 arithmetic as exporters write it: Shape, Gather, Unsqueeze, Concat, Slice, ...) with the
 onnx package's reference evaluator, and turning every other node into an IR node through
@@ -19,6 +20,7 @@ from onnx import helper, numpy_helper
 
 from bbgrap_hls.errors import BadInputError, UnsupportedError
 from bbgrap_hls.frontend.fold import FOLD_ONLY, fold_node
+from bbgrap_hls.frontend.lift1d import lift_node, lift_plan
 from bbgrap_hls.ir import Graph, Node, Tensor
 from bbgrap_hls.ops import ONNX_TYPES
 
@@ -132,6 +134,7 @@ def load_partial(path: str | os.PathLike, input_shapes: dict[str, tuple[int, ...
     opset = _opset(model, path)
     g = model.graph
     input_shapes = dict(input_shapes or {})
+    lifted = lift_plan(model)  # 1-D window models run as 2-D (frontend/lift1d.py)
     tensors: dict[str, Tensor] = {}
     for init in g.initializer:
         arr = numpy_helper.to_array(init)
@@ -153,6 +156,8 @@ def load_partial(path: str | os.PathLike, input_shapes: dict[str, tuple[int, ...
             shape = tuple(int(d) for d in dims)
         if int(np.prod(shape, dtype=np.int64)) > MAX_ELEMENTS:
             raise BadInputError(f"{path}: input '{vi.name}' shape {shape} is too large (limit {MAX_ELEMENTS} elements)")
+        if vi.name in lifted:
+            shape = (*shape, 1)  # a 1-D model's (N, C, L) input streams as (N, C, L, 1)
         tensors[vi.name] = Tensor(vi.name, shape, dtype)
         inputs.append(vi.name)
     if input_shapes:
@@ -184,6 +189,7 @@ def load_partial(path: str | os.PathLike, input_shapes: dict[str, tuple[int, ...
             raise BadInputError(f"node '{name}' ({on.op_type}) reads undefined tensor '{missing[0]}'")
         if fold_node(on, graph):
             continue
+        lift_node(on, lifted, graph)
         op = ONNX_TYPES.get(on.op_type)
         if op is None:
             unsupported.setdefault(on.op_type, name)
