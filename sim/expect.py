@@ -72,6 +72,9 @@ def block(module: str, p: dict) -> tuple[BlockCost, int]:
     if module == "concat":
         g = _pixels(p["pix"], p["C0"] + p["C1"], inputs=(p["C0"], p["C1"]))
         return block_cost("concat", g, p["P"], p["P"]), g.in_elems // p["P"]
+    if module == "channel_shuffle":
+        g = _pixels(p["pix"], p["C"])
+        return block_cost("shuffle", g, p["P"], p["P"]), g.in_elems // p["P"]
     if module in ("lut_act", "channel_affine"):
         g = _pixels(p["pix"], p["C"])
         kind = "lut" if module == "lut_act" else "affine"
@@ -96,5 +99,9 @@ def predict(module: str, p: dict) -> tuple[int, int]:
         return _stream(p["pix"] * p["C"] // p["LANES"], RTL_DEPTH["requant"])
     if module == "dwc":
         return _stream(width_converter_ii(p["bytes"], p["IN"], p["OUT"]), RTL_DEPTH["converter"])
+    if module == "repeat_pixel":  # not a block of the model: the broadcast operand of Add/Mul
+        beats = p["C"] // p["P"]
+        ii = p["PIXELS"] * beats
+        return _block(BlockCost(ii=ii, depth=RTL_DEPTH["repeat"], span=ii - 1), beats)
     cost, in_beats = block(module, p)
     return _block(cost, in_beats)

@@ -58,6 +58,18 @@ def mul(a, b, za, zb, m, s, zy, lo, hi) -> np.ndarray:
     return np.clip(zy + round_shift((a - za) * (b - zb) * m, s), lo, hi).astype(np.int8)
 
 
+def channel_shuffle(x: np.ndarray, perm) -> np.ndarray:
+    """Output channel k of every pixel is input channel perm[k] (NHWC, channels last)."""
+    return np.asarray(x)[..., np.asarray(perm, np.int64)]
+
+
+def repeat_pixel(x: np.ndarray, pixels: int) -> np.ndarray:
+    """Frames [F, C] of one pixel broadcast to [F, pixels, C] (the per-pixel broadcast of
+    `bbgrap_hls.quant`'s Mul/Add operands, numpy broadcasting of (N, C, 1, 1))."""
+    x = np.asarray(x)
+    return np.broadcast_to(x[:, None, :], (x.shape[0], pixels, x.shape[1])).copy()
+
+
 def random_rq(rng: np.random.Generator, n: int, acc_scale: float) -> np.ndarray:
     """Per-channel (m, s, zp, lo, hi) rows for accumulators of magnitude about ``acc_scale``.
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import re
 import shutil
 from dataclasses import dataclass
 from pathlib import Path
@@ -32,11 +33,14 @@ class ModuleRun:
 
 
 def _hdl_value(v) -> object:
-    return f'"{v}"' if isinstance(v, str) else v
+    """A parameter for Verilator's -G: strings quoted, sized literals (``192'h…``) as they are."""
+    if isinstance(v, str) and not re.fullmatch(r"\d+'h[0-9a-f]+", v):
+        return f'"{v}"'
+    return v
 
 
 def build_folder(module: str, params: dict, seed: int) -> Path:
-    srcs = rtl_sources(module, *cases.DEPS.get(module, []))
+    srcs = rtl_sources(cases.TOP.get(module, module), *cases.DEPS.get(module, []))
     h = hashlib.sha256(json.dumps([module, params, seed], sort_keys=True).encode())
     for s in srcs:
         h.update(s.read_bytes())

@@ -148,3 +148,150 @@ def test_driver_py_csim_backend(project):
                       load_weights=False)
     for t, ident, _ in design.outputs:
         np.testing.assert_array_equal(raw2[ident], env[t].reshape(-1))
+
+
+# ---- a board of two cards (2x-u250): one device per card --------------------------------
+
+
+@pytest.fixture(scope="module")
+def cards_project(tmp_path_factory):
+    """(folder, int8 graph, design, float input, objects) of ResNet-8 on 2x-u250 over both cards,
+    one of the two transfers between the cards forced to an off-chip buffer (no memory on
+    both cards: the host copies it), the other kept a stream."""
+    out = tmp_path_factory.mktemp("host_cards")
+    g = canonicalize(load_model(models.save(models.resnet8(seed=0), out / "m.onnx")))
+    gq = quantize(g)
+    board = load_board("2x-u250")
+    plan = make_plan(g, board, strategy="even")
+    cross = [t for t in plan.transfers if (t.src_core < 4) != (t.dst_core < 4)]
+    assert len(cross) >= 2 and all(t.kind == "stream" for t in cross), cross
+    cross[0].kind = "buffer"
+    x = np.random.default_rng(7).standard_normal(g.shape(g.inputs[0])).astype(np.float32)
+    files, design = generate(gq, plan, board, {g.inputs[0]: x})
+    for rel, data in files.items():
+        (out / rel).parent.mkdir(parents=True, exist_ok=True)
+        (out / rel).write_bytes(data)
+    objs = []
+    for src in sorted((out / "hls").glob("core*.cpp")) + [out / "host" / "sim_kernels.cpp"]:
+        obj = out / (src.stem + ".o")
+        subprocess.run([*FLAGS, "-I", str(out / "hls"), "-c", str(src), "-o", str(obj)], check=True)
+        objs.append(str(obj))
+    return out, gq, design, x, objs
+
+
+def _run_cards(project, exe, tag, *extra):
+    out, gq, design, x, _ = project
+    d = out / f"run_{tag}"
+    d.mkdir()
+    x.tofile(d / f"x_{design.inputs[0][1]}.f32")
+    return d, subprocess.run([str(exe), str(d), ".", str(out / "hls"), *extra], capture_output=True, text=True)
+
+
+def _outputs_match(project, d) -> bool:
+    out, gq, design, x, _ = project
+    env = run_int8(gq, {gq.inputs[0]: x}, keep=True)
+    return all(np.array_equal(np.fromfile(d / f"out_{ident}.bin", np.int8), env[t].reshape(-1))
+               for t, ident, _ in design.outputs)
+
+
+def test_single_card_design_json_has_no_cards(project):
+    spec = json.loads((project[0] / "host" / "design.json").read_text())
+    assert "cards" not in spec and "copies" not in spec
+    assert not any(v == "copy" for v, _ in spec["schedule"])
+    text = (project[0] / "host" / "host.cpp").read_text()
+    assert "xrt::device device(0);" in text and "design_card" not in text
+
+
+def test_cards_spec_and_host_cpp(cards_project):
+    """design.json lists both cards; host.cpp opens one device per card, loads each card's
+    xclbin and puts every kernel and buffer on its card's device."""
+    out, gq, design, x, objs = cards_project
+    spec = json.loads((out / "host" / "design.json").read_text())
+    assert [c["card"] for c in spec["cards"]] == [0, 1]
+    assert [c["xclbin"] for c in spec["cards"]] == ["design_card0.xclbin", "design_card1.xclbin"]
+    card = {k: c["card"] for c in spec["cards"] for k in c["kernels"]}
+    assert card == {c.name: int(c.id >= 4) for c in design.cores}
+    (cp,) = spec["copies"]
+    buf = {b["name"]: b for b in spec["buffers"]}
+    assert buf[cp["src"]]["ident"] == buf[cp["dst"]]["ident"]
+    assert card[buf[cp["src"]]["kernel"]] == 0 and card[buf[cp["dst"]]["kernel"]] == 1
+    steps = [tuple(s) for s in spec["schedule"]]
+    i = steps.index(("copy", cp["dst"]))
+    assert steps[i - 1] == ("wait", buf[cp["src"]]["kernel"])
+    assert steps.index(("start", buf[cp["dst"]]["kernel"])) > i
+    ident = buf[cp["src"]]["ident"]
+    for d, port in ((0, f"{buf[cp['src']]['kernel']}_1.bo_{ident}:DDR["), (1, f"{buf[cp['dst']]['kernel']}_1.bi_{ident}:DDR[")):
+        cfg = (out / "vitis" / f"link_card{d}.cfg").read_text()
+        assert f"\nsp={port}" in cfg and f"# note: buffer {ident}: " in cfg and "hosts copy" in cfg
+    text = (out / "host" / "host.cpp").read_text()
+    assert 'device0.load_xclbin(xdir + "/design_card0.xclbin")' in text
+    assert 'device1.load_xclbin(xdir + "/design_card1.xclbin")' in text
+    for k in spec["kernels"]:
+        n, d = k["name"], card[k["name"]]
+        assert f'xrt::kernel k_{n}(device{d}, uuid{d}, "{n}:{{{n}_1}}");' in text
+    for b in spec["buffers"]:
+        assert f"xrt::bo {b['name']}(device{card[b['kernel']]}, " in text
+
+
+def test_cards_host_cpp_matches_reference(cards_project):
+    out, gq, design, x, objs = cards_project
+    _host(out, objs, out / "host" / "host.cpp", out / "host_cards.exe")
+    d, r = _run_cards(cards_project, out / "host_cards.exe", "ok")
+    assert r.returncode == 0, r.stderr
+    assert _outputs_match(cards_project, d)
+    y = np.fromfile(d / "y0.f32", np.float32).reshape(gq.shape(gq.outputs[0]))
+    env = run_int8(gq, {gq.inputs[0]: x}, keep=True)
+    np.testing.assert_allclose(y, env[gq.outputs[0]], rtol=0, atol=1e-6)
+    d, r = _run_cards(cards_project, out / "host_cards.exe", "devs", "--devices", "3,5")
+    assert r.returncode == 0 and _outputs_match(cards_project, d), r.stderr
+    d, r = _run_cards(cards_project, out / "host_cards.exe", "baddevs", "--devices", "1")
+    assert r.returncode == 2 and "--devices needs 2 device indices" in r.stderr
+
+
+def test_cards_host_cpp_fails_when_cards_are_mixed(cards_project):
+    """The stand-in refuses a buffer of the other card and a kernel from the other card's xclbin;
+    without the host copy the consumer card reads garbage."""
+    out, gq, design, x, objs = cards_project
+    text = (out / "host" / "host.cpp").read_text()
+    spec = json.loads((out / "host" / "design.json").read_text())
+    (cp,) = spec["copies"]
+    out_buf = next(b["name"] for b in spec["buffers"] if b["role"] == "output")
+    variants = {
+        "wrongbo": text.replace(f"xrt::bo {out_buf}(device1, ", f"xrt::bo {out_buf}(device0, "),
+        "wrongxclbin": text.replace('"/design_card1.xclbin"', '"/design_card0.xclbin"'),
+        "nocopy": text.replace(f"    {cp['dst']}.write(t.data(), t.size(), 0);\n", ""),
+    }
+    for tag, src in variants.items():
+        assert src != text, tag
+        (out / f"host_{tag}.cpp").write_text(src)
+        _host(out, objs, out / f"host_{tag}.cpp", out / f"host_{tag}.exe")
+        d, r = _run_cards(cards_project, out / f"host_{tag}.exe", tag)
+        if tag == "nocopy":
+            assert r.returncode == 0 and not _outputs_match(cards_project, d)
+        else:
+            assert r.returncode != 0 and "xrt::" in r.stderr, (tag, r.stderr)
+
+
+def test_cards_driver_py(cards_project):
+    """driver.py on two cards: `CardsDevice` over the C-simulated cores gives the reference;
+    without the copy step it does not; a buffer of the other card is refused."""
+    out, gq, design, x, _ = cards_project
+    spec_ = importlib.util.spec_from_file_location("bb_driver_cards", out / "host" / "driver.py")
+    drv = importlib.util.module_from_spec(spec_)
+    spec_.loader.exec_module(drv)
+    spec = json.loads((out / "host" / "design.json").read_text())
+    csim = drv.CsimDevice(out / "host")
+    dev = drv.CardsDevice({0: csim, 1: csim}, spec)
+    raw, ys = drv.run(dev, {gq.inputs[0]: x}, spec)
+    env = run_int8(gq, {gq.inputs[0]: x}, keep=True)
+    for t, ident, _ in design.outputs:
+        np.testing.assert_array_equal(raw[ident], env[t].reshape(-1))
+    np.testing.assert_allclose(ys[0], env[gq.outputs[0]], rtol=0, atol=1e-6)
+    nocopy = {**spec, "schedule": [s for s in spec["schedule"] if s[0] != "copy"]}
+    raw2, _ = drv.run(dev, {gq.inputs[0]: x}, nocopy)
+    assert not all(np.array_equal(raw2[ident], env[t].reshape(-1)) for t, ident, _ in design.outputs)
+    k1 = spec["cards"][1]["kernels"][0]
+    with pytest.raises(ValueError, match="given a buffer of card 0"):
+        dev.start(k1, {0: dev.alloc(16, spec["cards"][0]["kernels"][0], 0)}, 1)
+    with pytest.raises(ValueError, match="one per card"):
+        drv.open_cards(spec, out / "vitis", [0])

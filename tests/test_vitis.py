@@ -10,12 +10,16 @@ exists on the board and is the SLR of the plan's core.
 from __future__ import annotations
 
 import re
+import shutil
+import subprocess
 
 import numpy as np
 import pytest
 
-from bbgrap_hls.board import load_board
+from bbgrap_hls.board import _bundled_dir, load_board, parse_board
+from bbgrap_hls.codegen import csim
 from bbgrap_hls.codegen.project import generate
+from bbgrap_hls.codegen.vitis import board_cards
 from bbgrap_hls.frontend import load_model
 from bbgrap_hls.passes import canonicalize
 from bbgrap_hls.quant.quantizer import quantize
@@ -179,3 +183,154 @@ def test_weight_memories_follow_the_plan(tmp_path, placement):
         else:
             assert "wts" not in ports and f"hls/weights_{c.name}.bin" not in files
     assert seen[weighted[0].name] == want[placement]
+
+
+# ---- boards of several cards: one link config and one xclbin per card --------------------
+
+HOOK = re.compile(r"^# hook \d+: stream (\w+), direction (in|out)\n#   port    (\S+)   \((\d+) bits per beat, "
+                  r"(\d+) bits per frame\)\n#   (?:to  |from)    (\S+) on card (\d+)\n#   link    (.*)\n", re.M)
+
+
+def test_board_cards():
+    assert board_cards(load_board("2x-u250")) == [(0, 1, 2, 3), (4, 5, 6, 7)]
+    for name in ("u250", "u280", "vu9p-quad", "zcu102"):
+        b = load_board(name)
+        assert board_cards(b) == [tuple(c.id for c in b.cores)], name
+    text = (_bundled_dir() / "2x-u250.yaml").read_text()
+    three = parse_board(text.replace("{a: 5, b: 6, width_bits: 512, latency_cycles: 4, kind: slr-crossing}",
+                                     "{a: 5, b: 6, width_bits: 333, latency_cycles: 300, kind: network}"), "3cards")
+    assert board_cards(three) == [(0, 1, 2, 3), (4, 5), (6, 7)]
+
+
+def _cards_design(tmp_path, model, strategy="even"):
+    g = canonicalize(load_model(models.save(models.ALL[model](seed=0), tmp_path / "m.onnx")))
+    board = load_board("2x-u250")
+    plan = make_plan(g, board, strategy=strategy)
+    x = np.zeros(g.shape(g.inputs[0]), np.float32)
+    files, design = generate(quantize(g), plan, board, {g.inputs[0]: x})
+    return board, plan, files, design
+
+
+@pytest.mark.parametrize("model", ["resnet8", "lenet", "residual_block"])
+def test_two_cards_one_link_config_each(tmp_path, model):
+    """2x-u250: link_card<d>.cfg names only card d's cores, each SLR of the card at most once
+    (the plan's), banks DDR[0..3] of the card's own memories, only streams inside the card;
+    every stream between the cards is a hook on both cards naming both ports."""
+    board, plan, files, design = _cards_design(tmp_path, model)
+    cards = board_cards(board)
+    card_of = {k: d for d, c in enumerate(cards) for k in c}
+    used = sorted({card_of[c.id] for c in design.cores})
+    assert "vitis/link.cfg" not in files
+    assert sorted(p for p in files if p.startswith("vitis/link")) == [f"vitis/link_card{d}.cfg" for d in used]
+    kernels = _kernels(files)
+    by_name = {c.name: c for c in design.cores}
+    hooks: dict[str, dict[str, tuple]] = {}
+    n_sc = 0
+    for d in used:
+        text = files[f"vitis/link_card{d}.cfg"].decode()
+        link = _cfg(text)
+        mine = {c.name for c in design.cores if card_of[c.id] == d}
+        cus = {}
+        for nk in link["nk"]:
+            k, n, cu = nk.split(":")
+            assert k in mine and n == "1" and cu == f"{k}_1"
+            cus[cu] = k
+        assert set(cus.values()) == mine
+        slrs = [s.split(":") for s in link["slr"]]
+        assert len(slrs) == len(mine) and len({s for _, s in slrs}) == len(slrs) <= 4
+        for cu, s in slrs:
+            assert s == f"SLR{board.cores[by_name[cus[cu]].id].slr}"
+        mem_ports = {(k, p) for k in mine for p, (kind, _) in kernels[k].items() if kind == "m_axi"}
+        sp = [s.split(":") for s in link.get("sp", [])]
+        assert {(cus[port.split(".")[0]], port.split(".")[1]) for port, _ in sp} == mem_ports
+        assert all(re.fullmatch(r"DDR\[[0-3]\]", bank) for _, bank in sp)
+        for s in link.get("stream_connect", []):
+            src, dst, _ = s.split(":")
+            assert src.split(".")[0] in cus and dst.split(".")[0] in cus, s
+            n_sc += 1
+        for ident, direction, port, bits, frame_bits, peer, peer_card, net in HOOK.findall(text):
+            hooks.setdefault(ident, {})[direction] = (d, port, peer, int(peer_card), int(bits), int(frame_bits))
+            assert port.split(".")[0] in cus and peer.split(".")[0] not in cus
+            assert "333 bits/cycle, latency 300 cycles" in net
+    cross = {i: v for i, v in design.links.items() if card_of[v[1]] != card_of[v[2]]}
+    assert n_sc + len(cross) == len(design.links)
+    assert set(hooks) == set(cross)
+    for ident, (lanes, a, b, po, pi) in cross.items():
+        d_out, p_out, peer_out, pc_out, bits, fbits = hooks[ident]["out"]
+        d_in, p_in, peer_in, pc_in, bits_in, fbits_in = hooks[ident]["in"]
+        assert (d_out, pc_out, d_in, pc_in) == (card_of[a], card_of[b], card_of[b], card_of[a])
+        assert p_out == peer_in == f"core{a}_1.{po}" and p_in == peer_out == f"core{b}_1.{pi}"
+        elems = next(p.elems for c in design.cores for p in c.ports if p.name == po)
+        assert bits == bits_in == 8 * lanes and fbits == fbits_in == 8 * elems
+
+
+def test_two_cards_memory_banks_per_card(tmp_path):
+    """An off-chip buffer inside card 1 and the output port of card 1 use card 1's own DDR,
+    numbered from DDR[0] (the whole board's order would say DDR[4..7])."""
+    board, plan, files, design = _cards_design(tmp_path, "resnet8")
+    text = files["vitis/link_card1.cfg"].decode()
+    banks = [s.split(":")[1] for s in _cfg(text)["sp"]]
+    assert banks and set(banks) <= {"DDR[0]", "DDR[1]", "DDR[2]", "DDR[3]"}
+    assert "card 1" in files["vitis/README.md"].decode()
+
+
+def test_two_cards_makefile(tmp_path):
+    """make xclbin builds design_card<d>.xclbin per card with only its cores' .xo and the
+    user's network cfg appended; without that cfg it stops at once with one line naming the
+    unconnected ports (make -n: nothing runs)."""
+    board, plan, files, design = _cards_design(tmp_path, "resnet8")
+    make = files["vitis/Makefile"].decode()
+    assert "XCLBINS := design_card0.xclbin design_card1.xclbin" in make and "design.xclbin" not in make
+    if shutil.which("make") is None:
+        pytest.skip("make not installed")
+    vitis = tmp_path / "vitis"
+    for rel, data in files.items():
+        if rel.startswith(("vitis/", "hls/", "host/")):
+            (tmp_path / rel).parent.mkdir(parents=True, exist_ok=True)
+            (tmp_path / rel).write_bytes(data)
+    r = subprocess.run(["make", "-n", "xclbin"], cwd=vitis, capture_output=True, text=True)
+    assert r.returncode != 0 and "v++" not in r.stdout
+    (line,) = r.stderr.strip().splitlines()
+    text0 = files["vitis/link_card0.cfg"].decode()
+    ports0 = [m[2] for m in HOOK.findall(text0)]
+    assert ports0 and "card 0: network ports not connected: " + " ".join(ports0) in line
+    (tmp_path / "n0.cfg").write_text("[connectivity]\n")
+    (tmp_path / "n1.cfg").write_text("[connectivity]\n")
+    (vitis / "net.xo").write_bytes(b"")  # the user's network kernel
+    r = subprocess.run(["make", "-n", "xclbin", "NETWORK_CFG_CARD0=../n0.cfg"], cwd=vitis, capture_output=True,
+                       text=True)
+    assert r.returncode != 0 and "card 1: network ports not connected" in r.stderr
+    r = subprocess.run(["make", "-n", "xclbin", "NETWORK_CFG_CARD0=../n0.cfg", "NETWORK_CFG_CARD1=../n1.cfg",
+                        "NETWORK_XO_CARD1=net.xo"], cwd=vitis, capture_output=True, text=True)
+    links = [ln for ln in r.stdout.splitlines() if " -l " in ln]
+    assert r.returncode == 0 and len(links) == 2, r.stderr
+    cards = board_cards(board)
+    for d, ln in enumerate(links):
+        assert f"--config link_card{d}.cfg --config ../n{d}.cfg -o design_card{d}.xclbin" in ln
+        xos = re.findall(r"(core\d+)\.xo", ln)
+        assert xos == [c.name for c in design.cores if c.id in cards[d]]
+    assert links[1].endswith("net.xo") and "net.xo" not in links[0]
+
+
+def test_single_card_keeps_link_cfg(tmp_path):
+    g = canonicalize(load_model(models.save(models.residual_block(seed=0), tmp_path / "m.onnx")))
+    board = load_board("u250")
+    files, _ = generate(quantize(g), make_plan(g, board, strategy="even"), board,
+                        {g.inputs[0]: np.zeros(g.shape(g.inputs[0]), np.float32)})
+    assert "vitis/link.cfg" in files and not any("link_card" in p for p in files)
+    make = files["vitis/Makefile"].decode()
+    assert "design.xclbin: $(XOS) link.cfg" in make and "NETWORK_CFG" not in make
+    assert "network hook" not in files["vitis/link.cfg"].decode()
+
+
+@pytest.mark.csim
+@pytest.mark.parametrize("model", ["lenet", "resnet8"])
+def test_two_cards_csim(tmp_path, model):
+    """csim of a design over both cards of 2x-u250 (the streams between cards direct) passes."""
+    board, plan, files, design = _cards_design(tmp_path, model)
+    assert len({c.id >= 4 for c in design.cores}) == 2, "the design should use both cards"
+    for rel, data in files.items():
+        (tmp_path / rel).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / rel).write_bytes(data)
+    res = csim.run(tmp_path, tmp_path / "tb", design.outputs, werror=True)
+    assert res.ok, res.message

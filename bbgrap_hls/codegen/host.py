@@ -6,6 +6,13 @@ which reads ``host/design.json``). The schedule starts every core as soon as the
 buffers it reads are complete and waits on a producer core only where a consumer needs
 its buffer (the barrier of docs/hardware.md); cores joined by streams run together.
 
+On a board of several cards (codegen/vitis.py ``board_cards``), ``HostSpec.cards`` names the
+kernels of each card and its xclbin (``design_card<d>.xclbin``): the drivers open one device
+per card, and every buffer lives on the card of the kernel it was allocated for. An off-chip
+buffer whose two cores sit on different cards becomes two buffer objects, one per card, and
+a ``copy`` step of the schedule moves the frames through the host after the producer's run.
+On a single-card board ``design.json`` has neither ``cards`` nor ``copies``.
+
 A core with URAM weights (codegen/weights.py) has a ``weights`` buffer (its weight image
 ``hls/weights_core<k>.bin``, not per frame) on its ``wts`` argument and a ``load`` scalar
 argument (``load_weights``): the drivers pass 1 on the first run after programming the
@@ -78,9 +85,21 @@ class HostSpec:
     schedule: list[tuple[str, str]]  # ("start" | "wait", core name)
     host_ops: list[HostOp]
     graph_outputs: list[dict]  # {"tensor", "shape", "from": "fabric" | "host", "ident"}
+    cards: list[dict] = field(default_factory=list)  # multi-card: {"card", "xclbin", "kernels"}
+    copies: list[dict] = field(default_factory=list)  # {"src", "dst"}: buffer names, ("copy", dst) steps
 
     def to_json(self) -> str:
-        return json.dumps(asdict(self), indent=2, sort_keys=True) + "\n"
+        d = asdict(self)
+        if not self.cards:  # a single-card design.json stays as it was
+            del d["cards"], d["copies"]
+        return json.dumps(d, indent=2, sort_keys=True) + "\n"
+
+    def card_of(self) -> dict[str, int]:
+        """Kernel and buffer name -> card index ({} on a single-card board)."""
+        out = {k: c["card"] for c in self.cards for k in c["kernels"]}
+        if out:
+            out.update({b.name: out[b.kernel] for b in self.buffers})
+        return out
 
 
 def _schedule(design: Design, producer_of: dict[str, str]) -> list[tuple[str, str]]:
@@ -116,8 +135,14 @@ def _schedule(design: Design, producer_of: dict[str, str]) -> list[tuple[str, st
     return steps
 
 
-def host_spec(design: Design, g: Graph) -> HostSpec:
-    """The host driver's view of ``design`` on the int8 graph ``g``."""
+def host_spec(design: Design, g: Graph, card_of: dict[str, int] | None = None) -> HostSpec:
+    """The host driver's view of ``design`` on the int8 graph ``g``.
+
+    ``card_of`` (core name -> card, codegen/vitis.py ``core_cards``) is given for a board of
+    several cards: the spec then lists the cards and the host copies of buffers between cards.
+    """
+    card_of = card_of or {}
+    copies: list[dict] = []
     ins = {ident: (t, n) for t, ident, n in design.inputs}
     outs = {ident: (t, n) for t, ident, n in design.outputs}
     buffers: dict[str, HostBuffer] = {}
@@ -142,6 +167,10 @@ def host_spec(design: Design, g: Graph) -> HostSpec:
             if role == "buffer" and p.kind == "mem_out":
                 producer_of[p.link] = c.name
             name = f"bo_{p.link}"
+            if name in buffers and card_of and card_of[buffers[name].kernel] != card_of[c.name]:
+                # the other end is on another card: a buffer object of this card, copied by the host
+                src, name = name, f"bo_{p.link}_card{card_of[c.name]}"
+                copies.append({"src": src, "dst": name} if p.kind == "mem_in" else {"src": name, "dst": src})
             if name not in buffers:
                 t, n = ins.get(p.link) or outs.get(p.link) or (p.tensor, design.buffers[p.link])
                 hb = HostBuffer(name, role, p.link, t, n, c.name, k)
@@ -173,7 +202,13 @@ def host_spec(design: Design, g: Graph) -> HostSpec:
             raise UnsupportedError(f"graph output '{t}' is neither made by the fabric nor by a host op")
     order = {"weights": 0, "input": 1, "buffer": 2, "output": 3}
     bufs = sorted(buffers.values(), key=lambda b: (order[b.role], b.ident))
-    return HostSpec(design.frames, bufs, kernels, _schedule(design, producer_of), host_ops, gouts)
+    steps = _schedule(design, producer_of)
+    for cp in copies:  # right after the producer's run completed (its barrier wait)
+        producer = buffers[cp["src"]].kernel
+        steps.insert(steps.index(("wait", producer)) + 1, ("copy", cp["dst"]))
+    cards = [{"card": d, "xclbin": f"design_card{d}.xclbin",
+              "kernels": [k.name for k in kernels if card_of[k.name] == d]} for d in sorted(set(card_of.values()))]
+    return HostSpec(design.frames, bufs, kernels, steps, host_ops, gouts, cards, copies)
 
 
 def _hw_c(shape: list[int]) -> tuple[int, int]:
@@ -215,7 +250,8 @@ def render_host(spec: HostSpec, design: Design) -> dict[str, str]:
         return _hw_c(b.shape)[1]
 
     files = {"host/host.cpp": env.get_template("host/host.cpp.j2").render(
-        spec=spec, host_ops=ops, outputs=outputs, c_of=c_of, hw_of=hw_of, hexf=lambda x: float(x).hex() + "f")}
+        spec=spec, host_ops=ops, outputs=outputs, c_of=c_of, hw_of=hw_of, hexf=lambda x: float(x).hex() + "f",
+        card_of=spec.card_of(), copy_src={cp["dst"]: cp["src"] for cp in spec.copies})}
     sim_args = {}
     nargs = {}
     for c in design.cores:
@@ -234,6 +270,6 @@ def render_host(spec: HostSpec, design: Design) -> dict[str, str]:
         sim_args[c.name] = ", ".join(args)
         nargs[c.name] = len(ports) + 1
     files["host/sim_kernels.cpp"] = env.get_template("host/sim_kernels.cpp.j2").render(
-        design=design, links=sorted(design.links.items()), sim_args=sim_args, nargs=nargs)
+        design=design, links=sorted(design.links.items()), sim_args=sim_args, nargs=nargs, card_of=spec.card_of())
     files["host/design.json"] = spec.to_json()
     return files

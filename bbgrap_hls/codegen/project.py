@@ -13,7 +13,7 @@ from bbgrap_hls.codegen.design import Design, build_design
 from bbgrap_hls.codegen.emit import render_hls, weight_images
 from bbgrap_hls.codegen.host import host_spec, render_host
 from bbgrap_hls.codegen.vectors import golden, vectors
-from bbgrap_hls.codegen.vitis import render_vitis
+from bbgrap_hls.codegen.vitis import core_cards, render_vitis
 from bbgrap_hls.ir import Graph
 from bbgrap_hls.plan import Plan
 
@@ -49,7 +49,7 @@ def generate(g: Graph, plan: Plan, board: Board, feeds: dict[str, np.ndarray]) -
     files = {k: v.encode() for k, v in render_hls(design, g, {c.id: c.name for c in board.cores}).items()}
     files.update(kernel_headers())
     files.update(weight_images(design))  # hls/weights_core<k>.bin: URAM weights, loaded at run time
-    spec = host_spec(design, g)
+    spec = host_spec(design, g, core_cards(design, board))
     files.update({k: v.encode() for k, v in render_host(spec, design).items()})
     files.update(host_static())
     files.update({k: v.encode() for k, v in render_vitis(design, board, plan).items()})

@@ -4,7 +4,8 @@ The design's per-core kernel calls (`bbgrap_hls.codegen.design`) are read as a n
 every HLS stream becomes a `fifo` at its depth (the plan's depth for a layer input, 2
 elsewhere; pass-through copies (``concat_part``, memory ports) merge into one FIFO), every
 layer the ``hw/rtl`` module of `rtl_layers`, fan-outs a `broadcast`, width converters a
-`dwc`, gathers of split parts a chain of `concat`. The top wires the cores with a `link`
+`dwc`, gathers of split parts a chain of `concat`, channel shuffles a `channel_shuffle`
+and the per-pixel broadcast of an Add/Mul operand a `repeat_pixel`. The top wires the cores with a `link`
 per inter-core stream (the board's width, the route's latency) and an `offchip_buffer` per
 buffer channel (the memory's bytes per cycle); graph inputs are ``s_axis_<ident>`` and
 outputs ``m_axis_<ident>`` AXI-Stream ports. `rtl_manifest` lists every FIFO and link with
@@ -20,7 +21,7 @@ from dataclasses import dataclass, field
 from bbgrap_hls.board import Board
 from bbgrap_hls.codegen.design import CoreDesign, Design
 from bbgrap_hls.codegen.names import comment
-from bbgrap_hls.codegen.rtl_layers import rtl_layer
+from bbgrap_hls.codegen.rtl_layers import rtl_layer, rtl_shuffle
 from bbgrap_hls.errors import UnsupportedError
 from bbgrap_hls.ir import Graph
 from bbgrap_hls.plan import Plan
@@ -53,7 +54,10 @@ class Module:
 
 
 def _lit(v: int | str) -> str:
-    return f'"{v}"' if isinstance(v, str) else str(int(v))
+    """SystemVerilog text of a parameter: a string quoted, a sized literal (``192'h…``) as is."""
+    if isinstance(v, str):
+        return v if re.fullmatch(r"\d+'h[0-9a-f]+", v) else f'"{v}"'
+    return str(int(v))
 
 
 class _Groups:
@@ -127,6 +131,18 @@ def core_module(cd: CoreDesign, g: Graph, plan: Plan, files: dict[str, str]) -> 
             else:
                 conns = [("s_axis", r(args[0], note)), ("m_axis", w(args[1], note))]
             mod.insts.append(Inst(rl.module, name, [(k, _lit(v)) for k, v in rl.params.items()], conns, note))
+        elif kern == "channel_shuffle":
+            lay = layers[args[2][: -len("_perm")]]
+            rl = rtl_shuffle(lay, int(targs[1]), int(targs[2]))
+            note = f"{lay.ident}: {comment(lay.node)} (channel shuffle)"
+            mod.insts.append(Inst(rl.module, f"u_{lay.ident}", [(k, _lit(v)) for k, v in rl.params.items()],
+                                  [("s_axis", r(args[0], note)), ("m_axis", w(args[1], note))], note))
+        elif kern == "repeat_pixel":
+            pixels, c, lanes = (int(x) for x in targs)
+            name = f"u_rep{n_glue}"
+            mod.insts.append(Inst("repeat_pixel", name, [("C", str(c)), ("P", str(lanes)), ("PIXELS", str(pixels))],
+                                  [("s_axis", r(args[0], name)), ("m_axis", w(args[1], name))],
+                                  f"one pixel repeated {pixels} times (broadcast operand)"))
         elif kern == "fanout":
             a = int(targs[1])
             name = f"u_bc{n_glue}"

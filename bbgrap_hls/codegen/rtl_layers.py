@@ -11,12 +11,15 @@ layouts are those of the modules' headers:
 - lookup table: 256 entries of 8 bits, entry ``x + 128`` for input ``x``;
 - channel affine: per lane a signed int32 multiplier (``_m``), an int64 bias (``_b``) and
   32 bits ``{s, zp_out, lo, hi}`` (``_rq``).
+- channel shuffle: no memory; the permutation is the parameter ``PERM``, a ``16·C``-bit
+  literal with the input channel of output channel ``k`` at bits ``16·k``.
 
 File names come from the layer's identifier (``layer<n>[_p<j>]``), never from model text.
 """
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -100,12 +103,26 @@ def _names(ident: str, files: dict[str, str]) -> dict[str, str]:
     return {keys[f[len(ident) + 1:-4]]: f for f in files}
 
 
+def rtl_shuffle(lay: Layer, c: int, p: int) -> RtlLayer:
+    """The `channel_shuffle` instance of a shuffle layer (``C = c`` channels at ``p`` lanes).
+
+    The permutation is the one of the layer's HLS array ``<ident>_perm`` (`shuffle_layer`):
+    output channel ``k`` is input channel ``perm[k]``, passed as the sized literal ``PERM``.
+    """
+    perm = [int(v) for v in re.findall(r"-?\d+", lay.arrays[0].split("=", 1)[1])]
+    if sorted(perm) != list(range(c)) or c % p:
+        raise UnsupportedError(f"{lay.ident}: channel shuffle of {c} channels at {p} lanes: "
+                               f"{len(perm)} indices that are no permutation of the channels")
+    word = sum(k << (16 * i) for i, k in enumerate(perm))
+    return RtlLayer("channel_shuffle", dict(C=c, P=p, PERM=f"{16 * c}'h{word:0{4 * c}x}"))
+
+
 def rtl_layer(g: Graph, node: Node, lay: Layer, pe: int, simd: int, co_range: tuple[int, int] | None) -> RtlLayer:
     """The RTL instance of ``lay`` (node ``node``, folding ``pe``/``simd`` from the plan).
 
     Raises:
-        UnsupportedError: the op or folding has no RTL module yet (pad,
-            channel shuffle, constants, per-pixel broadcast, averaging that excludes padding).
+        UnsupportedError: the op or folding has no RTL module yet (pad, constant
+            operands, averaging that excludes padding).
     """
     q = node.attrs.get("q", {})
     acts = g.act_inputs(node)
@@ -183,11 +200,11 @@ def rtl_layer(g: Graph, node: Node, lay: Layer, pe: int, simd: int, co_range: tu
         files = _vector_files(ident, None, np.full(c, -h * w * int(q["zp_in"])), rq, c, p)
         return RtlLayer("gap", dict(C=c, P=p, H=h, W=w) | _names(ident, files), files)
     if op in ("Add", "Sub") and not q.get("consts"):
-        params = dict(P=p, MA=int(q["mult_a"]), MB=int(q["mult_b"]), ZA=int(q["zp_a"]), ZB=int(q["zp_b"]),
+        params = dict(P=p, OP=0, MA=int(q["mult_a"]), MB=int(q["mult_b"]), ZA=int(q["zp_a"]), ZB=int(q["zp_b"]),
                       ZY=int(q["zp_out"]), S=int(q["shift"]), LO=int(q["lo"]), HI=int(q["hi"]))
-        return RtlLayer("add", params, two_inputs=True)
+        return RtlLayer("eltwise", params, two_inputs=True)
     if op == "Mul" and not q.get("consts"):
-        params = dict(P=p, M=int(q["mult"]), ZA=int(q["zp_a"]), ZB=int(q["zp_b"]), ZY=int(q["zp_out"]),
+        params = dict(P=p, OP=1, M=int(q["mult"]), ZA=int(q["zp_a"]), ZB=int(q["zp_b"]), ZY=int(q["zp_out"]),
                       S=int(q["shift"]), LO=int(q["lo"]), HI=int(q["hi"]))
-        return RtlLayer("mul", params, two_inputs=True)
+        return RtlLayer("eltwise", params, two_inputs=True)
     raise UnsupportedError(f"{where}: no RTL module for this op in the RTL twin yet (HLS only)")

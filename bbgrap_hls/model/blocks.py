@@ -14,7 +14,7 @@ from dataclasses import dataclass, replace
 
 from bbgrap_hls.model.geometry import Geometry
 from bbgrap_hls.model.memory import MemCost, block_memory, memory, rom, uram_memory
-from bbgrap_hls.model.timing import RTL_DEPTH, window_rows, window_schedule
+from bbgrap_hls.model.timing import RTL_DEPTH, WindowRows, window_rows, window_schedule
 
 # LUT constants (per block, per lane); see docs/cost-model.md, "LUT".
 LUT_BASE_MVU = 250      # control, counters, AXI-Stream handshakes of a matrix-vector unit
@@ -47,8 +47,8 @@ class BlockCost:
             every cycle from cycle 0 (`bbgrap_hls.model.timing`).
         span: cycle of the last internal step of the frame, same conditions: the last
             output beat leaves at ``span + depth``.
-        rows_due: a window block's per-output-row input needs (`WindowSchedule.rows_due`):
-            its last output when the input arrives slower than one beat per cycle.
+        window: a window block's row-level schedule (`WindowRows`): its output rows when
+            its input rows arrive at any times (the design latency, `search.build`).
         dsp, bram18, uram, lut: resources.
         weights: where the weight memory lives: ``"bram"``, ``"uram"``, ``"lut"`` (LUTRAM,
             under 1,024 bits per bank) or None for a block without weights.
@@ -61,7 +61,7 @@ class BlockCost:
     tail: int = 0
     lead: int = 0
     span: int = 0
-    rows_due: tuple[tuple[int, int, int], ...] = ()
+    window: WindowRows | None = None
     dsp: int = 0
     bram18: int = 0
     uram: int = 0
@@ -119,7 +119,7 @@ def mvu(g: Geometry, pe: int, simd: int, uram: bool = False) -> BlockCost:
     sf, nf = g.k * (g.in_elems // vectors if g.pointwise else g.c) // simd, g.co // pe
     folds = sf * nf
     lanes = min(simd, g.c)
-    due: tuple[tuple[int, int, int], ...] = ()
+    rows = None
     wmem, where = _weights(pe, simd * 8, folds, uram)
     mem = wmem + _params(pe, nf)
     if nf > 1:
@@ -135,9 +135,9 @@ def mvu(g: Geometry, pe: int, simd: int, uram: bool = False) -> BlockCost:
         ii = max(ws.write, ws.read)
         lead, span, tail = ws.lead, ws.span, max(0, ws.span - ws.last_in)
         depth, fill, first = RTL_DEPTH["mvu"] + RTL_DEPTH["swg"], ws.fill, sf
-        due = ws.rows_due
+        rows = ws.by_row
     return BlockCost(
-        ii=ii, depth=depth, fill=fill, first=first, tail=tail, lead=lead, span=span, rows_due=due,
+        ii=ii, depth=depth, fill=fill, first=first, tail=tail, lead=lead, span=span, window=rows,
         dsp=pe * simd + REQUANT_DSP * pe, bram18=mem.bram18, uram=mem.uram,
         lut=LUT_BASE_MVU + LUT_PER_MAC * pe * simd + (LUT_PER_PE + LUT_REQUANT) * pe
         + LUT_PER_SIMD * simd + (0 if g.pointwise else LUT_WINDOW) + mem.lut,
@@ -153,7 +153,7 @@ def _window_unit(g: Geometry, p: int, simd: int, extra: MemCost) -> tuple[BlockC
     mem = extra + _line_buffer(g, p, j)
     cost = BlockCost(ii=max(ws.write, ws.read), depth=RTL_DEPTH["vvu"] + RTL_DEPTH["swg"],
                      fill=ws.fill, first=reads, tail=max(0, ws.span - ws.last_in), lead=ws.lead,
-                     span=ws.span, rows_due=ws.rows_due)
+                     span=ws.span, window=ws.by_row)
     return cost, mem
 
 
@@ -232,13 +232,20 @@ def concat(g: Geometry, pe: int, simd: int) -> BlockCost:
 
 
 def shuffle(g: Geometry, pe: int, simd: int) -> BlockCost:
-    """Channel permutation inside a pixel: a double-buffered pixel memory."""
+    """Channel permutation inside a pixel (``channel_shuffle.sv``): two pixel banks, one
+    written while the other is read out, the reader starting a pixel the cycle after its
+    last input beat (``C/p`` reads), then the output register.
+
+    The banks are registers (``2·C`` bytes of flip-flops, not counted): the permutation is a
+    constant, so each output bit is a ``2·C/p``-input multiplexer (``ceil(C/(2p))`` LUT6)
+    and no crossbar; ``2·C`` LUTs of write enables and control (Yosys: 107, 213, 405, 1464
+    LUTs for C/p = 12/12, 32/8, 64/16, 256/16 against 120, 192, 384, 1536).
+    """
     p = pe
-    mem = memory(8 * p, 2 * g.c // p)
+    n = g.c // p
     ii = g.h * g.w * g.c // p
-    return BlockCost(ii=ii, fill=1.0 / (g.h * g.w), tail=g.c // p, lead=g.c // p - 1,
-                     span=ii - 1 + g.c // p, bram18=mem.bram18,
-                     lut=LUT_BASE_SIMPLE + LUT_PER_LANE * p + mem.lut)
+    return BlockCost(ii=ii, depth=RTL_DEPTH["shuffle"], fill=1.0 / (g.h * g.w), tail=n, lead=n,
+                     span=ii - 1 + n, lut=8 * p * _ceil(n, 2) + 2 * g.c)
 
 
 def pad(g: Geometry, pe: int, simd: int) -> BlockCost:

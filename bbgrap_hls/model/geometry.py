@@ -71,9 +71,14 @@ class Geometry:
 
 
 def hwc(shape: tuple[int, ...]) -> tuple[int, int, int]:
-    """(H, W, C) of an NCHW or (N, C...) shape: rank 4 is NCHW, else one pixel."""
-    if len(shape) == 4:
-        return int(shape[2]), int(shape[3]), int(shape[1])
+    """(H, W, C) of an NCHW or (N, C...) shape: rank 4 is NCHW, rank 5 and more the inside
+    of a channel shuffle (N, C1, C2.., H, W): the pixel's channels are C1·C2.. (what the
+    `channel_shuffle` block streams); lower ranks are one pixel."""
+    if len(shape) >= 4:
+        c = 1
+        for d in shape[1:-2]:
+            c *= int(d)
+        return int(shape[-2]), int(shape[-1]), c
     if len(shape) <= 1:
         return 1, 1, int(shape[0]) if shape else 1
     c = 1

@@ -10,12 +10,19 @@ Conventions (one frame, empty pipeline, input offered every cycle from cycle 0):
 - ``depth``: cycles from that internal step to the output handshake (pipeline registers),
 
 so the first output beat leaves at ``lead + depth`` and the last at ``span + depth``.
+
+The design latency (`search.build`) follows each tensor row by row instead (``Rows``: the
+cycles of each row's first and last beat): `window_rows_out` for window blocks,
+`stream_rows_out` for pixel-by-pixel blocks and links, `out_profile` for blocks that need
+their whole input.
 """
 
 from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+
+import numpy as np
 
 from bbgrap_hls.model.geometry import Geometry
 
@@ -31,6 +38,8 @@ RTL_DEPTH: dict[str, int] = {
     "eltwise2": 2,    # add / mul: products, rounding and clamp
     "converter": 1,   # width converter (dwc)
     "concat": 0,      # a multiplexer
+    "shuffle": 1,     # channel_shuffle: output register after the bank read
+    "repeat": 0,      # repeat_pixel: first repetition passes through, the others from LUTRAM
 }
 
 FIFO_DEPTH = RTL_DEPTH["fifo"]
@@ -54,10 +63,7 @@ class WindowSchedule:
         span: cycle of the frame's last read.
         last_in: cycle of the last input beat if the writer never waits.
         fill: fraction of the input beats written before the first window is complete.
-        rows_due: per output row, ``(n, t_n, rest)``: the row's reading can finish only
-            after the first ``n`` input beats are in, the ``n``-th at cycle ``t_n`` at full
-            rate, and ``rest`` cycles after it (the writer's padding and the reader's rows
-            left). ``max(t_n + rest)`` over rows is ``span`` (`out_profile`).
+        by_row: the schedule row by row, for `window_rows_out` (design latency).
     """
 
     rows: int
@@ -68,7 +74,35 @@ class WindowSchedule:
     span: int
     last_in: int
     fill: float
-    rows_due: tuple[tuple[int, int, int], ...] = ()
+    by_row: WindowRows | None = None
+
+
+@dataclass(frozen=True)
+class WindowRows:
+    """Row-level schedule of a window block (``swg`` writer and reader, `window_rows_out`).
+
+    Attributes:
+        top: beats of the top padding rows (written before the first input row).
+        row: beats of one padded row, ``Wp·cg``.
+        body: beats of an input row's left padding and data, ``(pad_left + W)·cg``.
+        right: beats of its right padding.
+        kh, sh, pad_top, h, ho: window height (dilated), row stride, top padding, input and
+            output rows: output row ``oy`` reads padded rows up to ``oy·sh + kh − 1``.
+        row_read: cycles of reading one output row (the consumer's folds included).
+        first_reads: reads until a row's first output beat's last contribution.
+    """
+
+    top: int
+    row: int
+    body: int
+    right: int
+    kh: int
+    sh: int
+    pad_top: int
+    h: int
+    ho: int
+    row_read: int
+    first_reads: int
 
 
 def taps(g: Geometry) -> tuple[int, int]:
@@ -97,40 +131,109 @@ def window_schedule(g: Geometry, lanes: int, reads_per_window: int, first_reads:
     cg = g.c // lanes
     row_read = g.wo * reads_per_window
     before = (g.pads[0] * g.wp + g.pads[1]) * cg  # padding written before the first input beat
+    # the last output row is read once its rows are written and the rows before it are read;
+    # linear in the output row oy, so the latest is the first or the last row's
     span = max((oy * g.sh + g.kh) * g.wp * cg - before + (g.ho - oy) * row_read
-               for oy in range(g.ho)) - 1
+               for oy in {0, g.ho - 1}) - 1
     ready0 = g.kh * g.wp * cg - before  # the first output row may be read from this cycle on
     last_in = ((g.pads[0] + g.h - 1) * g.wp + g.pads[1] + g.w) * cg - 1 - before
     rows_in = min(g.h, max(0, g.kh - g.pads[0]))
-    due = []
-    for oy in range(g.ho):
-        n = min(g.h, max(0, oy * g.sh + g.kh - g.pads[0])) * g.w * cg  # input beats the row needs
-        t_n = ((g.pads[0] + n // (g.w * cg) - 1) * g.wp + g.pads[1] + g.w) * cg - 1 - before if n else -1
-        due.append((n, t_n, (oy * g.sh + g.kh) * g.wp * cg - before + (g.ho - oy) * row_read - 1 - t_n))
+    by_row = WindowRows(top=g.pads[0] * g.wp * cg, row=g.wp * cg, body=(g.pads[1] + g.w) * cg,
+                        right=(g.wp - g.pads[1] - g.w) * cg, kh=g.kh, sh=g.sh, pad_top=g.pads[0],
+                        h=g.h, ho=g.ho, row_read=row_read, first_reads=first_reads)
     return WindowSchedule(
         rows=window_rows(g), cg=cg, write=g.hp * g.wp * cg, read=g.ho * row_read,
         lead=ready0 + first_reads - 1, span=span, last_in=last_in,
-        fill=rows_in * g.w / max(1, g.h * g.w), rows_due=tuple(due))
+        fill=rows_in * g.w / max(1, g.h * g.w), by_row=by_row)
 
 
 def out_profile(a_in: int, b_in: int, in_beats: int, lead: int, span: int, tail: int, fill: float,
-                depth: int, rows_due: tuple[tuple[int, int, int], ...] = ()) -> tuple[int, int]:
+                depth: int) -> tuple[int, int]:
     """Cycles ``(a_out, b_out)`` of a block's first and last output beat.
 
     ``a_in``/``b_in`` are the cycles of its first and last input beat (``in_beats`` beats).
-    At full rate (``b_in − a_in = in_beats − 1``) this is exactly what the RTL does; a slower
-    input stretches the first output by ``fill`` of the extra time. The last output: a block
-    without ``rows_due`` finishes at ``b_in + tail``; a window block (``rows_due`` from
-    `WindowSchedule`) reads each output row once its input rows are in, the input beats
-    spread evenly over ``[a_in, b_in]``, so only the rows still unread when the last input
-    rows come in count after ``b_in`` (its reader works while a slow input streams in).
+    At full rate (``b_in − a_in = in_beats − 1``) this is exactly what the RTL does (the
+    module tests); a slower input stretches the first output by ``fill`` of the extra time
+    and the last finishes ``tail`` after the last input beat. The design latency uses it for
+    blocks that need their whole input (global pool, dense on a vector); the others go row
+    by row (`stream_rows_out`, `window_rows_out`).
     """
     stretch = max(0, (b_in - a_in + 1) - in_beats)
     a_out = a_in + lead + math.ceil(fill * stretch) + depth
-    if rows_due and stretch:
-        slope = (b_in - a_in) / max(1, in_beats - 1)
-        b_out = max(a_in + span, *(a_in + max(t_n, math.ceil((n - 1) * slope)) + rest
-                                   for n, t_n, rest in rows_due if n)) + depth
-    else:
-        b_out = max(b_in + tail, a_in + span) + depth
+    b_out = max(b_in + tail, a_in + span) + depth
     return a_out, max(a_out, b_out)
+
+
+# -- row profiles (design latency) -----------------------------------------------------------
+# A tensor's arrival is described row by row: ``(s, e)``, int64 arrays of the cycles of the
+# first and the last beat of each row (a row: ``W`` pixels; a vector is one row).
+
+Rows = tuple[np.ndarray, np.ndarray]
+
+
+def _chain(x: np.ndarray, period: int) -> np.ndarray:
+    """``y[i] = max(x[i], y[i−1] + period)``: a unit that needs ``period`` cycles per item
+    and item ``i`` no earlier than ``x[i]`` (in closed form, a running maximum)."""
+    k = np.arange(len(x), dtype=np.int64) * period
+    return k + np.maximum.accumulate(x - k)
+
+
+def input_rows(rows: int, beats_per_row: int, start: int = 0) -> Rows:
+    """A tensor offered one beat per cycle from ``start`` (the testbench's graph input)."""
+    s = start + np.arange(rows, dtype=np.int64) * beats_per_row
+    return s, s + beats_per_row - 1
+
+
+def resample(r: Rows, n: int) -> Rows:
+    """``r`` seen as ``n`` rows (a flatten, a pad, a broadcast operand): row ``j`` starts with
+    the input row holding its first beat and ends with the one holding its last."""
+    s, e = r
+    m = len(s)
+    if m == n:
+        return r
+    j = np.arange(n, dtype=np.int64)
+    return s[j * m // n], e[((j + 1) * m - 1) // n]
+
+
+def shift(r: Rows, d: int) -> Rows:
+    """``r`` delayed by ``d`` cycles (FIFO registers, link latency)."""
+    return r[0] + d, r[1] + d
+
+
+def latest(rs: list[Rows], n: int) -> Rows:
+    """Rows of a block reading several tensors (each as ``n`` rows): the latest of each."""
+    rs = [resample(r, n) for r in rs]
+    return np.maximum.reduce([r[0] for r in rs]), np.maximum.reduce([r[1] for r in rs])
+
+
+def stream_rows_out(r: Rows, n: int, row_cycles: int, lead: int, tail: int, depth: int) -> Rows:
+    """Rows of a pixel-by-pixel block (matrix-vector unit on vectors, lookup, affine,
+    add/mul, concat, link): ``row_cycles`` cycles per row at its own rate, its first
+    output ``lead`` cycles after a row's first input beat, its last ``tail`` after the
+    row's last beat; a row ends no earlier than ``row_cycles`` after it starts, nor before
+    the previous row's end plus ``row_cycles`` (a slow block paces a fast producer)."""
+    s, e = resample(r, n)
+    end = _chain(np.maximum(e + tail, s + row_cycles - 1), row_cycles)
+    prev = np.concatenate(([np.iinfo(np.int64).min // 2], end[:-1]))
+    start = np.maximum(s + lead, prev + 1 + lead)
+    return start + depth, np.maximum(end, start) + depth
+
+
+def window_rows_out(r: Rows, w: WindowRows, depth: int, t0: int = 0) -> Rows:
+    """Rows of a window block (``swg`` → mvu / vvu) from its input rows ``r``.
+
+    The writer starts at ``t0`` (the top padding first) and writes one beat per cycle,
+    padding included: input row ``y`` is complete at ``max(e_y, previous + body) + right``.
+    The reader starts output row ``oy`` the cycle after its last row is complete and the
+    previous output row is read, and reads it in ``row_read`` cycles; its output beats
+    leave ``depth`` cycles after their last read.
+    """
+    _, e = r
+    first = t0 - 1 + w.top - w.right  # the writer's row before the first input row
+    v = _chain(np.concatenate(([first], e)), w.row)  # last data beat written, per row
+    done = v + w.right  # done[0]: the top padding, done[y + 1]: input row y with its padding
+    last = np.arange(w.ho, dtype=np.int64) * w.sh + w.kh - w.pad_top - 1  # last row read, from the top
+    need = np.clip(last, -1, w.h - 1)  # ... among the input rows (-1: padding only)
+    ready = done[need + 1] + (last - need) * w.row + 1  # + bottom padding rows
+    end = _chain(ready + w.row_read, w.row_read)  # one past the row's last read
+    return end - w.row_read + w.first_reads - 1 + depth, end - 1 + depth

@@ -11,14 +11,24 @@ import numpy as np
 
 from bbgrap_hls.model import block_cost, in_lanes
 from bbgrap_hls.model.blocks import BlockCost
+from bbgrap_hls.model.geometry import hwc
 from bbgrap_hls.model.links import (
     fifo_cost,
-    fifo_profile,
     link_cost,
     stream_endpoint_lut,
     width_converter_lut,
 )
-from bbgrap_hls.model.timing import FIFO_DEPTH, out_profile
+from bbgrap_hls.model.timing import (
+    FIFO_DEPTH,
+    Rows,
+    input_rows,
+    latest,
+    out_profile,
+    resample,
+    shift,
+    stream_rows_out,
+    window_rows_out,
+)
 from bbgrap_hls.plan import ChannelPlan, CorePlan, NodePlan, Plan, SplitPart, TransferPlan
 from bbgrap_hls.search.dp import Segmentation
 from bbgrap_hls.search.fifos import DEFAULT_DEPTH, input_depths, stall_depth
@@ -102,41 +112,56 @@ def build_plan(prob: Problem, seg: Segmentation, strategy: str, objective: str) 
     # The design ii (needed by the FIFO depths): largest block or link-hop ii.
     design_ii = max([max(1, p.cost.ii) for ps in parts for p in ps] + list(hop_ii.values()))
     # -- latency profiles and channels ------------------------------------------------------
-    prof: dict[int, tuple[int, int]] = {}
+    prof: dict[int, tuple[int, int]] = {}  # first and last output beat (docs/cost-model.md, "Latency")
+    rows: dict[int, Rows] = {}  # each unit's output, row by row (model.timing)
     cycles: dict[int, int] = {}  # pipeline cycles to each unit's output (fifos.py)
     chans: list[ChannelPlan] = []
     unit_of_node: dict[str, int] = {}
     for u, unit in enumerate(prob.units):
         unit_of_node[unit.node.name] = u
         arrivals, in_cycles, starts = [], [], []
-        for t, pu in zip(unit.in_tensors, unit.producers, strict=False):
-            a, b = prof.get(pu, (0, 0))
-            cyc = cycles.get(pu, 0)
-            if pu >= 0 and out_core[pu] != parts[u][-1].core:
-                tr = transfers[tid_of[(t, parts[u][-1].core)]]
-                # A beat holds each hop ceil(beat_bits / width) cycles (LinkCost.profile).
-                beats = max(1, prob.tensor_bits[t] // 8 // max(1, out_lanes[pu]))
-                a, b = a + tr.latency_cycles, max(b, a + tr.ii_cycles - max(1, tr.ii_cycles // beats)) \
-                    + tr.latency_cycles
-                cyc += tr.latency_cycles
-            arrivals.append(fifo_profile(a, b))  # the FIFO's register stages (model.timing)
-            in_cycles.append(cyc + FIFO_DEPTH)
-            starts.append((prob.units[pu].start if pu >= 0 else 0.0) + (cyc + FIFO_DEPTH) / design_ii)
-        a_in = max((x[0] for x in arrivals), default=0)
-        b_in = max((x[1] for x in arrivals), default=0)
         c = max((p.cost for p in parts[u]), key=lambda c: c.ii)
         simd = parts[u][0].simd
         lanes_in = in_lanes(unit.kind, unit.geom, parts[u][0].pe, simd)
         in_beats = max(1, unit.geom.in_elems // max(1, lanes_in))
-        a_out, b_out = out_profile(a_in, b_in, in_beats, c.lead, c.span, c.tail, c.fill, c.depth,
-                                   c.rows_due)
-        gather = 0
+        for t, pu in zip(unit.in_tensors, unit.producers, strict=False):
+            cyc = cycles.get(pu, 0)
+            if pu < 0:  # the testbench offers the graph input one beat per cycle from cycle 0
+                h = hwc(graph.shape(t))[0] if len(graph.shape(t)) == 4 else 1
+                r = input_rows(h, max(1, prob.tensor_bits[t] // 8 // max(1, lanes_in) // h))
+            else:
+                r = rows[pu]
+            if pu >= 0 and out_core[pu] != parts[u][-1].core:
+                tr = transfers[tid_of[(t, parts[u][-1].core)]]
+                # A beat holds each hop ceil(beat_bits / width) cycles (LinkCost.profile).
+                beats = max(1, prob.tensor_bits[t] // 8 // max(1, out_lanes[pu]))
+                per_row = max(1, tr.ii_cycles // beats) * max(1, beats // len(r[0]))
+                r = stream_rows_out(r, len(r[0]), per_row, 0, 0, tr.latency_cycles)
+                cyc += tr.latency_cycles
+            arrivals.append(shift(r, FIFO_DEPTH))  # the FIFO's register stages (model.timing)
+            in_cycles.append(cyc + FIFO_DEPTH)
+            starts.append((prob.units[pu].start if pu >= 0 else 0.0) + (cyc + FIFO_DEPTH) / design_ii)
+        r_in = latest(arrivals, max(len(x[0]) for x in arrivals)) if arrivals else input_rows(1, in_beats)
+        g = unit.geom
+        if unit.kind == "wire":
+            r_out = r_in
+        elif c.window is not None:  # sliding-window generator -> mvu / vvu, row by row
+            r_out = window_rows_out(resample(r_in, g.h), c.window, c.depth)
+        elif g.ho * g.wo <= 1 or c.fill >= 1.0:  # needs the whole input: one output row
+            a_out, b_out = out_profile(int(r_in[0][0]), int(r_in[1][-1]), in_beats, c.lead, c.span,
+                                       c.tail, c.fill, c.depth)
+            r_out = np.array([a_out]), np.array([max(a_out, b_out)])
+        else:  # pixel by pixel at ii / Ho cycles per row
+            r_out = stream_rows_out(r_in, g.ho, max(1, c.ii // g.ho), c.lead, c.tail, c.depth)
         if len(parts[u]) > 1:
             gather = sum(board.link(x, y).latency_cycles for x, y in
                          zip(_route(prob, parts[u][0].core, parts[u][-1].core),
                              _route(prob, parts[u][0].core, parts[u][-1].core)[1:], strict=False))
-            a_out, b_out = a_out + gather, b_out + gather
-        prof[u] = (a_out, max(b_out, a_out))
+            r_out = shift(r_out, gather)
+        else:
+            gather = 0
+        rows[u] = r_out
+        prof[u] = (int(r_out[0][0]), max(int(r_out[1][-1]), int(r_out[0][0])))
         # Pipeline cycles to this output: latest input (FIFO register, links) + depth + gather.
         cycles[u] = max(in_cycles, default=1) + (0 if unit.kind == "wire" else c.depth) + gather
         lanes_of = [out_lanes[pu] if pu >= 0 else lanes_in for pu in unit.producers]

@@ -27,6 +27,7 @@ from bbgrap_hls.model import (
 )
 from bbgrap_hls.model.geometry import Geometry, hwc
 from bbgrap_hls.model.links import fifo_cost, width_converter_lut
+from bbgrap_hls.quant.build import FUSING_KINDS
 from bbgrap_hls.search.fifos import input_depths, stall_depth
 
 RES = ("dsp", "bram18", "uram", "lut")
@@ -187,10 +188,12 @@ def build_problem(graph: Graph, board: Board, split_candidates: int = 8,
     host_ops = [n.name for n in graph.nodes if n.host]
     fabric = [n for n in graph.nodes if not n.host]
     kinds = {n.name: block_kind(n, graph) for n in fabric}
-    # Fuse a Relu/Relu6 that is the only reader of a Conv/Dense output.
+    # Fuse a Relu/Relu6 that is the only reader of its producer's output where the quantiser
+    # folds it into the producer's clamp (Conv, depthwise too, Dense, ChannelAffine, Add, Sub):
+    # the generated design has no block for it, and the tensor crossing cores is its output.
     fuse_next: dict[str, Node] = {}
     for n in fabric:
-        if kinds[n.name] in WEIGHTED:
+        if n.op in FUSING_KINDS:
             readers = consumers.get(n.outputs[0], [])
             if (len(readers) == 1 and readers[0].op in FUSABLE_ACTS and not readers[0].host
                     and n.outputs[0] not in graph.outputs):

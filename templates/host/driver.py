@@ -8,9 +8,14 @@ with its barriers, quantisation parameters and host ops. Two backends:
 - `CsimDevice`: the C-simulated cores (``../hls`` and ``sim_kernels.cpp`` compiled with
   g++ into a shared library, loaded with ctypes).
 
+On a board of several cards (``design.json`` has ``cards``), `CardsDevice` puts one device
+per card behind the same interface: each kernel and its buffers on its card's device, the
+``copy`` steps of the schedule through the host.
+
 Usage::
 
-    python driver.py X.npy [--xclbin design.xclbin | --csim] [-o Y.npy]
+    python driver.py X.npy [--xclbin design.xclbin | --csim | --rtl] [-o Y.npy]
+    python driver.py X.npy [--xclbin-dir ../vitis] [--devices 0,1]     (several cards)
 
 ``X.npy`` holds the float32 NCHW input (one input); ``Y.npy`` gets graph output 0.
 Cores with URAM weights get their weight image (``../hls/weights_core<k>.bin``) and
@@ -167,7 +172,8 @@ class RtlDevice:
 
     def write(self, buf, data):
         buf[:] = np.asarray(data, np.int8).reshape(-1)
-        self.done = False  # new data: the next wait simulates again
+        if any(buf is v for k, v in self.bufs.items() if k.startswith("input:")):
+            self.done = False  # new input data: the next wait simulates again
 
     def read(self, buf):
         return buf.copy()
@@ -189,6 +195,57 @@ class RtlDevice:
         for ident, got in res["outputs"].items():
             self.bufs[f"output:{ident}"][:] = np.asarray(got, np.int8).reshape(-1)
         self.cycles = {k: res[k] for k in ("input_starts", "output_ends")}
+
+
+class OnCard:
+    """A buffer or run of `CardsDevice`: the card it belongs to and the card device's object."""
+
+    def __init__(self, card: int, obj: Any) -> None:
+        self.card, self.obj = card, obj
+
+
+class CardsDevice:
+    """A board of several cards as one `Device`: one device per card (``cards``: card index ->
+    device), each kernel on the card ``spec["cards"]`` puts it on. A buffer lives on the card
+    of the kernel it is allocated for; a run refuses buffers of another card."""
+
+    def __init__(self, cards: dict[int, Device], spec: dict) -> None:
+        self.cards = cards
+        self.card_of = {k: c["card"] for c in spec["cards"] for k in c["kernels"]}
+
+    def alloc(self, nbytes, kernel, arg):
+        d = self.card_of[kernel]
+        return OnCard(d, self.cards[d].alloc(nbytes, kernel, arg))
+
+    def write(self, buf, data):
+        self.cards[buf.card].write(buf.obj, data)
+
+    def read(self, buf):
+        return self.cards[buf.card].read(buf.obj)
+
+    def start(self, kernel, args, nargs):
+        d = self.card_of[kernel]
+        raw = {}
+        for k, v in args.items():
+            if isinstance(v, OnCard):
+                if v.card != d:
+                    raise ValueError(f"kernel {kernel} on card {d} given a buffer of card {v.card} (argument {k})")
+                v = v.obj
+            raw[k] = v
+        return OnCard(d, self.cards[d].start(kernel, raw, nargs))
+
+    def wait(self, run):
+        self.cards[run.card].wait(run.obj)
+
+
+def open_cards(spec: dict, xclbin_dir: Path, devices: list[int] | None = None) -> CardsDevice:
+    """One `XrtDevice` per card: card d loads ``xclbin_dir/design_card<d>.xclbin`` on XRT
+    device ``devices[i]`` (i: the card's position in ``spec["cards"]``; default: index d)."""
+    devices = devices if devices is not None else [c["card"] for c in spec["cards"]]
+    if len(devices) != len(spec["cards"]):
+        raise ValueError(f"--devices needs {len(spec['cards'])} device indices (one per card), got {devices}")
+    return CardsDevice({c["card"]: XrtDevice(str(xclbin_dir / c["xclbin"]), i)
+                        for c, i in zip(spec["cards"], devices, strict=True)}, spec)
 
 
 def _hw_c(shape: list[int]) -> tuple[int, int]:
@@ -245,6 +302,9 @@ def run(device: Device, inputs: dict[str, np.ndarray], spec: dict | None = None,
             args = {a["index"]: bos[a["buffer"]] if a["kind"] == "bo" else int(load_weights) if a["kind"] == "load"
                     else frames for a in k["args"] if a["kind"] != "stream"}
             runs[core] = device.start(core, args, len(k["args"]))
+        elif verb == "copy":  # a buffer between two cards, through the host
+            src = next(c["src"] for c in spec["copies"] if c["dst"] == core)
+            device.write(bos[core], device.read(bos[src]))
         else:
             device.wait(runs[core])  # barrier
     raw, env = {}, {}
@@ -263,12 +323,23 @@ def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("input", help="float32 NCHW input (.npy)")
     ap.add_argument("--xclbin", default=str(HERE.parent / "vitis" / "design.xclbin"))
+    ap.add_argument("--xclbin-dir", default=str(HERE.parent / "vitis"),
+                    help="several cards: the folder of design_card<d>.xclbin")
+    ap.add_argument("--devices", help="several cards: XRT device index of each card, e.g. 0,1 (default: card d on d)")
     ap.add_argument("--csim", action="store_true", help="run the C-simulated cores instead of a board")
     ap.add_argument("--rtl", action="store_true", help="run the RTL twin (Verilator + cocotb) instead of a board")
     ap.add_argument("-o", "--output", help="write graph output 0 here (.npy)")
     a = ap.parse_args()
     spec = json.loads((HERE / "design.json").read_text())
-    dev: Device = CsimDevice() if a.csim else RtlDevice() if a.rtl else XrtDevice(a.xclbin)
+    dev: Device
+    if a.csim or a.rtl:
+        dev = CsimDevice() if a.csim else RtlDevice()
+        if spec.get("cards"):  # one simulation holds all cards; streams between cards are direct
+            dev = CardsDevice({c["card"]: dev for c in spec["cards"]}, spec)
+    elif spec.get("cards"):
+        dev = open_cards(spec, Path(a.xclbin_dir), [int(x) for x in a.devices.split(",")] if a.devices else None)
+    else:
+        dev = XrtDevice(a.xclbin)
     first = next(b for b in spec["buffers"] if b["role"] == "input")
     _, ys = run(dev, {first["tensor"]: np.load(a.input)}, spec)
     if a.output:

@@ -25,8 +25,8 @@ class bo {
 
   bo() = default;
   bo(const device& dev, size_t size, flags f, memory_group grp) : p_(std::make_shared<Impl>()) {
-    (void)dev;
     (void)f;
+    p_->device = dev.bb_index();
     p_->host.assign(size, 0);
     p_->dev.assign(size, static_cast<char>(0x5a));  // device memory starts as garbage
     p_->grp = grp;
@@ -65,11 +65,14 @@ class bo {
 
   // Stand-in only: the device side that simulated kernels read and write.
   std::vector<char>& bb_device() const { return p_->dev; }
+  // Stand-in only: index of the device the buffer was allocated on.
+  unsigned int bb_device_index() const { return p_ ? p_->device : 0; }
 
  private:
   struct Impl {
     std::vector<char> host, dev;
     memory_group grp = 0;
+    unsigned int device = 0;
   };
   void check(size_t size, size_t off) const {
     if (!p_ || off + size > p_->host.size()) throw std::out_of_range("xrt::bo: access outside the buffer");

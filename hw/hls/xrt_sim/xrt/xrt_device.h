@@ -23,7 +23,8 @@ class uuid {
   std::string s_;
 };
 
-/// A device by index; load_xclbin records the file (nothing is programmed).
+/// A device by index; load_xclbin records the file (nothing is programmed). Buffers and
+/// kernels remember the index of their device: a run refuses a buffer of another device.
 class device {
  public:
   device() = default;

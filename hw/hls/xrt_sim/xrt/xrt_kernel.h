@@ -21,6 +21,8 @@
 /// Provided by the generated out/host/sim_kernels.cpp: runs core `kernel` with the device
 /// pointers (nullptr for stream and scalar arguments) and scalars of its `nargs` arguments.
 extern "C" int bb_sim_run(const char* kernel, void* const* ptrs, const long long* scalars, int nargs);
+/// Provided by sim_kernels.cpp of a design on several cards only: the card of `kernel`.
+extern "C" int bb_sim_card(const char* kernel) __attribute__((weak));
 
 enum ert_cmd_state {
   ERT_CMD_STATE_NEW = 1,
@@ -35,18 +37,26 @@ namespace xrt {
 class kernel {
  public:
   kernel() = default;
-  /// `name` is "core0" or "core0:{core0_1}" (a compute unit), as in XRT.
+  /// `name` is "core0" or "core0:{core0_1}" (a compute unit), as in XRT. On several cards
+  /// the xclbin must be the kernel's card's ("design_card<d>.xclbin").
   kernel(const device& dev, const uuid& xclbin_id, const std::string& name)
-      : name_(name.substr(0, name.find(':'))) {
-    (void)dev;
+      : name_(name.substr(0, name.find(':'))), device_(dev.bb_index()) {
     if (!xclbin_id) throw std::runtime_error("xrt::kernel: no xclbin loaded");
+    if (bb_sim_card != nullptr) {
+      const std::string x = xclbin_id.to_string();
+      const std::string want = "design_card" + std::to_string(bb_sim_card(name_.c_str())) + ".xclbin";
+      if (x.size() < want.size() || x.compare(x.size() - want.size(), want.size(), want) != 0)
+        throw std::runtime_error("xrt::kernel: " + name_ + " is not in " + x + " (it is in " + want + ")");
+    }
   }
   /// Memory group of argument `argno` (the stand-in has one bank per argument index).
   int group_id(int argno) const { return argno; }
   const std::string& bb_name() const { return name_; }
+  unsigned int bb_device_index() const { return device_; }
 
  private:
   std::string name_;
+  unsigned int device_ = 0;
 };
 
 class run {
@@ -54,7 +64,12 @@ class run {
   run() = default;
   explicit run(const kernel& k) : k_(k) {}
 
-  void set_arg(int index, const bo& b) { bos_[index] = b; }
+  void set_arg(int index, const bo& b) {
+    if (b.bb_device_index() != k_.bb_device_index())
+      throw std::runtime_error("xrt::run: " + k_.bb_name() + " (device " + std::to_string(k_.bb_device_index()) +
+                               ") given a buffer of device " + std::to_string(b.bb_device_index()));
+    bos_[index] = b;
+  }
   void set_arg(int index, int v) { scalars_[index] = v; }
   void set_arg(int index, unsigned int v) { scalars_[index] = v; }
   void set_arg(int index, long long v) { scalars_[index] = v; }

@@ -1,10 +1,14 @@
 `default_nettype none
-// Elementwise product of two int8 streams, requantised in one rounding:
-//   y = clamp(ZY + (((a-ZA)*(b-ZB)*M + 2^(S-1)) >>> S), LO, HI)
-// per tensor (constants are parameters). P lanes; one beat of each input per cycle; output
-// 2 cycles after the inputs' handshake; ii = H*W*C/P.
-module mul #(
+// Elementwise Add (OP = 0) or Mul (OP = 1) of two int8 streams, requantised in one rounding:
+//   OP 0: y = clamp(ZY + ((MA*(a-ZA) + MB*(b-ZB) + 2^(S-1)) >>> S), LO, HI)
+//   OP 1: y = clamp(ZY + (((a-ZA)*(b-ZB)*M + 2^(S-1)) >>> S), LO, HI)
+// per tensor (constants are parameters; Sub is an Add with a negative MB). P lanes; one beat
+// of each input per cycle; output 2 cycles after the inputs' handshake; ii = H*W*C/P.
+module eltwise #(
     parameter int P  = 2,
+    parameter int OP = 0,
+    parameter int MA = 1 << 20,
+    parameter int MB = 1 << 20,
     parameter int M  = 1 << 20,
     parameter int ZA = 0,
     parameter int ZB = 0,
@@ -31,23 +35,39 @@ module mul #(
     output logic             m_axis_tlast
 );
   initial begin
-    if (S < 0 || S > 62) $error("mul: S=%0d must be in 0..62", S);
-    if (LO > HI || LO < -128 || HI > 127) $error("mul: LO=%0d HI=%0d must be an int8 range", LO, HI);
+    if (OP != 0 && OP != 1) $error("eltwise: OP=%0d must be 0 (add) or 1 (mul)", OP);
+    if (S < 0 || S > 62) $error("eltwise: S=%0d must be in 0..62", S);
+    if (LO > HI || LO < -128 || HI > 127) $error("eltwise: LO=%0d HI=%0d must be an int8 range", LO, HI);
   end
   localparam logic [31:0] CFG = {8'(S), 8'(ZY), 8'(LO), 8'(HI)};
 
   logic en, fire, v1q, v2q, last1, last2;
   logic signed [63:0] v1[P];
+  logic signed [8:0] da[P], db[P];  // the operands less their zero points
   assign en = !v2q || m_axis_tready;
   assign fire = en && s0_axis_tvalid && s1_axis_tvalid;
   assign s0_axis_tready = en && s1_axis_tvalid;
   assign s1_axis_tready = en && s0_axis_tvalid;
 
-  always_ff @(posedge clk) begin
-    if (en) for (int i = 0; i < P; i++) begin
-      v1[i] <= 64'(18'(signed'(s0_axis_tdata[8*i+:8]) - 9'(ZA)) * 18'(signed'(s1_axis_tdata[8*i+:8]) - 9'(ZB)))
-             * 64'(M);
+  always_comb begin
+    for (int i = 0; i < P; i++) begin
+      da[i] = signed'(s0_axis_tdata[8*i+:8]) - 9'(ZA);
+      db[i] = signed'(s1_axis_tdata[8*i+:8]) - 9'(ZB);
     end
+  end
+
+  // stage 1: the operation's products (only the selected one is built)
+  if (OP == 0) begin : g_add
+    always_ff @(posedge clk) begin
+      if (en) for (int i = 0; i < P; i++) v1[i] <= 64'(MA) * 64'(da[i]) + 64'(MB) * 64'(db[i]);
+    end
+  end else begin : g_mul
+    always_ff @(posedge clk) begin
+      if (en) for (int i = 0; i < P; i++) v1[i] <= 64'(18'(da[i]) * 18'(db[i])) * 64'(M);
+    end
+  end
+
+  always_ff @(posedge clk) begin
     if (en) begin
       last1 <= s1_axis_tlast;
       last2 <= last1;
@@ -64,6 +84,7 @@ module mul #(
     end
   end
 
+  // stage 2: rounding shift, zero point and clamp
   for (genvar i = 0; i < P; i++) begin : g_lane
     rq_round round (
         .clk(clk),
