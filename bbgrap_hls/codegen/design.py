@@ -294,7 +294,11 @@ def _finish(b: _Builder, g: Graph, plan: Plan, frames: int) -> Design:
         src_core = b.producer_core[key]
         src_s, lanes = b.source[(src_core, key)]
         tr = _transfer(b, plan, key, src_core, core)
-        kind = tr.kind if tr else "buffer"
+        # Without a planned transfer (a split node's parts gathered on its last core, which
+        # the plan costs as a stream along the core path), cores on the path stream; an
+        # off-chip buffer there would hold a frame back while the local part's FIFO fills:
+        # a deadlock.
+        kind = tr.kind if tr else ("stream" if {src_core, core} <= set(plan.core_order) else "buffer")
         ident = b.names(f"{key}_{src_core}_{core}")
         n = b.elems[key]
         out_req = b.fresh(src_core, "s", lanes)
