@@ -141,7 +141,14 @@ def build_design(g: Graph, plan: Plan, frames: int = 1) -> Design:
         if np_.split:  # concatenate the parts' channels on the last part's core
             core = parts[-1][0]
             ho, wo, _ = hwc(g.shape(node.outputs[0]))
-            lanes = math.gcd(*[lk for _, lk, _ in part_keys], *[r[1] - r[0] for _, _, r in part_keys])
+            # The gather streams one beat per cycle: the narrowest lanes dividing every
+            # part's channel count that keep its beats per frame within the plan's ii (the
+            # parts' own lanes could make it the bottleneck: two parts of pe 8 on 16 + 16
+            # channels would need 2x the ii at 8 lanes).
+            chans = math.gcd(*[r[1] - r[0] for _, _, r in part_keys])
+            co = hwc(g.shape(node.outputs[0]))[2]
+            fits = [d for d in range(1, chans + 1) if chans % d == 0 and ho * wo * co // d <= plan.ii_cycles]
+            lanes = max(math.gcd(chans, *[lk for _, lk, _ in part_keys]), min(fits, default=chans))
             ins = [b.request(core, k, lanes) for k, _, _ in part_keys]
             cs = ", ".join(str(r[1] - r[0]) for _, _, r in part_keys)
             out = b.produce(core, node.outputs[0], lanes, b.elems[part_keys[0][0]] * 0 + ho * wo * hwc(g.shape(node.outputs[0]))[2])
