@@ -83,3 +83,30 @@ def test_gen_report_child_and_in_process_agree(tmp_path, monkeypatch):
     assert "report.md" in {str(p) for p in fa}
     assert fa == sorted(p.relative_to(b) for p in b.rglob("*") if p.is_file())
     assert all((a / p).read_bytes() == (b / p).read_bytes() for p in fa)
+
+
+@pytest.mark.filterwarnings("ignore:no calibration samples")
+@pytest.mark.parametrize("model, board", [("se_block", "u250"), ("resnet8", "u280"), ("resnet8", "2x-u250")])
+def test_split_nodes_gather_by_stream_within_the_ii(tmp_path, model, board):
+    """A split node's parts reach its last core as streams (never an off-chip buffer the plan
+    did not cost) and their concatenation streams within the plan's ii."""
+    import json
+    import re
+
+    from tests import models
+
+    from bbgrap_hls.cli import main
+
+    path = models.save(getattr(models, model)(seed=0), tmp_path / "m.onnx")
+    out = tmp_path / "out"
+    assert main(["gen", str(path), "--board", board, "-o", str(out)]) == 0
+    plan = json.loads((out / "plan.json").read_text())
+    assert any(n.get("split") for n in plan["nodes"]), "the plan must split a node for this test"
+    assert not any(t["kind"] == "buffer" for t in plan["transfers"])
+    code = "".join(p.read_text() for p in (out / "hls").glob("core*.cpp"))
+    assert "bo_" not in code and "bi_" not in code
+    concats = re.findall(r"bb::concat<(\d+), (\d+), ([\d, ]+)>", code)
+    assert concats
+    for pixels, lanes, parts in concats:
+        chans = sum(int(c) for c in parts.split(","))
+        assert int(pixels) * chans // int(lanes) <= plan["ii_cycles"], (pixels, lanes, parts)

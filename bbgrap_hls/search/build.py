@@ -32,7 +32,7 @@ from bbgrap_hls.model.timing import (
 from bbgrap_hls.plan import ChannelPlan, CorePlan, NodePlan, Plan, SplitPart, TransferPlan
 from bbgrap_hls.search.dp import Segmentation
 from bbgrap_hls.search.fifos import DEFAULT_DEPTH, input_depths, stall_depth
-from bbgrap_hls.search.problem import RES, Problem
+from bbgrap_hls.search.problem import RES, Problem, gather_ii
 
 
 @dataclass
@@ -54,12 +54,20 @@ def unit_parts(prob: Problem, seg: Segmentation, u: int) -> list[_Part]:
         co = unit.geom.co // k
         from dataclasses import replace
         g = replace(unit.geom, co=co)
+        gather = gather_ii(unit.geom, k)  # the parts' concatenation on the last core
         return [_Part(c, p * co, (p + 1) * co, int(t.pe[f]), int(t.simd[f]),
-                      block_cost(unit.kind, g, int(t.pe[f]), int(t.simd[f]), uram=bool(t.uram[f])))
+                      _at_least(block_cost(unit.kind, g, int(t.pe[f]), int(t.simd[f]), uram=bool(t.uram[f])),
+                                gather))
                 for p, (c, f) in enumerate(seg.split[u])]
     t, f = unit.table, seg.fold[u]
     return [_Part(seg.core[u], 0, unit.geom.co, int(t.pe[f]), int(t.simd[f]),
                   block_cost(unit.kind, unit.geom, int(t.pe[f]), int(t.simd[f]), uram=bool(t.uram[f])))]
+
+
+def _at_least(cost, ii: int):
+    from dataclasses import replace
+
+    return cost if cost.ii >= ii else replace(cost, ii=ii)
 
 
 def _route(prob: Problem, a: int, b: int) -> list[int]:

@@ -277,8 +277,16 @@ def _add_split_tables(prob: Problem, how_many: int, use_uram: bool) -> None:
                 ins = _Inputs(tuple(_elems(prob.graph, t) for t in u.in_tensors),
                               tuple(prob.units[p].start if p >= 0 else 0.0 for p in u.producers),
                               tuple(prob.units[p].cycles if p >= 0 else 0 for p in u.producers))
-                u.split_tables[k] = _table(u.kind, _replace_co(u.geom, u.geom.co // k), ins,
-                                           prob.parallel_window, use_uram)
+                t = _table(u.kind, _replace_co(u.geom, u.geom.co // k), ins, prob.parallel_window, use_uram)
+                # The gather on the last core streams whole parts per beat at most (the
+                # concat's lanes divide each part's channels): k beats per pixel.
+                t.ii = np.maximum(t.ii, gather_ii(u.geom, k))
+                u.split_tables[k] = t
+
+
+def gather_ii(g: Geometry, k: int) -> int:
+    """Cycles per frame of concatenating ``k`` equal channel parts: ``k`` beats per pixel."""
+    return g.ho * g.wo * k
 
 
 def _replace_co(g: Geometry, co: int) -> Geometry:
