@@ -101,7 +101,15 @@ class _Builder:
 
 
 def _depths(plan: Plan) -> dict[tuple[str, str], int]:
-    return {(c.tensor, c.dst): max(2, int(c.depth)) for c in plan.channels}
+    """Each channel's planned FIFO size in *elements* (the plan counts beats of the
+    producer's ``width_lanes``; the FIFO may sit after a width converter, see `_beats`)."""
+    return {(c.tensor, c.dst): max(2, int(c.depth)) * max(1, int(c.width_lanes)) for c in plan.channels}
+
+
+def _beats(depth: dict[tuple[str, str], int], t: str, node: str, lanes: int) -> int:
+    """The FIFO depth in beats of ``lanes`` holding the planned elements (2 if unplanned)."""
+    elems = depth.get((t, node))
+    return 2 if elems is None else max(2, -(-elems // max(1, lanes)))
 
 
 def build_design(g: Graph, plan: Plan, frames: int = 1) -> Design:
@@ -231,11 +239,11 @@ def _operand(b: _Builder, g: Graph, node, core: int, k: int, t: str, lanes: int,
         if (sh, sw, sc) != (1, 1, co):
             raise BadInputError(f"node '{node.name}' ({node.op}): broadcast of {shape} to {out_shape} "
                                 "is not a per-pixel repeat")
-        src = b.request(core, t, lanes, depth.get((t, node.name), 2))
+        src = b.request(core, t, lanes, _beats(depth, t, node.name, lanes))
         s = b.fresh(core, "s", lanes)
         b.cores[core].calls.append(f"bb::repeat_pixel<{ho * wo}, {co}, {lanes}>({src}, {s}, frames);")
         return s
-    return b.request(core, t, lanes, depth.get((t, node.name), 2))
+    return b.request(core, t, lanes, _beats(depth, t, node.name, lanes))
 
 
 def _convert(b: _Builder, core: int, src: str, a: int, dst: str, c: int, n: int) -> None:

@@ -227,6 +227,10 @@ def _hop_route(plan: Plan, board: Board, src: int, dst: int) -> list[int]:
     for t in plan.transfers:
         if t.src_core == src and t.kind == "stream" and dst in t.route:
             return t.route[: t.route.index(dst) + 1]
+    path = plan.core_order  # no planned transfer (a split node's gather): along the core path
+    if src in path and dst in path:
+        a, b = path.index(src), path.index(dst)
+        return path[a: b + 1] if a <= b else path[b: a + 1][::-1]
     return [src, dst]
 
 

@@ -50,7 +50,8 @@ def _link_note(prob: Problem, plan: Plan) -> str:
 
 
 def _block_note(prob: Problem, plan: Plan, b: str) -> tuple[int, str]:
-    """(rank, sentence): 0 floor, 1 too big for one core, 2 core full, 3 nothing binds."""
+    """(rank, sentence): 0 floor, 1 too big for one core, 2 core full or a split's gather,
+    3 nothing binds."""
     unit = next((u for u in prob.units if u.node.name == b), None)
     if unit is None:
         return 3, ""
@@ -60,6 +61,9 @@ def _block_note(prob: Problem, plan: Plan, b: str) -> tuple[int, str]:
     cur = node.ii_cycles
     faster = np.nonzero(table.ii < cur)[0]
     what = f"{b} ({unit.node.op}, pe={node.pe}, simd={node.simd}{f', split over {len(parts)} cores' if parts else ''})"
+    if len(faster) == 0 and parts:
+        return 2, (f"{what} is at the fastest rate of its split: the {len(parts)} parts are gathered "
+                   f"on core {parts[-1].core} one part per beat at most ({cur:,} cycles per frame)")
     if len(faster) == 0:
         return 0, (f"{what} is at its fastest folding: {cur:,} cycles per frame is its floor on any "
                    "board (no folding of this block is faster)")
