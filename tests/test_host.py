@@ -45,7 +45,13 @@ def project(tmp_path_factory):
     for n in (weighted[0], weighted[-1]):  # weights loaded through the cores' wts ports
         n.weights = "uram"
     x = np.random.default_rng(5).standard_normal(g.shape(g.inputs[0])).astype(np.float32)
-    files, design = generate(gq, plan, board, {g.inputs[0]: x})
+    design, objs = _write_and_compile(out, gq, plan, board, {g.inputs[0]: x})
+    return out, gq, design, x, objs
+
+
+def _write_and_compile(out, gq, plan, board, feeds):
+    """Generate the design into ``out`` and compile its cores and the XRT stand-in kernels."""
+    files, design = generate(gq, plan, board, feeds)
     for rel, data in files.items():
         (out / rel).parent.mkdir(parents=True, exist_ok=True)
         (out / rel).write_bytes(data)
@@ -54,7 +60,7 @@ def project(tmp_path_factory):
         obj = out / (src.stem + ".o")
         subprocess.run([*FLAGS, "-I", str(out / "hls"), "-c", str(src), "-o", str(obj)], check=True)
         objs.append(str(obj))
-    return out, gq, design, x, objs
+    return design, objs
 
 
 def _host(out, objs, source, exe):
@@ -167,15 +173,7 @@ def cards_project(tmp_path_factory):
     assert len(cross) >= 2 and all(t.kind == "stream" for t in cross), cross
     cross[0].kind = "buffer"
     x = np.random.default_rng(7).standard_normal(g.shape(g.inputs[0])).astype(np.float32)
-    files, design = generate(gq, plan, board, {g.inputs[0]: x})
-    for rel, data in files.items():
-        (out / rel).parent.mkdir(parents=True, exist_ok=True)
-        (out / rel).write_bytes(data)
-    objs = []
-    for src in sorted((out / "hls").glob("core*.cpp")) + [out / "host" / "sim_kernels.cpp"]:
-        obj = out / (src.stem + ".o")
-        subprocess.run([*FLAGS, "-I", str(out / "hls"), "-c", str(src), "-o", str(obj)], check=True)
-        objs.append(str(obj))
+    design, objs = _write_and_compile(out, gq, plan, board, {g.inputs[0]: x})
     return out, gq, design, x, objs
 
 

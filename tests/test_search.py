@@ -253,7 +253,8 @@ def test_residual_fifo_is_sized_from_the_latency_difference():
 def test_fifo_depth_formula():
     assert input_depths([100, 100], [0.25, 0.25]) == [2, 2]
     assert input_depths([100, 40], [0.0, 0.5]) == [52, 2]
-    assert input_depths([100, 40], [0.0, 3.0]) == [102, 2]   # never more than a frame
+    assert input_depths([100, 40], [0.0, 1.5]) == [152, 2]   # squeeze-excite: more than a frame
+    assert input_depths([100, 40], [0.0, 3.0]) == [202, 2]   # never more than two frames
     assert input_depths([64], [0.0]) == [2]
 
 
