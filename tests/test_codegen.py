@@ -93,9 +93,8 @@ def test_split_nodes_gather_by_stream_within_the_ii(tmp_path, model, board):
     import json
     import re
 
-    from tests import models
-
     from bbgrap_hls.cli import main
+    from tests import models
 
     path = models.save(getattr(models, model)(seed=0), tmp_path / "m.onnx")
     out = tmp_path / "out"
