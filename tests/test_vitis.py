@@ -197,9 +197,14 @@ def test_board_cards():
         b = load_board(name)
         assert board_cards(b) == [tuple(c.id for c in b.cores)], name
     text = (_bundled_dir() / "2x-u250.yaml").read_text()
-    three = parse_board(text.replace("{a: 5, b: 6, width_bits: 512, latency_cycles: 4, kind: slr-crossing}",
-                                     "{a: 5, b: 6, width_bits: 333, latency_cycles: 300, kind: network}"), "3cards")
-    assert board_cards(three) == [(0, 1, 2, 3), (4, 5), (6, 7)]
+    text3 = text.replace("{a: 5, b: 6, width_bits: 512, latency_cycles: 4, kind: slr-crossing}",
+                         "{a: 5, b: 6, width_bits: 333, latency_cycles: 300, kind: network}")
+    for k, cores in ((0, "[4, 5]"), (1, "[4, 5]"), (2, "[6, 7]"), (3, "[6, 7]")):
+        text3 = re.sub(rf"(name: card1-ddr{k},.*?cores: )\[4, 5, 6, 7\]", rf"\g<1>{cores}", text3)
+    assert board_cards(parse_board(text3, "3cards")) == [(0, 1, 2, 3), (4, 5), (6, 7)]
+    # cores that share a memory are one FPGA even without links between them
+    shared = parse_board(text3.replace("cores: [6, 7]", "cores: [4, 5, 6, 7]", 1), "shared")
+    assert board_cards(shared) == [(0, 1, 2, 3), (4, 5, 6, 7)]
 
 
 def _cards_design(tmp_path, model, strategy="even"):

@@ -85,9 +85,10 @@ def board_cards(board: Board) -> list[tuple[int, ...]]:
 
     A card is a connected component of the cores over the links that are not of kind
     ``network`` (SLR crossings and on-chip links stay inside one FPGA; a network link
-    joins two). Cards are ordered by their lowest core id, core ids ascending inside a
-    card. A board without network links is one card (a core without any link forms a
-    card of its own).
+    joins two) and over the memories (cores that reach the same DDR/HBM bank sit on one
+    card: two regions joined only through memory are one FPGA). Cards are ordered by their
+    lowest core id, core ids ascending inside a card. A core with neither forms a card of
+    its own.
     """
     parent = {c.id: c.id for c in board.cores}
 
@@ -96,10 +97,11 @@ def board_cards(board: Board) -> list[tuple[int, ...]]:
             k = parent[k]
         return k
 
-    for ln in board.links:
-        if ln.kind != "network":
-            a, b = root(ln.a), root(ln.b)
-            parent[max(a, b)] = min(a, b)
+    pairs = [(ln.a, ln.b) for ln in board.links if ln.kind != "network"]
+    pairs += [(m.cores[0], k) for m in board.memories for k in m.cores[1:]]
+    for x, y in pairs:
+        a, b = root(x), root(y)
+        parent[max(a, b)] = min(a, b)
     groups: dict[int, list[int]] = {}
     for c in board.cores:
         groups.setdefault(root(c.id), []).append(c.id)
