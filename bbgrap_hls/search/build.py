@@ -31,7 +31,7 @@ from bbgrap_hls.model.timing import (
 )
 from bbgrap_hls.plan import ChannelPlan, CorePlan, NodePlan, Plan, SplitPart, TransferPlan
 from bbgrap_hls.search.dp import Segmentation
-from bbgrap_hls.search.fifos import DEFAULT_DEPTH, input_depths, stall_depth
+from bbgrap_hls.search.fifos import DEFAULT_DEPTH, input_depths, pad_depth, pad_run, stall_depth
 from bbgrap_hls.search.problem import RES, Problem, gather_ii
 
 
@@ -172,6 +172,8 @@ def build_plan(prob: Problem, seg: Segmentation, strategy: str, objective: str) 
         prof[u] = (int(r_out[0][0]), max(int(r_out[1][-1]), int(r_out[0][0])))
         # Pipeline cycles to this output: latest input (FIFO register, links) + depth + gather.
         cycles[u] = max(in_cycles, default=1) + (0 if unit.kind == "wire" else c.depth) + gather
+        if c.window is not None:  # a frame's padding delays the output in steady state (fifos.py)
+            cycles[u] += pad_run(g, lanes_in)
         lanes_of = [out_lanes[pu] if pu >= 0 else lanes_in for pu in unit.producers]
         beats_of = [max(1, prob.tensor_bits[t] // 8 // ln) for t, ln in zip(unit.in_tensors, lanes_of, strict=True)]
         depths = input_depths(beats_of, starts)
@@ -190,6 +192,9 @@ def build_plan(prob: Problem, seg: Segmentation, strategy: str, objective: str) 
                     kind, tid, src_core = "stream", tid_of[(t, p.core)], out_core[pu]
                 # a matrix-vector unit stalls its input during folds 1..NF-1 (fifos.py)
                 d = max(depth, stall_depth(unit.kind, unit.geom, p.pe, lanes))
+                if p.cost.window is not None:  # the window generator's padding writes (fifos.py)
+                    d = max(d, pad_depth(unit.geom, in_lanes(unit.kind, unit.geom, p.pe, p.simd), lanes,
+                                         p.cost.ii))
                 fc = fifo_cost(lanes, d)
                 use[p.core][1] += fc.bram18
                 use[p.core][3] += fc.lut + width_converter_lut(lanes, in_lanes(unit.kind, unit.geom, p.pe, p.simd))

@@ -37,6 +37,26 @@ the 400→120 dense, +5.5 % ii). Its input FIFO therefore holds one vector:
     depth = ceil(V / lanes) + 2        when NF = ceil(Co / PE) > 1
 
 with ``V`` the vector's elements (a dense layer's flattened input, a 1×1 conv's ``C``).
+
+A window generator (``hw/rtl/swg.sv``) writes the padding one beat per cycle and takes no
+input meanwhile; the longest such run is at the frame boundary: the last row's right
+padding, the bottom and the next frame's top padding rows, the first row's left padding,
+
+    run = ((PT + PB)·Wp + PL + PR)·cg      (cg = C / window lanes)
+
+cycles. A FIFO of two beats passes that stall back to a producer that runs at the design's
+pace and never catches up: ResNet-8 on u250 (a 3×3 conv, 32×32, pad 1: run 70) ran at 2267
+cycles per frame in the RTL twin instead of the planned 2048. The input FIFO therefore holds
+what the producer emits during the run, at most the block's pace of ``B`` beats per ``ii``:
+
+    depth = min(B, ceil(run · B / ii)) + 2
+
+In steady state the run also delays the block's output by up to ``run`` cycles more than in
+the first frame (whose top padding is written before its input arrives), so a reconvergent
+path through padded window blocks lags by their runs too: the pipeline cycles of a window
+block (``cycles`` in ``search/build.py``, ``_start`` in ``search/problem.py``) include its
+run. Without them the residual skip of ResNet-8 (two padded 3×3 convs on the late path)
+filled and ran at 2213 cycles per frame.
 """
 
 from __future__ import annotations
@@ -88,3 +108,38 @@ def stall_depth(kind: str, g: Geometry, pe: int, lanes: int) -> int:
         return DEFAULT_DEPTH
     vector = g.in_elems // max(1, g.ho * g.wo)  # a dense layer's whole (flattened) input
     return math.ceil(vector / max(1, lanes)) + FIFO_SLACK
+
+
+def pad_run(g: Geometry, window_lanes: int) -> int:
+    """Cycles a window generator writes padding between two frames, taking no input.
+
+    Args:
+        g: the block's geometry.
+        window_lanes: lanes per beat of the window generator (the block's input lanes).
+
+    Returns:
+        ``((PT + PB)·Wp + PL + PR)·cg`` (``cg = C / window_lanes``); 0 without padding.
+    """
+    top, left, bottom, right = g.pads
+    return ((top + bottom) * g.wp + left + right) * max(1, g.c // max(1, window_lanes))
+
+
+def pad_depth(g: Geometry, window_lanes: int, fifo_lanes: int, ii: int) -> int:
+    """Input FIFO depth that absorbs a window generator's padding writes at a frame boundary.
+
+    Args:
+        g: the block's geometry.
+        window_lanes: lanes per beat of the window generator (the block's input lanes).
+        fifo_lanes: lanes per beat of the FIFO.
+        ii: the block's cycles per frame (its producer emits at most ``B`` beats per ``ii``).
+
+    Returns:
+        ``min(B, ceil(run · B / ii)) + FIFO_SLACK`` (``B`` beats per frame of the FIFO, ``run``
+        the padding beats written between a frame's last input beat and the next frame's
+        first) when the block pads its input, else ``DEFAULT_DEPTH``.
+    """
+    run = pad_run(g, window_lanes)
+    if run <= 0:
+        return DEFAULT_DEPTH
+    beats = max(1, g.in_elems // max(1, fifo_lanes))
+    return min(beats, math.ceil(run * beats / max(1, ii))) + FIFO_SLACK

@@ -28,7 +28,7 @@ from bbgrap_hls.model import (
 from bbgrap_hls.model.geometry import Geometry, hwc
 from bbgrap_hls.model.links import fifo_cost, width_converter_lut
 from bbgrap_hls.quant.build import FUSING_KINDS
-from bbgrap_hls.search.fifos import input_depths, stall_depth
+from bbgrap_hls.search.fifos import input_depths, pad_depth, pad_run, stall_depth
 
 RES = ("dsp", "bram18", "uram", "lut")
 """Resources every core has a limit for, in the column order of `Table.res`."""
@@ -97,7 +97,10 @@ def _table(kind: str, g: Geometry, inputs: _Inputs, parallel_window: bool, uram:
                 starts = [s + (cy + 1) / ii for s, cy in zip(inputs.starts, inputs.cycles, strict=True)]
                 for d in input_depths(beats, starts):
                     # the producer's lanes are unknown here: the block's own (fifos.py)
-                    fifo = fifo_cost(lanes, max(d, stall_depth(kind, g, pe, lanes)))
+                    d = max(d, stall_depth(kind, g, pe, lanes))
+                    if c.window is not None:  # the window generator's padding writes
+                        d = max(d, pad_depth(g, lanes, lanes, ii))
+                    fifo = fifo_cost(lanes, d)
                     # Each input's FIFO (reconvergence depth in the block's lanes) and a
                     # worst-case width converter (from 1 lane).
                     bram += fifo.bram18
@@ -253,7 +256,8 @@ def _start(kind: str, g: Geometry, ins: _Inputs, parallel_window: bool) -> tuple
         return s_in, c_in - 1
     pe, simd = foldings(kind, g, parallel_window)[-1]
     c = block_cost(kind, g, pe, simd)
-    return s_in + c.fill, c_in + c.depth
+    run = pad_run(g, in_lanes(kind, g, pe, simd)) if c.window is not None else 0  # fifos.py
+    return s_in + c.fill, c_in + c.depth + run
 
 
 def _elems(graph: Graph, name: str) -> int:
