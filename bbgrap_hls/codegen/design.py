@@ -247,7 +247,15 @@ def _operand(b: _Builder, g: Graph, node, core: int, k: int, t: str, lanes: int,
 
 
 def _convert(b: _Builder, core: int, src: str, a: int, dst: str, c: int, n: int) -> None:
-    """Connect stream ``src`` (a lanes) to ``dst`` (c lanes), N elements per frame."""
+    """Connect stream ``src`` (a lanes) to ``dst`` (c lanes), N elements per frame.
+
+    A narrowing converter takes one input beat every ``a/c`` cycles: a planned deep FIFO
+    after it would leave a burst of the producer (a pool's one output pixel) stalled behind
+    a two-beat FIFO, so its elements move before the converter."""
+    streams = b.cores[core].streams
+    if a > c and streams[dst][1] > 2 and src in streams:
+        streams[src] = (a, max(streams[src][1], -(-streams[dst][1] * c // a) + 2))
+        streams[dst] = (c, 2)
     if a == c:
         b.cores[core].calls.append(f"bb::concat_part<{a}>({src}, {dst}, {n // a} * frames);")
         return
