@@ -191,6 +191,12 @@ def _node(d: dict[str, Any]) -> NodePlan:
     return NodePlan(**d)
 
 
+def path_route(path: list[int], a: int, b: int) -> list[int]:
+    """Cores from ``a`` to ``b`` along ``path`` (a plan's ``core_order``), both included."""
+    ia, ib = path.index(a), path.index(b)
+    return path[ia: ib + 1] if ia <= ib else path[ib: ia + 1][::-1]
+
+
 def fmt_float(x: float) -> float:
     """A float rounded to 6 significant digits (what plan.json writes)."""
     return float(f"{x:.6g}")

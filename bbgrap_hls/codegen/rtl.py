@@ -24,7 +24,7 @@ from bbgrap_hls.codegen.names import comment
 from bbgrap_hls.codegen.rtl_layers import rtl_layer, rtl_shuffle
 from bbgrap_hls.errors import UnsupportedError
 from bbgrap_hls.ir import Graph
-from bbgrap_hls.plan import Plan
+from bbgrap_hls.plan import Plan, path_route
 
 _CALL = re.compile(r"^bb::(\w+)<([^>]*)>\((.*)\);$")
 PASS = ("concat_part", "mem_to_stream", "stream_to_mem")
@@ -227,10 +227,8 @@ def _hop_route(plan: Plan, board: Board, src: int, dst: int) -> list[int]:
     for t in plan.transfers:
         if t.src_core == src and t.kind == "stream" and dst in t.route:
             return t.route[: t.route.index(dst) + 1]
-    path = plan.core_order  # no planned transfer (a split node's gather): along the core path
-    if src in path and dst in path:
-        a, b = path.index(src), path.index(dst)
-        return path[a: b + 1] if a <= b else path[b: a + 1][::-1]
+    if src in plan.core_order and dst in plan.core_order:  # no planned transfer: the core path
+        return path_route(plan.core_order, src, dst)
     return [src, dst]
 
 

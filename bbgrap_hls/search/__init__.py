@@ -76,21 +76,19 @@ def _run(prob: Problem, strategy: str, objective: str, time_limit: float, seed: 
     if objective == "latency" and best is not None:
         # Fold faster than the ii needs where cores have room, from this segmentation and
         # (search) from the baselines' ones: the least latency of all is kept.
-        seeds = [best[1]]
+        seeds = [best]
         if strategy == "search":
             for base in (even, greedy):
                 try:
-                    seeds.append(finish(base(prob))[1])
+                    seeds.append(finish(base(prob)))
                 except InfeasibleError:
                     continue
-        for s0 in seeds:
-            for cand in (s0, boost(prob, s0)):
-                try:
-                    plan, seg = finish(cand)
-                except InfeasibleError:
-                    continue
-                if _key(plan, objective) < _key(best[0], objective):
-                    best = (plan, seg)
+        for seed in seeds:
+            try:
+                boosted = finish(boost(prob, seed[1]))
+            except InfeasibleError:
+                boosted = seed
+            best = min((best, seed, boosted), key=lambda x: _key(x[0], objective))
     if best is None:
         raise err or InfeasibleError(explain_infeasible(prob))
     return best

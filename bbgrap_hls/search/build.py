@@ -5,7 +5,7 @@ per-core use; plus the repair step that keeps every core within its limits.
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 
@@ -29,7 +29,7 @@ from bbgrap_hls.model.timing import (
     stream_rows_out,
     window_rows_out,
 )
-from bbgrap_hls.plan import ChannelPlan, CorePlan, NodePlan, Plan, SplitPart, TransferPlan
+from bbgrap_hls.plan import ChannelPlan, CorePlan, NodePlan, Plan, SplitPart, TransferPlan, path_route
 from bbgrap_hls.search.dp import Segmentation
 from bbgrap_hls.search.fifos import DEFAULT_DEPTH, input_depths, pad_depth, pad_run, stall_depth
 from bbgrap_hls.search.problem import RES, Problem, gather_ii
@@ -52,7 +52,6 @@ def unit_parts(prob: Problem, seg: Segmentation, u: int) -> list[_Part]:
         k = len(seg.split[u])
         t = unit.split_tables[k]
         co = unit.geom.co // k
-        from dataclasses import replace
         g = replace(unit.geom, co=co)
         gather = gather_ii(unit.geom, k)  # the parts' concatenation on the last core
         return [_Part(c, p * co, (p + 1) * co, int(t.pe[f]), int(t.simd[f]),
@@ -64,16 +63,12 @@ def unit_parts(prob: Problem, seg: Segmentation, u: int) -> list[_Part]:
                   block_cost(unit.kind, unit.geom, int(t.pe[f]), int(t.simd[f]), uram=bool(t.uram[f])))]
 
 
-def _at_least(cost, ii: int):
-    from dataclasses import replace
-
+def _at_least(cost: BlockCost, ii: int) -> BlockCost:
     return cost if cost.ii >= ii else replace(cost, ii=ii)
 
 
 def _route(prob: Problem, a: int, b: int) -> list[int]:
-    path = prob.core_path
-    ia, ib = path.index(a), path.index(b)
-    return path[ia: ib + 1] if ia <= ib else path[ib: ia + 1][::-1]
+    return path_route(prob.core_path, a, b)
 
 
 def build_plan(prob: Problem, seg: Segmentation, strategy: str, objective: str) -> Plan:

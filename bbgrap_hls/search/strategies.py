@@ -106,12 +106,9 @@ def boost(prob: Problem, seg: Segmentation) -> Segmentation:
             continue
         lim = prob.limits(k)
         inv = 1.0 / np.maximum(lim.astype(float), 1.0)
-        use = sum((prob.units[u].table.res[fold[u]] for u in range(prob.m) if seg.core[u] == k
-                   and u not in seg.split), np.zeros(N_RES, np.int64))
-        for (p, parts) in seg.split.items():
-            for c, f in parts:
-                if c == k:
-                    use = use + prob.units[p].split_tables[len(parts)].res[f]
+        use = sum((prob.units[u].table.res[fold[u]] for u in us), np.zeros(N_RES, np.int64))
+        use = use + sum((prob.units[p].split_tables[len(parts)].res[f] for p, parts in seg.split.items()
+                         for c, f in parts if c == k), np.zeros(N_RES, np.int64))
         moved = True
         while moved:
             moved = False

@@ -15,7 +15,7 @@ from __future__ import annotations
 import numpy as np
 
 from bbgrap_hls.plan import Plan
-from bbgrap_hls.search.problem import RES, Problem
+from bbgrap_hls.search.problem import RES, Problem, Table
 
 _NAMES = {"dsp": "DSP", "bram18": "BRAM18", "uram": "URAM", "lut": "LUT"}
 
@@ -40,6 +40,11 @@ def bottleneck_note(prob: Problem, plan: Plan) -> str:
         return _together_note(prob, plan, at_ii)
     more = f" ({len(at_ii)} blocks run at this ii)" if len(at_ii) > 1 else ""
     return notes[0][1] + more
+
+
+def _next_faster(table: Table, rows, inv: np.ndarray) -> int:
+    """Of ``rows``, the next faster folding: the largest ii, then the least resources."""
+    return min(rows, key=lambda f: (-int(table.ii[f]), float(table.res[f] @ inv)))
 
 
 def _link_note(prob: Problem, plan: Plan) -> str:
@@ -72,12 +77,12 @@ def _block_note(prob: Problem, plan: Plan, b: str) -> tuple[int, str]:
     fits_one = [f for f in faster if np.all(table.res[f] <= big)]
     inv = 1.0 / np.maximum(big.astype(float), 1.0)
     if not fits_one:
-        f = min(faster, key=lambda f: (-int(table.ii[f]), float(table.res[f] @ inv)))
+        f = _next_faster(table, faster, inv)
         r = int(np.argmax(table.res[f] * inv))
         return 1, (f"the next faster folding of {what} (pe={int(table.pe[f])}, simd={int(table.simd[f])}, "
                    f"ii {int(table.ii[f]):,}) needs {int(table.res[f][r]):,} {_NAMES[RES[r]]}, more than "
                    f"a core has ({int(big[r]):,})")
-    f = min(fits_one, key=lambda f: (-int(table.ii[f]), float(table.res[f] @ inv)))
+    f = _next_faster(table, fits_one, inv)
     core = parts[0].core if parts else node.core
     cp = next(c for c in plan.cores if c.id == core)
     mine = parts[0] if parts else node  # a split node: its first part is on `core`
@@ -108,7 +113,7 @@ def _together_note(prob: Problem, plan: Plan, at_ii: list[str]) -> str:
         if len(faster) == 0:
             continue
         inv = 1.0 / np.maximum(prob.limits(node.core).astype(float), 1.0)
-        f = min(faster, key=lambda f: (-int(t.ii[f]), float(t.res[f] @ inv)))
+        f = _next_faster(t, faster, inv)
         own = np.array([node.dsp, node.bram18, node.uram, node.lut], dtype=np.int64)
         extra[node.core] = extra.get(node.core, 0) + t.res[f] - own
     for cp in plan.cores:
