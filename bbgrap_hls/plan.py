@@ -30,6 +30,7 @@ class SplitPart:
     uram: int
     lut: int
     weights: str | None = None
+    mmv: int = 1
 
 
 @dataclass
@@ -53,6 +54,10 @@ class NodePlan:
     weights: str | None = None
     """Where the weight memory lives: ``"bram"``, ``"uram"``, ``"lut"`` (LUTRAM) or None
     (no weights). HLS binds it with ``#pragma HLS bind_storage ... impl=<bram|uram|lutram>``."""
+    mmv: int = 1
+    """Conv only: copies of the matrix-vector unit behind one window generator, each taking
+    every ``mmv``-th output pixel (docs/cost-model.md, "Pixel copies"); the output then
+    streams one whole pixel (``Co`` lanes) per beat."""
 
 
 @dataclass

@@ -85,6 +85,8 @@ def _conv(p: dict, rng, d: Path) -> tuple[dict, dict]:
     rq = golden.random_rq(rng, co, 128 * 128 * (k * c) ** 0.5)
     files = mvu_files(w.reshape(co, k * c), bias, rq, p["SIMD"], p["PE"], d)
     hdl = {"C": c, "CO": co, "SIMD": p["SIMD"], "PE": p["PE"], "PAD_VAL": zx} | _win(p) | files
+    if p.get("M", 1) > 1:  # pixel copies
+        hdl["M"] = p["M"]
     return hdl, {"win": _windows(x, p, zx), "x": x, "w": w, "bias": bias, "rq": rq}
 
 
@@ -206,7 +208,19 @@ PARAMS: dict[str, list[dict]] = {
              {"C": 3, "CO": 4, "SIMD": 9, "PE": 2, "H": 6, "W": 5, "KH": 3, "KW": 3, "SH": 1, "SW": 1,
               "PT": 1, "PL": 1, "PB": 1, "PR": 1},
              {"C": 2, "CO": 2, "SIMD": 12, "PE": 2, "H": 7, "W": 6, "KH": 3, "KW": 2, "SH": 2, "SW": 2,
-              "PT": 1, "PL": 0, "PB": 0, "PR": 1}],
+              "PT": 1, "PL": 0, "PB": 0, "PR": 1},
+             # pixel copies (M mvus behind one swg, output CO lanes a pixel): N = Ho·Wo a multiple
+             # of M, then not (N = 25, M = 3; N = 9, M = 2 on the 1x1 path); parallel window; stride 2
+             {"C": 4, "CO": 12, "SIMD": 4, "PE": 3, "M": 2, "H": 6, "W": 6, "KH": 3, "KW": 3, "SH": 1,
+              "SW": 1, "PT": 1, "PL": 1, "PB": 1, "PR": 1},
+             {"C": 4, "CO": 12, "SIMD": 4, "PE": 3, "M": 3, "H": 5, "W": 5, "KH": 3, "KW": 3, "SH": 1,
+              "SW": 1, "PT": 1, "PL": 1, "PB": 1, "PR": 1},
+             {"C": 4, "CO": 12, "SIMD": 12, "PE": 2, "M": 3, "H": 7, "W": 6, "KH": 3, "KW": 3, "SH": 1,
+              "SW": 1, "PT": 1, "PL": 1, "PB": 1, "PR": 1},
+             {"C": 4, "CO": 12, "SIMD": 2, "PE": 6, "M": 2, "H": 7, "W": 7, "KH": 3, "KW": 3, "SH": 2,
+              "SW": 2, "PT": 1, "PL": 1, "PB": 1, "PR": 1},
+             {"C": 8, "CO": 8, "SIMD": 4, "PE": 2, "M": 2, "H": 3, "W": 3, "KH": 1, "KW": 1, "SH": 1,
+              "SW": 1, "PT": 0, "PL": 0, "PB": 0, "PR": 0}],
     "dwconv": [{"C": 4, "P": 2, "H": 5, "W": 5, "KH": 3, "KW": 3, "SH": 1, "SW": 1, "PT": 1, "PL": 1, "PB": 1, "PR": 1},
                {"C": 4, "P": 4, "J": 3, "H": 5, "W": 4, "KH": 3, "KW": 3, "SH": 1, "SW": 1,
                 "PT": 1, "PL": 1, "PB": 1, "PR": 1},
@@ -245,7 +259,7 @@ PREPARE: dict[str, Callable] = {
 # RTL files each toplevel needs (besides its own)
 DEPS: dict[str, list[str]] = {
     "link": ["fifo"], "requant": ["rq_lane", "rq_round"], "mvu": ["rq_lane", "rq_round"],
-    "conv": ["swg", "mvu", "rq_lane", "rq_round"], "dwconv": ["swg", "vvu", "rq_lane", "rq_round"],
+    "conv": ["swg", "mvu", "rq_lane", "rq_round", "dwc", "mmv_split", "mmv_merge"], "dwconv": ["swg", "vvu", "rq_lane", "rq_round"],
     "maxpool": ["swg", "vvu", "rq_lane", "rq_round"], "avgpool": ["swg", "vvu", "rq_lane", "rq_round"],
     "gap": ["vvu", "rq_lane", "rq_round"], "add": ["rq_round"], "mul": ["rq_round"],
     "channel_affine": ["rq_round"],

@@ -62,7 +62,8 @@ def block(module: str, p: dict) -> tuple[BlockCost, int]:
             pe, simd, lanes = p["PE"], p["SIMD"], min(p["SIMD"], p["C"])
         else:
             pe, simd, lanes = p["P"], p["P"] * p.get("J", 1), p["P"]
-        return block_cost(WINDOW_KIND[module], g, pe, simd), g.h * g.w * g.c // lanes
+        mmv = p.get("M", 1) if module == "conv" else 1  # pixel copies
+        return block_cost(WINDOW_KIND[module], g, pe, simd, mmv=mmv), g.h * g.w * g.c // lanes
     if module == "gap":
         g = Geometry(h=p["H"], w=p["W"], c=p["C"], ho=1, wo=1, co=p["C"])
         return block_cost("gap", g, p["P"], p["P"]), g.in_elems // p["P"]
@@ -82,8 +83,50 @@ def block(module: str, p: dict) -> tuple[BlockCost, int]:
     raise KeyError(f"module '{module}' is not a block of the cost model")
 
 
+def mmv_reads(p: dict) -> tuple[int, int, int, int, bool]:
+    """``(ready0, sf, nf, n, direct)`` of a conv: cycle (from the frame's first input beat)
+    from which the swg may read the first window, beats per window, neuron folds, windows
+    per frame, and whether the 1x1 path skips the swg."""
+    g = window_geometry(p)
+    sf, nf = p["KH"] * p["KW"] * p["C"] // p["SIMD"], p["CO"] // p["PE"]
+    cg = p["C"] // min(p["SIMD"], p["C"])
+    direct = g.kh == g.kw == g.sh == g.sw == 1 and not any(g.pads)
+    ready0 = 0 if direct else g.kh * g.wp * cg - (g.pads[0] * g.wp + g.pads[1]) * cg
+    return ready0, sf, nf, g.ho * g.wo, direct
+
+
+def mmv_conv(p: dict, frames: int = 4) -> tuple[float, int, int]:
+    """``(ii, latency, first)`` of a conv with ``M > 1`` pixel copies (``hw/rtl/conv.sv``).
+
+    Window ``w`` (counted across frames, first input beat at cycle 0) is first read at
+    ``R(w) = ready0 + (w div M)·SF·NF + (w mod M)·SF``: a copy reads its SF beats in fold 0
+    and takes its next window SF·NF cycles later. Its whole pixel leaves at
+    ``R(w) + SF·NF + 6``: the swg's output register 1, the copy's SF·NF folds, the mvu's
+    pipeline 5 after the last fold, the dwc gather 1, the merge 0 (without the swg, the
+    1x1 DIRECT path: ``ready0 = 0`` and one cycle less). ``first`` is the cycle of the first output
+    beat, ``latency`` counts frame 0's first input beat to its last output beat (both
+    counted), ``ii`` the mean distance of the frame ends 1..``frames``-1 (what
+    `harness.Timing` measures). Exact when the swg is never starved: the input offered every
+    cycle and reading an output row takes at least ``max(SH, TAIL)·Wp·C/lanes`` cycles, the
+    writing of the rows it frees (a sufficient condition, checked here).
+    """
+    m = p["M"]
+    g = window_geometry(p)
+    ready0, sf, nf, n, direct = mmv_reads(p)
+    cg = p["C"] // min(p["SIMD"], p["C"])
+    if not direct and (g.wo // m) * sf * nf < max(g.sh, g.hp - (g.ho - 1) * g.sh) * g.wp * cg:
+        raise ValueError("mmv_conv: the window generator may starve the copies; no exact formula")
+    def done(w: int) -> int:  # cycle of window w's pixel at the output
+        return ready0 + (w // m) * sf * nf + (w % m) * sf + sf * nf + (5 if direct else 6)
+    ends = [done(f * n + n - 1) for f in range(frames)]
+    return (ends[-1] - ends[1]) / (frames - 2), ends[0] + 1, done(0)
+
+
 def predict(module: str, p: dict) -> tuple[int, int]:
     """``(ii, latency)`` the cost model predicts for ``module`` with test parameters ``p``."""
+    if module == "conv" and p.get("M", 1) > 1:
+        ii, latency, _ = mmv_conv(p)
+        return ii, latency
     if module == "fifo":
         beats = p["beats"]
         return beats, fifo_profile(0, beats - 1)[1] + 1

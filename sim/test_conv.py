@@ -1,4 +1,8 @@
-"""cocotb testbench: convolution (swg -> mvu), acc = bias' + sum over window and channels."""
+"""cocotb testbench: convolution (swg -> mvu), acc = bias' + sum over window and channels.
+
+With pixel copies (``M > 1``) it also checks the cycle of the first output beat (a whole
+pixel) against ``expect.mmv_conv`` and logs every frame's first and last output cycle.
+"""
 
 import cocotb
 import numpy as np
@@ -14,4 +18,14 @@ async def conv_stream(dut, backpressure: bool, idle: bool):
     win, w, bias, rq = a["win"], a["w"], a["bias"], a["rq"]
     acc = np.einsum("fyxijc,oijc->fyxo", win.astype(np.int64), w.astype(np.int64)) + bias  # model
     want = [golden.requant(f, *rq.T) for f in acc]
+    mmv = p.get("M", 1) > 1
+    if mmv:  # own monitors: cycles relative to the first input beat
+        mon_in, mon_out = harness.BeatMonitor(dut, "s_axis"), harness.BeatMonitor(dut, "m_axis")
     await harness.run_stream(dut, {"s_axis": list(a["x"])}, want, "conv", backpressure, idle, expect.predict("conv", p))
+    if mmv and not (backpressure or idle):
+        t0 = mon_in.beats[0][0]
+        frames = [(b - t0, e - t0) for b, e in mon_out.frames()]
+        _, _, first = expect.mmv_conv(p)
+        dut._log.info("conv M=%d: output frames (first, last beat) from the first input beat: %s; "
+                      "first predicted %d", p["M"], frames, first)
+        assert frames[0][0] == first, f"conv: first output at cycle {frames[0][0]}, predicted {first}"

@@ -131,12 +131,12 @@ def build_design(g: Graph, plan: Plan, frames: int = 1) -> Design:
             np_ = plan.node(node.name)
         except KeyError:
             raise BadInputError(f"node '{node.name}' ({node.op}) is not in the plan") from None
-        parts = ([(p.core, p.pe, p.simd, (p.co_begin, p.co_end), p.weights) for p in np_.split] if np_.split
-                 else [(np_.core, np_.pe, np_.simd, None, np_.weights)])
+        parts = ([(p.core, p.pe, p.simd, (p.co_begin, p.co_end), p.weights, p.mmv) for p in np_.split]
+                 if np_.split else [(np_.core, np_.pe, np_.simd, None, np_.weights, np_.mmv)])
         part_keys = []
-        for j, (core, pe, simd, rng, wmem) in enumerate(parts):
+        for j, (core, pe, simd, rng, wmem, mmv) in enumerate(parts):
             ident = f"layer{layer_no}" + (f"_p{j}" if np_.split else "")
-            lay = make_layer(g, node, ident, pe, simd, rng, wmem)
+            lay = make_layer(g, node, ident, pe, simd, rng, wmem, mmv)
             cd = b.cores[core]
             cd.layers.append(lay)
             fmt = {}

@@ -38,6 +38,7 @@ class Layer:
     struct: str = ""
     arrays: list[str] = field(default_factory=list)
     wmem: WeightMem | None = None  # the weight memory ``<ident>_w`` (codegen/weights.py)
+    mmv: int = 1  # conv: copies of the matrix-vector unit (the plan's ``mmv``)
 
 
 def hwc(shape: tuple[int, ...]) -> tuple[int, int, int]:
@@ -74,7 +75,7 @@ def _window(node: Node, h: int, w: int, ho: int, wo: int) -> dict[str, int]:
 
 
 def make_layer(g: Graph, node: Node, ident: str, pe: int, simd: int,
-               co_range: tuple[int, int] | None = None, weights: str | None = None) -> Layer:
+               co_range: tuple[int, int] | None = None, weights: str | None = None, mmv: int = 1) -> Layer:
     """The kernel instance of ``node`` with folding ``pe``/``simd``.
 
     Args:
@@ -84,8 +85,9 @@ def make_layer(g: Graph, node: Node, ident: str, pe: int, simd: int,
         pe, simd: folding from the plan.
         co_range: output channels ``[begin, end)`` of a split part, None for the whole node.
         weights: the plan's weight placement (``"bram"``, ``"uram"``, ``"lut"``) or None.
+        mmv: copies of a conv's matrix-vector unit (the plan's ``mmv``; 1 for other ops).
     """
-    lay = _make_layer(g, node, ident, pe, simd, co_range)
+    lay = _make_layer(g, node, ident, pe, simd, co_range, mmv)
     if lay.wmem is None:
         return lay
     if weights is not None:
@@ -99,7 +101,7 @@ def make_layer(g: Graph, node: Node, ident: str, pe: int, simd: int,
 
 
 def _make_layer(g: Graph, node: Node, ident: str, pe: int, simd: int,
-                co_range: tuple[int, int] | None) -> Layer:
+                co_range: tuple[int, int] | None, mmv: int = 1) -> Layer:
     """`make_layer` without the weight placement."""
     q = node.attrs.get("q", {})
     acts = g.act_inputs(node)
@@ -109,6 +111,8 @@ def _make_layer(g: Graph, node: Node, ident: str, pe: int, simd: int,
     n_out = ho * wo * co
     lo, hi = (co_range or (0, co))
     op = node.op
+    if mmv < 1 or (mmv > 1 and op != "Conv"):
+        raise UnsupportedError(f"node '{node.name}' ({op}): mmv {mmv}; pixel copies (mmv > 1) are for Conv only")
     if op == "Conv":
         h, w, c = hwc(x)
         wq, group = np.asarray(q["w"]), node.attrs["group"]
@@ -116,6 +120,9 @@ def _make_layer(g: Graph, node: Node, ident: str, pe: int, simd: int,
         kk = int(wq.shape[2] * wq.shape[3])
         if (group == c and wq.shape[0] == c and co_range is None and simd % pe == 0
                 and kk % (simd // pe) == 0):
+            if mmv > 1:
+                raise UnsupportedError(f"node '{node.name}' (Conv): mmv {mmv} on a depthwise conv "
+                                       "(pixel copies are for the matrix-vector conv only)")
             # depthwise: pe lanes in and out, simd = pe·j products per cycle (j > 1: parallel window)
             vals = dict(_window(node, h, w, ho, wo), C=c, LANES=pe, SIMD=simd, ZP_IN=q["zp_in"],
                         ZP_OUT=q["zp_out"], LO=q["lo"], HI=q["hi"])
@@ -132,10 +139,20 @@ def _make_layer(g: Graph, node: Node, ident: str, pe: int, simd: int,
         if c % simd and (simd % c or (kk * c) % simd):
             raise UnsupportedError(f"node '{node.name}' (Conv): simd {simd} neither divides C={c} nor is "
                                    f"C·j with j | kh·kw={kk} (parallel window)")
-        call = f"bb::conv2d<{ident}_P>({{in0}}, {{out}}, {ident}_w, {ident}_bias, {ident}_mult, {ident}_shift, frames);"
+        kern, out_lanes = "conv2d", pe
+        if mmv > 1:  # M MVU copies (hw/hls conv2d_mmv): one whole pixel (CO lanes) per output beat
+            nf = (hi - lo) // pe
+            if mmv > nf:
+                raise UnsupportedError(f"node '{node.name}' (Conv): mmv {mmv} exceeds NF = CO/PE = "
+                                       f"{hi - lo}/{pe} = {nf} (each copy needs whole neuron folds)")
+            vals["M"] = mmv
+            kern, out_lanes = "conv2d_mmv", hi - lo
+        call = f"bb::{kern}<{ident}_P>({{in0}}, {{out}}, {ident}_w, {ident}_bias, {ident}_mult, {ident}_shift, frames);"
         # A parallel window (simd = C·j) still reads its input one pixel (C lanes) per beat.
-        return Layer(ident, node.name, op, [acts[0]], [min(simd, c)], pe, n_out, call, _struct(ident, **vals),
-                     _arrays(ident, **arrs), WeightMem(fold_mvu(mat, pe, simd)))
+        lay = Layer(ident, node.name, op, [acts[0]], [min(simd, c)], out_lanes, n_out, call, _struct(ident, **vals),
+                    _arrays(ident, **arrs), WeightMem(fold_mvu(mat, pe, simd)))
+        lay.mmv = mmv
+        return lay
     if op == "Dense":
         c = int(np.prod(x[1:]))
         bias, mult, shift = (np.asarray(q[k]) for k in ("bias", "mult", "shift"))

@@ -151,16 +151,20 @@ def rtl_layer(g: Graph, node: Node, lay: Layer, pe: int, simd: int, co_range: tu
             files = _vector_files(ident, wk, bias, rq, c, pe, j)
             params = dict(C=c, P=pe, **win, PAD_VAL=int(q["zp_in"]), J=j)
             return RtlLayer("dwconv", params | _names(ident, files), files)
-        if pe != lay.out_lanes or lay.in_lanes[0] != min(simd, c) or (
+        lo, hi = co_range or (0, n)
+        # pixel copies (mmv > 1): M mvus, output one whole pixel (CO lanes) per beat
+        if (pe if lay.mmv == 1 else hi - lo) != lay.out_lanes or lay.in_lanes[0] != min(simd, c) or (
                 simd > c and (simd % c or k % (simd // c))):
-            raise UnsupportedError(f"{where}: pe={pe}, simd={simd} with C={c}, window {k}: simd must divide C "
-                                   f"or be C·j with j | {k} (parallel window), input at min(simd, C) lanes")
+            raise UnsupportedError(f"{where}: pe={pe}, simd={simd}, mmv={lay.mmv} with C={c}, window {k}: simd "
+                                   f"must divide C or be C·j with j | {k} (parallel window), input at "
+                                   f"min(simd, C) lanes, output at pe lanes (CO lanes with mmv > 1)")
         # Parallel window (simd = C·j): the swg emits j taps of C lanes per beat, so the mvu's
         # columns (ky·KW + kx)·C + c keep the order of the plain layout below.
-        lo, hi = co_range or (0, n)
         mat = conv_matrix(wq, node.attrs["group"])[lo:hi]
         files = _mvu_files(ident, mat, bias[lo:hi], rq[lo:hi], pe, simd)
         params = dict(C=c, CO=hi - lo, SIMD=simd, PE=pe, **win, PAD_VAL=int(q["zp_in"]))
+        if lay.mmv > 1:  # every copy reads the same memories (hw/rtl/conv.sv)
+            params["M"] = lay.mmv
         return RtlLayer("conv", params | _names(ident, files), files)
     if op == "Dense":
         wq = np.asarray(q["w"])

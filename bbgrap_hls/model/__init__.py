@@ -7,6 +7,7 @@ from bbgrap_hls.model.blocks import BLOCKS, URAM_CAPABLE, BlockCost
 from bbgrap_hls.model.geometry import Geometry, geometry
 from bbgrap_hls.model.kinds import (
     FUSABLE_ACTS,
+    MAX_COPIES,
     OP_BLOCKS,
     WEIGHTED,
     block_cost,
@@ -15,6 +16,8 @@ from bbgrap_hls.model.kinds import (
     foldings,
     in_lanes,
     node_geometry,
+    out_lanes,
+    pixel_copies,
 )
 from bbgrap_hls.model.links import (
     BufferCost,
@@ -36,4 +39,5 @@ __all__ = [
     "URAM_CAPABLE", "foldings", "geometry", "in_lanes", "link_cost", "memory", "node_geometry",
     "stream_endpoint_lut", "uram_memory", "width_converter_lut",
     "FIFO_DEPTH", "RTL_DEPTH", "fifo_profile", "out_profile", "width_converter_ii", "window_rows",
+    "MAX_COPIES", "out_lanes", "pixel_copies",
 ]

@@ -31,6 +31,7 @@ RQ_BITS = 64            # per output channel: {m 32, s 8, zp 8, lo 8, hi 8}
 REQUANT_DSP = 4         # DSP48E2 per requantised lane: 32×32-bit acc·M (Yosys, bench/resources.py)
 ELTWISE_DSP = 2         # DSP48E2 per lane of add / mul (Yosys, bench/resources.py)
 DEPTH_SIMPLE = 2        # blocks without an RTL module yet (shuffle, pad): register in, out
+LUT_MERGE_BIT = 1       # pixel copies: per output bit and copy, the merge's multiplexer share
 
 
 @dataclass(frozen=True)
@@ -106,24 +107,31 @@ def _params(lanes: int, words: int) -> MemCost:
     return rom(BIAS_BITS * lanes, words) + rom(RQ_BITS * lanes, words)
 
 
-def mvu(g: Geometry, pe: int, simd: int, uram: bool = False) -> BlockCost:
+def mvu(g: Geometry, pe: int, simd: int, uram: bool = False, mmv: int = 1) -> BlockCost:
     """Conv (sliding window + matrix-vector unit); dense is the 1×1×1 case.
 
     ``simd`` divides ``C`` or, with a parallel window, is ``C·j`` with ``j | K``: the unit
     consumes ``simd`` elements of the flattened (ky, kx, c) window per cycle and the input
-    streams at ``min(simd, C)`` lanes.
+    streams at ``min(simd, C)`` lanes. ``mmv > 1`` (a conv with a window generator,
+    ``2 <= mmv <= Co/pe``): that many copies of the unit behind the one window generator,
+    output pixel ``p`` on copy ``p mod mmv``, ``sf·nf/mmv`` cycles per pixel; each copy
+    collects its pixel and a merge streams one whole pixel (``Co`` lanes) per beat
+    (docs/cost-model.md, "Pixel copies").
     """
     # A dense layer on a flattened image (ho·wo < h·w) is one vector of h·w·c per output
     # pixel: the mvu stores all of it (MW = h·w·c), not h·w vectors of c.
     vectors = g.ho * g.wo if g.pointwise and g.ho * g.wo < g.h * g.w else g.h * g.w
     sf, nf = g.k * (g.in_elems // vectors if g.pointwise else g.c) // simd, g.co // pe
     folds = sf * nf
+    if mmv > 1 and (g.pointwise or mmv > nf):
+        raise ValueError(f"pixel copies need a window generator and 2 <= mmv <= Co/pe = {nf} (mmv={mmv})")
     lanes = min(simd, g.c)
     rows = None
     wmem, where = _weights(pe, simd * 8, folds, uram)
     mem = wmem + _params(pe, nf)
     if nf > 1:
         mem = mem + memory(simd * 8, sf)  # the input vector, reused by folds 1..nf-1
+    mem = mem.times(mmv)  # every copy its own weights, constants and input vector
     if g.pointwise:
         pix = vectors
         ii = pix * folds
@@ -131,16 +139,22 @@ def mvu(g: Geometry, pe: int, simd: int, uram: bool = False) -> BlockCost:
         depth, fill, first = RTL_DEPTH["mvu"], 1.0 / pix, sf
     else:
         mem = mem + _line_buffer(g, lanes, simd // lanes)
-        ws = window_schedule(g, lanes, folds, sf)
+        if mmv > 1:  # the first whole pixel: all folds of copy 0
+            ws = window_schedule(g, lanes, folds, folds, copies=mmv)
+            depth = RTL_DEPTH["mvu"] + RTL_DEPTH["swg"] + RTL_DEPTH["copies"]
+        else:
+            ws = window_schedule(g, lanes, folds, sf)
+            depth = RTL_DEPTH["mvu"] + RTL_DEPTH["swg"]
         ii = max(ws.write, ws.read)
         lead, span, tail = ws.lead, ws.span, max(0, ws.span - ws.last_in)
-        depth, fill, first = RTL_DEPTH["mvu"] + RTL_DEPTH["swg"], ws.fill, sf
+        fill, first = ws.fill, sf
         rows = ws.by_row
+    lut_unit = LUT_PER_MAC * pe * simd + (LUT_PER_PE + LUT_REQUANT) * pe + LUT_PER_SIMD * simd
+    lut_copies = 0 if mmv == 1 else (LUT_BASE_MVU + LUT_MERGE_BIT * 8 * g.co) * (mmv - 1) + LUT_MERGE_BIT * 8 * g.co
     return BlockCost(
         ii=ii, depth=depth, fill=fill, first=first, tail=tail, lead=lead, span=span, window=rows,
-        dsp=pe * simd + REQUANT_DSP * pe, bram18=mem.bram18, uram=mem.uram,
-        lut=LUT_BASE_MVU + LUT_PER_MAC * pe * simd + (LUT_PER_PE + LUT_REQUANT) * pe
-        + LUT_PER_SIMD * simd + (0 if g.pointwise else LUT_WINDOW) + mem.lut,
+        dsp=mmv * (pe * simd + REQUANT_DSP * pe), bram18=mem.bram18, uram=mem.uram,
+        lut=LUT_BASE_MVU + mmv * lut_unit + lut_copies + (0 if g.pointwise else LUT_WINDOW) + mem.lut,
         weights=where,
     )
 

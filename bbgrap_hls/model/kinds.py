@@ -6,6 +6,7 @@ an error, never a silent zero. An op class may also declare ``cost_block = "<kin
 
 from __future__ import annotations
 
+import functools
 import math
 from dataclasses import replace
 
@@ -124,16 +125,40 @@ def foldings(kind: str, g: Geometry, parallel_window: bool = False) -> list[tupl
     return [(p, p) for p in divisors(lane_channels(g, kind))]
 
 
-def block_cost(kind: str, g: Geometry, pe: int, simd: int, uram: bool = False) -> BlockCost:
+@functools.lru_cache(maxsize=1 << 16)
+def block_cost(kind: str, g: Geometry, pe: int, simd: int, uram: bool = False, mmv: int = 1) -> BlockCost:
     """Cost of a block kind at a folding (the folding must be legal).
 
-    ``uram`` puts the weight memory in URAM (kinds in `URAM_CAPABLE` only).
+    ``uram`` puts the weight memory in URAM (kinds in `URAM_CAPABLE` only); ``mmv`` is a
+    conv's pixel copies (`pixel_copies`).
     """
+    if mmv > 1:
+        if kind != "conv":
+            raise ValueError(f"block kind '{kind}' has no pixel copies")
+        return BLOCKS[kind](g, pe, simd, uram=uram, mmv=mmv)
     if uram:
         if kind not in URAM_CAPABLE:
             raise ValueError(f"block kind '{kind}' has no weight memory to place in URAM")
         return BLOCKS[kind](g, pe, simd, uram=True)
     return BLOCKS[kind](g, pe, simd)
+
+
+MAX_COPIES = 4
+"""Most pixel copies a conv may take (`pixel_copies`)."""
+
+
+def pixel_copies(kind: str, g: Geometry, pe: int) -> list[int]:
+    """Legal pixel-copy counts of a block at output lanes ``pe``: ``[1]``, and for a conv
+    with a window generator also ``2 … min(Co/pe, MAX_COPIES)``."""
+    if kind != "conv" or g.pointwise:
+        return [1]
+    return list(range(1, min(g.co // pe, MAX_COPIES) + 1))
+
+
+def out_lanes(kind: str, g: Geometry, pe: int, mmv: int = 1) -> int:
+    """Lanes per beat of the block's output stream: a whole pixel (``Co``) with pixel
+    copies, else ``pe``."""
+    return g.co if mmv > 1 else pe
 
 
 def in_lanes(kind: str, g: Geometry, pe: int, simd: int) -> int:

@@ -40,6 +40,7 @@ RTL_DEPTH: dict[str, int] = {
     "concat": 0,      # a multiplexer
     "shuffle": 1,     # channel_shuffle: output register after the bank read
     "repeat": 0,      # repeat_pixel: first repetition passes through, the others from LUTRAM
+    "copies": 1,      # pixel copies: the pixel collector and the merge (conv.sv, M > 1)
 }
 
 FIFO_DEPTH = RTL_DEPTH["fifo"]
@@ -118,7 +119,8 @@ def window_rows(g: Geometry) -> int:
     return max(tail + g.kh, g.kh + g.sh)
 
 
-def window_schedule(g: Geometry, lanes: int, reads_per_window: int, first_reads: int) -> WindowSchedule:
+def window_schedule(g: Geometry, lanes: int, reads_per_window: int, first_reads: int,
+                    copies: int = 1) -> WindowSchedule:
     """Schedule of a window block whose input streams at ``lanes`` lanes.
 
     Args:
@@ -127,9 +129,12 @@ def window_schedule(g: Geometry, lanes: int, reads_per_window: int, first_reads:
         reads_per_window: cycles the reader spends on one output pixel (its consumer's
             folds included: the matrix-vector unit stalls the reader for ``Co/pe − 1`` folds).
         first_reads: reads until the first output beat's last contribution.
+        copies: consumers taking the windows in turn (pixel copies): ``reads_per_window /
+            copies`` cycles per pixel on average (a row: rounded up; a frame: its total
+            rounded up).
     """
     cg = g.c // lanes
-    row_read = g.wo * reads_per_window
+    row_read = -(-g.wo * reads_per_window // copies)
     before = (g.pads[0] * g.wp + g.pads[1]) * cg  # padding written before the first input beat
     # the last output row is read once its rows are written and the rows before it are read;
     # linear in the output row oy, so the latest is the first or the last row's
@@ -142,7 +147,8 @@ def window_schedule(g: Geometry, lanes: int, reads_per_window: int, first_reads:
                         right=(g.wp - g.pads[1] - g.w) * cg, kh=g.kh, sh=g.sh, pad_top=g.pads[0],
                         h=g.h, ho=g.ho, row_read=row_read, first_reads=first_reads)
     return WindowSchedule(
-        rows=window_rows(g), cg=cg, write=g.hp * g.wp * cg, read=g.ho * row_read,
+        rows=window_rows(g), cg=cg, write=g.hp * g.wp * cg,
+        read=-(-g.ho * g.wo * reads_per_window // copies),
         lead=ready0 + first_reads - 1, span=span, last_in=last_in,
         fill=rows_in * g.w / max(1, g.h * g.w), by_row=by_row)
 

@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable
+from dataclasses import replace
 
 from bbgrap_hls.board import Board
 from bbgrap_hls.errors import BadInputError, InfeasibleError
@@ -62,7 +63,16 @@ def _run(prob: Problem, strategy: str, objective: str, time_limit: float, seed: 
         except InfeasibleError as e:
             err = err or e
             continue
-        plan, seg = finish(seg)
+        try:
+            plan, seg = finish(seg)
+        except InfeasibleError:
+            if not seg.part_co:
+                raise
+            # Uneven split parts are not refolded by the repair; when what the plan charges
+            # beyond the tables (FIFOs at the producers' lanes, the gather's FIFOs) does not
+            # fit, segment again with equal parts only.
+            seg = exact(_equal_splits_only(prob), n)
+            plan, seg = finish(seg)
         if strategy == "search":
             if progress:
                 progress("search: local refinement")
@@ -94,6 +104,11 @@ def _run(prob: Problem, strategy: str, objective: str, time_limit: float, seed: 
     return best
 
 
+def _equal_splits_only(prob: Problem) -> Problem:
+    """``prob`` without the tables of uneven split parts."""
+    return replace(prob, units=[replace(u, part_tables={}, granule=0) for u in prob.units])
+
+
 def _key(plan: Plan, objective: str) -> tuple:
     if objective == "latency":
         return (plan.latency_cycles, plan.ii_cycles)
@@ -103,7 +118,7 @@ def _key(plan: Plan, objective: str) -> tuple:
 def make_plan(graph: Graph, board: Board, strategy: str = "search", objective: str = "throughput",
               time_limit: float = 10.0, seed: int = 0, baselines: bool = True,
               progress: Callable[[str], None] | None = None, parallel_window: bool = True,
-              narrow_folding: bool = True) -> Plan:
+              narrow_folding: bool = True, pixel_copies: bool = True) -> Plan:
     """Plan ``graph`` (canonical) on ``board``.
 
     Args:
@@ -121,6 +136,8 @@ def make_plan(graph: Graph, board: Board, strategy: str = "search", objective: s
         narrow_folding: finish with the pass that refolds every block to its cheapest
             folding meeting the design ii (`bbgrap_hls.search.narrow`); off gives the
             strategy's own foldings (the bench compares both).
+        pixel_copies: let a conv take up to `MAX_COPIES` copies of its matrix-vector unit
+            behind its window generator (``mmv``; docs/cost-model.md, "Pixel copies").
 
     Raises:
         InfeasibleError: no plan fits (message: core, resource, shortfall, smallest change).
@@ -131,7 +148,7 @@ def make_plan(graph: Graph, board: Board, strategy: str = "search", objective: s
     if objective not in OBJECTIVES:
         raise BadInputError(f"unknown objective '{objective}': expected one of {', '.join(OBJECTIVES)}")
     t0 = time.monotonic()
-    prob = build_problem(graph, board, parallel_window=parallel_window)
+    prob = build_problem(graph, board, parallel_window=parallel_window, pixel_copies=pixel_copies)
     plan, seg = _run(prob, strategy, objective, time_limit, seed, progress)
     if narrow_folding:
         if progress:

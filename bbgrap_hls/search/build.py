@@ -30,9 +30,9 @@ from bbgrap_hls.model.timing import (
     window_rows_out,
 )
 from bbgrap_hls.plan import ChannelPlan, CorePlan, NodePlan, Plan, SplitPart, TransferPlan, path_route
-from bbgrap_hls.search.dp import Segmentation
+from bbgrap_hls.search.dp import Segmentation, part_tables
 from bbgrap_hls.search.fifos import DEFAULT_DEPTH, input_depths, pad_depth, pad_run, stall_depth
-from bbgrap_hls.search.problem import RES, Problem, gather_ii
+from bbgrap_hls.search.problem import RES, Problem, uneven_gather_ii
 
 
 @dataclass
@@ -43,6 +43,12 @@ class _Part:
     pe: int
     simd: int
     cost: BlockCost
+    mmv: int = 1
+
+    @property
+    def out_lanes(self) -> int:
+        """Lanes of the part's output stream (a whole pixel with pixel copies)."""
+        return self.co_end - self.co_begin if self.mmv > 1 else self.pe
 
 
 def unit_parts(prob: Problem, seg: Segmentation, u: int) -> list[_Part]:
@@ -50,17 +56,21 @@ def unit_parts(prob: Problem, seg: Segmentation, u: int) -> list[_Part]:
     unit = prob.units[u]
     if u in seg.split:
         k = len(seg.split[u])
-        t = unit.split_tables[k]
-        co = unit.geom.co // k
-        g = replace(unit.geom, co=co)
-        gather = gather_ii(unit.geom, k)  # the parts' concatenation on the last core
-        return [_Part(c, p * co, (p + 1) * co, int(t.pe[f]), int(t.simd[f]),
-                      _at_least(block_cost(unit.kind, g, int(t.pe[f]), int(t.simd[f]), uram=bool(t.uram[f])),
-                                gather))
-                for p, (c, f) in enumerate(seg.split[u])]
+        sizes = seg.part_co.get(u) or [unit.geom.co // k] * k
+        tables = part_tables(prob, seg, u)
+        gather = uneven_gather_ii(unit.geom, sizes)  # the parts' concatenation on the last core
+        out, begin = [], 0
+        for (c, f), co, t in zip(seg.split[u], sizes, tables, strict=True):
+            g = replace(unit.geom, co=co)
+            cost = block_cost(unit.kind, g, int(t.pe[f]), int(t.simd[f]), uram=bool(t.uram[f]), mmv=t.copies(f))
+            out.append(_Part(c, begin, begin + co, int(t.pe[f]), int(t.simd[f]), _at_least(cost, gather),
+                             t.copies(f)))
+            begin += co
+        return out
     t, f = unit.table, seg.fold[u]
     return [_Part(seg.core[u], 0, unit.geom.co, int(t.pe[f]), int(t.simd[f]),
-                  block_cost(unit.kind, unit.geom, int(t.pe[f]), int(t.simd[f]), uram=bool(t.uram[f])))]
+                  block_cost(unit.kind, unit.geom, int(t.pe[f]), int(t.simd[f]), uram=bool(t.uram[f]),
+                             mmv=t.copies(f)), t.copies(f))]
 
 
 def _at_least(cost: BlockCost, ii: int) -> BlockCost:
@@ -76,7 +86,7 @@ def build_plan(prob: Problem, seg: Segmentation, strategy: str, objective: str) 
     board, graph = prob.board, prob.graph
     parts = [unit_parts(prob, seg, u) for u in range(prob.m)]
     out_core = [p[-1].core for p in parts]
-    out_lanes = [p[-1].pe if len(p) == 1 else math.gcd(*[q.pe for q in p]) for p in parts]
+    out_lanes = [p[-1].out_lanes if len(p) == 1 else math.gcd(*[q.out_lanes for q in p]) for p in parts]
     use = {c.id: np.zeros(4, dtype=np.int64) for c in board.cores}  # dsp, bram18, uram, lut
     for ps in parts:
         for p in ps:
@@ -208,7 +218,7 @@ def build_plan(prob: Problem, seg: Segmentation, strategy: str, objective: str) 
     for u, unit in enumerate(prob.units):
         ps = parts[u]
         for f in unit.fused:
-            fused_core[f] = (unit.node.name, out_core[u], ps[0].pe)
+            fused_core[f] = (unit.node.name, out_core[u], out_lanes[u])
     for n in graph.nodes:
         if n.host:
             nodes.append(NodePlan(n.name, n.op, "host", None, 1, 1, 0, 0, 0, 0, 0, 0))
@@ -221,13 +231,13 @@ def build_plan(prob: Problem, seg: Segmentation, strategy: str, objective: str) 
             split = None
             if len(ps) > 1:
                 split = [SplitPart(p.core, p.co_begin, p.co_end, p.pe, p.simd, p.cost.ii, p.cost.dsp,
-                                   p.cost.bram18, p.cost.uram, p.cost.lut, p.cost.weights) for p in ps]
+                                   p.cost.bram18, p.cost.uram, p.cost.lut, p.cost.weights, p.mmv) for p in ps]
             nodes.append(NodePlan(
                 n.name, n.op, prob.units[u].kind, ps[0].core, ps[0].pe, ps[0].simd,
                 max(p.cost.ii for p in ps), max(p.cost.depth for p in ps),
                 sum(p.cost.dsp for p in ps), sum(p.cost.bram18 for p in ps),
                 sum(p.cost.uram for p in ps), sum(p.cost.lut for p in ps), None, split,
-                _placement([p.cost.weights for p in ps])))
+                _placement([p.cost.weights for p in ps]), ps[0].mmv))
     cores = []
     for c in board.cores:
         names = [nd.name for nd in nodes if nd.block not in ("host", "fused") and c.id in (

@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from bbgrap_hls.search.fold import BIG, make_chooser, rules
-from bbgrap_hls.search.problem import N_RES, Problem
+from bbgrap_hls.search.problem import N_RES, Problem, Table
 
 
 @dataclass
@@ -27,7 +27,9 @@ class Segmentation:
     Attributes:
         core: unit index -> core id (the last part's core for a split unit).
         fold: unit index -> folding index into its table.
-        split: unit index -> list of (core, folding index into split_tables[k]).
+        split: unit index -> list of (core, folding index into the part's table): equal
+            parts index ``split_tables[k]``; uneven parts (in ``part_co``) ``part_tables[c]``.
+        part_co: unit index -> channels of each part, for an uneven split only.
         target: the target ii it was built for.
         monotone: feasibility was monotone in the target under its rule.
     """
@@ -35,6 +37,7 @@ class Segmentation:
     core: list[int]
     fold: list[int]
     split: dict[int, list[tuple[int, int]]] = field(default_factory=dict)
+    part_co: dict[int, list[int]] = field(default_factory=dict)
     target: int = 0
     monotone: bool = True
 
@@ -48,9 +51,12 @@ class SegmentDP:
         self.ch = [make_chooser(u.table, weights) for u in prob.units]
         self.split_ch = {u.index: {k: make_chooser(t, weights) for k, t in u.split_tables.items()
                                    if k <= len(self.path)} for u in prob.units if u.split_tables}
+        self.part_ch = {u.index: {c: make_chooser(t, weights) for c, t in u.part_tables.items()}
+                        for u in prob.units if u.part_tables}
         self.monotone = all(c.monotone for c in self.ch) and all(
-            c.monotone for d in self.split_ch.values() for c in d.values())
+            c.monotone for d in (*self.split_ch.values(), *self.part_ch.values()) for c in d.values())
         self.lims = [prob.limits(k) for k in self.path]
+        self._picks: dict[tuple[int, int], tuple] = {}  # `_uneven`: part sizes, folds, resources
         self.widths = [prob.link_width(a, b) for a, b in zip(self.path, self.path[1:], strict=False)]
 
     def _choose(self, target: int) -> tuple[list[int], np.ndarray]:
@@ -113,20 +119,29 @@ class SegmentDP:
                 return self._rebuild(q, hist, idx, target)
             if q == n - 1:
                 break
-            for i in self.split_ch:
+            for i in sorted(set(self.split_ch) | set(self.part_ch)):
                 if i < m and placed[i]:
                     self._try_split(i, q, target, pre, reach, jmax, tails, lim, tails_at)
             reach = placed & self._link_ok(q, prob.cut_bits, target)
         return False if not reconstruct else None
 
     def _try_split(self, i, q, target, pre, reach, jmax, tails, lim, tails_at) -> None:
-        """Record the tail states of splitting unit ``i`` from core position ``q``."""
-        prob = self.prob
-        out_bits = prob.tensor_bits[prob.units[i].out_tensor]
+        """Record the tail states of splitting unit ``i`` from core position ``q``: equal
+        parts (key ``(i + 1, k, 0)``) and uneven ones (``(i + 1, k, 1)``, `_uneven`)."""
         plain = [s for s in np.nonzero(reach[: i + 1])[0][::-1]]
-        for k, ch in self.split_ch[i].items():
+        # Start states on core q whose run [s, i) may precede the first part, with the room
+        # they leave: the largest plain s is the lightest plain run, then the tails.
+        origins = []
+        if plain:
+            origins.append((("plain", int(plain[0])), lim - (pre[i] - pre[plain[0]])))
+        for key, (base, _, _jt) in tails.items():
+            if key[0] <= i:
+                origins.append((("tail", key), lim - (pre[i] - pre[key[0]]) - base))
+        if not origins:
+            return
+        for k, ch in self.split_ch.get(i, {}).items():
             last = q + k - 1
-            if last >= len(self.path) or (i + 1, k) in tails_at[last]:
+            if last >= len(self.path) or (i + 1, k, 0) in tails_at[last]:
                 continue
             f = ch.pick(target)
             if f < 0:
@@ -134,27 +149,82 @@ class SegmentDP:
             part = ch.table.res[f].astype(np.int64)
             if any(np.any(part > self.lims[q + p]) for p in range(1, k)):
                 continue
-            if not all(self._link_ok(q + p, int(prob.cut_bits[i]) + out_bits * (p + 1) // k, target)
-                       for p in range(k - 1)):
+            if not all(self._link_ok(q + p, self._cross(i, p + 1, k), target) for p in range(k - 1)):
                 continue
-            # A start state on core q whose run [s, i) leaves room for the first part: the
-            # largest plain s is the lightest plain run; tails are checked one by one.
-            origin = None
-            if plain and np.all(pre[i] - pre[plain[0]] + part <= lim):
-                origin = ("plain", int(plain[0]))
-            else:
-                for key, (base, _, _jt) in tails.items():
-                    if key[0] <= i and np.all(pre[i] - pre[key[0]] + base + part <= lim):
-                        origin = ("tail", key)
-                        break
+            origin = next((o for o, room in origins if np.all(part <= room)), None)
             if origin is not None:
-                tails_at[last][(i + 1, k)] = (part, (q, i, k, int(f), origin))
+                tails_at[last][(i + 1, k, 0)] = (part, (q, i, [(int(f), None)] * k, origin))
+        if i in self.part_ch:
+            for k in range(2, len(self.path) - q + 1):
+                key = (i + 1, k, 1)
+                if key not in tails_at[q + k - 1]:
+                    found = self._uneven(i, q, k, target, origins)
+                    if found is not None:
+                        tails_at[q + k - 1][key] = found
+
+    def _cross(self, i: int, num: int, den: int) -> int:
+        """Bits per frame on the link after a split part of unit ``i``: what crosses the cut
+        before ``i`` and the share ``num/den`` of its output computed so far."""
+        prob = self.prob
+        return int(prob.cut_bits[i]) + prob.tensor_bits[prob.units[i].out_tensor] * num // den
+
+    def _uneven(self, i: int, q: int, k: int, target: int, origins: list) -> tuple | None:
+        """Unit ``i`` split into ``k`` uneven parts from core position ``q``, or None.
+
+        Parts are multiples of a step ``c0`` (a multiple of the unit's granule dividing
+        ``Co``, the least whose gather keeps ``target``). Greedy: the first part as large as
+        the best origin's room allows, each middle part as large as a core allows, the
+        last part the rest (the smallest tail it can leave for the units after it).
+        """
+        unit = self.prob.units[i]
+        g, co = unit.geom, unit.geom.co
+        steps = [c for c in range(unit.granule, co, unit.granule)
+                 if co % c == 0 and g.ho * g.wo * (co // c) <= target]
+        if not steps:
+            return None
+        c0 = steps[0]
+        key = (i, target)
+        if key not in self._picks:
+            self._picks = {k: v for k, v in self._picks.items() if k[1] == target}  # one target at a time
+            got = [(c, f, ch.table.res[f]) for c, ch in self.part_ch[i].items() if (f := ch.pick(target)) >= 0]
+            self._picks[key] = (np.array([c for c, _, _ in got], np.int64),
+                                {c: (int(f), r.astype(np.int64)) for c, f, r in got},
+                                np.array([r for _, _, r in got], np.int64).reshape(-1, N_RES))
+        sizes_all, picks, res_all = self._picks[key]
+        ok_step = sizes_all % c0 == 0
+
+        def largest(room: np.ndarray, most: int) -> int:
+            fit = ok_step & (sizes_all <= most) & np.all(res_all <= room, axis=1)
+            return int(sizes_all[fit].max()) if fit.any() else 0
+
+        best = None
+        for origin, room in origins:
+            c = largest(room, co - c0 * (k - 1))
+            if c and (best is None or c > best[0]):
+                best = (c, origin)
+        if best is None:
+            return None
+        sizes, origin = [best[0]], best[1]
+        for p in range(1, k - 1):
+            c = largest(self.lims[q + p], co - sum(sizes) - c0 * (k - 1 - p))
+            if not c:
+                return None
+            sizes.append(c)
+        rest = co - sum(sizes)
+        if rest % c0 or rest not in picks or np.any(picks[rest][1] > self.lims[q + k - 1]):
+            return None
+        sizes.append(rest)
+        done = np.cumsum(sizes)
+        if not all(self._link_ok(q + p, self._cross(i, int(done[p]), co), target) for p in range(k - 1)):
+            return None
+        return picks[rest][1], (q, i, [(int(picks[c][0]), c) for c in sizes], origin)
 
     def _rebuild(self, q_end, hist, idx, target) -> Segmentation:
         m = self.prob.m
         core = [-1] * m
         fold = list(idx)
         split: dict[int, list[tuple[int, int]]] = {}
+        part_co: dict[int, list[int]] = {}
         j, q = m, q_end
         state = None   # a state already chosen for core q (following a split's origin)
         while j > 0 or state is not None:
@@ -170,17 +240,31 @@ class SegmentDP:
             if kind == "plain":
                 j, q, state = s, q - 1, None
                 continue
-            q0, i, k, f, origin = tails[key][1]
-            split[i] = [(self.path[q0 + p], f) for p in range(k)]
+            q0, i, parts, origin = tails[key][1]
+            split[i] = [(self.path[q0 + p], f) for p, (f, _) in enumerate(parts)]
+            if parts[0][1] is not None:
+                part_co[i] = [c for _, c in parts]
             core[i], fold[i] = self.path[q], -1
             j, q, state = i, q0, origin
-        return Segmentation(core=core, fold=fold, split=split, target=target, monotone=self.monotone)
+        return Segmentation(core=core, fold=fold, split=split, part_co=part_co, target=target,
+                            monotone=self.monotone)
+
+
+def part_tables(prob: Problem, seg: Segmentation, u: int) -> list[Table]:
+    """The table each part of split unit ``u`` folds from (``seg.split[u]`` indexes them)."""
+    unit = prob.units[u]
+    if u in seg.part_co:
+        return [unit.part_tables[c] for c in seg.part_co[u]]
+    return [unit.split_tables[len(seg.split[u])]] * len(seg.split[u])
 
 
 def candidate_targets(prob: Problem) -> np.ndarray:
     """Every ii a unit, a split part or a link cut can have, ascending."""
     vals = [u.table.ii for u in prob.units]
     vals += [t.ii for u in prob.units for t in u.split_tables.values()]
+    vals += [t.ii for u in prob.units for t in u.part_tables.values()]
+    vals += [np.array([u.geom.ho * u.geom.wo * (u.geom.co // c)]) for u in prob.units
+             for c in u.part_tables if u.geom.co % c == 0]
     widths = [w for w in (prob.link_width(a, b) for a, b in zip(prob.core_path, prob.core_path[1:], strict=False)) if w]
     for w in set(widths):
         vals.append(-(-prob.cut_bits // w))
@@ -242,7 +326,11 @@ def lower_bound(prob: Problem, n_cores: int | None = None) -> int:
     lb = 0
     for u in prob.units:
         tables = [u.table] + [t for k, t in u.split_tables.items() if k <= len(path)]
-        best = min((int(t.ii[i]) for t in tables for i in range(len(t)) if np.all(t.res[i] <= lim)),
+        # An uneven split gathers at least two beats per pixel.
+        floor = [0] * len(tables) + [2 * u.geom.ho * u.geom.wo] * len(u.part_tables)
+        tables += list(u.part_tables.values())
+        best = min((max(int(t.ii[i]), fl) for t, fl in zip(tables, floor, strict=True)
+                    for i in range(len(t)) if np.all(t.res[i] <= lim)),
                    default=int(u.table.ii.min()))
         lb = max(lb, best)
     return lb

@@ -135,7 +135,8 @@ def balance(tables: list[Table], limits: np.ndarray, start: list[int]) -> list[i
         ok = [f for f in faster if np.all(t.res[f] <= room)]
         if not ok:
             break
-        f = min(ok, key=lambda f: (float(t.res[f] @ inv), int(t.pe[f] * t.simd[f]), -int(t.ii[f]), int(f)))
+        f = min(ok, key=lambda f: (float(t.res[f] @ inv), int(t.pe[f] * t.simd[f] * t.copies(f)), -int(t.ii[f]),
+                                   int(f)))
         use = use - t.res[idx[u]] + t.res[f]
         idx[u] = int(f)
     return idx

@@ -61,9 +61,10 @@ class NarrowStats:
     converged: bool
 
 
-def lanes(kind: str, pe: int, simd: int) -> int:
-    """Parallel lanes of a block: ``pe·simd`` products for conv/dense, ``simd`` otherwise."""
-    return pe * simd if kind in WEIGHTED else simd
+def lanes(kind: str, pe: int, simd: int, mmv: int = 1) -> int:
+    """Parallel lanes of a block: ``pe·simd`` products (times the pixel copies) for
+    conv/dense, ``simd`` otherwise."""
+    return pe * simd * mmv if kind in WEIGHTED else simd
 
 
 def fold_cost(table: Table, limits: np.ndarray) -> np.ndarray:
@@ -85,8 +86,8 @@ class _Units:
         self.rank: dict[int, np.ndarray] = {}  # rank[u][row]: position in the cheapest-first order
         self.fold: dict[int, int] = {}
         for u, unit in enumerate(prob.units):
-            if unit.kind == "wire":
-                continue
+            if unit.kind == "wire" or u in seg.part_co:
+                continue  # uneven split parts keep the search's foldings (docs/plan.md)
             if u in seg.split:
                 t = unit.split_tables[len(seg.split[u])]
                 cores = [c for c, _ in seg.split[u]]
@@ -96,7 +97,7 @@ class _Units:
                 cores = [seg.core[u]]
                 self.fold[u] = seg.fold[u]
             cost = sum(fold_cost(t, prob.limits(c)) for c in cores)
-            width = t.pe * t.simd
+            width = t.pe * t.simd * (1 if t.mmv is None else t.mmv)
             order = np.lexsort((np.arange(len(t)), width, cost))
             rank = np.empty(len(t), dtype=np.int64)
             rank[order] = np.arange(len(t))
@@ -116,7 +117,8 @@ class _Units:
 
     def segmentation(self, fold: dict[int, int]) -> Segmentation:
         seg = self.seg
-        out = replace(seg, core=list(seg.core), fold=list(seg.fold), split=dict(seg.split))
+        out = replace(seg, core=list(seg.core), fold=list(seg.fold), split=dict(seg.split),
+                      part_co=dict(seg.part_co))
         for u, f in fold.items():
             if u in seg.split:
                 out.split[u] = [(c, f) for c, _ in seg.split[u]]
@@ -131,19 +133,21 @@ class _Units:
         n = 0
         for u, f in fold.items():
             t = self.tables[u]
-            n += lanes(self.prob.units[u].kind, int(t.pe[f]), int(t.simd[f])) * len(self.cores_of(u))
+            n += lanes(self.prob.units[u].kind, int(t.pe[f]), int(t.simd[f]), t.copies(f)) * len(self.cores_of(u))
         return n
 
 
-def row_of(table: Table, pe: int, simd: int, weights: str | None) -> int:
-    """The row of ``table`` with this folding and weight placement.
+def row_of(table: Table, pe: int, simd: int, weights: str | None, mmv: int = 1) -> int:
+    """The row of ``table`` with this folding, weight placement and pixel copies.
 
     Raises:
         ValueError: no such row (the plan was not made for this problem).
     """
-    hit = np.nonzero((table.pe == pe) & (table.simd == simd) & (table.uram == (weights == "uram")))[0]
+    copies = np.ones(len(table), np.int64) if table.mmv is None else table.mmv
+    hit = np.nonzero((table.pe == pe) & (table.simd == simd) & (table.uram == (weights == "uram"))
+                     & (copies == mmv))[0]
     if not len(hit):
-        raise ValueError(f"no folding pe={pe}, simd={simd}, weights={weights} in the table")
+        raise ValueError(f"no folding pe={pe}, simd={simd}, mmv={mmv}, weights={weights} in the table")
     return int(hit[0])
 
 
@@ -151,16 +155,22 @@ def segmentation_of(prob: Problem, plan: Plan) -> Segmentation:
     """The segmentation a plan of ``prob`` was built from (cores, folding rows, splits):
     ``build_plan(prob, segmentation_of(prob, plan), ...)`` rebuilds the same plan."""
     nodes = {n.name: n for n in plan.nodes}
-    core, fold, split = [0] * prob.m, [0] * prob.m, {}
+    core, fold, split, part_co = [0] * prob.m, [0] * prob.m, {}, {}
     for u, unit in enumerate(prob.units):
         n = nodes[unit.node.name]
         if n.split:
-            t = unit.split_tables[len(n.split)]
-            split[u] = [(p.core, row_of(t, p.pe, p.simd, p.weights)) for p in n.split]
+            sizes = [p.co_end - p.co_begin for p in n.split]
+            if len(set(sizes)) > 1:
+                part_co[u] = sizes
+                tables = [unit.part_tables[c] for c in sizes]
+            else:
+                tables = [unit.split_tables[len(n.split)]] * len(n.split)
+            split[u] = [(p.core, row_of(t, p.pe, p.simd, p.weights, p.mmv))
+                        for p, t in zip(n.split, tables, strict=True)]
             core[u], fold[u] = n.split[-1].core, -1
         else:
-            core[u], fold[u] = n.core, row_of(unit.table, n.pe, n.simd, n.weights)
-    return Segmentation(core=core, fold=fold, split=split, target=plan.ii_cycles)
+            core[u], fold[u] = n.core, row_of(unit.table, n.pe, n.simd, n.weights, n.mmv)
+    return Segmentation(core=core, fold=fold, split=split, part_co=part_co, target=plan.ii_cycles)
 
 
 def narrow(prob: Problem, seg: Segmentation, plan: Plan, objective: str, strategy: str,

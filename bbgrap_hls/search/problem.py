@@ -8,6 +8,7 @@ graph of cores is acyclic by construction).
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -24,6 +25,7 @@ from bbgrap_hls.model import (
     foldings,
     in_lanes,
     node_geometry,
+    pixel_copies,
 )
 from bbgrap_hls.model.geometry import Geometry, hwc
 from bbgrap_hls.model.links import fifo_cost, width_converter_lut
@@ -48,6 +50,11 @@ class Table:
     uram: np.ndarray  # bool: weights in URAM
     ii: np.ndarray
     res: np.ndarray  # (n_rows, 4): dsp, bram18, uram, lut (block + its input FIFOs/converters)
+    mmv: np.ndarray | None = None  # a conv's pixel copies (1 where absent)
+
+    def copies(self, i: int) -> int:
+        """Pixel copies of row ``i``."""
+        return 1 if self.mmv is None else int(self.mmv[i])
 
     def __len__(self) -> int:
         return len(self.ii)
@@ -67,6 +74,8 @@ class Unit:
     producers: list[int]  # unit index per input, -1 for a graph input or a host op
     table: Table
     split_tables: dict[int, Table] = field(default_factory=dict)
+    part_tables: dict[int, Table] = field(default_factory=dict)  # uneven parts: channels -> table
+    granule: int = 0    # uneven parts' channel counts are multiples of it (0: no uneven split)
     start: float = 0.0  # structural start of its output in frames (fifos.py), links excluded
     cycles: int = 0     # pipeline cycles from the graph input to its output, links excluded
 
@@ -81,14 +90,22 @@ class _Inputs:
     cycles: tuple[int, ...]
 
 
-def _table(kind: str, g: Geometry, inputs: _Inputs, parallel_window: bool, uram: bool) -> Table:
+def _table(kind: str, g: Geometry, inputs: _Inputs, parallel_window: bool, uram: bool,
+           copies: bool = True) -> Table:
     rows = []
     placements = (False, True) if uram and kind in URAM_CAPABLE else (False,)
-    for pe, simd in foldings(kind, g, parallel_window):
+    rows_of = [(p, q, m) for p, q in foldings(kind, g, parallel_window)
+               for m in (pixel_copies(kind, g, p) if copies else [1])]
+    prev_ii = 0
+    for pe, simd, mmv in rows_of:
         for on_uram in placements:
-            c = block_cost(kind, g, pe, simd, uram=on_uram)
+            c = block_cost(kind, g, pe, simd, uram=on_uram, mmv=mmv)
             if on_uram and c.weights != "uram":
                 continue  # LUTRAM-sized weights: no URAM variant
+            if not on_uram:
+                if mmv > 1 and c.ii >= prev_ii:
+                    break  # the window generator's writes already bound it: a copy buys nothing
+                prev_ii = c.ii
             bram, lut = c.bram18, c.lut
             if kind != "wire":
                 lanes = in_lanes(kind, g, pe, simd)
@@ -105,11 +122,12 @@ def _table(kind: str, g: Geometry, inputs: _Inputs, parallel_window: bool, uram:
                     # worst-case width converter (from 1 lane).
                     bram += fifo.bram18
                     lut += fifo.lut + width_converter_lut(1, lanes)
-            rows.append((pe, simd, int(on_uram), c.ii, c.dsp, bram, c.uram, lut))
+            rows.append((pe, simd, int(on_uram), c.ii, c.dsp, bram, c.uram, lut, mmv))
     a = np.array(rows, dtype=np.int64)
-    order = np.lexsort((a[:, 4:].sum(axis=1), a[:, 3]))[::-1]  # ii descending
+    order = np.lexsort((a[:, 4:8].sum(axis=1), a[:, 3]))[::-1]  # ii descending
     a = a[order]
-    return Table(pe=a[:, 0], simd=a[:, 1], uram=a[:, 2].astype(bool), ii=a[:, 3], res=a[:, 4:].copy())
+    return Table(pe=a[:, 0], simd=a[:, 1], uram=a[:, 2].astype(bool), ii=a[:, 3], res=a[:, 4:8].copy(),
+                 mmv=a[:, 8].copy())
 
 
 @dataclass
@@ -125,6 +143,7 @@ class Problem:
     cut_bits: np.ndarray  # cut_bits[j]: bits/frame crossing between units j-1 and j
     tensor_bits: dict[str, int]
     parallel_window: bool = False
+    pixel_copies: bool = True
 
     @property
     def m(self) -> int:
@@ -174,7 +193,7 @@ def core_path(board: Board) -> list[int]:
 
 
 def build_problem(graph: Graph, board: Board, split_candidates: int = 8,
-                  parallel_window: bool = True) -> Problem:
+                  parallel_window: bool = True, pixel_copies: bool = True) -> Problem:
     """Units, folding tables and cut sizes of ``graph`` on ``board``.
 
     Args:
@@ -182,6 +201,8 @@ def build_problem(graph: Graph, board: Board, split_candidates: int = 8,
         board: the board.
         split_candidates: how many of the heaviest conv/dense units may be split.
         parallel_window: allow conv ``simd = C·j`` with ``j | K`` (docs/cost-model.md).
+        pixel_copies: allow a conv up to `MAX_COPIES` copies of its matrix-vector unit
+            (docs/cost-model.md, "Pixel copies").
 
     Raises:
         UnsupportedError: a node has no cost model (names the node).
@@ -220,7 +241,8 @@ def build_problem(graph: Graph, board: Board, split_candidates: int = 8,
         start, cycles = _start(kind, g, ins, parallel_window)
         u = Unit(index=len(units), node=n, kind=kind, geom=g, fused=fused, out_tensor=out,
                  in_tensors=list(acts), producers=producers,
-                 table=_table(kind, g, ins, parallel_window, use_uram), start=start, cycles=cycles)
+                 table=_table(kind, g, ins, parallel_window, use_uram, pixel_copies), start=start,
+                 cycles=cycles)
         units.append(u)
         unit_of_tensor[out] = u.index
     if not units:
@@ -240,7 +262,7 @@ def build_problem(graph: Graph, board: Board, split_candidates: int = 8,
         diff[last + 1] -= bits
     cut = np.cumsum(diff)[: m + 1]
     prob = Problem(graph, board, units, host_ops, fused_into, core_path(board), cut, tensor_bits,
-                   parallel_window)
+                   parallel_window, pixel_copies)
     _add_split_tables(prob, split_candidates, use_uram)
     return prob
 
@@ -266,7 +288,9 @@ def _elems(graph: Graph, name: str) -> int:
 
 
 def _add_split_tables(prob: Problem, how_many: int, use_uram: bool) -> None:
-    """Tables for the ``how_many`` heaviest conv/dense units split over k cores."""
+    """Tables for the ``how_many`` heaviest conv/dense units split over k cores: equal
+    parts (``split_tables[k]``, ``Co/k`` channels each) and uneven parts (``part_tables[c]``
+    for every multiple ``c`` of the unit's `granule` below ``Co``)."""
     n = len(prob.core_path)
     if n < 2:
         return
@@ -281,11 +305,37 @@ def _add_split_tables(prob: Problem, how_many: int, use_uram: bool) -> None:
                 ins = _Inputs(tuple(_elems(prob.graph, t) for t in u.in_tensors),
                               tuple(prob.units[p].start if p >= 0 else 0.0 for p in u.producers),
                               tuple(prob.units[p].cycles if p >= 0 else 0 for p in u.producers))
-                t = _table(u.kind, _replace_co(u.geom, u.geom.co // k), ins, prob.parallel_window, use_uram)
+                t = _table(u.kind, _replace_co(u.geom, u.geom.co // k), ins, prob.parallel_window, use_uram,
+                           prob.pixel_copies)
                 # The gather on the last core streams whole parts per beat at most (the
                 # concat's lanes divide each part's channels): k beats per pixel.
                 t.ii = np.maximum(t.ii, gather_ii(u.geom, k))
                 u.split_tables[k] = t
+        u.granule = granule(u.geom.co)
+        ins = _Inputs(tuple(_elems(prob.graph, t) for t in u.in_tensors),
+                      tuple(prob.units[p].start if p >= 0 else 0.0 for p in u.producers),
+                      tuple(prob.units[p].cycles if p >= 0 else 0 for p in u.producers))
+        for c in range(u.granule, u.geom.co, u.granule):
+            # The block alone: the gather's rate depends on all the parts (`uneven_gather_ii`).
+            # (no pixel copies: they would triple the tables for a rare combination)
+            u.part_tables[c] = _table(u.kind, _replace_co(u.geom, c), ins, prob.parallel_window, use_uram,
+                                      copies=False)
+
+
+UNEVEN_SIZES = 16
+"""At most this many channel counts for the parts of an uneven split (`granule`)."""
+
+
+def granule(co: int) -> int:
+    """The channel step of uneven split parts: the least divisor ``d`` of ``co`` with
+    ``co/d <= UNEVEN_SIZES`` (128 channels: parts of 8, 16, ... 120)."""
+    return next(d for d in range(1, co + 1) if co % d == 0 and co // d <= UNEVEN_SIZES)
+
+
+def uneven_gather_ii(g: Geometry, parts: list[int]) -> int:
+    """Cycles per frame of concatenating parts of these channel counts: per pixel,
+    ``Co/gcd(parts)`` beats (the lanes must divide every part)."""
+    return g.ho * g.wo * (g.co // math.gcd(*parts))
 
 
 def gather_ii(g: Geometry, k: int) -> int:

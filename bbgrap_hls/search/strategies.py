@@ -9,7 +9,7 @@ import time
 import numpy as np
 
 from bbgrap_hls.errors import InfeasibleError
-from bbgrap_hls.search.dp import Segmentation, best_segmentation
+from bbgrap_hls.search.dp import Segmentation, best_segmentation, part_tables
 from bbgrap_hls.search.fold import balance, fold_at, fold_core
 from bbgrap_hls.search.problem import N_RES, RES, Problem
 
@@ -64,11 +64,12 @@ def _uniform(prob: Problem, u: int, s: int) -> int:
     t = prob.units[u].table
     pe = max(int(p) for p in t.pe if p <= s)
     simd = max(int(q) for q in t.simd if q <= s)
-    hit = np.nonzero((t.pe == pe) & (t.simd == simd))[0]
+    one = np.ones(len(t), bool) if t.mmv is None else t.mmv == 1  # the baseline has no pixel copies
+    hit = np.nonzero((t.pe == pe) & (t.simd == simd) & one)[0]
     if len(hit):
         cost = _balanced(prob, u)
         return int(min(hit, key=lambda i: (cost[i], i)))
-    return int(np.nonzero(t.pe <= s)[0][-1])
+    return int(np.nonzero((t.pe <= s) & one)[0][-1])
 
 
 def _slowest(prob: Problem, u: int) -> int:
@@ -107,8 +108,9 @@ def boost(prob: Problem, seg: Segmentation) -> Segmentation:
         lim = prob.limits(k)
         inv = 1.0 / np.maximum(lim.astype(float), 1.0)
         use = sum((prob.units[u].table.res[fold[u]] for u in us), np.zeros(N_RES, np.int64))
-        use = use + sum((prob.units[p].split_tables[len(parts)].res[f] for p, parts in seg.split.items()
-                         for c, f in parts if c == k), np.zeros(N_RES, np.int64))
+        use = use + sum((t.res[f] for p, parts in seg.split.items()
+                         for (c, f), t in zip(parts, part_tables(prob, seg, p), strict=True) if c == k),
+                        np.zeros(N_RES, np.int64))
         moved = True
         while moved:
             moved = False
@@ -117,12 +119,12 @@ def boost(prob: Problem, seg: Segmentation) -> Segmentation:
                 room = lim - (use - t.res[fold[u]])
                 ok = [f for f in np.nonzero(t.ii < t.ii[fold[u]])[0] if np.all(t.res[f] <= room)]
                 if ok:
-                    f = min(ok, key=lambda f: (float(t.res[f] @ inv), int(t.pe[f] * t.simd[f]), int(f)))
+                    f = min(ok, key=lambda f: (float(t.res[f] @ inv), int(t.pe[f] * t.simd[f] * t.copies(f)), int(f)))
                     use = use - t.res[fold[u]] + t.res[f]
                     fold[u], moved = int(f), True
                     break
-    return Segmentation(core=list(seg.core), fold=fold, split=dict(seg.split), target=seg.target,
-                        monotone=False)
+    return Segmentation(core=list(seg.core), fold=fold, split=dict(seg.split), part_co=dict(seg.part_co),
+                        target=seg.target, monotone=False)
 
 
 def _core_ii(prob: Problem, k: int, units: list[int]) -> tuple[int, list[int]] | None:

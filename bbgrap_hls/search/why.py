@@ -62,7 +62,12 @@ def _block_note(prob: Problem, plan: Plan, b: str) -> tuple[int, str]:
         return 3, ""
     node = plan.node(b)
     parts = node.split or []
-    table = unit.split_tables[len(parts)] if parts else unit.table
+    sizes = [p.co_end - p.co_begin for p in parts]
+    if len(set(sizes)) > 1:  # an uneven split: the part that sets the ii
+        slow = max(range(len(parts)), key=lambda p: parts[p].ii_cycles)
+        table = unit.part_tables[sizes[slow]]
+    else:
+        table = unit.split_tables[len(parts)] if parts else unit.table
     cur = node.ii_cycles
     faster = np.nonzero(table.ii < cur)[0]
     what = f"{b} ({unit.node.op}, pe={node.pe}, simd={node.simd}{f', split over {len(parts)} cores' if parts else ''})"

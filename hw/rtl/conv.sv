@@ -5,6 +5,13 @@
 // skips the window generator. SIMD | C, or SIMD = C*J with J | KH*KW (parallel window: the
 // swg reads C lanes and emits J taps per beat).
 // ii = max(Hp*Wp*C/min(SIMD, C), Ho*Wo*(K*C/SIMD)*(CO/PE)).
+// Pixel copies (M > 1, 1 <= M <= NF = CO/PE): M mvus with the same memories behind the one
+// window generator; mmv_split deals the windows round robin (SF = K*C/SIMD beats each),
+// a dwc per copy gathers its NF beats into one pixel of CO lanes and mmv_merge emits the
+// pixels round robin, one CO-lane beat per pixel (output port CO*8 bits wide). Window w is
+// first read at (w div M)*SF*NF + (w mod M)*SF when the swg is never starved (the 1x1 path
+// without swg works the same), so
+// ii = max(Hp*Wp*C/min(SIMD, C), Ho*Wo*SF*NF/M) on average (sim/expect.py mmv_conv).
 module conv #(
     parameter int C       = 4,
     parameter int CO      = 4,
@@ -26,10 +33,11 @@ module conv #(
     parameter     W_FILE  = "",
     parameter     B_FILE  = "",
     parameter     RQ_FILE = "",
+    parameter int M       = 1,
     // parallel window: SIMD = C*J (J taps of the window per beat), input at C lanes
     localparam int J  = SIMD > C ? SIMD / C : 1,
     localparam int LI = SIMD > C ? C : SIMD,
-    localparam int LO = PE
+    localparam int LO = M > 1 ? CO : PE
 ) (
     input  wire                 clk,
     input  wire                 rst,
@@ -45,6 +53,7 @@ module conv #(
   initial begin
     if (SIMD > C && (SIMD % C != 0 || (KH * KW) % (SIMD / C) != 0))
       $error("conv: SIMD=%0d must divide C=%0d or be C*J with J dividing %0d", SIMD, C, KH * KW);
+    if (M < 1 || M > CO / PE) $error("conv: M=%0d copies must be in 1..CO/PE=%0d", M, CO / PE);
   end
   localparam bit DIRECT = KH == 1 && KW == 1 && SH == 1 && SW == 1 && PT + PL + PB + PR == 0;
   logic wv, wr, wl;
@@ -66,11 +75,46 @@ module conv #(
       );
     end
   endgenerate
-  mvu #(.MW(KH * KW * C), .MH(CO), .SIMD(SIMD), .PE(PE), .W_FILE(W_FILE), .B_FILE(B_FILE),
-        .RQ_FILE(RQ_FILE)) unit (
-      .clk(clk), .rst(rst), .s_axis_tvalid(wv), .s_axis_tready(wr), .s_axis_tdata(wd),
-      .s_axis_tlast(wl), .m_axis_tvalid(m_axis_tvalid), .m_axis_tready(m_axis_tready),
-      .m_axis_tdata(m_axis_tdata), .m_axis_tlast(m_axis_tlast)
-  );
+  generate
+    if (M == 1) begin : g_one
+      mvu #(.MW(KH * KW * C), .MH(CO), .SIMD(SIMD), .PE(PE), .W_FILE(W_FILE), .B_FILE(B_FILE),
+            .RQ_FILE(RQ_FILE)) unit (
+          .clk(clk), .rst(rst), .s_axis_tvalid(wv), .s_axis_tready(wr), .s_axis_tdata(wd),
+          .s_axis_tlast(wl), .m_axis_tvalid(m_axis_tvalid), .m_axis_tready(m_axis_tready),
+          .m_axis_tdata(m_axis_tdata), .m_axis_tlast(m_axis_tlast)
+      );
+    end else begin : g_mmv
+      logic [M-1:0] cv, cr, pv, pr, pl;
+      logic [SIMD*8-1:0] cd;
+      logic cl;
+      logic [M*CO*8-1:0] pd;
+      mmv_split #(.LANES(SIMD), .SF(KH * KW * C / SIMD), .M(M)) split (
+          .clk(clk), .rst(rst), .s_axis_tvalid(wv), .s_axis_tready(wr), .s_axis_tdata(wd),
+          .s_axis_tlast(wl), .m_axis_tvalid(cv), .m_axis_tready(cr), .m_axis_tdata(cd),
+          .m_axis_tlast(cl)
+      );
+      for (genvar i = 0; i < M; i++) begin : g_copy
+        logic ov, or_, ol;
+        logic [PE*8-1:0] od;
+        mvu #(.MW(KH * KW * C), .MH(CO), .SIMD(SIMD), .PE(PE), .W_FILE(W_FILE), .B_FILE(B_FILE),
+              .RQ_FILE(RQ_FILE)) unit (
+            .clk(clk), .rst(rst), .s_axis_tvalid(cv[i]), .s_axis_tready(cr[i]), .s_axis_tdata(cd),
+            .s_axis_tlast(cl), .m_axis_tvalid(ov), .m_axis_tready(or_), .m_axis_tdata(od),
+            .m_axis_tlast(ol)
+        );
+        // the copy's NF beats of PE lanes -> one pixel of CO lanes
+        dwc #(.IN(PE), .OUT(CO)) gather (
+            .clk(clk), .rst(rst), .s_axis_tvalid(ov), .s_axis_tready(or_), .s_axis_tdata(od),
+            .s_axis_tlast(ol), .m_axis_tvalid(pv[i]), .m_axis_tready(pr[i]),
+            .m_axis_tdata(pd[i*CO*8+:CO*8]), .m_axis_tlast(pl[i])
+        );
+      end
+      mmv_merge #(.LANES(CO), .M(M)) merge (
+          .clk(clk), .rst(rst), .s_axis_tvalid(pv), .s_axis_tready(pr), .s_axis_tdata(pd),
+          .s_axis_tlast(pl), .m_axis_tvalid(m_axis_tvalid), .m_axis_tready(m_axis_tready),
+          .m_axis_tdata(m_axis_tdata), .m_axis_tlast(m_axis_tlast)
+      );
+    end
+  endgenerate
 endmodule
 `default_nettype wire
