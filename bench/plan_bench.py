@@ -55,37 +55,46 @@ def canonical(model):
     return canonicalize(load_model(models.save(model, f"{d}/m.onnx")))
 
 
-def run(graph, board, strategy, time_limit=10.0, parallel_window=False):
+def run(graph, board, strategy, time_limit=10.0, parallel_window=False, pixel_copies=False):
     t = time.monotonic()
     try:
         p = make_plan(graph, board, strategy=strategy, time_limit=time_limit, baselines=False,
-                      parallel_window=parallel_window)
+                      parallel_window=parallel_window, pixel_copies=pixel_copies)
         return p.fps, time.monotonic() - t, p
     except InfeasibleError:
         return 0.0, time.monotonic() - t, None
 
 
-def best_possible_ii(graph, board, parallel_window):
+def best_possible_ii(graph, board, parallel_window, pixel_copies=False):
     """No plan on ``board`` beats this ii: the search's lower bound (each block at its
     fastest folding that fits a core alone) and the MACs over all DSP limits."""
-    prob = build_problem(graph, board, parallel_window=parallel_window)
+    prob = build_problem(graph, board, parallel_window=parallel_window, pixel_copies=pixel_copies)
     macs = sum(get_op(n.op).macs(n, graph) for n in graph.nodes if not n.host)
     dsp = sum(c.dsp_limit for c in board.cores)
     return max(lower_bound(prob), math.ceil(macs / dsp))
 
 
-def table(nets, boards, parallel_window):
-    print(f"\n== parallel window {'on' if parallel_window else 'off'} ==")
+CONFIGS = ((False, False), (True, False), (True, True))
+"""(parallel window, pixel copies): both off, the window alone, both (the default)."""
+
+
+def _config(pw: bool, pc: bool) -> str:
+    return f"window {'on' if pw else 'off'}, copies {'on' if pc else 'off'}"
+
+
+def table(nets, boards, parallel_window, pixel_copies=False):
+    print(f"\n== {_config(parallel_window, pixel_copies)} ==")
     print(f"{'model':<18} {'board':<10} {'exact':>12} {'search':>12} {'single':>12} {'even':>12} "
           f"{'greedy':>12} {'x even':>7} {'x greedy':>8} {'gap':>7} {'t_exact':>7} {'t_search':>8} opt")
     sp_even, sp_greedy, gaps = [], [], []
     for mname, g in nets.items():
         for board in boards:
-            ex, tex, pex = run(g, board, "exact", parallel_window=parallel_window)
-            se, tse, _ = run(g, board, "search", parallel_window=parallel_window)
-            si, _, _ = run(g, board, "single", parallel_window=parallel_window)
-            ev, _, _ = run(g, board, "even", parallel_window=parallel_window)
-            gr, _, _ = run(g, board, "greedy", parallel_window=parallel_window)
+            kw = dict(parallel_window=parallel_window, pixel_copies=pixel_copies)
+            ex, tex, pex = run(g, board, "exact", **kw)
+            se, tse, _ = run(g, board, "search", **kw)
+            si, _, _ = run(g, board, "single", **kw)
+            ev, _, _ = run(g, board, "even", **kw)
+            gr, _, _ = run(g, board, "greedy", **kw)
             gap = (ex - se) / ex if ex and tex < 60 else float("nan")
             xe = se / ev if ev else float("nan")
             xg = se / gr if gr else float("nan")
@@ -110,14 +119,14 @@ def geo(xs):
 def scaling(nets):
     u250 = load_board("u250")
     print("\n== scaling on u250: search over all 4 cores vs single (one core) ==")
-    print(f"{'model':<18} {'window':<7} {'single ii':>10} {'search ii':>10} {'bound ii':>9} {'scaling':>8} "
+    print(f"{'model':<18} {'options':<26} {'single ii':>10} {'search ii':>10} {'bound ii':>9} {'scaling':>8} "
           f"{'bound/1':>8}  bottleneck")
     for mname, g in nets.items():
-        for pw in (False, True):
-            _, _, ps = run(g, u250, "single", parallel_window=pw)
-            _, _, p4 = run(g, u250, "search", parallel_window=pw)
-            bound = best_possible_ii(g, u250, pw)
-            print(f"{mname:<18} {'on' if pw else 'off':<7} {ps.ii_cycles:>10,} {p4.ii_cycles:>10,} {bound:>9,} "
+        for pw, pc in CONFIGS:
+            _, _, ps = run(g, u250, "single", parallel_window=pw, pixel_copies=pc)
+            _, _, p4 = run(g, u250, "search", parallel_window=pw, pixel_copies=pc)
+            bound = best_possible_ii(g, u250, pw, pc)
+            print(f"{mname:<18} {_config(pw, pc):<26} {ps.ii_cycles:>10,} {p4.ii_cycles:>10,} {bound:>9,} "
                   f"{ps.ii_cycles / p4.ii_cycles:>7.2f}x {ps.ii_cycles / bound:>7.2f}x  {p4.bottleneck}")
 
 
@@ -128,7 +137,7 @@ def _total(plan, r):
 def narrowing(nets):
     """Each strategy's plan with the narrowing pass off and on: ii, latency, pe·simd lanes,
     DSP, LUT, BRAM18 (search and exact coincide on these instances)."""
-    print("\n== narrowing pass: off -> on (window off) ==")
+    print("\n== narrowing pass: off -> on (defaults: window on, copies on) ==")
     print(f"{'model':<18} {'board':<10} {'strategy':<8} {'ii':>15} {'latency':>17} {'lanes':>13} "
           f"{'dsp':>13} {'lut':>17} {'bram18':>11} {'time':>6}")
     for mname, g in nets.items():
@@ -156,20 +165,20 @@ def main() -> int:
     nets = {"resnet8": models.resnet8(), "ds_cnn": models.ds_cnn(), "mobilenet_v1_0.25": models.mobilenet_v1(),
             "mlp_autoencoder": models.mlp_autoencoder(), "lenet": models.lenet(), "cnn_wide": cnn_wide()}
     nets = {k: canonical(m) for k, m in nets.items()}
-    for pw in (False, True):
-        table(nets, boards, pw)
+    for pw, pc in CONFIGS:
+        table(nets, boards, pw, pc)
     scaling(nets)
     narrowing(nets)
     if not args.quick:
         g = canonical(densenet121())
         print(f"\ndensenet121 (light zoo): {len(g.nodes)} canonical nodes")
         for name in ("u250", "vu9p-quad", "2x-u250"):
-            for pw in (False, True):
-                fps, t, p = run(g, load_board(name), "search", parallel_window=pw)
+            for pw, pc in CONFIGS:
+                fps, t, p = run(g, load_board(name), "search", parallel_window=pw, pixel_copies=pc)
                 extra = (f", {sum(c.uram for c in p.cores)} URAM, FIFOs {sum(ch.bram18 for ch in p.channels)} "
                          f"BRAM18, weights in URAM on {sum(n.weights == 'uram' for n in p.nodes)} nodes"
                          if p else " (infeasible)")
-                print(f"  search on {name:<9} window {'on ' if pw else 'off'}: {t:5.1f} s, {fps:,.1f} frames/s{extra}")
+                print(f"  search on {name:<9} {_config(pw, pc):<26}: {t:5.1f} s, {fps:,.1f} frames/s{extra}")
     return 0
 
 

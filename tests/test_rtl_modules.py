@@ -54,6 +54,11 @@ def test_mmv_formulas() -> None:
         assert expect.mmv_conv(p, frames=2 + m)[0] == n * sf * nf / m
         if n % m == 0:
             assert ii == n * sf * nf // m
+        if not direct:  # the planner's cost model: the same latency, the same mean ii
+            cost, in_beats = expect.block("conv", p)
+            m_ii, m_latency = expect._block(cost, in_beats)
+            assert m_latency == latency
+            assert m_ii == -(-n * sf * nf // m)
     full = {"C": 4, "CO": 8, "SIMD": 4, "PE": 4, "M": 2, "H": 4, "W": 4, "KH": 1, "KW": 1, "SH": 1, "SW": 1,
             "PT": 0, "PL": 0, "PB": 0, "PR": 0}  # M = NF: one window a cycle, as with NF = 1
     assert expect.mmv_conv(full)[0] == 16

@@ -30,6 +30,9 @@ def add_parser(sub) -> argparse.ArgumentParser:
     p.add_argument("--parallel-window", action=argparse.BooleanOptionalAction, default=True,
                    help="let convolutions read several window positions per cycle (simd = C·j, FINN's "
                         "parallel window; HLS kernels and RTL twin support it; default on)")
+    p.add_argument("--pixel-copies", action=argparse.BooleanOptionalAction, default=True,
+                   help="let a convolution run up to 4 copies of its matrix-vector unit behind one window "
+                        "generator, each on every M-th output pixel (mmv; docs/cost-model.md; default on)")
     p.add_argument("--force", action="store_true", help="replace the files of an earlier gen in OUT")
     return p
 
@@ -78,7 +81,8 @@ def _run(args: argparse.Namespace, out: Path, old: list[str], worker: _ReportWor
     qdq = is_qdq(graph)
     gq = quantize(graph, calib, seed=args.seed) if qdq else None
     plan = make_plan(gq if qdq else graph, board, strategy=args.strategy, objective=args.objective,
-                     seed=args.seed, parallel_window=args.parallel_window)
+                     seed=args.seed, parallel_window=args.parallel_window,
+                     pixel_copies=args.pixel_copies)
     try:  # the temporary folder sits next to OUT so that the final moves stay on one file system
         out.parent.mkdir(parents=True, exist_ok=True)
         tmp_ctx = tempfile.TemporaryDirectory(prefix=".bbgrap-gen-", dir=out.parent)
@@ -116,6 +120,7 @@ def _finish(args, out: Path, old: list[str], worker: _ReportWorker, board, graph
               "calib": sha256(Path(args.calib).read_bytes()) if args.calib else None}
     options = {"strategy": args.strategy, "objective": args.objective, "seed": args.seed,
                "parallel_window": args.parallel_window,
+               "pixel_copies": args.pixel_copies,
                "input_shape": list(args.input_shape), "model_path": os.path.abspath(args.model),
                "board_arg": args.board, "calib_path": os.path.abspath(args.calib) if args.calib else None}
     manifest = {"tool": "bbgrap-hls", "versions": _versions(), "inputs": inputs, "options": options,

@@ -25,6 +25,9 @@ def add_parser(sub) -> argparse.ArgumentParser:
     p.add_argument("--parallel-window", action=argparse.BooleanOptionalAction, default=True,
                    help="let convolutions read several window positions per cycle (simd = C·j, FINN's "
                         "parallel window; HLS kernels and RTL twin support it; default on)")
+    p.add_argument("--pixel-copies", action=argparse.BooleanOptionalAction, default=True,
+                   help="let a convolution run up to 4 copies of its matrix-vector unit behind one window "
+                        "generator, each on every M-th output pixel (mmv; docs/cost-model.md; default on)")
     p.add_argument("--no-narrow", action="store_true",
                    help="keep the strategy's own foldings (skip the final pass that gives every block "
                         "the cheapest folding meeting the design ii; docs/plan.md)")
@@ -40,7 +43,8 @@ def run(args: argparse.Namespace) -> int:
     progress = _progress if sys.stderr.isatty() else None
     plan = make_plan(graph, board, strategy=args.strategy, objective=args.objective,
                      time_limit=args.time_limit, seed=args.seed, progress=progress,
-                     parallel_window=args.parallel_window, narrow_folding=not args.no_narrow)
+                     parallel_window=args.parallel_window, narrow_folding=not args.no_narrow,
+                     pixel_copies=args.pixel_copies)
     if progress:
         getattr(sys.stderr, "raw", sys.stderr).write("\r\033[K")
         sys.stderr.flush()
@@ -67,7 +71,7 @@ def format_plan(plan: Plan) -> str:
         if not c.nodes:
             continue
         lines.append(f"core {c.id} ({c.name}): ii {c.ii_cycles} cycles")
-        lines.append(f"  {'node':<32} {'op':<18} {'pe':>5} {'simd':>5} {'ii':>10} {'dsp':>6} {'bram18':>7} "
+        lines.append(f"  {'node':<32} {'op':<18} {'pe':>5} {'simd':>5} {'mmv':>3} {'ii':>10} {'dsp':>6} {'bram18':>7} "
                      f"{'uram':>5} {'lut':>8}  weights")
         for name in c.nodes:
             n = by_name[name]
@@ -75,13 +79,13 @@ def format_plan(plan: Plan) -> str:
             src = part or n
             tag = f" [co {part.co_begin}:{part.co_end}]" if part else ""
             mark = " *" if name == plan.bottleneck else ""
-            lines.append(f"  {name[:32]:<32} {(n.op + tag)[:18]:<18} {src.pe:>5} {src.simd:>5} {src.ii_cycles:>10} "
+            lines.append(f"  {name[:32]:<32} {(n.op + tag)[:18]:<18} {src.pe:>5} {src.simd:>5} {src.mmv:>3} {src.ii_cycles:>10} "
                          f"{src.dsp:>6} {src.bram18:>7} {src.uram:>5} {src.lut:>8}  {src.weights or '-'}{mark}")
-        lines.append(f"  {'use / limit':<51} {'':>10} {_frac(c.dsp, c.dsp_limit):>6} "
+        lines.append(f"  {'use / limit':<55} {'':>10} {_frac(c.dsp, c.dsp_limit):>6} "
                      f"{_frac(c.bram18, c.bram18_limit):>7} {_frac(c.uram, c.uram_limit):>5} "
                      f"{_frac(c.lut, c.lut_limit):>8}")
-        lines.append(f"  {'':<51} {'':>10} {c.dsp:>6} {c.bram18:>7} {c.uram:>5} {c.lut:>8}  used")
-        lines.append(f"  {'':<51} {'':>10} {c.dsp_limit:>6} {c.bram18_limit:>7} {c.uram_limit:>5} "
+        lines.append(f"  {'':<55} {'':>10} {c.dsp:>6} {c.bram18:>7} {c.uram:>5} {c.lut:>8}  used")
+        lines.append(f"  {'':<55} {'':>10} {c.dsp_limit:>6} {c.bram18_limit:>7} {c.uram_limit:>5} "
                      f"{c.lut_limit:>8}  limit")
         lines.append("")
     tot = {r: sum(getattr(c, r) for c in plan.cores) for r in ("dsp", "bram18", "uram", "lut")}

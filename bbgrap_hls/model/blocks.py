@@ -146,9 +146,18 @@ def mvu(g: Geometry, pe: int, simd: int, uram: bool = False, mmv: int = 1) -> Bl
             ws = window_schedule(g, lanes, folds, sf)
             depth = RTL_DEPTH["mvu"] + RTL_DEPTH["swg"]
         ii = max(ws.write, ws.read)
-        lead, span, tail = ws.lead, ws.span, max(0, ws.span - ws.last_in)
-        fill, first = ws.fill, sf
+        lead, span = ws.lead, ws.span
         rows = ws.by_row
+        if mmv > 1:
+            # Window w is read from (w div M)·folds + (w mod M)·sf after the first: the frame's
+            # last pixel (and a row's) leaves after its copy's folds, past the mean read time.
+            def last(n: int) -> int:
+                return ((n - 1) // mmv) * folds + ((n - 1) % mmv) * sf + folds - 1
+
+            span = max(span, lead - folds + 1 + last(g.ho * g.wo))
+            rows = replace(rows, drain=max(0, last(g.wo) + 1 - rows.row_read))
+        tail = max(0, span - ws.last_in)
+        fill, first = ws.fill, sf
     lut_unit = LUT_PER_MAC * pe * simd + (LUT_PER_PE + LUT_REQUANT) * pe + LUT_PER_SIMD * simd
     lut_copies = 0 if mmv == 1 else (LUT_BASE_MVU + LUT_MERGE_BIT * 8 * g.co) * (mmv - 1) + LUT_MERGE_BIT * 8 * g.co
     return BlockCost(

@@ -91,6 +91,8 @@ class WindowRows:
             output rows: output row ``oy`` reads padded rows up to ``oy·sh + kh − 1``.
         row_read: cycles of reading one output row (the consumer's folds included).
         first_reads: reads until a row's first output beat's last contribution.
+        drain: cycles a row's last output beat comes after its reads (pixel copies: the
+            last copy's folds run on after the mean read time).
     """
 
     top: int
@@ -104,6 +106,7 @@ class WindowRows:
     ho: int
     row_read: int
     first_reads: int
+    drain: int = 0
 
 
 def taps(g: Geometry) -> tuple[int, int]:
@@ -242,4 +245,4 @@ def window_rows_out(r: Rows, w: WindowRows, depth: int, t0: int = 0) -> Rows:
     need = np.clip(last, -1, w.h - 1)  # ... among the input rows (-1: padding only)
     ready = done[need + 1] + (last - need) * w.row + 1  # + bottom padding rows
     end = _chain(ready + w.row_read, w.row_read)  # one past the row's last read
-    return end - w.row_read + w.first_reads - 1 + depth, end - 1 + depth
+    return end - w.row_read + w.first_reads - 1 + depth, end - 1 + depth + w.drain

@@ -168,7 +168,8 @@ def make_plan(graph: Graph, board: Board, strategy: str = "search", objective: s
             ("search kept the exact segmentation: " if strategy == "search" else "")
             + "optimal ii over contiguous segments of the topological block order along the core path "
             f"{prob.core_path}, with each block at its cheapest folding (per resource weighting) meeting "
-            "the target and splits of the heaviest conv/dense blocks over consecutive cores"
+            "the target and splits of the heaviest conv/dense blocks over consecutive cores (equal parts, "
+            "or uneven parts sized greedily: the first and middle parts as large as their cores allow)"
             + ("" if plan.optimal else "; NOT proved here (folding choice not monotone, or repaired)"))
     else:
         plan.optimality_note = f"{strategy}: not proved optimal"

@@ -63,6 +63,7 @@ def _block_note(prob: Problem, plan: Plan, b: str) -> tuple[int, str]:
     node = plan.node(b)
     parts = node.split or []
     sizes = [p.co_end - p.co_begin for p in parts]
+    slow = 0
     if len(set(sizes)) > 1:  # an uneven split: the part that sets the ii
         slow = max(range(len(parts)), key=lambda p: parts[p].ii_cycles)
         table = unit.part_tables[sizes[slow]]
@@ -70,7 +71,9 @@ def _block_note(prob: Problem, plan: Plan, b: str) -> tuple[int, str]:
         table = unit.split_tables[len(parts)] if parts else unit.table
     cur = node.ii_cycles
     faster = np.nonzero(table.ii < cur)[0]
-    what = f"{b} ({unit.node.op}, pe={node.pe}, simd={node.simd}{f', split over {len(parts)} cores' if parts else ''})"
+    copies = f", mmv={node.mmv}" if node.mmv > 1 else ""
+    what = (f"{b} ({unit.node.op}, pe={node.pe}, simd={node.simd}{copies}"
+            f"{f', split over {len(parts)} cores' if parts else ''})")
     if len(faster) == 0 and parts:
         return 2, (f"{what} is at the fastest rate of its split: the {len(parts)} parts are gathered "
                    f"on core {parts[-1].core} one part per beat at most ({cur:,} cycles per frame)")
@@ -84,13 +87,13 @@ def _block_note(prob: Problem, plan: Plan, b: str) -> tuple[int, str]:
     if not fits_one:
         f = _next_faster(table, faster, inv)
         r = int(np.argmax(table.res[f] * inv))
-        return 1, (f"the next faster folding of {what} (pe={int(table.pe[f])}, simd={int(table.simd[f])}, "
+        return 1, (f"the next faster folding of {what} ({_folding(table, f)}, "
                    f"ii {int(table.ii[f]):,}) needs {int(table.res[f][r]):,} {_NAMES[RES[r]]}, more than "
                    f"a core has ({int(big[r]):,})")
     f = _next_faster(table, fits_one, inv)
-    core = parts[0].core if parts else node.core
+    core = parts[slow].core if parts else node.core
     cp = next(c for c in plan.cores if c.id == core)
-    mine = parts[0] if parts else node  # a split node: its first part is on `core`
+    mine = parts[slow] if parts else node  # a split node: the part on `core`
     own = np.array([mine.dsp, mine.bram18, mine.uram, mine.lut], dtype=np.int64)
     used = np.array([cp.dsp, cp.bram18, cp.uram, cp.lut], dtype=np.int64)
     limit = np.array([cp.dsp_limit, cp.bram18_limit, cp.uram_limit, cp.lut_limit], dtype=np.int64)
@@ -99,10 +102,15 @@ def _block_note(prob: Problem, plan: Plan, b: str) -> tuple[int, str]:
     r = int(np.argmax(short * inv))
     if short[r] <= 0:
         return 3, ""
-    return 2, (f"core {core} is full: the next faster folding of {what} (pe={int(table.pe[f])}, "
-               f"simd={int(table.simd[f])}, ii {int(table.ii[f]):,}) needs {int(table.res[f][r]):,} "
+    return 2, (f"core {core} is full: the next faster folding of {what} ({_folding(table, f)}, "
+               f"ii {int(table.ii[f]):,}) needs {int(table.res[f][r]):,} "
                f"{_NAMES[RES[r]]}, the core has {int(free[r]):,} for it (short by {int(short[r]):,})"
                + ("; no other partition does better under the model" if plan.optimal else ""))
+
+
+def _folding(table, f: int) -> str:
+    copies = table.copies(f)
+    return f"pe={int(table.pe[f])}, simd={int(table.simd[f])}" + (f", mmv={copies}" if copies > 1 else "")
 
 
 def _together_note(prob: Problem, plan: Plan, at_ii: list[str]) -> str:
