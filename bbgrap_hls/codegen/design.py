@@ -157,6 +157,10 @@ def build_design(g: Graph, plan: Plan, frames: int = 1) -> Design:
             co = hwc(g.shape(node.outputs[0]))[2]
             fits = [d for d in range(1, chans + 1) if chans % d == 0 and ho * wo * co // d <= plan.ii_cycles]
             lanes = max(math.gcd(chans, *[lk for _, lk, _ in part_keys]), min(fits, default=chans))
+            if len({r[1] - r[0] for _, _, r in part_keys}) > 1:
+                # Uneven parts reach the gather through width converters from their own pe
+                # lanes: the widest lanes keep those from becoming the bottleneck.
+                lanes = chans
             ins = [b.request(core, k, lanes) for k, _, _ in part_keys]
             cs = ", ".join(str(r[1] - r[0]) for _, _, r in part_keys)
             out = b.produce(core, node.outputs[0], lanes, b.elems[part_keys[0][0]] * 0 + ho * wo * hwc(g.shape(node.outputs[0]))[2])

@@ -250,7 +250,7 @@ def top_module(design: Design, cores: list[Module], plan: Plan, board: Board) ->
         cd = by_id[int(m.name[4:])]
         for p in cd.ports:
             if p.link in inputs:
-                drivers.setdefault(p.link, []).append((m.name, p.name))
+                drivers.setdefault(p.link, []).append((m.name, p.name, p.lanes))
             elif p.link in outputs:
                 conns[m.name].append((p.name, f"m_axis_{p.link}"))
             else:
@@ -258,17 +258,20 @@ def top_module(design: Design, cores: list[Module], plan: Plan, board: Board) ->
                 top.nets.append((net, 8 * p.lanes))
                 conns[m.name].append((p.name, net))
     for ident, users in sorted(drivers.items()):
-        if len(users) == 1:
-            conns[users[0][0]].append((users[0][1], f"s_axis_{ident}"))
-            continue
         width = next(wd for n, d, wd in top.ports if n == f"s_axis_{ident}")
-        outs = []
-        for core, port in users:
-            top.nets.append((f"{port}_{core}", width))
-            conns[core].append((port, f"{port}_{core}"))
-            outs.append(f"{port}_{core}")
-        top.insts.append(Inst("broadcast", f"u_bc_{ident}", [("WIDTH", str(width)), ("N", str(len(outs)))],
-                              [("s_axis", f"s_axis_{ident}"), ("m_axis", outs[::-1])], "input to several cores"))
+        nets = [f"s_axis_{ident}"] if len(users) == 1 else [f"{port}_{core}" for core, port, _ in users]
+        if len(users) > 1:
+            top.nets += [(n, width) for n in nets]
+            top.insts.append(Inst("broadcast", f"u_bc_{ident}", [("WIDTH", str(width)), ("N", str(len(nets)))],
+                                  [("s_axis", f"s_axis_{ident}"), ("m_axis", nets[::-1])], "input to several cores"))
+        for (core, port, lanes), net in zip(users, nets, strict=True):
+            if 8 * lanes != width:  # this core reads the input at other lanes (an uneven split's part)
+                top.nets.append((f"{port}_{core}_w", 8 * lanes))
+                top.insts.append(Inst("dwc", f"u_dwc_{port}_{core}", [("IN", str(width // 8)), ("OUT", str(lanes))],
+                                      [("s_axis", net), ("m_axis", f"{port}_{core}_w")],
+                                      f"input {ident} to {core} at {lanes} lanes"))
+                net = f"{port}_{core}_w"
+            conns[core].append((port, net))
     for ident, (lanes, src, dst, po, pi) in sorted(design.links.items()):
         route = _hop_route(plan, board, src, dst)
         hops = [board.link(a, b) for a, b in zip(route, route[1:], strict=False)]

@@ -86,7 +86,11 @@ def build_plan(prob: Problem, seg: Segmentation, strategy: str, objective: str) 
     board, graph = prob.board, prob.graph
     parts = [unit_parts(prob, seg, u) for u in range(prob.m)]
     out_core = [p[-1].core for p in parts]
-    out_lanes = [p[-1].out_lanes if len(p) == 1 else math.gcd(*[q.out_lanes for q in p]) for p in parts]
+    # A split's gather: lanes dividing every part's lanes (equal parts) or, for uneven
+    # parts, its widest lanes, every part's channel count (codegen/design.py does the same).
+    out_lanes = [p[-1].out_lanes if len(p) == 1 else math.gcd(*[q.out_lanes for q in p])
+                 if len({q.co_end - q.co_begin for q in p}) == 1 else math.gcd(*[q.co_end - q.co_begin for q in p])
+                 for p in parts]
     use = {c.id: np.zeros(4, dtype=np.int64) for c in board.cores}  # dsp, bram18, uram, lut
     for ps in parts:
         for p in ps:
