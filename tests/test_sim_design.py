@@ -341,3 +341,25 @@ def test_full_size_squeeze_excite_runs_at_the_planned_ii(root):
     assert r.deadlock is None and r.match, r.message
     assert abs(r.measured_ii_cycles - r.predicted_ii_cycles) <= II_TOL * r.predicted_ii_cycles, r.message
     assert abs(r.measured_latency_cycles - r.predicted_latency_cycles) <= LAT_TOL * r.predicted_latency_cycles
+
+
+@pytest.mark.slow
+@pytest.mark.filterwarnings("ignore:no calibration samples")
+def test_pixel_copies_and_uneven_split_run_at_the_planned_ii(root):
+    """`gen` of DS-CNN on u250 with the default plan: its 1-channel stem conv has pixel
+    copies (mmv 3) and a pointwise conv is split unevenly (16 + 48 channels over two SLRs).
+    Bit-exact, at the planned ii, the latency within the tolerance."""
+    from bbgrap_hls.cli import main
+    from bbgrap_hls.plan import Plan
+    from bbgrap_hls.rtlsim.run import simulate
+
+    path = models.save(models.ds_cnn(seed=0), root / "ds_full.onnx")
+    out = root / "ds_full"
+    assert main(["gen", str(path), "--board", "u250", "-o", str(out), "--force"]) == 0
+    plan = Plan.from_json((out / "plan.json").read_text())
+    assert any(n.mmv > 1 for n in plan.nodes)
+    assert any(n.split and len({p.co_end - p.co_begin for p in n.split}) > 1 for n in plan.nodes)
+    r = simulate(out, frames=2, cache=CACHE, runtime=RUNTIME)
+    assert r.deadlock is None and r.match, r.message
+    assert abs(r.measured_ii_cycles - r.predicted_ii_cycles) <= II_TOL * r.predicted_ii_cycles, r.message
+    assert abs(r.measured_latency_cycles - r.predicted_latency_cycles) <= LAT_TOL * r.predicted_latency_cycles
