@@ -324,21 +324,25 @@ def repair(prob: Problem, seg: Segmentation, strategy: str, objective: str) -> t
             r, deficit = r_index[res], use - lim
             # Lower foldings on this core, least ii increase per unit freed first, until the
             # blocks' own use has dropped by the deficit; then rebuild (FIFOs may change).
+            def lower(u: int, r: int = r) -> tuple | None:
+                # the unit's folding that frees some of r with the least ii, then the largest
+                # saving, then the first row
+                t, f = prob.units[u].table, seg.fold[u]
+                cand = np.nonzero(t.res[:, r] < t.res[f, r])[0]
+                if not len(cand):
+                    return None
+                g = int(cand[np.lexsort((cand, t.res[cand, r], t.ii[cand]))[0]])
+                return int(t.ii[g]), -int(t.res[f, r] - t.res[g, r]), u, g
+
+            keys = {u: lower(u) for u in range(prob.m) if seg.core[u] == core and u not in seg.split}
             while deficit > 0:
-                best = None
-                for u in range(prob.m):
-                    if seg.core[u] != core or u in seg.split:
-                        continue
-                    t, f = prob.units[u].table, seg.fold[u]
-                    for g in np.nonzero(t.res[:, r] < t.res[f, r])[0]:
-                        key = (int(t.ii[g]), -int(t.res[f, r] - t.res[g, r]), u, int(g))
-                        if best is None or key < best:
-                            best = key
+                best = min((k for k in keys.values() if k is not None), default=None)
                 if best is None:
                     break
                 u, g = best[2], best[3]
                 deficit -= int(prob.units[u].table.res[seg.fold[u], r] - prob.units[u].table.res[g, r])
                 seg.fold[u] = g
+                keys[u] = lower(u)
                 progress = True
         if not progress:
             return plan, seg

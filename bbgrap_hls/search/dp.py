@@ -42,6 +42,10 @@ class Segmentation:
     monotone: bool = True
 
 
+UNEVEN_PARTS = 3
+"""Most parts of an uneven split (equal splits go up to the cores on the path)."""
+
+
 class SegmentDP:
     """Feasibility and reconstruction for one problem, one rule and a core-path prefix."""
 
@@ -155,7 +159,7 @@ class SegmentDP:
             if origin is not None:
                 tails_at[last][(i + 1, k, 0)] = (part, (q, i, [(int(f), None)] * k, origin))
         if i in self.part_ch:
-            for k in range(2, len(self.path) - q + 1):
+            for k in range(2, min(UNEVEN_PARTS, len(self.path) - q) + 1):
                 key = (i + 1, k, 1)
                 if key not in tails_at[q + k - 1]:
                     found = self._uneven(i, q, k, target, origins)
