@@ -20,6 +20,7 @@ from bbgrap_hls.model.links import (
 )
 from bbgrap_hls.model.timing import (
     FIFO_DEPTH,
+    RTL_DEPTH,
     Rows,
     input_rows,
     latest,
@@ -33,6 +34,9 @@ from bbgrap_hls.plan import ChannelPlan, CorePlan, NodePlan, Plan, SplitPart, Tr
 from bbgrap_hls.search.dp import Segmentation, part_tables
 from bbgrap_hls.search.fifos import DEFAULT_DEPTH, input_depths, pad_depth, pad_run, stall_depth
 from bbgrap_hls.search.problem import RES, Problem, uneven_gather_ii
+
+CONVERT = RTL_DEPTH["converter"] + FIFO_DEPTH
+"""Cycles a width converter adds between two blocks: its register and its output FIFO."""
 
 
 @dataclass
@@ -155,7 +159,10 @@ def build_plan(prob: Problem, seg: Segmentation, strategy: str, objective: str) 
                 per_row = max(1, tr.ii_cycles // beats) * max(1, beats // len(r[0]))
                 r = stream_rows_out(r, len(r[0]), per_row, 0, 0, tr.latency_cycles)
                 cyc += tr.latency_cycles
-            arrivals.append(shift(r, FIFO_DEPTH))  # the FIFO's register stages (model.timing)
+            # The FIFO's register stages (model.timing); a producer at other lanes reaches the
+            # block through a FIFO, a width converter and a second FIFO (codegen/design.py).
+            lanes_p = out_lanes[pu] if pu >= 0 else lanes_in
+            arrivals.append(shift(r, FIFO_DEPTH + (CONVERT if lanes_p != lanes_in else 0)))
             in_cycles.append(cyc + FIFO_DEPTH)
             starts.append((prob.units[pu].start if pu >= 0 else 0.0) + (cyc + FIFO_DEPTH) / design_ii)
         r_in = latest(arrivals, max(len(x[0]) for x in arrivals)) if arrivals else input_rows(1, in_beats)
@@ -174,7 +181,9 @@ def build_plan(prob: Problem, seg: Segmentation, strategy: str, objective: str) 
             gather = sum(board.link(x, y).latency_cycles for x, y in
                          zip(_route(prob, parts[u][0].core, parts[u][-1].core),
                              _route(prob, parts[u][0].core, parts[u][-1].core)[1:], strict=False))
-            r_out = shift(r_out, gather)
+            # each part's FIFO into the concat, through a width converter where its lanes differ
+            to_cat = FIFO_DEPTH + (CONVERT if any(p.out_lanes != out_lanes[u] for p in parts[u]) else 0)
+            r_out = shift(r_out, gather + to_cat)
         else:
             gather = 0
         rows[u] = r_out

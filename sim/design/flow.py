@@ -37,7 +37,8 @@ def _widest_window(prob, u: int, fold: int, cap: int) -> int:
     t = prob.units[u].table
     if prob.units[u].kind not in ("conv", "dwconv"):
         return fold
-    ok = np.nonzero((t.pe == t.pe[fold]) & (t.simd <= cap) & (t.uram == t.uram[fold]))[0]
+    ok = np.nonzero((t.pe == t.pe[fold]) & (t.simd <= cap) & (t.uram == t.uram[fold])
+                    & (t.mmv == t.mmv[fold]))[0]  # the same pixel copies (one: `_uniform`)
     return int(max(ok, key=lambda i: (int(t.simd[i]), -i))) if len(ok) else fold
 
 
