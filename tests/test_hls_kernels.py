@@ -308,10 +308,9 @@ def hls_dir() -> Path:
     return Path(str(resources.files("bbgrap_hls.hw") / "hls"))
 
 
-@pytest.fixture(scope="module")
-def kernel_outputs(tmp_path_factory):
-    cases = all_cases()
-    d = tmp_path_factory.mktemp("kernels")
+def run_cases(cases, d: Path, what: str) -> dict:
+    """Compile every case's kernel into one g++ -Werror binary in ``d``, run it and return
+    ``{name: (case, output bytes)}``."""
     src = [PRELUDE] + [c.cpp() for c in cases]
     main = ["int main(int argc, char** argv) {", "  if (argc < 2) return 2;", "  std::string dir(argv[1]);"]
     main += [f'  if (int e = {c.name}::run((dir + "/{c.name}.bin").c_str())) return e;' for c in cases]
@@ -322,17 +321,25 @@ def kernel_outputs(tmp_path_factory):
                         str(d / "k.cpp"), "-o", str(exe)], capture_output=True, text=True)
     assert r.returncode == 0, r.stderr[-4000:]
     r = subprocess.run([str(exe), str(d)], capture_output=True, text=True)
-    assert r.returncode == 0, f"kernel test binary exited {r.returncode}: {r.stderr[-2000:]}"
+    assert r.returncode == 0, f"{what} test binary exited {r.returncode}: {r.stderr[-2000:]}"
     return {c.name: (c, np.fromfile(d / f"{c.name}.bin", dtype=np.int8)) for c in cases}
 
 
-@pytest.mark.parametrize("name", [c.name for c in all_cases()])
-def test_kernel_bit_exact(kernel_outputs, name):
-    case, got = kernel_outputs[name]
+def assert_bit_exact(name: str, case, got: np.ndarray) -> None:
     want = case.expected.reshape(-1)
     assert got.shape == want.shape
     bad = np.flatnonzero(got != want)
     assert bad.size == 0, f"{name}: first mismatch at {bad[0]}: got {got[bad[0]]}, want {want[bad[0]]}"
+
+
+@pytest.fixture(scope="module")
+def kernel_outputs(tmp_path_factory):
+    return run_cases(all_cases(), tmp_path_factory.mktemp("kernels"), "kernel")
+
+
+@pytest.mark.parametrize("name", [c.name for c in all_cases()])
+def test_kernel_bit_exact(kernel_outputs, name):
+    assert_bit_exact(name, *kernel_outputs[name])
 
 
 def test_fold_dw_layout():

@@ -9,7 +9,6 @@ planned conv by hand and run the generated design's C simulation.
 from __future__ import annotations
 
 import copy
-import subprocess
 
 import numpy as np
 import pytest
@@ -19,7 +18,7 @@ from bbgrap_hls.codegen.layers import make_layer
 from bbgrap_hls.errors import UnsupportedError
 from bbgrap_hls.search import make_plan
 from tests.test_csim import _csim, graphs  # noqa: F401  (graphs: module fixture)
-from tests.test_hls_kernels import PRELUDE, RNG_SEED, _conv_case, hls_dir
+from tests.test_hls_kernels import RNG_SEED, _conv_case, assert_bit_exact, run_cases
 
 pytestmark = [pytest.mark.csim, pytest.mark.filterwarnings("ignore:no calibration samples")]
 
@@ -54,28 +53,12 @@ def mmv_cases():
 
 @pytest.fixture(scope="module")
 def mmv_outputs(tmp_path_factory):
-    cases = mmv_cases()
-    d = tmp_path_factory.mktemp("mmv")
-    main = ["int main(int argc, char** argv) {", "  if (argc < 2) return 2;", "  std::string dir(argv[1]);"]
-    main += [f'  if (int e = {c.name}::run((dir + "/{c.name}.bin").c_str())) return e;' for c in cases]
-    main += ["  return 0;", "}"]
-    src = "\n".join([PRELUDE] + [c.cpp() for c in cases]) + "\n#include <string>\n" + "\n".join(main) + "\n"
-    (d / "k.cpp").write_text(src)
-    r = subprocess.run(["g++", "-std=c++17", "-O1", "-Wall", "-Wextra", "-Werror", "-I", str(hls_dir()),
-                        str(d / "k.cpp"), "-o", str(d / "k")], capture_output=True, text=True)
-    assert r.returncode == 0, r.stderr[-4000:]
-    r = subprocess.run([str(d / "k"), str(d)], capture_output=True, text=True)
-    assert r.returncode == 0, f"mmv test binary exited {r.returncode}: {r.stderr[-2000:]}"
-    return {c.name: (c, np.fromfile(d / f"{c.name}.bin", dtype=np.int8)) for c in cases}
+    return run_cases(mmv_cases(), tmp_path_factory.mktemp("mmv"), "mmv")
 
 
 @pytest.mark.parametrize("name", [c.name for c in mmv_cases()])
 def test_conv2d_mmv_bit_exact(mmv_outputs, name):
-    case, got = mmv_outputs[name]
-    want = case.expected.reshape(-1)
-    assert got.shape == want.shape
-    bad = np.flatnonzero(got != want)
-    assert bad.size == 0, f"{name}: first mismatch at {bad[0]}: got {got[bad[0]]}, want {want[bad[0]]}"
+    assert_bit_exact(name, *mmv_outputs[name])
 
 
 def test_layer_mmv_struct_and_errors(graphs):  # noqa: F811
