@@ -56,48 +56,197 @@ BB_LOOP(mvu_nf)
 /// Input lanes of a conv block: SIMD, or C with a parallel window (SIMD = C·j).
 constexpr int conv_in_lanes(int simd, int c) { return simd < c ? simd : c; }
 
+/// The geometry of a conv layer P, shared by its DATAFLOW processes.
+template <class P>
+struct ConvGeom {
+  static constexpr int IN = conv_in_lanes(P::SIMD, P::C);
+  static constexpr int K = P::KH * P::KW * P::C, SF = K / P::SIMD, NF = P::CO / P::PE;
+  static constexpr int HP = P::H + P::PT + P::PB, WP = P::W + P::PL + P::PR;
+  static constexpr int R = span(P::KH, P::DH);
+  static constexpr int HO = out_len(HP, P::KH, P::SH, P::DH), WO = out_len(WP, P::KW, P::SW, P::DW);
+};
+
+/// Sliding-window generator of conv2d and conv2d_mmv (DATAFLOW process 1): fills the row
+/// buffer row by row and, after each row that ends output row oy, emits the windows of
+/// that row's WO pixels in raster order, each as SF beats of SIMD elements in (ky, kx, c)
+/// order (one beat per cycle).
+template <class P>
+void conv_swg(Stream<conv_in_lanes(P::SIMD, P::C)>& in, Stream<P::SIMD>& win, int frames) {
+  using G = ConvGeom<P>;
+  constexpr int IN = G::IN, SF = G::SF, R = G::R, WO = G::WO;
+  static int8_t rows[R][G::WP * P::C];
+  // A parallel window reads up to KH rows per cycle: one memory per row.
+  BB_HLS(ARRAY_PARTITION variable = rows complete dim = 1)
+  BB_HLS(ARRAY_PARTITION variable = rows cyclic factor = IN dim = 2)
+BB_LOOP(swg_frame)
+  for (int f = 0; f < frames; ++f) {
+  BB_LOOP(swg_row)
+    for (int iy = 0; iy < G::HP; ++iy) {
+      window_read_row<P::H, P::W, P::C, IN, P::PT, P::PL, P::PR, R>(in, rows, iy, static_cast<int8_t>(P::ZP_IN));
+      const int oy = window_out_row<G::HO, P::KH, P::SH, P::DH>(iy);
+      if (oy < 0) continue;
+    BB_LOOP(swg_beat)  // beat sf of pixel ox's window
+      for (int i = 0; i < WO * SF; ++i) {
+        BB_HLS(PIPELINE II = 1)
+        const int ox = i / SF, sf = i % SF;
+        Beat<P::SIMD> b;
+        for (int s = 0; s < P::SIMD; ++s) {
+          const int k = sf * P::SIMD + s;
+          const int c = k % P::C, kk = k / P::C;
+          const int kx = kk % P::KW, ky = kk / P::KW;
+          b.d[s] = rows[(oy * P::SH + ky * P::DH) % R][(ox * P::SW + kx * P::DW) * P::C + c];
+        }
+        win.write(b);
+      }
+    }
+  }
+}
+
+/// conv2d's matrix-vector unit (DATAFLOW process 2): per output pixel one flattened loop
+/// over the NF·SF weight words; during fold 0 (nf = 0) it takes the window's beat sf from
+/// the stream and keeps it in `win` for folds 1..NF-1.
+template <class P, class W>
+void conv_mvu(Stream<P::SIMD>& in, Stream<P::PE>& out, const W* w, const int32_t bias[P::PE][P::CO / P::PE],
+              const int32_t mult[P::PE][P::CO / P::PE], const int32_t shift[P::PE][P::CO / P::PE],
+              int frames) {
+  using G = ConvGeom<P>;
+  constexpr int K = G::K, SF = G::SF, NF = G::NF;
+  BB_HLS(ARRAY_PARTITION variable = bias complete dim = 1)
+  BB_HLS(ARRAY_PARTITION variable = mult complete dim = 1)
+  BB_HLS(ARRAY_PARTITION variable = shift complete dim = 1)
+  int8_t win[K];  // the current window (the RTL mvu's input vector memory)
+  BB_HLS(ARRAY_PARTITION variable = win cyclic factor = P::SIMD)
+  int32_t acc[P::PE];
+  BB_HLS(ARRAY_PARTITION variable = acc complete)
+BB_LOOP(mvu_px)
+  for (long p = 0; p < static_cast<long>(frames) * G::HO * G::WO; ++p) {
+  BB_LOOP(mvu_word)  // weight word i = nf·SF + sf
+    for (int i = 0; i < NF * SF; ++i) {
+      BB_HLS(PIPELINE II = 1)
+      const int nf = i / SF, sf = i % SF;
+      int8_t x[P::SIMD];
+      BB_HLS(ARRAY_PARTITION variable = x complete)
+      if (nf == 0) {
+        const Beat<P::SIMD> b = in.read();
+        for (int s = 0; s < P::SIMD; ++s) {
+          x[s] = b.d[s];
+          win[sf * P::SIMD + s] = b.d[s];
+        }
+      } else {
+        for (int s = 0; s < P::SIMD; ++s) x[s] = win[sf * P::SIMD + s];
+      }
+      int8_t wv[P::PE][P::SIMD];
+      BB_HLS(ARRAY_PARTITION variable = wv type = complete dim = 0)
+      weight_word<P::PE, P::SIMD>(w, i, wv);
+      Beat<P::PE> o;
+      for (int pe = 0; pe < P::PE; ++pe) {
+        int32_t a = sf == 0 ? bias[pe][nf] : acc[pe];
+        for (int s = 0; s < P::SIMD; ++s) a += static_cast<int32_t>(x[s]) * static_cast<int32_t>(wv[pe][s]);
+        acc[pe] = a;
+        o.d[pe] = requant(a, mult[pe][nf], shift[pe][nf], P::ZP_OUT, P::LO, P::HI);
+      }
+      if (sf == SF - 1) out.write(o);
+    }
+  }
+}
+
+/// Convolution: a DATAFLOW region of the window generator (conv_swg) and the MVU
+/// (conv_mvu) joined by a stream of SIMD-element window beats; each process loops over
+/// the frames itself (the row buffer is conv_swg's, the window buffer conv_mvu's).
+///
+/// Intended schedule (Vitis HLS), both processes at II = 1, per output pixel:
+///   conv_swg   SF cycles: the window's SF beats (plus, per output row, the SH·WP·C/IN
+///              cycles of reading its input rows);
+///   conv_mvu   NF·SF cycles: fold 0 reads the window (SF beats) as it multiplies,
+///              folds 1..NF-1 reuse it; one PE-lane beat out per fold.
+/// The processes overlap, so a pixel costs max(SF, NF·SF) = NF·SF cycles (docs/cost-model.md,
+/// the RTL's swg ∥ mvu) instead of SF + NF·SF. The window stream (`conv_win`) is set to
+/// two windows, 2·SF beats: conv_swg builds window n+1 while conv_mvu folds window n. A
+/// deeper stream (about SH·WP·C/IN/NF beats) would also hide the row reads when NF > 1.
+/// C simulation runs conv_swg to the end before conv_mvu: the stream (unbounded in C
+/// simulation, see hls_stream_shim.h) then holds all frames' windows, frames·HO·WO·SF beats.
 template <class P, class W>
 void conv2d(Stream<conv_in_lanes(P::SIMD, P::C)>& in, Stream<P::PE>& out, const W* w,
             const int32_t bias[P::PE][P::CO / P::PE], const int32_t mult[P::PE][P::CO / P::PE],
             const int32_t shift[P::PE][P::CO / P::PE], int frames) {
-  constexpr int IN = conv_in_lanes(P::SIMD, P::C);
   static_assert(P::CO % P::PE == 0, "conv2d: PE | CO");
   static_assert(P::C % P::SIMD == 0 || P::SIMD % P::C == 0, "conv2d: SIMD | C, or SIMD = C*j (parallel window)");
-  constexpr int K = P::KH * P::KW * P::C;
-  static_assert(K % P::SIMD == 0, "conv2d: SIMD | KH*KW*C (parallel window: j | KH*KW)");
-  constexpr int HP = P::H + P::PT + P::PB, WP = P::W + P::PL + P::PR;
-  constexpr int R = span(P::KH, P::DH);
-  constexpr int HO = out_len(HP, P::KH, P::SH, P::DH), WO = out_len(WP, P::KW, P::SW, P::DW);
+  static_assert(ConvGeom<P>::K % P::SIMD == 0, "conv2d: SIMD | KH*KW*C (parallel window: j | KH*KW)");
+  [[maybe_unused]] constexpr int WIN_DEPTH = 2 * ConvGeom<P>::SF;
+  BB_HLS(DATAFLOW)
+  Stream<P::SIMD> win("conv_win");
+  BB_HLS(STREAM variable = win depth = WIN_DEPTH)
+  conv_swg<P>(in, win, frames);
+  conv_mvu<P>(win, out, w, bias, mult, shift, frames);
+}
+
+/// conv2d_mmv's M matrix-vector units (DATAFLOW process 2). Output pixels come in groups
+/// of M consecutive pixels of a row (n = M, or fewer at the end of a row), groups t = 0, 1...
+/// over all rows and frames. Window buffers ping-pong: while the copies fold group t from
+/// buffer t mod 2, the loop takes group t+1's n·SF beats (n·SF <= M·SF <= NF·SF cycles)
+/// into the other buffer; group 0 is read before the first fold.
+template <class P, class W>
+void conv_mvu_mmv(Stream<P::SIMD>& in, Stream<P::CO>& out, const W* w, const int32_t bias[P::PE][P::CO / P::PE],
+                  const int32_t mult[P::PE][P::CO / P::PE], const int32_t shift[P::PE][P::CO / P::PE],
+                  int frames) {
+  using G = ConvGeom<P>;
+  constexpr int K = G::K, SF = G::SF, NF = G::NF, M = P::M, WO = G::WO;
+  constexpr int GROUPS = (WO + M - 1) / M;  // groups per output row
   BB_HLS(ARRAY_PARTITION variable = bias complete dim = 1)
   BB_HLS(ARRAY_PARTITION variable = mult complete dim = 1)
   BB_HLS(ARRAY_PARTITION variable = shift complete dim = 1)
-  static int8_t rows[R][WP * P::C];
-  // A parallel window reads up to KH rows per cycle: one memory per row.
-  BB_HLS(ARRAY_PARTITION variable = rows complete dim = 1)
-  BB_HLS(ARRAY_PARTITION variable = rows cyclic factor = IN dim = 2)
-  static int8_t win[K];
-  BB_HLS(ARRAY_PARTITION variable = win cyclic factor = P::SIMD)
-BB_LOOP(conv_frame)
-  for (int f = 0; f < frames; ++f) {
-  BB_LOOP(conv_row)
-    for (int iy = 0; iy < HP; ++iy) {
-      window_read_row<P::H, P::W, P::C, IN, P::PT, P::PL, P::PR, R>(in, rows, iy, static_cast<int8_t>(P::ZP_IN));
-      const int oy = window_out_row<HO, P::KH, P::SH, P::DH>(iy);
-      if (oy < 0) continue;
-    BB_LOOP(conv_px)
-      for (int ox = 0; ox < WO; ++ox) {
-      BB_LOOP(conv_win)  // the window, SIMD elements per cycle in (ky, kx, c) order
-        for (int sf = 0; sf < K / P::SIMD; ++sf) {
-          BB_HLS(PIPELINE II = 1)
+  static int8_t win[2][M][K];  // [buffer][copy m's window]
+  BB_HLS(ARRAY_PARTITION variable = win complete dim = 1)
+  BB_HLS(ARRAY_PARTITION variable = win complete dim = 2)
+  BB_HLS(ARRAY_PARTITION variable = win cyclic factor = P::SIMD dim = 3)
+  int32_t acc[M][P::PE];
+  BB_HLS(ARRAY_PARTITION variable = acc complete dim = 0)
+  int8_t px[M][P::CO];  // the group's output pixels
+  BB_HLS(ARRAY_PARTITION variable = px complete dim = 0)
+  const long groups = static_cast<long>(frames) * G::HO * GROUPS;
+  if (groups == 0) return;
+BB_LOOP(mmv_first)  // group 0's windows
+  for (int i = 0; i < (WO < M ? WO : M) * SF; ++i) {
+    BB_HLS(PIPELINE II = 1)
+    const Beat<P::SIMD> b = in.read();
+    for (int s = 0; s < P::SIMD; ++s) win[0][i / SF][(i % SF) * P::SIMD + s] = b.d[s];
+  }
+BB_LOOP(mmv_group)
+  for (long t = 0; t < groups; ++t) {
+    const int cur = static_cast<int>(t % 2), ox0 = static_cast<int>(t % GROUPS) * M;
+    const int n = WO - ox0 < M ? WO - ox0 : M;  // pixels in group t
+    const int ox1 = ox0 + M < WO ? ox0 + M : 0;  // group t+1's first pixel
+    const int next = t + 1 == groups ? 0 : (WO - ox1 < M ? WO - ox1 : M) * SF;  // its beats
+  BB_LOOP(mmv_fold)  // weight word i = nf·SF + sf, shared by the M copies
+    for (int i = 0; i < NF * SF; ++i) {
+      BB_HLS(PIPELINE II = 1)
+      const int nf = i / SF, sf = i % SF;
+      if (i < next) {
+        const Beat<P::SIMD> b = in.read();
+        for (int s = 0; s < P::SIMD; ++s) win[1 - cur][i / SF][(i % SF) * P::SIMD + s] = b.d[s];
+      }
+      int8_t wv[P::PE][P::SIMD];
+      BB_HLS(ARRAY_PARTITION variable = wv type = complete dim = 0)
+      weight_word<P::PE, P::SIMD>(w, i, wv);
+      for (int m = 0; m < M; ++m) {
+        for (int pe = 0; pe < P::PE; ++pe) {
+          int32_t a = sf == 0 ? bias[pe][nf] : acc[m][pe];
           for (int s = 0; s < P::SIMD; ++s) {
-            const int k = sf * P::SIMD + s;
-            const int c = k % P::C, kk = k / P::C;
-            const int kx = kk % P::KW, ky = kk / P::KW;
-            win[k] = rows[(oy * P::SH + ky * P::DH) % R][(ox * P::SW + kx * P::DW) * P::C + c];
+            a += static_cast<int32_t>(win[cur][m][sf * P::SIMD + s]) * static_cast<int32_t>(wv[pe][s]);
+          }
+          acc[m][pe] = a;
+          if (sf == SF - 1) {
+            px[m][nf * P::PE + pe] = requant(a, mult[pe][nf], shift[pe][nf], P::ZP_OUT, P::LO, P::HI);
           }
         }
-        mvu_fold<P, K>(win, out, w, bias, mult, shift);
       }
+    }
+  BB_LOOP(mmv_out)
+    for (int m = 0; m < n; ++m) {
+      BB_HLS(PIPELINE II = 1)
+      Beat<P::CO> o;
+      for (int co = 0; co < P::CO; ++co) o.d[co] = px[m][co];
+      out.write(o);
     }
   }
 }
@@ -108,95 +257,36 @@ BB_LOOP(conv_frame)
 /// (one memory, each word read once per cycle and shared by the M copies). The output
 /// streams one whole pixel per beat (CO lanes), pixels in raster order.
 ///
-/// Intended schedule (Vitis HLS), per group of M consecutive output pixels of a row:
-///   window build   M·SF cycles (conv_mwin, II = 1): SIMD window elements per cycle into
-///                  copy m's window, the row-buffer bandwidth of conv2d;
-///   fold           NF·SF cycles (conv_mfold, one flattened loop, II = 1): weight word
-///                  nf·SF + sf read once, M·PE·SIMD products per cycle (copy m's PE
-///                  accumulators and its window partitioned, a DSP/LUT array per copy);
-///                  at sf = SF-1 the M·PE sums requantise into the pixel buffers;
-///   write          n cycles (conv_mout, II = 1): n = M pixels, one Beat<CO> each.
-/// Per pixel that is NF·SF/M fold cycles (conv2d: NF·SF) plus SF window cycles and one
-/// write cycle, the same window overhead per pixel as conv2d. A row whose WO is not a
-/// multiple of M ends with a partial group (n < M pixels; the idle copies' results are
-/// dropped, the fold still takes NF·SF cycles).
+/// A DATAFLOW region like conv2d: conv_swg (the same window stream, a group's M windows
+/// one after the other) and conv_mvu_mmv. Intended schedule (Vitis HLS), per group of M
+/// consecutive output pixels of a row:
+///   conv_swg       M·SF cycles: the group's windows, SIMD elements per cycle (the
+///                  row-buffer bandwidth of conv2d);
+///   conv_mvu_mmv   NF·SF cycles (mmv_fold, II = 1): weight word nf·SF + sf read once,
+///                  M·PE·SIMD products per cycle (copy m's PE accumulators and its window
+///                  partitioned, a DSP/LUT array per copy), the next group's windows read
+///                  into the other buffer meanwhile; at sf = SF-1 the M·PE sums requantise
+///                  into the pixel buffers; then n cycles (mmv_out) write the n = M pixels,
+///                  one Beat<CO> each.
+/// The processes overlap (M·SF <= NF·SF), so per pixel NF·SF/M fold cycles plus one write
+/// cycle (before: plus SF window cycles as well). A row whose WO is not a multiple of M
+/// ends with a partial group (n < M pixels; the idle copies' results are dropped, the fold
+/// still takes NF·SF cycles). The window stream is set to 2·M·SF beats (two groups); C
+/// simulation holds all frames' windows in it, as for conv2d.
 template <class P, class W>
 void conv2d_mmv(Stream<conv_in_lanes(P::SIMD, P::C)>& in, Stream<P::CO>& out, const W* w,
                 const int32_t bias[P::PE][P::CO / P::PE], const int32_t mult[P::PE][P::CO / P::PE],
                 const int32_t shift[P::PE][P::CO / P::PE], int frames) {
-  constexpr int IN = conv_in_lanes(P::SIMD, P::C), M = P::M, NF = P::CO / P::PE;
   static_assert(P::CO % P::PE == 0, "conv2d_mmv: PE | CO");
-  static_assert(M >= 2 && M <= NF, "conv2d_mmv: 2 <= M <= CO/PE");
+  static_assert(P::M >= 2 && P::M <= P::CO / P::PE, "conv2d_mmv: 2 <= M <= CO/PE");
   static_assert(P::C % P::SIMD == 0 || P::SIMD % P::C == 0, "conv2d_mmv: SIMD | C, or SIMD = C*j");
-  constexpr int K = P::KH * P::KW * P::C, SF = K / P::SIMD;
-  static_assert(K % P::SIMD == 0, "conv2d_mmv: SIMD | KH*KW*C (parallel window: j | KH*KW)");
-  constexpr int HP = P::H + P::PT + P::PB, WP = P::W + P::PL + P::PR;
-  constexpr int R = span(P::KH, P::DH);
-  constexpr int HO = out_len(HP, P::KH, P::SH, P::DH), WO = out_len(WP, P::KW, P::SW, P::DW);
-  BB_HLS(ARRAY_PARTITION variable = bias complete dim = 1)
-  BB_HLS(ARRAY_PARTITION variable = mult complete dim = 1)
-  BB_HLS(ARRAY_PARTITION variable = shift complete dim = 1)
-  static int8_t rows[R][WP * P::C];
-  BB_HLS(ARRAY_PARTITION variable = rows complete dim = 1)
-  BB_HLS(ARRAY_PARTITION variable = rows cyclic factor = IN dim = 2)
-  static int8_t win[M][K];  // copy m's window
-  BB_HLS(ARRAY_PARTITION variable = win complete dim = 1)
-  BB_HLS(ARRAY_PARTITION variable = win cyclic factor = P::SIMD dim = 2)
-  int32_t acc[M][P::PE];
-  BB_HLS(ARRAY_PARTITION variable = acc complete dim = 0)
-  int8_t px[M][P::CO];  // the group's output pixels
-  BB_HLS(ARRAY_PARTITION variable = px complete dim = 0)
-BB_LOOP(conv_frame)
-  for (int f = 0; f < frames; ++f) {
-  BB_LOOP(conv_row)
-    for (int iy = 0; iy < HP; ++iy) {
-      window_read_row<P::H, P::W, P::C, IN, P::PT, P::PL, P::PR, R>(in, rows, iy, static_cast<int8_t>(P::ZP_IN));
-      const int oy = window_out_row<HO, P::KH, P::SH, P::DH>(iy);
-      if (oy < 0) continue;
-    BB_LOOP(conv_group)
-      for (int ox0 = 0; ox0 < WO; ox0 += M) {
-        const int n = WO - ox0 < M ? WO - ox0 : M;  // pixels in this group
-      BB_LOOP(conv_mwin)  // copy m's window, SIMD elements per cycle in (ky, kx, c) order
-        for (int i = 0; i < n * SF; ++i) {
-          BB_HLS(PIPELINE II = 1)
-          const int m = i / SF, sf = i % SF, ox = ox0 + m;
-          for (int s = 0; s < P::SIMD; ++s) {
-            const int k = sf * P::SIMD + s;
-            const int c = k % P::C, kk = k / P::C;
-            const int kx = kk % P::KW, ky = kk / P::KW;
-            win[m][k] = rows[(oy * P::SH + ky * P::DH) % R][(ox * P::SW + kx * P::DW) * P::C + c];
-          }
-        }
-      BB_LOOP(conv_mfold)  // weight word i = nf·SF + sf, shared by the M copies
-        for (int i = 0; i < NF * SF; ++i) {
-          BB_HLS(PIPELINE II = 1)
-          const int nf = i / SF, sf = i % SF;
-          int8_t wv[P::PE][P::SIMD];
-          BB_HLS(ARRAY_PARTITION variable = wv type = complete dim = 0)
-          weight_word<P::PE, P::SIMD>(w, i, wv);
-          for (int m = 0; m < M; ++m) {
-            for (int pe = 0; pe < P::PE; ++pe) {
-              int32_t a = sf == 0 ? bias[pe][nf] : acc[m][pe];
-              for (int s = 0; s < P::SIMD; ++s) {
-                a += static_cast<int32_t>(win[m][sf * P::SIMD + s]) * static_cast<int32_t>(wv[pe][s]);
-              }
-              acc[m][pe] = a;
-              if (sf == SF - 1) {
-                px[m][nf * P::PE + pe] = requant(a, mult[pe][nf], shift[pe][nf], P::ZP_OUT, P::LO, P::HI);
-              }
-            }
-          }
-        }
-      BB_LOOP(conv_mout)
-        for (int m = 0; m < n; ++m) {
-          BB_HLS(PIPELINE II = 1)
-          Beat<P::CO> o;
-          for (int co = 0; co < P::CO; ++co) o.d[co] = px[m][co];
-          out.write(o);
-        }
-      }
-    }
-  }
+  static_assert(ConvGeom<P>::K % P::SIMD == 0, "conv2d_mmv: SIMD | KH*KW*C (parallel window: j | KH*KW)");
+  [[maybe_unused]] constexpr int WIN_DEPTH = 2 * P::M * ConvGeom<P>::SF;
+  BB_HLS(DATAFLOW)
+  Stream<P::SIMD> win("conv_mmv_win");
+  BB_HLS(STREAM variable = win depth = WIN_DEPTH)
+  conv_swg<P>(in, win, frames);
+  conv_mvu_mmv<P>(win, out, w, bias, mult, shift, frames);
 }
 
 /// Dense (fully connected) layer: a matrix-vector unit over a C-element input vector.
