@@ -116,7 +116,7 @@ void conv_mvu(Stream<P::SIMD>& in, Stream<P::PE>& out, const W* w, const int32_t
   BB_HLS(ARRAY_PARTITION variable = shift complete dim = 1)
   int8_t win[K];  // the current window (the RTL mvu's input vector memory)
   BB_HLS(ARRAY_PARTITION variable = win cyclic factor = P::SIMD)
-  int32_t acc[P::PE];
+  int32_t acc[P::PE] = {};  // (set at sf = 0; initialised for g++ -Wmaybe-uninitialized)
   BB_HLS(ARRAY_PARTITION variable = acc complete)
 BB_LOOP(mvu_px)
   for (long p = 0; p < static_cast<long>(frames) * G::HO * G::WO; ++p) {
@@ -204,9 +204,9 @@ void conv_mvu_mmv(Stream<P::SIMD>& in, Stream<P::CO>& out, const W* w, const int
   int8_t px[M][P::CO];  // the group's output pixels
   BB_HLS(ARRAY_PARTITION variable = px complete dim = 0)
   const long groups = static_cast<long>(frames) * G::HO * GROUPS;
-  if (groups == 0) return;
+  const int first = groups > 0 ? (WO < M ? WO : M) * SF : 0;  // group 0's beats
 BB_LOOP(mmv_first)  // group 0's windows
-  for (int i = 0; i < (WO < M ? WO : M) * SF; ++i) {
+  for (int i = 0; i < first; ++i) {
     BB_HLS(PIPELINE II = 1)
     const Beat<P::SIMD> b = in.read();
     for (int s = 0; s < P::SIMD; ++s) win[0][i / SF][(i % SF) * P::SIMD + s] = b.d[s];
@@ -220,6 +220,7 @@ BB_LOOP(mmv_group)
   BB_LOOP(mmv_fold)  // weight word i = nf·SF + sf, shared by the M copies
     for (int i = 0; i < NF * SF; ++i) {
       BB_HLS(PIPELINE II = 1)
+      BB_HLS(DEPENDENCE variable = win type = inter dependent = false)  // writes go to the other buffer
       const int nf = i / SF, sf = i % SF;
       if (i < next) {
         const Beat<P::SIMD> b = in.read();
