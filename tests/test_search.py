@@ -106,27 +106,34 @@ def wider_than_needed(graph: Graph, board, plan: Plan) -> list[str]:
     seg = segmentation_of(prob, plan)
     out = []
     for u, unit in enumerate(prob.units):
-        if unit.kind == "wire" or u in seg.part_co:
-            continue  # uneven split parts keep the search's foldings (docs/plan.md)
+        if unit.kind == "wire":
+            continue
         parts = seg.split.get(u)
-        t = unit.split_tables[len(parts)] if parts else unit.table
-        cores = [c for c, _ in parts] if parts else [seg.core[u]]
-        f = parts[0][1] if parts else seg.fold[u]
-        cost = sum(fold_cost(t, prob.limits(c)) for c in cores)
-        width = t.pe * t.simd
-        for g in range(len(t)):
-            if t.ii[g] > plan.ii_cycles or (cost[g], width[g]) >= (cost[f], width[f]):
-                continue
-            trial = segmentation_of(prob, plan)
-            if parts:
-                trial.split[u] = [(c, g) for c in cores]
-            else:
-                trial.fold[u] = g
-            p = build_plan(prob, trial, plan.strategy, plan.objective)
-            if not violations(p) and (plan.objective != "latency" or p.latency_cycles <= plan.latency_cycles):
-                out.append(f"{unit.node.name}: pe={int(t.pe[f])} simd={int(t.simd[f])} -> "
-                           f"pe={int(t.pe[g])} simd={int(t.simd[g])} fits at ii {int(t.ii[g])}")
-                break
+        if u in seg.part_co:  # uneven parts: each from its own table, on its own core
+            slots = [(unit.part_tables[co], [c], f, p) for p, ((c, f), co) in
+                     enumerate(zip(parts, seg.part_co[u], strict=True))]
+        elif parts:
+            slots = [(unit.split_tables[len(parts)], [c for c, _ in parts], parts[0][1], None)]
+        else:
+            slots = [(unit.table, [seg.core[u]], seg.fold[u], None)]
+        for t, cores, f, part in slots:
+            cost = sum(fold_cost(t, prob.limits(c)) for c in cores)
+            width = t.pe * t.simd * t.mmv
+            for g in range(len(t)):
+                if t.ii[g] > plan.ii_cycles or (cost[g], width[g]) >= (cost[f], width[f]):
+                    continue
+                trial = segmentation_of(prob, plan)
+                if part is not None:
+                    trial.split[u] = [(c, g if p == part else h) for p, (c, h) in enumerate(parts)]
+                elif parts:
+                    trial.split[u] = [(c, g) for c in cores]
+                else:
+                    trial.fold[u] = g
+                p = build_plan(prob, trial, plan.strategy, plan.objective)
+                if not violations(p) and (plan.objective != "latency" or p.latency_cycles <= plan.latency_cycles):
+                    out.append(f"{unit.node.name}: pe={int(t.pe[f])} simd={int(t.simd[f])} -> "
+                               f"pe={int(t.pe[g])} simd={int(t.simd[g])} fits at ii {int(t.ii[g])}")
+                    break
     return out
 
 

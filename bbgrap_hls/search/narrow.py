@@ -76,64 +76,78 @@ def fold_cost(table: Table, limits: np.ndarray) -> np.ndarray:
 
 
 class _Units:
-    """The folding choices of one segmentation: per unit, its table, the cores its
-    folding is charged to, the cost of each row and the order of rows (cheapest first)."""
+    """The folding choices of one segmentation: per *slot* (a unit, or one part of an
+    unevenly split unit: slot ``m·(p + 1) + u`` for part ``p`` of unit ``u``, ``m`` units),
+    its table, the cores its folding is charged to, the cost of each row and the order of
+    rows (cheapest first)."""
 
     def __init__(self, prob: Problem, seg: Segmentation):
         self.prob, self.seg = prob, seg
         self.tables: dict[int, Table] = {}
         self.cost: dict[int, np.ndarray] = {}
-        self.rank: dict[int, np.ndarray] = {}  # rank[u][row]: position in the cheapest-first order
+        self.rank: dict[int, np.ndarray] = {}  # rank[slot][row]: position in the cheapest-first order
         self.fold: dict[int, int] = {}
+        m = prob.m
         for u, unit in enumerate(prob.units):
-            if unit.kind == "wire" or u in seg.part_co:
-                continue  # uneven split parts keep the search's foldings (docs/plan.md)
-            if u in seg.split:
-                t = unit.split_tables[len(seg.split[u])]
-                cores = [c for c, _ in seg.split[u]]
-                self.fold[u] = seg.split[u][0][1]
+            if unit.kind == "wire":
+                continue
+            if u in seg.part_co:  # uneven parts: each part its own table and core
+                for p, ((c, f), co) in enumerate(zip(seg.split[u], seg.part_co[u], strict=True)):
+                    self._add(m * (p + 1) + u, unit.part_tables[co], [c], f)
+            elif u in seg.split:
+                self._add(u, unit.split_tables[len(seg.split[u])], [c for c, _ in seg.split[u]],
+                          seg.split[u][0][1])
             else:
-                t = unit.table
-                cores = [seg.core[u]]
-                self.fold[u] = seg.fold[u]
-            cost = sum(fold_cost(t, prob.limits(c)) for c in cores)
-            width = t.pe * t.simd * (1 if t.mmv is None else t.mmv)
-            order = np.lexsort((np.arange(len(t)), width, cost))
-            rank = np.empty(len(t), dtype=np.int64)
-            rank[order] = np.arange(len(t))
-            self.tables[u], self.cost[u], self.rank[u] = t, cost, rank
+                self._add(u, unit.table, [seg.core[u]], seg.fold[u])
+
+    def _add(self, slot: int, t: Table, cores: list[int], fold: int) -> None:
+        cost = sum(fold_cost(t, self.prob.limits(c)) for c in cores)
+        width = t.pe * t.simd * (1 if t.mmv is None else t.mmv)
+        order = np.lexsort((np.arange(len(t)), width, cost))
+        rank = np.empty(len(t), dtype=np.int64)
+        rank[order] = np.arange(len(t))
+        self.tables[slot], self.cost[slot], self.rank[slot], self.fold[slot] = t, cost, rank, fold
 
     def cheapest(self, u: int, cap: int, cur: int) -> int:
-        """Cheapest row of ``u`` with ``ii <= max(cap, ii of cur)``."""
+        """Cheapest row of slot ``u`` with ``ii <= max(cap, ii of cur)``."""
         t = self.tables[u]
         ok = np.nonzero(t.ii <= max(cap, int(t.ii[cur])))[0]
         return int(ok[np.argmin(self.rank[u][ok])])
 
     def cheaper(self, u: int, cur: int, target: int) -> list[int]:
-        """Rows of ``u`` cheaper than ``cur`` (by rank) with ``ii <= target``, cheapest first."""
+        """Rows of slot ``u`` cheaper than ``cur`` (by rank) with ``ii <= target``, cheapest first."""
         t, r = self.tables[u], self.rank[u]
         ok = np.nonzero((t.ii <= target) & (r < r[cur]))[0]
         return [int(x) for x in ok[np.argsort(r[ok])]]
 
     def segmentation(self, fold: dict[int, int]) -> Segmentation:
-        seg = self.seg
+        seg, m = self.seg, self.prob.m
         out = replace(seg, core=list(seg.core), fold=list(seg.fold), split=dict(seg.split),
                       part_co=dict(seg.part_co))
-        for u, f in fold.items():
-            if u in seg.split:
+        for slot, f in fold.items():
+            u, p = slot % m, slot // m - 1
+            if p >= 0:  # one part of an uneven split
+                parts = list(out.split[u])
+                parts[p] = (parts[p][0], f)
+                out.split[u] = parts
+            elif u in seg.split:
                 out.split[u] = [(c, f) for c, _ in seg.split[u]]
             else:
                 out.fold[u] = f
         return out
 
-    def cores_of(self, u: int) -> list[int]:
+    def cores_of(self, slot: int) -> list[int]:
+        u, p = slot % self.prob.m, slot // self.prob.m - 1
+        if p >= 0:
+            return [self.seg.split[u][p][0]]
         return [c for c, _ in self.seg.split[u]] if u in self.seg.split else [self.seg.core[u]]
 
     def total_lanes(self, fold: dict[int, int]) -> int:
         n = 0
-        for u, f in fold.items():
-            t = self.tables[u]
-            n += lanes(self.prob.units[u].kind, int(t.pe[f]), int(t.simd[f]), t.copies(f)) * len(self.cores_of(u))
+        for slot, f in fold.items():
+            t = self.tables[slot]
+            kind = self.prob.units[slot % self.prob.m].kind
+            n += lanes(kind, int(t.pe[f]), int(t.simd[f]), t.copies(f)) * len(self.cores_of(slot))
         return n
 
 
