@@ -181,8 +181,10 @@ def build_plan(prob: Problem, seg: Segmentation, strategy: str, objective: str) 
             gather = sum(board.link(x, y).latency_cycles for x, y in
                          zip(_route(prob, parts[u][0].core, parts[u][-1].core),
                              _route(prob, parts[u][0].core, parts[u][-1].core)[1:], strict=False))
-            # each part's FIFO into the concat, through a width converter where its lanes differ
-            to_cat = FIFO_DEPTH + (CONVERT if any(p.out_lanes != out_lanes[u] for p in parts[u]) else 0)
+            # each part's FIFO into the concat, through a width converter where its lanes differ;
+            # a part on another core also passes its output FIFO before the link
+            to_cat = FIFO_DEPTH * (2 if gather else 1) + (
+                CONVERT if any(p.out_lanes != out_lanes[u] for p in parts[u]) else 0)
             r_out = shift(r_out, gather + to_cat)
         else:
             gather = 0
