@@ -85,13 +85,19 @@ def _force_split(plan, node: str, cores: tuple[int, int]):
 
 
 @pytest.mark.slow
-def test_csim_split_node_and_buffers(graphs, tmp_path):
-    g, gq = graphs
-    board = load_board("u250")
+def conv2_split_plan(g, board):
+    """The ``even`` plan of the csim model with conv2 split over its core and a neighbour."""
     plan = copy.deepcopy(make_plan(g, board, strategy="even"))
     c2 = plan.node("conv2").core
     other = c2 + 1 if c2 + 1 < len(board.cores) else c2 - 1
     _force_split(plan, "conv2", (other, c2) if other < c2 else (c2, other))
+    return plan
+
+
+def test_csim_split_node_and_buffers(graphs, tmp_path):
+    g, gq = graphs
+    board = load_board("u250")
+    plan = conv2_split_plan(g, board)
     for t in plan.transfers:
         t.kind = "buffer"  # every crossing through off-chip memory
     res, design = _csim(tmp_path, gq, plan, board)

@@ -119,14 +119,11 @@ def test_csim_mmv_plan(graphs, tmp_path, board_name, mmv):  # noqa: F811
 def test_csim_mmv_split_parts(graphs, tmp_path):  # noqa: F811
     """conv2 split over two cores, each part with its own copies (CO = 4 lanes per part);
     the gather joins the parts' whole-pixel streams."""
-    from tests.test_csim import _force_split
+    from tests.test_csim import conv2_split_plan
 
     g, gq = graphs
     board = load_board("u250")
-    plan = copy.deepcopy(make_plan(g, board, strategy="even"))
-    c2 = plan.node("conv2").core
-    other = c2 + 1 if c2 + 1 < len(board.cores) else c2 - 1
-    _force_split(plan, "conv2", (other, c2) if other < c2 else (c2, other))
+    plan = conv2_split_plan(g, board)
     parts = plan.node("conv2").split
     parts[0].mmv, parts[1].mmv = 2, 1  # part 0: pe 2, CO 4 (NF 2); part 1 stays at pe lanes
     res, design = _csim(tmp_path, gq, plan, board)
