@@ -153,17 +153,20 @@ def build_design(g: Graph, plan: Plan, frames: int = 1) -> Design:
             # part's channel count that keep its beats per frame within the plan's ii (the
             # parts' own lanes could make it the bottleneck: two parts of pe 8 on 16 + 16
             # channels would need 2x the ii at 8 lanes).
-            chans = math.gcd(*[r[1] - r[0] for _, _, r in part_keys])
-            co = hwc(g.shape(node.outputs[0]))[2]
-            fits = [d for d in range(1, chans + 1) if chans % d == 0 and ho * wo * co // d <= plan.ii_cycles]
-            lanes = max(math.gcd(chans, *[lk for _, lk, _ in part_keys]), min(fits, default=chans))
-            if len({r[1] - r[0] for _, _, r in part_keys}) > 1:
-                # Uneven parts reach the gather through width converters from their own pe
-                # lanes: the widest lanes keep those from becoming the bottleneck.
+            # Uneven parts reach the gather through width converters from their own pe lanes:
+            # the widest lanes (every part's channel count) keep those from becoming the
+            # bottleneck (search/build.py plans the same lanes).
+            sizes = [r[1] - r[0] for _, _, r in part_keys]
+            chans = math.gcd(*sizes)
+            co = sum(sizes)
+            if len(set(sizes)) > 1:
                 lanes = chans
+            else:
+                fits = [d for d in range(1, chans + 1) if chans % d == 0 and ho * wo * co // d <= plan.ii_cycles]
+                lanes = max(math.gcd(chans, *[lk for _, lk, _ in part_keys]), min(fits, default=chans))
             ins = [b.request(core, k, lanes) for k, _, _ in part_keys]
-            cs = ", ".join(str(r[1] - r[0]) for _, _, r in part_keys)
-            out = b.produce(core, node.outputs[0], lanes, b.elems[part_keys[0][0]] * 0 + ho * wo * hwc(g.shape(node.outputs[0]))[2])
+            cs = ", ".join(str(c) for c in sizes)
+            out = b.produce(core, node.outputs[0], lanes, ho * wo * co)
             b.cores[core].calls.append(f"bb::concat<{ho * wo}, {lanes}, {cs}>({out}, frames, {', '.join(ins)});")
         layer_no += 1
     return _finish(b, g, plan, frames)

@@ -149,10 +149,8 @@ def _make_layer(g: Graph, node: Node, ident: str, pe: int, simd: int,
             kern, out_lanes = "conv2d_mmv", hi - lo
         call = f"bb::{kern}<{ident}_P>({{in0}}, {{out}}, {ident}_w, {ident}_bias, {ident}_mult, {ident}_shift, frames);"
         # A parallel window (simd = C·j) still reads its input one pixel (C lanes) per beat.
-        lay = Layer(ident, node.name, op, [acts[0]], [min(simd, c)], out_lanes, n_out, call, _struct(ident, **vals),
-                    _arrays(ident, **arrs), WeightMem(fold_mvu(mat, pe, simd)))
-        lay.mmv = mmv
-        return lay
+        return Layer(ident, node.name, op, [acts[0]], [min(simd, c)], out_lanes, n_out, call, _struct(ident, **vals),
+                     _arrays(ident, **arrs), WeightMem(fold_mvu(mat, pe, simd)), mmv)
     if op == "Dense":
         c = int(np.prod(x[1:]))
         bias, mult, shift = (np.asarray(q[k]) for k in ("bias", "mult", "shift"))

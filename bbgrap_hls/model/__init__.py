@@ -16,7 +16,6 @@ from bbgrap_hls.model.kinds import (
     foldings,
     in_lanes,
     node_geometry,
-    out_lanes,
     pixel_copies,
 )
 from bbgrap_hls.model.links import (
@@ -39,5 +38,5 @@ __all__ = [
     "URAM_CAPABLE", "foldings", "geometry", "in_lanes", "link_cost", "memory", "node_geometry",
     "stream_endpoint_lut", "uram_memory", "width_converter_lut",
     "FIFO_DEPTH", "RTL_DEPTH", "fifo_profile", "out_profile", "width_converter_ii", "window_rows",
-    "MAX_COPIES", "out_lanes", "pixel_copies",
+    "MAX_COPIES", "pixel_copies",
 ]

@@ -159,7 +159,8 @@ def mvu(g: Geometry, pe: int, simd: int, uram: bool = False, mmv: int = 1) -> Bl
         tail = max(0, span - ws.last_in)
         fill, first = ws.fill, sf
     lut_unit = LUT_PER_MAC * pe * simd + (LUT_PER_PE + LUT_REQUANT) * pe + LUT_PER_SIMD * simd
-    lut_copies = 0 if mmv == 1 else (LUT_BASE_MVU + LUT_MERGE_BIT * 8 * g.co) * (mmv - 1) + LUT_MERGE_BIT * 8 * g.co
+    # each further copy its control; with copies, every copy's collector and merge input
+    lut_copies = 0 if mmv == 1 else LUT_BASE_MVU * (mmv - 1) + LUT_MERGE_BIT * 8 * g.co * mmv
     return BlockCost(
         ii=ii, depth=depth, fill=fill, first=first, tail=tail, lead=lead, span=span, window=rows,
         dsp=mmv * (pe * simd + REQUANT_DSP * pe), bram18=mem.bram18, uram=mem.uram,

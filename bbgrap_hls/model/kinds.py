@@ -132,15 +132,16 @@ def block_cost(kind: str, g: Geometry, pe: int, simd: int, uram: bool = False, m
     ``uram`` puts the weight memory in URAM (kinds in `URAM_CAPABLE` only); ``mmv`` is a
     conv's pixel copies (`pixel_copies`).
     """
-    if mmv > 1:
-        if kind != "conv":
-            raise ValueError(f"block kind '{kind}' has no pixel copies")
-        return BLOCKS[kind](g, pe, simd, uram=uram, mmv=mmv)
+    kw: dict = {}
     if uram:
         if kind not in URAM_CAPABLE:
             raise ValueError(f"block kind '{kind}' has no weight memory to place in URAM")
-        return BLOCKS[kind](g, pe, simd, uram=True)
-    return BLOCKS[kind](g, pe, simd)
+        kw["uram"] = True
+    if mmv > 1:
+        if kind != "conv":
+            raise ValueError(f"block kind '{kind}' has no pixel copies")
+        kw["mmv"] = mmv
+    return BLOCKS[kind](g, pe, simd, **kw)
 
 
 MAX_COPIES = 4
@@ -153,12 +154,6 @@ def pixel_copies(kind: str, g: Geometry, pe: int) -> list[int]:
     if kind != "conv" or g.pointwise:
         return [1]
     return list(range(1, min(g.co // pe, MAX_COPIES) + 1))
-
-
-def out_lanes(kind: str, g: Geometry, pe: int, mmv: int = 1) -> int:
-    """Lanes per beat of the block's output stream: a whole pixel (``Co``) with pixel
-    copies, else ``pe``."""
-    return g.co if mmv > 1 else pe
 
 
 def in_lanes(kind: str, g: Geometry, pe: int, simd: int) -> int:

@@ -33,7 +33,7 @@ from bbgrap_hls.model.timing import (
 from bbgrap_hls.plan import ChannelPlan, CorePlan, NodePlan, Plan, SplitPart, TransferPlan, path_route
 from bbgrap_hls.search.dp import Segmentation, part_tables
 from bbgrap_hls.search.fifos import DEFAULT_DEPTH, input_depths, pad_depth, pad_run, stall_depth
-from bbgrap_hls.search.problem import RES, Problem, uneven_gather_ii
+from bbgrap_hls.search.problem import RES, Problem, gather_ii
 
 CONVERT = RTL_DEPTH["converter"] + FIFO_DEPTH
 """Cycles a width converter adds between two blocks: its register and its output FIFO."""
@@ -62,7 +62,7 @@ def unit_parts(prob: Problem, seg: Segmentation, u: int) -> list[_Part]:
         k = len(seg.split[u])
         sizes = seg.part_co.get(u) or [unit.geom.co // k] * k
         tables = part_tables(prob, seg, u)
-        gather = uneven_gather_ii(unit.geom, sizes)  # the parts' concatenation on the last core
+        gather = gather_ii(unit.geom, sizes)  # the parts' concatenation on the last core
         out, begin = [], 0
         for (c, f), co, t in zip(seg.split[u], sizes, tables, strict=True):
             g = replace(unit.geom, co=co)
@@ -75,6 +75,16 @@ def unit_parts(prob: Problem, seg: Segmentation, u: int) -> list[_Part]:
     return [_Part(seg.core[u], 0, unit.geom.co, int(t.pe[f]), int(t.simd[f]),
                   block_cost(unit.kind, unit.geom, int(t.pe[f]), int(t.simd[f]), uram=bool(t.uram[f]),
                              mmv=t.copies(f)), t.copies(f))]
+
+
+def _out_lanes(parts: list[_Part]) -> int:
+    """Lanes of a unit's output stream: its part's, or a split's gather: lanes dividing
+    every part's lanes (equal parts) or, for uneven parts, the gcd of their channel counts,
+    the widest the concatenation allows (codegen/design.py does the same)."""
+    if len(parts) == 1:
+        return parts[0].out_lanes
+    sizes = {p.co_end - p.co_begin for p in parts}
+    return math.gcd(*[p.out_lanes for p in parts]) if len(sizes) == 1 else math.gcd(*sizes)
 
 
 def _at_least(cost: BlockCost, ii: int) -> BlockCost:
@@ -90,11 +100,7 @@ def build_plan(prob: Problem, seg: Segmentation, strategy: str, objective: str) 
     board, graph = prob.board, prob.graph
     parts = [unit_parts(prob, seg, u) for u in range(prob.m)]
     out_core = [p[-1].core for p in parts]
-    # A split's gather: lanes dividing every part's lanes (equal parts) or, for uneven
-    # parts, its widest lanes, every part's channel count (codegen/design.py does the same).
-    out_lanes = [p[-1].out_lanes if len(p) == 1 else math.gcd(*[q.out_lanes for q in p])
-                 if len({q.co_end - q.co_begin for q in p}) == 1 else math.gcd(*[q.co_end - q.co_begin for q in p])
-                 for p in parts]
+    out_lanes = [_out_lanes(p) for p in parts]
     use = {c.id: np.zeros(4, dtype=np.int64) for c in board.cores}  # dsp, bram18, uram, lut
     for ps in parts:
         for p in ps:
@@ -178,9 +184,8 @@ def build_plan(prob: Problem, seg: Segmentation, strategy: str, objective: str) 
         else:  # pixel by pixel at ii / Ho cycles per row
             r_out = stream_rows_out(r_in, g.ho, max(1, c.ii // g.ho), c.lead, c.tail, c.depth)
         if len(parts[u]) > 1:
-            gather = sum(board.link(x, y).latency_cycles for x, y in
-                         zip(_route(prob, parts[u][0].core, parts[u][-1].core),
-                             _route(prob, parts[u][0].core, parts[u][-1].core)[1:], strict=False))
+            route = _route(prob, parts[u][0].core, parts[u][-1].core)
+            gather = sum(board.link(x, y).latency_cycles for x, y in zip(route, route[1:], strict=False))
             # each part's FIFO into the concat, through a width converter where its lanes differ;
             # a part on another core also passes its output FIFO before the link
             to_cat = FIFO_DEPTH * (2 if gather else 1) + (

@@ -102,7 +102,7 @@ class _Units:
 
     def _add(self, slot: int, t: Table, cores: list[int], fold: int) -> None:
         cost = sum(fold_cost(t, self.prob.limits(c)) for c in cores)
-        width = t.pe * t.simd * (1 if t.mmv is None else t.mmv)
+        width = t.pe * t.simd * t.mmv
         order = np.lexsort((np.arange(len(t)), width, cost))
         rank = np.empty(len(t), dtype=np.int64)
         rank[order] = np.arange(len(t))
@@ -157,9 +157,8 @@ def row_of(table: Table, pe: int, simd: int, weights: str | None, mmv: int = 1) 
     Raises:
         ValueError: no such row (the plan was not made for this problem).
     """
-    copies = np.ones(len(table), np.int64) if table.mmv is None else table.mmv
     hit = np.nonzero((table.pe == pe) & (table.simd == simd) & (table.uram == (weights == "uram"))
-                     & (copies == mmv))[0]
+                     & (table.mmv == mmv))[0]
     if not len(hit):
         raise ValueError(f"no folding pe={pe}, simd={simd}, mmv={mmv}, weights={weights} in the table")
     return int(hit[0])

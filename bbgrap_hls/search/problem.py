@@ -50,11 +50,11 @@ class Table:
     uram: np.ndarray  # bool: weights in URAM
     ii: np.ndarray
     res: np.ndarray  # (n_rows, 4): dsp, bram18, uram, lut (block + its input FIFOs/converters)
-    mmv: np.ndarray | None = None  # a conv's pixel copies (1 where absent)
+    mmv: np.ndarray  # a conv's pixel copies (1 for every other block)
 
     def copies(self, i: int) -> int:
         """Pixel copies of row ``i``."""
-        return 1 if self.mmv is None else int(self.mmv[i])
+        return int(self.mmv[i])
 
     def __len__(self) -> int:
         return len(self.ii)
@@ -235,9 +235,7 @@ def build_problem(graph: Graph, board: Board, split_candidates: int = 8,
         fused = [fuse_next[n.name].name] if n.name in fuse_next else []
         out = fuse_next[n.name].outputs[0] if fused else n.outputs[0]
         producers = [unit_of_tensor.get(t, -1) for t in acts]
-        ins = _Inputs(tuple(_elems(graph, t) for t in acts),
-                      tuple(units[p].start if p >= 0 else 0.0 for p in producers),
-                      tuple(units[p].cycles if p >= 0 else 0 for p in producers))
+        ins = _inputs(graph, units, acts, producers)
         start, cycles = _start(kind, g, ins, parallel_window)
         u = Unit(index=len(units), node=n, kind=kind, geom=g, fused=fused, out_tensor=out,
                  in_tensors=list(acts), producers=producers,
@@ -282,6 +280,13 @@ def _start(kind: str, g: Geometry, ins: _Inputs, parallel_window: bool) -> tuple
     return s_in + c.fill, c_in + c.depth + run
 
 
+def _inputs(graph: Graph, units: list[Unit], tensors: list[str], producers: list[int]) -> _Inputs:
+    """A block's inputs as its tables need them (their producers already built)."""
+    return _Inputs(tuple(_elems(graph, t) for t in tensors),
+                   tuple(units[p].start if p >= 0 else 0.0 for p in producers),
+                   tuple(units[p].cycles if p >= 0 else 0 for p in producers))
+
+
 def _elems(graph: Graph, name: str) -> int:
     h, w, c = hwc(graph.shape(name))
     return h * w * c
@@ -300,23 +305,18 @@ def _add_split_tables(prob: Problem, how_many: int, use_uram: bool) -> None:
     must = [u for u in weighted if np.any(u.table.res[0] > lim)]
     chosen = {u.index: u for u in weighted[:how_many] + must}
     for u in chosen.values():
+        ins = _inputs(prob.graph, prob.units, u.in_tensors, u.producers)
         for k in range(2, n + 1):
             if u.geom.co % k == 0:
-                ins = _Inputs(tuple(_elems(prob.graph, t) for t in u.in_tensors),
-                              tuple(prob.units[p].start if p >= 0 else 0.0 for p in u.producers),
-                              tuple(prob.units[p].cycles if p >= 0 else 0 for p in u.producers))
                 t = _table(u.kind, _replace_co(u.geom, u.geom.co // k), ins, prob.parallel_window, use_uram,
                            prob.pixel_copies)
                 # The gather on the last core streams whole parts per beat at most (the
                 # concat's lanes divide each part's channels): k beats per pixel.
-                t.ii = np.maximum(t.ii, gather_ii(u.geom, k))
+                t.ii = np.maximum(t.ii, gather_ii(u.geom, [u.geom.co // k] * k))
                 u.split_tables[k] = t
         u.granule = granule(u.geom.co)
-        ins = _Inputs(tuple(_elems(prob.graph, t) for t in u.in_tensors),
-                      tuple(prob.units[p].start if p >= 0 else 0.0 for p in u.producers),
-                      tuple(prob.units[p].cycles if p >= 0 else 0 for p in u.producers))
         for c in range(u.granule, u.geom.co, u.granule):
-            # The block alone: the gather's rate depends on all the parts (`uneven_gather_ii`).
+            # The block alone: the gather's rate depends on all the parts (`gather_ii`).
             # (no pixel copies: they would triple the tables for a rare combination)
             u.part_tables[c] = _table(u.kind, _replace_co(u.geom, c), ins, prob.parallel_window, use_uram,
                                       copies=False)
@@ -332,15 +332,10 @@ def granule(co: int) -> int:
     return next(d for d in range(1, co + 1) if co % d == 0 and co // d <= UNEVEN_SIZES)
 
 
-def uneven_gather_ii(g: Geometry, parts: list[int]) -> int:
+def gather_ii(g: Geometry, parts: list[int]) -> int:
     """Cycles per frame of concatenating parts of these channel counts: per pixel,
-    ``Co/gcd(parts)`` beats (the lanes must divide every part)."""
+    ``Co/gcd(parts)`` beats (the lanes must divide every part; ``k`` for ``k`` equal parts)."""
     return g.ho * g.wo * (g.co // math.gcd(*parts))
-
-
-def gather_ii(g: Geometry, k: int) -> int:
-    """Cycles per frame of concatenating ``k`` equal channel parts: ``k`` beats per pixel."""
-    return g.ho * g.wo * k
 
 
 def _replace_co(g: Geometry, co: int) -> Geometry:

@@ -64,7 +64,7 @@ def _uniform(prob: Problem, u: int, s: int) -> int:
     t = prob.units[u].table
     pe = max(int(p) for p in t.pe if p <= s)
     simd = max(int(q) for q in t.simd if q <= s)
-    one = np.ones(len(t), bool) if t.mmv is None else t.mmv == 1  # the baseline has no pixel copies
+    one = t.mmv == 1  # the baseline has no pixel copies
     hit = np.nonzero((t.pe == pe) & (t.simd == simd) & one)[0]
     if len(hit):
         cost = _balanced(prob, u)

@@ -59,6 +59,9 @@ constexpr int conv_in_lanes(int simd, int c) { return simd < c ? simd : c; }
 /// The geometry of a conv layer P, shared by its DATAFLOW processes.
 template <class P>
 struct ConvGeom {
+  static_assert(P::CO % P::PE == 0, "conv: PE | CO");
+  static_assert(P::C % P::SIMD == 0 || P::SIMD % P::C == 0, "conv: SIMD | C, or SIMD = C*j (parallel window)");
+  static_assert((P::KH * P::KW * P::C) % P::SIMD == 0, "conv: SIMD | KH*KW*C (parallel window: j | KH*KW)");
   static constexpr int IN = conv_in_lanes(P::SIMD, P::C);
   static constexpr int K = P::KH * P::KW * P::C, SF = K / P::SIMD, NF = P::CO / P::PE;
   static constexpr int HP = P::H + P::PT + P::PB, WP = P::W + P::PL + P::PR;
@@ -169,9 +172,6 @@ template <class P, class W>
 void conv2d(Stream<conv_in_lanes(P::SIMD, P::C)>& in, Stream<P::PE>& out, const W* w,
             const int32_t bias[P::PE][P::CO / P::PE], const int32_t mult[P::PE][P::CO / P::PE],
             const int32_t shift[P::PE][P::CO / P::PE], int frames) {
-  static_assert(P::CO % P::PE == 0, "conv2d: PE | CO");
-  static_assert(P::C % P::SIMD == 0 || P::SIMD % P::C == 0, "conv2d: SIMD | C, or SIMD = C*j (parallel window)");
-  static_assert(ConvGeom<P>::K % P::SIMD == 0, "conv2d: SIMD | KH*KW*C (parallel window: j | KH*KW)");
   [[maybe_unused]] constexpr int WIN_DEPTH = 2 * ConvGeom<P>::SF;
   BB_HLS(DATAFLOW)
   Stream<P::SIMD> win("conv_win");
@@ -278,10 +278,7 @@ template <class P, class W>
 void conv2d_mmv(Stream<conv_in_lanes(P::SIMD, P::C)>& in, Stream<P::CO>& out, const W* w,
                 const int32_t bias[P::PE][P::CO / P::PE], const int32_t mult[P::PE][P::CO / P::PE],
                 const int32_t shift[P::PE][P::CO / P::PE], int frames) {
-  static_assert(P::CO % P::PE == 0, "conv2d_mmv: PE | CO");
   static_assert(P::M >= 2 && P::M <= P::CO / P::PE, "conv2d_mmv: 2 <= M <= CO/PE");
-  static_assert(P::C % P::SIMD == 0 || P::SIMD % P::C == 0, "conv2d_mmv: SIMD | C, or SIMD = C*j");
-  static_assert(ConvGeom<P>::K % P::SIMD == 0, "conv2d_mmv: SIMD | KH*KW*C (parallel window: j | KH*KW)");
   [[maybe_unused]] constexpr int WIN_DEPTH = 2 * P::M * ConvGeom<P>::SF;
   BB_HLS(DATAFLOW)
   Stream<P::SIMD> win("conv_mmv_win");
