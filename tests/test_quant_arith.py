@@ -106,10 +106,17 @@ def test_conv_kernel_against_float(pads, group):
     node = Node("c", "Conv", ["x", "w"], ["y"], dict(attrs, q=_q(w=w, bias=bias, mult=list(m), shift=list(s),
                                                                   zp_in=zx, zp_out=zy, lo=zy, hi=127)))
     y = kernels.run_mac(node, [x, None], None)[0]
-    # float64 reference of the same formula: padded pixels are real zeros (x - zp = 0)
+    # float64 reference of the same formula, written out (no code shared with the kernel):
+    # padded pixels are real zeros (x - zp = 0); one shifted slice per kernel offset
     xf = np.pad(x.astype(np.float64) - zx, ((0, 0), (0, 0), (pads[0], pads[2]), (pads[1], pads[3])))
-    from bbgrap_hls.ops.conv import Conv
-    acc = Conv.conv(xf, w.astype(np.float64), dict(attrs, pads=(0, 0, 0, 0))) + b.reshape(1, -1, 1, 1)
+    ho, wo = xf.shape[2] - 2, xf.shape[3] - 2
+    acc = np.zeros((1, 8, ho, wo)) + b.reshape(1, -1, 1, 1)
+    for o in range(8):
+        cg = 4 // group
+        c0 = o // (8 // group) * cg
+        for u in range(3):
+            for v in range(3):
+                acc[0, o] += np.tensordot(w[o, :, u, v].astype(np.float64), xf[0, c0:c0 + cg, u:u + ho, v:v + wo], 1)
     want = np.clip(zy + np.floor(acc * np.array(m).reshape(1, -1, 1, 1) / 2.0 ** np.array(s).reshape(1, -1, 1, 1) + 0.5),
                    zy, 127)
     assert np.array_equal(y, want.astype(np.int8))
