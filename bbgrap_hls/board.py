@@ -110,7 +110,7 @@ class Link:
 
 @dataclass(frozen=True)
 class Memory:
-    """Off-chip memory that some cores reach (used for buffers between cores).
+    """Off-chip memory that some cores reach (buffers between cores, off-chip weights).
 
     Attributes:
         name: Unique name on the board, e.g. ``"ddr0"``.
@@ -119,6 +119,11 @@ class Memory:
         cores: Ids of the cores that reach it.
         latency_cycles: Read latency in clock cycles.
         capacity_gb: Size in GB (10^9 bytes), or None when not given.
+        ports: AXI ports the fabric reaches it through (a Zynq's HP ports, a Vitis
+            platform's memory-controller ports).
+        port_width_bits: Data width of each port; at most one word per port per cycle.
+        cap: Fraction of the lesser of the peak and the ports' rate a plan may use (refresh,
+            page misses and read/write turnarounds keep DDR below its peak).
     """
 
     name: str
@@ -127,6 +132,9 @@ class Memory:
     cores: tuple[int, ...]
     latency_cycles: int
     capacity_gb: float | None = None
+    ports: int = 1
+    port_width_bits: int = 512
+    cap: float = DEFAULT_CAP
 
 
 @dataclass(frozen=True)
@@ -181,6 +189,7 @@ class Board:
     total_lut: int = field(init=False)
     _by_pair: dict[tuple[int, int], Link] = field(init=False, repr=False, compare=False)
     _neighbours: dict[int, tuple[int, ...]] = field(init=False, repr=False, compare=False)
+    _home: dict[int, Memory] = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
         for res in RESOURCES:
@@ -192,6 +201,16 @@ class Board:
             near[link.b].add(link.a)
         object.__setattr__(self, "_by_pair", by_pair)
         object.__setattr__(self, "_neighbours", {k: tuple(sorted(v)) for k, v in near.items()})
+        home: dict[int, Memory] = {}
+        count = [0] * len(self.memories)
+        for c in self.cores:
+            offers = [(self.usable_bytes_per_cycle(m) / (count[i] + 1), -i) for i, m in enumerate(self.memories)
+                      if c.id in m.cores]
+            if offers:
+                i = -max(offers)[1]
+                home[c.id] = self.memories[i]
+                count[i] += 1
+        object.__setattr__(self, "_home", home)
 
     def link(self, a: int, b: int) -> Link | None:
         """Return the link between cores ``a`` and ``b`` (either order), or None."""
@@ -220,9 +239,34 @@ class Board:
         """Return the bandwidth of a memory (or the host link) in bytes per clock cycle."""
         return memory.bandwidth_gbps * 1e9 / (self.clock_mhz * 1e6)
 
+    def usable_bytes_per_cycle(self, memory: Memory) -> float:
+        """What a plan may read from ``memory`` per cycle: ``cap`` times the lesser of its
+        peak and its ports (``ports·port_width_bits/8`` bytes per cycle)."""
+        ports = memory.ports * memory.port_width_bits / 8
+        return memory.cap * min(self.bytes_per_cycle(memory), ports)
+
+    def home_memory(self, k: int) -> Memory | None:
+        """The memory core ``k`` keeps its off-chip weights in (None: it reaches none).
+
+        Assigned once, core by core in id order: each core takes the memory it reaches that
+        offers it the most, ``usable_bytes_per_cycle / (cores already there + 1)`` (ties: the
+        first listed). On u250 SLR ``k`` gets ``ddr<k>``; on u280 every SLR shares the HBM.
+        """
+        return self._home.get(k)
+
+    def offchip_share(self, k: int) -> float:
+        """Bytes per cycle core ``k`` may read from its home memory: the memory's usable rate
+        split evenly over the cores whose home it is (a static split; docs/board.md)."""
+        mem = self.home_memory(k)
+        if mem is None:
+            return 0.0
+        sharing = sum(1 for c in self.cores if self._home.get(c.id) is mem)
+        return self.usable_bytes_per_cycle(mem) / sharing
+
     def to_dict(self) -> dict[str, Any]:
         """Return a JSON-ready dict with the board's data and derived numbers."""
-        memories = [{**asdict(m), "bytes_per_cycle": self.bytes_per_cycle(m)} for m in self.memories]
+        memories = [{**asdict(m), "bytes_per_cycle": self.bytes_per_cycle(m),
+                     "usable_bytes_per_cycle": self.usable_bytes_per_cycle(m)} for m in self.memories]
         return {
             "name": self.name,
             "description": self.description,

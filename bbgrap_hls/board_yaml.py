@@ -100,6 +100,7 @@ _LINK = {
 _MEMORY = {
     "name": (_NAME, _REQUIRED), "kind": (_NAME, _REQUIRED), "bandwidth_gbps": (_POS_NUM, _REQUIRED),
     "cores": (_IDS, _REQUIRED), "latency_cycles": (_NONNEG_INT, _REQUIRED), "capacity_gb": (_POS_NUM, None),
+    "ports": (_POS_INT, 1), "port_width_bits": (_POS_INT, 512), "cap": (_CAP, DEFAULT_CAP),
 }
 _HOST = {
     "kind": (_NAME, _REQUIRED), "bandwidth_gbps": (_POS_NUM, _REQUIRED),
@@ -224,7 +225,12 @@ class _Parser:
                 self.fail(f"memories[{i}].cores", "expected distinct core ids", v["cores"])
             capacity = None if v["capacity_gb"] is None else float(v["capacity_gb"])
             bandwidth, latency = float(v["bandwidth_gbps"]), v["latency_cycles"]
-            memories.append(Memory(v["name"], v["kind"], bandwidth, tuple(ids), latency, capacity))
+            if v["port_width_bits"] % 8 or v["port_width_bits"] > 1024:
+                self.fail(f"memories[{i}].port_width_bits",
+                          "expected a whole number of bytes, at most 1024 bits (an AXI data width)",
+                          v["port_width_bits"])
+            memories.append(Memory(v["name"], v["kind"], bandwidth, tuple(ids), latency, capacity,
+                                   v["ports"], v["port_width_bits"], float(v["cap"])))
         return tuple(memories)
 
 

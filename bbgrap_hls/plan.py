@@ -31,6 +31,7 @@ class SplitPart:
     lut: int
     weights: str | None = None
     mmv: int = 1
+    offchip_bytes_per_frame: int = 0
 
 
 @dataclass
@@ -58,6 +59,8 @@ class NodePlan:
     """Conv only: copies of the matrix-vector unit behind one window generator, each taking
     every ``mmv``-th output pixel (docs/cost-model.md, "Pixel copies"); the output then
     streams one whole pixel (``Co`` lanes) per beat."""
+    offchip_bytes_per_frame: int = 0
+    """Bytes read from the core's board memory per frame (``weights == "ddr"``)."""
 
 
 @dataclass
@@ -76,6 +79,14 @@ class CorePlan:
     uram_limit: int
     lut_limit: int
     ii_cycles: int
+    memory: str | None = None
+    """The board memory holding this core's off-chip weights (None: it reaches none)."""
+    bw: int = 0
+    """Bandwidth of ``memory`` its blocks reserve, bytes per 1,024 cycles (each block at the
+    rate its own ii reads its weights: docs/cost-model.md, "Off-chip weights")."""
+    bw_limit: int = 0
+    """This core's share of ``memory``'s usable bandwidth, same unit (0: off-chip weights off)."""
+    offchip_bytes_per_frame: int = 0
 
 
 @dataclass

@@ -19,12 +19,15 @@ from bbgrap_hls.board import (
     list_boards,
     load_board,
 )
+from bbgrap_hls import board as board_module
 from bbgrap_hls.errors import BadInputError
 
 # name: (cores, dsp, bram18, uram, lut, clock_mhz); the same table is in docs/board.md.
 EXPECTED_TOTALS = {
     "pynq-z2": (1, 220, 280, 0, 53_200, 100),
     "zcu102": (1, 2_520, 1_824, 0, 274_080, 200),
+    "kv260": (1, 1_248, 288, 64, 117_120, 200),
+    "zcu104": (1, 1_728, 624, 96, 230_400, 200),
     "u250": (4, 12_288, 5_376, 1_280, 1_728_000, 300),
     "u280": (3, 9_024, 4_032, 960, 1_303_680, 300),
     "u55c": (3, 9_024, 4_032, 960, 1_303_680, 300),
@@ -341,3 +344,42 @@ def test_bundled_boards_found_without_installed_package_data(monkeypatch):
     monkeypatch.setattr(board_module.resources, "files", missing)
     assert bundled_board_names() == sorted(EXPECTED_TOTALS)
     assert load_board("u55c").total_dsp == 9_024
+
+
+# name: (home memory of each core, bytes per cycle each core may read there). Worked by hand
+# from the files: u250 64 B/cycle per DDR4 channel (19.2 GB/s at 300 MHz, one 512-bit port)
+# x 0.8, one channel per SLR; zcu102 three 128-bit HP ports (48 B/cycle, less than the DDR's
+# 96) x 0.8; u280 HBM 32 x 256-bit ports = 1,024 B/cycle x 0.8 over three SLRs.
+EXPECTED_OFFCHIP = {
+    "u250": (["ddr0", "ddr1", "ddr2", "ddr3"], 51.2),
+    "zcu102": (["ps-ddr"], 38.4),
+    "kv260": (["ps-ddr"], 38.4),
+    "zcu104": (["ps-ddr"], 38.4),
+    "u280": (["hbm", "hbm", "hbm"], 1024 * 0.8 / 3),
+    "vu9p-quad": (["ddr0"] * 4, 64 * 0.8 / 4),
+    "pynq-z2": (["ddr"], 21 * 0.8),
+}
+
+
+@pytest.mark.parametrize("name", sorted(EXPECTED_OFFCHIP))
+def test_home_memory_and_offchip_share(name):
+    board = load_board(name)
+    homes, share = EXPECTED_OFFCHIP[name]
+    assert [board.home_memory(c.id).name for c in board.cores] == homes
+    for c in board.cores:
+        assert board.offchip_share(c.id) == pytest.approx(share)
+
+
+@pytest.mark.parametrize("key, value, expected", [
+    ("ports", 0, "expected a positive integer"),
+    ("port_width_bits", 100, "expected a whole number of bytes"),
+    ("cap", 1.5, "expected a number in (0, 1]"),
+])
+def test_bad_memory_port_keys_name_the_key(tmp_path, key, value, expected):
+    text = (board_module._bundled_dir() / "zcu102.yaml").read_text(encoding="utf-8").replace("    latency_cycles: 50", f"    latency_cycles: 50\n    {key}: {value}", 1)
+    text = text.replace("    ports: 3\n", "", 1) if key == "ports" else text
+    text = text.replace("    port_width_bits: 128\n", "", 1) if key == "port_width_bits" else text
+    path = tmp_path / "b.yaml"
+    path.write_text(text)
+    with pytest.raises(BadInputError, match=rf"b.yaml: memories\[0\]\.{key}: {re.escape(expected)}"):
+        load_board(path)

@@ -90,6 +90,10 @@ def make_layer(g: Graph, node: Node, ident: str, pe: int, simd: int,
     lay = _make_layer(g, node, ident, pe, simd, co_range, mmv)
     if lay.wmem is None:
         return lay
+    if weights == "ddr":
+        raise UnsupportedError(f"node '{node.name}' ({node.op}): the plan keeps its weights off chip, which "
+                               "gen does not write yet (HLS m_axi reader and RTL AXI master: issue 12); "
+                               "plan without --offchip-weights")
     if weights is not None:
         if weights not in STORAGE_IMPL:
             raise BadInputError(f"node '{node.name}' ({node.op}): weights placement '{weights}' is not one of "

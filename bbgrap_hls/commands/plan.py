@@ -28,6 +28,10 @@ def add_parser(sub) -> argparse.ArgumentParser:
     p.add_argument("--pixel-copies", action=argparse.BooleanOptionalAction, default=True,
                    help="let a convolution run up to 4 copies of its matrix-vector unit behind one window "
                         "generator, each on every M-th output pixel (mmv; docs/cost-model.md; default on)")
+    p.add_argument("--offchip-weights", action=argparse.BooleanOptionalAction, default=False,
+                   help="let conv/dense layers keep their weights in the board memory, read once per frame, "
+                        "with its bandwidth planned like DSPs (docs/cost-model.md; a prediction only: gen "
+                        "does not write such designs yet; default off)")
     p.add_argument("--no-narrow", action="store_true",
                    help="keep the strategy's own foldings (skip the final pass that gives every block "
                         "the cheapest folding meeting the design ii; docs/plan.md)")
@@ -44,7 +48,7 @@ def run(args: argparse.Namespace) -> int:
     plan = make_plan(graph, board, strategy=args.strategy, objective=args.objective,
                      time_limit=args.time_limit, seed=args.seed, progress=progress,
                      parallel_window=args.parallel_window, narrow_folding=not args.no_narrow,
-                     pixel_copies=args.pixel_copies)
+                     pixel_copies=args.pixel_copies, offchip_weights=args.offchip_weights)
     if progress:
         getattr(sys.stderr, "raw", sys.stderr).write("\r\033[K")
         sys.stderr.flush()
@@ -87,6 +91,11 @@ def format_plan(plan: Plan) -> str:
         lines.append(f"  {'':<55} {'':>10} {c.dsp:>6} {c.bram18:>7} {c.uram:>5} {c.lut:>8}  used")
         lines.append(f"  {'':<55} {'':>10} {c.dsp_limit:>6} {c.bram18_limit:>7} {c.uram_limit:>5} "
                      f"{c.lut_limit:>8}  limit")
+        if c.bw_limit:
+            gbs = plan.clock_mhz * 1e6 / 1024 / 1e9
+            lines.append(f"  off-chip weights in {c.memory}: {c.offchip_bytes_per_frame:,} bytes/frame, "
+                         f"{c.bw * gbs:.2f} of {c.bw_limit * gbs:.2f} GB/s reserved "
+                         f"({_frac(c.bw, c.bw_limit).strip()})")
         lines.append("")
     tot = {r: sum(getattr(c, r) for c in plan.cores) for r in ("dsp", "bram18", "uram", "lut")}
     lines.append(f"total: {tot['dsp']} DSP, {tot['bram18']} BRAM18, {tot['uram']} URAM, {tot['lut']} LUT "

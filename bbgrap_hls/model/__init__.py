@@ -3,7 +3,7 @@
 Formulas: docs/cost-model.md. Block behaviour: docs/hardware.md.
 """
 
-from bbgrap_hls.model.blocks import BLOCKS, URAM_CAPABLE, BlockCost
+from bbgrap_hls.model.blocks import BLOCKS, OFFCHIP_CAPABLE, URAM_CAPABLE, BlockCost
 from bbgrap_hls.model.geometry import Geometry, geometry
 from bbgrap_hls.model.kinds import (
     FUSABLE_ACTS,
@@ -35,7 +35,7 @@ from bbgrap_hls.model.timing import FIFO_DEPTH, RTL_DEPTH, out_profile, window_r
 __all__ = [
     "BLOCKS", "FUSABLE_ACTS", "OP_BLOCKS", "WEIGHTED", "BlockCost", "BufferCost", "Geometry",
     "LinkCost", "MemCost", "block_cost", "block_kind", "buffer_cost", "divisors", "fifo_cost",
-    "URAM_CAPABLE", "foldings", "geometry", "in_lanes", "link_cost", "memory", "node_geometry",
+    "OFFCHIP_CAPABLE", "URAM_CAPABLE", "foldings", "geometry", "in_lanes", "link_cost", "memory", "node_geometry",
     "stream_endpoint_lut", "uram_memory", "width_converter_lut",
     "FIFO_DEPTH", "RTL_DEPTH", "fifo_profile", "out_profile", "width_converter_ii", "window_rows",
     "MAX_COPIES", "pixel_copies",

@@ -32,6 +32,8 @@ REQUANT_DSP = 4         # DSP48E2 per requantised lane: 32×32-bit acc·M (Yosys
 ELTWISE_DSP = 2         # DSP48E2 per lane of add / mul (Yosys, bench/resources.py)
 DEPTH_SIMPLE = 2        # blocks without an RTL module yet (shuffle, pad): register in, out
 LUT_MERGE_BIT = 1       # pixel copies: per output bit and copy, the merge's multiplexer share
+LUT_AXI_READ = 1500     # an AXI4 read master with its burst FIFO control (as a buffer endpoint)
+LUT_FRAME_ADDR = 300    # off-chip weights: frame-buffer address generation (window taps, padding)
 
 
 @dataclass(frozen=True)
@@ -52,7 +54,9 @@ class BlockCost:
             its input rows arrive at any times (the design latency, `search.build`).
         dsp, bram18, uram, lut: resources.
         weights: where the weight memory lives: ``"bram"``, ``"uram"``, ``"lut"`` (LUTRAM,
-            under 1,024 bits per bank) or None for a block without weights.
+            under 1,024 bits per bank), ``"ddr"`` (a board memory: `offchip_mvu`) or None
+            for a block without weights.
+        offchip_bytes: bytes the block reads from its core's board memory per frame.
     """
 
     ii: int
@@ -68,6 +72,7 @@ class BlockCost:
     uram: int = 0
     lut: int = 0
     weights: str | None = None
+    offchip_bytes: int = 0
 
 
 def _ceil(a: int, b: int) -> int:
@@ -286,6 +291,9 @@ def wire(g: Geometry, pe: int, simd: int) -> BlockCost:
 URAM_CAPABLE = ("conv", "dense", "dwconv")
 """Block kinds whose weight memory may live in URAM (``uram=True``)."""
 
+OFFCHIP_CAPABLE = ("conv", "dense")
+"""Block kinds whose weights may live in a board memory (``ddr=True``, `offchip_mvu`)."""
+
 BLOCKS: dict[str, Callable[..., BlockCost]] = {
     "conv": mvu,
     "dense": mvu,
@@ -302,3 +310,43 @@ BLOCKS: dict[str, Callable[..., BlockCost]] = {
     "wire": wire,
 }
 """Block kind -> cost function ``(geometry, pe, simd) -> BlockCost``."""
+
+
+def offchip_mvu(g: Geometry, pe: int, simd: int, uram: bool = False) -> BlockCost:
+    """Conv / dense whose weights live in a board memory, read once per frame.
+
+    Weights reloading (docs/cost-model.md, "Off-chip weights"): the block stores its whole
+    input frame, then computes the output ``pe`` channels at a time (fold ``n`` of ``nf``)
+    over every output pixel, while an AXI4 read master fetches the next fold's weights
+    (``pe·K·C`` bytes) into the other half of a double-buffered tile memory; each
+    weight is read from off chip exactly once per frame. The outputs of a frame collect in
+    an output frame buffer and stream out pixel by pixel (``pe`` lanes) once the last fold is
+    done. Input, compute and output each have two frame slots, so the three stages of
+    consecutive frames overlap and the ii is the slowest of them:
+
+        ii = max(H·W·C/lanes, Ho·Wo·sf·nf, Ho·Wo·Co/pe)
+
+    The board memory's bandwidth is charged by the planner (``offchip_bytes`` per ii).
+    ``uram`` puts the two frame buffers in URAM instead of BRAM.
+    """
+    vectors = g.ho * g.wo if g.pointwise and g.ho * g.wo < g.h * g.w else g.h * g.w
+    sf, nf = g.k * (g.in_elems // vectors if g.pointwise else g.c) // simd, g.co // pe
+    lanes = min(simd, g.c)
+    j = simd // lanes  # a parallel window reads j taps per cycle: j read ports (copies)
+    in_beats = g.in_elems // lanes
+    compute = g.ho * g.wo * sf * nf
+    out_beats = g.ho * g.wo * nf
+    frame_mem = uram_memory if uram else memory
+    frames = frame_mem(lanes * 8, 2 * in_beats).times(j) + frame_mem(pe * 8, 2 * out_beats)
+    tiles = memory(pe * simd * 8, 2 * sf)  # one fold's weights, double-buffered
+    mem = frames + tiles + _params(pe, nf)
+    ii = max(in_beats, compute, out_beats)
+    lead = in_beats + compute - 1  # the last fold's last step: whole input, then every fold
+    span = lead + out_beats
+    lut_unit = LUT_PER_MAC * pe * simd + (LUT_PER_PE + LUT_REQUANT) * pe + LUT_PER_SIMD * simd
+    return BlockCost(
+        ii=ii, depth=RTL_DEPTH["mvu"], fill=1.0, first=sf, tail=span - (in_beats - 1), lead=lead,
+        span=span, window=None, dsp=pe * simd + REQUANT_DSP * pe, bram18=mem.bram18, uram=mem.uram,
+        lut=LUT_BASE_MVU + lut_unit + LUT_AXI_READ + LUT_FRAME_ADDR + mem.lut, weights="ddr",
+        offchip_bytes=sf * simd * nf * pe,  # the whole weight memory (a grouped conv's is block-diagonal)
+    )

@@ -12,7 +12,7 @@ from dataclasses import replace
 
 from bbgrap_hls.errors import UnsupportedError
 from bbgrap_hls.ir import Graph, Node
-from bbgrap_hls.model.blocks import BLOCKS, URAM_CAPABLE, BlockCost
+from bbgrap_hls.model.blocks import BLOCKS, OFFCHIP_CAPABLE, URAM_CAPABLE, BlockCost, offchip_mvu
 from bbgrap_hls.model.geometry import Geometry, geometry
 
 LUT_ACTIVATIONS = (
@@ -126,12 +126,19 @@ def foldings(kind: str, g: Geometry, parallel_window: bool = False) -> list[tupl
 
 
 @functools.lru_cache(maxsize=1 << 16)
-def block_cost(kind: str, g: Geometry, pe: int, simd: int, uram: bool = False, mmv: int = 1) -> BlockCost:
+def block_cost(kind: str, g: Geometry, pe: int, simd: int, uram: bool = False, mmv: int = 1,
+               ddr: bool = False) -> BlockCost:
     """Cost of a block kind at a folding (the folding must be legal).
 
     ``uram`` puts the weight memory in URAM (kinds in `URAM_CAPABLE` only); ``mmv`` is a
-    conv's pixel copies (`pixel_copies`).
+    conv's pixel copies (`pixel_copies`); ``ddr`` keeps the weights in the core's board
+    memory (kinds in `OFFCHIP_CAPABLE`, no copies: `offchip_mvu`), and then ``uram`` puts
+    its frame buffers in URAM.
     """
+    if ddr:
+        if kind not in OFFCHIP_CAPABLE or mmv > 1:
+            raise ValueError(f"block kind '{kind}' (mmv={mmv}) cannot keep its weights off chip")
+        return offchip_mvu(g, pe, simd, uram=uram)
     kw: dict = {}
     if uram:
         if kind not in URAM_CAPABLE:

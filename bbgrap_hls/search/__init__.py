@@ -118,7 +118,7 @@ def _key(plan: Plan, objective: str) -> tuple:
 def make_plan(graph: Graph, board: Board, strategy: str = "search", objective: str = "throughput",
               time_limit: float = 10.0, seed: int = 0, baselines: bool = True,
               progress: Callable[[str], None] | None = None, parallel_window: bool = True,
-              narrow_folding: bool = True, pixel_copies: bool = True) -> Plan:
+              narrow_folding: bool = True, pixel_copies: bool = True, offchip_weights: bool = False) -> Plan:
     """Plan ``graph`` (canonical) on ``board``.
 
     Args:
@@ -138,6 +138,9 @@ def make_plan(graph: Graph, board: Board, strategy: str = "search", objective: s
             strategy's own foldings (the bench compares both).
         pixel_copies: let a conv take up to `MAX_COPIES` copies of its matrix-vector unit
             behind its window generator (``mmv``; docs/cost-model.md, "Pixel copies").
+        offchip_weights: let conv/dense blocks keep their weights in their core's board
+            memory, read once per frame (docs/cost-model.md, "Off-chip weights"); the
+            memory's bandwidth is then a planned resource of every core.
 
     Raises:
         InfeasibleError: no plan fits (message: core, resource, shortfall, smallest change).
@@ -148,7 +151,8 @@ def make_plan(graph: Graph, board: Board, strategy: str = "search", objective: s
     if objective not in OBJECTIVES:
         raise BadInputError(f"unknown objective '{objective}': expected one of {', '.join(OBJECTIVES)}")
     t0 = time.monotonic()
-    prob = build_problem(graph, board, parallel_window=parallel_window, pixel_copies=pixel_copies)
+    prob = build_problem(graph, board, parallel_window=parallel_window, pixel_copies=pixel_copies,
+                         offchip_weights=offchip_weights)
     plan, seg = _run(prob, strategy, objective, time_limit, seed, progress)
     if narrow_folding:
         if progress:

@@ -33,7 +33,7 @@ from bbgrap_hls.model.timing import (
 from bbgrap_hls.plan import ChannelPlan, CorePlan, NodePlan, Plan, SplitPart, TransferPlan, path_route
 from bbgrap_hls.search.dp import Segmentation, part_tables
 from bbgrap_hls.search.fifos import DEFAULT_DEPTH, input_depths, pad_depth, pad_run, stall_depth
-from bbgrap_hls.search.problem import RES, Problem, gather_ii
+from bbgrap_hls.search.problem import BW_CYCLES, N_RES, RES, Problem, gather_ii
 
 CONVERT = RTL_DEPTH["converter"] + FIFO_DEPTH
 """Cycles a width converter adds between two blocks: its register and its output FIFO."""
@@ -48,6 +48,11 @@ class _Part:
     simd: int
     cost: BlockCost
     mmv: int = 1
+
+    @property
+    def bw(self) -> int:
+        """Bandwidth reserved in the core's board memory, bytes per `BW_CYCLES` cycles."""
+        return -(-BW_CYCLES * self.cost.offchip_bytes // max(1, self.cost.ii))
 
     @property
     def out_lanes(self) -> int:
@@ -66,15 +71,18 @@ def unit_parts(prob: Problem, seg: Segmentation, u: int) -> list[_Part]:
         out, begin = [], 0
         for (c, f), co, t in zip(seg.split[u], sizes, tables, strict=True):
             g = replace(unit.geom, co=co)
-            cost = block_cost(unit.kind, g, int(t.pe[f]), int(t.simd[f]), uram=bool(t.uram[f]), mmv=t.copies(f))
-            out.append(_Part(c, begin, begin + co, int(t.pe[f]), int(t.simd[f]), _at_least(cost, gather),
-                             t.copies(f)))
+            cost = block_cost(unit.kind, g, int(t.pe[f]), int(t.simd[f]), uram=bool(t.uram[f]), mmv=t.copies(f),
+                              ddr=bool(t.ddr[f]))
+            out.append(_Part(c, begin, begin + co, int(t.pe[f]), int(t.simd[f]),
+                             _at_least(cost, max(gather, int(t.ii[f]))), t.copies(f)))
             begin += co
         return out
     t, f = unit.table, seg.fold[u]
-    return [_Part(seg.core[u], 0, unit.geom.co, int(t.pe[f]), int(t.simd[f]),
-                  block_cost(unit.kind, unit.geom, int(t.pe[f]), int(t.simd[f]), uram=bool(t.uram[f]),
-                             mmv=t.copies(f)), t.copies(f))]
+    # a table row's ii may exceed its block's (an off-chip row slowed to its port's rate)
+    cost = block_cost(unit.kind, unit.geom, int(t.pe[f]), int(t.simd[f]), uram=bool(t.uram[f]),
+                      mmv=t.copies(f), ddr=bool(t.ddr[f]))
+    return [_Part(seg.core[u], 0, unit.geom.co, int(t.pe[f]), int(t.simd[f]), _at_least(cost, int(t.ii[f])),
+                  t.copies(f))]
 
 
 def _out_lanes(parts: list[_Part]) -> int:
@@ -101,10 +109,10 @@ def build_plan(prob: Problem, seg: Segmentation, strategy: str, objective: str) 
     parts = [unit_parts(prob, seg, u) for u in range(prob.m)]
     out_core = [p[-1].core for p in parts]
     out_lanes = [_out_lanes(p) for p in parts]
-    use = {c.id: np.zeros(4, dtype=np.int64) for c in board.cores}  # dsp, bram18, uram, lut
+    use = {c.id: np.zeros(N_RES, dtype=np.int64) for c in board.cores}  # dsp, bram18, uram, lut, bw
     for ps in parts:
         for p in ps:
-            use[p.core] += (p.cost.dsp, p.cost.bram18, p.cost.uram, p.cost.lut)
+            use[p.core] += (p.cost.dsp, p.cost.bram18, p.cost.uram, p.cost.lut, p.bw)
     # -- transfers: one per (tensor, destination core) -------------------------------------
     readers: dict[tuple[str, int], list[str]] = {}
     src_of: dict[str, int] = {}
@@ -251,21 +259,27 @@ def build_plan(prob: Problem, seg: Segmentation, strategy: str, objective: str) 
             split = None
             if len(ps) > 1:
                 split = [SplitPart(p.core, p.co_begin, p.co_end, p.pe, p.simd, p.cost.ii, p.cost.dsp,
-                                   p.cost.bram18, p.cost.uram, p.cost.lut, p.cost.weights, p.mmv) for p in ps]
+                                   p.cost.bram18, p.cost.uram, p.cost.lut, p.cost.weights, p.mmv,
+                                   p.cost.offchip_bytes) for p in ps]
             nodes.append(NodePlan(
                 n.name, n.op, prob.units[u].kind, ps[0].core, ps[0].pe, ps[0].simd,
                 max(p.cost.ii for p in ps), max(p.cost.depth for p in ps),
                 sum(p.cost.dsp for p in ps), sum(p.cost.bram18 for p in ps),
                 sum(p.cost.uram for p in ps), sum(p.cost.lut for p in ps), None, split,
-                _placement([p.cost.weights for p in ps]), ps[0].mmv))
+                _placement([p.cost.weights for p in ps]), ps[0].mmv,
+                sum(p.cost.offchip_bytes for p in ps)))
     cores = []
     for c in board.cores:
         names = [nd.name for nd in nodes if nd.block not in ("host", "fused") and c.id in (
             [p.core for p in nd.split] if nd.split else [nd.core])]
         core_ii = max((p.cost.ii for ps in parts for p in ps if p.core == c.id), default=0)
         d = use[c.id]
+        mem = board.home_memory(c.id)
+        lim = prob.limits(c.id)
         cores.append(CorePlan(c.id, c.name, names, int(d[0]), int(d[1]), int(d[2]), int(d[3]),
-                              c.dsp_limit, c.bram18_limit, c.uram_limit, c.lut_limit, int(core_ii)))
+                              c.dsp_limit, c.bram18_limit, c.uram_limit, c.lut_limit, int(core_ii),
+                              None if mem is None else mem.name, int(d[4]), int(lim[4]),
+                              sum(p.cost.offchip_bytes for ps in parts for p in ps if p.core == c.id)))
     # -- design ii, bottleneck, latency -------------------------------------------------------
     cands = [(nd.ii_cycles, nd.name) for nd in nodes if nd.block not in ("host", "fused")]
     cands += [(ii, f"link:{a}-{b}") for (a, b), ii in sorted(hop_ii.items())]
@@ -297,7 +311,7 @@ def build_plan(prob: Problem, seg: Segmentation, strategy: str, objective: str) 
 
 def _placement(where: list[str | None]) -> str | None:
     """A node's weight placement: its parts' (URAM wins when parts differ)."""
-    for w in ("uram", "bram", "lut"):
+    for w in ("ddr", "uram", "bram", "lut"):
         if w in where:
             return w
     return None
@@ -319,7 +333,7 @@ def violations(plan: Plan) -> list[tuple[int, str, int, int]]:
     """(core, resource, use, limit) for every limit a plan exceeds."""
     out = []
     for c in plan.cores:
-        for r in ("dsp", "bram18", "uram", "lut"):
+        for r in RES:
             if getattr(c, r) > getattr(c, f"{r}_limit"):
                 out.append((c.id, r, getattr(c, r), getattr(c, f"{r}_limit")))
     return out

@@ -48,7 +48,9 @@ def make_chooser(table: Table, weights: np.ndarray) -> Chooser:
 def rules(limits: np.ndarray) -> list[np.ndarray]:
     """The weightings tried: balanced (each resource over its limit), then each one alone
     with the others as tie-breakers (resources the core does not have are skipped)."""
-    inv = 1.0 / np.maximum(limits.astype(float), 1.0)
+    # a resource the core lacks (no URAM, no memory bandwidth) weighs so much that a row
+    # using it is never the cheapest while another row meets the target
+    inv = np.where(limits > 0, 1.0 / np.maximum(limits.astype(float), 1.0), 1e6)
     out = [inv]
     for r in range(len(limits)):
         if limits[r] <= 0:

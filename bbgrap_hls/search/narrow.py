@@ -157,8 +157,9 @@ def row_of(table: Table, pe: int, simd: int, weights: str | None, mmv: int = 1) 
     Raises:
         ValueError: no such row (the plan was not made for this problem).
     """
-    hit = np.nonzero((table.pe == pe) & (table.simd == simd) & (table.uram == (weights == "uram"))
-                     & (table.mmv == mmv))[0]
+    ddr = weights == "ddr"  # one off-chip row per folding (its frame buffers' place is fixed)
+    hit = np.nonzero((table.pe == pe) & (table.simd == simd) & (ddr | (table.uram == (weights == "uram")))
+                     & (table.ddr == ddr) & (table.mmv == mmv))[0]
     if not len(hit):
         raise ValueError(f"no folding pe={pe}, simd={simd}, mmv={mmv}, weights={weights} in the table")
     return int(hit[0])

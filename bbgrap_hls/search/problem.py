@@ -9,7 +9,7 @@ graph of cores is acyclic by construction).
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 import numpy as np
 
@@ -18,6 +18,7 @@ from bbgrap_hls.errors import BadInputError
 from bbgrap_hls.ir import Graph, Node
 from bbgrap_hls.model import (
     FUSABLE_ACTS,
+    OFFCHIP_CAPABLE,
     URAM_CAPABLE,
     WEIGHTED,
     block_cost,
@@ -32,8 +33,11 @@ from bbgrap_hls.model.links import fifo_cost, width_converter_lut
 from bbgrap_hls.quant.build import FUSING_KINDS
 from bbgrap_hls.search.fifos import input_depths, pad_depth, pad_run, stall_depth
 
-RES = ("dsp", "bram18", "uram", "lut")
-"""Resources every core has a limit for, in the column order of `Table.res`."""
+RES = ("dsp", "bram18", "uram", "lut", "bw")
+"""Resources every core has a limit for, in the column order of `Table.res`. ``bw`` is the
+bandwidth of the core's board memory the block reserves, in bytes per `BW_CYCLES` cycles
+(``ceil(BW_CYCLES·offchip_bytes / ii)`` at the row's own ii: the rate it reads at)."""
+BW_CYCLES = 1024
 N_RES = len(RES)
 
 
@@ -42,15 +46,19 @@ class Table:
     """All legal foldings of a unit (or of a split part) with their costs, as arrays.
 
     A block with a weight memory has each folding twice when the board has URAM: weights
-    in BRAM (``uram[i]`` False) and in URAM (True); the search picks per core what fits.
+    in BRAM (``uram[i]`` False) and in URAM (True); with off-chip weights allowed, a conv or
+    dense block also has each folding with its weights in the core's board memory
+    (``ddr[i]``; ``uram[i]`` then says where its frame buffers are). The search picks per
+    core what fits.
     """
 
     pe: np.ndarray
     simd: np.ndarray
-    uram: np.ndarray  # bool: weights in URAM
+    uram: np.ndarray  # bool: weights in URAM (frame buffers, for a ddr row)
     ii: np.ndarray
-    res: np.ndarray  # (n_rows, 4): dsp, bram18, uram, lut (block + its input FIFOs/converters)
+    res: np.ndarray  # (n_rows, 5): dsp, bram18, uram, lut, bw (block + its input FIFOs/converters)
     mmv: np.ndarray  # a conv's pixel copies (1 for every other block)
+    ddr: np.ndarray  # bool: weights in the core's board memory
 
     def copies(self, i: int) -> int:
         """Pixel copies of row ``i``."""
@@ -91,18 +99,31 @@ class _Inputs:
 
 
 def _table(kind: str, g: Geometry, inputs: _Inputs, parallel_window: bool, uram: bool,
-           copies: bool = True) -> Table:
+           copies: bool = True, port_bytes: float = 0.0) -> Table:
+    """Every folding (and weight placement) of a block with its cost. ``port_bytes > 0``
+    adds off-chip weight rows (conv/dense): one AXI port's bytes per cycle, the most one
+    block reads at."""
     rows = []
-    placements = (False, True) if uram and kind in URAM_CAPABLE else (False,)
+    placements = [(False, False), (True, False)] if uram and kind in URAM_CAPABLE else [(False, False)]
+    if port_bytes > 0 and kind in OFFCHIP_CAPABLE:
+        placements.append((uram, True))  # frame buffers in URAM where the board has it
     rows_of = [(p, q, m) for p, q in foldings(kind, g, parallel_window)
                for m in (pixel_copies(kind, g, p) if copies else [1])]
     prev_ii = 0
     for pe, simd, mmv in rows_of:
-        for on_uram in placements:
-            c = block_cost(kind, g, pe, simd, uram=on_uram, mmv=mmv)
-            if on_uram and c.weights != "uram":
+        for on_uram, ddr in placements:
+            if ddr and mmv > 1:
+                continue
+            c = block_cost(kind, g, pe, simd, uram=on_uram, mmv=mmv, ddr=ddr)
+            bw = 0
+            if ddr:
+                # one port per block: a block reading faster than its port is slowed to it
+                ii = max(c.ii, math.ceil(c.offchip_bytes / port_bytes))
+                c = replace(c, ii=ii)
+                bw = -(-BW_CYCLES * c.offchip_bytes // ii)
+            elif on_uram and c.weights != "uram":
                 continue  # LUTRAM-sized weights: no URAM variant
-            if not on_uram:
+            if not on_uram and not ddr:
                 if mmv > 1 and c.ii >= prev_ii:
                     break  # the window generator's writes already bound it: a copy buys nothing
                 prev_ii = c.ii
@@ -122,12 +143,23 @@ def _table(kind: str, g: Geometry, inputs: _Inputs, parallel_window: bool, uram:
                     # worst-case width converter (from 1 lane).
                     bram += fifo.bram18
                     lut += fifo.lut + width_converter_lut(1, lanes)
-            rows.append((pe, simd, int(on_uram), c.ii, c.dsp, bram, c.uram, lut, mmv))
+            rows.append((pe, simd, int(on_uram), c.ii, c.dsp, bram, c.uram, lut, bw, mmv, int(ddr)))
+    offchip = [r for r in rows if r[10]]
+    if offchip:
+        # The slowest off-chip folding may also read its weights slower than it computes
+        # (its AXI reader paced to a smaller share of the memory): ii = bytes / share, for
+        # shares halving down to 1/4096 of the compute-matched one, so that a memory too slow
+        # for every block's compute still plans, bound by its bandwidth.
+        r = max(offchip, key=lambda r: (r[3], -r[4]))
+        wbytes = -(-r[8] * r[3] // BW_CYCLES)  # ≈ the block's bytes per frame (bw was rounded up)
+        for k in range(1, 13):
+            ii = r[3] << k
+            rows.append((*r[:3], ii, *r[4:8], -(-BW_CYCLES * wbytes // ii), *r[9:]))
     a = np.array(rows, dtype=np.int64)
-    order = np.lexsort((a[:, 4:8].sum(axis=1), a[:, 3]))[::-1]  # ii descending
+    order = np.lexsort((a[:, 4:9].sum(axis=1), a[:, 3]))[::-1]  # ii descending
     a = a[order]
-    return Table(pe=a[:, 0], simd=a[:, 1], uram=a[:, 2].astype(bool), ii=a[:, 3], res=a[:, 4:8].copy(),
-                 mmv=a[:, 8].copy())
+    return Table(pe=a[:, 0], simd=a[:, 1], uram=a[:, 2].astype(bool), ii=a[:, 3], res=a[:, 4:9].copy(),
+                 mmv=a[:, 9].copy(), ddr=a[:, 10].astype(bool))
 
 
 @dataclass
@@ -144,6 +176,7 @@ class Problem:
     tensor_bits: dict[str, int]
     parallel_window: bool = False
     pixel_copies: bool = True
+    offchip_port_bytes: float = 0.0  # > 0: off-chip weight rows in the tables (one port's rate)
 
     @property
     def m(self) -> int:
@@ -155,7 +188,8 @@ class Problem:
     def limits(self, k: int) -> np.ndarray:
         """Core ``k``'s limits in `RES` order."""
         c = self.board.cores[k]
-        return np.array([c.dsp_limit, c.bram18_limit, c.uram_limit, c.lut_limit], dtype=np.int64)
+        bw = math.floor(BW_CYCLES * self.board.offchip_share(k)) if self.offchip_port_bytes > 0 else 0
+        return np.array([c.dsp_limit, c.bram18_limit, c.uram_limit, c.lut_limit, bw], dtype=np.int64)
 
     def link_width(self, a: int, b: int) -> int | None:
         link = self.board.link(a, b)
@@ -193,7 +227,8 @@ def core_path(board: Board) -> list[int]:
 
 
 def build_problem(graph: Graph, board: Board, split_candidates: int = 8,
-                  parallel_window: bool = True, pixel_copies: bool = True) -> Problem:
+                  parallel_window: bool = True, pixel_copies: bool = True,
+                  offchip_weights: bool = False) -> Problem:
     """Units, folding tables and cut sizes of ``graph`` on ``board``.
 
     Args:
@@ -203,6 +238,8 @@ def build_problem(graph: Graph, board: Board, split_candidates: int = 8,
         parallel_window: allow conv ``simd = C·j`` with ``j | K`` (docs/cost-model.md).
         pixel_copies: allow a conv up to `MAX_COPIES` copies of its matrix-vector unit
             (docs/cost-model.md, "Pixel copies").
+        offchip_weights: let conv/dense blocks keep their weights in their core's board
+            memory (docs/cost-model.md, "Off-chip weights"), its bandwidth a planned resource.
 
     Raises:
         UnsupportedError: a node has no cost model (names the node).
@@ -226,6 +263,7 @@ def build_problem(graph: Graph, board: Board, split_candidates: int = 8,
     units: list[Unit] = []
     unit_of_tensor: dict[str, int] = {}
     use_uram = any(c.uram_limit > 0 for c in board.cores)
+    port_bytes = _port_bytes(board) if offchip_weights else 0.0
     for n in fabric:
         if n.name in fused_into:
             continue
@@ -239,7 +277,7 @@ def build_problem(graph: Graph, board: Board, split_candidates: int = 8,
         start, cycles = _start(kind, g, ins, parallel_window)
         u = Unit(index=len(units), node=n, kind=kind, geom=g, fused=fused, out_tensor=out,
                  in_tensors=list(acts), producers=producers,
-                 table=_table(kind, g, ins, parallel_window, use_uram, pixel_copies), start=start,
+                 table=_table(kind, g, ins, parallel_window, use_uram, pixel_copies, port_bytes), start=start,
                  cycles=cycles)
         units.append(u)
         unit_of_tensor[out] = u.index
@@ -260,9 +298,20 @@ def build_problem(graph: Graph, board: Board, split_candidates: int = 8,
         diff[last + 1] -= bits
     cut = np.cumsum(diff)[: m + 1]
     prob = Problem(graph, board, units, host_ops, fused_into, core_path(board), cut, tensor_bits,
-                   parallel_window, pixel_copies)
+                   parallel_window, pixel_copies, port_bytes)
     _add_split_tables(prob, split_candidates, use_uram)
     return prob
+
+
+def _port_bytes(board: Board) -> float:
+    """Bytes per cycle one block's AXI port moves: the widest port of the cores' home
+    memories, at most the core's share of it (0: no core reaches a memory)."""
+    best = 0.0
+    for c in board.cores:
+        mem = board.home_memory(c.id)
+        if mem is not None:
+            best = max(best, min(mem.port_width_bits / 8, board.offchip_share(c.id)))
+    return best
 
 
 def _start(kind: str, g: Geometry, ins: _Inputs, parallel_window: bool) -> tuple[float, int]:
@@ -309,7 +358,7 @@ def _add_split_tables(prob: Problem, how_many: int, use_uram: bool) -> None:
         for k in range(2, n + 1):
             if u.geom.co % k == 0:
                 t = _table(u.kind, _replace_co(u.geom, u.geom.co // k), ins, prob.parallel_window, use_uram,
-                           prob.pixel_copies)
+                           prob.pixel_copies, prob.offchip_port_bytes)
                 # The gather on the last core streams whole parts per beat at most (the
                 # concat's lanes divide each part's channels): k beats per pixel.
                 t.ii = np.maximum(t.ii, gather_ii(u.geom, [u.geom.co // k] * k))
@@ -319,7 +368,7 @@ def _add_split_tables(prob: Problem, how_many: int, use_uram: bool) -> None:
             # The block alone: the gather's rate depends on all the parts (`gather_ii`).
             # (no pixel copies: they would triple the tables for a rare combination)
             u.part_tables[c] = _table(u.kind, _replace_co(u.geom, c), ins, prob.parallel_window, use_uram,
-                                      copies=False)
+                                      copies=False, port_bytes=prob.offchip_port_bytes)
 
 
 UNEVEN_SIZES = 16
@@ -339,6 +388,4 @@ def gather_ii(g: Geometry, parts: list[int]) -> int:
 
 
 def _replace_co(g: Geometry, co: int) -> Geometry:
-    from dataclasses import replace
-
     return replace(g, co=co)

@@ -15,9 +15,24 @@ from __future__ import annotations
 import numpy as np
 
 from bbgrap_hls.plan import Plan
-from bbgrap_hls.search.problem import RES, Problem, Table
+from bbgrap_hls.search.problem import BW_CYCLES, RES, Problem, Table
 
-_NAMES = {"dsp": "DSP", "bram18": "BRAM18", "uram": "URAM", "lut": "LUT"}
+_NAMES = {"dsp": "DSP", "bram18": "BRAM18", "uram": "URAM", "lut": "LUT",
+          "bw": "bytes per 1,024 cycles of memory bandwidth"}
+
+
+def _own(x) -> np.ndarray:
+    """A node's or split part's resources in `RES` order (its bandwidth at its own ii)."""
+    bw = -(-BW_CYCLES * x.offchip_bytes_per_frame // max(1, x.ii_cycles))
+    return np.array([x.dsp, x.bram18, x.uram, x.lut, bw], dtype=np.int64)
+
+
+def _used(cp) -> np.ndarray:
+    return np.array([cp.dsp, cp.bram18, cp.uram, cp.lut, cp.bw], dtype=np.int64)
+
+
+def _limit(cp) -> np.ndarray:
+    return np.array([cp.dsp_limit, cp.bram18_limit, cp.uram_limit, cp.lut_limit, cp.bw_limit], dtype=np.int64)
 
 
 def bottleneck_note(prob: Problem, plan: Plan) -> str:
@@ -94,10 +109,7 @@ def _block_note(prob: Problem, plan: Plan, b: str) -> tuple[int, str]:
     core = parts[slow].core if parts else node.core
     cp = next(c for c in plan.cores if c.id == core)
     mine = parts[slow] if parts else node  # a split node: the part on `core`
-    own = np.array([mine.dsp, mine.bram18, mine.uram, mine.lut], dtype=np.int64)
-    used = np.array([cp.dsp, cp.bram18, cp.uram, cp.lut], dtype=np.int64)
-    limit = np.array([cp.dsp_limit, cp.bram18_limit, cp.uram_limit, cp.lut_limit], dtype=np.int64)
-    free = limit - used + own
+    free = _limit(cp) - _used(cp) + _own(mine)
     short = table.res[f] - free
     r = int(np.argmax(short * inv))
     if short[r] <= 0:
@@ -127,13 +139,11 @@ def _together_note(prob: Problem, plan: Plan, at_ii: list[str]) -> str:
             continue
         inv = 1.0 / np.maximum(prob.limits(node.core).astype(float), 1.0)
         f = _next_faster(t, faster, inv)
-        own = np.array([node.dsp, node.bram18, node.uram, node.lut], dtype=np.int64)
-        extra[node.core] = extra.get(node.core, 0) + t.res[f] - own
+        extra[node.core] = extra.get(node.core, 0) + t.res[f] - _own(node)
     for cp in plan.cores:
         if cp.id not in extra:
             continue
-        free = np.array([cp.dsp_limit - cp.dsp, cp.bram18_limit - cp.bram18, cp.uram_limit - cp.uram,
-                         cp.lut_limit - cp.lut], dtype=np.int64)
+        free = _limit(cp) - _used(cp)
         short = extra[cp.id] - free
         inv = 1.0 / np.maximum(prob.limits(cp.id).astype(float), 1.0)
         r = int(np.argmax(short * inv))

@@ -1,0 +1,154 @@
+"""Off-chip weights: conv/dense weights in the core's board memory, bandwidth as a planned
+resource (docs/cost-model.md, "Off-chip weights"; issue 12).
+
+What is checked here is the planner's accounting, against numbers computed in the test from
+the graph itself (weight counts, the board file's bandwidth); the cycle behaviour of the
+off-chip block has no RTL module yet, so nothing here claims it is verified in simulation.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import subprocess
+import sys
+import tempfile
+
+import numpy as np
+import pytest
+
+from bbgrap_hls.board import load_board, parse_board
+from bbgrap_hls.errors import InfeasibleError
+from bbgrap_hls.frontend import load_model
+from bbgrap_hls.ir import Graph
+from bbgrap_hls.model import block_cost, node_geometry
+from bbgrap_hls.passes import canonicalize
+from bbgrap_hls.search import make_plan
+from tests import models
+
+BW_CYCLES = 1024
+
+
+def canonical(name: str, **kw) -> Graph:
+    d = tempfile.mkdtemp()
+    return canonicalize(load_model(models.save(getattr(models, name)(**kw), f"{d}/{name}.onnx")))
+
+
+@pytest.fixture(scope="module")
+def resnet18() -> Graph:
+    return canonical("resnet18")
+
+
+def _weight_bytes(graph: Graph, name: str) -> int:
+    """int8 weight bytes of a conv/dense node as stored (a grouped conv block-diagonally):
+    counted from the initializer, not from the cost model."""
+    node = next(n for n in graph.nodes if n.name == name)
+    w = graph.const(node.inputs[1])
+    group = int(node.attrs.get("group", 1)) if node.op == "Conv" else 1
+    return int(np.prod(w.shape)) * group
+
+
+def test_resnet18_fits_zcu102_only_with_offchip_weights(resnet18):
+    board = load_board("zcu102")
+    with pytest.raises(InfeasibleError, match="BRAM18"):
+        make_plan(resnet18, board, baselines=False)
+    plan = make_plan(resnet18, board, baselines=False, offchip_weights=True)
+    ddr = [n for n in plan.nodes if n.weights == "ddr"]
+    assert ddr, "the plan must move some weights off chip"
+    core = plan.cores[0]
+    assert core.memory == "ps-ddr"
+    # every off-chip weight is read once per frame: its bytes are the initializer's
+    for n in ddr:
+        assert n.offchip_bytes_per_frame == _weight_bytes(resnet18, n.name), n.name
+    assert core.offchip_bytes_per_frame == sum(n.offchip_bytes_per_frame for n in ddr)
+    # the reserved bandwidth covers each block's own read rate and stays within the share:
+    # 3 HP ports x 16 B x 0.8 = 38.4 B/cycle (zcu102.yaml)
+    assert core.bw_limit == math.floor(BW_CYCLES * 38.4)
+    assert core.bw == sum(-(-BW_CYCLES * n.offchip_bytes_per_frame // n.ii_cycles) for n in ddr)
+    assert core.bw <= core.bw_limit
+    for r in ("dsp", "bram18", "uram", "lut"):
+        assert getattr(core, r) <= getattr(core, f"{r}_limit"), r
+    # the plan says so in its table, and survives a JSON round trip
+    from bbgrap_hls.commands.plan import format_plan
+    from bbgrap_hls.plan import Plan
+
+    assert "off-chip weights in ps-ddr" in format_plan(plan)
+    assert Plan.from_json(plan.to_json()).to_json() == plan.to_json()
+
+
+def test_offchip_weights_speed_up_resnet18_on_u250(resnet18):
+    board = load_board("u250")
+    on_chip = make_plan(resnet18, board, baselines=False)
+    off = make_plan(resnet18, board, baselines=False, offchip_weights=True)
+    assert off.ii_cycles < on_chip.ii_cycles
+    assert any(n.weights == "ddr" for n in off.nodes)
+    # each SLR reads its own DDR4 channel (u250.yaml: ddr<k> on SLR k)
+    assert [c.memory for c in off.cores] == ["ddr0", "ddr1", "ddr2", "ddr3"]
+    for c in off.cores:
+        assert c.bw <= c.bw_limit == math.floor(BW_CYCLES * 64 * 0.8)
+
+
+def _slow_memory_board(gbps: float) -> object:
+    return parse_board(f"""
+name: slowmem
+source: test
+clock_mhz: 200
+cores:
+  - {{id: 0, device: x, dsp: 2520, bram18: 1824, uram: 0, lut: 274080, cap: 0.8}}
+memories:
+  - {{name: ddr, kind: ddr4, bandwidth_gbps: {gbps}, cores: [0], latency_cycles: 50, ports: 1,
+     port_width_bits: 128}}
+host: {{kind: axi-hp, bandwidth_gbps: 3.2, latency_us: 1.0}}
+""", "slowmem.yaml")
+
+
+def test_bandwidth_bounds_the_ii(resnet18):
+    """With a slow memory the off-chip weights set the ii: the reserved rate can never pass
+    the memory's usable rate, so ii >= off-chip bytes / usable bytes per cycle."""
+    fast = make_plan(resnet18, _slow_memory_board(19.2), baselines=False, offchip_weights=True)
+    slow = make_plan(resnet18, _slow_memory_board(0.4), baselines=False, offchip_weights=True)
+    usable = 0.8 * 0.4e9 / 200e6  # B/cycle
+    assert slow.cores[0].bw <= slow.cores[0].bw_limit == math.floor(BW_CYCLES * usable)
+    assert slow.ii_cycles >= slow.cores[0].offchip_bytes_per_frame / usable
+    assert slow.ii_cycles > fast.ii_cycles
+
+
+def test_offchip_block_reads_whole_frames_before_its_first_output():
+    """The weights-reloading block needs its whole input before any output (fill 1) and
+    charges two frame slots for input and output besides a double-buffered weight tile."""
+    g = canonical("resnet18")
+    node = next(n for n in g.nodes if n.op == "Conv" and g.shape(n.outputs[0])[1] == 512
+                and g.shape(n.inputs[1])[2] == 3)
+    geo = node_geometry(node, g)
+    c = block_cost("conv", geo, 4, 32, ddr=True)
+    on = block_cost("conv", geo, 4, 32)
+    assert c.weights == "ddr" and c.fill == 1.0 and c.window is None
+    assert c.offchip_bytes == _weight_bytes(g, node.name)
+    assert c.dsp == on.dsp  # the same multipliers
+    assert c.bram18 < on.bram18  # the point: 2.4 MB of weights leave the chip
+    in_beats = geo.h * geo.w * geo.c // 32
+    assert c.ii == max(in_beats, geo.ho * geo.wo * (9 * geo.c // 32) * (geo.co // 4))
+    with pytest.raises(ValueError):
+        block_cost("dwconv", geo, 4, 4, ddr=True)
+
+
+def test_codegen_refuses_offchip_weights():
+    """No generator writes off-chip weights yet: gen never plans them, and codegen refuses
+    a node placed off chip with one line (exit 2), never a wrong design."""
+    from bbgrap_hls.codegen.layers import make_layer
+    from bbgrap_hls.errors import UnsupportedError
+    from bbgrap_hls.quant import quantize
+
+    q = quantize(canonical("lenet"))
+    node = next(n for n in q.nodes if n.op in ("Conv", "Dense"))
+    with pytest.raises(UnsupportedError, match="off chip"):
+        make_layer(q, node, "l0", 1, 1, None, "ddr")
+
+
+def test_plan_cli_offchip_flag(tmp_path):
+    path = models.save(models.lenet(), str(tmp_path / "lenet.onnx"))
+    out = subprocess.run([sys.executable, "-m", "bbgrap_hls.cli", "plan", path, "--board", "pynq-z2",
+                          "--offchip-weights", "--json"], capture_output=True, text=True, timeout=300)
+    assert out.returncode == 0, out.stderr
+    d = json.loads(out.stdout)
+    assert d["cores"][0]["memory"] == "ddr" and d["cores"][0]["bw_limit"] > 0
