@@ -106,6 +106,8 @@ class ChannelPlan:
     ii_cycles: int
     barrier: bool
     bram18: int
+    uram: int = 0
+    """URAM288 of the FIFO (a whole-frame FIFO on a core with URAM: `fifo_cost`)."""
 
 
 @dataclass

@@ -45,6 +45,7 @@ class CoreDesign:
     streams: dict[str, tuple[int, int]] = field(default_factory=dict)  # name -> (lanes, depth)
     ports: list[Port] = field(default_factory=list)
     consts: list[str] = field(default_factory=list)
+    has_uram: bool = False  # whole-frame FIFOs go to URAM (model.links.fifo_in_uram)
 
 
 @dataclass
@@ -63,7 +64,7 @@ class _Builder:
     def __init__(self, g: Graph, plan: Plan) -> None:
         self.g, self.plan = g, plan
         self.names = Namer("t_")
-        self.cores = {c.id: CoreDesign(c.id, f"core{c.id}") for c in plan.cores}
+        self.cores = {c.id: CoreDesign(c.id, f"core{c.id}", has_uram=c.uram_limit > 0) for c in plan.cores}
         self.alias: dict[str, str] = {}
         # Tensors of a layout chain that do not stream (e.g. the rank-5 middle of a channel
         # shuffle): source tensor and, per element, its flat NCHW index in the source.

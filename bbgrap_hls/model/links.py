@@ -17,7 +17,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
-from bbgrap_hls.model.memory import MemCost, memory
+from bbgrap_hls.model.memory import MemCost, memory, uram_memory
 from bbgrap_hls.model.timing import FIFO_DEPTH
 
 LUT_STREAM_ENDPOINT = 60   # serialiser / deserialiser control per tensor and core
@@ -89,8 +89,22 @@ def buffer_cost(bytes_per_frame: int, bytes_per_cycle: float, latency_cycles: in
                       latency=2 * transfer + latency_cycles)
 
 
-def fifo_cost(lanes: int, depth: int) -> MemCost:
-    """A FIFO ``depth`` beats deep of ``lanes`` int8 lanes (LUTRAM under 1,024 bits)."""
+URAM_FIFO_BRAM18 = 16
+"""A FIFO that would take at least this many RAMB18 (a URAM288's 288 Kb) goes to URAM on a
+core that has URAM: the whole-frame FIFOs of squeeze-excite gates and long skips."""
+
+
+def fifo_in_uram(lanes: int, depth: int) -> bool:
+    """Whether a FIFO of ``depth`` beats of ``lanes`` lanes is big enough for URAM."""
+    return memory(8 * lanes, depth).bram18 >= URAM_FIFO_BRAM18
+
+
+def fifo_cost(lanes: int, depth: int, uram: bool = False) -> MemCost:
+    """A FIFO ``depth`` beats deep of ``lanes`` int8 lanes (LUTRAM under 1,024 bits); with
+    ``uram`` (the core has URAM) one of `URAM_FIFO_BRAM18` RAMB18 or more is built from
+    URAM288 (HLS: ``BIND_STORAGE type=fifo impl=uram``)."""
+    if uram and fifo_in_uram(lanes, depth):
+        return uram_memory(8 * lanes, depth)
     return memory(8 * lanes, depth)
 
 

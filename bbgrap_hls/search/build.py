@@ -228,12 +228,13 @@ def build_plan(prob: Problem, seg: Segmentation, strategy: str, objective: str) 
                 if p.cost.window is not None:  # the window generator's padding writes (fifos.py)
                     d = max(d, pad_depth(unit.geom, in_lanes(unit.kind, unit.geom, p.pe, p.simd), lanes,
                                          p.cost.ii))
-                fc = fifo_cost(lanes, d)
+                fc = fifo_cost(lanes, d, board.cores[p.core].uram_limit > 0)
                 use[p.core][1] += fc.bram18
+                use[p.core][2] += fc.uram
                 use[p.core][3] += fc.lut + width_converter_lut(lanes, in_lanes(unit.kind, unit.geom, p.pe, p.simd))
                 ii = transfers[tid].ii_cycles if tid is not None else beats
                 chans.append(ChannelPlan(t, src, unit.node.name, src_core, p.core, kind, tid, d,
-                                         lanes, bits, ii, False, fc.bram18))
+                                         lanes, bits, ii, False, fc.bram18, fc.uram))
     for t in graph.outputs:
         for u, unit in enumerate(prob.units):
             if unit.out_tensor == t:
@@ -358,7 +359,9 @@ def repair(prob: Problem, seg: Segmentation, strategy: str, objective: str) -> t
                 # the unit's folding that frees some of r with the least ii, then the largest
                 # saving, then the first row
                 t, f = prob.units[u].table, seg.fold[u]
-                cand = np.nonzero(t.res[:, r] < t.res[f, r])[0]
+                # no other resource may grow (a row with less URAM but many more DSPs would
+                # only move the violation)
+                cand = np.nonzero((t.res[:, r] < t.res[f, r]) & np.all(t.res <= t.res[f], axis=1))[0]
                 if not len(cand):
                     return None
                 g = int(cand[np.lexsort((cand, t.res[cand, r], t.ii[cand]))[0]])

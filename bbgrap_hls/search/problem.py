@@ -127,7 +127,7 @@ def _table(kind: str, g: Geometry, inputs: _Inputs, parallel_window: bool, uram:
                 if mmv > 1 and c.ii >= prev_ii:
                     break  # the window generator's writes already bound it: a copy buys nothing
                 prev_ii = c.ii
-            bram, lut = c.bram18, c.lut
+            bram, lut, uram_use = c.bram18, c.lut, c.uram
             if kind != "wire":
                 lanes = in_lanes(kind, g, pe, simd)
                 beats = [max(1, e // lanes) for e in inputs.elems]
@@ -138,12 +138,13 @@ def _table(kind: str, g: Geometry, inputs: _Inputs, parallel_window: bool, uram:
                     d = max(d, stall_depth(kind, g, pe, lanes))
                     if c.window is not None:  # the window generator's padding writes
                         d = max(d, pad_depth(g, lanes, lanes, ii))
-                    fifo = fifo_cost(lanes, d)
+                    fifo = fifo_cost(lanes, d, uram)
                     # Each input's FIFO (reconvergence depth in the block's lanes) and a
                     # worst-case width converter (from 1 lane).
                     bram += fifo.bram18
+                    uram_use += fifo.uram
                     lut += fifo.lut + width_converter_lut(1, lanes)
-            rows.append((pe, simd, int(on_uram), c.ii, c.dsp, bram, c.uram, lut, bw, mmv, int(ddr)))
+            rows.append((pe, simd, int(on_uram), c.ii, c.dsp, bram, uram_use, lut, bw, mmv, int(ddr)))
     offchip = [r for r in rows if r[10]]
     if offchip:
         # The slowest off-chip folding may also read its weights slower than it computes
