@@ -211,7 +211,7 @@ def refine(prob: Problem, seg: Segmentation, time_limit: float, seed: int) -> Se
 
 def explain_infeasible(prob: Problem, n_cores: int | None = None) -> str:
     """Which resource on which core is short by how much, and the smallest change that fits."""
-    names = ("DSP", "BRAM18", "URAM", "LUT")
+    names = ("DSP", "BRAM18", "URAM", "LUT", "bytes per 1,024 cycles of memory bandwidth")
     path = prob.core_path[: n_cores or len(prob.core_path)]
     lims = [prob.limits(k) for k in path]
     big = max(lims, key=lambda x: tuple(x))
@@ -236,6 +236,20 @@ def explain_infeasible(prob: Problem, n_cores: int | None = None) -> str:
                     f"{len(path)} core(s) {path} allow {int(total[r])} together: short by "
                     f"{int(need[r] - total[r])}. Smallest change: a board with >= "
                     f"{math.ceil(need[r] / per)} cores of {per} {names[r]} each")
+    # Every block alone fits; together at the folding that uses least of all resources
+    # (each over the path's total) the one most over names the cause, not the links.
+    inv = np.where(total > 0, 1.0 / np.maximum(total, 1), 1e6)
+    pick = sum(u.table.res[int(np.argmin(u.table.res @ inv))] for u in prob.units)
+    over = pick - total
+    r = int(np.argmax(over * inv))
+    if over[r] > 0 or len(path) == 1:
+        uses = ", ".join(f"{int(pick[i])} / {int(total[i])} {names[i]}" for i in range(N_RES) if total[i] or pick[i])
+        return (f"the {prob.m} blocks do not fit cores {path} together: with every block at its most "
+                f"economical folding they need {uses}"
+                + (f"; {names[r]} is short by {int(over[r])}" if over[r] > 0 else
+                   "; no folding mix found fits every resource at once")
+                + ". Smallest change: a larger board"
+                + ("" if prob.offchip_port_bytes > 0 else ", or --offchip-weights (weights in the board memory)"))
     return (f"no contiguous split of the {prob.m} blocks over cores {path} fits every core's "
             f"limits and every link (largest cut {int(prob.cut_bits.max())} bits/frame); "
             f"try a board with more cores, or --strategy greedy")
