@@ -28,11 +28,7 @@ pytestmark = pytest.mark.slow
 
 # A configuration whose model is known to be off; strict, so fixing the model fails here
 # until the mark goes.
-KNOWN_OFF = {
-    "channel_affine-p2": "model charges 1 + REQUANT_DSP = 5 DSP48E2 per lane (10), Yosys 4: the RTL "
-                         "and HLS affine is one (x - ZP_IN) * mult product (9 x 32 bits, 2 DSP) and "
-                         "a rounding shifter without a multiplier; LUT 1141 / 1488 = 0.77",
-}
+KNOWN_OFF: dict[str, str] = {}
 
 
 @pytest.fixture(scope="module")

@@ -32,6 +32,8 @@ REQUANT_DSP = 4         # DSP48E2 per requantised lane: 32×32-bit acc·M (Yosys
 ELTWISE_DSP = 2         # DSP48E2 per lane of add / mul (Yosys, bench/resources.py)
 DEPTH_SIMPLE = 2        # blocks without an RTL module yet (shuffle, pad): register in, out
 LUT_MERGE_BIT = 1       # pixel copies: per output bit and copy, the merge's multiplexer share
+AFFINE_DSP = 2          # DSP48E2 per channel-affine lane: the 9 × 32-bit product (Yosys)
+LUT_AFFINE = 385        # one channel-affine lane: 41-bit rounding shift, zero point, clamp (Yosys)
 LUT_AXI_READ = 1500     # an AXI4 read master with its burst FIFO control (as a buffer endpoint)
 LUT_FRAME_ADDR = 300    # off-chip weights: frame-buffer address generation (window taps, padding)
 
@@ -235,12 +237,13 @@ def eltwise2(g: Geometry, pe: int, simd: int) -> BlockCost:
 
 
 def affine(g: Geometry, pe: int, simd: int) -> BlockCost:
-    """Per-channel affine ``y = x·a_c + b_c`` requantised: one product and a requantiser
-    per lane."""
+    """Per-channel affine ``y = x·a_c + b_c`` requantised: per lane one ``(x − zp)·mult``
+    product (9 × 32 bits: two 27 × 18 DSP tiles) and a rounding shifter, no second
+    multiplier (`hw/rtl/channel_affine.sv`; Yosys: 4 DSP, 1,141 LUT at p = 2)."""
     p = pe
     mem = rom(8 * p, g.c // p) + _params(p, g.c // p)
-    return _stream(g.h * g.w * g.c // p, RTL_DEPTH["affine"], dsp=(1 + REQUANT_DSP) * p,
-                   bram18=mem.bram18, lut=LUT_BASE_SIMPLE + (LUT_PER_LANE + LUT_REQUANT) * p + mem.lut)
+    return _stream(g.h * g.w * g.c // p, RTL_DEPTH["affine"], dsp=AFFINE_DSP * p,
+                   bram18=mem.bram18, lut=LUT_BASE_SIMPLE + (LUT_PER_LANE + LUT_AFFINE) * p + mem.lut)
 
 
 def lut_act(g: Geometry, pe: int, simd: int) -> BlockCost:
