@@ -112,8 +112,8 @@ def _table(kind: str, g: Geometry, inputs: _Inputs, parallel_window: bool, uram:
     prev_ii = 0
     for pe, simd, mmv in rows_of:
         for on_uram, ddr in placements:
-            if ddr and mmv > 1:
-                continue
+            if ddr and (mmv > 1 or simd > g.c):
+                continue  # off-chip weights: no pixel copies, no parallel window (simd | C)
             c = block_cost(kind, g, pe, simd, uram=on_uram, mmv=mmv, ddr=ddr)
             bw = 0
             if ddr:
