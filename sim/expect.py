@@ -83,56 +83,56 @@ def block(module: str, p: dict) -> tuple[BlockCost, int]:
     raise KeyError(f"module '{module}' is not a block of the cost model")
 
 
-def mmv_reads(p: dict) -> tuple[int, int, int, int, bool]:
-    """``(ready0, sf, nf, n, direct)`` of a conv: cycle (from the frame's first input beat)
-    from which the swg may read the first window, beats per window, neuron folds, windows
-    per frame, and whether the 1x1 path skips the swg."""
-    g = window_geometry(p)
-    sf, nf = p["KH"] * p["KW"] * p["C"] // p["SIMD"], p["CO"] // p["PE"]
-    cg = p["C"] // min(p["SIMD"], p["C"])
-    direct = g.kh == g.kw == g.sh == g.sw == 1 and not any(g.pads)
-    ready0 = 0 if direct else g.kh * g.wp * cg - (g.pads[0] * g.wp + g.pads[1]) * cg
-    return ready0, sf, nf, g.ho * g.wo, direct
+def frames(module: str, p: dict, base: int) -> int:
+    """Frames a testbench runs so that its steady state is what the model predicts.
 
-
-def mmv_conv(p: dict, frames: int = 4) -> tuple[float, int, int]:
-    """``(ii, latency, first)`` of a conv with ``M > 1`` pixel copies (``hw/rtl/conv.sv``).
-
-    Window ``w`` (counted across frames, first input beat at cycle 0) is first read at
-    ``R(w) = ready0 + (w div M)·SF·NF + (w mod M)·SF``: a copy reads its SF beats in fold 0
-    and takes its next window SF·NF cycles later. Its whole pixel leaves at
-    ``R(w) + SF·NF + 6``: the swg's output register 1, the copy's SF·NF folds, the mvu's
-    pipeline 5 after the last fold, the dwc gather 1, the merge 0 (without the swg, the
-    1x1 DIRECT path: ``ready0 = 0`` and one cycle less). ``first`` is the cycle of the first output
-    beat, ``latency`` counts frame 0's first input beat to its last output beat (both
-    counted), ``ii`` the mean distance of the frame ends 1..``frames``-1 (what
-    `harness.Timing` measures). Exact when the swg is never starved: the input offered every
-    cycle and reading an output row takes at least ``max(SH, TAIL)·Wp·C/lanes`` cycles, the
-    writing of the rows it frees (a sufficient condition, checked here).
+    The harness (`harness.Timing`) averages the frame intervals after the first one, over
+    ``frames − 2`` frames. A conv with ``M`` pixel copies deals the windows round robin
+    across frames, so its frame intervals repeat only every ``M`` frames and the cost model's
+    ii is their mean over ``M`` frames: those runs average over a multiple of ``M`` frames.
+    ``base`` is the frames of the case (``cases.FRAMES``).
     """
-    m = p["M"]
-    g = window_geometry(p)
-    ready0, sf, nf, n, direct = mmv_reads(p)
-    cg = p["C"] // min(p["SIMD"], p["C"])
-    if not direct and (g.wo // m) * sf * nf < max(g.sh, g.hp - (g.ho - 1) * g.sh) * g.wp * cg:
-        raise ValueError("mmv_conv: the window generator may starve the copies; no exact formula")
-    def done(w: int) -> int:  # cycle of window w's pixel at the output
-        return ready0 + (w // m) * sf * nf + (w % m) * sf + sf * nf + (5 if direct else 6)
-    ends = [done(f * n + n - 1) for f in range(frames)]
-    return (ends[-1] - ends[1]) / (frames - 2), ends[0] + 1, done(0)
+    m = p.get("M", 1) if module == "conv" else 1
+    return 2 + m * -(-(base - 2) // m)
+
+
+def pointwise_copies(p: dict) -> bool:
+    """A conv whose 1x1 stride-1 unpadded path (no window generator) has pixel copies: an RTL
+    configuration the planner never generates (the cost model refuses it)."""
+    return p.get("M", 1) > 1 and p["KH"] == p["KW"] == p["SH"] == p["SW"] == 1 \
+        and not any(p[k] for k in ("PT", "PL", "PB", "PR"))
+
+
+def pointwise_copies_timing(p: dict) -> tuple[int, int, int]:
+    """``(ii, latency, first)`` of `pointwise_copies` convs, from ``hw/rtl/conv.sv`` (not
+    the cost model, which has no such block). Vector ``w`` (counted across frames, first
+    input beat at cycle 0) goes to copy ``w mod M``, which reads its SF beats from cycle
+    ``(w div M)·SF·NF + (w mod M)·SF``, runs its NF folds and emits the whole pixel 6 cycles
+    after its last fold (the mvu pipeline 5, the pixel collector 1):
+    ``(w div M + 1)·SF·NF + (w mod M)·SF + 5``.
+    ``ii`` is the model-free mean over ``M`` frames, ``N·SF·NF/M``, an integer here."""
+    m, n = p["M"], p["H"] * p["W"]
+    sf, nf = p["C"] // p["SIMD"], p["CO"] // p["PE"]
+    assert (n * sf * nf) % m == 0, "pointwise_copies_timing: a fractional mean ii"
+
+    def done(w: int) -> int:
+        return (w // m + 1) * sf * nf + (w % m) * sf + 5
+    return n * sf * nf // m, done(n - 1) + 1, done(0)
+
+
+def first_output(module: str, p: dict) -> int:
+    """Cycle of a block's first output beat from its first input beat (cost model)."""
+    if module == "conv" and pointwise_copies(p):
+        return pointwise_copies_timing(p)[2]
+    cost, in_beats = block(module, p)
+    return out_profile(0, in_beats - 1, in_beats, cost.lead, cost.span, cost.tail, cost.fill, cost.depth)[0]
 
 
 def predict(module: str, p: dict) -> tuple[int, int]:
-    """``(ii, latency)`` the cost model predicts for ``module`` with test parameters ``p``."""
-    if module == "conv" and p.get("M", 1) > 1:
-        ii, latency, _ = mmv_conv(p)
-        if mmv_reads(p)[4]:  # the 1x1 DIRECT path: the planner gives it no copies
-            return ii, latency
-        # The cost model, exact when M divides the frame's pixels; else frames alternate and
-        # the testbench's mean over frames 1..3 is not the model's mean over M frames.
-        cost, in_beats = block(module, p)
-        m_ii, m_latency = _block(cost, in_beats)
-        return (m_ii if mmv_reads(p)[3] % p["M"] == 0 else ii), m_latency
+    """``(ii, latency)`` the cost model predicts for ``module`` with test parameters ``p``
+    (a conv with pixel copies: its ii is the mean over ``M`` frames, see `frames`)."""
+    if module == "conv" and pointwise_copies(p):
+        return pointwise_copies_timing(p)[:2]
     if module == "fifo":
         beats = p["beats"]
         return beats, fifo_profile(0, beats - 1)[1] + 1

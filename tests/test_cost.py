@@ -201,16 +201,23 @@ def test_dense_on_flattened_image_is_one_vector(pe, simd):
         assert c.bram18 == block_cost("dense", row, pe, simd).bram18
 
 
-def _swg_beats(g: Geometry, cg: int, row_read: int, first_reads: int, arrive: np.ndarray,
-               t0: int) -> tuple[list[int], list[int]]:
-    """Beat-level reference of hw/rtl/swg.sv for one frame: the writer writes one beat per
-    cycle from ``t0``, padding included, an input beat no earlier than it arrives; the reader
-    starts an output row the cycle after its rows are written and the previous row is read.
-    Returns each output row's first-output and last read cycles."""
+CONV_DEPTH = 6  # cycles from a conv's last read to its output beat: swg register 1, mvu pipeline 5 (hw/rtl)
+
+
+def _swg_beats(g: Geometry, pe: int, simd: int, arrive: np.ndarray, t0: int) -> tuple[list[int], list[int]]:
+    """Beat-level reference of hw/rtl/swg.sv -> mvu.sv for one frame, written from the RTL's
+    behaviour and sharing no code with the model: the writer writes one beat per cycle from
+    ``t0``, padding included, an input beat no earlier than it arrives; the reader starts an
+    output row the cycle after its rows are written and the previous row is read, and spends
+    ``SF·NF`` cycles on each of its pixels (the mvu stalls it for folds 1..NF−1), the first
+    output's last contribution being read ``SF`` cycles into the row. Returns each output
+    row's first-output and last read cycles."""
+    lanes = min(simd, g.c)
+    sf, nf = g.kh * g.kw * g.c // simd, g.co // pe
     t, k, done = t0, 0, []
     for yp in range(g.hp):
         for x in range(g.wp):
-            for _ in range(cg):
+            for _ in range(g.c // lanes):
                 if g.pads[0] <= yp < g.pads[0] + g.h and g.pads[1] <= x < g.pads[1] + g.w:
                     t = max(t, int(arrive[k]))
                     k += 1
@@ -219,55 +226,52 @@ def _swg_beats(g: Geometry, cg: int, row_read: int, first_reads: int, arrive: np
     first, last, end = [], [], -(10 ** 9)
     for oy in range(g.ho):
         start = max(end, done[oy * g.sh + g.kh - 1] + 1)
-        end = start + row_read
-        first.append(start + first_reads - 1)
+        end = start + g.wo * sf * nf
+        first.append(start + sf - 1)
         last.append(end - 1)
     return first, last
 
 
-@pytest.mark.parametrize("geom", [
+WINDOW_GEOMS = [
     Geometry(14, 14, 6, 10, 10, 16, kh=5, kw=5),
     Geometry(28, 28, 6, 14, 14, 6, kh=2, kw=2, sh=2, sw=2),
     Geometry(8, 8, 4, 8, 8, 8, kh=3, kw=3, pads=(1, 1, 1, 1)),
     Geometry(9, 7, 4, 5, 4, 8, kh=3, kw=3, sh=2, sw=2, pads=(1, 1, 1, 1)),
-])
-@pytest.mark.parametrize("seed", [0, 1, 2])
-def test_window_rows_match_a_beat_level_writer_and_reader(geom, seed):
+]
+
+
+@pytest.mark.parametrize("geom", WINDOW_GEOMS)
+@pytest.mark.parametrize("arrival", ["full", "slow", "bursts", "late"])
+@pytest.mark.parametrize("which", ["least", "middle", "most"])
+def test_window_rows_match_a_beat_level_writer_and_reader(geom, arrival, which):
     """`window_rows_out` (closed form on row end times) equals the beat-level schedule of the
-    window generator for any input arrival: full rate, bursts, slow rows."""
+    window generator for any input arrival: full rate from cycle 0 with the top padding
+    written before (the module tests' setting), slow beats, bursts, a late start."""
     from bbgrap_hls.model.timing import window_rows_out
 
-    c = block_cost("conv", geom, 2, 2)
-    w = c.window
-    cg = geom.c // 2
+    folds = foldings("conv", geom, parallel_window=True)  # ascending; the last reads a whole window a beat
+    pe, simd = folds[{"least": 0, "middle": len(folds) // 2, "most": -1}[which]]
+    c = block_cost("conv", geom, pe, simd)
+    cg = geom.c // min(simd, geom.c)
     beats = geom.h * geom.w * cg
-    rng = np.random.default_rng(seed)
-    gaps = [np.ones(beats, np.int64), rng.integers(1, 4, beats), 1 + 40 * (rng.random(beats) < 0.05)][seed]
-    arrive = 30 + np.cumsum(gaps)
-    e = arrive.reshape(geom.h, -1)[:, -1]
-    s = arrive.reshape(geom.h, -1)[:, 0]
-    first, last = _swg_beats(geom, cg, w.row_read, w.first_reads, arrive, t0=0)
-    fo, lo = window_rows_out((s, e), w, c.depth)
-    assert list(lo) == [x + c.depth for x in last]
-    assert list(fo) == [x + c.depth for x in first]
-
-
-@pytest.mark.parametrize("geom", [
-    Geometry(14, 14, 6, 10, 10, 16, kh=5, kw=5),
-    Geometry(8, 8, 4, 8, 8, 8, kh=3, kw=3, pads=(1, 1, 1, 1)),
-    Geometry(8, 8, 4, 4, 4, 8, kh=3, kw=3, sh=2, sw=2, pads=(1, 1, 1, 1)),
-])
-def test_window_rows_at_full_rate_are_the_module_schedule(geom):
-    """Input at one beat per cycle from cycle 0, the padding before it already written (as in
-    the module tests): first output at ``lead + depth``, last at ``span + depth``."""
-    from bbgrap_hls.model.timing import input_rows, window_rows_out
-
-    for pe, simd in [(2, 4), (8, 4), (1, 1)]:
-        c = block_cost("conv", geom, pe, simd)
-        cg = geom.c // min(simd, geom.c)
-        before = (geom.pads[0] * geom.wp + geom.pads[1]) * cg
-        s, e = window_rows_out(input_rows(geom.h, geom.w * cg), c.window, c.depth, t0=-before)
-        assert (s[0], e[-1]) == (c.lead + c.depth, c.span + c.depth)
+    rng = np.random.default_rng(list(WINDOW_GEOMS).index(geom))
+    t0 = 0
+    if arrival == "full":
+        arrive, t0 = np.arange(beats), -(geom.pads[0] * geom.wp + geom.pads[1]) * cg
+    elif arrival == "slow":
+        arrive = 30 + np.cumsum(rng.integers(1, 4, beats))
+    elif arrival == "bursts":
+        arrive = 30 + np.cumsum(1 + 40 * (rng.random(beats) < 0.05))
+    else:
+        arrive = 30 + np.arange(beats)
+    s, e = arrive.reshape(geom.h, -1)[:, 0], arrive.reshape(geom.h, -1)[:, -1]
+    first, last = _swg_beats(geom, pe, simd, arrive, t0)
+    fo, lo = window_rows_out((s, e), c.window, c.depth, t0=t0)
+    assert c.depth == CONV_DEPTH
+    assert list(lo) == [x + CONV_DEPTH for x in last]
+    assert list(fo) == [x + CONV_DEPTH for x in first]
+    if arrival == "full":  # the block's scalar schedule (`lead`, `span`: the module tests' latency)
+        assert (c.lead, c.span) == (first[0], last[-1])
 
 
 def test_stream_rows_pace_and_follow():

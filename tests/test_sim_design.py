@@ -4,14 +4,16 @@ Designs come from `sim.design.flow.small_design`: the ``even`` plan on a bundled
 multi-core board (residuals cross cores) with every block folded to at most ``par`` lanes
 so that a Verilator build stays under a minute. Builds are cached in ``build/sim/design``
 and link the Verilator runtime objects the module tests keep in ``build/sim``.
-Runtime on 2 cores, cold cache: about 4 minutes (three designs built and simulated; the
-ResNet-8 one alone ~70 s); warm cache: about 1 minute.
+Cycles are checked in steady state (`FRAMES` frames or more, `_frames`): ii within 1 % and
+latency within 3 % of the plan wherever the ii is checked. Runtime on 2 cores shared with
+other jobs: about 2 minutes with a cold cache, 30 s warm.
 """
 
 from __future__ import annotations
 
 import importlib.util
 import json
+import math
 import re
 import shutil
 import subprocess
@@ -33,7 +35,11 @@ CACHE = ROOT / "build" / "sim" / "design"
 RUNTIME = ROOT / "build" / "sim"
 #: model -> (bundled board, folding cap): sized so each build + run stays around a minute.
 DESIGNS = {"lenet": ("u250", 2), "ds_cnn": ("u250", 4), "resnet8": ("u250", 8)}
-II_TOL, LAT_TOL = 0.02, 0.05
+#: what the twins achieve (docs/cost-model.md, "Latency"): ii within 1 %, latency within 3 %
+II_TOL, LAT_TOL = 0.01, 0.03
+#: frames per run: the ii is the mean interval between the ends of frames 1.. (steady state,
+#: not the first interval, which an empty pipeline may shorten)
+FRAMES = 3
 
 _made: dict[str, tuple[Path, object]] = {}
 _runs: dict[str, object] = {}
@@ -50,12 +56,29 @@ def _design(name: str, tmp_root: Path):
     return _made[name]
 
 
+def _frames(plan) -> int:
+    """At least `FRAMES`; with pixel copies (``mmv`` M) the frame intervals repeat every M
+    frames and the plan's ii is their mean: average over a multiple of the copies' lcm."""
+    m = math.lcm(*(n.mmv for n in plan.nodes), *(q.mmv for n in plan.nodes for q in n.split or ()))
+    return 2 + m * -(-(FRAMES - 2) // m)
+
+
+def _check_cycles(r) -> None:
+    """Steady-state ii within II_TOL and frame 0's latency within LAT_TOL of the plan."""
+    assert r.measured_ii_cycles is not None and r.measured_latency_cycles is not None, r.message
+    ii_err = (r.measured_ii_cycles - r.predicted_ii_cycles) / r.predicted_ii_cycles
+    lat_err = (r.measured_latency_cycles - r.predicted_latency_cycles) / r.predicted_latency_cycles
+    figures = (f"ii {r.measured_ii_cycles} vs plan {r.predicted_ii_cycles} ({ii_err:+.2%}), latency "
+               f"{r.measured_latency_cycles} vs plan {r.predicted_latency_cycles} ({lat_err:+.2%}), {r.frames} frames")
+    assert abs(ii_err) <= II_TOL and abs(lat_err) <= LAT_TOL, figures
+
+
 def _sim(name: str, tmp_root: Path):
     from bbgrap_hls.rtlsim.run import simulate
 
     if name not in _runs:
-        out, _ = _design(name, tmp_root)
-        _runs[name] = simulate(out, frames=2, cache=CACHE, runtime=RUNTIME)
+        out, plan = _design(name, tmp_root)
+        _runs[name] = simulate(out, frames=_frames(plan), cache=CACHE, runtime=RUNTIME)
     return _runs[name]
 
 
@@ -88,23 +111,13 @@ def test_resnet8_residual_crosses_cores(root):
 
 @pytest.mark.slow
 @pytest.mark.parametrize("name", sorted(DESIGNS))
-def test_sim_bit_exact_and_ii(root, name):
+def test_sim_bit_exact_and_cycles(root, name):
+    """Bit-exact; the steady-state ii and frame 0's latency (first input beat to last output
+    beat, input offered every cycle, frame 1 right behind it) against the plan's ii and
+    row-by-row latency (docs/cost-model.md, "Latency")."""
     r = _sim(name, root)
     assert r.match, r.message
-    assert r.measured_ii_cycles is not None
-    err = abs(r.measured_ii_cycles - r.predicted_ii_cycles) / r.predicted_ii_cycles
-    assert err <= II_TOL, f"ii {r.measured_ii_cycles} vs plan {r.predicted_ii_cycles} ({err:.1%})"
-
-
-@pytest.mark.slow
-@pytest.mark.parametrize("name", sorted(DESIGNS))
-def test_sim_latency_matches_plan(root, name):
-    """Frame 0's first input beat to its last output beat, input offered every cycle (frame 1
-    right behind it), against the plan's row-by-row latency (docs/cost-model.md, "Latency")."""
-    r = _sim(name, root)
-    assert r.match, r.message
-    err = abs(r.measured_latency_cycles - r.predicted_latency_cycles) / r.predicted_latency_cycles
-    assert err <= LAT_TOL, f"latency {r.measured_latency_cycles} vs plan {r.predicted_latency_cycles} ({err:.1%})"
+    _check_cycles(r)
 
 
 @pytest.mark.slow
@@ -225,7 +238,7 @@ def _pw_sim(name: str, root: Path):
     if key not in _runs:
         make, par = PW_DESIGNS[name]
         plan = small_design(make(), "u250", root / key, par, parallel_window=True)
-        _runs[key] = (plan, simulate(root / key, frames=3, cache=CACHE, runtime=RUNTIME))
+        _runs[key] = (plan, simulate(root / key, frames=_frames(plan), cache=CACHE, runtime=RUNTIME))
     return _runs[key]
 
 
@@ -243,16 +256,17 @@ def test_parallel_window_bit_exact(root, name):
 
 
 @pytest.mark.slow
-def test_parallel_window_ii(root):
-    """ii of a parallel-window design (conv C=3 j=3 as bottleneck, depthwise j=3) within II_TOL.
-
-    LeNet is left out: its Dense's input FIFO (depth 2) stalls conv_8 while the Dense
-    computes (+20% ii, with or without a parallel window; see docs/rtl.md)."""
-    plan, r = _pw_sim("window_net", root)
-    dw = next(n for n in plan.nodes if n.name == "conv_7_node")  # the depthwise conv
-    assert dw.simd == 3 * dw.pe, (dw.name, dw.pe, dw.simd)
-    err = abs(r.measured_ii_cycles - r.predicted_ii_cycles) / r.predicted_ii_cycles
-    assert err <= II_TOL, f"ii {r.measured_ii_cycles} vs plan {r.predicted_ii_cycles} ({err:.1%})"
+@pytest.mark.parametrize("name", sorted(PW_DESIGNS))
+def test_parallel_window_cycles(root, name):
+    """ii and latency of the parallel-window designs: window_net (conv C=3 j=3 as bottleneck,
+    depthwise j=3) and LeNet (first conv C=1 j=5; it ran +20 % over the planned ii while its
+    Dense's input FIFO held 2 beats, docs/rtl.md)."""
+    plan, r = _pw_sim(name, root)
+    if name == "window_net":
+        dw = next(n for n in plan.nodes if n.name == "conv_7_node")  # the depthwise conv
+        assert dw.simd == 3 * dw.pe, (dw.name, dw.pe, dw.simd)
+    assert r.match, r.message
+    _check_cycles(r)
 
 
 def _affine_sub():
@@ -267,7 +281,8 @@ def _affine_sub():
 
 @pytest.mark.slow
 def test_channel_affine_design_bit_exact(tmp_path):
-    """Both ChannelAffines (one with negative multipliers) in the twin: bit-exact, ii within II_TOL."""
+    """Both ChannelAffines (one with negative multipliers) in the twin: bit-exact, ii and latency
+    within II_TOL and LAT_TOL."""
     from bbgrap_hls.rtlsim.run import simulate
     from sim.design.flow import small_design
 
@@ -275,10 +290,9 @@ def test_channel_affine_design_bit_exact(tmp_path):
     assert sum(n.op == "ChannelAffine" for n in plan.nodes) == 2
     assert not (tmp_path / "rtl" / "UNSUPPORTED.txt").exists()
     assert sorted((tmp_path / "rtl").glob("*_m.mem")), "the affine multipliers' memories"
-    r = simulate(tmp_path, frames=3, cache=CACHE, runtime=RUNTIME)
+    r = simulate(tmp_path, frames=_frames(plan), cache=CACHE, runtime=RUNTIME)
     assert r.match, r.message
-    err = abs(r.measured_ii_cycles - r.predicted_ii_cycles) / r.predicted_ii_cycles
-    assert err <= II_TOL, f"ii {r.measured_ii_cycles} vs plan {r.predicted_ii_cycles} ({err:.1%})"
+    _check_cycles(r)
 
 
 #: channel shuffle and per-pixel broadcast (squeeze-excite Mul): model -> folding cap
@@ -315,13 +329,10 @@ def test_shuffle_broadcast_bit_exact_and_ii(root, name):
     streams without a planned transfer now follow the core path.)"""
     from bbgrap_hls.rtlsim.run import simulate
 
-    out, _ = _sb_design(name, root)
-    r = simulate(out, frames=3, cache=CACHE, runtime=RUNTIME)
+    out, plan = _sb_design(name, root)
+    r = simulate(out, frames=_frames(plan), cache=CACHE, runtime=RUNTIME)
     assert r.match, r.message
-    err = abs(r.measured_ii_cycles - r.predicted_ii_cycles) / r.predicted_ii_cycles
-    assert err <= II_TOL, f"ii {r.measured_ii_cycles} vs plan {r.predicted_ii_cycles} ({err:.1%})"
-    err = abs(r.measured_latency_cycles - r.predicted_latency_cycles) / r.predicted_latency_cycles
-    assert err <= LAT_TOL, f"latency {r.measured_latency_cycles} vs plan {r.predicted_latency_cycles}"
+    _check_cycles(r)
 
 
 @pytest.mark.slow
@@ -332,15 +343,16 @@ def test_full_size_squeeze_excite_runs_at_the_planned_ii(root):
     It deadlocked when the plan's depth (in the producer's 32-lane beats) was applied to the
     Mul's 4-lane FIFO, and ran at 895 cycles instead of 576 with one frame of FIFO."""
     from bbgrap_hls.cli import main
+    from bbgrap_hls.plan import Plan
     from bbgrap_hls.rtlsim.run import simulate
 
     path = models.save(models.se_block(seed=0), root / "se_full.onnx")
     out = root / "se_full"
     assert main(["gen", str(path), "--board", "u250", "--strategy", "even", "-o", str(out), "--force"]) == 0
-    r = simulate(out, frames=2, cache=CACHE, runtime=RUNTIME)
+    plan = Plan.from_json((out / "plan.json").read_text())
+    r = simulate(out, frames=_frames(plan), cache=CACHE, runtime=RUNTIME)
     assert r.deadlock is None and r.match, r.message
-    assert abs(r.measured_ii_cycles - r.predicted_ii_cycles) <= II_TOL * r.predicted_ii_cycles, r.message
-    assert abs(r.measured_latency_cycles - r.predicted_latency_cycles) <= LAT_TOL * r.predicted_latency_cycles
+    _check_cycles(r)
 
 
 @pytest.mark.slow
@@ -359,7 +371,6 @@ def test_pixel_copies_and_uneven_split_run_at_the_planned_ii(root):
     plan = Plan.from_json((out / "plan.json").read_text())
     assert any(n.mmv > 1 for n in plan.nodes)
     assert any(n.split and len({p.co_end - p.co_begin for p in n.split}) > 1 for n in plan.nodes)
-    r = simulate(out, frames=2, cache=CACHE, runtime=RUNTIME)
+    r = simulate(out, frames=_frames(plan), cache=CACHE, runtime=RUNTIME)
     assert r.deadlock is None and r.match, r.message
-    assert abs(r.measured_ii_cycles - r.predicted_ii_cycles) <= II_TOL * r.predicted_ii_cycles, r.message
-    assert abs(r.measured_latency_cycles - r.predicted_latency_cycles) <= LAT_TOL * r.predicted_latency_cycles
+    _check_cycles(r)
