@@ -152,9 +152,12 @@ def test_weights_in_uram_pack_the_banks_and_free_their_bram(kind, p):
     assert (u.ii, u.dsp) == (b.ii, b.dsp)
 
 
-def test_uram_only_for_blocks_with_weights():
-    with pytest.raises(ValueError, match="maxpool"):
-        block_cost("maxpool", CONV, 1, 1, uram=True)
+def test_uram_only_moves_weights():
+    """``uram`` moves a block's weight memory; a block without weights has nothing of its own
+    to move (the planner places its input FIFOs), so its cost is unchanged."""
+    assert block_cost("maxpool", CONV, 1, 1, uram=True) == block_cost("maxpool", CONV, 1, 1)
+    on, off = block_cost("conv", CONV, 2, 4, uram=True), block_cost("conv", CONV, 2, 4)
+    assert on.weights == "uram" and on.uram > 0 and on.bram18 < off.bram18
 
 
 STEM = Geometry(h=32, w=32, c=3, ho=32, wo=32, co=16, kh=3, kw=3, pads=(1, 1, 1, 1))

@@ -45,7 +45,7 @@ class CoreDesign:
     streams: dict[str, tuple[int, int]] = field(default_factory=dict)  # name -> (lanes, depth)
     ports: list[Port] = field(default_factory=list)
     consts: list[str] = field(default_factory=list)
-    has_uram: bool = False  # whole-frame FIFOs go to URAM (model.links.fifo_in_uram)
+    uram_streams: set[str] = field(default_factory=set)  # FIFOs the plan put in URAM
 
 
 @dataclass
@@ -64,7 +64,8 @@ class _Builder:
     def __init__(self, g: Graph, plan: Plan) -> None:
         self.g, self.plan = g, plan
         self.names = Namer("t_")
-        self.cores = {c.id: CoreDesign(c.id, f"core{c.id}", has_uram=c.uram_limit > 0) for c in plan.cores}
+        self.cores = {c.id: CoreDesign(c.id, f"core{c.id}") for c in plan.cores}
+        self.uram_fifos = {(c.tensor, c.dst) for c in plan.channels if c.uram > 0}
         self.alias: dict[str, str] = {}
         # Tensors of a layout chain that do not stream (e.g. the rank-5 middle of a channel
         # shuffle): source tensor and, per element, its flat NCHW index in the source.
@@ -251,7 +252,10 @@ def _operand(b: _Builder, g: Graph, node, core: int, k: int, t: str, lanes: int,
         s = b.fresh(core, "s", lanes)
         b.cores[core].calls.append(f"bb::repeat_pixel<{ho * wo}, {co}, {lanes}>({src}, {s}, frames);")
         return s
-    return b.request(core, t, lanes, _beats(depth, t, node.name, lanes))
+    s = b.request(core, t, lanes, _beats(depth, t, node.name, lanes))
+    if (t, node.name) in b.uram_fifos:  # the plan's whole-frame FIFO in URAM
+        b.cores[core].uram_streams.add(s)
+    return s
 
 
 def _convert(b: _Builder, core: int, src: str, a: int, dst: str, c: int, n: int) -> None:

@@ -14,7 +14,6 @@ from bbgrap_hls.codegen import weights
 from bbgrap_hls.codegen.design import CoreDesign, Design, core_ports
 from bbgrap_hls.codegen.names import comment
 from bbgrap_hls.ir import Graph
-from bbgrap_hls.model.links import fifo_in_uram
 
 
 def environment() -> jinja2.Environment:
@@ -85,8 +84,7 @@ def render_hls(design: Design, g: Graph, plan_core_names: dict[int, str]) -> dic
                 layer=lay, node_comment=comments[lay.ident])
         ctx = dict(core=core, core_name=cname, signature=signature(core), comments=comments,
                    streams=sorted(core.streams.items(), key=lambda kv: _num(kv[0])),
-                   uram_streams={n for n, (lanes, depth) in core.streams.items()
-                                 if core.has_uram and fifo_in_uram(lanes, depth)}, **_weights_ctx(core))
+                   uram_streams=core.uram_streams, **_weights_ctx(core))
         files[f"hls/{core.name}.h"] = env.get_template("hls/core.h.j2").render(**ctx)
         files[f"hls/{core.name}.cpp"] = env.get_template("hls/core.cpp.j2").render(**ctx)
     wts = [(c.name, p.elems, weights.image_file(c.name)) for c in design.cores for p in core_ports(c)

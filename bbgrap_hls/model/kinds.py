@@ -130,7 +130,8 @@ def block_cost(kind: str, g: Geometry, pe: int, simd: int, uram: bool = False, m
                ddr: bool = False) -> BlockCost:
     """Cost of a block kind at a folding (the folding must be legal).
 
-    ``uram`` puts the weight memory in URAM (kinds in `URAM_CAPABLE` only); ``mmv`` is a
+    ``uram`` puts the weight memory in URAM (kinds in `URAM_CAPABLE`; ignored for the others,
+    whose input FIFOs the planner places); ``mmv`` is a
     conv's pixel copies (`pixel_copies`); ``ddr`` keeps the weights in the core's board
     memory (kinds in `OFFCHIP_CAPABLE`, no copies: `offchip_mvu`), and then ``uram`` puts
     its frame buffers in URAM.
@@ -140,9 +141,7 @@ def block_cost(kind: str, g: Geometry, pe: int, simd: int, uram: bool = False, m
             raise ValueError(f"block kind '{kind}' (mmv={mmv}) cannot keep its weights off chip")
         return offchip_mvu(g, pe, simd, uram=uram)
     kw: dict = {}
-    if uram:
-        if kind not in URAM_CAPABLE:
-            raise ValueError(f"block kind '{kind}' has no weight memory to place in URAM")
+    if uram and kind in URAM_CAPABLE:  # a block without weights: nothing of its own moves
         kw["uram"] = True
     if mmv > 1:
         if kind != "conv":

@@ -14,6 +14,7 @@ from bbgrap_hls.model.blocks import BlockCost
 from bbgrap_hls.model.geometry import hwc
 from bbgrap_hls.model.links import (
     fifo_cost,
+    fifo_in_uram,
     link_cost,
     stream_endpoint_lut,
     width_converter_lut,
@@ -151,6 +152,7 @@ def build_plan(prob: Problem, seg: Segmentation, strategy: str, objective: str) 
     rows: dict[int, Rows] = {}  # each unit's output, row by row (model.timing)
     cycles: dict[int, int] = {}  # pipeline cycles to each unit's output (fifos.py)
     chans: list[ChannelPlan] = []
+    big_fifos: list[tuple[int, int, int, int]] = []  # (channel index, core, lanes, depth)
     unit_of_node: dict[str, int] = {}
     for u, unit in enumerate(prob.units):
         unit_of_node[unit.node.name] = u
@@ -228,13 +230,15 @@ def build_plan(prob: Problem, seg: Segmentation, strategy: str, objective: str) 
                 if p.cost.window is not None:  # the window generator's padding writes (fifos.py)
                     d = max(d, pad_depth(unit.geom, in_lanes(unit.kind, unit.geom, p.pe, p.simd), lanes,
                                          p.cost.ii))
-                fc = fifo_cost(lanes, d, board.cores[p.core].uram_limit > 0)
+                fc = fifo_cost(lanes, d)
+                if fifo_in_uram(lanes, d) and board.cores[p.core].uram_limit > 0:
+                    big_fifos.append((len(chans), p.core, lanes, d))
                 use[p.core][1] += fc.bram18
-                use[p.core][2] += fc.uram
                 use[p.core][3] += fc.lut + width_converter_lut(lanes, in_lanes(unit.kind, unit.geom, p.pe, p.simd))
                 ii = transfers[tid].ii_cycles if tid is not None else beats
                 chans.append(ChannelPlan(t, src, unit.node.name, src_core, p.core, kind, tid, d,
-                                         lanes, bits, ii, False, fc.bram18, fc.uram))
+                                         lanes, bits, ii, False, fc.bram18))
+    _fifos_to_uram(board, use, chans, big_fifos)
     for t in graph.outputs:
         for u, unit in enumerate(prob.units):
             if unit.out_tensor == t:
@@ -308,6 +312,19 @@ def build_plan(prob: Problem, seg: Segmentation, strategy: str, objective: str) 
         search_seconds=0.0, board=board.name, clock_mhz=board.clock_mhz,
         core_order=list(prob.core_path), cores=cores, nodes=nodes, channels=chans,
         transfers=transfers, host_ops=list(prob.host_ops), optimizer=optimizer)
+
+
+def _fifos_to_uram(board, use: dict, chans: list[ChannelPlan], big: list[tuple[int, int, int, int]]) -> None:
+    """Move whole-frame FIFOs (`fifo_in_uram`) from BRAM to URAM, per core the ones that
+    save the most BRAM first, while the core's URAM (its blocks' included) stays within its
+    limit: URAM is not spent where the weights need it."""
+    for i, core, lanes, d in sorted(big, key=lambda x: (-chans[x[0]].bram18, x[0])):
+        u = fifo_cost(lanes, d, uram=True)
+        if use[core][2] + u.uram > board.cores[core].uram_limit:
+            continue
+        use[core][1] -= chans[i].bram18
+        use[core][2] += u.uram
+        chans[i].bram18, chans[i].uram = 0, u.uram
 
 
 def _placement(where: list[str | None]) -> str | None:

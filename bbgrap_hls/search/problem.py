@@ -104,7 +104,9 @@ def _table(kind: str, g: Geometry, inputs: _Inputs, parallel_window: bool, uram:
     adds off-chip weight rows (conv/dense): one AXI port's bytes per cycle, the most one
     block reads at."""
     rows = []
-    placements = [(False, False), (True, False)] if uram and kind in URAM_CAPABLE else [(False, False)]
+    # on_uram: the weights and the whole-frame input FIFOs in URAM (a block without weights:
+    # its FIFOs only; the final plan places FIFOs by what each core's URAM has left)
+    placements = [(False, False), (True, False)] if uram and kind != "wire" else [(False, False)]
     if port_bytes > 0 and kind in OFFCHIP_CAPABLE:
         placements.append((uram, True))  # frame buffers in URAM where the board has it
     rows_of = [(p, q, m) for p, q in foldings(kind, g, parallel_window)
@@ -121,13 +123,14 @@ def _table(kind: str, g: Geometry, inputs: _Inputs, parallel_window: bool, uram:
                 ii = max(c.ii, math.ceil(c.offchip_bytes / port_bytes))
                 c = replace(c, ii=ii)
                 bw = -(-BW_CYCLES * c.offchip_bytes // ii)
-            elif on_uram and c.weights != "uram":
+            elif on_uram and kind in URAM_CAPABLE and c.weights != "uram":
                 continue  # LUTRAM-sized weights: no URAM variant
             if not on_uram and not ddr:
                 if mmv > 1 and c.ii >= prev_ii:
                     break  # the window generator's writes already bound it: a copy buys nothing
                 prev_ii = c.ii
             bram, lut, uram_use = c.bram18, c.lut, c.uram
+            big_fifo = False
             if kind != "wire":
                 lanes = in_lanes(kind, g, pe, simd)
                 beats = [max(1, e // lanes) for e in inputs.elems]
@@ -138,12 +141,15 @@ def _table(kind: str, g: Geometry, inputs: _Inputs, parallel_window: bool, uram:
                     d = max(d, stall_depth(kind, g, pe, lanes))
                     if c.window is not None:  # the window generator's padding writes
                         d = max(d, pad_depth(g, lanes, lanes, ii))
-                    fifo = fifo_cost(lanes, d, uram)
+                    fifo = fifo_cost(lanes, d, on_uram)
+                    big_fifo = big_fifo or fifo.uram > 0
                     # Each input's FIFO (reconvergence depth in the block's lanes) and a
                     # worst-case width converter (from 1 lane).
                     bram += fifo.bram18
                     uram_use += fifo.uram
                     lut += fifo.lut + width_converter_lut(1, lanes)
+            if on_uram and kind not in URAM_CAPABLE and not ddr and not big_fifo:
+                continue  # no weights and no FIFO big enough for URAM: the same row twice
             rows.append((pe, simd, int(on_uram), c.ii, c.dsp, bram, uram_use, lut, bw, mmv, int(ddr)))
     offchip = [r for r in rows if r[10]]
     if offchip:
