@@ -84,7 +84,6 @@ def _force_split(plan, node: str, cores: tuple[int, int]):
     return plan
 
 
-@pytest.mark.slow
 def conv2_split_plan(g, board):
     """The ``even`` plan of the csim model with conv2 split over its core and a neighbour."""
     plan = copy.deepcopy(make_plan(g, board, strategy="even"))
@@ -94,6 +93,7 @@ def conv2_split_plan(g, board):
     return plan
 
 
+@pytest.mark.slow
 def test_csim_split_node_and_buffers(graphs, tmp_path):
     g, gq = graphs
     board = load_board("u250")

@@ -10,7 +10,11 @@ from __future__ import annotations
 import re
 import subprocess
 
+import pytest
+
 from tests.test_hls_kernels import hls_dir
+
+pytestmark = pytest.mark.csim  # needs g++
 
 SRC = """#include "bbgrap.h"
 struct P { static constexpr int H = 6, W = 5, C = 4, CO = 12, KH = 3, KW = 3, SH = 1, SW = 1, DH = 1, DW = 1,

@@ -186,8 +186,11 @@ def test_identifiers_in_vectors_are_legal(hostile_out):
 
 def test_json_outputs_parse(hostile_out):
     _, out, _ = hostile_out
-    for p in out.rglob("*.json"):
-        json.loads(p.read_text(encoding="utf-8"))
+    found = {p.relative_to(out).as_posix() for p in out.rglob("*.json")}
+    # the JSON files gen writes (README): each must be there, and each must parse
+    assert {"plan.json", "manifest.json", "tb/vectors.json", "tb/rtl.json", "host/design.json"} <= found, found
+    for rel in sorted(found):
+        json.loads((out / rel).read_text(encoding="utf-8"))
 
 
 @pytest.mark.csim
