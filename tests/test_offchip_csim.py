@@ -8,12 +8,21 @@ other layers' beats), every case two frames.
 
 from __future__ import annotations
 
+import importlib.util
+import json
 import re
+import subprocess
 
 import numpy as np
 import pytest
 
+from bbgrap_hls.cli import main
 from bbgrap_hls.codegen.fold import wide_words
+from bbgrap_hls.frontend import load_model
+from bbgrap_hls.passes import canonicalize
+from bbgrap_hls.quant import run_int8
+from bbgrap_hls.quant.quantizer import quantize
+from tests import models
 from tests.test_hls_kernels import FRAMES, _conv_case, _dense_case, assert_bit_exact, run_cases
 
 pytestmark = [pytest.mark.csim, pytest.mark.filterwarnings("ignore:no calibration samples")]
@@ -63,3 +72,161 @@ def kernel_outputs(tmp_path_factory):
 @pytest.mark.parametrize("name", [c.name for c in offchip_cases()])
 def test_offchip_kernel_bit_exact(kernel_outputs, name):
     assert_bit_exact(name, *kernel_outputs[name])
+
+
+# ---- gen --offchip-weights end to end ------------------------------------------------------
+
+
+def offchip_cnn(seed: int = 0):
+    """A small CNN whose weights (37 KB) exceed the BRAM of `board_yaml`: three 3x3 convs
+    (one strided), global pooling and a dense layer."""
+    b = models.Builder(seed)
+    x = b.conv(b.input("x", (1, 16, 6, 6)), 32, 3)
+    x = b.conv(x, 64, 3, stride=2)
+    x = b.conv(x, 64, 3)
+    x = b.flatten(b.gap(x))
+    return models._rename_output(b, b.gemm(x, 10), "offchip_cnn")
+
+
+def board_yaml(bram18: int) -> str:
+    """One core of ``bram18`` BRAM18 and no URAM, one DDR4 channel (an xdma platform, so that
+    link.cfg gets its sp lines)."""
+    return f"""
+name: tinymem
+source: test
+clock_mhz: 200
+platform: xilinx_test_gen3x16_xdma_1_202210_1
+cores: [{{id: 0, device: x, dsp: 600, bram18: {bram18}, uram: 0, lut: 80000, cap: 1.0}}]
+memories:
+  - {{name: ddr0, kind: ddr4, bandwidth_gbps: 19.2, cores: [0], latency_cycles: 60, ports: 1,
+     port_width_bits: 512}}
+host: {{kind: pcie, bandwidth_gbps: 12, latency_us: 2}}
+"""
+
+
+@pytest.fixture(scope="module", params=[12, 40], ids=["all_ddr", "mixed"])
+def gen_out(request, tmp_path_factory):
+    """``gen --offchip-weights`` of `offchip_cnn` on a 12-BRAM18 core (every conv/dense layer
+    off chip) and a 40-BRAM18 core (some off chip, some in BRAM ROMs)."""
+    d = tmp_path_factory.mktemp("gen")
+    model = models.save(offchip_cnn(), d / "m.onnx")
+    (d / "tinymem.yaml").write_text(board_yaml(request.param))
+    rc = main(["gen", model, "--board", str(d / "tinymem.yaml"), "-o", str(d / "out"), "--offchip-weights"])
+    assert rc == 0
+    return d / "out", model
+
+
+def _ddr_nodes(out):
+    plan = json.loads((out / "plan.json").read_text())
+    return plan, [n for n in plan["nodes"] if n["weights"] == "ddr"]
+
+
+def _layers(out):
+    """{node name: layer ident} from the generated layer headers."""
+    return {re.search(r"// node: (.*) \(op", p.read_text()).group(1): p.stem for p in (out / "hls").glob("layer*.h")}
+
+
+def test_plan_keeps_weights_off_chip_and_csim_is_bit_exact(gen_out):
+    out, _ = gen_out
+    plan, ddr = _ddr_nodes(out)
+    assert ddr and plan["cores"][0]["memory"] == "ddr0"
+    assert main(["csim", str(out)]) == 0
+
+
+def test_without_the_option_nothing_is_off_chip(tmp_path):
+    model = models.save(offchip_cnn(), tmp_path / "m.onnx")
+    (tmp_path / "b.yaml").write_text(board_yaml(40))
+    assert main(["gen", model, "--board", str(tmp_path / "b.yaml"), "-o", str(tmp_path / "out")]) == 0
+    assert not _ddr_nodes(tmp_path / "out")[1]
+    assert not list((tmp_path / "out" / "hls").glob("ddr_weights_*"))
+
+
+def test_weight_image_is_the_reference_weights_in_word_order(gen_out):
+    """hls/ddr_weights_core0.bin: per off-chip layer in graph order, word a = nf·SF + sf of
+    pe·simd bytes, lane pe·SIMD + s = W[nf·PE + pe][sf·SIMD + s] (window order ky, kx, c),
+    each layer from a 64-byte boundary; the layer headers' OFF say where."""
+    out, model = gen_out
+    plan, ddr = _ddr_nodes(out)
+    gq = quantize(canonicalize(load_model(model)), seed=0)
+    img = np.fromfile(out / "hls" / "ddr_weights_core0.bin", np.int8)
+    idents = _layers(out)
+    off = 0
+    for n in ddr:
+        w = np.asarray(gq.node(n["name"]).attrs["q"]["w"]).astype(np.int8)
+        mat = w.transpose(0, 2, 3, 1).reshape(w.shape[0], -1) if w.ndim == 4 else w  # (Co, ky·kx·c)
+        pe, simd = n["pe"], n["simd"]
+        nf, sf = mat.shape[0] // pe, mat.shape[1] // simd
+        want = np.empty(mat.size, np.int8)
+        for a in range(nf * sf):
+            for p in range(pe):
+                for s in range(simd):
+                    want[a * pe * simd + p * simd + s] = mat[(a // sf) * pe + p, (a % sf) * simd + s]
+        np.testing.assert_array_equal(img[off:off + mat.size], want, err_msg=n["name"])
+        assert mat.size == n["offchip_bytes_per_frame"]
+        head = (out / "hls" / f"{idents[n['name']]}.h").read_text()
+        assert f"OFF = {off // BEAT}," in head
+        off += -(-mat.size // BEAT) * BEAT
+    assert img.size == off
+
+
+def test_ports_host_and_link_config(gen_out):
+    """Every off-chip layer has its m_axi argument in bundle gmem_wddr; the host allocates the
+    core's image once, in the bank link.cfg maps all those ports to (the plan core's memory),
+    and sets it on each."""
+    out, _ = gen_out
+    _, ddr = _ddr_nodes(out)
+    ports = [f"wddr_{_layers(out)[n['name']]}" for n in ddr]
+    cpp = (out / "hls" / "core0.cpp").read_text()
+    link = (out / "vitis" / "link.cfg").read_text()
+    host = (out / "host" / "host.cpp").read_text()
+    spec = json.loads((out / "host" / "design.json").read_text())
+    (buf,) = [b for b in spec["buffers"] if b["role"] == "ddr_weights"]
+    assert buf["file"] == "ddr_weights_core0.bin" and buf["elems"] == (out / "hls" / buf["file"]).stat().st_size
+    args = {a["name"]: a for k in spec["kernels"] for a in k["args"]}
+    for p in ports:
+        assert f"INTERFACE m_axi port = {p} offset = slave bundle = gmem_wddr" in cpp
+        assert f"sp=core0_1.{p}:DDR[0]\n" in link
+        assert args[p]["kind"] == "bo" and args[p]["buffer"] == buf["name"]
+        assert f"set_arg({args[p]['index']}, {buf['name']});" in host
+    assert host.count(f"xrt::bo {buf['name']}(") == 1
+    assert f"group_id({buf['arg']})" in host and "/ddr_weights_core0.bin" in host
+
+
+def test_rtl_twin_refuses_offchip_layers(gen_out, capsys):
+    out, _ = gen_out
+    _, ddr = _ddr_nodes(out)
+    note = (out / "rtl" / "UNSUPPORTED.txt").read_text()
+    for ident in (_layers(out)[n["name"]] for n in ddr):
+        assert f"{ident} (" in note
+    assert "off chip" in note and not (out / "rtl" / "top.sv").exists()
+    assert main(["sim", str(out)]) == 2
+    assert "off chip" in capsys.readouterr().err or importlib.util.find_spec("cocotb") is None
+
+
+def test_host_cpp_and_driver_py_against_the_reference(gen_out, tmp_path):
+    """host.cpp on the XRT stand-in and driver.py's C-simulation backend give the reference."""
+    out, model = gen_out
+    gq = quantize(canonicalize(load_model(model)), seed=0)
+    x = np.random.default_rng(9).standard_normal(gq.shape(gq.inputs[0])).astype(np.float32)
+    env = run_int8(gq, {gq.inputs[0]: x}, keep=True)
+    flags = ["g++", "-std=c++17", "-O2", "-Wall", "-Wextra", "-Werror"]
+    srcs = [*map(str, sorted((out / "hls").glob("core*.cpp"))), str(out / "host" / "sim_kernels.cpp"),
+            str(out / "host" / "host.cpp")]
+    r = subprocess.run([*flags, "-I", str(out / "hls"), "-I", str(out / "host" / "xrt_sim"), *srcs,
+                        "-o", str(tmp_path / "host.exe")], capture_output=True, text=True)
+    assert r.returncode == 0 and not r.stderr.strip(), r.stderr[-2000:]
+    spec = json.loads((out / "host" / "design.json").read_text())
+    ident = next(b["ident"] for b in spec["buffers"] if b["role"] == "input")
+    x.tofile(tmp_path / f"x_{ident}.f32")
+    r = subprocess.run([str(tmp_path / "host.exe"), str(tmp_path), "design.xclbin", str(out / "hls")],
+                       capture_output=True, text=True)
+    assert r.returncode == 0, r.stderr
+    outs = [(b["tensor"], b["ident"]) for b in spec["buffers"] if b["role"] == "output"]
+    for t, i in outs:
+        np.testing.assert_array_equal(np.fromfile(tmp_path / f"out_{i}.bin", np.int8), env[t].reshape(-1))
+    drv_spec = importlib.util.spec_from_file_location("bb_driver_offchip", out / "host" / "driver.py")
+    drv = importlib.util.module_from_spec(drv_spec)
+    drv_spec.loader.exec_module(drv)
+    raw, _ = drv.run(drv.CsimDevice(out / "host"), {gq.inputs[0]: x}, spec, load_weights=False)
+    for t, i in outs:
+        np.testing.assert_array_equal(raw[i], env[t].reshape(-1))

@@ -18,6 +18,7 @@ import numpy as np
 from bbgrap_hls.codegen.carray import c_array
 from bbgrap_hls.codegen.layers import LAYOUT_KINDS, Layer, hwc, make_layer, shuffle_layer
 from bbgrap_hls.codegen.names import Namer
+from bbgrap_hls.codegen.weights import DDR_BEAT, ddr_beats
 from bbgrap_hls.errors import BadInputError, UnsupportedError
 from bbgrap_hls.ir import Graph, Node
 from bbgrap_hls.ops import get_op
@@ -26,7 +27,8 @@ from bbgrap_hls.plan import Plan
 
 @dataclass
 class Port:
-    """A port of a core's top function (``kind``: mem_in, mem_out, axis_in, axis_out)."""
+    """A port of a core's top function (``kind``: mem_in, mem_out, axis_in, axis_out; the
+    weight ports of `weight_ports`: mem_w_ddr, mem_w, load)."""
 
     name: str
     kind: str
@@ -133,13 +135,15 @@ def build_design(g: Graph, plan: Plan, frames: int = 1) -> Design:
             np_ = plan.node(node.name)
         except KeyError:
             raise BadInputError(f"node '{node.name}' ({node.op}) is not in the plan") from None
-        parts = ([(p.core, p.pe, p.simd, (p.co_begin, p.co_end), p.weights, p.mmv) for p in np_.split]
-                 if np_.split else [(np_.core, np_.pe, np_.simd, None, np_.weights, np_.mmv)])
+        parts = ([(p.core, p.pe, p.simd, (p.co_begin, p.co_end), p.weights, p.mmv, p.uram) for p in np_.split]
+                 if np_.split else [(np_.core, np_.pe, np_.simd, None, np_.weights, np_.mmv, np_.uram)])
         part_keys = []
-        for j, (core, pe, simd, rng, wmem, mmv) in enumerate(parts):
+        for j, (core, pe, simd, rng, wmem, mmv, uram) in enumerate(parts):
             ident = f"layer{layer_no}" + (f"_p{j}" if np_.split else "")
-            lay = make_layer(g, node, ident, pe, simd, rng, wmem, mmv)
             cd = b.cores[core]
+            # off-chip weights: this layer's part of the core's image starts after the earlier ones
+            ddr_offset = sum(ddr_beats(x.wmem) for x in cd.layers if x.wmem is not None and x.wmem.ddr)
+            lay = make_layer(g, node, ident, pe, simd, rng, wmem, mmv, ddr_offset, frame_uram=uram > 0)
             cd.layers.append(lay)
             fmt = {}
             for k, (t, lanes) in enumerate(zip(lay.inputs, lay.in_lanes, strict=True)):
@@ -443,17 +447,27 @@ def _core_order(ids: list[int], edges: set[tuple[int, int]]) -> list[int]:
 
 
 def weight_ports(core: CoreDesign) -> list[Port]:
-    """The weight-load arguments of a core with URAM weights (codegen/weights.py), else [].
+    """The weight arguments of a core (codegen/weights.py): off-chip, then URAM ones.
 
-    ``wts`` (kind ``mem_w``, m_axi, ``elems`` = bytes of the weight image) and
-    ``load_weights`` (kind ``load``, an s_axilite scalar: non-zero fills the URAM memories
-    from ``wts`` before the call's frames). Not in ``core.ports``: the RTL twin keeps its
-    weights in ROMs and has no such ports.
+    - One ``wddr_<layer>`` per layer whose weights stay in board memory (kind
+      ``mem_w_ddr``, m_axi of ``DDR_BEAT``-byte beats, all in the core's bundle
+      ``gmem_wddr``; ``elems`` = bytes of the core's off-chip image, ``link`` =
+      ``wddr_<core>``): every one is given the same buffer, the core's image, and reads its
+      own part (a DATAFLOW region allows one reading process per argument, hence one
+      argument per layer rather than one per core).
+    - ``wts`` (kind ``mem_w``, m_axi, ``elems`` = bytes of the URAM weight image) and
+      ``load_weights`` (kind ``load``, an s_axilite scalar: non-zero fills the URAM
+      memories from ``wts`` before the call's frames), on a core with URAM weights.
+
+    Not in ``core.ports``: the RTL twin keeps its weights in ROMs and has no such ports.
     """
+    ddr = [lay for lay in core.layers if lay.wmem is not None and lay.wmem.ddr]
+    size = sum(ddr_beats(lay.wmem) for lay in ddr) * DDR_BEAT
+    out = [Port(f"wddr_{lay.ident}", "mem_w_ddr", DDR_BEAT, size, "", f"wddr_{core.name}") for lay in ddr]
     n = sum(lay.wmem.nbytes() for lay in core.layers if lay.wmem is not None and lay.wmem.uram)
-    if not n:
-        return []
-    return [Port("wts", "mem_w", 1, n, "", f"wts_{core.name}"), Port("load_weights", "load", 0, 0, "", "")]
+    if n:
+        out += [Port("wts", "mem_w", 1, n, "", f"wts_{core.name}"), Port("load_weights", "load", 0, 0, "", "")]
+    return out
 
 
 def core_ports(core: CoreDesign) -> list[Port]:

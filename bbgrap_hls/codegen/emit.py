@@ -33,6 +33,8 @@ def _params(ports) -> list[str]:
     for p in ports:
         if p.kind in ("mem_in", "mem_w"):
             args.append(f"const int8_t* {p.name}")
+        elif p.kind == "mem_w_ddr":
+            args.append(f"const bb::Word<bb::DDR_BEAT>* {p.name}")
         elif p.kind == "mem_out":
             args.append(f"int8_t* {p.name}")
         elif p.kind == "load":
@@ -45,12 +47,15 @@ def _params(ports) -> list[str]:
 def tb_args(core: CoreDesign) -> str:
     """Arguments of a core call in the testbench: the design-level arrays and links.
 
-    The testbench loads the URAM weights on its (only) call: ``load_weights = 1``.
+    The testbench loads the URAM weights on its (only) call: ``load_weights = 1``; every
+    off-chip weight port gets the core's off-chip image.
     """
     out = []
     for p in core_ports(core):
         if p.kind == "load":
             out.append("1")
+        elif p.kind == "mem_w_ddr":
+            out.append(f"reinterpret_cast<const bb::Word<bb::DDR_BEAT>*>({p.link}.data())")
         else:
             out.append(f"{p.link}.data()" if p.kind.startswith("mem") else p.link)
     return ", ".join(out + ["frames"])
@@ -58,16 +63,18 @@ def tb_args(core: CoreDesign) -> str:
 
 def _weights_ctx(core: CoreDesign) -> dict:
     """Template values of a core's weight memories (codegen/weights.py)."""
-    rom = [sp for lay in core.layers if lay.wmem is not None and not lay.wmem.uram
+    rom = [sp for lay in core.layers if lay.wmem is not None and not lay.wmem.uram and not lay.wmem.ddr
            for sp in weights.pragmas(lay.ident, lay.wmem)]
+    ddr = [p for p in core_ports(core) if p.kind == "mem_w_ddr"]
     _, parts = weights.image(core.layers)
     by_ident = {lay.ident: lay for lay in core.layers}
     uram = [dict(ident=pt.ident, lanes=pt.lanes, depth=pt.depth, offset=pt.offset,
                  decl=weights.uram_decl(pt.ident, by_ident[pt.ident].wmem),
                  pragmas=weights.pragmas(pt.ident, by_ident[pt.ident].wmem)) for pt in parts]
-    body = _params(core.ports) + [f"const bb::Word<{m['lanes']}> {m['ident']}_w[{m['depth']}]" for m in uram]
-    args = [p.name for p in core.ports] + [f"{m['ident']}_w" for m in uram]
-    return dict(rom_pragmas=rom, uram=uram, nbytes=sum(m["lanes"] * m["depth"] for m in uram),
+    body = _params(core.ports + ddr) + [f"const bb::Word<{m['lanes']}> {m['ident']}_w[{m['depth']}]" for m in uram]
+    args = [p.name for p in core.ports + ddr] + [f"{m['ident']}_w" for m in uram]
+    return dict(rom_pragmas=rom, uram=uram, nbytes=sum(m["lanes"] * m["depth"] for m in uram), ddr_ports=ddr,
+                ddr_file=weights.ddr_image_file(core.name),
                 image_file=weights.image_file(core.name), body_signature=", ".join(body + ["int frames"]),
                 body_args=", ".join(args + ["frames"]))
 
@@ -87,8 +94,11 @@ def render_hls(design: Design, g: Graph, plan_core_names: dict[int, str]) -> dic
                    uram_streams=core.uram_streams, **_weights_ctx(core))
         files[f"hls/{core.name}.h"] = env.get_template("hls/core.h.j2").render(**ctx)
         files[f"hls/{core.name}.cpp"] = env.get_template("hls/core.cpp.j2").render(**ctx)
-    wts = [(c.name, p.elems, weights.image_file(c.name)) for c in design.cores for p in core_ports(c)
-           if p.kind == "mem_w"]
+    # (buffer, bytes, file, what) of every weight image: URAM images and off-chip images
+    wts = [(p.link, p.elems, weights.image_file(c.name), f"URAM weight image of {c.name}")
+           for c in design.cores for p in core_ports(c) if p.kind == "mem_w"]
+    wts += [(f"wddr_{c.name}", ps[0].elems, weights.ddr_image_file(c.name), f"off-chip weight image of {c.name}")
+            for c in design.cores for ps in [[p for p in core_ports(c) if p.kind == "mem_w_ddr"]] if ps]
     files["tb/tb.cpp"] = env.get_template("tb/tb.cpp.j2").render(
         design=design, buffers=sorted(design.buffers.items()), links=sorted(design.links.items()),
         tb_args={c.name: tb_args(c) for c in design.cores}, weight_images=wts)
@@ -96,12 +106,16 @@ def render_hls(design: Design, g: Graph, plan_core_names: dict[int, str]) -> dic
 
 
 def weight_images(design: Design) -> dict[str, bytes]:
-    """``{hls/weights_core<k>.bin: bytes}`` for every core with URAM weights."""
+    """``{hls/weights_core<k>.bin: bytes}`` for every core with URAM weights and
+    ``{hls/ddr_weights_core<k>.bin: bytes}`` for every core with off-chip weights."""
     out = {}
     for c in design.cores:
         data, parts = weights.image(c.layers)
         if parts:
             out[f"hls/{weights.image_file(c.name)}"] = data
+        data, parts = weights.ddr_image(c.layers)
+        if parts:
+            out[f"hls/{weights.ddr_image_file(c.name)}"] = data
     return out
 
 

@@ -17,6 +17,12 @@ A core with URAM weights (codegen/weights.py) has a ``weights`` buffer (its weig
 ``hls/weights_core<k>.bin``, not per frame) on its ``wts`` argument and a ``load`` scalar
 argument (``load_weights``): the drivers pass 1 on the first run after programming the
 device, which fills the URAM memories, and may pass 0 afterwards.
+
+A core with off-chip weights (plan ``weights == "ddr"``) has a ``ddr_weights`` buffer (its
+off-chip image ``hls/ddr_weights_core<k>.bin``, allocated on the group of its first
+``wddr_<layer>`` argument, i.e. the bank link.cfg gives the plan core's ``memory``), written
+once at start-up and set on every ``wddr_<layer>`` argument of every run: the kernels read
+it on every frame.
 """
 
 from __future__ import annotations
@@ -27,7 +33,7 @@ from dataclasses import asdict, dataclass, field
 import numpy as np
 
 from bbgrap_hls.codegen.design import Design, core_ports
-from bbgrap_hls.codegen.weights import image_file
+from bbgrap_hls.codegen.weights import ddr_image_file, image_file
 from bbgrap_hls.errors import UnsupportedError
 from bbgrap_hls.ir import Graph
 
@@ -37,14 +43,14 @@ HOST_OPS = frozenset({"Softmax"})
 
 @dataclass
 class HostBuffer:
-    """A buffer object: a graph input or output of the fabric, an off-chip buffer, or a
-    core's URAM weight image."""
+    """A buffer object: a graph input or output of the fabric, an off-chip buffer, a
+    core's URAM weight image or its off-chip weight image."""
 
     name: str  # C++ identifier (bo_<ident>)
-    role: str  # "input", "output", "buffer" or "weights"
+    role: str  # "input", "output", "buffer", "weights" (URAM image) or "ddr_weights" (off-chip image)
     ident: str  # design-level name (file names in_<ident>.bin / out_<ident>.bin)
     tensor: str
-    elems: int  # per frame (role "weights": bytes of the image, once)
+    elems: int  # per frame (roles "weights", "ddr_weights": bytes of the image, once)
     kernel: str  # the core whose argument gives the memory group
     arg: int
     shape: list[int] = field(default_factory=list)  # NCHW (inputs, outputs)
@@ -163,6 +169,12 @@ def host_spec(design: Design, g: Graph, card_of: dict[str, int] | None = None) -
                 buffers[name] = HostBuffer(name, "weights", p.link, "", p.elems, c.name, k, file=image_file(c.name))
                 args.append(KernelArg(k, p.name, "bo", name))
                 continue
+            if p.kind == "mem_w_ddr":  # one buffer per core, given to each of its off-chip layers
+                name = f"bo_{p.link}"
+                buffers.setdefault(name, HostBuffer(name, "ddr_weights", p.link, "", p.elems, c.name, k,
+                                                    file=ddr_image_file(c.name)))
+                args.append(KernelArg(k, p.name, "bo", name))
+                continue
             role = "input" if p.link in ins else "output" if p.link in outs else "buffer"
             if role == "buffer" and p.kind == "mem_out":
                 producer_of[p.link] = c.name
@@ -200,7 +212,7 @@ def host_spec(design: Design, g: Graph, card_of: dict[str, int] | None = None) -
             gouts.append({"tensor": t, "shape": list(g.shape(t)), "from": "fabric", "ident": fabric[t]})
         else:
             raise UnsupportedError(f"graph output '{t}' is neither made by the fabric nor by a host op")
-    order = {"weights": 0, "input": 1, "buffer": 2, "output": 3}
+    order = {"ddr_weights": 0, "weights": 0, "input": 1, "buffer": 2, "output": 3}
     bufs = sorted(buffers.values(), key=lambda b: (order[b.role], b.ident))
     steps = _schedule(design, producer_of)
     for cp in copies:  # right after the producer's run completed (its barrier wait)
@@ -260,6 +272,8 @@ def render_host(spec: HostSpec, design: Design) -> dict[str, str]:
         for k, p in enumerate(ports):
             if p.kind in ("mem_in", "mem_w"):
                 args.append(f"static_cast<const int8_t*>(ptrs[{k}])")
+            elif p.kind == "mem_w_ddr":
+                args.append(f"static_cast<const bb::Word<bb::DDR_BEAT>*>(ptrs[{k}])")
             elif p.kind == "mem_out":
                 args.append(f"static_cast<int8_t*>(ptrs[{k}])")
             elif p.kind == "load":

@@ -75,7 +75,8 @@ def _window(node: Node, h: int, w: int, ho: int, wo: int) -> dict[str, int]:
 
 
 def make_layer(g: Graph, node: Node, ident: str, pe: int, simd: int,
-               co_range: tuple[int, int] | None = None, weights: str | None = None, mmv: int = 1) -> Layer:
+               co_range: tuple[int, int] | None = None, weights: str | None = None, mmv: int = 1,
+               ddr_offset: int = 0, frame_uram: bool = False) -> Layer:
     """The kernel instance of ``node`` with folding ``pe``/``simd``.
 
     Args:
@@ -84,16 +85,17 @@ def make_layer(g: Graph, node: Node, ident: str, pe: int, simd: int,
         ident: C++ identifier prefix for its struct and arrays.
         pe, simd: folding from the plan.
         co_range: output channels ``[begin, end)`` of a split part, None for the whole node.
-        weights: the plan's weight placement (``"bram"``, ``"uram"``, ``"lut"``) or None.
+        weights: the plan's weight placement (``"bram"``, ``"uram"``, ``"lut"``, ``"ddr"``) or None.
         mmv: copies of a conv's matrix-vector unit (the plan's ``mmv``; 1 for other ops).
+        ddr_offset: ``weights == "ddr"``: the layer's first beat in its core's off-chip
+            weight image (`weights.ddr_image`).
+        frame_uram: ``weights == "ddr"``: the frame buffers in URAM (the plan's block has URAM).
     """
     lay = _make_layer(g, node, ident, pe, simd, co_range, mmv)
     if lay.wmem is None:
         return lay
     if weights == "ddr":
-        raise UnsupportedError(f"node '{node.name}' ({node.op}): the plan keeps its weights off chip, which "
-                               "gen does not write yet (HLS m_axi reader and RTL AXI master: issue 12); "
-                               "plan without --offchip-weights")
+        return _offchip(lay, g, node, simd, ddr_offset, frame_uram)
     if weights is not None:
         if weights not in STORAGE_IMPL:
             raise BadInputError(f"node '{node.name}' ({node.op}): weights placement '{weights}' is not one of "
@@ -101,6 +103,24 @@ def make_layer(g: Graph, node: Node, ident: str, pe: int, simd: int,
         lay.wmem.storage = STORAGE_IMPL[weights]
     if not lay.wmem.uram:  # a ROM in the header; URAM weights come from the core's weight image
         lay.arrays.insert(0, rom_array(ident, lay.wmem))
+    return lay
+
+
+def _offchip(lay: Layer, g: Graph, node: Node, simd: int, offset: int, frame_uram: bool) -> Layer:
+    """``lay`` (conv2d or dense) as ``bb::conv2d_offchip`` / ``bb::dense_offchip``: weights read
+    once per frame from the core's board memory through the m_axi port ``wddr_<ident>``
+    (hw/hls/conv_offchip.h), from beat ``offset`` of the core's off-chip image."""
+    kern = lay.call.split("<", 1)[0]
+    if kern not in ("bb::conv2d", "bb::dense"):
+        raise UnsupportedError(f"node '{node.name}' ({node.op}): the plan keeps its weights off chip, but only "
+                               f"a conv or dense layer without pixel copies can (HLS kernel {kern} has none)")
+    c = hwc(g.shape(g.act_inputs(node)[0]))[2]
+    if node.op == "Conv" and c % simd:
+        raise UnsupportedError(f"node '{node.name}' (Conv): off-chip weights need simd | C, got simd {simd}, C {c} "
+                               "(no parallel window)")
+    lay.wmem.storage = "ddr"
+    lay.struct = lay.struct.replace(";\n};", f", OFF = {offset}, URAM = {int(frame_uram)};\n}};")
+    lay.call = lay.call.replace(f"{kern}<", f"{kern}_offchip<", 1).replace(f"{lay.ident}_w,", f"wddr_{lay.ident},")
     return lay
 
 

@@ -348,7 +348,19 @@ def rtl_files(design: Design, g: Graph, plan: Plan, board: Board) -> dict[str, b
     """`render_rtl` as gen writes it; a design the RTL twin cannot build yet gets
     ``rtl/UNSUPPORTED.txt`` with the reason instead (the HLS output stays valid)."""
     try:
+        offchip_refusal(design)
         files = render_rtl(design, g, plan, board)
     except UnsupportedError as e:
         files = {"rtl/UNSUPPORTED.txt": f"The RTL twin does not support this design yet: {e}\n"}
     return {k: v.encode() for k, v in files.items()}
+
+
+def offchip_refusal(design: Design) -> None:
+    """Raise UnsupportedError naming every layer whose weights stay in board memory: the
+    RTL twin has no AXI4 weight reader (nor a simulated memory) yet, only the HLS path does."""
+    ddr = [f"{lay.ident} ({comment(lay.node)}, {lay.op}) on {cd.name}" for cd in design.cores for lay in cd.layers
+           if lay.wmem is not None and lay.wmem.ddr]
+    if ddr:
+        raise UnsupportedError(f"{len(ddr)} layer(s) keep their weights off chip (plan weights 'ddr'), which only "
+                               "the HLS path implements (bb::conv2d_offchip); no RTL weight reader yet: "
+                               + "; ".join(ddr))

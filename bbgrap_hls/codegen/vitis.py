@@ -8,7 +8,8 @@ file per core), then ``v++ -l`` with ``link.cfg``:
   SLRs get no ``slr`` line);
 - ``sp=core<k>_1.<port>:<bank>``: every m_axi port to a memory bank the core reaches
   (both ends of an off-chip buffer share one bank), the ``wts`` port of a core with URAM
-  weights (its weight image) included;
+  weights (its weight image) included; the ``wddr_<layer>`` ports of a core with off-chip
+  weights all to the bank of the plan core's ``memory`` (`offchip_memory`);
 - ``stream_connect=core<a>_1.o_<x>:core<b>_1.i_<x>:<depth>``: every inter-core stream.
 
 A board of several cards (FPGAs joined by ``network`` links, `board_cards`) gets one link
@@ -26,6 +27,7 @@ from dataclasses import dataclass, field
 
 from bbgrap_hls.board import Board, Memory
 from bbgrap_hls.codegen.design import Design, core_ports
+from bbgrap_hls.errors import UnsupportedError
 from bbgrap_hls.plan import Plan
 
 #: Part used when the board names none (the files say so; override with PART=...).
@@ -119,6 +121,13 @@ def _bank(mems: list[Memory], mem: Memory, k: int) -> str:
     return mem.name.upper()
 
 
+def offchip_memory(board: Board, plan: Plan, k: int) -> Memory | None:
+    """The board memory holding core ``k``'s off-chip weights: the plan core's ``memory``
+    (by name), else the board's `Board.home_memory` (what the planner charged)."""
+    name = next((c.memory for c in plan.cores if c.id == k), None)
+    return next((m for m in board.memories if m.name == name), None) or board.home_memory(k)
+
+
 def _plan_transfer(plan: Plan, tensor: str, a: int, b: int) -> str:
     """The plan's transfer of ``tensor`` from core ``a`` to ``b`` in words, or ""."""
     base = tensor.split("#part")[0]
@@ -170,8 +179,19 @@ def link_config(design: Design, board: Board, plan: Plan, card: int | None = Non
     with_sp = bool(board.platform) and "xdma" in str(board.platform)
     for c in cores:
         reach = [m for m in mems if c.id in m.cores]
+        ddr_bank = ""  # every off-chip weight port of a core on the one bank of its image
         for p in core_ports(c):
             if not p.kind.startswith("mem"):
+                continue
+            if p.kind == "mem_w_ddr":
+                m = offchip_memory(board, plan, c.id)
+                if m is None or m not in mems:
+                    raise UnsupportedError(f"{cu[c.name]}.{p.name}: core {c.id} keeps weights off chip but reaches "
+                                           "no memory of the board")
+                ddr_bank = ddr_bank or _bank(mems, m, n)
+                if with_sp:
+                    sp.append(f"{cu[c.name]}.{p.name}:{ddr_bank}")
+                n += 1
                 continue
             m = buffer_mem.get(p.link) or (reach[n % len(reach)] if reach else None)
             if m is None:

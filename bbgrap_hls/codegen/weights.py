@@ -16,6 +16,12 @@ AGGREGATEd so that one struct is one memory word. Where the plan put it:
   ``hls/weights_core<k>.bin`` (`image`): each URAM memory's words in layer order, word
   ``a`` at ``offset + a·banks·lanes``.
 
+- ``ddr`` (the plan keeps the weights in the core's board memory, read once per frame by
+  ``bb::conv2d_offchip``): no on-chip memory; gen writes ``hls/ddr_weights_core<k>.bin``
+  (`ddr_image`): the core's off-chip layers in layer order, each as its words back to back
+  (word ``a`` at ``offset + a·banks·lanes``), each part padded to whole ``DDR_BEAT``-byte
+  beats so that every layer starts on a beat (the kernel's ``OFF``, in beats).
+
 The kernels also accept the per-bank layout ``const bb::Word<lanes> w[banks][depth]``
 (``hw/hls/bb_weights.h``), for a cost model that counts the banks as separate memories.
 """
@@ -31,6 +37,9 @@ from bbgrap_hls.codegen.fold import wide_words
 
 #: The plan's ``weights`` placement -> Vitis HLS ``bind_storage`` impl.
 STORAGE_IMPL = {"bram": "bram", "uram": "uram", "lut": "lutram"}
+
+#: Bytes per beat of an off-chip weight port (``bb::DDR_BEAT``, hw/hls/conv_offchip.h).
+DDR_BEAT = 64
 
 
 @dataclass
@@ -59,6 +68,11 @@ class WeightMem:
     @property
     def uram(self) -> bool:
         return self.storage == "uram"
+
+    @property
+    def ddr(self) -> bool:
+        """Kept in the core's board memory (plan ``weights == "ddr"``), not on chip."""
+        return self.storage == "ddr"
 
     def nbytes(self) -> int:
         return int(self.data.size)
@@ -118,3 +132,29 @@ def image(layers) -> tuple[bytes, list[ImagePart]]:
 def image_file(core_name: str) -> str:
     """File name (in ``hls/``) of a core's weight image."""
     return f"weights_{core_name}.bin"
+
+
+def ddr_beats(wm: WeightMem) -> int:
+    """Beats of ``DDR_BEAT`` bytes that an off-chip weight memory takes in its core's image."""
+    return -(-wm.nbytes() // DDR_BEAT)
+
+
+def ddr_image(layers) -> tuple[bytes, list[ImagePart]]:
+    """The off-chip weight image of a core (``layers``: its `Layer` list): each ``ddr``
+    memory's words in layer order, padded with zeros to whole beats; ``offset`` in bytes."""
+    parts, chunks, off = [], [], 0
+    for lay in layers:
+        wm = lay.wmem
+        if wm is None or not wm.ddr:
+            continue
+        words = wm.words()
+        parts.append(ImagePart(lay.ident, off, int(words.shape[1]), int(words.shape[0])))
+        size = ddr_beats(wm) * DDR_BEAT
+        chunks.append(words.tobytes() + bytes(size - words.size))
+        off += size
+    return b"".join(chunks), parts
+
+
+def ddr_image_file(core_name: str) -> str:
+    """File name (in ``hls/``) of a core's off-chip weight image."""
+    return f"ddr_weights_{core_name}.bin"

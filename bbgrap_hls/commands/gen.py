@@ -33,6 +33,9 @@ def add_parser(sub) -> argparse.ArgumentParser:
     p.add_argument("--pixel-copies", action=argparse.BooleanOptionalAction, default=True,
                    help="let a convolution run up to 4 copies of its matrix-vector unit behind one window "
                         "generator, each on every M-th output pixel (mmv; docs/cost-model.md; default on)")
+    p.add_argument("--offchip-weights", action=argparse.BooleanOptionalAction, default=False,
+                   help="let conv/dense layers keep their weights in their core's board memory, read once per "
+                        "frame (HLS kernel conv2d_offchip; the RTL twin does not implement it yet; default off)")
     p.add_argument("--force", action="store_true", help="replace the files of an earlier gen in OUT")
     return p
 
@@ -82,7 +85,7 @@ def _run(args: argparse.Namespace, out: Path, old: list[str], worker: _ReportWor
     gq = quantize(graph, calib, seed=args.seed) if qdq else None
     plan = make_plan(gq if qdq else graph, board, strategy=args.strategy, objective=args.objective,
                      seed=args.seed, parallel_window=args.parallel_window,
-                     pixel_copies=args.pixel_copies)
+                     pixel_copies=args.pixel_copies, offchip_weights=args.offchip_weights)
     try:  # the temporary folder sits next to OUT so that the final moves stay on one file system
         out.parent.mkdir(parents=True, exist_ok=True)
         tmp_ctx = tempfile.TemporaryDirectory(prefix=".bbgrap-gen-", dir=out.parent)
@@ -120,7 +123,7 @@ def _finish(args, out: Path, old: list[str], worker: _ReportWorker, board, graph
               "calib": sha256(Path(args.calib).read_bytes()) if args.calib else None}
     options = {"strategy": args.strategy, "objective": args.objective, "seed": args.seed,
                "parallel_window": args.parallel_window,
-               "pixel_copies": args.pixel_copies,
+               "pixel_copies": args.pixel_copies, "offchip_weights": args.offchip_weights,
                "input_shape": list(args.input_shape), "model_path": os.path.abspath(args.model),
                "board_arg": args.board, "calib_path": os.path.abspath(args.calib) if args.calib else None}
     manifest = {"tool": "bbgrap-hls", "versions": _versions(), "inputs": inputs, "options": options,

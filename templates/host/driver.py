@@ -20,6 +20,8 @@ Usage::
 ``X.npy`` holds the float32 NCHW input (one input); ``Y.npy`` gets graph output 0.
 Cores with URAM weights get their weight image (``../hls/weights_core<k>.bin``) and
 ``load_weights = 1`` (`run`'s ``load_weights``): URAM is not initialised by the bitstream.
+Cores with off-chip weights get their off-chip image (``../hls/ddr_weights_core<k>.bin``) on
+every off-chip weight argument.
 Needs numpy only (plus pyxrt on a board).
 """
 
@@ -283,14 +285,18 @@ def run(device: Device, inputs: dict[str, np.ndarray], spec: dict | None = None,
     ``load_weights``: fill the cores' URAM weight memories from their weight images
     (``hls_dir``/weights_core<k>.bin, default ``../hls``) on this run. URAM has no bitstream
     initialisation: the first run after programming the device must load; later runs on the
-    same device may pass False.
+    same device may pass False. Off-chip weight images (``ddr_weights_core<k>.bin``) are
+    allocated in the core's memory bank and written once per call, then passed on every
+    off-chip weight argument: the cores read them on every frame.
     """
     spec = spec or json.loads((HERE / "design.json").read_text())
     frames = spec["frames"]
-    bos = {b["name"]: device.alloc(b["elems"] * (1 if b["role"] == "weights" else frames), b["kernel"], b["arg"])
+    once = ("weights", "ddr_weights")  # images: bytes, not per frame
+    bos = {b["name"]: device.alloc(b["elems"] * (1 if b["role"] in once else frames), b["kernel"], b["arg"])
            for b in spec["buffers"]}
     for b in spec["buffers"]:
-        if b["role"] == "weights" and load_weights:
+        # URAM images only when loading; off-chip images always (read on every frame)
+        if (b["role"] == "weights" and load_weights) or b["role"] == "ddr_weights":
             device.write(bos[b["name"]], np.fromfile((hls_dir or HERE.parent / "hls") / b["file"], np.int8))
     for b in spec["buffers"]:
         if b["role"] == "input":
