@@ -39,8 +39,17 @@ CASES = {
     # dense on 2 vectors, memory at 2 bytes per cycle: bandwidth-bound (a tile 64 cycles, a fold 8)
     "dense_slow": {"C": 32, "CO": 16, "SIMD": 8, "PE": 4, "H": 2, "W": 1, "KH": 1, "KW": 1, "SH": 1,
                    "SW": 1, **_NOPAD, "DATA_W": 128, "W_BASE": 8192, "L": 5, "R": 2},
+    # dense on 4 vectors with SIMD = C (sf = 1): the output is as long as the compute, so an
+    # output slot's reuse two frames later binds: ii = nf·cf + 2
+    "dense_sf1": {"C": 8, "CO": 8, "SIMD": 8, "PE": 2, "H": 4, "W": 1, "KH": 1, "KW": 1, "SH": 1, "SW": 1,
+                  **_NOPAD, "DATA_W": 128, "W_BASE": 0, "L": 3},
+    # three folds of 2 reads, each far shorter than the memory latency: a tile half's round
+    # trip binds, (L + (beats − 1) + cf + 1)/2 = 12 per fold; with an odd fold count the frame
+    # intervals alternate 26, 46 (mean 36 = 3·12)
+    "odd_folds": {"C": 16, "CO": 12, "SIMD": 8, "PE": 4, "H": 1, "W": 1, "KH": 1, "KW": 1, "SH": 1,
+                  "SW": 1, **_NOPAD, "DATA_W": 256, "W_BASE": 0, "L": 20},
 }
-SLOW = {"strided", "pointwise"}
+SLOW = {"strided", "pointwise", "odd_folds"}
 
 
 @pytest.mark.parametrize("name", [pytest.param(n, marks=[pytest.mark.slow] if n in SLOW else [])

@@ -366,7 +366,10 @@ def offchip_mvu(g: Geometry, pe: int, simd: int, uram: bool = False, rate: float
     cycles (compute; memory bandwidth; a tile half's round trip: requested the cycle after
     its last read, loaded, computed), so
 
-        ii = ceil(max(H·W·C/lanes, Ho·Wo·Co/pe, nf·T))
+        ii = ceil(max(H·W·C/lanes, Ho·Wo·Co/pe, nf·T, (Ho·Wo·Co/pe + 4 + nf·T) / 2))
+
+    (the last term: an output slot is reused two frames later, from the cycle of its last
+    read; it binds only when ``sf = 1``, where the output is as long as the compute).
 
     ``rate``/``latency``/``beat_bytes`` are the memory as this block sees it (the planner
     also charges ``offchip_bytes`` per ii against the memory's share). ``uram`` puts the two
@@ -387,7 +390,10 @@ def offchip_mvu(g: Geometry, pe: int, simd: int, uram: bool = False, rate: float
     tiles = memory(pe * simd * 8, 2 * sf)  # one fold's weights, double-buffered
     mem = frames + tiles + _params(pe, nf)
     per_fold = max(cf, tile_beats * period, (latency + (tile_beats - 1) * period + cf + 1) / 2)
-    ii = math.ceil(max(in_beats, out_beats, nf * per_fold) - 1e-9)
+    # an output slot is written again from the frame after next: its last read (a frame's
+    # results, then depth − 1, then out_beats reads) to that frame's last read
+    slot = (out_beats + OFFCHIP_DEPTH - 2 + nf * per_fold) / 2
+    ii = math.ceil(max(in_beats, out_beats, nf * per_fold, slot) - 1e-9)
     last = math.ceil(_offchip_last_read(nf, cf, in_beats, tile_beats, period, latency) - 1e-9)
     lead = last + 1  # the output frame buffer's first read: its first beat leaves at lead + depth
     span = last + out_beats

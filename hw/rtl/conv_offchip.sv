@@ -186,6 +186,8 @@ module conv_offchip #(
   end
 
   // ---- compute, stage 0: counters and reads ------------------------------------------------
+  logic rd, rd_end, o_slot;  // output streamer (below)
+  logic [QW-1:0] o_cnt;
   logic busy, start, fire, step_last, pix_last, tile_end, frame_end;
   logic [GW-1:0] g;
   logic [KW_-1:0] kx, ky;
@@ -198,7 +200,8 @@ module conv_offchip #(
   logic in_win;
   logic [IAW-1:0] iaddr;
 
-  assign start = !busy && t_ready != 2'd0 && (n != '0 || (in_done != 2'd0 && o_used != 2'd2));
+  // an output slot is free from the cycle of its last read (the frame's first write comes 5 later)
+  assign start = !busy && t_ready != 2'd0 && (n != '0 || (in_done != 2'd0 && (o_used != 2'd2 || rd_end)));
   assign fire = busy || start;
   assign step_last = 32'(g) == CG - 1 && 32'(kx) == KW - 1 && 32'(ky) == KH - 1;
   assign pix_last = 32'(ox) == WO - 1 && 32'(oy) == HO - 1;
@@ -378,8 +381,6 @@ module conv_offchip #(
   end
 
   // ---- output streamer ------------------------------------------------------------------------
-  logic rd, rd_end, o_slot;
-  logic [QW-1:0] o_cnt;
   assign rd = o_done != 2'd0 && (!m_axis_tvalid || m_axis_tready);
   assign rd_end = rd && o_cnt == QW'(OB - 1);
 
