@@ -1,4 +1,4 @@
-"""Off-chip weights on the HLS path: the kernel (hw/hls/conv_offchip.h) against the integer
+"""Off-chip weights on the HLS path: the kernel (hw/hls/conv2d_offchip.h) against the integer
 reference, and gen + csim end to end on a plan that keeps weights in board memory.
 
 The kernel cases reuse tests/test_hls_kernels.py's numpy models: the same conv/dense layer,
@@ -189,6 +189,7 @@ def test_ports_host_and_link_config(gen_out):
         assert args[p]["kind"] == "bo" and args[p]["buffer"] == buf["name"]
         assert f"set_arg({args[p]['index']}, {buf['name']});" in host
     assert host.count(f"xrt::bo {buf['name']}(") == 1
+    assert "## Off-chip weights" in (out / "vitis" / "README.md").read_text()
     assert f"group_id({buf['arg']})" in host and "/ddr_weights_core0.bin" in host
 
 

@@ -109,7 +109,7 @@ def make_layer(g: Graph, node: Node, ident: str, pe: int, simd: int,
 def _offchip(lay: Layer, g: Graph, node: Node, simd: int, offset: int, frame_uram: bool) -> Layer:
     """``lay`` (conv2d or dense) as ``bb::conv2d_offchip`` / ``bb::dense_offchip``: weights read
     once per frame from the core's board memory through the m_axi port ``wddr_<ident>``
-    (hw/hls/conv_offchip.h), from beat ``offset`` of the core's off-chip image."""
+    (hw/hls/conv2d_offchip.h), from beat ``offset`` of the core's off-chip image."""
     kern = lay.call.split("<", 1)[0]
     if kern not in ("bb::conv2d", "bb::dense"):
         raise UnsupportedError(f"node '{node.name}' ({node.op}): the plan keeps its weights off chip, but only "

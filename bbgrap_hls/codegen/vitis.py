@@ -262,7 +262,8 @@ def render_vitis(design: Design, board: Board, plan: Plan) -> dict[str, str]:
     ctx = dict(cores=[c.name for c in design.cores], link=lc, part=part, platform=platform, board=board,
                has_part=board.part is not None, has_platform=board.platform is not None,
                clock_mhz=f"{board.clock_mhz:g}", cards=cards,
-               weight_cores=[c.name for c in design.cores if any(p.kind == "mem_w" for p in core_ports(c))])
+               weight_cores=[c.name for c in design.cores if any(p.kind == "mem_w" for p in core_ports(c))],
+               ddr_cores=[c.name for c in design.cores if any(p.kind == "mem_w_ddr" for p in core_ports(c))])
     if not cards:
         files["vitis/link.cfg"] = env.get_template("vitis/link.cfg.j2").render(**ctx)
         files["vitis/Makefile"] = env.get_template("vitis/Makefile.j2").render(**ctx)

@@ -38,7 +38,7 @@ from bbgrap_hls.codegen.fold import wide_words
 #: The plan's ``weights`` placement -> Vitis HLS ``bind_storage`` impl.
 STORAGE_IMPL = {"bram": "bram", "uram": "uram", "lut": "lutram"}
 
-#: Bytes per beat of an off-chip weight port (``bb::DDR_BEAT``, hw/hls/conv_offchip.h).
+#: Bytes per beat of an off-chip weight port (``bb::DDR_BEAT``, hw/hls/conv2d_offchip.h).
 DDR_BEAT = 64
 
 

@@ -4,7 +4,7 @@
 #include "bb_common.h"
 #include "bb_weights.h"
 #include "conv2d.h"
-#include "conv_offchip.h"
+#include "conv2d_offchip.h"
 #include "dwconv2d.h"
 #include "eltwise.h"
 #include "pool2d.h"

@@ -28,8 +28,8 @@
 //                    a fold whose next words have not all arrived waits for them at its end;
 //   offchip_emit     HO·WO·CO/PE cycles: y pixel-major onto the output stream (PE lanes).
 // Bias, multiplier and shift are conv2d's [PE][NF] constants (bias' with -zp_in·Σw folded).
-#ifndef BBGRAP_CONV_OFFCHIP_H
-#define BBGRAP_CONV_OFFCHIP_H
+#ifndef BBGRAP_CONV2D_OFFCHIP_H
+#define BBGRAP_CONV2D_OFFCHIP_H
 
 #include <type_traits>
 
@@ -282,4 +282,4 @@ void dense_offchip(Stream<P::SIMD>& in, Stream<P::PE>& out, const Word<DDR_BEAT>
 
 }  // namespace bb
 
-#endif  // BBGRAP_CONV_OFFCHIP_H
+#endif  // BBGRAP_CONV2D_OFFCHIP_H
