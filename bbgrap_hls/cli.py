@@ -4,7 +4,8 @@ Each subcommand lives in ``bbgrap_hls/commands/<name>.py`` with two functions:
 ``add_parser(subparsers)`` declares its arguments and ``run(args) -> int`` does the work.
 Errors a user can cause are `BbgrapError`s: printed as one line with the documented
 exit code (0 ok, 1 verification mismatch, 2 bad input, 3 infeasible); ``--debug``
-shows the traceback instead.
+shows the traceback instead. Long steps show progress on stderr (`bbgrap_hls.progress`);
+``--quiet`` turns it off.
 """
 
 from __future__ import annotations
@@ -37,6 +38,7 @@ def build_parser() -> argparse.ArgumentParser:
     parser = _Parser(prog="bbgrap-hls", description=__doc__.splitlines()[0])
     parser.add_argument("--version", action="version", version=f"bbgrap-hls {__version__}")
     parser.add_argument("--debug", action="store_true", help="show tracebacks")
+    parser.add_argument("--quiet", action="store_true", help="no progress display")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
     for name in COMMANDS:
         try:
@@ -47,6 +49,7 @@ def build_parser() -> argparse.ArgumentParser:
             raise
         p = mod.add_parser(sub)
         p.add_argument("--debug", action="store_true", default=argparse.SUPPRESS, help="show tracebacks")
+        p.add_argument("--quiet", action="store_true", default=argparse.SUPPRESS, help="no progress display")
         p.set_defaults(_run=mod.run)
     return parser
 
@@ -57,6 +60,11 @@ def main(argv: list[str] | None = None) -> int:
     if not getattr(args, "_run", None):
         parser.print_help()
         return 2
+    from bbgrap_hls import progress
+
+    was_quiet = progress.is_quiet()
+    progress.set_quiet(was_quiet or getattr(args, "quiet", False))
+    progress.set_prefix(f"bbgrap-hls {args.command}")
     out, err = sys.stdout, sys.stderr
     sys.stdout, sys.stderr = SafeStream(out), SafeStream(err)
     try:
@@ -75,6 +83,8 @@ def main(argv: list[str] | None = None) -> int:
         return 130
     finally:
         sys.stdout, sys.stderr = out, err
+        progress.set_quiet(was_quiet)
+        progress.set_prefix("bbgrap-hls")
 
 
 if __name__ == "__main__":

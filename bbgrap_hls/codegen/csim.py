@@ -14,6 +14,7 @@ from pathlib import Path
 
 import numpy as np
 
+from bbgrap_hls import progress
 from bbgrap_hls.errors import BadInputError
 
 CXXFLAGS = ["-std=c++17", "-O2", "-Wall", "-Wextra"]
@@ -28,6 +29,16 @@ class CsimResult:
     message: str
     build_seconds: float
     run_seconds: float
+
+    @property
+    def match(self) -> bool:
+        """True when every output is bit-exact (the name `sim`'s result uses)."""
+        return self.ok
+
+    def to_dict(self) -> dict:
+        """The ``csim --json`` fields: ``match``, ``message``, ``build_seconds``, ``run_seconds``."""
+        return {"match": self.ok, "message": self.message, "build_seconds": round(self.build_seconds, 3),
+                "run_seconds": round(self.run_seconds, 3)}
 
 
 def _sources(out: Path) -> list[Path]:
@@ -52,7 +63,8 @@ def build(out: Path, werror: bool = False) -> tuple[Path, float]:
     t0 = time.perf_counter()
     cmd = ["g++", *CXXFLAGS, *(["-Werror"] if werror else []), "-I", str(out / "hls"),
            *map(str, _sources(out)), "-o", str(exe)]
-    r = subprocess.run(cmd, capture_output=True, text=True)
+    with progress.task("csim: g++ build", ticker=True):
+        r = subprocess.run(cmd, capture_output=True, text=True)
     if r.returncode != 0:
         raise BadInputError(f"csim: g++ failed on {out}:\n{r.stderr[-3000:]}")
     if r.stderr.strip():

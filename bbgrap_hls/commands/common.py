@@ -3,8 +3,14 @@
 from __future__ import annotations
 
 import argparse
+from typing import TYPE_CHECKING, Any
 
+from bbgrap_hls import progress
 from bbgrap_hls.ir import Graph
+
+if TYPE_CHECKING:
+    from bbgrap_hls.board import Board
+    from bbgrap_hls.plan import Plan
 
 
 def add_model_args(p: argparse.ArgumentParser) -> None:
@@ -21,3 +27,16 @@ def load_canonical(args: argparse.Namespace) -> Graph:
 
     graph = load_model(args.model, parse_input_shapes(args.input_shape))
     return canonicalize(graph)
+
+
+def plan_graph(graph: Graph, board: Board, **options: Any) -> Plan:
+    """`bbgrap_hls.search.make_plan` with its phases on the progress display.
+
+    ``options`` are `make_plan`'s keywords (``strategy``, ``objective``, ``time_limit``,
+    ``seed``, ``parallel_window``, ``narrow_folding``, ``pixel_copies``,
+    ``offchip_weights``, ...). The ``plan`` command and `bbgrap_hls.compile` both plan here.
+    """
+    from bbgrap_hls.search import make_plan
+
+    with progress.task(f"planning ({options.get('strategy', 'search')})", ticker=True) as t:
+        return make_plan(graph, board, progress=progress.plan_callback(t), **options)

@@ -6,10 +6,15 @@ import argparse
 import json
 import tempfile
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import numpy as np
 
 from bbgrap_hls.errors import BadInputError, MismatchError
+
+if TYPE_CHECKING:
+    from bbgrap_hls.codegen.csim import CsimResult
+    from bbgrap_hls.ir import Graph
 
 
 def add_parser(sub) -> argparse.ArgumentParser:
@@ -17,26 +22,16 @@ def add_parser(sub) -> argparse.ArgumentParser:
     p.add_argument("out", metavar="OUT", help="a folder written by `bbgrap-hls gen`")
     p.add_argument("--input", metavar="X.npy", help="input array (default: the seed input of gen)")
     p.add_argument("-o", "--output", metavar="Y.npy", help="write the fabric's int8 outputs here")
+    p.add_argument("--json", action="store_true", help="print the result as JSON (match, message, seconds)")
     return p
 
 
 def run(args: argparse.Namespace) -> int:
-    from bbgrap_hls.codegen import csim
-
-    out = Path(args.out)
-    meta_p = out / "tb" / "vectors.json"
-    if not meta_p.exists():
-        raise BadInputError(f"{out}: no tb/vectors.json (not a folder written by `bbgrap-hls gen`)")
-    meta = json.loads(meta_p.read_text())
-    outputs = [(o["tensor"], o["ident"], o["elems"]) for o in meta["outputs"]]
-    with tempfile.TemporaryDirectory(prefix="bbgrap-csim-") as tmp:
-        vec = out / "tb"
-        if args.input:
-            vec = Path(tmp)
-            _vectors_for(out, meta, _load_input(args.input), vec)
-        res = csim.run(out, vec, outputs)
-    print(res.message)
+    x = _load_input(args.input) if args.input else None
+    res = csim_design(Path(args.out), x)
+    print(json.dumps(res.to_dict(), indent=2, sort_keys=True) if args.json else res.message)
     if args.output:
+        meta = json.loads((Path(args.out) / "tb" / "vectors.json").read_text())
         first = meta["outputs"][0]
         y = res.outputs.get(first["tensor"])
         if y is not None:
@@ -44,6 +39,33 @@ def run(args: argparse.Namespace) -> int:
     if not res.ok:
         raise MismatchError(res.message)
     return 0
+
+
+def csim_design(out: Path, x: np.ndarray | None = None, int8_graph: Graph | None = None) -> CsimResult:
+    """C-simulate the design in ``out`` (a gen folder) on ``x`` (None: gen's seed input).
+
+    ``int8_graph``: the int8 graph gen quantised for ``out`` when the caller has it (the
+    API), so that the expected outputs for ``x`` need no second calibration.
+
+    The ``csim`` command and `bbgrap_hls.Design.csim` both run here. A mismatch is the
+    result's ``match`` False, not an exception.
+
+    Raises:
+        BadInputError: ``out`` is not a gen folder, ``x`` is not a valid input, no g++.
+    """
+    from bbgrap_hls.codegen import csim
+
+    meta_p = out / "tb" / "vectors.json"
+    if not meta_p.exists():
+        raise BadInputError(f"{out}: no tb/vectors.json (not a folder written by `bbgrap-hls gen`)")
+    meta = json.loads(meta_p.read_text())
+    outputs = [(o["tensor"], o["ident"], o["elems"]) for o in meta["outputs"]]
+    with tempfile.TemporaryDirectory(prefix="bbgrap-csim-") as tmp:
+        vec = out / "tb"
+        if x is not None:
+            vec = Path(tmp)
+            _vectors_for(out, meta, x, vec, int8_graph)
+        return csim.run(out, vec, outputs)
 
 
 def _load_input(path: str) -> np.ndarray:
@@ -54,22 +76,24 @@ def _load_input(path: str) -> np.ndarray:
         raise BadInputError(f"{path}: not a readable .npy file ({type(e).__name__}: {e})") from None
 
 
-def _vectors_for(out: Path, meta: dict, x: np.ndarray, vec: Path) -> None:
-    """Recompute input and expected vectors for another input from the recorded gen options."""
+def _vectors_for(out: Path, meta: dict, x: np.ndarray, vec: Path, gq: Graph | None = None) -> None:
+    """Input and expected vectors for another input: from ``gq`` (the design's int8 graph)
+    when given, else recomputed from the gen options the manifest records."""
     from bbgrap_hls.codegen.vectors import golden, to_stream_order
     from bbgrap_hls.frontend import load_model, parse_input_shapes
     from bbgrap_hls.passes import canonicalize
     from bbgrap_hls.quant.quantizer import quantize
 
-    man = json.loads((out / "manifest.json").read_text())
-    o = man["options"]
-    graph = canonicalize(load_model(o["model_path"], parse_input_shapes(o["input_shape"])))
-    calib = None
-    if o.get("calib_path"):
-        from bbgrap_hls.quant.calib import load_calibration
+    if gq is None:
+        man = json.loads((out / "manifest.json").read_text())
+        o = man["options"]
+        graph = canonicalize(load_model(o["model_path"], parse_input_shapes(o["input_shape"])))
+        calib = None
+        if o.get("calib_path"):
+            from bbgrap_hls.quant.calib import load_calibration
 
-        calib = load_calibration(o["calib_path"], graph)
-    gq = quantize(graph, calib, seed=o["seed"])
+            calib = load_calibration(o["calib_path"], graph)
+        gq = quantize(graph, calib, seed=o["seed"])
     if len(meta["inputs"]) != 1:
         raise BadInputError("csim --input: the model has several inputs; give them through gen")
     env = golden(gq, {meta["inputs"][0]["tensor"]: x})

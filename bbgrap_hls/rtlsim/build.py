@@ -17,6 +17,7 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
+from bbgrap_hls import progress
 from bbgrap_hls.errors import BadInputError
 from bbgrap_hls.simtools import rtl_dir, rtl_sources, verilator_environ
 
@@ -126,14 +127,8 @@ def build(out: Path, modules: list[str], cache: Path, runtime: Path | None = Non
         kw = dict(sources=[folder / "public.vlt", *srcs], hdl_toplevel="top", build_dir=folder,
                   log_file=folder / "build.log", includes=[rtl_dir()], waves=waves)
         try:
-            try:
-                runner.build(**kw, build_args=["--trace-fst"] if waves else [])
-            except (SystemExit, Exception):
-                # The wheel's FST writer needs lz4.h, which a machine without system packages
-                # lacks: fall back to VCD (dump.vcd) rather than no waveform.
-                if not (waves and "lz4.h" in (folder / "build.log").read_text(errors="replace")):
-                    raise
-                runner.build(**kw, build_args=[], always=True)
+            with progress.task("sim: Verilator build", ticker=True, poll=lambda: _phase(folder)):
+                _build(runner, kw, folder, waves)
         except (SystemExit, Exception) as e:  # the runner raises or exits on a failed build
             log = (folder / "build.log").read_text(errors="replace")[-3000:] if (folder / "build.log").exists() else ""
             raise BadInputError(f"{out}: Verilator build failed ({e}):\n{log}") from None
@@ -141,6 +136,24 @@ def build(out: Path, modules: list[str], cache: Path, runtime: Path | None = Non
         _keep_runtime(folder, runtime)
     done.write_text("ok\n")
     return Build(folder, srcs, time.perf_counter() - t0, waves)
+
+
+def _build(runner, kw: dict, folder: Path, waves: bool) -> None:
+    try:
+        runner.build(**kw, build_args=["--trace-fst"] if waves else [])
+    except (SystemExit, Exception):
+        # The wheel's FST writer needs lz4.h, which a machine without system packages
+        # lacks: fall back to VCD (dump.vcd) rather than no waveform.
+        if not (waves and "lz4.h" in (folder / "build.log").read_text(errors="replace")):
+            raise
+        runner.build(**kw, build_args=[], always=True)
+
+
+def _phase(folder: Path) -> str:
+    """The build's phase from the files Verilator and make have written so far."""
+    if (folder / "Vtop").exists() or (folder / "top").exists():
+        return "linking"
+    return "compiling C++" if (folder / "Vtop.mk").exists() else "verilating"
 
 
 def run_tb(b: Build, config: Path, waves: bool = False) -> None:

@@ -5,7 +5,8 @@ through the design-level testbench (`bbgrap_hls.rtlsim.tb`), compares every outp
 bit for bit with the expected vectors and measures:
 
 - ``measured_ii_cycles``: cycles between the ends of consecutive output frames in steady
-  state (frames 1.. when at least 3 frames run, else frame 1 − frame 0);
+  state (frames 1.. when at least 3 frames run, else frame 1 − frame 0); None with one
+  frame (``ii_measured`` False, "ii not measured" in the message);
 - ``measured_latency_cycles``: frame 0's first input beat to its last output beat, in an
   empty pipeline with the input offered every cycle and no output back-pressure (the
   cost model's assumptions, docs/cost-model.md).
@@ -21,6 +22,7 @@ from pathlib import Path
 
 import numpy as np
 
+from bbgrap_hls import progress
 from bbgrap_hls.errors import BadInputError
 from bbgrap_hls.rtlsim.build import Build, build, run_tb
 
@@ -43,9 +45,18 @@ class SimResult:
     waves: str | None = None
     outputs: dict[str, np.ndarray] = field(default_factory=dict, repr=False)
 
+    @property
+    def ii_measured(self) -> bool:
+        """False when no ii was measured (one frame, a mismatch or a deadlock):
+        ``measured_ii_cycles`` and ``ii_error`` are then None (``null`` in JSON)."""
+        return self.measured_ii_cycles is not None
+
     def to_dict(self) -> dict:
+        """The ``sim --json`` fields (every field but ``outputs``, plus ``ii_measured``,
+        ``ii_error`` and ``latency_error``)."""
         d = asdict(self)
         d.pop("outputs")
+        d["ii_measured"] = self.ii_measured
         d["ii_error"] = _rel(self.measured_ii_cycles, self.predicted_ii_cycles)
         d["latency_error"] = _rel(self.measured_latency_cycles, self.predicted_latency_cycles)
         return d
@@ -65,7 +76,7 @@ def load_manifest(out: Path) -> tuple[dict, dict]:
 
 
 def simulate(out: Path, x: np.ndarray | None = None, frames: int = 2, waves: bool = False,
-             cache: Path | None = None, runtime: Path | None = None) -> SimResult:
+             cache: Path | None = None, runtime: Path | None = None, int8_graph=None) -> SimResult:
     """Build and run the RTL twin of ``out`` on ``frames`` frames (see module docstring).
 
     Args:
@@ -76,6 +87,8 @@ def simulate(out: Path, x: np.ndarray | None = None, frames: int = 2, waves: boo
         waves: write an FST waveform (``dump.fst`` in the build folder).
         cache: build cache folder (default ``out/.sim``).
         runtime: folder sharing Verilator's runtime objects (default ``cache``).
+        int8_graph: the int8 graph gen quantised for ``out``, when the caller has it (the
+            expected outputs for ``x`` then need no second calibration).
     """
     man, meta = load_manifest(out)
     with tempfile.TemporaryDirectory(prefix="bbgrap-sim-") as tmp:
@@ -84,7 +97,7 @@ def simulate(out: Path, x: np.ndarray | None = None, frames: int = 2, waves: boo
             from bbgrap_hls.commands.csim import _vectors_for
 
             vec = Path(tmp)
-            _vectors_for(out, meta, x, vec)
+            _vectors_for(out, meta, x, vec, int8_graph)
         ins = {i["ident"]: np.fromfile(vec / f"in_{i['ident']}.bin", np.int8).reshape(-1, i["elems"])
                for i in man["inputs"]}
         expect = {o["ident"]: np.fromfile(vec / f"expect_{o['ident']}.bin", np.int8).reshape(-1, o["elems"])
@@ -106,14 +119,28 @@ def run_frames(out: Path, inputs: dict[str, np.ndarray], frames: int, waves: boo
     with tempfile.TemporaryDirectory(prefix="run-", dir=b.folder) as tmp:
         run = Path(tmp)
         _config(man, inputs, run, frames)
+        planned = man["predicted_latency_cycles"] + (frames - 1) * man["predicted_ii_cycles"]
         t0 = time.perf_counter()
-        run_tb(b, run / "config.json", waves)
+        with progress.task(f"sim: {frames} frame(s)", total=planned, unit="cycle",
+                           poll=lambda: _progress(run / "progress.json", frames, planned)):
+            run_tb(b, run / "config.json", waves)
         tr = time.perf_counter() - t0
         res_p = run / "result.json"
         if not res_p.exists():
             log = (b.folder / "test.log").read_text(errors="replace")[-3000:] if (b.folder / "test.log").exists() else ""
             raise BadInputError(f"{out}: the RTL testbench did not finish:\n{log}")
         return json.loads(res_p.read_text()), b, tr
+
+
+def _progress(path: Path, frames: int, planned: int) -> tuple[int, int, str] | None:
+    """What the testbench last wrote as a progress update: cycles simulated against the
+    plan's total (frame 0's latency plus an ii per further frame), frames out."""
+    try:
+        d = json.loads(path.read_text())
+    except (OSError, ValueError):  # not written yet
+        return None
+    cycles = int(d["cycle"])
+    return cycles, max(planned, cycles), f"frames out {d['frames_out']}/{frames}"
 
 
 def _config(man: dict, ins: dict[str, np.ndarray], run: Path, frames: int) -> dict:
@@ -126,7 +153,8 @@ def _config(man: dict, ins: dict[str, np.ndarray], run: Path, frames: int) -> di
     window = 2 * (ii + lat) + 2000
     cfg = {"inputs": inputs, "outputs": man["outputs"], "channels": man["channels"], "frames": frames,
            "watchdog_cycles": window, "limit_cycles": 4 * (frames * ii + lat) + 20 * window,
-           "result": str(run / "result.json")}
+           "result": str(run / "result.json"), "progress": str(run / "progress.json"),
+           "progress_cycles": max(256, min(ii, 4096))}
     (run / "config.json").write_text(json.dumps(cfg))
     return cfg
 
@@ -166,6 +194,8 @@ def _score(man: dict, res: dict, expect: dict, frames: int, b, tr: float) -> Sim
     elif frames == 2:
         ii = max(e[1] - e[0] for e in ends)
     n = sum(v.size for v in got.values())
-    msg = (f"PASS: {len(got)} output(s), {frames} frame(s), {n} int8 values bit-exact; ii {ii} cycles "
-           f"(plan {pred_ii}), latency {lat} cycles (plan {pred_lat})")
+    ii_text = (f"ii {ii} cycles (plan {pred_ii})" if ii is not None else
+               f"ii not measured (one frame; --frames 2 or more measures it; plan {pred_ii})")
+    msg = (f"PASS: {len(got)} output(s), {frames} frame(s), {n} int8 values bit-exact; {ii_text}, "
+           f"latency {lat} cycles (plan {pred_lat})")
     return SimResult(True, measured_ii_cycles=ii, measured_latency_cycles=int(lat), message=msg, **common)

@@ -15,12 +15,13 @@ from __future__ import annotations
 
 import json
 import os
+import time
 from pathlib import Path
 
 import cocotb
 import numpy as np
 from cocotb.clock import Clock
-from cocotb.triggers import ClockCycles, RisingEdge
+from cocotb.triggers import ClockCycles, RisingEdge, Timer
 from cocotb.utils import get_sim_steps, get_sim_time
 from cocotbext.axi import AxiStreamBus, AxiStreamFrame, AxiStreamSink, AxiStreamSource
 
@@ -56,6 +57,25 @@ def stalled_channels(dut, channels: list[dict]) -> tuple[list[str], list[str]]:
     return full, waiting
 
 
+async def _report_progress(cfg: dict, t0: int, period: int, snks: list) -> None:
+    """Write the cycles simulated and the frames out to ``cfg["progress"]`` about four times
+    a second of wall time (the parent's progress display reads it); one timer per
+    ``progress_cycles`` cycles, so the simulation pays almost nothing for it."""
+    path = Path(cfg["progress"])
+    tmp = path.with_suffix(".tmp")
+    step = int(cfg.get("progress_cycles", 1024)) * PERIOD_NS
+    last = 0.0
+    while True:
+        await Timer(step, unit="ns")
+        now = time.monotonic()
+        if now - last < 0.25:
+            continue
+        last = now
+        cycle = (get_sim_time() - t0) // period
+        tmp.write_text(json.dumps({"cycle": int(cycle), "frames_out": min(s.queue_occupancy_frames for s in snks)}))
+        os.replace(tmp, path)  # the reader never sees half a file
+
+
 @cocotb.test()
 async def run_design(dut) -> None:
     """Drive ``frames`` frames through the design, record outputs and cycle counts."""
@@ -76,6 +96,8 @@ async def run_design(dut) -> None:
         for f in range(frames):
             src.send_nowait(AxiStreamFrame(data[f % len(data)].astype(np.uint8).tobytes(),
                                            tx_complete=lambda fr, k=k: starts[k].append(fr.sim_time_start)))
+    if cfg.get("progress"):
+        cocotb.start_soon(_report_progress(cfg, t0, period, snks))
     window = int(cfg["watchdog_cycles"])
     limit = int(cfg["limit_cycles"])
     last, result = None, {"deadlock": None}
