@@ -2,8 +2,9 @@
 resource (docs/cost-model.md, "Off-chip weights"; issue 12).
 
 What is checked here is the planner's accounting, against numbers computed in the test from
-the graph itself (weight counts, the board file's bandwidth); the cycle behaviour of the
-off-chip block has no RTL module yet, so nothing here claims it is verified in simulation.
+the graph itself (weight counts, the board file's bandwidth); the off-chip block's cycles
+are checked against the RTL module in tests/test_rtl_offchip.py and the generated HLS in
+tests/test_offchip_csim.py.
 """
 
 from __future__ import annotations
@@ -130,19 +131,6 @@ def test_offchip_block_reads_whole_frames_before_its_first_output():
     assert c.ii == max(in_beats, geo.ho * geo.wo * (9 * geo.c // 32) * (geo.co // 4))
     with pytest.raises(ValueError):
         block_cost("dwconv", geo, 4, 4, ddr=True)
-
-
-def test_codegen_refuses_offchip_weights():
-    """No generator writes off-chip weights yet: gen never plans them, and codegen refuses
-    a node placed off chip with one line (exit 2), never a wrong design."""
-    from bbgrap_hls.codegen.layers import make_layer
-    from bbgrap_hls.errors import UnsupportedError
-    from bbgrap_hls.quant import quantize
-
-    q = quantize(canonical("lenet"))
-    node = next(n for n in q.nodes if n.op in ("Conv", "Dense"))
-    with pytest.raises(UnsupportedError, match="off chip"):
-        make_layer(q, node, "l0", 1, 1, None, "ddr")
 
 
 def test_plan_cli_offchip_flag(tmp_path):

@@ -73,7 +73,7 @@ def unit_parts(prob: Problem, seg: Segmentation, u: int) -> list[_Part]:
         for (c, f), co, t in zip(seg.split[u], sizes, tables, strict=True):
             g = replace(unit.geom, co=co)
             cost = block_cost(unit.kind, g, int(t.pe[f]), int(t.simd[f]), uram=bool(t.uram[f]), mmv=t.copies(f),
-                              ddr=bool(t.ddr[f]))
+                              ddr=bool(t.ddr[f]), memory=prob.offchip_memory if t.ddr[f] else None)
             out.append(_Part(c, begin, begin + co, int(t.pe[f]), int(t.simd[f]),
                              _at_least(cost, max(gather, int(t.ii[f]))), t.copies(f)))
             begin += co
@@ -81,7 +81,7 @@ def unit_parts(prob: Problem, seg: Segmentation, u: int) -> list[_Part]:
     t, f = unit.table, seg.fold[u]
     # a table row's ii may exceed its block's (an off-chip row slowed to its port's rate)
     cost = block_cost(unit.kind, unit.geom, int(t.pe[f]), int(t.simd[f]), uram=bool(t.uram[f]),
-                      mmv=t.copies(f), ddr=bool(t.ddr[f]))
+                      mmv=t.copies(f), ddr=bool(t.ddr[f]), memory=prob.offchip_memory if t.ddr[f] else None)
     return [_Part(seg.core[u], 0, unit.geom.co, int(t.pe[f]), int(t.simd[f]), _at_least(cost, int(t.ii[f])),
                   t.copies(f))]
 

@@ -99,30 +99,27 @@ class _Inputs:
 
 
 def _table(kind: str, g: Geometry, inputs: _Inputs, parallel_window: bool, uram: bool,
-           copies: bool = True, port_bytes: float = 0.0) -> Table:
-    """Every folding (and weight placement) of a block with its cost. ``port_bytes > 0``
-    adds off-chip weight rows (conv/dense): one AXI port's bytes per cycle, the most one
-    block reads at."""
+           copies: bool = True, memory: tuple[float, int, int] | None = None) -> Table:
+    """Every folding (and weight placement) of a block with its cost. ``memory`` (rate
+    bytes/cycle, latency, beat bytes: `offchip_memory`) adds off-chip weight rows for
+    conv/dense, their weight tiles whole beats of the port."""
     rows = []
     # on_uram: the weights and the whole-frame input FIFOs in URAM (a block without weights:
     # its FIFOs only; the final plan places FIFOs by what each core's URAM has left)
     placements = [(False, False), (True, False)] if uram and kind != "wire" else [(False, False)]
-    if port_bytes > 0 and kind in OFFCHIP_CAPABLE:
+    if memory is not None and kind in OFFCHIP_CAPABLE:
         placements.append((uram, True))  # frame buffers in URAM where the board has it
     rows_of = [(p, q, m) for p, q in foldings(kind, g, parallel_window)
                for m in (pixel_copies(kind, g, p) if copies else [1])]
     prev_ii = 0
     for pe, simd, mmv in rows_of:
         for on_uram, ddr in placements:
-            if ddr and (mmv > 1 or simd > g.c):
-                continue  # off-chip weights: no pixel copies, no parallel window (simd | C)
-            c = block_cost(kind, g, pe, simd, uram=on_uram, mmv=mmv, ddr=ddr)
+            if ddr and not _offchip_ok(kind, g, pe, simd, mmv, memory[2]):
+                continue
+            c = block_cost(kind, g, pe, simd, uram=on_uram, mmv=mmv, ddr=ddr, memory=memory if ddr else None)
             bw = 0
-            if ddr:
-                # one port per block: a block reading faster than its port is slowed to it
-                ii = max(c.ii, math.ceil(c.offchip_bytes / port_bytes))
-                c = replace(c, ii=ii)
-                bw = -(-BW_CYCLES * c.offchip_bytes // ii)
+            if ddr:  # the block reads its weights at the memory's rate through its own port
+                bw = -(-BW_CYCLES * c.offchip_bytes // c.ii)
             elif on_uram and kind in URAM_CAPABLE and c.weights != "uram":
                 continue  # LUTRAM-sized weights: no URAM variant
             if not on_uram and not ddr:
@@ -153,15 +150,16 @@ def _table(kind: str, g: Geometry, inputs: _Inputs, parallel_window: bool, uram:
             rows.append((pe, simd, int(on_uram), c.ii, c.dsp, bram, uram_use, lut, bw, mmv, int(ddr)))
     offchip = [r for r in rows if r[10]]
     if offchip:
-        # The slowest off-chip folding may also read its weights slower than it computes
-        # (its AXI reader paced to a smaller share of the memory): ii = bytes / share, for
-        # shares halving down to 1/4096 of the compute-matched one, so that a memory too slow
-        # for every block's compute still plans, bound by its bandwidth.
+        # The slowest off-chip folding may also read its weights slower (its AXI reader given
+        # a rate halving 12 times), so that a memory too slow for every block's compute still
+        # plans, bound by its bandwidth.
         r = max(offchip, key=lambda r: (r[3], -r[4]))
-        wbytes = -(-r[8] * r[3] // BW_CYCLES)  # ≈ the block's bytes per frame (bw was rounded up)
+        rate, latency, beat = memory
         for k in range(1, 13):
-            ii = r[3] << k
-            rows.append((*r[:3], ii, *r[4:8], -(-BW_CYCLES * wbytes // ii), *r[9:]))
+            c = block_cost(kind, g, int(r[0]), int(r[1]), uram=bool(r[2]), ddr=True,
+                           memory=(rate / (1 << k), latency, beat))
+            if c.ii > r[3]:
+                rows.append((*r[:3], c.ii, *r[4:8], -(-BW_CYCLES * c.offchip_bytes // c.ii), *r[9:]))
     a = np.array(rows, dtype=np.int64)
     order = np.lexsort((a[:, 4:9].sum(axis=1), a[:, 3]))[::-1]  # ii descending
     a = a[order]
@@ -183,7 +181,7 @@ class Problem:
     tensor_bits: dict[str, int]
     parallel_window: bool = False
     pixel_copies: bool = True
-    offchip_port_bytes: float = 0.0  # > 0: off-chip weight rows in the tables (one port's rate)
+    offchip_memory: tuple[float, int, int] | None = None  # off-chip weight rows: (rate, latency, beat)
 
     @property
     def m(self) -> int:
@@ -195,7 +193,7 @@ class Problem:
     def limits(self, k: int) -> np.ndarray:
         """Core ``k``'s limits in `RES` order."""
         c = self.board.cores[k]
-        bw = math.floor(BW_CYCLES * self.board.offchip_share(k)) if self.offchip_port_bytes > 0 else 0
+        bw = math.floor(BW_CYCLES * self.board.offchip_share(k)) if self.offchip_memory else 0
         return np.array([c.dsp_limit, c.bram18_limit, c.uram_limit, c.lut_limit, bw], dtype=np.int64)
 
     def link_width(self, a: int, b: int) -> int | None:
@@ -270,7 +268,7 @@ def build_problem(graph: Graph, board: Board, split_candidates: int = 8,
     units: list[Unit] = []
     unit_of_tensor: dict[str, int] = {}
     use_uram = any(c.uram_limit > 0 for c in board.cores)
-    port_bytes = _port_bytes(board) if offchip_weights else 0.0
+    mem = offchip_memory(board) if offchip_weights else None
     for n in fabric:
         if n.name in fused_into:
             continue
@@ -284,7 +282,7 @@ def build_problem(graph: Graph, board: Board, split_candidates: int = 8,
         start, cycles = _start(kind, g, ins, parallel_window)
         u = Unit(index=len(units), node=n, kind=kind, geom=g, fused=fused, out_tensor=out,
                  in_tensors=list(acts), producers=producers,
-                 table=_table(kind, g, ins, parallel_window, use_uram, pixel_copies, port_bytes), start=start,
+                 table=_table(kind, g, ins, parallel_window, use_uram, pixel_copies, mem), start=start,
                  cycles=cycles)
         units.append(u)
         unit_of_tensor[out] = u.index
@@ -305,20 +303,39 @@ def build_problem(graph: Graph, board: Board, split_candidates: int = 8,
         diff[last + 1] -= bits
     cut = np.cumsum(diff)[: m + 1]
     prob = Problem(graph, board, units, host_ops, fused_into, core_path(board), cut, tensor_bits,
-                   parallel_window, pixel_copies, port_bytes)
+                   parallel_window, pixel_copies, mem)
     _add_split_tables(prob, split_candidates, use_uram)
     return prob
 
 
-def _port_bytes(board: Board) -> float:
-    """Bytes per cycle one block's AXI port moves: the widest port of the cores' home
-    memories, at most the core's share of it (0: no core reaches a memory)."""
-    best = 0.0
+def offchip_memory(board: Board) -> tuple[float, int, int] | None:
+    """The board memory as an off-chip weight reader sees it: ``(rate, latency, beat)``, a
+    port's bytes per cycle (at most a core's share), the read latency in cycles and the
+    port's bytes per beat; the slowest over the cores' home memories (one table serves every
+    core). None: no core reaches a memory."""
+    seen = []
     for c in board.cores:
         mem = board.home_memory(c.id)
         if mem is not None:
-            best = max(best, min(mem.port_width_bits / 8, board.offchip_share(c.id)))
-    return best
+            beat = mem.port_width_bits // 8
+            seen.append((min(float(beat), board.offchip_share(c.id)), mem.latency_cycles, beat))
+    if not seen:
+        return None
+    return min(r for r, _, _ in seen), max(lat for _, lat, _ in seen), min(b for _, _, b in seen)
+
+
+def _offchip_ok(kind: str, g: Geometry, pe: int, simd: int, mmv: int, beat: int) -> bool:
+    """Foldings the off-chip kernels build (hw/rtl/conv_offchip.sv, hw/hls/conv2d_offchip.h):
+    no pixel copies, ``simd | C`` (no parallel window), ``pe·simd`` and the beat dividing one
+    another and every fold's tile whole beats."""
+    if mmv > 1 or simd > g.c:
+        return False
+    word = pe * simd
+    if word % beat and beat % word:
+        return False
+    vectors = g.ho * g.wo if g.pointwise and g.ho * g.wo < g.h * g.w else g.h * g.w
+    sf = g.k * (g.in_elems // vectors if g.pointwise else g.c) // simd
+    return (word * sf) % beat == 0
 
 
 def _start(kind: str, g: Geometry, ins: _Inputs, parallel_window: bool) -> tuple[float, int]:
@@ -365,7 +382,7 @@ def _add_split_tables(prob: Problem, how_many: int, use_uram: bool) -> None:
         for k in range(2, n + 1):
             if u.geom.co % k == 0:
                 t = _table(u.kind, _replace_co(u.geom, u.geom.co // k), ins, prob.parallel_window, use_uram,
-                           prob.pixel_copies, prob.offchip_port_bytes)
+                           prob.pixel_copies, prob.offchip_memory)
                 # The gather on the last core streams whole parts per beat at most (the
                 # concat's lanes divide each part's channels): k beats per pixel.
                 t.ii = np.maximum(t.ii, gather_ii(u.geom, [u.geom.co // k] * k))
@@ -375,7 +392,7 @@ def _add_split_tables(prob: Problem, how_many: int, use_uram: bool) -> None:
             # The block alone: the gather's rate depends on all the parts (`gather_ii`).
             # (no pixel copies: they would triple the tables for a rare combination)
             u.part_tables[c] = _table(u.kind, _replace_co(u.geom, c), ins, prob.parallel_window, use_uram,
-                                      copies=False, port_bytes=prob.offchip_port_bytes)
+                                      copies=False, memory=prob.offchip_memory)
 
 
 UNEVEN_SIZES = 16

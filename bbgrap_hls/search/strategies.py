@@ -249,7 +249,7 @@ def explain_infeasible(prob: Problem, n_cores: int | None = None) -> str:
                 + (f"; {names[r]} is short by {int(over[r])}" if over[r] > 0 else
                    "; no folding mix found fits every resource at once")
                 + ". Smallest change: a larger board"
-                + ("" if prob.offchip_port_bytes > 0 else ", or --offchip-weights (weights in the board memory)"))
+                + ("" if prob.offchip_memory else ", or --offchip-weights (weights in the board memory)"))
     return (f"no contiguous split of the {prob.m} blocks over cores {path} fits every core's "
             f"limits and every link (largest cut {int(prob.cut_bits.max())} bits/frame); "
             f"try a board with more cores, or --strategy greedy")
