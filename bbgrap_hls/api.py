@@ -89,8 +89,8 @@ def compile(model: str | os.PathLike | onnx.ModelProto, board: str | os.PathLike
     model_path = _model_path(model)
     shapes = _check_shapes(input_shape)
     board_obj, board_arg = _board(board)
-    check_qdq_model(model_path)
     graph = canonicalize(load_model(model_path, shapes))
+    check_qdq_model(model_path)  # as run --int8, once the file is known to load
     calib_arrays, calib_path = _calibration(calib, graph)
     design = Design(model_path, board_obj, board_arg, graph, calib_arrays, calib_path, shapes, options)
     # As gen: a QDQ model plans on its int8 graph (its Q/DQ pairs gone), any other before

@@ -27,6 +27,7 @@ their cursor control is ours, never text from a model.
 
 from __future__ import annotations
 
+import os
 import sys
 import threading
 import time
@@ -75,6 +76,13 @@ def _isatty(stream: TextIO) -> bool:
         return False
 
 
+def _columns(stream: TextIO) -> int:
+    try:
+        return os.get_terminal_size(stream.fileno()).columns
+    except (AttributeError, ValueError, OSError):
+        return 0
+
+
 def _secs(s: float) -> str:
     s = int(round(s))
     return f"{s // 60} min {s % 60:02d} s" if s >= 60 else f"{s} s"
@@ -101,8 +109,12 @@ class Task:
         if self._mode == "bar":
             from tqdm import tqdm
 
+            # a terminal of unknown size (a bare pty) says 0 x 0, and tqdm hides a bar below row 0
+            sized = _columns(self._stream) > 0
             self._bar = tqdm(total=total, desc=desc, unit=unit, file=self._stream, delay=DELAY, leave=False,
-                             dynamic_ncols=True, mininterval=TICK, unit_scale=unit not in ("", "it", "file"))
+                             dynamic_ncols=sized, ncols=None if sized else 100, nrows=None if sized else 24,
+                             mininterval=TICK, bar_format="{desc}: {elapsed}{postfix}" if total is None else None,
+                             unit_scale=total is not None and total >= 10_000)  # 184k/809k, 12/40
         self._thread = None
         if self._mode != "quiet" and (ticker or poll is not None):
             self._thread = threading.Thread(target=self._tick, name=f"progress {desc}", daemon=True)

@@ -121,7 +121,7 @@ def run_frames(out: Path, inputs: dict[str, np.ndarray], frames: int, waves: boo
         _config(man, inputs, run, frames)
         planned = man["predicted_latency_cycles"] + (frames - 1) * man["predicted_ii_cycles"]
         t0 = time.perf_counter()
-        with progress.task(f"sim: {frames} frame(s)", total=planned, unit="cycle",
+        with progress.task(f"sim: simulating {frames} frame(s)", total=planned, unit="cycle",
                            poll=lambda: _progress(run / "progress.json", frames, planned)):
             run_tb(b, run / "config.json", waves)
         tr = time.perf_counter() - t0
