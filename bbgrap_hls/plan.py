@@ -154,6 +154,9 @@ class Plan:
     baselines: dict[str, float] = field(default_factory=dict)
     optimizer: dict[str, Any] = field(default_factory=dict)
     bottleneck_note: str = ""
+    roofline: dict[str, Any] = field(default_factory=dict)
+    """The frames/s physics allows (compute, memory, input link), which binds, and the plan's
+    fraction of it (`bbgrap_hls.search.roofline`; docs/plan.md)."""
     version: int = SCHEMA_VERSION
 
     # -- lookups -----------------------------------------------------------------

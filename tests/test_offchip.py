@@ -140,3 +140,25 @@ def test_plan_cli_offchip_flag(tmp_path):
     assert out.returncode == 0, out.stderr
     d = json.loads(out.stdout)
     assert d["cores"][0]["memory"] == "ddr" and d["cores"][0]["bw_limit"] > 0
+
+
+@pytest.mark.parametrize("board", ["zcu102", "u250"])
+def test_roofline_bounds_the_plan(resnet18, board):
+    """No plan beats physics: at one int8 MAC per DSP per cycle the DSP limits bound the fps
+    (a cost model that undercounted DSPs would pass this), and the memory bound is the cores'
+    shares over the bytes the plan reads off chip."""
+    from bbgrap_hls.commands.inspect import summarize
+
+    b = load_board(board)
+    plan = make_plan(resnet18, b, baselines=False, offchip_weights=True)
+    r = plan.roofline
+    macs = summarize(resnet18, canonical=True)["macs"]
+    dsp = sum(c.dsp_limit for c in b.cores)
+    assert r["compute_fps"] == pytest.approx(b.clock_mhz * 1e6 * dsp / macs)
+    assert plan.fps <= r["roofline_fps"] * (1 + 1e-9)
+    assert 0 < r["fraction"] <= 1
+    used = [c for c in plan.cores if c.offchip_bytes_per_frame]
+    share = sum(b.offchip_share(c.id) for c in used)
+    assert r["memory_fps"] == pytest.approx(b.clock_mhz * 1e6 * share / sum(c.offchip_bytes_per_frame for c in used))
+    assert r["input_fps"] == pytest.approx(b.host.bandwidth_gbps * 1e9 / (3 * 224 * 224))
+    assert r["binds"] == min(("compute", "memory", "input"), key=lambda k: r[f"{k}_fps"])

@@ -91,6 +91,14 @@ def format_plan(plan: Plan) -> str:
                  f"latency {plan.latency_cycles} cycles = {plan.latency_us:,.2f} us")
     if plan.bottleneck_note:
         lines.append(f"why not faster: {plan.bottleneck_note}")
+    if plan.roofline:
+        r = plan.roofline
+        def fmt(v):
+            return "-" if v is None else f"{v:,.0f}"
+
+        lines.append(f"roofline: compute {fmt(r['compute_fps'])}, memory {fmt(r['memory_fps'])}, input link "
+                     f"{fmt(r['input_fps'])} frames/s; {r['binds']} binds; this plan reaches "
+                     f"{100 * r['fraction']:.0f} % of it")
     opt = plan.optimizer
     lines.append(f"optimizer: {opt.get('transfers_before', 0)} cross-core edges -> {opt.get('transfers_after', 0)} "
                  f"transfers; buffers {opt.get('buffers_before', 0)} -> {opt.get('buffers_after', 0)}, barriers "

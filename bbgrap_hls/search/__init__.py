@@ -30,6 +30,7 @@ from bbgrap_hls.search.build import repair, violations
 from bbgrap_hls.search.dp import Segmentation
 from bbgrap_hls.search.narrow import narrow
 from bbgrap_hls.search.problem import Problem, build_problem, core_path
+from bbgrap_hls.search.roofline import roofline
 from bbgrap_hls.search.strategies import boost, even, exact, explain_infeasible, greedy, refine, single
 from bbgrap_hls.search.why import bottleneck_note
 
@@ -178,6 +179,7 @@ def make_plan(graph: Graph, board: Board, strategy: str = "search", objective: s
     else:
         plan.optimality_note = f"{strategy}: not proved optimal"
     plan.bottleneck_note = bottleneck_note(prob, plan)
+    plan.roofline = roofline(prob, plan)
     if baselines:
         for b in BASELINES:
             if b == strategy:
