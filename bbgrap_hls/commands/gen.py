@@ -67,9 +67,9 @@ def run(args: argparse.Namespace) -> int:
 
 def _run(args: argparse.Namespace, out: Path, old: list[str], worker: _ReportWorker) -> int:
     from bbgrap_hls.board import load_board
+    from bbgrap_hls.commands.common import plan_graph
     from bbgrap_hls.quant import is_qdq
     from bbgrap_hls.quant.quantizer import quantize
-    from bbgrap_hls.search import make_plan
 
     board = load_board(args.board)
     graph = load_canonical(args)
@@ -83,9 +83,9 @@ def _run(args: argparse.Namespace, out: Path, old: list[str], worker: _ReportWor
     # no calibration): plan on that one.
     qdq = is_qdq(graph)
     gq = quantize(graph, calib, seed=args.seed) if qdq else None
-    plan = make_plan(gq if qdq else graph, board, strategy=args.strategy, objective=args.objective,
-                     seed=args.seed, parallel_window=args.parallel_window,
-                     pixel_copies=args.pixel_copies, offchip_weights=args.offchip_weights)
+    plan = plan_graph(gq if qdq else graph, board, strategy=args.strategy, objective=args.objective,
+                      seed=args.seed, parallel_window=args.parallel_window,
+                      pixel_copies=args.pixel_copies, offchip_weights=args.offchip_weights)
     try:  # the temporary folder sits next to OUT so that the final moves stay on one file system
         out.parent.mkdir(parents=True, exist_ok=True)
         tmp_ctx = tempfile.TemporaryDirectory(prefix=".bbgrap-gen-", dir=out.parent)
@@ -108,7 +108,10 @@ def _finish(args, out: Path, old: list[str], worker: _ReportWorker, board, graph
     if gq is None:
         gq = quantize(graph, calib, seed=args.seed)
     feeds = _seed_input(graph, args.seed)
-    files, design = generate(gq, plan, board, feeds)
+    from bbgrap_hls import progress
+
+    with progress.task("gen: code", ticker=True):
+        files, design = generate(gq, plan, board, feeds)
     files["plan.json"] = plan.to_json(stable=True).encode()
     for t, x in feeds.items():
         ident = next(i for tt, i, _ in design.inputs if tt == t)
