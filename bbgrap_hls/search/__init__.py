@@ -105,6 +105,40 @@ def _run(prob: Problem, strategy: str, objective: str, time_limit: float, seed: 
     return best
 
 
+def _run_best(prob: Problem, strategy: str, objective: str, time_limit: float, seed: int,
+              progress: Callable[[str], None] | None) -> tuple[Plan, Segmentation]:
+    """`_run`; with off-chip weights allowed, also without them, keeping the better plan: the
+    segmentation's folding rules are heuristics over the resources, and more rows can steer
+    them to a worse plan, but allowing off-chip weights must never cost speed."""
+    if not prob.offchip_memory:
+        return _run(prob, strategy, objective, time_limit, seed, progress)
+    on_chip = _on_chip_only(prob)
+    best, err = None, None
+    for p in (prob, on_chip):
+        try:
+            got = _run(p, strategy, objective, time_limit, seed, progress)
+        except InfeasibleError as e:
+            err = err or e
+            continue
+        if best is None or _key(got[0], objective) < _key(best[0], objective):
+            best = got
+    if best is None:
+        raise err
+    return best
+
+
+def _on_chip_only(prob: Problem) -> Problem:
+    """``prob`` without its off-chip weight rows (same units, same core limits for the rest)."""
+    def keep(t):
+        rows = ~t.ddr
+        return replace(t, pe=t.pe[rows], simd=t.simd[rows], uram=t.uram[rows], ii=t.ii[rows],
+                       res=t.res[rows], mmv=t.mmv[rows], ddr=t.ddr[rows])
+
+    units = [replace(u, table=keep(u.table), split_tables={k: keep(t) for k, t in u.split_tables.items()},
+                     part_tables={c: keep(t) for c, t in u.part_tables.items()}) for u in prob.units]
+    return replace(prob, units=units, offchip_memory=None)
+
+
 def _equal_splits_only(prob: Problem) -> Problem:
     """``prob`` without the tables of uneven split parts."""
     return replace(prob, units=[replace(u, part_tables={}, granule=0) for u in prob.units])
@@ -154,7 +188,7 @@ def make_plan(graph: Graph, board: Board, strategy: str = "search", objective: s
     t0 = time.monotonic()
     prob = build_problem(graph, board, parallel_window=parallel_window, pixel_copies=pixel_copies,
                          offchip_weights=offchip_weights)
-    plan, seg = _run(prob, strategy, objective, time_limit, seed, progress)
+    plan, seg = _run_best(prob, strategy, objective, time_limit, seed, progress)
     if narrow_folding:
         if progress:
             progress(f"{strategy}: narrowing foldings to the design ii")

@@ -373,7 +373,10 @@ def _add_split_tables(prob: Problem, how_many: int, use_uram: bool) -> None:
     if n < 2:
         return
     weighted = [u for u in prob.units if u.kind in WEIGHTED]
-    weighted.sort(key=lambda u: (-int(u.table.ii[0]), u.index))
+    # heaviest first by the slowest on-chip folding (off-chip rows include deliberately
+    # slowed ones, which say nothing about the work)
+    weighted.sort(key=lambda u: (-int(u.table.ii[~u.table.ddr][0] if (~u.table.ddr).any() else u.table.ii[0]),
+                                 u.index))
     lim = prob.limits(prob.core_path[0])
     must = [u for u in weighted if np.any(u.table.res[0] > lim)]
     chosen = {u.index: u for u in weighted[:how_many] + must}
