@@ -51,6 +51,11 @@ CONFIGS: dict[str, tuple[str, dict]] = {
     "channel_affine-p2": ("channel_affine", {"C": 16, "P": 2, "pix": 4, "ZP_IN": -3}),
     "add-p2": ("add", {"P": 2, "OP": 0, "c": 4, "pix": 4, "MA": 3 << 19, "MB": 5 << 18, "ZA": 3, "ZB": -7, "ZY": -2,
                        "S": 20, "LO": -128, "HI": 127}),
+    # DSP packing (PACK = 2, mac2.sv): two output lanes per DSP48E2, 0.5 DSP per int8 MAC
+    "mvu-4x4-pack": ("mvu", {"MW": 16, "MH": 8, "SIMD": 4, "PE": 4, "PACK": 2, "nvec": 1}),
+    "conv-3x3-8x8-pack": ("conv", {"C": 16, "CO": 32, "SIMD": 8, "PE": 8, "PACK": 2, "H": 16, "W": 16, "KH": 3,
+                                   "KW": 3, "SH": 1, "SW": 1, "PT": 1, "PL": 1, "PB": 1, "PR": 1}),
+    "dense-64x10-pack": ("mvu", {"MW": 64, "MH": 10, "SIMD": 8, "PE": 2, "PACK": 2, "nvec": 1}),
     "mul-p2": ("mul", {"P": 2, "OP": 1, "c": 4, "pix": 4, "M": 1234567, "ZA": -5, "ZB": 9, "ZY": 4, "S": 20,
                        "LO": 4, "HI": 127}),
 }

@@ -61,7 +61,12 @@ def _mvu(p: dict, rng, d: Path) -> tuple[dict, dict]:
     rq = golden.random_rq(rng, mh, 128 * 128 * mw ** 0.5)
     x = _i8(rng, FRAMES, p["nvec"], mw)
     files = mvu_files(w, bias, rq, p["SIMD"], p["PE"], d)
-    return {k: p[k] for k in ("MW", "MH", "SIMD", "PE")} | files, {"x": x, "w": w, "bias": bias, "rq": rq}
+    return {k: p[k] for k in ("MW", "MH", "SIMD", "PE")} | _pack(p) | files, {"x": x, "w": w, "bias": bias, "rq": rq}
+
+
+def _pack(p: dict) -> dict:
+    """``PACK`` when the case packs two output lanes per DSP (mvu.sv, mac2.sv)."""
+    return {"PACK": p["PACK"]} if p.get("PACK", 1) > 1 else {}
 
 
 def _win(p: dict) -> dict:
@@ -84,7 +89,7 @@ def _conv(p: dict, rng, d: Path) -> tuple[dict, dict]:
     bias = rng.integers(-(2**12), 2**12, size=co)
     rq = golden.random_rq(rng, co, 128 * 128 * (k * c) ** 0.5)
     files = mvu_files(w.reshape(co, k * c), bias, rq, p["SIMD"], p["PE"], d)
-    hdl = {"C": c, "CO": co, "SIMD": p["SIMD"], "PE": p["PE"], "PAD_VAL": zx} | _win(p) | files
+    hdl = {"C": c, "CO": co, "SIMD": p["SIMD"], "PE": p["PE"], "PAD_VAL": zx} | _win(p) | _pack(p) | files
     if p.get("M", 1) > 1:  # pixel copies
         hdl["M"] = p["M"]
     return hdl, {"win": _windows(x, p, zx), "x": x, "w": w, "bias": bias, "rq": rq}
@@ -197,7 +202,10 @@ PARAMS: dict[str, list[dict]] = {
     "mvu": [{"MW": 8, "MH": 4, "SIMD": 2, "PE": 2, "nvec": 3},
             {"MW": 12, "MH": 6, "SIMD": 12, "PE": 1, "nvec": 2},
             {"MW": 16, "MH": 8, "SIMD": 4, "PE": 8, "nvec": 3},
-            {"MW": 4, "MH": 3, "SIMD": 1, "PE": 3, "nvec": 4}],
+            {"MW": 4, "MH": 3, "SIMD": 1, "PE": 3, "nvec": 4},
+            # DSP packing (mac2.sv): lane pairs per DSP; an odd PE's last lane alone
+            {"MW": 8, "MH": 4, "SIMD": 2, "PE": 2, "PACK": 2, "nvec": 3},
+            {"MW": 16, "MH": 6, "SIMD": 4, "PE": 3, "PACK": 2, "nvec": 2}],
     "conv": [{"C": 4, "CO": 4, "SIMD": 2, "PE": 2, "H": 5, "W": 5, "KH": 3, "KW": 3, "SH": 1, "SW": 1,
               "PT": 1, "PL": 1, "PB": 1, "PR": 1},
              {"C": 2, "CO": 2, "SIMD": 2, "PE": 2, "H": 7, "W": 6, "KH": 3, "KW": 2, "SH": 2, "SW": 2,
@@ -220,7 +228,12 @@ PARAMS: dict[str, list[dict]] = {
              {"C": 4, "CO": 12, "SIMD": 2, "PE": 6, "M": 2, "H": 7, "W": 7, "KH": 3, "KW": 3, "SH": 2,
               "SW": 2, "PT": 1, "PL": 1, "PB": 1, "PR": 1},
              {"C": 8, "CO": 8, "SIMD": 4, "PE": 2, "M": 2, "H": 3, "W": 3, "KH": 1, "KW": 1, "SH": 1,
-              "SW": 1, "PT": 0, "PL": 0, "PB": 0, "PR": 0}],
+              "SW": 1, "PT": 0, "PL": 0, "PB": 0, "PR": 0},
+             # DSP packing (mac2.sv): plain; with a parallel window and pixel copies
+             {"C": 4, "CO": 4, "SIMD": 2, "PE": 2, "PACK": 2, "H": 5, "W": 5, "KH": 3, "KW": 3, "SH": 1, "SW": 1,
+              "PT": 1, "PL": 1, "PB": 1, "PR": 1},
+             {"C": 4, "CO": 12, "SIMD": 12, "PE": 2, "M": 3, "PACK": 2, "H": 7, "W": 6, "KH": 3, "KW": 3,
+              "SH": 1, "SW": 1, "PT": 1, "PL": 1, "PB": 1, "PR": 1}],
     "dwconv": [{"C": 4, "P": 2, "H": 5, "W": 5, "KH": 3, "KW": 3, "SH": 1, "SW": 1, "PT": 1, "PL": 1, "PB": 1, "PR": 1},
                {"C": 4, "P": 4, "J": 3, "H": 5, "W": 4, "KH": 3, "KW": 3, "SH": 1, "SW": 1,
                 "PT": 1, "PL": 1, "PB": 1, "PR": 1},
@@ -258,8 +271,8 @@ PREPARE: dict[str, Callable] = {
 
 # RTL files each toplevel needs (besides its own)
 DEPS: dict[str, list[str]] = {
-    "link": ["fifo"], "requant": ["rq_lane", "rq_round"], "mvu": ["rq_lane", "rq_round"],
-    "conv": ["swg", "mvu", "rq_lane", "rq_round", "dwc", "mmv_split", "mmv_merge"], "dwconv": ["swg", "vvu", "rq_lane", "rq_round"],
+    "link": ["fifo"], "requant": ["rq_lane", "rq_round"], "mvu": ["mac2", "rq_lane", "rq_round"],
+    "conv": ["swg", "mvu", "mac2", "rq_lane", "rq_round", "dwc", "mmv_split", "mmv_merge"], "dwconv": ["swg", "vvu", "rq_lane", "rq_round"],
     "maxpool": ["swg", "vvu", "rq_lane", "rq_round"], "avgpool": ["swg", "vvu", "rq_lane", "rq_round"],
     "gap": ["vvu", "rq_lane", "rq_round"], "add": ["rq_round"], "mul": ["rq_round"],
     "channel_affine": ["rq_round"],

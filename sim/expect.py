@@ -55,7 +55,7 @@ def block(module: str, p: dict) -> tuple[BlockCost, int]:
     """The model's cost of a block module and its input beats per frame."""
     if module == "mvu":
         g = Geometry(h=p["nvec"], w=1, c=p["MW"], ho=p["nvec"], wo=1, co=p["MH"])
-        return block_cost("dense", g, p["PE"], p["SIMD"]), p["nvec"] * p["MW"] // p["SIMD"]
+        return block_cost("dense", g, p["PE"], p["SIMD"], pack=p.get("PACK", 1) == 2), p["nvec"] * p["MW"] // p["SIMD"]
     if module in WINDOW_KIND:
         g = window_geometry(p)
         if module == "conv":
@@ -63,7 +63,8 @@ def block(module: str, p: dict) -> tuple[BlockCost, int]:
         else:
             pe, simd, lanes = p["P"], p["P"] * p.get("J", 1), p["P"]
         mmv = p.get("M", 1) if module == "conv" else 1  # pixel copies
-        return block_cost(WINDOW_KIND[module], g, pe, simd, mmv=mmv), g.h * g.w * g.c // lanes
+        pack = module == "conv" and p.get("PACK", 1) == 2  # two output lanes per DSP (mac2.sv)
+        return block_cost(WINDOW_KIND[module], g, pe, simd, mmv=mmv, pack=pack), g.h * g.w * g.c // lanes
     if module == "gap":
         g = Geometry(h=p["H"], w=p["W"], c=p["C"], ho=1, wo=1, co=p["C"])
         return block_cost("gap", g, p["P"], p["P"]), g.in_elems // p["P"]

@@ -12,7 +12,14 @@ from dataclasses import replace
 
 from bbgrap_hls.errors import UnsupportedError
 from bbgrap_hls.ir import Graph, Node
-from bbgrap_hls.model.blocks import BLOCKS, OFFCHIP_CAPABLE, URAM_CAPABLE, BlockCost, offchip_mvu
+from bbgrap_hls.model.blocks import (
+    BLOCKS,
+    OFFCHIP_CAPABLE,
+    PACK_CAPABLE,
+    URAM_CAPABLE,
+    BlockCost,
+    offchip_mvu,
+)
 from bbgrap_hls.model.geometry import Geometry, geometry
 
 LUT_ACTIVATIONS = (
@@ -127,7 +134,7 @@ def foldings(kind: str, g: Geometry, parallel_window: bool = False) -> list[tupl
 
 @functools.lru_cache(maxsize=1 << 16)
 def block_cost(kind: str, g: Geometry, pe: int, simd: int, uram: bool = False, mmv: int = 1,
-               ddr: bool = False, memory: tuple[float, int, int] | None = None) -> BlockCost:
+               ddr: bool = False, memory: tuple[float, int, int] | None = None, pack: bool = False) -> BlockCost:
     """Cost of a block kind at a folding (the folding must be legal).
 
     ``uram`` puts the weight memory in URAM (kinds in `URAM_CAPABLE`; ignored for the others,
@@ -135,7 +142,9 @@ def block_cost(kind: str, g: Geometry, pe: int, simd: int, uram: bool = False, m
     conv's pixel copies (`pixel_copies`); ``ddr`` keeps the weights in the core's board
     memory (kinds in `OFFCHIP_CAPABLE`, no copies: `offchip_mvu`), and then ``uram`` puts
     its frame buffers in URAM; ``memory`` is ``(rate bytes/cycle, latency cycles, beat
-    bytes)`` of the board memory as the block sees it (None: one beat per cycle, no latency).
+    bytes)`` of the board memory as the block sees it (None: one beat per cycle, no latency);
+    ``pack`` asks for DSP packing, applied where `packs` allows it (conv/dense on chip,
+    ``pe >= 2``) and ignored elsewhere.
     """
     if ddr:
         if kind not in OFFCHIP_CAPABLE or mmv > 1:
@@ -151,7 +160,15 @@ def block_cost(kind: str, g: Geometry, pe: int, simd: int, uram: bool = False, m
         if kind != "conv":
             raise ValueError(f"block kind '{kind}' has no pixel copies")
         kw["mmv"] = mmv
+    if pack and packs(kind, pe):
+        kw["pack"] = True
     return BLOCKS[kind](g, pe, simd, **kw)
+
+
+def packs(kind: str, pe: int, ddr: bool = False) -> bool:
+    """Whether DSP packing applies to a block: a conv or dense with its weights on chip
+    (`offchip_mvu` stays unpacked) and at least two output lanes to pair."""
+    return kind in PACK_CAPABLE and pe >= 2 and not ddr
 
 
 MAX_COPIES = 4

@@ -5,6 +5,10 @@
 // 1..NF-1 reuse the stored vector, so a vector takes SF*NF cycles (ii per vector) and the
 // input is stalled during folds 1..NF-1. Output: NF beats of PE int8 lanes per vector,
 // 5 cycles after the fold's last compute cycle.
+// PACK = 2: output lanes 2i and 2i+1 share one DSP48E2 per input lane (mac2.sv: two int8
+// products of the same x in one 27 x 18 multiply, separated and corrected every cycle);
+// an odd PE's last lane stays alone. Same cycles, same memories; PACK = 1: one multiplier
+// per product.
 // Memories ($readmemh; words in fold order, lane/bank i at bits [i*width +: width]):
 //   W_FILE : NF*SF words of PE*SIMD*8 bits, address nf*SF+sf, bank pe, lane s holds
 //            W[nf*PE+pe][sf*SIMD+s]
@@ -15,6 +19,7 @@ module mvu #(
     parameter int MH      = 4,
     parameter int SIMD    = 2,
     parameter int PE      = 2,
+    parameter int PACK    = 1,
     parameter     W_FILE  = "",
     parameter     B_FILE  = "",
     parameter     RQ_FILE = ""
@@ -39,6 +44,7 @@ module mvu #(
   initial begin
     if (SIMD < 1 || MW % SIMD != 0) $error("mvu: SIMD=%0d must divide MW=%0d", SIMD, MW);
     if (PE < 1 || MH % PE != 0) $error("mvu: PE=%0d must divide MH=%0d", PE, MH);
+    if (PACK != 1 && PACK != 2) $error("mvu: PACK=%0d must be 1 or 2", PACK);
   end
 
   /* verilator lint_off UNDRIVEN */  // ROMs: filled by $readmemh only
@@ -116,17 +122,49 @@ module mvu #(
 
   // ---- stage 1: products ---------------------------------------------------------------
   logic [SIMD*8-1:0] x1;
-  logic signed [15:0] prod2[PE][SIMD];
+  logic [PE*SIMD*16-1:0] prod2;  // product (p, s) at bits [16*(p*SIMD+s) +: 16]
   logic [PE*32-1:0] bias2;
   logic v2, first2, last2, olast2;
   logic [NW-1:0] nf2;
   assign x1 = sel1 ? sdat1 : ibuf1;
 
+  generate
+    if (PACK == 2) begin : g_pack
+      // lanes 2i (w_lo) and 2i+1 (w_hi): one mac2 (one DSP48E2) per pair and input lane
+      for (genvar i = 0; i < PE / 2; i++) begin : g_pair
+        for (genvar s = 0; s < SIMD; s++) begin : g_s
+          mac2 m (
+              .clk (clk),
+              .en  (en),
+              .x   (x1[8*s+:8]),
+              .w_hi(w1[8*((2*i+1)*SIMD+s)+:8]),
+              .w_lo(w1[8*(2*i*SIMD+s)+:8]),
+              .p_hi(prod2[16*((2*i+1)*SIMD+s)+:16]),
+              .p_lo(prod2[16*(2*i*SIMD+s)+:16])
+          );
+        end
+      end
+      if (PE % 2 == 1) begin : g_odd  // the last lane alone
+        logic [SIMD*16-1:0] podd;
+        always_ff @(posedge clk) begin
+          if (en)
+            for (int s = 0; s < SIMD; s++)
+              podd[16*s+:16] <= signed'(x1[8*s+:8]) * signed'(w1[8*((PE-1)*SIMD+s)+:8]);
+        end
+        assign prod2[16*(PE-1)*SIMD+:16*SIMD] = podd;
+      end
+    end else begin : g_plain
+      always_ff @(posedge clk) begin
+        if (en)
+          for (int p = 0; p < PE; p++)
+            for (int s = 0; s < SIMD; s++)
+              prod2[16*(p*SIMD+s)+:16] <= signed'(x1[8*s+:8]) * signed'(w1[8*(p*SIMD+s)+:8]);
+      end
+    end
+  endgenerate
+
   always_ff @(posedge clk) begin
     if (en) begin
-      for (int p = 0; p < PE; p++)
-        for (int s = 0; s < SIMD; s++)
-          prod2[p][s] <= signed'(x1[8*s+:8]) * signed'(w1[8*(p*SIMD+s)+:8]);
       bias2 <= bmem[nf1];
       first2 <= first1;
       last2 <= last1;
@@ -145,7 +183,7 @@ module mvu #(
   always_comb begin
     for (int p = 0; p < PE; p++) begin
       acc_next[p] = first2 ? signed'(bias2[32*p+:32]) : acc[p];
-      for (int s = 0; s < SIMD; s++) acc_next[p] = acc_next[p] + 32'(prod2[p][s]);
+      for (int s = 0; s < SIMD; s++) acc_next[p] = acc_next[p] + 32'(signed'(prod2[16*(p*SIMD+s)+:16]));
     end
   end
 

@@ -1,0 +1,83 @@
+// bbgrap-hls kernel library: DSP packing, two int8 products of one operand in one DSP48E2.
+//
+// A matrix-vector unit multiplies each input element x by the weights of every output
+// lane. Output lanes 2i (w_lo) and 2i+1 (w_hi) share one 27 × 18 multiply:
+//
+//   A = w_hi·2^18 + w_lo           (27-bit signed)
+//   P = A·x = (w_hi·x)·2^18 + w_lo·x   (35-bit signed)
+//
+// Every int8 product lies in [−16256, 16384] ⊂ [−2^17, 2^17), so the low 18 bits of P,
+// read as a signed number, are w_lo·x exactly, and P >> 18 (arithmetic) is
+// w_hi·x + floor(w_lo·x / 2^18) = w_hi·x − [w_lo·x < 0]; the correction adds back bit 17
+// of P (the lower field's sign):
+//
+//   p_lo = P[17:0] (signed; its low 16 bits suffice)      p_hi = (P >> 18) + P[17]
+//
+// the formula of hw/rtl/mac2.sv. The fields are separated after every product (bound 1);
+// up to 7 products could accumulate in the lower field before separation (7·16384 < 2^17).
+// Written as one int64 product of an int32 and an int8 so that Vitis HLS maps it to one
+// DSP48E2 (A: 27 bits, B: 8 of 18); tests/test_dsp_packing.py checks all 2^24 triples.
+// A layer opts in with `static constexpr int PACK = 2;` in its parameter struct
+// (`pack_of<P>()`: 1 when absent).
+#ifndef BBGRAP_BB_PACK_H
+#define BBGRAP_BB_PACK_H
+
+#include "bb_common.h"
+
+namespace bb {
+
+template <class...>
+struct VoidOf {
+  using type = void;
+};
+
+/// P::PACK when the struct declares it, else 1 (C++14: no std::void_t).
+template <class P, class = void>
+struct PackOf {
+  static constexpr int value = 1;
+};
+template <class P>
+struct PackOf<P, typename VoidOf<decltype(P::PACK)>::type> {
+  static constexpr int value = P::PACK;
+};
+template <class P>
+constexpr int pack_of() {
+  return PackOf<P>::value;
+}
+
+/// The packed operand w_hi·2^18 + w_lo (27-bit signed).
+inline int32_t pack_weights(int8_t w_hi, int8_t w_lo) {
+  return static_cast<int32_t>(w_hi) * (1 << 18) + static_cast<int32_t>(w_lo);
+}
+
+/// w_hi·x and w_lo·x from one 27 × 8-bit product (one DSP48E2), separated and corrected.
+inline void mul2(int8_t x, int8_t w_hi, int8_t w_lo, int32_t& p_hi, int32_t& p_lo) {
+  BB_HLS(INLINE)
+  const int64_t p = static_cast<int64_t>(pack_weights(w_hi, w_lo)) * static_cast<int64_t>(x);
+  p_lo = static_cast<int32_t>(((p & 0x3FFFF) ^ 0x20000) - 0x20000);  // P[17:0] as signed
+  p_hi = static_cast<int32_t>((p >> 18) + ((p >> 17) & 1));
+}
+
+/// a[pe] += Σ_s x[s]·w[pe][s] over PE output lanes; PACK = 2: lanes 2i and 2i+1 take their
+/// products from one `mul2` per s (an odd PE's last lane alone).
+template <int PACK, int PE, int SIMD>
+inline void mac_lanes(const int8_t* x, const int8_t w[PE][SIMD], int32_t a[PE]) {
+  BB_HLS(INLINE)
+  static_assert(PACK == 1 || PACK == 2, "PACK is 1 or 2");
+  constexpr int PAIRS = PACK == 2 ? PE / 2 : 0;
+  for (int i = 0; i < PAIRS; ++i) {
+    for (int s = 0; s < SIMD; ++s) {
+      int32_t hi, lo;
+      mul2(x[s], w[2 * i + 1][s], w[2 * i][s], hi, lo);
+      a[2 * i] += lo;
+      a[2 * i + 1] += hi;
+    }
+  }
+  for (int pe = 2 * PAIRS; pe < PE; ++pe) {
+    for (int s = 0; s < SIMD; ++s) a[pe] += static_cast<int32_t>(x[s]) * static_cast<int32_t>(w[pe][s]);
+  }
+}
+
+}  // namespace bb
+
+#endif  // BBGRAP_BB_PACK_H
