@@ -49,7 +49,7 @@ def test_quantize_multiplier_range_and_precision(real):
         assert abs(m / 2.0**s - real) <= 2.0**-63
 
 
-@pytest.mark.parametrize("real", [0.0, -1.0, float("nan"), float("inf"), 2.0**30])
+@pytest.mark.parametrize("real", [-1.0, float("nan"), float("inf")])  # 0 and >= 2^30 saturate: test_degenerate
 def test_quantize_multiplier_refuses(real):
     with pytest.raises(ValueError):
         arith.quantize_multiplier(real)

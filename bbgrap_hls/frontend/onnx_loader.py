@@ -83,6 +83,20 @@ def _opset(model: onnx.ModelProto, path: Any) -> int:
             return v
     raise BadInputError(f"{path}: the model imports no default-domain opset")
 
+#: Element types of constants: those numpy holds natively (no float8, int4, bfloat16...).
+_INIT_TYPES = frozenset({
+    onnx.TensorProto.FLOAT, onnx.TensorProto.DOUBLE, onnx.TensorProto.FLOAT16, onnx.TensorProto.BOOL,
+    onnx.TensorProto.INT8, onnx.TensorProto.UINT8, onnx.TensorProto.INT16, onnx.TensorProto.UINT16,
+    onnx.TensorProto.INT32, onnx.TensorProto.UINT32, onnx.TensorProto.INT64, onnx.TensorProto.UINT64,
+})
+
+
+def _type_name(elem_type: int) -> str:
+    try:
+        return onnx.TensorProto.DataType.Name(elem_type).lower()
+    except ValueError:
+        return f"type {elem_type}"
+
 
 def _value_shape(vi: onnx.ValueInfoProto) -> tuple[list[int | str], str]:
     tt = vi.type.tensor_type
@@ -137,6 +151,9 @@ def load_partial(path: str | os.PathLike, input_shapes: dict[str, tuple[int, ...
     lifted = lift_plan(model)  # 1-D window models run as 2-D (frontend/lift1d.py)
     tensors: dict[str, Tensor] = {}
     for init in g.initializer:
+        if init.data_type not in _INIT_TYPES:
+            raise UnsupportedError(f"{path}: constant '{init.name}' has element type "
+                                   f"{_type_name(init.data_type)} (not supported)")
         arr = numpy_helper.to_array(init)
         tensors[init.name] = Tensor(init.name, tuple(arr.shape), str(arr.dtype), arr)
     inputs: list[str] = []
@@ -144,6 +161,9 @@ def load_partial(path: str | os.PathLike, input_shapes: dict[str, tuple[int, ...
         if vi.name in tensors:
             continue  # old exporters list initializers as inputs too
         dims, dtype = _value_shape(vi)
+        if dtype not in ("float32", "float64", "float16"):
+            raise UnsupportedError(f"{path}: input '{vi.name}' has element type "
+                                   f"{_type_name(vi.type.tensor_type.elem_type)}; only float inputs are supported")
         if vi.name in input_shapes:
             shape = input_shapes.pop(vi.name)
             if len(shape) != len(dims) or any(isinstance(d, int) and d != s for d, s in zip(dims, shape, strict=False)):
@@ -209,7 +229,27 @@ def load_partial(path: str | os.PathLike, input_shapes: dict[str, tuple[int, ...
                                     f"is empty or too large (limit {MAX_ELEMENTS} elements)")
             tensors[out] = Tensor(out, tuple(int(s) for s in shape))
         graph.nodes.append(node)
+    _unlift_outputs(graph, lifted)
     return graph, unsupported
+
+
+def _unlift_outputs(graph: Graph, lifted: set[str]) -> None:
+    """A lifted graph output (N, C, L, 1) gets its model's shape (N, C, L) back: its
+    producer writes ``<name>_2d`` and a Squeeze of the unit axis writes the output."""
+    producers = {o: n for n in graph.nodes for o in n.outputs}
+    for out in [o for o in graph.outputs if o in lifted and o in producers]:
+        if out in graph.inputs:
+            continue
+        inner = graph.fresh_name(f"{out}_2d")
+        t = graph.tensors.pop(out)
+        graph.tensors[inner] = Tensor(inner, t.shape, t.dtype)
+        for n in graph.nodes:
+            n.inputs = [inner if i == out else i for i in n.inputs]
+            n.outputs = [inner if o == out else o for o in n.outputs]
+        shape = t.shape[:-1]
+        graph.tensors[out] = Tensor(out, shape, t.dtype)
+        graph.nodes.append(Node(graph.fresh_name(f"{out}_squeeze"), "Squeeze", [inner], [out],
+                                {"axes": (len(t.shape) - 1,), "shape": shape}))
 
 
 def _attr(a: onnx.AttributeProto) -> Any:

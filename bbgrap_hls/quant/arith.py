@@ -18,6 +18,12 @@ QMIN, QMAX = -128, 127
 WMAX = 127
 #: Largest requantisation shift: keeps ``acc * M + 2^(S-1)`` inside int64 for |acc| < 2^31.
 MAX_SHIFT = 62
+#: Largest requantisation multiplier ``M`` (the hardware's unsigned 31-bit field).
+MAX_MULT = (1 << 31) - 1
+#: A calibrated range narrower than this is a zero-range tensor (a dead ReLU, a constant
+#: zero branch): it gets `ZERO_RANGE_SCALE` (docs/numerics.md, "Degenerate numbers").
+MIN_RANGE = 1e-8
+ZERO_RANGE_SCALE = 1.0
 
 
 def quantize(x: np.ndarray, scale: float | np.ndarray, zp: int | np.ndarray,
@@ -27,7 +33,10 @@ def quantize(x: np.ndarray, scale: float | np.ndarray, zp: int | np.ndarray,
     ``scale`` and ``zp`` broadcast against ``x`` (reshape per-channel values first).
     Returns int8 when the bounds fit int8, else int32.
     """
-    q = np.rint(np.asarray(x, np.float32) / np.asarray(scale, np.float32)).astype(np.int64)
+    # clip before the integer cast: an infinite or huge value (a LUT of an overflowing
+    # function) saturates like any other out-of-range value instead of wrapping
+    q = np.clip(np.rint(np.asarray(x, np.float32) / np.asarray(scale, np.float32)), -(2.0**40), 2.0**40)
+    q = q.astype(np.int64)
     q = np.clip(q + np.asarray(zp, np.int64), lo, hi)
     return q.astype(np.int8 if (lo >= QMIN and hi <= QMAX) else np.int32)
 
@@ -43,11 +52,20 @@ def choose_params(lo: float, hi: float) -> tuple[np.float32, int]:
 
     ``scale = (hi - lo) / 255``, ``zp = clamp(round(-128 - lo / scale))``: the same rule as
     onnxruntime's calibrators, so that real 0 is exactly representable (padding, ReLU).
+    A zero-range tensor (``hi - lo < MIN_RANGE``: every value 0) gets scale
+    `ZERO_RANGE_SCALE`: any scale represents it exactly, and 1 keeps every multiplier that
+    writes or reads it (``s_in/s_out`` ratios) far from both ends of the multiplier range.
+
+    Raises:
+        ValueError: ``lo`` or ``hi`` is not finite (the caller names the tensor).
     """
+    if not (math.isfinite(lo) and math.isfinite(hi)):
+        raise ValueError(f"range [{lo}, {hi}] is not finite")
     lo, hi = min(float(lo), 0.0), max(float(hi), 0.0)
-    if hi - lo < 1e-8:  # a constant-zero tensor: any scale is exact
-        hi = lo + 1e-8 * 255
-    scale = np.float32((hi - lo) / (QMAX - QMIN))
+    if hi - lo < MIN_RANGE:
+        scale = np.float32(ZERO_RANGE_SCALE)
+    else:
+        scale = np.float32((hi - lo) / (QMAX - QMIN))
     zp = int(np.clip(np.rint(QMIN - lo / float(scale)), QMIN, QMAX))
     return scale, zp
 
@@ -55,13 +73,16 @@ def choose_params(lo: float, hi: float) -> tuple[np.float32, int]:
 def quantize_weights(w: np.ndarray, axis: int = 0) -> tuple[np.ndarray, np.ndarray]:
     """Symmetric per-output-channel int8 weights.
 
-    Returns ``(w_q, scale)``: ``scale[c] = max|w[c]| / 127`` (1 for an all-zero channel),
-    ``w_q = clamp(round_half_even(w / scale), -127, 127)`` as int8, same layout as ``w``.
+    Returns ``(w_q, scale)``: ``scale[c] = max|w[c]| / 127`` (1 for an all-zero channel,
+    at least the smallest normal float32 so that a channel of subnormal weights never gets
+    scale 0), ``w_q = clamp(round_half_even(w / scale), -127, 127)`` as int8, same layout
+    as ``w``.
     """
     w = np.asarray(w, np.float32)
     red = tuple(k for k in range(w.ndim) if k != axis)
     amax = np.max(np.abs(w), axis=red) if red else np.abs(w)
-    scale = np.where(amax > 0, amax / np.float32(WMAX), np.float32(1.0)).astype(np.float32)
+    tiny = np.finfo(np.float32).tiny
+    scale = np.where(amax > 0, np.maximum(amax / np.float32(WMAX), tiny), np.float32(1.0)).astype(np.float32)
     shape = [1] * w.ndim
     shape[axis] = -1
     return quantize(w, scale.reshape(shape), 0, -WMAX, WMAX), scale
@@ -76,23 +97,31 @@ def quantize_bias(b: np.ndarray, scale: np.ndarray) -> np.ndarray:
 def quantize_multiplier(real: float) -> tuple[int, int]:
     """The requantisation pair ``(M, S)`` with ``M / 2^S ≈ real``.
 
-    ``M`` is in ``[2^30, 2^31 - 1]`` (31 significant bits) and ``1 <= S <= 62``; for a
-    multiplier below ``2^-32`` the shift saturates at 62 and ``M`` gets smaller (down to 0
-    for ``real < 2^-63``, where every output is the zero point anyway).
+    ``M`` is in ``[2^30, 2^31 - 1]`` (31 significant bits) and ``1 <= S <= 62``. Both ends
+    saturate without changing any result (docs/numerics.md, "Degenerate numbers"): below
+    ``2^-32`` the shift stays at 62 and ``M`` gets smaller, down to ``(0, 62)`` for
+    ``real < 2^-63`` or 0 (``|acc·real| < 2^-32``: every output is the zero point);
+    from ``2^30`` on the pair is ``(2^31 - 1, 1)`` (every non-zero accumulator saturates
+    the int8 clamp either way, and a zero one gives the zero point).
 
     Raises:
-        ValueError: ``real`` is not a finite positive number below ``2^30``.
+        ValueError: ``real`` is negative, NaN or infinite (a bug upstream: scales are
+            finite and positive).
     """
-    if not (math.isfinite(real) and real > 0):
-        raise ValueError(f"requantisation multiplier must be finite and > 0, got {real}")
+    if not (math.isfinite(real) and real >= 0):
+        raise ValueError(f"requantisation multiplier must be finite and >= 0, got {real}")
+    if real < 2.0**-MAX_SHIFT / 2:
+        return 0, MAX_SHIFT
+    if real >= 2.0**30:
+        return MAX_MULT, 1
     m, e = math.frexp(real)  # real = m * 2^e, m in [0.5, 1)
     mult, shift = round(m * (1 << 31)), 31 - e
     if mult == 1 << 31:
         mult, shift = 1 << 30, shift - 1
     if shift > MAX_SHIFT:
         mult, shift = round(real * 2.0**MAX_SHIFT), MAX_SHIFT
-    if shift < 1:
-        raise ValueError(f"requantisation multiplier {real} is too large (>= 2^30)")
+    if shift < 1:  # real rounds up to 2^30
+        return MAX_MULT, 1
     return int(mult), int(shift)
 
 

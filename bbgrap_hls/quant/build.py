@@ -11,7 +11,7 @@ from collections.abc import Callable
 
 import numpy as np
 
-from bbgrap_hls.errors import UnsupportedError
+from bbgrap_hls.errors import BadInputError, UnsupportedError
 from bbgrap_hls.ir import Graph, Node
 from bbgrap_hls.ops import get_op
 from bbgrap_hls.quant import arith
@@ -51,6 +51,17 @@ def qp(graph: Graph, name: str) -> tuple[float, int]:
     if q is None:
         raise UnsupportedError(f"tensor '{name}' has no quantisation parameters")
     return float(q.scale), int(q.zp)
+
+
+def range_params(name: str, lo: float, hi: float, what: str = "calibrated") -> tuple[np.float32, int]:
+    """`arith.choose_params` of a tensor's range; a non-finite range is refused naming it."""
+    try:
+        return arith.choose_params(lo, hi)
+    except ValueError:
+        hint = ("the float model overflows float32 on the calibration samples"
+                if what == "calibrated" else "the model holds Inf or NaN")
+        raise BadInputError(f"tensor '{name}': {what} range [{lo:g}, {hi:g}] is not finite "
+                            f"({hint})") from None
 
 
 def clamp_bounds(act: str | None, s_y: float, z_y: int) -> tuple[int, int]:
@@ -119,7 +130,7 @@ def _operands(node: Node, g: Graph) -> tuple[list[tuple[float, int]], dict]:
     for k, name in enumerate(node.inputs):
         t = g.tensors[name]
         if t.data is not None:
-            s, z = arith.choose_params(float(np.min(t.data)), float(np.max(t.data)))
+            s, z = range_params(name, float(np.min(t.data)), float(np.max(t.data)), "constant")
             consts[k] = arith.quantize(t.data, s, z)
             params.append((float(s), z))
         else:
@@ -132,7 +143,8 @@ def _add(node: Node, g: Graph) -> dict:
     s_y, z_y = qp(g, node.outputs[0])
     r_a, r_b = s_a / s_y, s_b / s_y
     m, shift = arith.quantize_multiplier(max(r_a, r_b))
-    m_a, m_b = (round(r * 2.0**shift) for r in (r_a, r_b))
+    # saturated like `quantize_multiplier` when a ratio reaches 2^30 (docs/numerics.md)
+    m_a, m_b = (min(round(r * 2.0**shift), arith.MAX_MULT) for r in (r_a, r_b))
     if node.op == "Sub":
         m_b = -m_b
     lo, hi = clamp_bounds(node.attrs.get("act"), s_y, z_y)

@@ -50,7 +50,10 @@ def _qparams(graph: Graph, node) -> tuple[float, int]:
     else:
         raise UnsupportedError(f"tensor '{x}': {z.dtype} activation quantisation is not supported "
                                "(int8 or uint8 only)")
-    return float(np.asarray(s, np.float32).item()), zp
+    scale = float(np.asarray(s, np.float32).item())
+    if not (np.isfinite(scale) and scale > 0):
+        raise UnsupportedError(f"tensor '{x}': QuantizeLinear scale {scale:g} must be finite and > 0")
+    return scale, zp
 
 
 def strip_qdq(graph: Graph) -> dict[str, tuple[float, int]]:

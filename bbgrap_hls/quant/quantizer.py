@@ -13,8 +13,8 @@ import numpy as np
 
 from bbgrap_hls.errors import UnsupportedError
 from bbgrap_hls.ir import Graph, Node, QuantParams
-from bbgrap_hls.quant import arith, calib
-from bbgrap_hls.quant.build import FUSABLE_ACTS, FUSING_KINDS, MOVE_KINDS, build_q
+from bbgrap_hls.quant import calib
+from bbgrap_hls.quant.build import FUSABLE_ACTS, FUSING_KINDS, MOVE_KINDS, build_q, range_params
 from bbgrap_hls.quant.qdq import is_qdq, strip_qdq
 
 
@@ -132,9 +132,10 @@ def assign_params(g: Graph, ranges: dict[str, tuple[float, float]] | None,
         if fixed is not None:
             params = _pick_fixed(g, members, fixed)
         else:
-            seen = [ranges[m] for m in members if m in ranges]
-            params = (arith.choose_params(min(r[0] for r in seen), max(r[1] for r in seen))
-                      if seen else None)
+            seen = [(m, ranges[m]) for m in members if m in ranges]
+            bad = [m for m, r in seen if not np.all(np.isfinite(r))]
+            lo, hi = (min(r[0] for _, r in seen), max(r[1] for _, r in seen)) if seen else (0, 0)
+            params = range_params((bad or members)[0], lo, hi) if seen else None
         for m in members:
             p: Node | None = producers.get(m)
             host = p is not None and p.host
