@@ -1,15 +1,29 @@
 """C simulation: compile the generated HLS C++ and testbench with g++, run, compare.
 
-The binary is cached under ``OUT/.csim/<hash of the sources>`` so that a second run with
-other inputs does not recompile.
+Two modes (docs/codegen.md, "C simulation"):
+
+- threaded (``threads=True``, ``-DBB_CSIM_THREADS``): every DATAFLOW process and every core
+  a thread, every stream a bounded blocking FIFO of the depth the generated code declares
+  (``hw/hls/bb_dataflow.h``, ``bb_sim_threads.h``); a deadlock stops the testbench with exit
+  status 1 and one ``deadlock: stream ...`` line per blocked stream; the testbench prints
+  every stream's highest fill against its depth (`CsimResult.fifos`);
+- sequential: the processes one after another over unbounded streams (Vitis HLS C
+  simulation's semantics), which cannot see a FIFO that is too shallow.
+
+Both compile as ISO C++17 (``-pedantic-errors``): the kernels must be what Vitis HLS reads
+with ``-std=c++17`` (the cfgs' ``syn.cflags``). The binary is cached under
+``OUT/.csim/<hash of the sources and flags>`` so that a second run with other inputs does not
+recompile; the translation units compile in parallel.
 """
 
 from __future__ import annotations
 
 import hashlib
+import os
 import shutil
 import subprocess
-from dataclasses import dataclass
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
@@ -17,7 +31,26 @@ import numpy as np
 from bbgrap_hls import progress
 from bbgrap_hls.errors import BadInputError
 
-CXXFLAGS = ["-std=c++17", "-O2", "-Wall", "-Wextra"]
+CXXFLAGS = ["-std=c++17", "-pedantic-errors", "-O2", "-Wall", "-Wextra"]
+#: the threaded C simulation's extra flags (hw/hls/bb_dataflow.h)
+THREAD_FLAGS = ["-DBB_CSIM_THREADS", "-pthread"]
+#: ``csim`` runs threaded unless ``--no-threads`` (measured in docs/codegen.md)
+DEFAULT_THREADS = True
+
+
+@dataclass(frozen=True)
+class FifoUse:
+    """One stream of a threaded run: its highest fill against its depth (0: unbounded)."""
+
+    name: str
+    max_fill: int
+    depth: int
+    producer: str
+    consumer: str
+
+    def to_dict(self) -> dict:
+        return {"name": self.name, "max_fill": self.max_fill, "depth": self.depth, "producer": self.producer,
+                "consumer": self.consumer}
 
 
 @dataclass
@@ -29,6 +62,9 @@ class CsimResult:
     message: str
     build_seconds: float
     run_seconds: float
+    threads: bool = False
+    fifos: list[FifoUse] = field(default_factory=list)  # threaded runs: every stream
+    deadlock: list[str] = field(default_factory=list)  # the ``deadlock: stream ...`` lines
 
     @property
     def match(self) -> bool:
@@ -36,53 +72,95 @@ class CsimResult:
         return self.ok
 
     def to_dict(self) -> dict:
-        """The ``csim --json`` fields: ``match``, ``message``, ``build_seconds``, ``run_seconds``."""
-        return {"match": self.ok, "message": self.message, "build_seconds": round(self.build_seconds, 3),
-                "run_seconds": round(self.run_seconds, 3)}
+        """The ``csim --json`` fields: ``match``, ``message``, ``build_seconds``, ``run_seconds``,
+        ``threads``; threaded runs add ``fifos`` (per stream ``max_fill`` against ``depth``, 0 =
+        unbounded) and ``deadlock`` (the blocked streams' lines, empty when none)."""
+        d = {"match": self.ok, "message": self.message, "build_seconds": round(self.build_seconds, 3),
+             "run_seconds": round(self.run_seconds, 3), "threads": self.threads}
+        if self.threads:
+            d["fifos"] = [f.to_dict() for f in self.fifos]
+            d["deadlock"] = list(self.deadlock)
+        return d
 
 
 def _sources(out: Path) -> list[Path]:
     return sorted((out / "hls").glob("*.cpp")) + [out / "tb" / "tb.cpp"]
 
 
-def build(out: Path, werror: bool = False) -> tuple[Path, float]:
+def flags(werror: bool = False, threads: bool = False) -> list[str]:
+    """The g++ flags of a csim build."""
+    return CXXFLAGS + (["-Werror"] if werror else []) + (THREAD_FLAGS if threads else [])
+
+
+def build(out: Path, werror: bool = False, threads: bool = False) -> tuple[Path, float]:
     """Compile (or reuse) the testbench binary; returns its path and the build time."""
     import time
 
     if shutil.which("g++") is None:
         raise BadInputError("csim needs g++ (a C++17 compiler) on PATH")
+    if threads and not (out / "hls" / "bb_dataflow.h").exists():
+        raise BadInputError(f"{out}: written by an older gen without the threaded C simulation; "
+                            "run gen again or csim --no-threads")
+    cxx = flags(werror, threads)
     h = hashlib.sha256()
     # sources only: the URAM weight images (hls/*.bin) are read when the testbench runs
     for p in sorted(q for q in (out / "hls").glob("*") if q.suffix in (".h", ".cpp")) + [out / "tb" / "tb.cpp"]:
         h.update(p.name.encode() + b"\0" + p.read_bytes())
-    h.update(" ".join(CXXFLAGS + (["-Werror"] if werror else [])).encode())
+    h.update(" ".join(cxx).encode())
     exe = out / ".csim" / h.hexdigest()[:16] / "tb"
     if exe.exists():
         return exe, 0.0
     exe.parent.mkdir(parents=True, exist_ok=True)
     t0 = time.perf_counter()
-    cmd = ["g++", *CXXFLAGS, *(["-Werror"] if werror else []), "-I", str(out / "hls"),
-           *map(str, _sources(out)), "-o", str(exe)]
+    srcs = _sources(out)
+    objs = [exe.parent / f"{i}_{p.stem}.o" for i, p in enumerate(srcs)]
+
+    def cc(src_obj: tuple[Path, Path]) -> subprocess.CompletedProcess:
+        return subprocess.run(["g++", *cxx, "-I", str(out / "hls"), "-c", str(src_obj[0]), "-o", str(src_obj[1])],
+                              capture_output=True, text=True)
+
     with progress.task("csim: g++ build", ticker=True):
-        r = subprocess.run(cmd, capture_output=True, text=True)
-    if r.returncode != 0:
-        raise BadInputError(f"csim: g++ failed on {out}:\n{r.stderr[-3000:]}")
-    if r.stderr.strip():
-        raise BadInputError(f"csim: g++ warnings on {out}:\n{r.stderr[-3000:]}")
+        with ThreadPoolExecutor(max_workers=max(1, min(len(srcs), os.cpu_count() or 1))) as pool:
+            rs = list(pool.map(cc, zip(srcs, objs, strict=True)))
+        if all(r.returncode == 0 for r in rs):
+            rs.append(subprocess.run(["g++", *cxx, *map(str, objs), "-o", str(exe)], capture_output=True, text=True))
+    err = "".join(r.stderr for r in rs)
+    if any(r.returncode != 0 for r in rs):
+        exe.unlink(missing_ok=True)
+        raise BadInputError(f"csim: g++ failed on {out}:\n{err[-3000:]}")
+    if err.strip():
+        exe.unlink(missing_ok=True)
+        raise BadInputError(f"csim: g++ warnings on {out}:\n{err[-3000:]}")
+    for o in objs:
+        o.unlink()
     return exe, time.perf_counter() - t0
 
 
-def run(out: Path, vec_dir: Path, outputs: list[tuple[str, str, int]], werror: bool = False) -> CsimResult:
-    """Run the testbench on ``vec_dir/in_*.bin`` and compare with ``vec_dir/expect_*.bin``."""
+def run(out: Path, vec_dir: Path, outputs: list[tuple[str, str, int]], werror: bool = False,
+        threads: bool = DEFAULT_THREADS) -> CsimResult:
+    """Run the testbench on ``vec_dir/in_*.bin`` and compare with ``vec_dir/expect_*.bin``.
+
+    ``threads``: the threaded C simulation (bounded FIFOs, deadlock detection) rather than
+    the sequential one.
+    """
     import time
 
-    exe, tb = build(out, werror)
+    exe, tb = build(out, werror, threads)
     t0 = time.perf_counter()
     # argv[2]: where the URAM weight images (hls/weights_core<k>.bin) are
     r = subprocess.run([str(exe), str(vec_dir), str(out / "hls")], capture_output=True, text=True)
     tr = time.perf_counter() - t0
+    fifos = [FifoUse(f[1], int(f[2]), int(f[3]), f[4], f[5]) for f in
+             (ln.split("\t") for ln in r.stdout.splitlines()) if len(f) >= 6 and f[0] == "fifo"]
+    deadlock = [ln for ln in r.stderr.splitlines() if ln.startswith("deadlock: stream ")]
+
+    def result(ok: bool, got: dict, msg: str) -> CsimResult:
+        return CsimResult(ok, got, msg, tb, tr, threads, fifos, deadlock)
+
     if r.returncode != 0:
-        return CsimResult(False, {}, f"testbench exited {r.returncode}: {r.stderr.strip()[-2000:]}", tb, tr)
+        if deadlock:
+            return result(False, {}, "DEADLOCK (threaded csim): " + r.stderr.strip()[:3000])
+        return result(False, {}, f"testbench exited {r.returncode}: {r.stderr.strip()[-2000:]}")
     got: dict[str, np.ndarray] = {}
     for tensor, ident, _ in outputs:
         y = np.fromfile(vec_dir / f"out_{ident}.bin", dtype=np.int8)
@@ -94,6 +172,7 @@ def run(out: Path, vec_dir: Path, outputs: list[tuple[str, str, int]], werror: b
             msg = (f"FAIL: output '{tensor}' element {k} (NHWC order) is {int(y[k]) if k < y.size else None}, "
                    f"the integer reference says {int(want[k]) if k < want.size else None} "
                    f"({bad.size} of {want.size} differ)")
-            return CsimResult(False, got, msg, tb, tr)
+            return result(False, got, msg)
     n = sum(v.size for v in got.values())
-    return CsimResult(True, got, f"PASS: {len(got)} output(s), {n} int8 values bit-exact", tb, tr)
+    mode = f"threaded, {sum(f.depth > 0 for f in fifos)} bounded streams" if threads else "sequential"
+    return result(True, got, f"PASS: {len(got)} output(s), {n} int8 values bit-exact ({mode})")

@@ -22,13 +22,18 @@ def add_parser(sub) -> argparse.ArgumentParser:
     p.add_argument("out", metavar="OUT", help="a folder written by `bbgrap-hls gen`")
     p.add_argument("--input", metavar="X.npy", help="input array (default: the seed input of gen)")
     p.add_argument("-o", "--output", metavar="Y.npy", help="write the fabric's int8 outputs here")
-    p.add_argument("--json", action="store_true", help="print the result as JSON (match, message, seconds)")
+    p.add_argument("--json", action="store_true",
+                   help="print the result as JSON (match, message, seconds; threaded: every stream's highest "
+                        "fill against its depth)")
+    p.add_argument("--threads", action=argparse.BooleanOptionalAction, default=None,
+                   help="every DATAFLOW process a thread over bounded FIFOs of the generated depths, deadlocks "
+                        "reported (the default); --no-threads: one process after another over unbounded streams")
     return p
 
 
 def run(args: argparse.Namespace) -> int:
     x = _load_input(args.input) if args.input else None
-    res = csim_design(Path(args.out), x)
+    res = csim_design(Path(args.out), x, threads=args.threads)
     print(json.dumps(res.to_dict(), indent=2, sort_keys=True) if args.json else res.message)
     if args.output:
         meta = json.loads((Path(args.out) / "tb" / "vectors.json").read_text())
@@ -41,8 +46,12 @@ def run(args: argparse.Namespace) -> int:
     return 0
 
 
-def csim_design(out: Path, x: np.ndarray | None = None, int8_graph: Graph | None = None) -> CsimResult:
+def csim_design(out: Path, x: np.ndarray | None = None, int8_graph: Graph | None = None,
+                threads: bool | None = None) -> CsimResult:
     """C-simulate the design in ``out`` (a gen folder) on ``x`` (None: gen's seed input).
+
+    ``threads``: the threaded C simulation (bounded FIFOs, deadlock detection) or the
+    sequential one; None: `bbgrap_hls.codegen.csim.DEFAULT_THREADS`.
 
     ``int8_graph``: the int8 graph gen quantised for ``out`` when the caller has it (the
     API), so that the expected outputs for ``x`` need no second calibration.
@@ -65,7 +74,7 @@ def csim_design(out: Path, x: np.ndarray | None = None, int8_graph: Graph | None
         if x is not None:
             vec = Path(tmp)
             _vectors_for(out, meta, x, vec, int8_graph)
-        return csim.run(out, vec, outputs)
+        return csim.run(out, vec, outputs, threads=csim.DEFAULT_THREADS if threads is None else threads)
 
 
 def _load_input(path: str) -> np.ndarray:

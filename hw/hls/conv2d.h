@@ -12,9 +12,13 @@
 // Per-channel constants are [PE][NF] (bias' with -zp_in·Σw folded, mult, shift). Grouped
 // convolutions arrive block-diagonal (zeros outside the groups). conv2d_mmv is the same
 // convolution with P::M copies of the MVU ("pixel copies") and one CO-lane beat per pixel.
+// P::PACK = 2 (optional; bb_pack.h) computes output lanes 2i and 2i+1 with one 27 × 18-bit
+// product per input element (DSP packing), bit-exact with the plain products.
 #ifndef BBGRAP_CONV2D_H
 #define BBGRAP_CONV2D_H
 
+#include "bb_dataflow.h"
+#include "bb_pack.h"
 #include "bb_weights.h"
 #include "bb_window.h"
 
@@ -39,11 +43,7 @@ BB_LOOP(mvu_nf)
       int8_t wv[P::PE][P::SIMD];
       BB_HLS(ARRAY_PARTITION variable = wv type = complete dim = 0)
       weight_word<P::PE, P::SIMD>(w, nf * SF + sf, wv);
-      for (int pe = 0; pe < P::PE; ++pe) {
-        for (int s = 0; s < P::SIMD; ++s) {
-          acc[pe] += static_cast<int32_t>(win[sf * P::SIMD + s]) * static_cast<int32_t>(wv[pe][s]);
-        }
-      }
+      mac_lanes<pack_of<P>(), P::PE, P::SIMD>(win + sf * P::SIMD, wv, acc);
     }
     Beat<P::PE> o;
     for (int pe = 0; pe < P::PE; ++pe) {
@@ -142,11 +142,13 @@ BB_LOOP(mvu_px)
       BB_HLS(ARRAY_PARTITION variable = wv type = complete dim = 0)
       weight_word<P::PE, P::SIMD>(w, i, wv);
       Beat<P::PE> o;
+      int32_t a[P::PE];
+      BB_HLS(ARRAY_PARTITION variable = a complete)
+      for (int pe = 0; pe < P::PE; ++pe) a[pe] = sf == 0 ? bias[pe][nf] : acc[pe];
+      mac_lanes<pack_of<P>(), P::PE, P::SIMD>(x, wv, a);
       for (int pe = 0; pe < P::PE; ++pe) {
-        int32_t a = sf == 0 ? bias[pe][nf] : acc[pe];
-        for (int s = 0; s < P::SIMD; ++s) a += static_cast<int32_t>(x[s]) * static_cast<int32_t>(wv[pe][s]);
-        acc[pe] = a;
-        o.d[pe] = requant(a, mult[pe][nf], shift[pe][nf], P::ZP_OUT, P::LO, P::HI);
+        acc[pe] = a[pe];
+        o.d[pe] = requant(a[pe], mult[pe][nf], shift[pe][nf], P::ZP_OUT, P::LO, P::HI);
       }
       if (sf == SF - 1) out.write(o);
     }
@@ -166,8 +168,9 @@ BB_LOOP(mvu_px)
 /// the RTL's swg ∥ mvu) instead of SF + NF·SF. The window stream (`conv_win`) is set to
 /// two windows, 2·SF beats: conv_swg builds window n+1 while conv_mvu folds window n. A
 /// deeper stream (about SH·WP·C/IN/NF beats) would also hide the row reads when NF > 1.
-/// C simulation runs conv_swg to the end before conv_mvu: the stream (unbounded in C
-/// simulation, see hls_stream_shim.h) then holds all frames' windows, frames·HO·WO·SF beats.
+/// Sequential C simulation runs conv_swg to the end before conv_mvu: the stream (unbounded
+/// there, see hls_stream_shim.h) then holds all frames' windows, frames·HO·WO·SF beats; the
+/// threaded one (bb_dataflow.h) runs both as threads over a stream of WIN_DEPTH beats.
 template <class P, class W>
 void conv2d(Stream<conv_in_lanes(P::SIMD, P::C)>& in, Stream<P::PE>& out, const W* w,
             const int32_t bias[P::PE][P::CO / P::PE], const int32_t mult[P::PE][P::CO / P::PE],
@@ -176,8 +179,10 @@ void conv2d(Stream<conv_in_lanes(P::SIMD, P::C)>& in, Stream<P::PE>& out, const 
   BB_HLS(DATAFLOW)
   Stream<P::SIMD> win("conv_win");
   BB_HLS(STREAM variable = win depth = WIN_DEPTH)
-  conv_swg<P>(in, win, frames);
-  conv_mvu<P>(win, out, w, bias, mult, shift, frames);
+  BB_FIFO_DEPTH(win, WIN_DEPTH)
+  BB_DATAFLOW_REGION()  // threaded C simulation: the two processes as threads (bb_dataflow.h)
+  BB_PROCESS(conv_swg<P>(in, win, frames);)
+  BB_PROCESS(conv_mvu<P>(win, out, w, bias, mult, shift, frames);)
 }
 
 /// conv2d_mmv's M matrix-vector units (DATAFLOW process 2). Output pixels come in groups
@@ -230,14 +235,14 @@ BB_LOOP(mmv_group)
       BB_HLS(ARRAY_PARTITION variable = wv type = complete dim = 0)
       weight_word<P::PE, P::SIMD>(w, i, wv);
       for (int m = 0; m < M; ++m) {
+        int32_t a[P::PE];
+        BB_HLS(ARRAY_PARTITION variable = a complete)
+        for (int pe = 0; pe < P::PE; ++pe) a[pe] = sf == 0 ? bias[pe][nf] : acc[m][pe];
+        mac_lanes<pack_of<P>(), P::PE, P::SIMD>(&win[cur][m][sf * P::SIMD], wv, a);
         for (int pe = 0; pe < P::PE; ++pe) {
-          int32_t a = sf == 0 ? bias[pe][nf] : acc[m][pe];
-          for (int s = 0; s < P::SIMD; ++s) {
-            a += static_cast<int32_t>(win[cur][m][sf * P::SIMD + s]) * static_cast<int32_t>(wv[pe][s]);
-          }
-          acc[m][pe] = a;
+          acc[m][pe] = a[pe];
           if (sf == SF - 1) {
-            px[m][nf * P::PE + pe] = requant(a, mult[pe][nf], shift[pe][nf], P::ZP_OUT, P::LO, P::HI);
+            px[m][nf * P::PE + pe] = requant(a[pe], mult[pe][nf], shift[pe][nf], P::ZP_OUT, P::LO, P::HI);
           }
         }
       }
@@ -283,8 +288,10 @@ void conv2d_mmv(Stream<conv_in_lanes(P::SIMD, P::C)>& in, Stream<P::CO>& out, co
   BB_HLS(DATAFLOW)
   Stream<P::SIMD> win("conv_mmv_win");
   BB_HLS(STREAM variable = win depth = WIN_DEPTH)
-  conv_swg<P>(in, win, frames);
-  conv_mvu_mmv<P>(win, out, w, bias, mult, shift, frames);
+  BB_FIFO_DEPTH(win, WIN_DEPTH)
+  BB_DATAFLOW_REGION()
+  BB_PROCESS(conv_swg<P>(in, win, frames);)
+  BB_PROCESS(conv_mvu_mmv<P>(win, out, w, bias, mult, shift, frames);)
 }
 
 /// Dense (fully connected) layer: a matrix-vector unit over a C-element input vector.

@@ -1,8 +1,25 @@
 // bbgrap-hls: a minimal stand-in for Vitis HLS <hls_stream.h>, used only when the
 // real header is absent (plain g++ C simulation). A stream is an unbounded FIFO, as in
 // Vitis HLS C simulation; reading an empty stream is a design error and aborts.
+// With BB_CSIM_THREADS (threaded C simulation, bb_dataflow.h) a stream is instead the
+// bounded blocking FIFO bb::sim::Fifo of bb_sim_threads.h, behind the same interface.
 #ifndef BBGRAP_HLS_STREAM_SHIM_H
 #define BBGRAP_HLS_STREAM_SHIM_H
+
+#if defined(BB_CSIM_THREADS)
+#include "bb_sim_threads.h"
+
+namespace hls {
+
+template <typename T>
+class stream : public bb::sim::Fifo<T> {
+ public:
+  using bb::sim::Fifo<T>::Fifo;
+};
+
+}  // namespace hls
+
+#else
 
 #include <cstddef>
 #include <cstdio>
@@ -54,4 +71,5 @@ class stream {
 
 }  // namespace hls
 
+#endif  // BB_CSIM_THREADS
 #endif  // BBGRAP_HLS_STREAM_SHIM_H

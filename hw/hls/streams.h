@@ -6,6 +6,7 @@
 #define BBGRAP_STREAMS_H
 
 #include "bb_common.h"
+#include "bb_dataflow.h"
 
 namespace bb {
 

@@ -1,0 +1,38 @@
+// bbgrap-hls kernel library: DATAFLOW regions that C simulation can run as threads.
+//
+// A region's code reads, for Vitis HLS (and for plain g++ without BB_CSIM_THREADS), exactly
+// as the plain DATAFLOW region it is: the macros expand to their argument or to nothing.
+//
+//   bb::Stream<16> s3("s3");
+//   BB_HLS(STREAM variable = s3 depth = 55)
+//   BB_FIFO_DEPTH(s3, 55)          // the same depth for the threaded C simulation
+//   BB_DATAFLOW_REGION()           // after the streams: its threads end before they do
+//   BB_PROCESS(bb::fanout<1024, 16>(s2, frames, f56, f57);)
+//
+// With BB_CSIM_THREADS (`bbgrap-hls csim --threads`: g++ and the stand-in hls::stream of
+// hls_stream_shim.h) each BB_PROCESS is a thread and each stream a bounded FIFO of its
+// BB_FIFO_DEPTH (bb_sim_threads.h); the region waits for its processes at its end.
+// BB_AFTER(p, q): process p (a core the testbench starts) waits until q returned, the
+// host's barrier on an off-chip buffer. BB_CSIM_REPORT() prints every stream's highest
+// fill against its depth (testbench, at the end).
+#ifndef BBGRAP_BB_DATAFLOW_H
+#define BBGRAP_BB_DATAFLOW_H
+
+#include "bb_common.h"
+
+#if defined(BB_CSIM_THREADS) && defined(BBGRAP_HLS_STREAM_SHIM_H) && !defined(__SYNTHESIS__)
+#include "bb_sim_threads.h"
+#define BB_DATAFLOW_REGION() ::bb::sim::Region bb_region_;
+#define BB_PROCESS(...) bb_region_.spawn(#__VA_ARGS__, [&] { __VA_ARGS__ });
+#define BB_FIFO_DEPTH(var, depth) (var).set_depth(depth);
+#define BB_AFTER(proc, dep) bb_region_.after(#proc, #dep);
+#define BB_CSIM_REPORT() ::bb::sim::Runtime::get().report(stdout);
+#else
+#define BB_DATAFLOW_REGION()
+#define BB_PROCESS(...) __VA_ARGS__
+#define BB_FIFO_DEPTH(var, depth)
+#define BB_AFTER(proc, dep)
+#define BB_CSIM_REPORT()
+#endif
+
+#endif  // BBGRAP_BB_DATAFLOW_H
