@@ -338,3 +338,96 @@ def test_two_cards_csim(tmp_path, model):
         (tmp_path / rel).write_bytes(data)
     res = csim.run(tmp_path, tmp_path / "tb", design.outputs, werror=True)
     assert res.ok, res.message
+
+
+# ---- the HLS configs as v++ reads them (issue 15) -----------------------------------------
+
+
+def _project(tmp_path, model="residual_block", board_name="u250"):
+    g = canonicalize(load_model(models.save(models.ALL[model](seed=0), tmp_path / "m.onnx")))
+    board = load_board(board_name)
+    files, design = generate(quantize(g), make_plan(g, board, strategy="even"), board,
+                             {g.inputs[0]: np.zeros(g.shape(g.inputs[0]), np.float32)})
+    for rel, data in files.items():
+        (tmp_path / rel).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / rel).write_bytes(data)
+    return files, design
+
+
+def _resolve(cfg_path, value):
+    """A path of a cfg as v++ reads it: relative to the cfg's folder (UG1399's examples)."""
+    return (cfg_path.parent / value).resolve()
+
+
+def test_core_cfg_paths_resolve_where_the_makefile_expects(tmp_path):
+    """Every path of core<k>.cfg, read from vitis/, names a generated file; the .xo is written
+    where the Makefile and v++ -l take it (vitis/core<k>.xo, not ../core<k>.xo); the include
+    folder of the flags is hls/; the testbench and the other cores are the cfg's tb files."""
+    files, design = _project(tmp_path)
+    vitis = tmp_path / "vitis"
+    make = files["vitis/Makefile"].decode()
+    r = subprocess.run(["make", "-n", "xclbin", "PLATFORM=p"], cwd=vitis, capture_output=True, text=True)
+    assert r.returncode == 0, r.stderr
+    (link,) = [ln for ln in r.stdout.splitlines() if " -l " in ln]
+    linked = {(vitis / x).resolve() for x in re.findall(r"\S+\.xo", link)}
+    names = [c.name for c in design.cores]
+    for c in names:
+        cfg_path = vitis / f"{c}.cfg"
+        cfg = _cfg(cfg_path.read_text())
+        assert [_resolve(cfg_path, f) for f in cfg["syn.file"]] == [(tmp_path / "hls" / f"{c}.cpp").resolve()]
+        tb = [_resolve(cfg_path, f) for f in cfg["tb.file"]]
+        assert tb[0] == (tmp_path / "tb" / "tb.cpp").resolve() and all(p.is_file() for p in tb)
+        assert sorted(p.stem for p in tb[1:]) == sorted(set(names) - {c})  # the tb calls every core
+        (xo,) = cfg["package.output.file"]
+        assert _resolve(cfg_path, xo) == (vitis / f"{c}.xo").resolve() and cfg["package.output.format"] == ["xo"]
+        assert _resolve(cfg_path, xo) in linked
+        for key in ("syn.cflags", "syn.csimflags", "tb.cflags"):
+            (flags,) = cfg[key]
+            incs = re.findall(r"-I(\S+)", flags)
+            assert incs and all(_resolve(cfg_path, i) == (tmp_path / "hls").resolve() for i in incs)
+    assert "XOS := $(addsuffix .xo,$(CORES))" in make
+
+
+def test_core_cfg_language_standard_is_what_csim_checks(tmp_path):
+    """The cfgs compile the kernels as C++17 (syn, csim, tb flags), the standard of csim's
+    g++ build, which is strict (-pedantic-errors); the kernels need C++17 (C++14 fails), and
+    a non-standard construct fails the csim build."""
+    files, design = _project(tmp_path)
+    std = [f for f in csim.CXXFLAGS if f.startswith("-std=")]
+    assert std == ["-std=c++17"] and "-pedantic-errors" in csim.CXXFLAGS
+    for c in design.cores:
+        cfg = _cfg(files[f"vitis/{c.name}.cfg"].decode())
+        for key in ("syn.cflags", "syn.csimflags", "tb.cflags"):
+            assert re.findall(r"-std=\S+", cfg[key][0]) == std, key
+    hls = tmp_path / "hls"
+    src = hls / f"{design.cores[0].name}.cpp"
+    ok = subprocess.run(["g++", *csim.CXXFLAGS, "-I", str(hls), "-fsyntax-only", str(src)], capture_output=True,
+                        text=True)
+    assert ok.returncode == 0, ok.stderr[-2000:]
+    old = subprocess.run(["g++", *[f for f in csim.CXXFLAGS if f != "-std=c++17"], "-std=c++14", "-I", str(hls),
+                          "-fsyntax-only", str(src)], capture_output=True, text=True)
+    assert old.returncode != 0  # fold expressions, [[maybe_unused]]: not C++14
+    vla = tmp_path / "vla.cpp"
+    vla.write_text('#include "bbgrap.h"\nint f(int n) { int a[n]; a[0] = n; return a[0]; }\n')
+    bad = subprocess.run(["g++", *csim.CXXFLAGS, "-I", str(hls), "-fsyntax-only", str(vla)], capture_output=True,
+                         text=True)
+    assert bad.returncode != 0 and "variable length array" in bad.stderr
+
+
+def test_vitis_csim_and_cosim_setup(tmp_path):
+    """make csim-core<k> / cosim-core<k> run vitis-run on core<k>.sim.cfg: the core's cfg plus
+    csim.argv / cosim.argv naming the vectors (tb/) and weight images (hls/) by absolute path."""
+    files, design = _project(tmp_path)
+    vitis = tmp_path / "vitis"
+    c = design.cores[0].name
+    r = subprocess.run(["make", f"cosim-{c}", f"csim-{c}", "VITIS_RUN=echo vitis-run", "VPP=echo v++"], cwd=vitis,
+                       capture_output=True, text=True)
+    assert r.returncode == 0, r.stderr
+    assert f"vitis-run --mode hls --cosim --config {c}.sim.cfg --work_dir build/{c}" in r.stdout
+    assert f"vitis-run --mode hls --csim --config {c}.sim.cfg --work_dir build/{c}" in r.stdout
+    sim = _cfg((vitis / f"{c}.sim.cfg").read_text())
+    base = _cfg(files[f"vitis/{c}.cfg"].decode())
+    assert all(sim[k] == v for k, v in base.items())
+    for key in ("csim.argv", "cosim.argv"):
+        (argv,) = sim[key]
+        assert argv.split() == [str((tmp_path / "tb").resolve()), str((tmp_path / "hls").resolve())]

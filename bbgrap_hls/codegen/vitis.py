@@ -150,6 +150,12 @@ def _network_links(board: Board, cards: list[tuple[int, ...]], ca: int, cb: int)
     return "; ".join(out) or f"no direct link between cards {ca} and {cb} on board {board.name}"
 
 
+def link_depth(lanes: int) -> int:
+    """The FIFO depth (beats) of an inter-core ``stream_connect`` of ``lanes`` int8 lanes; the
+    threaded C simulation bounds the link at the same depth (templates/tb/tb.cpp.j2)."""
+    return max(16, 2 * lanes)
+
+
 def link_config(design: Design, board: Board, plan: Plan, card: int | None = None) -> LinkConfig:
     """The ``[connectivity]`` lines for ``design`` on ``board``: of the whole design
     (``link.cfg``, ``card`` None) or of card ``card`` of a multi-card board (``link_card<d>.cfg``)."""
@@ -222,7 +228,7 @@ def link_config(design: Design, board: Board, plan: Plan, card: int | None = Non
         elif ln.kind == "network":
             notes.append(f"stream {ident}: cores {a} and {b} sit on different FPGAs ({ln.kind} link); "
                          "v++ cannot connect it: a network kernel must carry it (not generated)")
-        sc.append(f"core{a}_1.{po}:core{b}_1.{pi}:{max(16, 2 * lanes)}")
+        sc.append(f"core{a}_1.{po}:core{b}_1.{pi}:{link_depth(lanes)}")
     return LinkConfig(nk, slr, sp, sc, notes, hooks)
 
 
@@ -256,7 +262,7 @@ def render_vitis(design: Design, board: Board, plan: Plan) -> dict[str, str]:
     files = {}
     for c in design.cores:
         files[f"vitis/{c.name}.cfg"] = env.get_template("vitis/core.cfg.j2").render(
-            core=c.name, part=part, clock_ns=f"{period:.3f}")
+            core=c.name, part=part, clock_ns=f"{period:.3f}", others=[o.name for o in design.cores if o is not c])
     cards = design_cards(design, board, plan)
     lc = link_config(design, board, plan) if not cards else None
     ctx = dict(cores=[c.name for c in design.cores], link=lc, part=part, platform=platform, board=board,
