@@ -60,6 +60,16 @@ CASES = [
     ("tanh", "Tanh", [X4], {}, 13),
     ("hard_sigmoid", "HardSigmoid", [X4], {"alpha": 0.3, "beta": 0.4}, 13),
     ("hard_swish", "HardSwish", [X4], {}, 14),
+    ("elu", "Elu", [X4], {"alpha": 0.7}, 13),
+    ("selu", "Selu", [X4], {}, 13),
+    ("selu_attrs", "Selu", [X4], {"alpha": 2.0, "gamma": 0.5}, 11),
+    ("celu", "Celu", [X4], {"alpha": 1.5}, 13),
+    ("gelu", "Gelu", [X4], {}, 20),
+    ("gelu_tanh", "Gelu", [X4], {"approximate": "tanh"}, 20),
+    ("softplus", "Softplus", [X4], {}, 13),
+    ("softsign", "Softsign", [X4], {}, 13),
+    ("mish", "Mish", [X4], {}, 18),
+    ("thresholded_relu", "ThresholdedRelu", [X4], {"alpha": 0.4}, 13),
     ("add_broadcast", "Add", [X4, (1, 4, 1, 1)], {}, 13),
     ("add_const_first", "Add", [w(4, 1, 1), X4], {}, 13),
     ("sub_const", "Sub", [X4, w(1, 4, 1, 1)], {}, 9),
@@ -229,3 +239,33 @@ def test_macs_and_params(case, tmp_path):
     node = graph.nodes[0]
     assert get_op(node.op).macs(node, graph) == macs
     assert get_op(node.op).params(node, graph) == params
+
+
+LUT_NEW = ["elu", "selu", "celu", "gelu", "gelu_tanh", "softplus", "softsign", "mish", "thresholded_relu"]
+
+
+@pytest.mark.parametrize("case", [c for c in CASES if c[0] in LUT_NEW], ids=LUT_NEW)
+def test_lut_activation_int8(case, tmp_path):
+    """The table activations quantise to the ``lut`` kernel: y = lut[x + 128] exactly, and
+    within one output step of the float op on the dequantised input."""
+    from bbgrap_hls.quant import quantize, run_int8
+    from bbgrap_hls.quant.arith import apply_lut, dequantize
+    from bbgrap_hls.quant.arith import quantize as q8
+    from bbgrap_hls.quant.build import category
+
+    _, op_type, inputs, attrs, opset = case
+    model = node_model(op_type, inputs, attrs, opset)
+    graph = load_model(save(model, tmp_path / "m.onnx"))
+    x = _feeds(model)[graph.inputs[0]]
+    gq = quantize(graph, {graph.inputs[0]: np.stack([x, -x])})
+    (node,) = gq.nodes
+    assert category(node.op) == "lut"
+    sx, zx = (gq.tensors[graph.inputs[0]].quant.scale, gq.tensors[graph.inputs[0]].quant.zp)
+    sy, zy = (gq.tensors[graph.outputs[0]].quant.scale, gq.tensors[graph.outputs[0]].quant.zp)
+    xq = q8(x, sx, zx)
+    yq = run_int8(gq, {graph.inputs[0]: xq})[graph.outputs[0]]
+    np.testing.assert_array_equal(yq, apply_lut(xq, node.attrs["q"]["lut"]))
+    want = run_float(graph, {graph.inputs[0]: dequantize(xq, sx, zx)})[graph.outputs[0]]
+    # half a step of rounding; up to one step at the range's ends, which the rounded zero
+    # point trims (the calibrated extremes may clamp)
+    assert np.max(np.abs(dequantize(yq, sy, zy) - want)) <= sy + 1e-6

@@ -229,27 +229,7 @@ def load_partial(path: str | os.PathLike, input_shapes: dict[str, tuple[int, ...
                                     f"is empty or too large (limit {MAX_ELEMENTS} elements)")
             tensors[out] = Tensor(out, tuple(int(s) for s in shape))
         graph.nodes.append(node)
-    _unlift_outputs(graph, lifted)
     return graph, unsupported
-
-
-def _unlift_outputs(graph: Graph, lifted: set[str]) -> None:
-    """A lifted graph output (N, C, L, 1) gets its model's shape (N, C, L) back: its
-    producer writes ``<name>_2d`` and a Squeeze of the unit axis writes the output."""
-    producers = {o: n for n in graph.nodes for o in n.outputs}
-    for out in [o for o in graph.outputs if o in lifted and o in producers]:
-        if out in graph.inputs:
-            continue
-        inner = graph.fresh_name(f"{out}_2d")
-        t = graph.tensors.pop(out)
-        graph.tensors[inner] = Tensor(inner, t.shape, t.dtype)
-        for n in graph.nodes:
-            n.inputs = [inner if i == out else i for i in n.inputs]
-            n.outputs = [inner if o == out else o for o in n.outputs]
-        shape = t.shape[:-1]
-        graph.tensors[out] = Tensor(out, shape, t.dtype)
-        graph.nodes.append(Node(graph.fresh_name(f"{out}_squeeze"), "Squeeze", [inner], [out],
-                                {"axes": (len(t.shape) - 1,), "shape": shape}))
 
 
 def _attr(a: onnx.AttributeProto) -> Any:

@@ -33,6 +33,7 @@ CANONICAL_KINDS = frozenset({
     "Conv", "Dense", "Relu", "Relu6", "LeakyRelu", "Sigmoid", "Tanh", "HardSigmoid", "HardSwish",
     "Clip", "Add", "Mul", "ChannelAffine", "Concat", "MaxPool", "AveragePool", "GlobalAveragePool",
     "Transpose", "Reshape", "Pad", "Softmax", "LRN",
+    "Elu", "Selu", "Celu", "Gelu", "Softplus", "Softsign", "Mish", "ThresholdedRelu",
 })
 
 MAX_ROUNDS = 8
@@ -45,7 +46,8 @@ def canonicalize(graph: Graph) -> Graph:
     changes nothing (a fold can expose another: Sub → Add, then Add folds into a Conv's
     bias), and leaves the nodes in topological order. Afterwards only these op kinds
     remain (`CANONICAL_KINDS`): Conv, Dense, Relu, Relu6, LeakyRelu, Sigmoid, Tanh,
-    HardSigmoid, HardSwish, Clip (general bounds), Add and Mul (two activations, possibly
+    HardSigmoid, HardSwish, the other lookup-table activations (Elu, Selu, Celu, Gelu,
+    Softplus, Softsign, Mish, ThresholdedRelu), Clip (general bounds), Add and Mul (two activations, possibly
     broadcast as in squeeze-excite, or a constant that is not per-channel),
     ChannelAffine, Concat, MaxPool, AveragePool, GlobalAveragePool, Transpose and
     Reshape (channel shuffles, or a Reshape that only drops unit dimensions, e.g.
