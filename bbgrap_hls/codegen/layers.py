@@ -17,10 +17,13 @@ from bbgrap_hls.codegen.fold import conv_matrix, fold_channels, fold_dw, fold_mv
 from bbgrap_hls.codegen.weights import STORAGE_IMPL, WeightMem, rom_array
 from bbgrap_hls.errors import BadInputError, UnsupportedError
 from bbgrap_hls.ir import Graph, Node
+from bbgrap_hls.ops import REGISTRY
 
 #: Op kinds that only relabel the NHWC stream (no block) when the stream order is kept.
 LAYOUT_KINDS = frozenset({"Reshape", "Flatten", "Squeeze", "Unsqueeze", "Transpose", "Identity", "Dropout"})
-LUT_KINDS = frozenset({"Relu", "Relu6", "LeakyRelu", "Sigmoid", "Tanh", "HardSigmoid", "HardSwish", "Clip"})
+#: Op kinds run by the lookup-table kernel: every op whose ``hls_kernel`` is ``lut_act``
+#: (a 256-entry int8 table computed when quantising; bbgrap_hls/ops/activations.py).
+LUT_KINDS = frozenset(name for name, op in REGISTRY.items() if getattr(op, "hls_kernel", None) == "lut_act")
 
 
 @dataclass
@@ -39,6 +42,7 @@ class Layer:
     arrays: list[str] = field(default_factory=list)
     wmem: WeightMem | None = None  # the weight memory ``<ident>_w`` (codegen/weights.py)
     mmv: int = 1  # conv: copies of the matrix-vector unit (the plan's ``mmv``)
+    pack: int = 1  # conv/dense: output lanes per DSP multiplier (the plan's ``pack``; 2: P::PACK)
 
 
 def hwc(shape: tuple[int, ...]) -> tuple[int, int, int]:
@@ -76,7 +80,7 @@ def _window(node: Node, h: int, w: int, ho: int, wo: int) -> dict[str, int]:
 
 def make_layer(g: Graph, node: Node, ident: str, pe: int, simd: int,
                co_range: tuple[int, int] | None = None, weights: str | None = None, mmv: int = 1,
-               ddr_offset: int = 0, frame_uram: bool = False) -> Layer:
+               ddr_offset: int = 0, frame_uram: bool = False, pack: int = 1) -> Layer:
     """The kernel instance of ``node`` with folding ``pe``/``simd``.
 
     Args:
@@ -90,8 +94,17 @@ def make_layer(g: Graph, node: Node, ident: str, pe: int, simd: int,
         ddr_offset: ``weights == "ddr"``: the layer's first beat in its core's off-chip
             weight image (`weights.ddr_image`).
         frame_uram: ``weights == "ddr"``: the frame buffers in URAM (the plan's block has URAM).
+        pack: the plan's ``pack``: 2 packs a conv/dense's lane pairs into one product each
+            (``P::PACK = 2``, hw/hls/bb_pack.h; the RTL mvu's ``PACK``).
     """
     lay = _make_layer(g, node, ident, pe, simd, co_range, mmv)
+    if pack > 1:
+        kern = lay.call.split("<", 1)[0]
+        if kern not in ("bb::conv2d", "bb::conv2d_mmv", "bb::dense") or pe < 2 or weights == "ddr":
+            raise UnsupportedError(f"node '{node.name}' ({node.op}): pack {pack} with pe={pe}: DSP packing is for "
+                                   "a conv or dense matrix-vector unit with pe >= 2 and its weights on chip")
+        lay.struct = lay.struct.replace(";\n};", f", PACK = {pack};\n}};")
+        lay.pack = pack
     if lay.wmem is None:
         return lay
     if weights == "ddr":
