@@ -32,6 +32,8 @@ class SplitPart:
     weights: str | None = None
     mmv: int = 1
     offchip_bytes_per_frame: int = 0
+    pack: int = 1
+    """Output lanes per DSP48E2 multiplier: 2 when the part packs (`NodePlan.pack`)."""
 
 
 @dataclass
@@ -61,6 +63,10 @@ class NodePlan:
     streams one whole pixel (``Co`` lanes) per beat."""
     offchip_bytes_per_frame: int = 0
     """Bytes read from the core's board memory per frame (``weights == "ddr"``)."""
+    pack: int = 1
+    """Conv/dense: output lanes per DSP48E2 multiplier, 2 with DSP packing (lanes ``2i`` and
+    ``2i+1`` share one 27 × 18 product per input lane; an odd ``pe``'s last lane alone), 1
+    otherwise (option off, ``pe = 1``, weights off chip). A split node: each part says its own."""
 
 
 @dataclass

@@ -98,7 +98,8 @@ def test_split_nodes_gather_by_stream_within_the_ii(tmp_path, model, board):
 
     path = models.save(getattr(models, model)(seed=0), tmp_path / "m.onnx")
     out = tmp_path / "out"
-    assert main(["gen", str(path), "--board", board, "-o", str(out)]) == 0
+    # without DSP packing: packed, these designs fit without splitting a node
+    assert main(["gen", str(path), "--board", board, "-o", str(out), "--no-dsp-packing"]) == 0
     plan = json.loads((out / "plan.json").read_text())
     assert any(n.get("split") for n in plan["nodes"]), "the plan must split a node for this test"
     assert not any(t["kind"] == "buffer" for t in plan["transfers"])

@@ -75,9 +75,14 @@ def _const(name: str, v: np.ndarray, banks: bool) -> str:
     return c_words(name, v) if banks else c_words(name, wide_words(v))
 
 
-def _conv_case(name, rng, h, w, c, co, k, s, d, pads, simd, pe, group=1, banks=False):
+EXTREMES = np.array([-128, -127, -1, 0, 127], dtype=np.int8)  # −128 × −128 = 16384: a packed field's largest
+
+
+def _conv_case(name, rng, h, w, c, co, k, s, d, pads, simd, pe, group=1, banks=False, extreme=False):
     x = rng.integers(-128, 128, (FRAMES, c, h, w), dtype=np.int8)
     wt = rng.integers(-128, 128, (co, c // group, k[0], k[1]), dtype=np.int8)
+    if extreme:  # operands at the int8 extremes only
+        x, wt = rng.choice(EXTREMES, x.shape), rng.choice(EXTREMES, wt.shape)
     bias = rng.integers(-5000, 5000, co).astype(np.int32)
     mult = rng.integers(1 << 14, 1 << 15, co).astype(np.int32)
     shift = rng.integers(18, 24, co).astype(np.int32)
@@ -287,6 +292,30 @@ def all_cases() -> list[Case]:
         _dense_case("dense_banks", rng, 48, 10, 12, 5, banks=True),
         _dw_case("dwconv_pw_kw_banks", rng, 6, 7, 8, (3, 3), (2, 1), (1, 1, 1, 1), 4, j=3, banks=True),
         _loaded_dense_case("dense_loaded", rng, 24, 6, 4, 3),
+        *pack_cases(),
+    ]
+
+
+def _packed(case):
+    """``case`` with DSP packing (P::PACK = 2, hw/hls/bb_pack.h): lanes 2i, 2i+1 per product."""
+    case.name += "_pack"
+    case.decls = case.decls.replace("; };", ", PACK = 2; };")
+    return case
+
+
+def pack_cases() -> list[Case]:
+    """conv2d and dense with DSP packing: even and odd PE (the last lane alone), a parallel
+    window, weight banks, operands at the int8 extremes (−128 × −128 included)."""
+    rng = np.random.default_rng(RNG_SEED + 13)
+    p1 = (1, 1, 1, 1)
+    return [
+        _packed(_conv_case("conv3x3", rng, 6, 5, 4, 8, (3, 3), (1, 1), (1, 1), p1, 2, 4)),
+        _packed(_conv_case("conv_extreme", rng, 5, 5, 4, 6, (3, 3), (1, 1), (1, 1), p1, 4, 6, extreme=True)),
+        _packed(_conv_case("conv_pw_k", rng, 7, 6, 3, 6, (3, 3), (2, 1), (1, 1), (2, 0, 1, 1), 27, 3)),
+        _packed(_conv_case("conv1x1", rng, 4, 4, 8, 16, (1, 1), (1, 1), (1, 1), (0, 0, 0, 0), 8, 16)),
+        _packed(_conv_case("conv3x3_banks", rng, 6, 5, 4, 8, (3, 3), (1, 1), (1, 1), p1, 2, 4, banks=True)),
+        _packed(_dense_case("dense", rng, 48, 10, 12, 5)),
+        _packed(_dense_case("dense_full", rng, 8, 4, 8, 4)),
     ]
 
 

@@ -24,9 +24,10 @@ pytestmark = [pytest.mark.csim, pytest.mark.filterwarnings("ignore:no calibratio
 
 
 def _mmv_case(name, rng, *args, m, **kw):
-    """conv2d case ``args`` (see `_conv_case`) with ``m`` MVU copies."""
+    """conv2d case ``args`` (see `_conv_case`) with ``m`` MVU copies (``pack=True``: DSP packing)."""
+    pack = kw.pop("pack", False)
     case = _conv_case(name, rng, *args, **kw)
-    case.decls = case.decls.replace("; };", f", M = {m}; }};")
+    case.decls = case.decls.replace("; };", f", M = {m}" + (", PACK = 2" if pack else "") + "; };")
     case.body = case.body.replace("bb::conv2d<P>", "bb::conv2d_mmv<P>")
     case.out_lanes = args[3]  # CO: one whole pixel per beat
     return case
@@ -48,6 +49,9 @@ def mmv_cases():
         _mmv_case("mmv3_pw_k", rng, 7, 8, 3, 6, (3, 3), (2, 2), (1, 1), p1, 27, 2, m=3),
         _mmv_case("mmv2_dilated", rng, 8, 7, 2, 4, (3, 3), (1, 1), (2, 2), (2, 2, 2, 2), 1, 1, m=2),
         _mmv_case("mmv3_banks", rng, 6, 5, 4, 12, (3, 3), (1, 1), (1, 1), p1, 2, 4, m=3, banks=True),
+        # DSP packing (P::PACK = 2): the copies' lane pairs share one product per input element
+        _mmv_case("mmv3_pack", np.random.default_rng(RNG_SEED + 13), 6, 5, 4, 12, (3, 3), (1, 1), (1, 1), p1, 2, 4,
+                  m=3, pack=True),
     ]
 
 

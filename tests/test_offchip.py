@@ -78,9 +78,11 @@ def test_resnet18_fits_zcu102_only_with_offchip_weights(resnet18):
 
 
 def test_offchip_weights_speed_up_resnet18_on_u250(resnet18):
+    # without DSP packing, where the on-chip plan is bound by weight memory and DSPs (with
+    # packing both plans stop at the same window block's one pixel per cycle: 225,792 cycles)
     board = load_board("u250")
-    on_chip = make_plan(resnet18, board, baselines=False)
-    off = make_plan(resnet18, board, baselines=False, offchip_weights=True)
+    on_chip = make_plan(resnet18, board, baselines=False, dsp_packing=False)
+    off = make_plan(resnet18, board, baselines=False, offchip_weights=True, dsp_packing=False)
     assert off.ii_cycles < on_chip.ii_cycles
     assert any(n.weights == "ddr" for n in off.nodes)
     # each SLR reads its own DDR4 channel (u250.yaml: ddr<k> on SLR k)
@@ -144,16 +146,20 @@ def test_plan_cli_offchip_flag(tmp_path):
 
 @pytest.mark.parametrize("board", ["zcu102", "u250"])
 def test_roofline_bounds_the_plan(resnet18, board):
-    """No plan beats physics: at one int8 MAC per DSP per cycle the DSP limits bound the fps
-    (a cost model that undercounted DSPs would pass this), and the memory bound is the cores'
-    shares over the bytes the plan reads off chip."""
+    """No plan beats physics: at one int8 MAC per DSP per cycle (two with DSP packing) the DSP
+    limits bound the fps (a cost model that undercounted DSPs would pass this), and the memory
+    bound is the cores' shares over the bytes the plan reads off chip."""
     from bbgrap_hls.commands.inspect import summarize
 
     b = load_board(board)
-    plan = make_plan(resnet18, b, baselines=False, offchip_weights=True)
-    r = plan.roofline
     macs = summarize(resnet18, canonical=True)["macs"]
     dsp = sum(c.dsp_limit for c in b.cores)
+    packed = make_plan(resnet18, b, baselines=False, offchip_weights=True, dsp_packing=True)  # 2 MACs/DSP/cycle
+    assert packed.roofline["compute_fps"] == pytest.approx(2 * b.clock_mhz * 1e6 * dsp / macs)
+    assert packed.fps <= packed.roofline["roofline_fps"] * (1 + 1e-9)
+    # unpacked, where the plans read their weights off chip (packed, u250 needs none)
+    plan = make_plan(resnet18, b, baselines=False, offchip_weights=True, dsp_packing=False)
+    r = plan.roofline
     assert r["compute_fps"] == pytest.approx(b.clock_mhz * 1e6 * dsp / macs)
     assert plan.fps <= r["roofline_fps"] * (1 + 1e-9)
     assert 0 < r["fraction"] <= 1

@@ -374,3 +374,23 @@ def test_pixel_copies_and_uneven_split_run_at_the_planned_ii(root):
     r = simulate(out, frames=_frames(plan), cache=CACHE, runtime=RUNTIME)
     assert r.deadlock is None and r.match, r.message
     _check_cycles(r)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("packing", [True, False])
+def test_dsp_packing_design_bit_exact_at_the_planned_ii(root, packing):
+    """DS-CNN (pe up to 4) with DSP packing on and off: the packed design's conv/dense lane
+    pairs share one product (``PACK = 2`` in the twin, ``mac2.sv``), bit-exact, at exactly
+    the planned ii; both plans have the same cycles and the packed one half the MAC DSPs."""
+    from bbgrap_hls.rtlsim.run import simulate
+    from sim.design.flow import small_design
+
+    out = root / f"ds_pack{int(packing)}"
+    plan = small_design(models.ds_cnn(seed=0), "u250", out, 4, dsp_packing=packing)
+    packed = [n for n in plan.nodes if n.pack == 2]
+    assert bool(packed) == packing
+    assert ("PACK(2)" in "".join(p.read_text() for p in (out / "rtl").glob("core*.sv"))) == packing
+    r = simulate(out, frames=_frames(plan), cache=CACHE, runtime=RUNTIME)
+    assert r.deadlock is None and r.match, r.message
+    assert r.measured_ii_cycles == r.predicted_ii_cycles == plan.ii_cycles, r.message
+    _check_cycles(r)

@@ -165,6 +165,8 @@ def rtl_layer(g: Graph, node: Node, lay: Layer, pe: int, simd: int, co_range: tu
         params = dict(C=c, CO=hi - lo, SIMD=simd, PE=pe, **win, PAD_VAL=int(q["zp_in"]))
         if lay.mmv > 1:  # every copy reads the same memories (hw/rtl/conv.sv)
             params["M"] = lay.mmv
+        if lay.pack > 1:  # DSP packing: lane pairs per multiplier (hw/rtl/mac2.sv)
+            params["PACK"] = lay.pack
         return RtlLayer("conv", params | _names(ident, files), files)
     if op == "Dense":
         wq = np.asarray(q["w"])
@@ -173,7 +175,7 @@ def rtl_layer(g: Graph, node: Node, lay: Layer, pe: int, simd: int, co_range: tu
         rq = rq_rows(q["mult"], q["shift"], q["zp_out"], q["lo"], q["hi"], n)
         bias = np.broadcast_to(np.asarray(q["bias"], np.int64).reshape(-1), (n,))
         files = _mvu_files(ident, wq[lo:hi], bias[lo:hi], rq[lo:hi], pe, simd)
-        params = dict(MW=wq.shape[1], MH=hi - lo, SIMD=simd, PE=pe)
+        params = dict(MW=wq.shape[1], MH=hi - lo, SIMD=simd, PE=pe) | ({"PACK": lay.pack} if lay.pack > 1 else {})
         return RtlLayer("mvu", params | _names(ident, files), files)
     p = pe
     if op == "ChannelAffine":

@@ -14,6 +14,7 @@ import numpy as np
 
 from bbgrap_hls.commands.common import add_model_args, load_canonical
 from bbgrap_hls.errors import BadInputError
+from bbgrap_hls.search.problem import DSP_PACKING
 
 MANIFEST = "manifest.json"
 
@@ -36,6 +37,10 @@ def add_parser(sub) -> argparse.ArgumentParser:
     p.add_argument("--offchip-weights", action=argparse.BooleanOptionalAction, default=False,
                    help="let conv/dense layers keep their weights in their core's board memory, read once per "
                         "frame (HLS kernel conv2d_offchip; the RTL twin does not implement it yet; default off)")
+    p.add_argument("--dsp-packing", action=argparse.BooleanOptionalAction, default=DSP_PACKING,
+                   help="let conv/dense layers with pe >= 2 compute two output lanes per DSP48E2 (two int8 "
+                        "products of one input in one 27x18 multiply; HLS kernels and RTL twin; "
+                        f"docs/cost-model.md; default {'on' if DSP_PACKING else 'off'})")
     p.add_argument("--force", action="store_true", help="replace the files of an earlier gen in OUT")
     return p
 
@@ -85,7 +90,8 @@ def _run(args: argparse.Namespace, out: Path, old: list[str], worker: _ReportWor
     gq = quantize(graph, calib, seed=args.seed) if qdq else None
     plan = plan_graph(gq if qdq else graph, board, strategy=args.strategy, objective=args.objective,
                       seed=args.seed, parallel_window=args.parallel_window,
-                      pixel_copies=args.pixel_copies, offchip_weights=args.offchip_weights)
+                      pixel_copies=args.pixel_copies, offchip_weights=args.offchip_weights,
+                      dsp_packing=args.dsp_packing)
     try:  # the temporary folder sits next to OUT so that the final moves stay on one file system
         out.parent.mkdir(parents=True, exist_ok=True)
         tmp_ctx = tempfile.TemporaryDirectory(prefix=".bbgrap-gen-", dir=out.parent)
@@ -127,6 +133,7 @@ def _finish(args, out: Path, old: list[str], worker: _ReportWorker, board, graph
     options = {"strategy": args.strategy, "objective": args.objective, "seed": args.seed,
                "parallel_window": args.parallel_window,
                "pixel_copies": args.pixel_copies, "offchip_weights": args.offchip_weights,
+               "dsp_packing": args.dsp_packing,
                "input_shape": list(args.input_shape), "model_path": os.path.abspath(args.model),
                "board_arg": args.board, "calib_path": os.path.abspath(args.calib) if args.calib else None}
     manifest = {"tool": "bbgrap-hls", "versions": _versions(), "inputs": inputs, "options": options,

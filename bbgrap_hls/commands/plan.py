@@ -7,6 +7,7 @@ import sys
 
 from bbgrap_hls.commands.common import add_model_args, load_canonical, plan_graph
 from bbgrap_hls.plan import Plan
+from bbgrap_hls.search.problem import DSP_PACKING
 
 
 def add_parser(sub) -> argparse.ArgumentParser:
@@ -32,6 +33,10 @@ def add_parser(sub) -> argparse.ArgumentParser:
                    help="let conv/dense layers keep their weights in the board memory, read once per frame, "
                         "with its bandwidth planned like DSPs (docs/cost-model.md; a prediction only: gen "
                         "does not write such designs yet; default off)")
+    p.add_argument("--dsp-packing", action=argparse.BooleanOptionalAction, default=DSP_PACKING,
+                   help="let conv/dense layers with pe >= 2 compute two output lanes per DSP48E2 (two int8 "
+                        "products of one input in one 27x18 multiply; HLS kernels and RTL twin; "
+                        f"docs/cost-model.md; default {'on' if DSP_PACKING else 'off'})")
     p.add_argument("--no-narrow", action="store_true",
                    help="keep the strategy's own foldings (skip the final pass that gives every block "
                         "the cheapest folding meeting the design ii; docs/plan.md)")
@@ -46,7 +51,7 @@ def run(args: argparse.Namespace) -> int:
     plan = plan_graph(graph, board, strategy=args.strategy, objective=args.objective,
                       time_limit=args.time_limit, seed=args.seed, parallel_window=args.parallel_window,
                       narrow_folding=not args.no_narrow, pixel_copies=args.pixel_copies,
-                      offchip_weights=args.offchip_weights)
+                      offchip_weights=args.offchip_weights, dsp_packing=args.dsp_packing)
     sys.stdout.write(plan.to_json() if args.json else format_plan(plan))
     return 0
 

@@ -29,7 +29,7 @@ from bbgrap_hls.plan import Plan
 from bbgrap_hls.search.build import repair, violations
 from bbgrap_hls.search.dp import Segmentation
 from bbgrap_hls.search.narrow import narrow
-from bbgrap_hls.search.problem import Problem, build_problem, core_path
+from bbgrap_hls.search.problem import DSP_PACKING, Problem, build_problem, core_path
 from bbgrap_hls.search.roofline import roofline
 from bbgrap_hls.search.strategies import boost, even, exact, explain_infeasible, greedy, refine, single
 from bbgrap_hls.search.why import bottleneck_note
@@ -153,7 +153,8 @@ def _key(plan: Plan, objective: str) -> tuple:
 def make_plan(graph: Graph, board: Board, strategy: str = "search", objective: str = "throughput",
               time_limit: float = 10.0, seed: int = 0, baselines: bool = True,
               progress: Callable[[str], None] | None = None, parallel_window: bool = True,
-              narrow_folding: bool = True, pixel_copies: bool = True, offchip_weights: bool = False) -> Plan:
+              narrow_folding: bool = True, pixel_copies: bool = True, offchip_weights: bool = False,
+              dsp_packing: bool = DSP_PACKING) -> Plan:
     """Plan ``graph`` (canonical) on ``board``.
 
     Args:
@@ -176,6 +177,9 @@ def make_plan(graph: Graph, board: Board, strategy: str = "search", objective: s
         offchip_weights: let conv/dense blocks keep their weights in their core's board
             memory, read once per frame (docs/cost-model.md, "Off-chip weights"); the
             memory's bandwidth is then a planned resource of every core.
+        dsp_packing: let conv/dense blocks with ``pe >= 2`` compute two output lanes per
+            DSP48E2 (``ceil(pe/2)·simd`` multipliers; docs/cost-model.md, "DSP"); the plan
+            says per node whether it packs (``pack``).
 
     Raises:
         InfeasibleError: no plan fits (message: core, resource, shortfall, smallest change).
@@ -187,7 +191,7 @@ def make_plan(graph: Graph, board: Board, strategy: str = "search", objective: s
         raise BadInputError(f"unknown objective '{objective}': expected one of {', '.join(OBJECTIVES)}")
     t0 = time.monotonic()
     prob = build_problem(graph, board, parallel_window=parallel_window, pixel_copies=pixel_copies,
-                         offchip_weights=offchip_weights)
+                         offchip_weights=offchip_weights, dsp_packing=dsp_packing)
     plan, seg = _run_best(prob, strategy, objective, time_limit, seed, progress)
     if narrow_folding:
         if progress:

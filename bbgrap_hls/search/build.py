@@ -9,7 +9,7 @@ from dataclasses import dataclass, replace
 
 import numpy as np
 
-from bbgrap_hls.model import block_cost, in_lanes
+from bbgrap_hls.model import block_cost, in_lanes, packs
 from bbgrap_hls.model.blocks import BlockCost
 from bbgrap_hls.model.geometry import hwc
 from bbgrap_hls.model.links import (
@@ -73,7 +73,8 @@ def unit_parts(prob: Problem, seg: Segmentation, u: int) -> list[_Part]:
         for (c, f), co, t in zip(seg.split[u], sizes, tables, strict=True):
             g = replace(unit.geom, co=co)
             cost = block_cost(unit.kind, g, int(t.pe[f]), int(t.simd[f]), uram=bool(t.uram[f]), mmv=t.copies(f),
-                              ddr=bool(t.ddr[f]), memory=prob.offchip_memory if t.ddr[f] else None)
+                              ddr=bool(t.ddr[f]), memory=prob.offchip_memory if t.ddr[f] else None,
+                              pack=prob.dsp_packing)
             out.append(_Part(c, begin, begin + co, int(t.pe[f]), int(t.simd[f]),
                              _at_least(cost, max(gather, int(t.ii[f]))), t.copies(f)))
             begin += co
@@ -81,7 +82,8 @@ def unit_parts(prob: Problem, seg: Segmentation, u: int) -> list[_Part]:
     t, f = unit.table, seg.fold[u]
     # a table row's ii may exceed its block's (an off-chip row slowed to its port's rate)
     cost = block_cost(unit.kind, unit.geom, int(t.pe[f]), int(t.simd[f]), uram=bool(t.uram[f]),
-                      mmv=t.copies(f), ddr=bool(t.ddr[f]), memory=prob.offchip_memory if t.ddr[f] else None)
+                      mmv=t.copies(f), ddr=bool(t.ddr[f]), memory=prob.offchip_memory if t.ddr[f] else None,
+                      pack=prob.dsp_packing)
     return [_Part(seg.core[u], 0, unit.geom.co, int(t.pe[f]), int(t.simd[f]), _at_least(cost, int(t.ii[f])),
                   t.copies(f))]
 
@@ -94,6 +96,11 @@ def _out_lanes(parts: list[_Part]) -> int:
         return parts[0].out_lanes
     sizes = {p.co_end - p.co_begin for p in parts}
     return math.gcd(*[p.out_lanes for p in parts]) if len(sizes) == 1 else math.gcd(*sizes)
+
+
+def _pack(prob: Problem, kind: str, part: _Part) -> int:
+    """Output lanes per DSP of a part: 2 where the plan packs it (`bbgrap_hls.model.packs`)."""
+    return 2 if prob.dsp_packing and packs(kind, part.pe, part.cost.weights == "ddr") else 1
 
 
 def _at_least(cost: BlockCost, ii: int) -> BlockCost:
@@ -265,14 +272,14 @@ def build_plan(prob: Problem, seg: Segmentation, strategy: str, objective: str) 
             if len(ps) > 1:
                 split = [SplitPart(p.core, p.co_begin, p.co_end, p.pe, p.simd, p.cost.ii, p.cost.dsp,
                                    p.cost.bram18, p.cost.uram, p.cost.lut, p.cost.weights, p.mmv,
-                                   p.cost.offchip_bytes) for p in ps]
+                                   p.cost.offchip_bytes, _pack(prob, prob.units[u].kind, p)) for p in ps]
             nodes.append(NodePlan(
                 n.name, n.op, prob.units[u].kind, ps[0].core, ps[0].pe, ps[0].simd,
                 max(p.cost.ii for p in ps), max(p.cost.depth for p in ps),
                 sum(p.cost.dsp for p in ps), sum(p.cost.bram18 for p in ps),
                 sum(p.cost.uram for p in ps), sum(p.cost.lut for p in ps), None, split,
                 _placement([p.cost.weights for p in ps]), ps[0].mmv,
-                sum(p.cost.offchip_bytes for p in ps)))
+                sum(p.cost.offchip_bytes for p in ps), max(_pack(prob, prob.units[u].kind, p) for p in ps)))
     cores = []
     for c in board.cores:
         names = [nd.name for nd in nodes if nd.block not in ("host", "fused") and c.id in (

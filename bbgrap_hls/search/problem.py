@@ -39,6 +39,8 @@ bandwidth of the core's board memory the block reserves, in bytes per `BW_CYCLES
 (``ceil(BW_CYCLES·offchip_bytes / ii)`` at the row's own ii: the rate it reads at)."""
 BW_CYCLES = 1024
 N_RES = len(RES)
+DSP_PACKING = True
+"""Default of the planner's ``dsp_packing`` option (`build_problem`, `make_plan`, ``--dsp-packing``)."""
 
 
 @dataclass
@@ -99,10 +101,11 @@ class _Inputs:
 
 
 def _table(kind: str, g: Geometry, inputs: _Inputs, parallel_window: bool, uram: bool,
-           copies: bool = True, memory: tuple[float, int, int] | None = None) -> Table:
+           copies: bool = True, memory: tuple[float, int, int] | None = None, pack: bool = False) -> Table:
     """Every folding (and weight placement) of a block with its cost. ``memory`` (rate
     bytes/cycle, latency, beat bytes: `offchip_memory`) adds off-chip weight rows for
-    conv/dense, their weight tiles whole beats of the port."""
+    conv/dense, their weight tiles whole beats of the port. ``pack``: on-chip conv/dense rows
+    with ``pe >= 2`` pack two output lanes per DSP (`bbgrap_hls.model.packs`)."""
     rows = []
     # on_uram: the weights and the whole-frame input FIFOs in URAM (a block without weights:
     # its FIFOs only; the final plan places FIFOs by what each core's URAM has left)
@@ -116,7 +119,8 @@ def _table(kind: str, g: Geometry, inputs: _Inputs, parallel_window: bool, uram:
         for on_uram, ddr in placements:
             if ddr and not _offchip_ok(kind, g, pe, simd, mmv, memory[2]):
                 continue
-            c = block_cost(kind, g, pe, simd, uram=on_uram, mmv=mmv, ddr=ddr, memory=memory if ddr else None)
+            c = block_cost(kind, g, pe, simd, uram=on_uram, mmv=mmv, ddr=ddr, memory=memory if ddr else None,
+                           pack=pack)
             bw = 0
             if ddr:  # the block reads its weights at the memory's rate through its own port
                 bw = -(-BW_CYCLES * c.offchip_bytes // c.ii)
@@ -182,6 +186,7 @@ class Problem:
     parallel_window: bool = False
     pixel_copies: bool = True
     offchip_memory: tuple[float, int, int] | None = None  # off-chip weight rows: (rate, latency, beat)
+    dsp_packing: bool = False  # conv/dense with pe >= 2: two output lanes per DSP48E2
 
     @property
     def m(self) -> int:
@@ -233,7 +238,7 @@ def core_path(board: Board) -> list[int]:
 
 def build_problem(graph: Graph, board: Board, split_candidates: int = 8,
                   parallel_window: bool = True, pixel_copies: bool = True,
-                  offchip_weights: bool = False) -> Problem:
+                  offchip_weights: bool = False, dsp_packing: bool = DSP_PACKING) -> Problem:
     """Units, folding tables and cut sizes of ``graph`` on ``board``.
 
     Args:
@@ -245,6 +250,8 @@ def build_problem(graph: Graph, board: Board, split_candidates: int = 8,
             (docs/cost-model.md, "Pixel copies").
         offchip_weights: let conv/dense blocks keep their weights in their core's board
             memory (docs/cost-model.md, "Off-chip weights"), its bandwidth a planned resource.
+        dsp_packing: conv/dense blocks with ``pe >= 2`` on chip pack two output lanes per
+            DSP48E2 (docs/cost-model.md, "DSP").
 
     Raises:
         UnsupportedError: a node has no cost model (names the node).
@@ -282,7 +289,8 @@ def build_problem(graph: Graph, board: Board, split_candidates: int = 8,
         start, cycles = _start(kind, g, ins, parallel_window)
         u = Unit(index=len(units), node=n, kind=kind, geom=g, fused=fused, out_tensor=out,
                  in_tensors=list(acts), producers=producers,
-                 table=_table(kind, g, ins, parallel_window, use_uram, pixel_copies, mem), start=start,
+                 table=_table(kind, g, ins, parallel_window, use_uram, pixel_copies, mem, dsp_packing),
+                 start=start,
                  cycles=cycles)
         units.append(u)
         unit_of_tensor[out] = u.index
@@ -303,7 +311,7 @@ def build_problem(graph: Graph, board: Board, split_candidates: int = 8,
         diff[last + 1] -= bits
     cut = np.cumsum(diff)[: m + 1]
     prob = Problem(graph, board, units, host_ops, fused_into, core_path(board), cut, tensor_bits,
-                   parallel_window, pixel_copies, mem)
+                   parallel_window, pixel_copies, mem, dsp_packing)
     _add_split_tables(prob, split_candidates, use_uram)
     return prob
 
@@ -385,7 +393,7 @@ def _add_split_tables(prob: Problem, how_many: int, use_uram: bool) -> None:
         for k in range(2, n + 1):
             if u.geom.co % k == 0:
                 t = _table(u.kind, _replace_co(u.geom, u.geom.co // k), ins, prob.parallel_window, use_uram,
-                           prob.pixel_copies, prob.offchip_memory)
+                           prob.pixel_copies, prob.offchip_memory, prob.dsp_packing)
                 # The gather on the last core streams whole parts per beat at most (the
                 # concat's lanes divide each part's channels): k beats per pixel.
                 t.ii = np.maximum(t.ii, gather_ii(u.geom, [u.geom.co // k] * k))
@@ -395,7 +403,7 @@ def _add_split_tables(prob: Problem, how_many: int, use_uram: bool) -> None:
             # The block alone: the gather's rate depends on all the parts (`gather_ii`).
             # (no pixel copies: they would triple the tables for a rare combination)
             u.part_tables[c] = _table(u.kind, _replace_co(u.geom, c), ins, prob.parallel_window, use_uram,
-                                      copies=False, memory=prob.offchip_memory)
+                                      copies=False, memory=prob.offchip_memory, pack=prob.dsp_packing)
 
 
 UNEVEN_SIZES = 16

@@ -3,7 +3,8 @@
 Three bounds (docs/plan.md, "Roofline"), each in frames per second at the board clock:
 
 - ``compute``: the DSP limits of the cores on the path times the clock over the fabric's
-  MACs per frame, at one int8 MAC per DSP per cycle (the MAC density every block uses today);
+  MACs per frame, at one int8 MAC per DSP per cycle, two with DSP packing (``dsp_packing``:
+  two output lanes per DSP48E2);
 - ``memory``: the cores' shares of their board memories (bytes per cycle, `Board.offchip_share`)
   times the clock over the bytes the plan reads from them per frame (off-chip weights);
   absent when the plan reads nothing off chip;
@@ -29,7 +30,7 @@ def roofline(prob: Problem, plan: Plan) -> dict:
     macs = sum(int(get_op(n.op).macs(n, graph)) for n in graph.nodes if not n.host)
     dsp = sum(board.cores[k].dsp_limit for k in prob.core_path)
     bounds: dict[str, float | None] = {
-        "compute": clock * dsp / macs if macs else math.inf,
+        "compute": clock * dsp * (2 if prob.dsp_packing else 1) / macs if macs else math.inf,
         "memory": None,
         "input": math.inf,
     }

@@ -27,7 +27,7 @@ from bbgrap_hls.plan import Plan
 from bbgrap_hls.quant.quantizer import quantize
 from bbgrap_hls.search.build import build_plan
 from bbgrap_hls.search.dp import Segmentation
-from bbgrap_hls.search.problem import build_problem
+from bbgrap_hls.search.problem import DSP_PACKING, build_problem
 from bbgrap_hls.search.strategies import _uniform, even
 
 
@@ -42,13 +42,14 @@ def _widest_window(prob, u: int, fold: int, cap: int) -> int:
     return int(max(ok, key=lambda i: (int(t.simd[i]), -i))) if len(ok) else fold
 
 
-def small_plan(graph, board, par: int, parallel_window: bool = False) -> Plan:
+def small_plan(graph, board, par: int, parallel_window: bool = False, dsp_packing: bool = DSP_PACKING) -> Plan:
     """The ``even`` plan's core assignment with every unit at its folding for parallelism ``par``.
 
     With ``parallel_window`` a conv or depthwise conv takes the widest simd up to ``4·par``
-    at the same pe, so that small-channel convs get several window taps per beat.
+    at the same pe, so that small-channel convs get several window taps per beat;
+    ``dsp_packing`` as the planner's (conv/dense with pe >= 2 pack lane pairs per DSP).
     """
-    prob = build_problem(graph, board, parallel_window=parallel_window)
+    prob = build_problem(graph, board, parallel_window=parallel_window, dsp_packing=dsp_packing)
     seg = even(prob)
     folds = [_uniform(prob, u, par) for u in range(prob.m)]
     if parallel_window:
@@ -57,15 +58,15 @@ def small_plan(graph, board, par: int, parallel_window: bool = False) -> Plan:
 
 
 def small_design(model: onnx.ModelProto, board: str, out: Path, par: int = 4, seed: int = 0,
-                 parallel_window: bool = False) -> Plan:
+                 parallel_window: bool = False, dsp_packing: bool = DSP_PACKING) -> Plan:
     """Write a gen folder for ``model`` on ``board`` into ``out`` (see module docstring;
-    ``parallel_window`` as `small_plan`)."""
+    ``parallel_window`` and ``dsp_packing`` as `small_plan`)."""
     with tempfile.TemporaryDirectory() as tmp:
         p = Path(tmp) / "m.onnx"
         onnx.save(model, p)
         graph = canonicalize(load_model(str(p)))
     b = load_board(board)
-    plan = small_plan(graph, b, par, parallel_window=True) if parallel_window else small_plan(graph, b, par)
+    plan = small_plan(graph, b, par, parallel_window=parallel_window, dsp_packing=dsp_packing)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")  # synthetic calibration
         gq = quantize(graph, None, seed=seed)
