@@ -8,8 +8,12 @@ layer the ``hw/rtl`` module of `rtl_layers`, fan-outs a `broadcast`, width conve
 and the per-pixel broadcast of an Add/Mul operand a `repeat_pixel`. The top wires the cores with a `link`
 per inter-core stream (the board's width, the route's latency) and an `offchip_buffer` per
 buffer channel (the memory's bytes per cycle); graph inputs are ``s_axis_<ident>`` and
-outputs ``m_axis_<ident>`` AXI-Stream ports. `rtl_manifest` lists every FIFO and link with
-its hierarchical path, for the simulation's deadlock watchdog.
+outputs ``m_axis_<ident>`` AXI-Stream ports. A layer whose weights the plan keeps in board
+memory is a `conv_offchip` whose AXI4 read master is the top's ``m_axi_<layer>`` port; its
+weights go into the core's image ``rtl/ddr_weights_core<k>.hex`` at the layer's base
+address (`OffchipImage`). `rtl_manifest` lists every FIFO and link with its hierarchical
+path, for the simulation's deadlock watchdog, and every off-chip port with its image and
+the memory the plan assumed (rate, latency, beat).
 """
 
 from __future__ import annotations
@@ -21,7 +25,7 @@ from dataclasses import dataclass, field
 from bbgrap_hls.board import Board
 from bbgrap_hls.codegen.design import CoreDesign, Design
 from bbgrap_hls.codegen.names import comment
-from bbgrap_hls.codegen.rtl_layers import rtl_layer, rtl_shuffle
+from bbgrap_hls.codegen.rtl_layers import AXI_ADDR_W, rtl_layer, rtl_offchip, rtl_shuffle
 from bbgrap_hls.errors import UnsupportedError
 from bbgrap_hls.ir import Graph
 from bbgrap_hls.plan import Plan, path_route
@@ -39,6 +43,7 @@ class Inst:
     params: list[tuple[str, str]]
     conns: list[tuple[str, str | list[str]]]
     note: str = ""
+    axi: list[tuple[str, str]] = field(default_factory=list)  # AXI4 read port prefix -> net prefix
 
 
 @dataclass
@@ -51,6 +56,35 @@ class Module:
     nets: list[tuple[str, int]] = field(default_factory=list)
     insts: list[Inst] = field(default_factory=list)
     fifos: list[dict] = field(default_factory=list)  # watchdog entries (path relative to this module)
+    axi: list[tuple[str, int, int]] = field(default_factory=list)  # AXI4 read masters: (prefix, data, addr bits)
+    offchip: list[dict] = field(default_factory=list)  # their images and memory (tb/rtl.json "axi")
+
+
+@dataclass
+class OffchipImage:
+    """A core's off-chip weight image as the simulated board memory holds it: each off-chip
+    layer's words (`rtl_layers.rtl_offchip`) from its base, bases aligned to ``align`` bytes
+    (the beat, and at least 64 as the HLS image, so the two images agree for beats up to 64
+    bytes)."""
+
+    align: int
+    data: bytearray = field(default_factory=bytearray)
+
+    def next_base(self) -> int:
+        """Where the next layer starts: the image's end, aligned."""
+        return -(-len(self.data) // self.align) * self.align
+
+    def add(self, words: bytes) -> int:
+        """Append a layer's ``words`` at the next aligned base; return the base."""
+        base = self.next_base()
+        self.data += bytes(base - len(self.data)) + words
+        return base
+
+    def text(self) -> str:
+        """One line per ``align`` bytes, hex, bytes in address order (padded with zeros)."""
+        pad = bytes(-len(self.data) % self.align)
+        b = bytes(self.data) + pad
+        return "".join(b[i:i + self.align].hex() + "\n" for i in range(0, len(b), self.align))
 
 
 def _lit(v: int | str) -> str:
@@ -86,9 +120,15 @@ def _parse(call: str) -> tuple[str, list[str], list[str]]:
     return m.group(1), [a.strip() for a in m.group(2).split(",")], [a.strip() for a in m.group(3).split(",")]
 
 
-def core_module(cd: CoreDesign, g: Graph, plan: Plan, files: dict[str, str]) -> Module:
-    """The SystemVerilog module of one core; its layers' memory files are added to ``files``."""
+def core_module(cd: CoreDesign, g: Graph, plan: Plan, files: dict[str, str],
+                memory: tuple[float, int, int] | None = None) -> Module:
+    """The SystemVerilog module of one core; its layers' memory files are added to ``files``.
+
+    ``memory`` is the board memory as the planner modelled the off-chip layers
+    (`bbgrap_hls.search.problem.offchip_memory`: bytes per cycle, latency, beat bytes).
+    """
     mod = Module(f"core{cd.id}", f"core {cd.id}: {len(cd.layers)} layer(s)")
+    image: OffchipImage | None = None
     in_ports = {p.name: p for p in cd.ports if p.kind in ("mem_in", "axis_in")}
     out_ports = {p.name: p for p in cd.ports if p.kind in ("mem_out", "axis_out")}
     for p in cd.ports:
@@ -131,6 +171,29 @@ def core_module(cd: CoreDesign, g: Graph, plan: Plan, files: dict[str, str]) -> 
             else:
                 conns = [("s_axis", r(args[0], note)), ("m_axis", w(args[1], note))]
             mod.insts.append(Inst(rl.module, name, [(k, _lit(v)) for k, v in rl.params.items()], conns, note))
+        elif kern in ("conv2d_offchip", "dense_offchip"):
+            lay = layers[targs[0][:-2]]
+            node = g.node(lay.node)
+            if memory is None:
+                raise UnsupportedError(f"{lay.ident} ({comment(lay.node)}): weights off chip, but the board "
+                                       f"has no memory for core {cd.id}")
+            rate, latency, beat = memory
+            image = image or OffchipImage(max(beat, 64))
+            pe, simd, rng = _folding(plan, lay)
+            rl = rtl_offchip(g, node, lay, pe, simd, rng, beat, image.next_base())
+            base = image.add(rl.image)
+            files.update(rl.files)
+            note = f"{lay.ident}: {comment(node.name)} ({node.op}, weights off chip at {base:#x})"
+            port = f"m_axi_{lay.ident}"
+            mod.insts.append(Inst(rl.module, f"u_{lay.ident}", [(k, _lit(v)) for k, v in rl.params.items()],
+                                  [("s_axis", r(args[0], note)), ("m_axis", w(args[1], note))], note,
+                                  axi=[("m_axi", port)]))
+            mod.axi.append((port, 8 * beat, AXI_ADDR_W))
+            sf = len(rl.image) // (rl.params["CO"] // pe) // (pe * simd)
+            mod.offchip.append({"port": port, "layer": lay.ident, "node": lay.node, "core": cd.id,
+                                "image": f"ddr_weights_core{cd.id}.hex", "base": base, "bytes": len(rl.image),
+                                "beat_bytes": beat, "rate": rate, "latency": int(latency),
+                                "tile_beats": pe * simd * sf // beat, "folds": rl.params["CO"] // pe})
         elif kern == "channel_shuffle":
             lay = layers[args[2][: -len("_perm")]]
             rl = rtl_shuffle(lay, int(targs[1]), int(targs[2]))
@@ -197,6 +260,8 @@ def core_module(cd: CoreDesign, g: Graph, plan: Plan, files: dict[str, str]) -> 
     for inst in mod.insts:
         inst.conns = [(k, [rename.get(x, x) for x in v] if isinstance(v, list) else rename.get(v, v))
                       for k, v in inst.conns]
+    if image is not None:
+        files[mod.offchip[0]["image"]] = image.text()
     return mod
 
 
@@ -303,7 +368,9 @@ def top_module(design: Design, cores: list[Module], plan: Plan, board: Board) ->
         top.fifos.append({"path": name, "kind": "buffer", "depth": n // po.lanes,
                           "desc": f"off-chip buffer core{src.id} -> core{dst.id} ({ident})"})
     for m in cores:
-        top.insts.append(Inst(m.name, f"u_{m.name}", [], sorted(conns[m.name]), m.note))
+        top.axi += m.axi  # each off-chip layer's read master is a port of the top
+        top.insts.append(Inst(m.name, f"u_{m.name}", [], sorted(conns[m.name]), m.note,
+                              axi=[(p, p) for p, _, _ in m.axi]))
         top.fifos += [dict(f, path=f"u_{m.name}.{f['path']}", desc=f"{m.name}: {f['desc']}") for f in m.fifos]
     return top
 
@@ -311,9 +378,11 @@ def top_module(design: Design, cores: list[Module], plan: Plan, board: Board) ->
 def render_rtl(design: Design, g: Graph, plan: Plan, board: Board) -> dict[str, str]:
     """``{relative path: text}`` of ``rtl/`` (top, cores, memories) and ``tb/rtl.json``."""
     from bbgrap_hls.codegen.emit import environment
+    from bbgrap_hls.search.problem import offchip_memory  # the memory the planner modelled
 
     files: dict[str, str] = {}
-    cores = [core_module(cd, g, plan, files) for cd in design.cores]
+    memory = offchip_memory(board)
+    cores = [core_module(cd, g, plan, files, memory) for cd in design.cores]
     top = top_module(design, cores, plan, board)
     env = environment()
     out = {f"rtl/{k}": v for k, v in sorted(files.items())}
@@ -338,6 +407,7 @@ def rtl_manifest(design: Design, top: Module, cores: list[Module], plan: Plan) -
         "outputs": [{"tensor": t, "ident": i, "elems": n, "lanes": width[f"m_axis_{i}"] // 8, "port": f"m_axis_{i}"}
                     for t, i, n in design.outputs],
         "channels": top.fifos,
+        "axi": [a for m in cores for a in m.offchip],
         "predicted_ii_cycles": int(plan.ii_cycles),
         "predicted_latency_cycles": int(plan.latency_cycles),
         "bottleneck": plan.bottleneck,
@@ -348,19 +418,8 @@ def rtl_files(design: Design, g: Graph, plan: Plan, board: Board) -> dict[str, b
     """`render_rtl` as gen writes it; a design the RTL twin cannot build yet gets
     ``rtl/UNSUPPORTED.txt`` with the reason instead (the HLS output stays valid)."""
     try:
-        offchip_refusal(design)
         files = render_rtl(design, g, plan, board)
     except UnsupportedError as e:
         files = {"rtl/UNSUPPORTED.txt": f"The RTL twin does not support this design yet: {e}\n"}
     return {k: v.encode() for k, v in files.items()}
 
-
-def offchip_refusal(design: Design) -> None:
-    """Raise UnsupportedError naming every layer whose weights stay in board memory: the
-    RTL twin has no AXI4 weight reader (nor a simulated memory) yet, only the HLS path does."""
-    ddr = [f"{lay.ident} ({comment(lay.node)}, {lay.op}) on {cd.name}" for cd in design.cores for lay in cd.layers
-           if lay.wmem is not None and lay.wmem.ddr]
-    if ddr:
-        raise UnsupportedError(f"{len(ddr)} layer(s) keep their weights off chip (plan weights 'ddr'), which only "
-                               "the HLS path implements (bb::conv2d_offchip); no RTL weight reader yet: "
-                               + "; ".join(ddr))

@@ -13,6 +13,9 @@ layouts are those of the modules' headers:
   32 bits ``{s, zp_out, lo, hi}`` (``_rq``).
 - channel shuffle: no memory; the permutation is the parameter ``PERM``, a ``16·C``-bit
   literal with the input channel of output channel ``k`` at bits ``16·k``.
+- off-chip weights (`rtl_offchip`, ``conv_offchip``): bias and requantisation as mvu; the
+  weights are an image in the board memory, the mvu ROM's words back to back (word
+  ``nf·SF + sf``, byte ``pe·SIMD + s``) from the layer's base address.
 
 File names come from the layer's identifier (``layer<n>[_p<j>]``), never from model text.
 """
@@ -38,6 +41,7 @@ class RtlLayer:
     params: dict[str, int | str]
     files: dict[str, str] = field(default_factory=dict)
     two_inputs: bool = False
+    image: bytes = b""  # off-chip weights: the bytes the board memory holds from W_BASE
 
 
 def pack(rows: np.ndarray, bits: int) -> list[int]:
@@ -214,3 +218,53 @@ def rtl_layer(g: Graph, node: Node, lay: Layer, pe: int, simd: int, co_range: tu
                       S=int(q["shift"]), LO=int(q["lo"]), HI=int(q["hi"]))
         return RtlLayer("eltwise", params, two_inputs=True)
     raise UnsupportedError(f"{where}: no RTL module for this op in the RTL twin yet (HLS only)")
+
+
+#: Address bits of an off-chip weight port (the generated top's ``m_axi_<layer>_araddr``).
+AXI_ADDR_W = 32
+
+
+def rtl_offchip(g: Graph, node: Node, lay: Layer, pe: int, simd: int, co_range: tuple[int, int] | None,
+                beat_bytes: int, base: int) -> RtlLayer:
+    """The ``conv_offchip`` instance of a conv or dense layer whose weights the plan keeps in
+    board memory (``weights == "ddr"``), reading beats of ``beat_bytes`` from byte ``base``.
+
+    A Dense is the module's dense case: ``H`` vectors of ``C = MW`` values, a 1×1 kernel.
+
+    Raises:
+        UnsupportedError: a folding the module does not build (simd not dividing C, the
+            beat and a weight word not dividing one another, a fold's tile not whole beats).
+    """
+    q = node.attrs["q"]
+    where = f"node '{node.name}' ({node.op}, weights off chip)"
+    wq = np.asarray(q["w"])
+    n = wq.shape[0]
+    lo, hi = co_range or (0, n)
+    if node.op == "Conv":
+        h, w, c = hwc(g.shape(g.act_inputs(node)[0]))
+        ho, wo, _ = hwc(g.shape(node.outputs[0]))
+        win = _window(node, h, w, ho, wo)
+        mat = conv_matrix(wq, node.attrs["group"])[lo:hi]
+        pad = int(q["zp_in"])
+    elif node.op == "Dense":
+        c = int(wq.shape[1])
+        vectors = max(1, int(np.prod(g.shape(g.act_inputs(node)[0]))) // c)
+        win = dict(H=vectors, W=1, KH=1, KW=1, SH=1, SW=1, DH=1, DW=1, PT=0, PL=0, PB=0, PR=0)
+        mat, pad = wq[lo:hi], 0
+    else:
+        raise UnsupportedError(f"{where}: only a conv or dense layer can keep its weights off chip")
+    word = pe * simd
+    cols = mat.shape[1]
+    if c % simd or (hi - lo) % pe or (word % beat_bytes and beat_bytes % word) or (cols * pe) % beat_bytes:
+        raise UnsupportedError(f"{where}: pe={pe}, simd={simd}, C={c}, {beat_bytes}-byte beats: conv_offchip "
+                               "needs simd | C, the beat and pe·simd dividing one another and every fold's "
+                               f"tile ({cols * pe} bytes) whole beats")
+    rq = rq_rows(q["mult"], q["shift"], q["zp_out"], q["lo"], q["hi"], n)
+    bias = np.broadcast_to(np.asarray(q["bias"], np.int64).reshape(-1), (n,))
+    files = _mvu_files(lay.ident, mat, bias[lo:hi], rq[lo:hi], pe, simd)
+    files.pop(f"{lay.ident}_w.mem")  # the weights are the image below, not a ROM
+    nf, sf = (hi - lo) // pe, cols // simd
+    image = np.asarray(mat, np.int64).reshape(nf, pe, sf, simd).transpose(0, 2, 1, 3).astype(np.int8).tobytes()
+    params = dict(C=c, CO=hi - lo, SIMD=simd, PE=pe, **win, PAD_VAL=pad, DATA_W=8 * beat_bytes,
+                  ADDR_W=AXI_ADDR_W, W_BASE=f"64'h{base:x}")
+    return RtlLayer("conv_offchip", params | _names(lay.ident, files), files, image=image)

@@ -118,7 +118,7 @@ def run_frames(out: Path, inputs: dict[str, np.ndarray], frames: int, waves: boo
     b = build(out, man["modules"], Path(cache or out / ".sim").resolve(), runtime and Path(runtime).resolve(), waves)
     with tempfile.TemporaryDirectory(prefix="run-", dir=b.folder) as tmp:
         run = Path(tmp)
-        _config(man, inputs, run, frames)
+        _config(man, inputs, run, frames, out / "rtl")
         planned = man["predicted_latency_cycles"] + (frames - 1) * man["predicted_ii_cycles"]
         t0 = time.perf_counter()
         with progress.task(f"sim: simulating {frames} frame(s)", total=planned, unit="cycle",
@@ -143,7 +143,7 @@ def _progress(path: Path, frames: int, planned: int) -> tuple[int, int, str] | N
     return cycles, max(planned, cycles), f"frames out {d['frames_out']}/{frames}"
 
 
-def _config(man: dict, ins: dict[str, np.ndarray], run: Path, frames: int) -> dict:
+def _config(man: dict, ins: dict[str, np.ndarray], run: Path, frames: int, rtl: Path | None = None) -> dict:
     inputs = []
     for i in man["inputs"]:
         a = np.asarray(ins[i["ident"]], np.int8).reshape(-1, i["elems"])
@@ -154,7 +154,9 @@ def _config(man: dict, ins: dict[str, np.ndarray], run: Path, frames: int) -> di
     cfg = {"inputs": inputs, "outputs": man["outputs"], "channels": man["channels"], "frames": frames,
            "watchdog_cycles": window, "limit_cycles": 4 * (frames * ii + lat) + 20 * window,
            "result": str(run / "result.json"), "progress": str(run / "progress.json"),
-           "progress_cycles": max(256, min(ii, 4096))}
+           "progress_cycles": max(256, min(ii, 4096)),
+           # off-chip weight ports: the simulated memory's image (absolute path), rate, latency
+           "axi": [dict(a, image=str(rtl / a["image"])) for a in man.get("axi", [])] if rtl else []}
     (run / "config.json").write_text(json.dumps(cfg))
     return cfg
 

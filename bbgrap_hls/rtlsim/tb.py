@@ -8,6 +8,11 @@ frame completes for a window of cycles, it reads every FIFO, link and buffer of 
 through the hierarchy and stops, naming the channels that stay full (their writer stalls)
 and those whose reader never takes their beat.
 
+Memory: every off-chip weight port (``m_axi_<layer>``) reads an `axi_mem.AxiReadMemory`
+holding the core's image, at the rate and latency the plan assumed; the inputs start once
+every such layer has its first two weight tiles (the cost model's frame 0 starts with them
+loaded, as the module bench does).
+
 Configuration: the JSON file named by ``BBG_RTLSIM`` (``run.py`` writes it).
 """
 
@@ -76,6 +81,24 @@ async def _report_progress(cfg: dict, t0: int, period: int, snks: list) -> None:
         os.replace(tmp, path)  # the reader never sees half a file
 
 
+def _memory(dut, a: dict):
+    """The simulated board memory of off-chip weight port ``a`` (tb/rtl.json "axi")."""
+    from bbgrap_hls.rtlsim.axi_mem import AxiReadMemory
+
+    lines = Path(a["image"]).read_text().split()
+    image = b"".join(bytes.fromhex(x) for x in lines)
+    return AxiReadMemory(dut, a["port"], image, 0, a["latency"], a["rate"], a["beat_bytes"])
+
+
+async def _preload(dut, mems: list, ports: list[dict]) -> None:
+    """Wait until every off-chip layer holds its first two weight tiles (and the cycle that
+    makes them ready): the empty pipeline the cost model's frame 0 assumes."""
+    while any(m.beats < 2 * a["tile_beats"] for m, a in zip(mems, ports, strict=True)):
+        await RisingEdge(dut.clk)
+    if mems:
+        await ClockCycles(dut.clk, 2)
+
+
 @cocotb.test()
 async def run_design(dut) -> None:
     """Drive ``frames`` frames through the design, record outputs and cycle counts."""
@@ -84,10 +107,16 @@ async def run_design(dut) -> None:
     cocotb.start_soon(Clock(dut.clk, PERIOD_NS, unit="ns").start())
     srcs = [AxiStreamSource(AxiStreamBus.from_prefix(dut, i["port"]), dut.clk, dut.rst) for i in cfg["inputs"]]
     snks = [AxiStreamSink(AxiStreamBus.from_prefix(dut, o["port"]), dut.clk, dut.rst) for o in cfg["outputs"]]
+    mems = [_memory(dut, a) for a in cfg.get("axi", [])]
+    if mems:
+        from bbgrap_hls.rtlsim.axi_mem import serve
+
+        cocotb.start_soon(serve(mems, dut.clk, dut.rst))
     dut.rst.value = 1
     await ClockCycles(dut.clk, 4)
     dut.rst.value = 0
     await RisingEdge(dut.clk)
+    await _preload(dut, mems, cfg.get("axi", []))
     t0 = get_sim_time()
     frames = cfg["frames"]
     starts: list[list[int]] = [[] for _ in srcs]
