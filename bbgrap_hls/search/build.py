@@ -158,6 +158,7 @@ def build_plan(prob: Problem, seg: Segmentation, strategy: str, objective: str) 
     prof: dict[int, tuple[int, int]] = {}  # first and last output beat (docs/cost-model.md, "Latency")
     rows: dict[int, Rows] = {}  # each unit's output, row by row (model.timing)
     cycles: dict[int, int] = {}  # pipeline cycles to each unit's output (fifos.py)
+    struct_start: dict[int, float] = {}  # each unit's structural start in frames (fifos.py)
     chans: list[ChannelPlan] = []
     big_fifos: list[tuple[int, int, int, int]] = []  # (channel index, core, lanes, depth)
     unit_of_node: dict[str, int] = {}
@@ -187,7 +188,7 @@ def build_plan(prob: Problem, seg: Segmentation, strategy: str, objective: str) 
             lanes_p = out_lanes[pu] if pu >= 0 else lanes_in
             arrivals.append(shift(r, FIFO_DEPTH + (CONVERT if lanes_p != lanes_in else 0)))
             in_cycles.append(cyc + FIFO_DEPTH)
-            starts.append((prob.units[pu].start if pu >= 0 else 0.0) + (cyc + FIFO_DEPTH) / design_ii)
+            starts.append(struct_start.get(pu, 0.0) + (cyc + FIFO_DEPTH) / design_ii)
         r_in = latest(arrivals, max(len(x[0]) for x in arrivals)) if arrivals else input_rows(1, in_beats)
         g = unit.geom
         if unit.kind == "wire":
@@ -216,6 +217,14 @@ def build_plan(prob: Problem, seg: Segmentation, strategy: str, objective: str) 
         cycles[u] = max(in_cycles, default=1) + (0 if unit.kind == "wire" else c.depth) + gather
         if c.window is not None:  # a frame's padding delays the output in steady state (fifos.py)
             cycles[u] += pad_run(g, lanes_in)
+        # The structural start, as `problem._start` but from the plan's own blocks: an
+        # off-chip block needs its whole input frame (fill 1) and then computes every fold
+        # before its first output (its lead after the frame), which a reconvergent path
+        # around it must hold (fifos.py).
+        s_in = max((struct_start.get(pu, 0.0) for pu in unit.producers), default=0.0)
+        struct_start[u] = s_in + (0.0 if unit.kind == "wire" else c.fill)
+        if c.weights == "ddr":
+            cycles[u] += max(0, c.lead + 1 - in_beats)
         lanes_of = [out_lanes[pu] if pu >= 0 else lanes_in for pu in unit.producers]
         beats_of = [max(1, prob.tensor_bits[t] // 8 // ln) for t, ln in zip(unit.in_tensors, lanes_of, strict=True)]
         depths = input_depths(beats_of, starts)
