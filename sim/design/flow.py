@@ -66,7 +66,10 @@ def small_design(model: onnx.ModelProto, board: str, out: Path, par: int = 4, se
         onnx.save(model, p)
         graph = canonicalize(load_model(str(p)))
     b = load_board(board)
-    plan = small_plan(graph, b, par, parallel_window=parallel_window, dsp_packing=dsp_packing)
+    kw = {"parallel_window": True} if parallel_window else {}
+    if dsp_packing != DSP_PACKING:
+        kw["dsp_packing"] = dsp_packing
+    plan = small_plan(graph, b, par, **kw)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")  # synthetic calibration
         gq = quantize(graph, None, seed=seed)
