@@ -41,8 +41,11 @@ def _cnn():
     return offchip_cnn()
 
 
-#: design -> (model, cores, BRAM18 per core, DSP per core): BRAM forces some weights off chip
-DESIGNS = {"cnn": (_cnn, 1, 20, 64), "resnet8": (models.resnet8, 2, 40, 400)}
+#: design -> (model, cores, BRAM18 per core, DSP per core): BRAM forces some weights off chip.
+#: LeNet's 400 -> 120 dense goes off chip and its weights' reads bound the design: the
+#: memory-bound case, checked at design level (the plan's roofline says memory binds).
+DESIGNS = {"cnn": (_cnn, 1, 20, 64), "resnet8": (models.resnet8, 2, 40, 400), "lenet": (models.lenet, 1, 32, 600)}
+MEMORY_BOUND = {"lenet"}
 
 
 def board_yaml(cores: int, bram18: int, dsp: int) -> str:
@@ -138,6 +141,10 @@ def test_sim_offchip_bit_exact_and_cycles(root, name):
 
     out = _design(name, root)
     plan = _plan(out)
+    if name in MEMORY_BOUND:
+        assert plan["roofline"]["binds"] == "memory"
+        bound = next(n for n in plan["nodes"] if n["name"] == plan["bottleneck"])
+        assert bound["weights"] == "ddr", plan["bottleneck"]
     r = simulate(out, frames=_frames(plan), cache=CACHE, runtime=RUNTIME)
     _runs[name] = r
     assert r.match, r.message

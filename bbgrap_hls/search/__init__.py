@@ -123,22 +123,22 @@ def _check_capacity(board: Board, plan: Plan) -> None:
 
 
 def _run_best(prob: Problem, strategy: str, objective: str, time_limit: float, seed: int,
-              progress: Callable[[str], None] | None) -> tuple[Plan, Segmentation]:
+              progress: Callable[[str], None] | None) -> tuple[Problem, Plan, Segmentation]:
     """`_run`; with off-chip weights allowed, also without them, keeping the better plan: the
     segmentation's folding rules are heuristics over the resources, and more rows can steer
-    them to a worse plan, but allowing off-chip weights must never cost speed."""
+    them to a worse plan, but allowing off-chip weights must never cost speed. Returns the
+    problem the plan was made from (its segmentation indexes that problem's tables)."""
     if not prob.offchip_memory:
-        return _run(prob, strategy, objective, time_limit, seed, progress)
-    on_chip = _on_chip_only(prob)
+        return (prob, *_run(prob, strategy, objective, time_limit, seed, progress))
     best, err = None, None
-    for p in (prob, on_chip):
+    for p in (prob, _on_chip_only(prob)):
         try:
             got = _run(p, strategy, objective, time_limit, seed, progress)
         except InfeasibleError as e:
             err = err or e
             continue
-        if best is None or _key(got[0], objective) < _key(best[0], objective):
-            best = got
+        if best is None or _key(got[0], objective) < _key(best[1], objective):
+            best = (p, *got)
     if best is None:
         raise err
     return best
@@ -215,7 +215,7 @@ def make_plan(graph: Graph, board: Board, strategy: str = "search", objective: s
                                    offchip_weights=offchip_weights, dsp_packing=False))
     for p in probs:
         try:
-            plan, seg = _run_best(p, strategy, objective, time_limit, seed, progress)
+            p, plan, seg = _run_best(p, strategy, objective, time_limit, seed, progress)
         except InfeasibleError as e:
             err = err or e
             continue
