@@ -6,8 +6,8 @@ For every model (built by ``bench/zoo.py`` at its real shapes) and board it prin
   on (``make_plan(..., offchip_weights=True)``), the predicted frames/s, and the frames/s
   with off-chip weights off for comparison;
 - a roofline, the least of
-  (a) compute: the total DSP limit of all cores x clock / MACs per frame, at one int8 MAC
-      per DSP per cycle (the design's current MACs per DSP: one DSP48E2 per multiplier lane);
+  (a) compute: the total DSP limit of all cores x clock / MACs per frame, at the MACs per
+      DSP per cycle the default options allow (two with DSP packing, `MACS_PER_DSP`);
   (b) memory: the sum over cores of each core's usable off-chip rate
       (``board.offchip_share(k)`` bytes/cycle x clock) / the off-chip bytes per frame the
       plan moves (infinite when it moves none); the bound if *all* weights were off chip
@@ -153,12 +153,20 @@ def plan(graph, board_name: str, offchip: bool, timeout: float) -> dict:
     return res
 
 
+
+from bbgrap_hls.search.problem import DSP_PACKING  # noqa: E402
+
+MACS_PER_DSP = 2 if DSP_PACKING else 1
+"""int8 MACs per DSP per cycle the compute bound assumes (two products per DSP48E2 with DSP
+packing, the planner's default)."""
+
 # -- rows ----------------------------------------------------------------------------------
 
 def roofline(board, macs: int, params: int, offchip_bytes: int | None) -> dict:
     """The three bounds (frames/s), the roofline and what sets it."""
     hz = board.clock_mhz * 1e6
-    compute = sum(c.dsp_limit for c in board.cores) * hz / macs
+    # the MACs per DSP per cycle the planner's default options allow: two with DSP packing
+    compute = sum(c.dsp_limit for c in board.cores) * hz * MACS_PER_DSP / macs
     bw = sum(board.offchip_share(c.id) for c in board.cores) * hz  # bytes/s
     mem_all = bw / params if bw > 0 else 0.0
     memory = None if offchip_bytes is None else (bw / offchip_bytes if offchip_bytes > 0 else math.inf)
@@ -228,8 +236,8 @@ def print_markdown(rows: list[dict]) -> None:
 
 def print_notes(rows: list[dict], boards: list[str]) -> None:
     print()
-    print("Bounds in frames/s. compute: sum of the cores' DSP limits x clock / MACs (1 int8 MAC per DSP "
-          "per cycle); memory: sum of offchip_share(k) x clock / off-chip bytes the plan moves per frame "
+    print(f"Bounds in frames/s. compute: sum of the cores' DSP limits x clock x {MACS_PER_DSP} / MACs ("
+          f"{MACS_PER_DSP} int8 MACs per DSP per cycle); memory: sum of offchip_share(k) x clock / off-chip bytes the plan moves per frame "
           "(inf: it moves none; '-': no plan); memory all-weights: the same rate / parameters (every weight "
           "off chip, int8); input link: host GB/s / 150,528 input bytes. 'binds' is the least of "
           "compute, memory and input link. 'plan s': wall seconds of the plan with off-chip weights + "
