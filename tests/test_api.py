@@ -104,7 +104,10 @@ def test_write_is_what_gen_writes(design, model_path, tmp_path, capsys):
 def test_csim_matches(design, x):
     r = design.csim(x)
     assert r.match, r.message
-    assert set(r.to_dict()) == {"match", "message", "build_seconds", "run_seconds"}
+    d = r.to_dict()
+    # the fields of `csim --json` (threaded by default: deadlock and per-stream fill too)
+    assert {"match", "message", "build_seconds", "run_seconds", "threads", "deadlock", "fifos"} <= set(d)
+    assert d["match"] is True and d["threads"] is True and d["deadlock"] == []
 
 
 @pytest.mark.sim

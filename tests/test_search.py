@@ -187,7 +187,9 @@ def wider_than_needed(graph: Graph, board, plan: Plan) -> list[str]:
 
     Costs are compared exactly: both sides come from the same deterministic `fold_cost`.
     """
-    prob = build_problem(graph, board)
+    # the problem the plan was made from (make_plan may keep the plan made without packing)
+    prob = build_problem(graph, board, dsp_packing=plan.optimizer.get("dsp_packing", True),
+                         offchip_weights=plan.optimizer.get("offchip_weights", False))
     seg = segmentation_of(prob, plan)
     out = []
     for u, unit in enumerate(prob.units):

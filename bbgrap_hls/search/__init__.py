@@ -230,6 +230,9 @@ def make_plan(graph: Graph, board: Board, strategy: str = "search", objective: s
     if best is None:
         raise err
     chosen, plan, seg = best
+    # the options of the problem the plan was made from (with packing or off-chip weights
+    # allowed, make_plan may keep the plan made without them)
+    plan.optimizer.update(dsp_packing=bool(chosen.dsp_packing), offchip_weights=chosen.offchip_memory is not None)
     _check_capacity(board, plan)
     plan.search_seconds = time.monotonic() - t0
     if objective == "latency":

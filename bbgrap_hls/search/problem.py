@@ -292,12 +292,6 @@ def build_problem(graph: Graph, board: Board, split_candidates: int = 8,
                  table=_table(kind, g, ins, parallel_window, use_uram, pixel_copies, mem, dsp_packing),
                  start=start,
                  cycles=cycles)
-        if u.table.ddr.any():
-            # It may keep its weights off chip: then it takes its whole input frame and computes
-            # every fold (at most about a frame more) before its first output. The tables of
-            # the blocks after it charge their reconvergent FIFOs for that (an upper bound;
-            # make_plan also plans the same graph with every weight on chip).
-            u.start = max(ins.starts, default=0.0) + OFFCHIP_START
         units.append(u)
         unit_of_tensor[out] = u.index
     if not units:
@@ -350,11 +344,6 @@ def _offchip_ok(kind: str, g: Geometry, pe: int, simd: int, mmv: int, beat: int)
     vectors = g.ho * g.wo if g.pointwise and g.ho * g.wo < g.h * g.w else g.h * g.w
     sf = g.k * (g.in_elems // vectors if g.pointwise else g.c) // simd
     return (word * sf) % beat == 0
-
-
-OFFCHIP_START = 2.0
-"""Frames from an off-chip block's input start to its output start, at most (search tables):
-the whole input frame, then its folds' compute, at most one design ii."""
 
 
 def _start(kind: str, g: Geometry, ins: _Inputs, parallel_window: bool) -> tuple[float, int]:
