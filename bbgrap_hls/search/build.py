@@ -386,15 +386,19 @@ def repair(prob: Problem, seg: Segmentation, strategy: str, objective: str) -> t
         progress = False
         for core, res, use, lim in bad:
             r, deficit = r_index[res], use - lim
+            cp = next(c for c in plan.cores if c.id == core)
+            room = np.array([getattr(cp, f"{x}_limit") - getattr(cp, x) for x in RES], dtype=np.int64)
+            room[r] = 0
             # Lower foldings on this core, least ii increase per unit freed first, until the
             # blocks' own use has dropped by the deficit; then rebuild (FIFOs may change).
-            def lower(u: int, r: int = r) -> tuple | None:
+            def lower(u: int, r: int = r, room: np.ndarray = room) -> tuple | None:
                 # the unit's folding that frees some of r with the least ii, then the largest
-                # saving, then the first row
+                # saving, then the first row; another resource may grow only into the room the
+                # core has left of it (a row with less URAM but many more DSPs would only move
+                # the violation; weights moved off chip spend free bandwidth)
                 t, f = prob.units[u].table, seg.fold[u]
-                # no other resource may grow (a row with less URAM but many more DSPs would
-                # only move the violation)
-                cand = np.nonzero((t.res[:, r] < t.res[f, r]) & np.all(t.res <= t.res[f], axis=1))[0]
+                grow = np.maximum(t.res - t.res[f], 0)
+                cand = np.nonzero((t.res[:, r] < t.res[f, r]) & np.all(grow <= np.maximum(room, 0), axis=1))[0]
                 if not len(cand):
                     return None
                 g = int(cand[np.lexsort((cand, t.res[cand, r], t.ii[cand]))[0]])
@@ -406,7 +410,10 @@ def repair(prob: Problem, seg: Segmentation, strategy: str, objective: str) -> t
                 if best is None:
                     break
                 u, g = best[2], best[3]
-                deficit -= int(prob.units[u].table.res[seg.fold[u], r] - prob.units[u].table.res[g, r])
+                t = prob.units[u].table
+                deficit -= int(t.res[seg.fold[u], r] - t.res[g, r])
+                room -= np.maximum(t.res[g] - t.res[seg.fold[u]], 0)
+                room[r] = 0
                 seg.fold[u] = g
                 keys[u] = lower(u)
                 progress = True
