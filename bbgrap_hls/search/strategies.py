@@ -250,6 +250,24 @@ def explain_infeasible(prob: Problem, n_cores: int | None = None) -> str:
                    "; no folding mix found fits every resource at once")
                 + ". Smallest change: a larger board"
                 + ("" if prob.offchip_memory else ", or --offchip-weights (weights in the board memory)"))
+    # Enough in total: fill the cores in block order at those foldings; the core that runs
+    # out first names the resource (the links come last: only when the fill fits).
+    k, use = 0, np.zeros(N_RES, np.int64)
+    for u in prob.units:
+        row = u.table.res[int(np.argmin(u.table.res @ inv))]
+        if np.all(use + row <= lims[k]):
+            use = use + row
+            continue
+        if k + 1 < len(path) and np.all(row <= lims[k + 1]):
+            k, use = k + 1, row.copy()
+            continue
+        over = use + row - lims[k]
+        r = int(np.argmax(np.where(lims[k] > 0, over / np.maximum(lims[k], 1), 0)))
+        return (f"the {prob.m} blocks do not fit cores {path} in order: with every block at its most "
+                f"economical folding, core {path[k]} runs out of {names[r]} at block '{u.node.name}' "
+                f"(needs {int(use[r] + row[r])}, has {int(lims[k][r])}) with "
+                f"{prob.m - u.index} block(s) still to place. Smallest change: a larger board"
+                + ("" if prob.offchip_memory else ", or --offchip-weights (weights in the board memory)"))
     return (f"no contiguous split of the {prob.m} blocks over cores {path} fits every core's "
             f"limits and every link (largest cut {int(prob.cut_bits.max())} bits/frame); "
             f"try a board with more cores, or --strategy greedy")
