@@ -7,6 +7,13 @@ Two modes (docs/codegen.md, "C simulation"):
   (``hw/hls/bb_dataflow.h``, ``bb_sim_threads.h``); a deadlock stops the testbench with exit
   status 1 and one ``deadlock: stream ...`` line per blocked stream; the testbench prints
   every stream's highest fill against its depth (`CsimResult.fifos`);
+- the threaded run also checks the dataflow rules of Vitis ``config_dataflow -strict_mode``
+  (UG1399): one producer and one consumer process per stream, every end a process of the
+  region that declares it, producers before consumers, no conditionally executed process,
+  and every stream written and read as many times as the beats per frame the codegen
+  registers (``BB_FIFO_BEATS``) times the frames; one ``dataflow rule: stream ...`` line per
+  violation (`CsimResult.violations`, the run fails). The statements of each core's DATAFLOW
+  region are checked here too: process calls only (`region_rules`);
 - sequential: the processes one after another over unbounded streams (Vitis HLS C
   simulation's semantics), which cannot see a FIFO that is too shallow.
 
@@ -65,6 +72,7 @@ class CsimResult:
     threads: bool = False
     fifos: list[FifoUse] = field(default_factory=list)  # threaded runs: every stream
     deadlock: list[str] = field(default_factory=list)  # the ``deadlock: stream ...`` lines
+    violations: list[str] = field(default_factory=list)  # the ``dataflow rule: ...`` lines
 
     @property
     def match(self) -> bool:
@@ -74,12 +82,14 @@ class CsimResult:
     def to_dict(self) -> dict:
         """The ``csim --json`` fields: ``match``, ``message``, ``build_seconds``, ``run_seconds``,
         ``threads``; threaded runs add ``fifos`` (per stream ``max_fill`` against ``depth``, 0 =
-        unbounded) and ``deadlock`` (the blocked streams' lines, empty when none)."""
+        unbounded), ``deadlock`` (the blocked streams' lines, empty when none) and ``violations``
+        (the dataflow rule lines, empty when none)."""
         d = {"match": self.ok, "message": self.message, "build_seconds": round(self.build_seconds, 3),
              "run_seconds": round(self.run_seconds, 3), "threads": self.threads}
         if self.threads:
             d["fifos"] = [f.to_dict() for f in self.fifos]
             d["deadlock"] = list(self.deadlock)
+            d["violations"] = list(self.violations)
         return d
 
 
@@ -136,6 +146,31 @@ def build(out: Path, werror: bool = False, threads: bool = False) -> tuple[Path,
     return exe, time.perf_counter() - t0
 
 
+RULE = "dataflow rule: "
+
+
+def region_rules(out: Path) -> list[str]:
+    """The statements of each core's DATAFLOW region (after ``BB_DATAFLOW_REGION()``): Vitis'
+    strict mode wants process calls only; anything else (an ``if`` around a call, a loop, an
+    assignment) is a conditionally executed process or code between the processes."""
+    lines = []
+    for cpp in sorted((out / "hls").glob("core*.cpp")):
+        inside = False
+        for no, ln in enumerate(cpp.read_text().splitlines(), 1):
+            t = ln.strip()
+            if t.startswith("BB_DATAFLOW_REGION()"):
+                inside = True
+                continue
+            if not inside:
+                continue
+            if ln.startswith("}"):
+                inside = False
+            elif t and not t.startswith(("BB_PROCESS(", "//")):
+                lines.append(f"{RULE}region {cpp.stem} line {no}: '{t[:80]}' is not a process call "
+                             "(a conditionally executed process, or code between the processes)")
+    return lines
+
+
 def run(out: Path, vec_dir: Path, outputs: list[tuple[str, str, int]], werror: bool = False,
         threads: bool = DEFAULT_THREADS) -> CsimResult:
     """Run the testbench on ``vec_dir/in_*.bin`` and compare with ``vec_dir/expect_*.bin``.
@@ -153,13 +188,17 @@ def run(out: Path, vec_dir: Path, outputs: list[tuple[str, str, int]], werror: b
     fifos = [FifoUse(f[1], int(f[2]), int(f[3]), f[4], f[5]) for f in
              (ln.split("\t") for ln in r.stdout.splitlines()) if len(f) >= 6 and f[0] == "fifo"]
     deadlock = [ln for ln in r.stderr.splitlines() if ln.startswith("deadlock: stream ")]
+    rules = (region_rules(out) + [ln for ln in r.stderr.splitlines() if ln.startswith(RULE)]) if threads else []
 
     def result(ok: bool, got: dict, msg: str) -> CsimResult:
-        return CsimResult(ok, got, msg, tb, tr, threads, fifos, deadlock)
+        return CsimResult(ok, got, msg, tb, tr, threads, fifos, deadlock, rules)
 
+    broken = (f"DATAFLOW RULES (threaded csim): {len(rules)} violation(s):\n" + "\n".join(rules[:50])) if rules else ""
     if r.returncode != 0:
         if deadlock:
-            return result(False, {}, "DEADLOCK (threaded csim): " + r.stderr.strip()[:3000])
+            head = broken + "\n" if broken else ""
+            return result(False, {}, head + "DEADLOCK (threaded csim): " + "\n".join(
+                ln for ln in r.stderr.strip().splitlines() if not ln.startswith(RULE))[:3000])
         return result(False, {}, f"testbench exited {r.returncode}: {r.stderr.strip()[-2000:]}")
     got: dict[str, np.ndarray] = {}
     for tensor, ident, _ in outputs:
@@ -172,7 +211,9 @@ def run(out: Path, vec_dir: Path, outputs: list[tuple[str, str, int]], werror: b
             msg = (f"FAIL: output '{tensor}' element {k} (NHWC order) is {int(y[k]) if k < y.size else None}, "
                    f"the integer reference says {int(want[k]) if k < want.size else None} "
                    f"({bad.size} of {want.size} differ)")
-            return result(False, got, msg)
+            return result(False, got, (broken + "\n" if broken else "") + msg)
+    if rules:
+        return result(False, got, broken)
     n = sum(v.size for v in got.values())
     mode = f"threaded, {sum(f.depth > 0 for f in fifos)} bounded streams" if threads else "sequential"
     return result(True, got, f"PASS: {len(got)} output(s), {n} int8 values bit-exact ({mode})")

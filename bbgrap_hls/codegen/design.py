@@ -48,6 +48,9 @@ class CoreDesign:
     ports: list[Port] = field(default_factory=list)
     consts: list[str] = field(default_factory=list)
     uram_streams: set[str] = field(default_factory=set)  # FIFOs the plan put in URAM
+    #: elements per frame of each local stream (its beats: elems / lanes), which the threaded
+    #: csim's dataflow rule check compares with the writes and reads it counts
+    elems: dict[str, int] = field(default_factory=dict)
 
 
 @dataclass
@@ -79,11 +82,14 @@ class _Builder:
         self.n = 0
         self.buffers: dict[str, int] = {}
         self.links: dict[str, tuple[int, int, int, str, str]] = {}
+        self.stream_key: dict[tuple[int, str], str] = {}  # (core, stream) -> the tensor it carries
 
-    def fresh(self, core: int, stem: str, lanes: int, depth: int = 2) -> str:
+    def fresh(self, core: int, stem: str, lanes: int, depth: int = 2, elems: int | None = None) -> str:
         self.n += 1
         name = f"{stem}{self.n}"
         self.cores[core].streams[name] = (lanes, depth)
+        if elems is not None:
+            self.cores[core].elems[name] = elems
         return name
 
     def key(self, t: str) -> str:
@@ -94,10 +100,11 @@ class _Builder:
     def request(self, core: int, tensor: str, lanes: int, depth: int = 2) -> str:
         s = self.fresh(core, "s", lanes, depth)
         self.requests.setdefault((core, tensor), []).append((s, lanes))
+        self.stream_key[(core, s)] = tensor  # its elements: known once the tensor is produced
         return s
 
     def produce(self, core: int, tensor: str, lanes: int, elems: int) -> str:
-        s = self.fresh(core, "s", lanes)
+        s = self.fresh(core, "s", lanes, elems=elems)
         self.source[(core, tensor)] = (s, lanes)
         self.producer_core.setdefault(tensor, core)
         self.elems[tensor] = elems
@@ -244,7 +251,7 @@ def _operand(b: _Builder, g: Graph, node, core: int, k: int, t: str, lanes: int,
         flat = np.ascontiguousarray(data[:1].transpose(0, 2, 3, 1) if data.ndim == 4 else data[:1]).reshape(-1)
         name = f"{lay.ident}_c{k}"
         b.cores[core].consts.append(c_array(name, flat))
-        s = b.fresh(core, "s", lanes)
+        s = b.fresh(core, "s", lanes, elems=flat.size)
         b.cores[core].calls.append(f"bb::const_stream<{flat.size}, {lanes}>({name}, {s}, frames);")
         return s
     t = b.key(t)
@@ -255,7 +262,7 @@ def _operand(b: _Builder, g: Graph, node, core: int, k: int, t: str, lanes: int,
             raise BadInputError(f"node '{node.name}' ({node.op}): broadcast of {shape} to {out_shape} "
                                 "is not a per-pixel repeat")
         src = b.request(core, t, lanes, _beats(depth, t, node.name, lanes))
-        s = b.fresh(core, "s", lanes)
+        s = b.fresh(core, "s", lanes, elems=ho * wo * co)
         b.cores[core].calls.append(f"bb::repeat_pixel<{ho * wo}, {co}, {lanes}>({src}, {s}, frames);")
         return s
     s = b.request(core, t, lanes, _beats(depth, t, node.name, lanes))
@@ -282,7 +289,7 @@ def _convert(b: _Builder, core: int, src: str, a: int, dst: str, c: int, n: int)
         b.cores[core].calls.append(f"bb::width_convert<{n}, {a}, {c}, {lcm}>({src}, {dst}, frames);")
         return
     m = math.gcd(a, c)
-    mid = b.fresh(core, "w", m)
+    mid = b.fresh(core, "w", m, elems=n)
     b.cores[core].calls.append(f"bb::width_convert<{n}, {a}, {m}, {a}>({src}, {mid}, frames);")
     b.cores[core].calls.append(f"bb::width_convert<{n}, {m}, {c}, {c}>({mid}, {dst}, frames);")
 
@@ -324,7 +331,7 @@ def _finish(b: _Builder, g: Graph, plan: Plan, frames: int) -> Design:
             continue
         if key in g.inputs:
             ident = dict((t, nm) for t, nm, _ in inputs)[key]
-            s = b.fresh(core, "s", 1)
+            s = b.fresh(core, "s", 1, elems=b.elems[key])
             port = f"in_{ident}"
             lanes = b.requests[(core, key)][0][1]
             b.cores[core].streams[s] = (lanes, 2)
@@ -342,9 +349,9 @@ def _finish(b: _Builder, g: Graph, plan: Plan, frames: int) -> Design:
         kind = tr.kind if tr else ("stream" if {src_core, core} <= set(plan.core_order) else "buffer")
         ident = b.names(f"{key}_{src_core}_{core}")
         n = b.elems[key]
-        out_req = b.fresh(src_core, "s", lanes)
+        out_req = b.fresh(src_core, "s", lanes, elems=n)
         b.requests.setdefault((src_core, key), []).append((out_req, lanes))
-        s = b.fresh(core, "s", lanes)
+        s = b.fresh(core, "s", lanes, elems=n)
         if kind == "stream":
             po, pi = f"o_{ident}", f"i_{ident}"
             b.cores[src_core].ports.append(Port(po, "axis_out", lanes, n, key, ident))
@@ -368,7 +375,7 @@ def _finish(b: _Builder, g: Graph, plan: Plan, frames: int) -> Design:
         core = b.producer_core[key]
         ident = b.names(key)
         lanes = b.source[(core, key)][1]
-        s = b.fresh(core, "s", lanes)
+        s = b.fresh(core, "s", lanes, elems=b.elems[key])
         b.requests.setdefault((core, key), []).append((s, lanes))
         port = f"out_{ident}"
         b.cores[core].ports.append(Port(port, "mem_out", lanes, b.elems[key], key, ident))
@@ -379,12 +386,15 @@ def _finish(b: _Builder, g: Graph, plan: Plan, frames: int) -> Design:
         src, a = b.source[(core, key)]
         n = b.elems[key]
         if len(reqs) > 1:
-            branches = [b.fresh(core, "f", a) for _ in reqs]
+            branches = [b.fresh(core, "f", a, elems=n) for _ in reqs]
             b.cores[core].calls.append(f"bb::fanout<{n // a}, {a}>({src}, frames, {', '.join(branches)});")
         else:
             branches = [src]
         for br, (dst, c) in zip(branches, reqs, strict=True):
             _convert(b, core, br, a, dst, c, n)
+    for (core, s), key in b.stream_key.items():
+        if key in b.elems:
+            b.cores[core].elems.setdefault(s, b.elems[key])
     for cd in b.cores.values():
         cd.calls = _sort_calls(cd)
     order = _core_order(sorted(b.cores), edges)

@@ -61,6 +61,15 @@ def tb_args(core: CoreDesign) -> str:
     return ", ".join(out + ["frames"])
 
 
+def stream_beats(core: CoreDesign) -> dict[str, int]:
+    """Beats per frame of each stream a core's region names (its elements / its lanes): its
+    local streams and its AXI-Stream ports, for the threaded csim's dataflow rule check
+    (``BB_FIFO_BEATS``, hw/hls/bb_dataflow.h)."""
+    out = {name: core.elems[name] // lanes for name, (lanes, _) in core.streams.items() if name in core.elems}
+    out.update({p.name: p.elems // p.lanes for p in core.ports if p.kind.startswith("axis")})
+    return out
+
+
 def _weights_ctx(core: CoreDesign) -> dict:
     """Template values of a core's weight memories (codegen/weights.py)."""
     rom = [sp for lay in core.layers if lay.wmem is not None and not lay.wmem.uram and not lay.wmem.ddr
@@ -91,7 +100,7 @@ def render_hls(design: Design, g: Graph, plan_core_names: dict[int, str]) -> dic
                 layer=lay, node_comment=comments[lay.ident])
         ctx = dict(core=core, core_name=cname, signature=signature(core), comments=comments,
                    streams=sorted(core.streams.items(), key=lambda kv: _num(kv[0])),
-                   uram_streams=core.uram_streams, **_weights_ctx(core))
+                   uram_streams=core.uram_streams, beats=stream_beats(core), **_weights_ctx(core))
         files[f"hls/{core.name}.h"] = env.get_template("hls/core.h.j2").render(**ctx)
         files[f"hls/{core.name}.cpp"] = env.get_template("hls/core.cpp.j2").render(**ctx)
     # (buffer, bytes, file, what) of every weight image: URAM images and off-chip images

@@ -14,7 +14,8 @@
 // BB_FIFO_DEPTH (bb_sim_threads.h); the region waits for its processes at its end.
 // BB_AFTER(p, q): process p (a core the testbench starts) waits until q returned, the
 // host's barrier on an off-chip buffer. BB_CSIM_REPORT() prints every stream's highest
-// fill against its depth (testbench, at the end).
+// fill against its depth (testbench, at the end) and the dataflow rule violations.
+// BB_FIFO_BEATS(s, beats, frames): stream s carries `beats` beats per frame (the rule check).
 #ifndef BBGRAP_BB_DATAFLOW_H
 #define BBGRAP_BB_DATAFLOW_H
 
@@ -25,12 +26,14 @@
 #define BB_DATAFLOW_REGION() ::bb::sim::Region bb_region_;
 #define BB_PROCESS(...) bb_region_.spawn(#__VA_ARGS__, [&] { __VA_ARGS__ });
 #define BB_FIFO_DEPTH(var, depth) (var).set_depth(depth);
+#define BB_FIFO_BEATS(var, beats, frames) (var).expect(beats, frames);
 #define BB_AFTER(proc, dep) bb_region_.after(#proc, #dep);
 #define BB_CSIM_REPORT() ::bb::sim::Runtime::get().report(stdout);
 #else
 #define BB_DATAFLOW_REGION()
 #define BB_PROCESS(...) __VA_ARGS__
 #define BB_FIFO_DEPTH(var, depth)
+#define BB_FIFO_BEATS(var, beats, frames)
 #define BB_AFTER(proc, dep)
 #define BB_CSIM_REPORT()
 #endif

@@ -21,6 +21,19 @@
 // region) and a label (the callee, e.g. `conv2d<layer1_P>`). A stream's name is the id of
 // the thread that constructs it plus the name it is given (`core0.s3`); its producer and
 // consumer are the processes of its first write and first read.
+//
+// Dataflow rules (`config_dataflow -strict_mode`, UG1399 "Dataflow Optimization
+// Limitations"): every stream counts its writes and reads and remembers every distinct
+// process that wrote or read it. At its end (and, for the streams still alive, at a deadlock)
+// it reports, as `dataflow rule: stream NAME ...` lines on stderr:
+//  - a second producer or consumer process (single-producer-consumer violation);
+//  - an access from outside the processes of the region that declares it, or a channel
+//    whose consumer comes before its producer in the region's process order (a bypass of
+//    the region's structure, feedback);
+//  - a process whose call names the stream but which never accessed it (a conditionally
+//    executed process or body), a stream written but never read or read but never written;
+//  - writes and reads that differ from each other or from the beats per frame the generated
+//    code registered (BB_FIFO_BEATS: tensor elements / lanes) times the frames.
 #ifndef BBGRAP_BB_SIM_THREADS_H
 #define BBGRAP_BB_SIM_THREADS_H
 
@@ -53,6 +66,9 @@ struct Process {
   FifoBase* waiting_on = nullptr;  // the stream it is blocked on (runtime lock)
   bool writing = false;
   bool done = false;
+  const Process* parent = nullptr;  // the process whose region started it (none: the testbench's)
+  int index = 0;                    // its place in that region's process order
+  bool has_region = false;          // it started a threaded region (BB_DATAFLOW_REGION)
   std::string text() const { return label.empty() || label == id ? id : id + " " + label; }
 };
 
@@ -77,6 +93,7 @@ class Runtime {
   std::vector<Process*> running;
   std::vector<FifoBase*> fifos;
   std::vector<FifoStat> stats;  // of streams already destroyed
+  std::vector<std::string> rules;  // dataflow rule violations of streams already destroyed
 
   void start_watchdog();
 
@@ -119,6 +136,22 @@ class FifoBase {
   /// A process started with this stream among its call's arguments (Region::spawn).
   void attach(const Process* p) { attached_.push_back(p); }
 
+  /// The generated code's beats per frame for this stream, over `frames` frames
+  /// (BB_FIFO_BEATS); a core that names a link stream registers it again (same values).
+  void expect(long beats, int frames) {
+    std::lock_guard<std::mutex> lk(m_);
+    if (expect_ >= 0 && (expect_ != beats || frames_ != frames))
+      conflict_ = "registered as " + std::to_string(expect_) + " beats x " + std::to_string(frames_) +
+                  " frames and as " + std::to_string(beats) + " x " + std::to_string(frames);
+    expect_ = beats;
+    frames_ = frames;
+  }
+
+  /// The dataflow rule violations of this stream (`final`: it is at its end; else at a
+  /// deadlock, where only what cannot change any more counts). Lock m_ and the runtime's held.
+  std::vector<std::string> rule_lines(bool final) const;
+  bool others_done(const std::vector<const Process*>& ends) const;
+
  protected:
   friend class Runtime;
 
@@ -137,10 +170,16 @@ class FifoBase {
   void note_writer() {
     if (producer_ == nullptr) producer_ = self;
     else if (producer_ != self) several_producers_ = true;
+    note(writers_);
   }
   void note_reader() {
     if (consumer_ == nullptr) consumer_ = self;
     else if (consumer_ != self) several_consumers_ = true;
+    note(readers_);
+  }
+  void note(std::vector<const Process*>& who) {
+    if (self == owner_) outside_ = true;  // the declaring thread itself (checked if it runs a region)
+    if (std::find(who.begin(), who.end(), self) == who.end()) who.push_back(self);
   }
 
   /// Wait (lock `lk` held) until the stream has room (`writing`) or a beat.
@@ -165,6 +204,15 @@ class FifoBase {
   const Process* consumer_ = nullptr;
   bool several_producers_ = false, several_consumers_ = false;
   std::vector<const Process*> attached_;  // under the runtime lock
+  // dataflow rules: the process that declared it, every distinct writer/reader, the counts
+  // (a blocking access counts when it starts: a read that waits forever is the one too many)
+  const Process* owner_ = self;
+  std::vector<const Process*> writers_, readers_;
+  std::size_t writes_ = 0, reads_ = 0;
+  long expect_ = -1;
+  int frames_ = 0;
+  bool outside_ = false;
+  std::string conflict_;
 };
 
 /// A bounded blocking FIFO with the interface of hls::stream (what the kernels use).
@@ -177,6 +225,7 @@ class Fifo : public FifoBase {
   void write(const T& v) {
     std::unique_lock<std::mutex> lk(m_);
     note_writer();
+    ++writes_;
     if (is_full()) wait(lk, true);
     q_.push_back(v);
     pushed();
@@ -184,6 +233,7 @@ class Fifo : public FifoBase {
   T read() {
     std::unique_lock<std::mutex> lk(m_);
     note_reader();
+    ++reads_;
     if (n_ == 0) wait(lk, false);
     T v = q_.front();
     q_.pop_front();
@@ -195,6 +245,7 @@ class Fifo : public FifoBase {
     std::unique_lock<std::mutex> lk(m_);
     note_reader();
     if (n_ == 0) return false;
+    ++reads_;
     v = q_.front();
     q_.pop_front();
     popped();
@@ -204,6 +255,7 @@ class Fifo : public FifoBase {
     std::unique_lock<std::mutex> lk(m_);
     note_writer();
     if (is_full()) return false;
+    ++writes_;
     q_.push_back(v);
     pushed();
     return true;
@@ -277,6 +329,96 @@ FifoBase::~FifoBase() {
   std::lock_guard<std::mutex> lk(rt.mu);
   rt.fifos.erase(std::find(rt.fifos.begin(), rt.fifos.end(), this));
   rt.stats.push_back(stat());
+  for (std::string& l : rule_lines(true)) rt.rules.push_back(std::move(l));
+}
+
+namespace {
+std::string names(const std::vector<const Process*>& ps) {
+  std::string out;
+  for (const Process* p : ps) out += (out.empty() ? "" : "; ") + (p ? p->text() : std::string("(testbench)"));
+  return out;
+}
+/// The process of `owner`'s region that runs `p` (p itself or an ancestor); none: outside it.
+const Process* top_of(const Process* p, const Process* owner) {
+  for (; p != nullptr; p = p->parent)
+    if (p->parent == owner) return p;
+  return nullptr;
+}
+bool under(const Process* p, const Process* q) {
+  for (; p != nullptr; p = p->parent)
+    if (p == q) return true;
+  return false;
+}
+bool all_done(const std::vector<const Process*>& ps) {
+  return !ps.empty() && std::all_of(ps.begin(), ps.end(), [](const Process* p) { return p && p->done; });
+}
+}  // namespace
+
+bool FifoBase::others_done(const std::vector<const Process*>& ends) const {
+  // no access from the other side yet: every process whose call names the stream, other
+  // than those running `ends`, has returned (none left that could); unknown without any
+  if (attached_.empty()) return false;
+  for (const Process* q : attached_)
+    if (!q->done && std::none_of(ends.begin(), ends.end(), [&](const Process* p) { return under(p, q); })) return false;
+  return true;
+}
+
+std::vector<std::string> FifoBase::rule_lines(bool final) const {
+  std::vector<std::string> out;
+  const std::string head = "dataflow rule: stream " + name_ + " (producer " +
+                           (writers_.empty() ? std::string("none") : names(writers_)) + ", consumer " +
+                           (readers_.empty() ? std::string("none") : names(readers_)) + "): ";
+  if (writers_.size() > 1)
+    out.push_back(head + "written by " + std::to_string(writers_.size()) + " processes, Vitis allows one producer");
+  if (readers_.size() > 1)
+    out.push_back(head + "read by " + std::to_string(readers_.size()) + " processes, Vitis allows one consumer");
+  // a stream of a body that runs sequentially here (no BB_PROCESS: conv2d_offchip's frame
+  // loop) has no process structure to check; its counts are still checked
+  const bool threaded = owner_ == nullptr || owner_->has_region;
+  if (threaded && outside_) out.push_back(head + "accessed by its region's own code outside a process call");
+  if (threaded && writers_.size() == 1 && readers_.size() == 1 && !outside_) {
+    const Process* w = top_of(writers_[0], owner_);
+    const Process* r = top_of(readers_[0], owner_);
+    if (w == nullptr || r == nullptr)
+      out.push_back(head + "an end outside the processes of the region that declares it");
+    else if (w == r)
+      out.push_back(head + "written and read inside one process of its region (" + w->text() + "), not a channel");
+    else if (w->index > r->index)
+      out.push_back(head + "its consumer comes before its producer in the region's process order (feedback)");
+  }
+  for (const Process* q : attached_) {
+    const bool used = std::any_of(writers_.begin(), writers_.end(), [&](const Process* p) { return under(p, q); }) ||
+                      std::any_of(readers_.begin(), readers_.end(), [&](const Process* p) { return under(p, q); });
+    if (!used && (final || q->done))
+      out.push_back(head + "process " + q->text() + " names it in its call but never accessed it " +
+                    "(a conditionally executed process)");
+  }
+  if (!conflict_.empty()) out.push_back(head + "beats per frame " + conflict_);
+  const std::string counts = "written " + std::to_string(writes_) + ", read " + std::to_string(reads_) + " times";
+  const std::string want = expect_ < 0 ? std::string()
+                                       : ", expected " + std::to_string(expect_) + " per frame x " +
+                                             std::to_string(frames_) + " frame(s) = " +
+                                             std::to_string(expect_ * frames_);
+  const bool ends_done = all_done(writers_) && all_done(readers_);
+  if (final || ends_done) {
+    if (writes_ > 0 && readers_.empty()) out.push_back(head + "no consumer: " + counts + want);
+    else if (reads_ > 0 && writers_.empty()) out.push_back(head + "no producer: " + counts + want);
+    else if (final && writes_ == 0 && reads_ == 0 && expect_ != 0)
+      out.push_back(head + "neither written nor read" + want);
+    else if (expect_ >= 0 ? (writes_ != static_cast<std::size_t>(expect_ * frames_) ||
+                             reads_ != static_cast<std::size_t>(expect_ * frames_))
+                          : writes_ != reads_)
+      out.push_back(head + counts + want);
+  } else {  // at a deadlock: what can no longer change
+    const long e = expect_ * frames_;
+    if (expect_ >= 0 && (writes_ > static_cast<std::size_t>(e) || reads_ > static_cast<std::size_t>(e)))
+      out.push_back(head + counts + " so far" + want);
+    else if (readers_waiting_ > 0 && n_ == 0 && (writers_.empty() ? others_done(readers_) : all_done(writers_)))
+      out.push_back(head + counts + ": the consumer waits for a beat no producer will write" + want);
+    else if (writers_waiting_ > 0 && is_full() && (readers_.empty() ? others_done(writers_) : all_done(readers_)))
+      out.push_back(head + counts + ": the producer waits for room no consumer will make" + want);
+  }
+  return out;
 }
 
 void FifoBase::wait(std::unique_lock<std::mutex>& lk, bool writing) {
@@ -297,7 +439,10 @@ void FifoBase::wait(std::unique_lock<std::mutex>& lk, bool writing) {
   if (self) self->waiting_on = nullptr;
 }
 
-Region::Region() : scope_(self ? self->id : std::string()) { Runtime::get().start_watchdog(); }
+Region::Region() : scope_(self ? self->id : std::string()) {
+  if (self) self->has_region = true;
+  Runtime::get().start_watchdog();
+}
 
 void Region::spawn(const char* call, std::function<void()> fn) {
   std::string label(call);
@@ -306,6 +451,8 @@ void Region::spawn(const char* call, std::function<void()> fn) {
   auto* p = new Process();  // kept for the run: streams name their producer/consumer by it
   p->id = scope_.empty() ? label : scope_ + ".p" + std::to_string(procs_.size());
   p->label = label;
+  p->parent = self;
+  p->index = static_cast<int>(procs_.size());
   std::vector<Process*> wait_for;
   for (const std::string& d : deps_[p->id])
     for (Process* q : procs_)
@@ -391,6 +538,13 @@ void Runtime::watch() {
       }
     }
     if (!sure) continue;
+    std::vector<std::string> rule = rules;
+    for (FifoBase* f : fifos) {
+      if (!f->m_.try_lock()) continue;  // nobody runs: free unless a thread is between steps
+      for (std::string& l : f->rule_lines(false)) rule.push_back(std::move(l));
+      f->m_.unlock();
+    }
+    for (const std::string& l : rule) std::fprintf(stderr, "%s\n", l.c_str());
     std::fprintf(stderr, "deadlock: all %d running processes are blocked on streams (%zu full, %zu empty):\n", live,
                  static_cast<std::size_t>(std::count(full.begin(), full.end(), true)),
                  static_cast<std::size_t>(std::count(full.begin(), full.end(), false)));
@@ -421,6 +575,14 @@ void Runtime::report(std::FILE* f) {
   for (const FifoStat& s : all)
     std::fprintf(f, "fifo\t%s\t%zu\t%zu\t%s\t%s\t%d\t%d\n", s.name.c_str(), s.max_fill, s.depth, s.producer.c_str(),
                  s.consumer.c_str(), s.several_producers ? 2 : 1, s.several_consumers ? 2 : 1);
+  // the dataflow rules: the streams already destroyed and those still alive (the links)
+  std::vector<std::string> rule = rules;
+  for (FifoBase* x : fifos) {
+    std::lock_guard<std::mutex> g(x->m_);
+    for (std::string& l : x->rule_lines(true)) rule.push_back(std::move(l));
+  }
+  std::sort(rule.begin(), rule.end());
+  for (const std::string& l : rule) std::fprintf(stderr, "%s\n", l.c_str());
 }
 
 #endif  // BB_SIM_THREADS_IMPL
