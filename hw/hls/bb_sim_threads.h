@@ -414,9 +414,9 @@ std::vector<std::string> FifoBase::rule_lines(bool final) const {
     if (expect_ >= 0 && (writes_ > static_cast<std::size_t>(e) || reads_ > static_cast<std::size_t>(e)))
       out.push_back(head + counts + " so far" + want);
     else if (readers_waiting_ > 0 && n_ == 0 && (writers_.empty() ? others_done(readers_) : all_done(writers_)))
-      out.push_back(head + counts + ": the consumer waits for a beat no producer will write" + want);
+      out.push_back(head + counts + want + ": the consumer waits for a beat no producer will write");
     else if (writers_waiting_ > 0 && is_full() && (readers_.empty() ? others_done(writers_) : all_done(readers_)))
-      out.push_back(head + counts + ": the producer waits for room no consumer will make" + want);
+      out.push_back(head + counts + want + ": the producer waits for room no consumer will make");
   }
   return out;
 }
