@@ -3,8 +3,9 @@
 Samples come from ``--calib samples.npy|.npz``: for a model with one input, a ``.npy``
 array of N samples, shaped ``(N, *input_shape[1:])`` or ``(N, *input_shape)``; for several
 inputs a ``.npz`` keyed by input name (every array with the same N). Without a file the
-synthetic default is `SYNTHETIC_SAMPLES` seeded standard-normal samples per input, with a
-warning: accuracy depends on calibrating with real samples.
+synthetic default is `synthetic_count` seeded standard-normal samples per input (32, fewer
+for models past `SYNTHETIC_MACS` multiply-accumulates over all samples), with a warning:
+accuracy depends on calibrating with real samples.
 """
 
 from __future__ import annotations
@@ -18,9 +19,15 @@ import numpy as np
 from bbgrap_hls import progress
 from bbgrap_hls.errors import BadInputError
 from bbgrap_hls.ir import Graph
+from bbgrap_hls.ops import get_op
 from bbgrap_hls.reference import run_float
 
 SYNTHETIC_SAMPLES = 32
+#: Budget of the synthetic calibration in multiply-accumulates (all samples together): the
+#: float reference runs about 5-15 GMAC/s on 2 cores, so ImageNet-size models take fewer
+#: samples (ResNet-18, 1.8 GMAC: 8; a 77-GMAC conv: 1) and gen stays in seconds. Synthetic
+#: ranges say little about real data either way (docs/numerics.md, "Calibration").
+SYNTHETIC_MACS = 16_000_000_000
 OBSERVERS = ("minmax", "percentile")
 #: Chosen by measured accuracy (docs/numerics.md, "Calibration"): min/max wins on the test
 #: models with 32 samples; percentile clips real outliers that few samples do not repeat.
@@ -82,8 +89,18 @@ def check_calibration(graph: Graph, arrays: dict[str, np.ndarray], where: str = 
     return out
 
 
-def synthetic_calibration(graph: Graph, n: int = SYNTHETIC_SAMPLES, seed: int = 0) -> dict[str, np.ndarray]:
-    """``n`` seeded standard-normal samples per input, with a warning about accuracy."""
+def synthetic_count(graph: Graph) -> int:
+    """Synthetic samples for ``graph``: `SYNTHETIC_SAMPLES`, or as many as `SYNTHETIC_MACS`
+    allows (at least one) when the model's MACs per frame times 32 exceed it."""
+    macs = sum(get_op(n.op).macs(n, graph) for n in graph.nodes)
+    return max(1, min(SYNTHETIC_SAMPLES, SYNTHETIC_MACS // macs)) if macs else SYNTHETIC_SAMPLES
+
+
+def synthetic_calibration(graph: Graph, n: int | None = None, seed: int = 0) -> dict[str, np.ndarray]:
+    """``n`` (default `synthetic_count`) seeded standard-normal samples per input, with a
+    warning about accuracy. For a one-input model a smaller ``n`` draws the first ``n`` of a
+    larger one's samples."""
+    n = synthetic_count(graph) if n is None else n
     warnings.warn(f"no calibration samples given: using {n} synthetic standard-normal samples; "
                   "int8 accuracy depends on calibrating with real samples (--calib)", stacklevel=3)
     rng = np.random.default_rng(seed)
