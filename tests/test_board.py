@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 import yaml
 
+from bbgrap_hls import board as board_module
 from bbgrap_hls.board import (
     RESOURCES,
     Board,
@@ -19,7 +20,6 @@ from bbgrap_hls.board import (
     list_boards,
     load_board,
 )
-from bbgrap_hls import board as board_module
 from bbgrap_hls.errors import BadInputError
 
 # name: (cores, dsp, bram18, uram, lut, clock_mhz); the same table is in docs/board.md.
