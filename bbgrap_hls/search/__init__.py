@@ -131,7 +131,7 @@ def _run_best(prob: Problem, strategy: str, objective: str, time_limit: float, s
     if not prob.offchip_memory:
         return (prob, *_run(prob, strategy, objective, time_limit, seed, progress))
     best, err = None, None
-    for p in (prob, _on_chip_only(prob)):
+    for p in (prob, _variant(prob, offchip_weights=False)):
         try:
             got = _run(p, strategy, objective, time_limit, seed, progress)
         except InfeasibleError as e:
@@ -144,11 +144,12 @@ def _run_best(prob: Problem, strategy: str, objective: str, time_limit: float, s
     return best
 
 
-def _on_chip_only(prob: Problem) -> Problem:
-    """The same graph on the same board with every weight on chip (a fresh problem: its
-    tables charge reconvergent FIFOs for on-chip blocks, not for a possible off-chip one)."""
-    return build_problem(prob.graph, prob.board, parallel_window=prob.parallel_window,
-                         pixel_copies=prob.pixel_copies, offchip_weights=False, dsp_packing=prob.dsp_packing)
+def _variant(prob: Problem, **options) -> Problem:
+    """The same graph on the same board with some options changed (``offchip_weights``,
+    ``dsp_packing``): a fresh problem, whose tables are built for those options."""
+    kw = dict(parallel_window=prob.parallel_window, pixel_copies=prob.pixel_copies,
+              offchip_weights=prob.offchip_memory is not None, dsp_packing=prob.dsp_packing)
+    return build_problem(prob.graph, prob.board, **{**kw, **options})
 
 
 def _equal_splits_only(prob: Problem) -> Problem:
@@ -209,10 +210,7 @@ def make_plan(graph: Graph, board: Board, strategy: str = "search", objective: s
     # segmentation's cheapest-folding heuristic to BRAM-heavier rows and a worse plan
     # (MobileNetV2 on u250: 56,448 instead of 51,076 cycles); allowing it must never cost speed.
     best, err = None, None
-    probs = [prob]
-    if dsp_packing:
-        probs.append(build_problem(graph, board, parallel_window=parallel_window, pixel_copies=pixel_copies,
-                                   offchip_weights=offchip_weights, dsp_packing=False))
+    probs = [prob, _variant(prob, dsp_packing=False)] if dsp_packing else [prob]
     for p in probs:
         try:
             p, plan, seg = _run_best(p, strategy, objective, time_limit, seed, progress)
