@@ -207,32 +207,28 @@ BB_LOOP(offchip_emit)
   }
 }
 
-// The frame loop, once per frame-buffer memory (a BIND_STORAGE impl is a literal, so the
-// loop is a macro of it): DATAFLOW inside the loop body makes x and y ping-pong buffers (two
-// frame slots each).
-#define BB_OFFCHIP_FRAME_LOOP(IMPL)                                                    \
-  for (int f = 0; f < frames; ++f) {                                                   \
-    BB_HLS(DATAFLOW)                                                                   \
-    Word<P::SIMD> x[OffchipGeom<P>::XW];                                               \
-    BB_HLS(AGGREGATE variable = x compact = bit)                                       \
-    BB_HLS(BIND_STORAGE variable = x type = ram_2p impl = IMPL)                        \
-    Word<P::PE> y[OffchipGeom<P>::YW];                                                 \
-    BB_HLS(AGGREGATE variable = y compact = bit)                                       \
-    BB_HLS(BIND_STORAGE variable = y type = ram_2p impl = IMPL)                        \
-    Stream<OffchipGeom<P>::N> wq("offchip_w");                                         \
-    BB_HLS(STREAM variable = wq depth = 2)                                             \
-    offchip_store<P>(in, x);                                                           \
-    offchip_fetch<P>(wddr, wq);                                                        \
-    offchip_compute<P>(x, wq, y, bias, mult, shift);                                   \
-    offchip_emit<P>(y, out);                                                           \
-  }
-
+// The frame loop, one per frame-buffer memory (a BIND_STORAGE impl is a literal): DATAFLOW
+// inside the loop body makes x and y ping-pong buffers (two frame slots each).
 template <class P>
 void offchip_frames(Stream<P::SIMD>& in, Stream<P::PE>& out, const Word<DDR_BEAT>* wddr,
                     const int32_t bias[P::PE][P::CO / P::PE], const int32_t mult[P::PE][P::CO / P::PE],
                     const int32_t shift[P::PE][P::CO / P::PE], int frames, std::false_type /* BRAM */) {
 BB_LOOP(offchip_frame)
-  BB_OFFCHIP_FRAME_LOOP(bram)
+  for (int f = 0; f < frames; ++f) {
+    BB_HLS(DATAFLOW)
+    Word<P::SIMD> x[OffchipGeom<P>::XW];
+    BB_HLS(AGGREGATE variable = x compact = bit)
+    BB_HLS(BIND_STORAGE variable = x type = ram_2p impl = bram)
+    Word<P::PE> y[OffchipGeom<P>::YW];
+    BB_HLS(AGGREGATE variable = y compact = bit)
+    BB_HLS(BIND_STORAGE variable = y type = ram_2p impl = bram)
+    Stream<OffchipGeom<P>::N> wq("offchip_w");
+    BB_HLS(STREAM variable = wq depth = 2)
+    offchip_store<P>(in, x);
+    offchip_fetch<P>(wddr, wq);
+    offchip_compute<P>(x, wq, y, bias, mult, shift);
+    offchip_emit<P>(y, out);
+  }
 }
 
 template <class P>
@@ -240,10 +236,22 @@ void offchip_frames(Stream<P::SIMD>& in, Stream<P::PE>& out, const Word<DDR_BEAT
                     const int32_t bias[P::PE][P::CO / P::PE], const int32_t mult[P::PE][P::CO / P::PE],
                     const int32_t shift[P::PE][P::CO / P::PE], int frames, std::true_type /* URAM */) {
 BB_LOOP(offchip_frame)
-  BB_OFFCHIP_FRAME_LOOP(uram)
+  for (int f = 0; f < frames; ++f) {
+    BB_HLS(DATAFLOW)
+    Word<P::SIMD> x[OffchipGeom<P>::XW];
+    BB_HLS(AGGREGATE variable = x compact = bit)
+    BB_HLS(BIND_STORAGE variable = x type = ram_2p impl = uram)
+    Word<P::PE> y[OffchipGeom<P>::YW];
+    BB_HLS(AGGREGATE variable = y compact = bit)
+    BB_HLS(BIND_STORAGE variable = y type = ram_2p impl = uram)
+    Stream<OffchipGeom<P>::N> wq("offchip_w");
+    BB_HLS(STREAM variable = wq depth = 2)
+    offchip_store<P>(in, x);
+    offchip_fetch<P>(wddr, wq);
+    offchip_compute<P>(x, wq, y, bias, mult, shift);
+    offchip_emit<P>(y, out);
+  }
 }
-
-#undef BB_OFFCHIP_FRAME_LOOP
 
 /// Convolution whose weights stream from board memory once per frame (see the header).
 /// `wddr` is the core's weight port; the layer reads from beat P::OFF on.
