@@ -25,16 +25,61 @@ def _i64(x: np.ndarray) -> np.ndarray:
     return np.asarray(x, np.int64)
 
 
-def conv_acc(x: np.ndarray, q: dict, attrs: dict) -> np.ndarray:
-    """``bias' + Σ x_q · w_q`` with padding filled by ``zp_in`` (int64 accumulator)."""
-    acc = Conv.conv(_i64(x), _i64(q["w"]), attrs, pad_value=q["zp_in"], acc_dtype=np.int64)
+#: Integers up to 2^53 in magnitude are exact in float64 (53-bit significand).
+FLOAT64_EXACT = 1 << 53
+
+
+def float_sum_bound(x_abs: int, w_abs: int, taps: int) -> int:
+    """An upper bound of ``|s|`` for every partial sum ``s`` a product of ``taps``-long dot
+    products of operands ``|x| <= x_abs``, ``|w| <= w_abs`` can form, in any order.
+
+    Why float64 BLAS is exact below `FLOAT64_EXACT`: each product ``x·w`` is an integer of
+    magnitude at most ``x_abs·w_abs`` (int8: 128·128 = 2^14), exactly representable; every
+    intermediate value a matrix product forms (however the library blocks, reorders, splits
+    over threads or fuses with FMA) is the exact sum of a subset of one output's products,
+    so its magnitude is at most ``taps·x_abs·w_abs``. When that bound is below 2^53, every
+    operand and every exact result of each addition (or FMA) is an integer the float64
+    format represents, and IEEE 754 round-to-nearest returns a representable exact result
+    unchanged: no step rounds, the float64 sum equals the integer sum. For int8 operands
+    this holds up to 2^39 taps (a conv's ``cin/group · kh · kw``); a real layer has at most
+    some 10^5.
+    """
+    return int(taps) * int(x_abs) * int(w_abs)
+
+
+def _exact_in_float(x_abs: int, w_abs: int, taps: int, limit: int) -> bool:
+    return float_sum_bound(x_abs, w_abs, taps) < limit
+
+
+def conv_acc(x: np.ndarray, q: dict, attrs: dict, limit: int = FLOAT64_EXACT) -> np.ndarray:
+    """``bias' + Σ x_q · w_q`` with padding filled by ``zp_in`` (int64 accumulator).
+
+    The sum runs as a float64 matrix product (BLAS) when `float_sum_bound` stays below
+    ``limit`` (2^53, always true for int8 operands: the result is then exact), else as an
+    int64 one (numpy's integer matmul, no BLAS: some 50× slower on large layers). The tests
+    pass a small ``limit`` to take the integer path.
+    """
+    w = np.asarray(q["w"])
+    _, cin_g, kh, kw = w.shape
+    x_abs = max(int(np.abs(_i64(x)).max(initial=0)), abs(int(q["zp_in"])))  # the pad value counts
+    w_abs = int(np.abs(_i64(w)).max(initial=0))
+    if _exact_in_float(x_abs, w_abs, cin_g * kh * kw, limit):
+        acc = Conv.conv(x, w, attrs, pad_value=q["zp_in"], acc_dtype=np.float64).astype(np.int64)
+    else:
+        acc = Conv.conv(_i64(x), _i64(w), attrs, pad_value=q["zp_in"], acc_dtype=np.int64)
     return acc + _i64(q["bias"]).reshape(1, -1, 1, 1)
 
 
-def dense_acc(x: np.ndarray, q: dict, attrs: dict) -> np.ndarray:
-    """``bias' + x_q · w_qᵀ`` (int64), input flattened in the weight's column order."""
+def dense_acc(x: np.ndarray, q: dict, attrs: dict, limit: int = FLOAT64_EXACT) -> np.ndarray:
+    """``bias' + x_q · w_qᵀ`` (int64), input flattened in the weight's column order; float64
+    BLAS when exact, as `conv_acc`."""
     xf = flatten_input(_i64(x), attrs.get("in_layout", "NC"))
-    return xf @ _i64(q["w"]).T + _i64(q["bias"])
+    w = _i64(q["w"])
+    if _exact_in_float(int(np.abs(xf).max(initial=0)), int(np.abs(w).max(initial=0)), w.shape[1], limit):
+        acc = (xf.astype(np.float64) @ w.T.astype(np.float64)).astype(np.int64)
+    else:
+        acc = xf @ w.T
+    return acc + _i64(q["bias"])
 
 
 def run_mac(node: Node, inputs: Arrays, graph: Graph) -> Arrays:
