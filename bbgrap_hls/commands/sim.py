@@ -38,7 +38,9 @@ def run(args: argparse.Namespace) -> int:
         print(json.dumps(res.to_dict(), indent=2, sort_keys=True))
     else:
         print(res.message)
-        print(f"build {res.build_seconds:.1f} s, simulation {res.run_seconds:.1f} s"
+        rate = (f" ({res.simulated_cycles:,} cycles, {res.cycles_per_second:,.0f} cycles/s)"
+                if res.simulated_cycles and res.cycles_per_second else "")
+        print(f"build {res.build_seconds:.1f} s, simulation {res.run_seconds:.1f} s{rate}"
               + (f", waves: {res.waves}" if res.waves else ""))
     if not res.match:
         raise MismatchError(res.message)

@@ -9,7 +9,11 @@ bit for bit with the expected vectors and measures:
   frame (``ii_measured`` False, "ii not measured" in the message);
 - ``measured_latency_cycles``: frame 0's first input beat to its last output beat, in an
   empty pipeline with the input offered every cycle and no output back-pressure (the
-  cost model's assumptions, docs/cost-model.md).
+  cost model's assumptions, docs/cost-model.md);
+- ``simulated_cycles``: the cycles the testbench ran after reset and preload (it stops
+  within a few hundred cycles of the last output beat, or at the watchdog's verdict), and
+  ``cycles_per_second``: those cycles over the testbench's own wall time for them (the
+  simulator's speed; cocotb's start-up and the model's loading are in ``run_seconds`` only).
 """
 
 from __future__ import annotations
@@ -41,6 +45,8 @@ class SimResult:
     build_seconds: float
     run_seconds: float
     bottleneck: str = ""
+    simulated_cycles: int | None = None
+    cycles_per_second: float | None = None
     deadlock: dict | None = None
     waves: str | None = None
     outputs: dict[str, np.ndarray] = field(default_factory=dict, repr=False)
@@ -155,6 +161,8 @@ def _config(man: dict, ins: dict[str, np.ndarray], run: Path, frames: int, rtl: 
            "watchdog_cycles": window, "limit_cycles": 4 * (frames * ii + lat) + 20 * window,
            "result": str(run / "result.json"), "progress": str(run / "progress.json"),
            "progress_cycles": max(256, min(ii, 4096)),
+           # how often the testbench looks for the last output frame (a Timer, not a wake-up per cycle)
+           "check_cycles": max(16, min(ii // 8, 256)),
            # off-chip weight ports: the simulated memory's image (absolute path), rate, latency
            "axi": [dict(a, image=str(rtl / a["image"])) for a in man.get("axi", [])] if rtl else []}
     (run / "config.json").write_text(json.dumps(cfg))
@@ -166,8 +174,10 @@ def _score(man: dict, res: dict, expect: dict, frames: int, b, tr: float) -> Sim
     got = {k: np.array(v, dtype=np.int8).reshape(len(v), -1) if v else np.zeros((0, 0), np.int8)
            for k, v in res["outputs"].items()}
     waves = next((str(b.folder / f) for f in ("dump.fst", "dump.vcd") if (b.folder / f).exists()), None) if b.waves else None
+    cycles, wall = res.get("cycles"), res.get("sim_wall_seconds")
     common = dict(frames=frames, predicted_ii_cycles=pred_ii, predicted_latency_cycles=pred_lat,
                   build_seconds=round(b.seconds, 3), run_seconds=round(tr, 3), bottleneck=man["bottleneck"],
+                  simulated_cycles=cycles, cycles_per_second=round(cycles / wall) if cycles and wall else None,
                   waves=waves, outputs=got)
     if res["deadlock"]:
         d = res["deadlock"]

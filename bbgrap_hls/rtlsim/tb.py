@@ -99,6 +99,36 @@ async def _preload(dut, mems: list, ports: list[dict]) -> None:
         await ClockCycles(dut.clk, 2)
 
 
+async def _wait_for_outputs(dut, cfg: dict, srcs: list, snks: list, starts: list, t0: int, period: int,
+                            window: int, limit: int) -> dict:
+    """Simulate until every sink holds ``frames`` frames, or the watchdog's verdict.
+
+    The end is checked every ``check`` cycles (a few hundred; one `Timer` each, no Python
+    wake-up per cycle), so the run stops at most that many cycles after the last output
+    beat (the frames' times come from the sinks, not from this check). The watchdog keeps
+    its own clock: at every ``window`` cycles since ``t0`` it compares the progress state
+    (input bytes queued, output frames, input frames sent) with the previous window's and
+    reports a deadlock when nothing moved for a whole window, or when ``limit`` cycles pass.
+    """
+    frames = cfg["frames"]
+    check = max(1, min(window, int(cfg.get("check_cycles", 256))))
+    last, next_watch = None, 0
+    while True:
+        if all(s.queue_occupancy_frames >= frames for s in snks):
+            return {"deadlock": None}
+        cycle = (get_sim_time() - t0) // period
+        if cycle >= next_watch:
+            state = (tuple(s.queue_occupancy_bytes for s in srcs), tuple(s.queue_occupancy_frames for s in snks),
+                     tuple(len(s) for s in starts))
+            if state == last or cycle > limit:
+                full, waiting = stalled_channels(dut, cfg["channels"])
+                why = "no progress" if state == last else f"more than {limit} cycles"
+                return {"deadlock": {"cycle": int(cycle), "reason": why, "full": full, "waiting": waiting,
+                                     "frames_out": [s.queue_occupancy_frames for s in snks]}}
+            last, next_watch = state, next_watch + window
+        await Timer(check * PERIOD_NS, unit="ns")
+
+
 @cocotb.test()
 async def run_design(dut) -> None:
     """Drive ``frames`` frames through the design, record outputs and cycle counts."""
@@ -118,6 +148,7 @@ async def run_design(dut) -> None:
     await RisingEdge(dut.clk)
     await _preload(dut, mems, cfg.get("axi", []))
     t0 = get_sim_time()
+    wall0 = time.monotonic()
     frames = cfg["frames"]
     starts: list[list[int]] = [[] for _ in srcs]
     for k, (src, i) in enumerate(zip(srcs, cfg["inputs"], strict=True)):
@@ -129,21 +160,9 @@ async def run_design(dut) -> None:
         cocotb.start_soon(_report_progress(cfg, t0, period, snks))
     window = int(cfg["watchdog_cycles"])
     limit = int(cfg["limit_cycles"])
-    last, result = None, {"deadlock": None}
-    while True:
-        state = (tuple(s.queue_occupancy_bytes for s in srcs), tuple(s.queue_occupancy_frames for s in snks),
-                 tuple(len(s) for s in starts))
-        if all(s.queue_occupancy_frames >= frames for s in snks):
-            break
-        cycle = (get_sim_time() - t0) // period
-        if state == last or cycle > limit:
-            full, waiting = stalled_channels(dut, cfg["channels"])
-            why = "no progress" if state == last else f"more than {limit} cycles"
-            result["deadlock"] = {"cycle": int(cycle), "reason": why, "full": full, "waiting": waiting,
-                                  "frames_out": [s.queue_occupancy_frames for s in snks]}
-            break
-        last = state
-        await ClockCycles(dut.clk, window)
+    result = await _wait_for_outputs(dut, cfg, srcs, snks, starts, t0, period, window, limit)
+    result["cycles"] = int((get_sim_time() - t0) // period)
+    result["sim_wall_seconds"] = round(time.monotonic() - wall0, 3)
     outs, ends, firsts = {}, [], []
     for snk, o in zip(snks, cfg["outputs"], strict=True):
         got, e, b = [], [], []
