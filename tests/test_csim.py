@@ -117,6 +117,10 @@ def test_csim_uram_weights(graphs, tmp_path):
             n.weights = "uram"
     res, design = _csim(tmp_path, gq, plan, board)
     assert res.ok, res.message
+    # both URAM layouts are exercised: half-words through two ports, and one wide word
+    mems = [lay.wmem for c in design.cores for lay in c.layers if lay.wmem is not None]
+    assert any(m.halves for m in mems) and any(not m.halves for m in mems), \
+        [(m.banks, m.lanes, m.depth) for m in mems]
     images = sorted(p.name for p in (tmp_path / "hls").glob("weights_core*.bin"))
     assert images == sorted(f"weights_{c.name}.bin" for c in design.cores
                             if any(lay.wmem is not None for lay in c.layers))

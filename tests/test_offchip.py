@@ -9,6 +9,7 @@ tests/test_offchip_csim.py and whole designs in the RTL twin in tests/test_sim_o
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import math
 import subprocess
@@ -108,12 +109,18 @@ def test_bandwidth_bounds_the_ii(lenet):
     assert slow.roofline["binds"] == "memory"
 
 
-def test_offchip_weights_speed_up_resnet18_on_u55c(resnet18):
-    """On u55c every SLR shares the HBM: moving the heaviest weights there buys folding."""
-    board = load_board("u55c")
-    on_chip = make_plan(resnet18, board, baselines=False)
+def test_offchip_weights_plan_resnet18_on_u55c_without_uram(resnet18):
+    """On u55c every SLR shares the HBM. With its URAM (where ResNet-18's weights fit on chip
+    since URAM weights are read through both ports) taken away, BRAM cannot hold them: the
+    on-chip plan is refused and the heaviest weights move to the HBM; with URAM, keeping
+    them off chip is never worse than on chip (make_plan keeps the better)."""
+    full = load_board("u55c")
+    board = dataclasses.replace(full, cores=[dataclasses.replace(c, uram=0) for c in full.cores])
+    with pytest.raises(InfeasibleError, match="BRAM18"):
+        make_plan(resnet18, board, baselines=False)
+    assert make_plan(resnet18, full, baselines=False, offchip_weights=True).ii_cycles <= \
+        make_plan(resnet18, full, baselines=False).ii_cycles
     off = make_plan(resnet18, board, baselines=False, offchip_weights=True)
-    assert off.ii_cycles < on_chip.ii_cycles
     assert any(n.weights == "ddr" for n in off.nodes)
     assert {c.memory for c in off.cores} == {"hbm"}
     for c in off.cores:
@@ -171,7 +178,11 @@ def test_roofline_bounds_the_plan(resnet18, lenet, board):
     memory bound is the cores' shares over the bytes the plan reads off chip."""
     from bbgrap_hls.commands.inspect import summarize
 
-    g, b = (resnet18, load_board("u55c")) if board == "u55c" else (lenet, small_board(0.2))
+    if board == "u55c":  # without its URAM, so that ResNet-18 reads weights from the HBM
+        full = load_board("u55c")
+        g, b = resnet18, dataclasses.replace(full, cores=[dataclasses.replace(c, uram=0) for c in full.cores])
+    else:
+        g, b = lenet, small_board(0.2)
     plan = make_plan(g, b, baselines=False, offchip_weights=True)
     r = plan.roofline
     macs = summarize(g, canonical=True)["macs"]
@@ -181,6 +192,7 @@ def test_roofline_bounds_the_plan(resnet18, lenet, board):
     assert plan.fps <= r["roofline_fps"] * (1 + 1e-9)
     assert 0 < r["fraction"] <= 1
     used = [c for c in plan.cores if c.offchip_bytes_per_frame]
+    assert used, "the case is meant to read weights off chip"
     share = sum(b.offchip_share(c.id) for c in used)
     assert r["memory_fps"] == pytest.approx(b.clock_mhz * 1e6 * share / sum(c.offchip_bytes_per_frame for c in used))
     in_bytes = int(np.prod(g.shape(g.inputs[0])))

@@ -79,8 +79,10 @@ def _weights_ctx(core: CoreDesign) -> dict:
     by_ident = {lay.ident: lay for lay in core.layers}
     uram = [dict(ident=pt.ident, lanes=pt.lanes, depth=pt.depth, offset=pt.offset,
                  decl=weights.uram_decl(pt.ident, by_ident[pt.ident].wmem),
+                 ctype=by_ident[pt.ident].wmem.ctype(),
+                 load="load_halves" if by_ident[pt.ident].wmem.halves else "load_words",
                  pragmas=weights.pragmas(pt.ident, by_ident[pt.ident].wmem)) for pt in parts]
-    body = _params(core.ports + ddr) + [f"const bb::Word<{m['lanes']}> {m['ident']}_w[{m['depth']}]" for m in uram]
+    body = _params(core.ports + ddr) + [f"const {m['ctype'][0]} {m['ident']}_w[{m['ctype'][1]}]" for m in uram]
     args = [p.name for p in core.ports + ddr] + [f"{m['ident']}_w" for m in uram]
     return dict(rom_pragmas=rom, uram=uram, nbytes=sum(m["lanes"] * m["depth"] for m in uram), ddr_ports=ddr,
                 ddr_file=weights.ddr_image_file(core.name),

@@ -14,7 +14,10 @@ AGGREGATEd so that one struct is one memory word. Where the plan put it:
   RAM in the core top bound ``ram_1p`` to ``uram``, filled through the core's ``wts``
   m_axi port when its ``load_weights`` argument is non-zero. Gen writes the bytes as
   ``hls/weights_core<k>.bin`` (`image`): each URAM memory's words in layer order, word
-  ``a`` at ``offset + a·banks·lanes``.
+  ``a`` at ``offset + a·banks·lanes``. Where the cost model counts the memory as
+  half-words read through both URAM ports (``model/memory.py``, `uram_halves`: wide,
+  shallow memories), it is ``bb::Half<banks·lanes/2> layer<n>_w[2·depth]`` bound
+  ``ram_t2p``: the same bytes, word ``a``'s halves at ``2a`` and ``2a+1``.
 
 - ``ddr`` (the plan keeps the weights in the core's board memory, read once per frame by
   ``bb::conv2d_offchip``): no on-chip memory; gen writes ``hls/ddr_weights_core<k>.bin``
@@ -34,6 +37,7 @@ import numpy as np
 
 from bbgrap_hls.codegen.carray import c_words
 from bbgrap_hls.codegen.fold import wide_words
+from bbgrap_hls.model.memory import uram_halves
 
 #: The plan's ``weights`` placement -> Vitis HLS ``bind_storage`` impl.
 STORAGE_IMPL = {"bram": "bram", "uram": "uram", "lut": "lutram"}
@@ -74,6 +78,16 @@ class WeightMem:
         """Kept in the core's board memory (plan ``weights == "ddr"``), not on chip."""
         return self.storage == "ddr"
 
+    @property
+    def halves(self) -> bool:
+        """A URAM memory the cost model counts as half-words read through both ports."""
+        return self.uram and uram_halves(8 * self.banks * self.lanes, self.depth)
+
+    def ctype(self) -> tuple[str, int]:
+        """The C++ word type and the array length of the memory (`bb_weights.h`)."""
+        n = self.banks * self.lanes
+        return (f"bb::Half<{n // 2}>", 2 * self.depth) if self.halves else (f"bb::Word<{n}>", self.depth)
+
     def nbytes(self) -> int:
         return int(self.data.size)
 
@@ -100,7 +114,8 @@ def rom_array(ident: str, wm: WeightMem) -> str:
 
 def uram_decl(ident: str, wm: WeightMem) -> str:
     """The static RAM of a URAM weight memory (inside the core top)."""
-    return f"static bb::Word<{wm.banks * wm.lanes}> {ident}_w[{wm.depth}];"
+    word, n = wm.ctype()
+    return f"static {word} {ident}_w[{n}];"
 
 
 def pragmas(ident: str, wm: WeightMem) -> list[str]:
@@ -108,8 +123,9 @@ def pragmas(ident: str, wm: WeightMem) -> list[str]:
     v = f"{ident}_w"
     out = [f"AGGREGATE variable = {v} compact = bit"]  # one struct = one memory word
     if wm.uram:
-        # A RAM: URAM cannot be a ROM on UltraScale+; one port (load, then read) suffices.
-        return out + [f"BIND_STORAGE variable = {v} type = ram_1p impl = uram"]
+        # A RAM: URAM cannot be a ROM on UltraScale+; one port (load, then read) suffices,
+        # two (both read each cycle) for half-words.
+        return out + [f"BIND_STORAGE variable = {v} type = {'ram_t2p' if wm.halves else 'ram_1p'} impl = uram"]
     if wm.storage is not None:
         out.append(f"BIND_STORAGE variable = {v} type = rom_2p impl = {wm.storage}")
     return out

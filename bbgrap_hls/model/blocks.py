@@ -14,7 +14,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, replace
 
 from bbgrap_hls.model.geometry import Geometry
-from bbgrap_hls.model.memory import MemCost, block_memory, memory, rom, uram_memory
+from bbgrap_hls.model.memory import MemCost, block_memory, memory, rom, uram_memory, uram_weights
 from bbgrap_hls.model.timing import RTL_DEPTH, WindowRows, window_rows, window_schedule
 
 # LUT constants (per block, per lane); see docs/cost-model.md, "LUT".
@@ -102,13 +102,14 @@ def _weights(banks: int, bank_bits: int, depth: int, uram: bool) -> tuple[MemCos
 
     The banks share the address, so they sit side by side in one ``banks·bank_bits`` wide
     memory (as the RTL declares it, with ``rom_style = "block"``), in BRAM, LUTRAM (under
-    1,024 bits) or URAM (cut into 72-bit columns). A memory small enough for LUTRAM never goes to URAM.
+    1,024 bits) or URAM (cut into 72-bit columns, or as half-words read through both ports
+    where that takes fewer: `uram_weights`). A memory small enough for LUTRAM never goes to URAM.
     """
     bram = block_memory(banks * bank_bits, depth)  # the RTL asks for block RAM (rom_style)
     if bram.bram18 == 0:
         return bram, "lut"
     if uram:
-        return uram_memory(banks * bank_bits, depth), "uram"
+        return uram_weights(banks * bank_bits, depth), "uram"
     return bram, "bram"
 
 

@@ -105,3 +105,29 @@ def uram_memory(width_bits: int, depth: int) -> MemCost:
     if depth <= 0 or width_bits <= 0:
         return MemCost()
     return MemCost(uram=_ceil(width_bits, URAM_WIDTH) * _ceil(depth, URAM_DEPTH))
+
+
+def uram_halves(width_bits: int, depth: int) -> bool:
+    """Whether a read-only ``width_bits`` × ``depth`` memory read at one address per cycle
+    takes fewer URAM288 as halves: ``width/2``-bit words, ``2·depth`` deep, word ``a``'s two
+    halves at ``2a`` and ``2a+1``, both read in the same cycle through the URAM's two ports.
+
+    A URAM288 has two 72-bit ports; a memory that is wide and shallow (a weight memory of
+    many lanes and few folds: 4,096 bits × 288 words) fills its 72-bit columns to a few
+    percent of their 4K depth, so reading two half-words per cycle halves the columns while
+    the doubled depth still fits. Needs an even number of bytes per word.
+    """
+    if depth <= 0 or width_bits <= 0 or width_bits % 16:
+        return False
+    return uram_weights(width_bits, depth).uram < uram_memory(width_bits, depth).uram
+
+
+def uram_weights(width_bits: int, depth: int) -> MemCost:
+    """URAM288 of a read-only memory read at one address per cycle: the fewer of one
+    ``width_bits``-wide memory (`uram_memory`) and its halves read through both ports
+    (``ceil(width/144)·ceil(2·depth/4096)``, `uram_halves`)."""
+    one = uram_memory(width_bits, depth)
+    if depth <= 0 or width_bits <= 0 or width_bits % 16:
+        return one
+    two = MemCost(uram=_ceil(width_bits // 2, URAM_WIDTH) * _ceil(2 * depth, URAM_DEPTH))
+    return two if two.uram < one.uram else one
