@@ -9,6 +9,8 @@ callers apply :func:`verilator_env` to the environment of the process that build
 from __future__ import annotations
 
 import os
+import signal
+import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from importlib import resources
@@ -83,3 +85,77 @@ def rtl_sources(*modules: str) -> list[Path]:
             raise BadInputError(f"no RTL module '{m}' in {d}")
         out.append(p)
     return out
+
+
+def descendants(pid: int | None = None) -> list[int]:
+    """Every live process below ``pid`` (default: this one), children first, found through
+    ``/proc`` (empty where there is none). Zombies (exited, not yet reaped) are left out."""
+    pid = os.getpid() if pid is None else pid
+    kids: dict[int, list[int]] = {}
+    try:
+        entries = os.listdir("/proc")
+    except OSError:
+        return []
+    for e in entries:
+        if not e.isdigit():
+            continue
+        try:
+            stat = Path(f"/proc/{e}/stat").read_text()
+        except OSError:  # gone meanwhile
+            continue
+        fields = stat[stat.rindex(")") + 2:].split()  # after "pid (comm) ": state, ppid, ...
+        if fields[0] != "Z":
+            kids.setdefault(int(fields[1]), []).append(int(e))
+    out, todo = [], [pid]
+    while todo:
+        for k in kids.get(todo.pop(), []):
+            out.append(k)
+            todo.append(k)
+    return out
+
+
+def stop_descendants(grace: float = 3.0) -> list[int]:
+    """Terminate every process this one started (g++, make, the Verilator simulator ...):
+    SIGTERM, then SIGKILL for those still alive after ``grace`` seconds. Returns their ids."""
+    pids = descendants()
+    for sig in (signal.SIGTERM, signal.SIGKILL):
+        for p in pids:
+            try:
+                os.kill(p, sig)
+            except OSError:  # already gone
+                pass
+        end = time.monotonic() + grace
+        while time.monotonic() < end and any(p in pids for p in descendants()):
+            time.sleep(0.02)
+        if not any(p in pids for p in descendants()):
+            break
+    return pids
+
+
+@contextmanager
+def stop_children_on_interrupt() -> Iterator[None]:
+    """Context manager: Ctrl-C (SIGINT) inside first terminates the processes this one
+    started (`stop_descendants`: g++ and its compiler passes, make, the Verilator simulator),
+    then raises KeyboardInterrupt as usual.
+
+    A terminal's Ctrl-C reaches those processes too, but a SIGINT sent to this process alone
+    would leave them running: Python's ``subprocess.run`` kills only its direct child, and
+    the grandchildren it orphans (a compiler driver's passes, make's jobs) are no longer
+    found below this process afterwards; so they are stopped from the signal handler, while
+    the tree is whole. Outside the main thread (no signal handlers there) it does nothing.
+    """
+    import threading
+
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+
+    def on_sigint(signum, frame):
+        stop_descendants()
+        raise KeyboardInterrupt
+
+    old = signal.signal(signal.SIGINT, on_sigint)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGINT, old)

@@ -4,13 +4,17 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
+import shutil
 import tempfile
+import time
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 import numpy as np
 
 from bbgrap_hls.errors import BadInputError, MismatchError
+from bbgrap_hls.simtools import stop_children_on_interrupt
 
 if TYPE_CHECKING:
     from bbgrap_hls.codegen.csim import CsimResult
@@ -40,7 +44,7 @@ def run(args: argparse.Namespace) -> int:
         first = meta["outputs"][0]
         y = res.outputs.get(first["tensor"])
         if y is not None:
-            np.save(args.output, y.reshape(meta["frames"], -1))
+            _save_npy(Path(args.output), y.reshape(meta["frames"], -1))
     if not res.ok:
         raise MismatchError(res.message)
     return 0
@@ -69,12 +73,50 @@ def csim_design(out: Path, x: np.ndarray | None = None, int8_graph: Graph | None
         raise BadInputError(f"{out}: no tb/vectors.json (not a folder written by `bbgrap-hls gen`)")
     meta = json.loads(meta_p.read_text())
     outputs = [(o["tensor"], o["ident"], o["elems"]) for o in meta["outputs"]]
-    with tempfile.TemporaryDirectory(prefix="bbgrap-csim-") as tmp:
-        vec = out / "tb"
-        if x is not None:
+    start = time.time()
+    try:
+        with stop_children_on_interrupt(), tempfile.TemporaryDirectory(prefix="bbgrap-csim-") as tmp:
+            # the testbench reads in_/expect_*.bin and writes out_*.bin in one folder: a
+            # temporary one, so that an interrupted run leaves no half-written file in ``out``
             vec = Path(tmp)
-            _vectors_for(out, meta, x, vec, int8_graph)
-        return csim.run(out, vec, outputs, threads=csim.DEFAULT_THREADS if threads is None else threads)
+            if x is not None:
+                _vectors_for(out, meta, x, vec, int8_graph)
+            else:
+                for o in meta["inputs"] + meta["outputs"]:
+                    for name in (f"in_{o['ident']}.bin", f"expect_{o['ident']}.bin"):
+                        if (out / "tb" / name).exists():
+                            shutil.copyfile(out / "tb" / name, vec / name)
+            return csim.run(out, vec, outputs, threads=csim.DEFAULT_THREADS if threads is None else threads)
+    except KeyboardInterrupt:
+        _drop_unfinished_builds(out / ".csim", start)
+        raise
+
+
+def _drop_unfinished_builds(cache: Path, since: float) -> None:
+    """Remove the g++ build folders (``out/.csim/<hash>``) an interrupted csim left unfinished:
+    touched since ``since`` and without a linked ``tb`` or still holding object files (a
+    finished build deletes them), so that no later csim runs a half-linked binary."""
+    if not cache.is_dir():
+        return
+    for d in cache.iterdir():
+        try:
+            recent = d.stat().st_mtime >= since - 1
+        except OSError:
+            continue
+        if d.is_dir() and recent and (not (d / "tb").exists() or any(d.glob("*.o"))):
+            shutil.rmtree(d, ignore_errors=True)
+
+
+def _save_npy(path: Path, a: np.ndarray) -> None:
+    """``np.save`` through a temporary file in the same folder and `os.replace`: the file is
+    either absent or whole, even when the run is interrupted."""
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    try:
+        with open(tmp, "wb") as f:
+            np.save(f, a)
+        os.replace(tmp, path)
+    finally:
+        tmp.unlink(missing_ok=True)
 
 
 def _load_input(path: str) -> np.ndarray:

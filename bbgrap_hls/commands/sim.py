@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from bbgrap_hls.errors import BadInputError, MismatchError
+from bbgrap_hls.simtools import stop_children_on_interrupt
 
 if TYPE_CHECKING:
     from bbgrap_hls.ir import Graph
@@ -70,4 +71,5 @@ def sim_design(out: Path, x: np.ndarray | None = None, frames: int = 2, waves: b
     note = out / "rtl" / "UNSUPPORTED.txt"
     if note.is_file():
         raise BadInputError(f"{out}: {note.read_text().strip()}")
-    return simulate(out, x, frames=frames, waves=waves, cache=cache, runtime=runtime, int8_graph=int8_graph)
+    with stop_children_on_interrupt():  # Ctrl-C: make, g++ and the simulator stop too
+        return simulate(out, x, frames=frames, waves=waves, cache=cache, runtime=runtime, int8_graph=int8_graph)

@@ -129,6 +129,9 @@ def build(out: Path, modules: list[str], cache: Path, runtime: Path | None = Non
         try:
             with progress.task("sim: Verilator build", ticker=True, poll=lambda: _phase(folder)):
                 _build(runner, kw, folder, waves)
+        except KeyboardInterrupt:  # no half-built folder is left for a later run to trust
+            shutil.rmtree(folder, ignore_errors=True)
+            raise
         except (SystemExit, Exception) as e:  # the runner raises or exits on a failed build
             log = (folder / "build.log").read_text(errors="replace")[-3000:] if (folder / "build.log").exists() else ""
             raise BadInputError(f"{out}: Verilator build failed ({e}):\n{log}") from None
