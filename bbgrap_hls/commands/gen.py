@@ -41,6 +41,9 @@ def add_parser(sub) -> argparse.ArgumentParser:
                    help="let conv/dense layers with pe >= 2 compute two output lanes per DSP48E2 (two int8 "
                         "products of one input in one 27x18 multiply; HLS kernels and RTL twin; "
                         f"docs/cost-model.md; default {'on' if DSP_PACKING else 'off'})")
+    p.add_argument("--kernels", choices=("hls", "rtl"), default="hls",
+                   help="Vitis kernels of vitis/: HLS C++ (default) or the RTL twin's cores as RTL kernels "
+                        "(rtl_kernel/, package_xo scripts; docs/codegen.md, \"RTL kernels\")")
     p.add_argument("--force", action="store_true", help="replace the files of an earlier gen in OUT")
     return p
 
@@ -118,6 +121,10 @@ def _finish(args, out: Path, old: list[str], worker: _ReportWorker, board, graph
 
     with progress.task("gen: code", ticker=True):
         files, design = generate(gq, plan, board, feeds)
+        if args.kernels == "rtl":
+            from bbgrap_hls.codegen.vitis_rtl import rtl_kernel_files
+
+            files = rtl_kernel_files(design, gq, plan, board, files)
     files["plan.json"] = plan.to_json(stable=True).encode()
     for t, x in feeds.items():
         ident = next(i for tt, i, _ in design.inputs if tt == t)
@@ -133,7 +140,7 @@ def _finish(args, out: Path, old: list[str], worker: _ReportWorker, board, graph
     options = {"strategy": args.strategy, "objective": args.objective, "seed": args.seed,
                "parallel_window": args.parallel_window,
                "pixel_copies": args.pixel_copies, "offchip_weights": args.offchip_weights,
-               "dsp_packing": args.dsp_packing,
+               "dsp_packing": args.dsp_packing, "kernels": args.kernels,
                "input_shape": list(args.input_shape), "model_path": os.path.abspath(args.model),
                "board_arg": args.board, "calib_path": os.path.abspath(args.calib) if args.calib else None}
     manifest = {"tool": "bbgrap-hls", "versions": _versions(), "inputs": inputs, "options": options,
