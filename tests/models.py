@@ -141,6 +141,48 @@ class Builder:
         s[axis] = sum(self.shapes[x][axis] for x in xs)
         return self.node("Concat", xs, tuple(s), axis=axis)
 
+    def split(self, x: str, sizes: list[int], axis: int = 1) -> list[str]:
+        """Split along ``axis`` into parts of ``sizes`` (sizes as an input from opset 13 on)."""
+        outs = [self.name("split") for _ in sizes]
+        if self.opset >= 13:
+            ins, kw = [x, self.const("split", np.array(sizes, np.int64))], {}
+        else:
+            ins, kw = [x], {"split": list(sizes)}
+        self.nodes.append(helper.make_node("Split", ins, outs, name=outs[0] + "_node", axis=axis, **kw))
+        for o, n in zip(outs, sizes, strict=True):
+            shape = list(self.shapes[x])
+            shape[axis] = n
+            self.shapes[o] = tuple(shape)
+        return outs
+
+    def slice(self, x: str, starts: list[int], ends: list[int], axes: list[int]) -> str:
+        """Slice (step 1) with starts/ends/axes as constant inputs (attributes before opset 10)."""
+        box = [slice(None)] * len(self.shapes[x])
+        for b, e, a in zip(starts, ends, axes, strict=True):
+            box[a] = slice(b, e)
+        shape = np.zeros(self.shapes[x], np.int8)[tuple(box)].shape
+        if self.opset < 10:
+            return self.node("Slice", [x], shape, starts=starts, ends=ends, axes=axes)
+        ins = [x] + [self.const(k, np.array(v, np.int64)) for k, v in (("starts", starts), ("ends", ends), ("axes", axes))]
+        return self.node("Slice", ins, shape)
+
+    def upsample(self, x: str, scale: int = 2) -> str:
+        """Nearest upsampling as torch exports ``nn.Upsample(scale_factor, mode="nearest")``."""
+        n, c, h, w = self.shapes[x]
+        sc = self.const("scales", np.array([1, 1, scale, scale], np.float32))
+        if self.opset < 11:
+            op = "Upsample" if self.opset < 10 else "Resize"
+            return self.node(op, [x, sc], (n, c, h * scale, w * scale), mode="nearest")
+        return self.node("Resize", [x, "", sc], (n, c, h * scale, w * scale), mode="nearest",
+                         coordinate_transformation_mode="asymmetric", nearest_mode="floor")
+
+    def shuffle(self, x: str, groups: int) -> str:
+        """Channel shuffle with static shapes: Reshape (N, g, C/g, H, W), Transpose, Reshape."""
+        n, c, h, w = self.shapes[x]
+        y = self.reshape(x, [n, groups, c // groups, h, w], (n, groups, c // groups, h, w))
+        t = self.node("Transpose", [y], (n, c // groups, groups, h, w), perm=[0, 2, 1, 3, 4])
+        return self.reshape(t, [n, c, h, w], (n, c, h, w))
+
     def reshape(self, x: str, shape: list[int], out_shape: tuple[int, ...]) -> str:
         return self.node("Reshape", [x, self.const("shape", np.array(shape, np.int64))], out_shape)
 
@@ -244,6 +286,45 @@ def channel_shuffle(seed: int = 0, opset: int = DEFAULT_OPSET, c: int = 12, hw: 
                              b._unsqueeze0(dims[2]), b._unsqueeze0(dims[3])], None, axis=0)
     z = b.node("Reshape", [t, back], (1, c, hw, hw))
     return _rename_output(b, b.conv(z, c, 3, group=c), "channel_shuffle")
+
+
+# -- crops, splits, global max pooling and nearest upsampling (issue 14) ---------------------
+
+def split_block(seed: int = 0, opset: int = DEFAULT_OPSET, c: int = 8, hw: int = 6) -> onnx.ModelProto:
+    """ShuffleNetV2's basic unit: Split in halves, a conv branch on one half, Concat, channel
+    shuffle (2 groups); then a crop of rows/columns and of an unaligned channel range."""
+    b = Builder(seed, opset)
+    x = b.act(b.conv(b.input("x", (1, 3, hw, hw)), c, 3))
+    a, r = b.split(x, [c // 2, c // 2])
+    r = b.act(b.conv(b.act(b.conv(r, c // 2, 1)), c // 2, 3, group=c // 2))
+    y = b.shuffle(b.concat([a, r]), 2)
+    y = b.slice(y, [1, 1, 1], [c - 1, hw - 1, hw], [1, 2, 3])
+    return _rename_output(b, b.conv(y, 4, 1), "split_block")
+
+
+def gmaxpool_block(seed: int = 0, opset: int = DEFAULT_OPSET, c: int = 8, hw: int = 6) -> onnx.ModelProto:
+    """conv → GlobalMaxPool → Flatten → Gemm."""
+    b = Builder(seed, opset)
+    x = b.act(b.conv(b.input("x", (1, 3, hw, hw)), c, 3))
+    n, cc = b.shapes[x][:2]
+    g = b.node("GlobalMaxPool", [x], (n, cc, 1, 1))
+    return _rename_output(b, b.gemm(b.flatten(g), 5), "gmaxpool_block")
+
+
+def upsample_block(seed: int = 0, opset: int = DEFAULT_OPSET, c: int = 4, hw: int = 8) -> onnx.ModelProto:
+    """A YOLO-style neck: a stride-2 conv, nearest 2× upsampling, Concat with the features
+    before the stride, a conv."""
+    b = Builder(seed, opset)
+    f = b.act(b.conv(b.input("x", (1, 3, hw, hw)), c, 3))
+    d = b.act(b.conv(f, 2 * c, 3, 2))
+    u = b.upsample(d, 2)
+    return _rename_output(b, b.conv(b.concat([f, u]), c, 3), "upsample_block")
+
+
+RESAMPLE: dict[str, Callable[..., onnx.ModelProto]] = {
+    "split_block": split_block, "gmaxpool_block": gmaxpool_block, "upsample_block": upsample_block,
+}
+"""Models of Split/Slice, GlobalMaxPool and Resize (tests/test_ops_resample.py); not in `ALL`."""
 
 
 # -- network-sized models -------------------------------------------------------------------

@@ -237,6 +237,26 @@ def _make_layer(g: Graph, node: Node, ident: str, pe: int, simd: int,
                     MULT=int(q["mult"]), SHIFT=int(q["shift"]))
         return Layer(ident, node.name, op, [acts[0]], [p], p, n_out,
                      f"bb::global_avgpool<{ident}_P>({{in0}}, {{out}}, frames);", _struct(ident, **vals))
+    if op == "GlobalMaxPool":
+        h, w, c = hwc(x)
+        return Layer(ident, node.name, op, [acts[0]], [p], p, n_out,
+                     f"bb::global_maxpool<{ident}_P>({{in0}}, {{out}}, frames);", _struct(ident, H=h, W=w, C=c, L=p))
+    if op == "Slice":
+        why = REGISTRY["Slice"].fabric_limit(node, g)
+        if why:
+            raise UnsupportedError(f"node '{node.name}' (Slice): {why}")
+        h, w, c = hwc(x)
+        st = node.attrs["start"]
+        y0, x0 = (st[2], st[3]) if len(x) == 4 else (0, 0)
+        vals = dict(H=h, W=w, C=c, L=p, Y0=y0, X0=x0, HO=ho, WO=wo, C0=st[1], CO=co)
+        return Layer(ident, node.name, op, [acts[0]], [p], p, n_out,
+                     f"bb::slice2d<{ident}_P>({{in0}}, {{out}}, frames);", _struct(ident, **vals))
+    if op == "Resize":
+        h, w, c = hwc(x)
+        sh, sw = node.attrs["scales"]
+        return Layer(ident, node.name, op, [acts[0]], [p], p, n_out,
+                     f"bb::upsample2d<{ident}_P>({{in0}}, {{out}}, frames);",
+                     _struct(ident, H=h, W=w, C=c, L=p, SH=sh, SW=sw))
     if op in ("Add", "Sub", "Mul"):
         if op == "Mul":
             vals = dict(N=n_out, LANES=p, ZA=q["zp_a"], ZB=q["zp_b"], MULT=q["mult"], SHIFT=q["shift"],

@@ -5,7 +5,9 @@ lift a 1-D model's (N, C, L) activations to (N, C, L, 1) (`lift1d`);
 walk the nodes in order, folding every node whose inputs are all constant (shape
 arithmetic as exporters write it: Shape, Gather, Unsqueeze, Concat, Slice, ...) with the
 onnx package's reference evaluator, and turning every other node into an IR node through
-its op's ``parse`` and ``infer``. Unknown op types are collected and refused together.
+its op's ``parse`` and ``infer`` (and its ``lower``, when it has one: Split becomes one Slice
+per output, Slice and Resize drop their constant inputs). Unknown op types are collected
+and refused together.
 """
 
 from __future__ import annotations
@@ -228,7 +230,8 @@ def load_partial(path: str | os.PathLike, input_shapes: dict[str, tuple[int, ...
                 raise BadInputError(f"node '{name}' ({on.op_type}): output shape {tuple(shape)} "
                                     f"is empty or too large (limit {MAX_ELEMENTS} elements)")
             tensors[out] = Tensor(out, tuple(int(s) for s in shape))
-        graph.nodes.append(node)
+        lower = getattr(op, "lower", None)  # an op the IR holds as other nodes (Split: Slices)
+        graph.nodes.extend(lower(node, graph) if lower else [node])
     return graph, unsupported
 
 

@@ -416,3 +416,51 @@ def offchip_mvu(g: Geometry, pe: int, simd: int, uram: bool = False, rate: float
         lut=LUT_BASE_MVU + lut_unit + LUT_AXI_READ + LUT_FRAME_ADDR + mem.lut, weights="ddr",
         offchip_bytes=sf * simd * nf * pe,  # the whole weight memory (a grouped conv's is block-diagonal)
     )
+
+
+# -- Slice (crop), GlobalMaxPool, nearest upsampling (issue 14) -------------------------------
+# Self-contained: `bbgrap_hls.model.kinds` maps the op kinds Slice, GlobalMaxPool and Resize
+# to these block kinds; modules hw/rtl/slice.sv, gmaxpool.sv, upsample.sv.
+
+def slice_block(g: Geometry, pe: int, simd: int) -> BlockCost:
+    """A crop of the stream (``slice.sv``): rows, columns and a channel range kept, the rest
+    dropped. The crop is ``g.pads`` (negative: top, left, bottom, right). Every input beat is
+    read in one cycle; a kept pixel's ``CO/p`` output beats leave with its last ``CO/p`` input
+    beats (output register), whatever the first channel, so the timing does not depend on it.
+    Per output bit a multiplexer over the ``CO/p`` beats (the pixel's earlier channels held in
+    flip-flops, not counted), as the channel shuffle."""
+    p = pe
+    n, no = g.c // p, g.co // p
+    y0, x0 = -g.pads[0], -g.pads[1]
+    in_beats = g.h * g.w * n
+    lead = (y0 * g.w + x0) * n + n - no
+    span = ((y0 + g.ho - 1) * g.w + x0 + g.wo - 1) * n + n - 1
+    return BlockCost(ii=in_beats, depth=RTL_DEPTH["shuffle"], fill=lead / in_beats, tail=span - (in_beats - 1),
+                     lead=lead, span=span, lut=LUT_BASE_SIMPLE // 2 + 8 * p * _ceil(no, 2) + 2 * g.c)
+
+
+def gmaxpool(g: Geometry, pe: int, simd: int) -> BlockCost:
+    """Global max pool: the vvu's max mode over ``K = H·W`` (one running maximum per channel
+    in its accumulator memory), one pixel out per frame; no requantisation, no DSP."""
+    p = pe
+    cg = g.c // p
+    ii = g.h * g.w * cg
+    mem = memory(32 * p, cg)
+    return BlockCost(ii=ii, depth=RTL_DEPTH["vvu"], fill=1.0, tail=0, lead=ii - cg, span=ii - 1,
+                     bram18=mem.bram18, lut=LUT_BASE_SIMPLE + 2 * LUT_PER_LANE * p + mem.lut)
+
+
+def upsample(g: Geometry, pe: int, simd: int) -> BlockCost:
+    """Nearest upsampling by integer ``Ho/H × Wo/W`` (``upsample.sv``): one output beat per
+    cycle; a pixel's first copy in the first copy of its row passes straight through (no
+    delay) while the row is stored (``W·C/p`` words of ``8p`` bits), the other copies are read
+    from that row memory. ii = the output beats; the input waits meanwhile."""
+    p = pe
+    n = g.c // p
+    ii = g.ho * g.wo * n
+    mem = memory(8 * p, g.w * n)
+    return BlockCost(ii=ii, depth=RTL_DEPTH["repeat"], tail=(g.wo // g.w - 1) * n, span=ii - 1,
+                     bram18=mem.bram18, lut=LUT_BASE_SIMPLE + 10 * p + mem.lut)
+
+
+BLOCKS.update({"slice": slice_block, "gmaxpool": gmaxpool, "upsample": upsample})

@@ -31,7 +31,8 @@ LUT_ACTIVATIONS = (
 OP_BLOCKS: dict[str, str] = {
     "Dense": "dense", "Gemm": "dense", "MatMul": "dense",
     "MaxPool": "maxpool", "AveragePool": "avgpool",
-    "GlobalAveragePool": "gap", "GlobalMaxPool": "gap",
+    "GlobalAveragePool": "gap", "GlobalMaxPool": "gmaxpool",
+    "Slice": "slice", "Resize": "upsample",
     "Add": "eltwise2", "Mul": "eltwise2", "Sub": "eltwise2",
     "ChannelAffine": "affine",
     "Concat": "concat",
@@ -59,6 +60,10 @@ def block_kind(node: Node, graph: Graph) -> str:
     from bbgrap_hls.ops import REGISTRY
 
     op = REGISTRY.get(node.op)
+    limit = getattr(op, "fabric_limit", None)  # attributes the fabric's block does not cover
+    why = limit(node, graph) if limit is not None else None
+    if why:
+        raise UnsupportedError(f"node '{node.name}' ({node.op}): {why}")
     declared = getattr(op, "cost_block", None) if op is not None else None
     if declared:
         return declared
@@ -99,7 +104,7 @@ def lane_channels(g: Geometry, kind: str) -> int:
         for ci in g.in_channels or (g.c,):
             c = _gcd(c, ci)
         return c
-    if kind == "pad":
+    if kind in ("pad", "slice"):
         return _gcd(g.c, g.co)
     if kind == "eltwise2":
         return _gcd(g.co, *(g.in_channels or (g.c,)))

@@ -8,5 +8,6 @@
 #include "dwconv2d.h"
 #include "eltwise.h"
 #include "pool2d.h"
+#include "resample.h"
 #include "streams.h"
 #endif  // BBGRAP_H

@@ -1,0 +1,109 @@
+// bbgrap-hls kernel library: crop (Slice), global max pooling and nearest upsampling.
+//
+// Values only move or are compared: input and output share one scale (docs/numerics.md).
+#ifndef BBGRAP_RESAMPLE_H
+#define BBGRAP_RESAMPLE_H
+
+#include "bb_common.h"
+
+namespace bb {
+
+/// Crop of an (H, W, C) frame at L lanes (P gives H, W, C, L, Y0, X0, HO, WO, C0, CO): rows [Y0, Y0 + HO), columns [X0, X0 + WO),
+/// channels [C0, C0 + CO). Every input beat is read; a kept pixel's CO/L output beats are
+/// written with its last CO/L input beats (hw/rtl/slice.sv does the same), so C0 need not
+/// be a multiple of L.
+template <class P>
+void slice2d(Stream<P::L>& in, Stream<P::L>& out, int frames) {
+  constexpr int H = P::H, W = P::W, C = P::C, L = P::L, Y0 = P::Y0, X0 = P::X0, HO = P::HO, WO = P::WO;
+  constexpr int C0 = P::C0, CO = P::CO;
+  static_assert(C % L == 0 && CO % L == 0, "slice2d: L | C and L | CO");
+  static_assert(C0 >= 0 && C0 + CO <= C && Y0 >= 0 && Y0 + HO <= H && X0 >= 0 && X0 + WO <= W,
+                "slice2d: the box lies inside the frame");
+  constexpr int N = C / L, NO = CO / L;
+  int8_t px[C];
+BB_LOOP(slice_frame)
+  for (int f = 0; f < frames; ++f) {
+    for (int y = 0; y < H; ++y) {
+      for (int x = 0; x < W; ++x) {
+        const bool keep = y >= Y0 && y < Y0 + HO && x >= X0 && x < X0 + WO;
+        for (int cb = 0; cb < N; ++cb) {
+          BB_HLS(PIPELINE II = 1)
+          const Beat<L> b = in.read();
+          for (int l = 0; l < L; ++l) px[cb * L + l] = b.d[l];
+          if (keep && cb >= N - NO) {
+            const int j = cb - (N - NO);
+            Beat<L> o;
+            for (int l = 0; l < L; ++l) o.d[l] = px[C0 + j * L + l];
+            out.write(o);
+          }
+        }
+      }
+    }
+  }
+}
+
+/// Global max pooling of an (H, W, C) frame at L lanes (P gives H, W, C, L): one pixel of C channels per frame.
+template <class P>
+void global_maxpool(Stream<P::L>& in, Stream<P::L>& out, int frames) {
+  constexpr int H = P::H, W = P::W, C = P::C, L = P::L;
+  static_assert(C % L == 0, "global_maxpool: L | C");
+  constexpr int CF = C / L;
+  int8_t mx[CF][L];
+  BB_HLS(ARRAY_PARTITION variable = mx complete dim = 2)
+BB_LOOP(gmp_frame)
+  for (int f = 0; f < frames; ++f) {
+  BB_LOOP(gmp_px)
+    for (int i = 0; i < H * W; ++i) {
+      for (int cf = 0; cf < CF; ++cf) {
+        BB_HLS(PIPELINE II = 1)
+        const Beat<L> b = in.read();
+        for (int l = 0; l < L; ++l) mx[cf][l] = (i == 0 || b.d[l] > mx[cf][l]) ? b.d[l] : mx[cf][l];
+      }
+    }
+  BB_LOOP(gmp_out)
+    for (int cf = 0; cf < CF; ++cf) {
+      BB_HLS(PIPELINE II = 1)
+      Beat<L> o;
+      for (int l = 0; l < L; ++l) o.d[l] = mx[cf][l];
+      out.write(o);
+    }
+  }
+}
+
+/// Nearest upsampling of an (H, W, C) frame at L lanes by SH x SW (P gives H, W, C, L, SH, SW): every pixel repeated SW
+/// times along its row and every row SH times. One output beat per cycle; a pixel's first
+/// copy in a row's first copy is read from the input and stored in the row memory, the
+/// other copies come from that memory.
+template <class P>
+void upsample2d(Stream<P::L>& in, Stream<P::L>& out, int frames) {
+  constexpr int H = P::H, W = P::W, C = P::C, L = P::L, SH = P::SH, SW = P::SW;
+  static_assert(C % L == 0 && SH >= 1 && SW >= 1, "upsample2d: L | C, scales >= 1");
+  constexpr int N = C / L;
+  Beat<L> row[W * N];
+BB_LOOP(ups_frame)
+  for (int f = 0; f < frames; ++f) {
+    for (int y = 0; y < H; ++y) {
+      for (int ry = 0; ry < SH; ++ry) {
+        for (int x = 0; x < W; ++x) {
+          for (int rx = 0; rx < SW; ++rx) {
+            for (int cb = 0; cb < N; ++cb) {
+              BB_HLS(PIPELINE II = 1)
+              Beat<L> b;
+              if (ry == 0 && rx == 0) {
+                b = in.read();
+                row[x * N + cb] = b;
+              } else {
+                b = row[x * N + cb];
+              }
+              out.write(b);
+            }
+          }
+        }
+      }
+    }
+  }
+}
+
+}  // namespace bb
+
+#endif  // BBGRAP_RESAMPLE_H
