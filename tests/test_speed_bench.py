@@ -27,5 +27,8 @@ def test_speed_bench_quick():
     r = rows[0]
     assert r["gen_s"] > 0 and "csim_match" in r
     assert r["sim_frames"] == 2 and r["sim_match"] is True
-    assert r["sim_cycles"] > 0 and r["sim_cycles_per_s"] > 0
+    assert r["sim_cycles"] > 0 and r["sim_cycles_per_s"] > 0 and r["sim_cycles_per_s_with_startup"] > 0
+    # the run stops at the last output frame (checked every <= 256 cycles), not a watchdog window later
+    assert r["sim_latency"] + r["sim_ii"] <= r["sim_cycles"] <= r["sim_latency"] + r["sim_ii"] + 256 + 64, r
+    assert all(r[k] >= 0 for k in ("gen_load", "csim_load", "sim_load"))
     assert "cycles/s" in out.stdout
