@@ -65,8 +65,9 @@ def _mvu(p: dict, rng, d: Path) -> tuple[dict, dict]:
 
 
 def _pack(p: dict) -> dict:
-    """``PACK`` when the case packs two output lanes per DSP (mvu.sv, mac2.sv)."""
-    return {"PACK": p["PACK"]} if p.get("PACK", 1) > 1 else {}
+    """``PACK`` when the case packs two output lanes per DSP (mvu.sv, mac2.sv) or puts its
+    products in LUTs (``PACK = 0``, lut_mul.sv)."""
+    return {"PACK": p["PACK"]} if p.get("PACK", 1) != 1 else {}
 
 
 def _win(p: dict) -> dict:
@@ -189,6 +190,11 @@ def _repeat(p: dict, rng, d: Path) -> tuple[dict, dict]:
     return {k: v for k, v in p.items() if k.isupper()}, {"x": _i8(rng, FRAMES, p["C"])}
 
 
+def _frames(p: dict, rng, d: Path) -> tuple[dict, dict]:
+    """FRAMES random (H, W, C) frames; the HDL parameters as given (slice, gmaxpool, upsample)."""
+    return {k: v for k, v in p.items() if k.isupper()}, {"x": _i8(rng, FRAMES, p["H"], p["W"], p["C"])}
+
+
 def _plain(p: dict, rng, d: Path) -> tuple[dict, dict]:
     return {k: v for k, v in p.items() if k.isupper()}, {"x": _i8(rng, FRAMES, p["bytes"])}
 
@@ -205,7 +211,9 @@ PARAMS: dict[str, list[dict]] = {
             {"MW": 4, "MH": 3, "SIMD": 1, "PE": 3, "nvec": 4},
             # DSP packing (mac2.sv): lane pairs per DSP; an odd PE's last lane alone
             {"MW": 8, "MH": 4, "SIMD": 2, "PE": 2, "PACK": 2, "nvec": 3},
-            {"MW": 16, "MH": 6, "SIMD": 4, "PE": 3, "PACK": 2, "nvec": 2}],
+            {"MW": 16, "MH": 6, "SIMD": 4, "PE": 3, "PACK": 2, "nvec": 2},
+            # LUT multipliers (lut_mul.sv): no DSP for the products
+            {"MW": 16, "MH": 6, "SIMD": 4, "PE": 3, "PACK": 0, "nvec": 2}],
     "conv": [{"C": 4, "CO": 4, "SIMD": 2, "PE": 2, "H": 5, "W": 5, "KH": 3, "KW": 3, "SH": 1, "SW": 1,
               "PT": 1, "PL": 1, "PB": 1, "PR": 1},
              {"C": 2, "CO": 2, "SIMD": 2, "PE": 2, "H": 7, "W": 6, "KH": 3, "KW": 2, "SH": 2, "SW": 2,
@@ -233,7 +241,10 @@ PARAMS: dict[str, list[dict]] = {
              {"C": 4, "CO": 4, "SIMD": 2, "PE": 2, "PACK": 2, "H": 5, "W": 5, "KH": 3, "KW": 3, "SH": 1, "SW": 1,
               "PT": 1, "PL": 1, "PB": 1, "PR": 1},
              {"C": 4, "CO": 12, "SIMD": 12, "PE": 2, "M": 3, "PACK": 2, "H": 7, "W": 6, "KH": 3, "KW": 3,
-              "SH": 1, "SW": 1, "PT": 1, "PL": 1, "PB": 1, "PR": 1}],
+              "SH": 1, "SW": 1, "PT": 1, "PL": 1, "PB": 1, "PR": 1},
+             # LUT multipliers (lut_mul.sv)
+             {"C": 4, "CO": 4, "SIMD": 2, "PE": 2, "PACK": 0, "H": 5, "W": 5, "KH": 3, "KW": 3, "SH": 1, "SW": 1,
+              "PT": 1, "PL": 1, "PB": 1, "PR": 1}],
     "dwconv": [{"C": 4, "P": 2, "H": 5, "W": 5, "KH": 3, "KW": 3, "SH": 1, "SW": 1, "PT": 1, "PL": 1, "PB": 1, "PR": 1},
                {"C": 4, "P": 4, "J": 3, "H": 5, "W": 4, "KH": 3, "KW": 3, "SH": 1, "SW": 1,
                 "PT": 1, "PL": 1, "PB": 1, "PR": 1},
@@ -257,6 +268,13 @@ PARAMS: dict[str, list[dict]] = {
                         {"C": 8, "P": 8, "pix": 6}, {"C": 12, "P": 3, "pix": 3}],
     "repeat_pixel": [{"C": 6, "P": 2, "PIXELS": 5}, {"C": 4, "P": 4, "PIXELS": 1},
                      {"C": 8, "P": 1, "PIXELS": 3}],
+    # crops (slice.sv): unaligned first channel with rows and columns; aligned channel half; all
+    "slice": [{"C": 8, "CO": 4, "C0": 3, "P": 2, "H": 5, "W": 4, "Y0": 1, "X0": 1, "HO": 3, "WO": 2},
+              {"C": 12, "CO": 4, "C0": 8, "P": 4, "H": 2, "W": 3, "Y0": 0, "X0": 0, "HO": 2, "WO": 3},
+              {"C": 6, "CO": 6, "C0": 0, "P": 3, "H": 3, "W": 3, "Y0": 0, "X0": 0, "HO": 3, "WO": 3}],
+    "gmaxpool": [{"C": 8, "P": 2, "H": 3, "W": 4}, {"C": 3, "P": 3, "H": 2, "W": 2}],
+    "upsample": [{"C": 4, "P": 2, "H": 3, "W": 2, "SH": 2, "SW": 2}, {"C": 3, "P": 1, "H": 2, "W": 3, "SH": 3, "SW": 1},
+                 {"C": 6, "P": 6, "H": 1, "W": 1, "SH": 1, "SW": 2}],
     "offchip_buffer": [{"LANES": 2, "FRAME_BEATS": 12, "BYTES_PER_CYCLE": 4, "NFRAMES": 3, "BARRIER": 7,
                         "bytes": 24},
                        {"LANES": 4, "FRAME_BEATS": 8, "BYTES_PER_CYCLE": 4, "NFRAMES": 2, "bytes": 32}],
@@ -267,15 +285,16 @@ PREPARE: dict[str, Callable] = {
     "dwconv": _pool("mac"), "maxpool": _pool("max"), "avgpool": _pool("sum"), "gap": _gap,
     "add": _binary, "mul": _binary, "concat": _binary, "lut_act": _lut, "channel_affine": _affine,
     "dwc": _plain, "offchip_buffer": _plain, "channel_shuffle": _shuffle, "repeat_pixel": _repeat,
+    "slice": _frames, "gmaxpool": _frames, "upsample": _frames,
 }
 
 # RTL files each toplevel needs (besides its own)
 DEPS: dict[str, list[str]] = {
-    "link": ["fifo"], "requant": ["rq_lane", "rq_round"], "mvu": ["mac2", "rq_lane", "rq_round"],
-    "conv": ["swg", "mvu", "mac2", "rq_lane", "rq_round", "dwc", "mmv_split", "mmv_merge"], "dwconv": ["swg", "vvu", "rq_lane", "rq_round"],
+    "link": ["fifo"], "requant": ["rq_lane", "rq_round"], "mvu": ["mac2", "lut_mul", "rq_lane", "rq_round"],
+    "conv": ["swg", "mvu", "mac2", "lut_mul", "rq_lane", "rq_round", "dwc", "mmv_split", "mmv_merge"], "dwconv": ["swg", "vvu", "rq_lane", "rq_round"],
     "maxpool": ["swg", "vvu", "rq_lane", "rq_round"], "avgpool": ["swg", "vvu", "rq_lane", "rq_round"],
     "gap": ["vvu", "rq_lane", "rq_round"], "add": ["rq_round"], "mul": ["rq_round"],
-    "channel_affine": ["rq_round"],
+    "channel_affine": ["rq_round"], "gmaxpool": ["vvu", "rq_lane", "rq_round"],
 }
 
 

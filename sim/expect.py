@@ -55,7 +55,8 @@ def block(module: str, p: dict) -> tuple[BlockCost, int]:
     """The model's cost of a block module and its input beats per frame."""
     if module == "mvu":
         g = Geometry(h=p["nvec"], w=1, c=p["MW"], ho=p["nvec"], wo=1, co=p["MH"])
-        return block_cost("dense", g, p["PE"], p["SIMD"], pack=p.get("PACK", 1) == 2), p["nvec"] * p["MW"] // p["SIMD"]
+        return (block_cost("dense", g, p["PE"], p["SIMD"], pack=p.get("PACK", 1) == 2, lut_macs=p.get("PACK", 1) == 0),
+                p["nvec"] * p["MW"] // p["SIMD"])
     if module in WINDOW_KIND:
         g = window_geometry(p)
         if module == "conv":
@@ -64,7 +65,9 @@ def block(module: str, p: dict) -> tuple[BlockCost, int]:
             pe, simd, lanes = p["P"], p["P"] * p.get("J", 1), p["P"]
         mmv = p.get("M", 1) if module == "conv" else 1  # pixel copies
         pack = module == "conv" and p.get("PACK", 1) == 2  # two output lanes per DSP (mac2.sv)
-        return block_cost(WINDOW_KIND[module], g, pe, simd, mmv=mmv, pack=pack), g.h * g.w * g.c // lanes
+        lut_macs = module == "conv" and p.get("PACK", 1) == 0  # products in LUTs (lut_mul.sv)
+        return (block_cost(WINDOW_KIND[module], g, pe, simd, mmv=mmv, pack=pack, lut_macs=lut_macs),
+                g.h * g.w * g.c // lanes)
     if module == "gap":
         g = Geometry(h=p["H"], w=p["W"], c=p["C"], ho=1, wo=1, co=p["C"])
         return block_cost("gap", g, p["P"], p["P"]), g.in_elems // p["P"]
@@ -81,6 +84,16 @@ def block(module: str, p: dict) -> tuple[BlockCost, int]:
         g = _pixels(p["pix"], p["C"])
         kind = "lut" if module == "lut_act" else "affine"
         return block_cost(kind, g, p["P"], p["P"]), g.in_elems // p["P"]
+    if module == "slice":  # the crop as negative pads (model/geometry.py)
+        g = Geometry(h=p["H"], w=p["W"], c=p["C"], ho=p["HO"], wo=p["WO"], co=p["CO"],
+                     pads=(-p["Y0"], -p["X0"], p["Y0"] + p["HO"] - p["H"], p["X0"] + p["WO"] - p["W"]))
+        return block_cost("slice", g, p["P"], p["P"]), g.in_elems // p["P"]
+    if module == "gmaxpool":
+        g = Geometry(h=p["H"], w=p["W"], c=p["C"], ho=1, wo=1, co=p["C"])
+        return block_cost("gmaxpool", g, p["P"], p["P"]), g.in_elems // p["P"]
+    if module == "upsample":
+        g = Geometry(h=p["H"], w=p["W"], c=p["C"], ho=p["H"] * p["SH"], wo=p["W"] * p["SW"], co=p["C"])
+        return block_cost("upsample", g, p["P"], p["P"]), g.in_elems // p["P"]
     raise KeyError(f"module '{module}' is not a block of the cost model")
 
 

@@ -169,7 +169,7 @@ def rtl_layer(g: Graph, node: Node, lay: Layer, pe: int, simd: int, co_range: tu
         params = dict(C=c, CO=hi - lo, SIMD=simd, PE=pe, **win, PAD_VAL=int(q["zp_in"]))
         if lay.mmv > 1:  # every copy reads the same memories (hw/rtl/conv.sv)
             params["M"] = lay.mmv
-        if lay.pack > 1:  # DSP packing: lane pairs per multiplier (hw/rtl/mac2.sv)
+        if lay.pack != 1:  # DSP packing (mac2.sv) or LUT multipliers (PACK = 0, lut_mul.sv)
             params["PACK"] = lay.pack
         return RtlLayer("conv", params | _names(ident, files), files)
     if op == "Dense":
@@ -179,7 +179,7 @@ def rtl_layer(g: Graph, node: Node, lay: Layer, pe: int, simd: int, co_range: tu
         rq = rq_rows(q["mult"], q["shift"], q["zp_out"], q["lo"], q["hi"], n)
         bias = np.broadcast_to(np.asarray(q["bias"], np.int64).reshape(-1), (n,))
         files = _mvu_files(ident, wq[lo:hi], bias[lo:hi], rq[lo:hi], pe, simd)
-        params = dict(MW=wq.shape[1], MH=hi - lo, SIMD=simd, PE=pe) | ({"PACK": lay.pack} if lay.pack > 1 else {})
+        params = dict(MW=wq.shape[1], MH=hi - lo, SIMD=simd, PE=pe) | ({"PACK": lay.pack} if lay.pack != 1 else {})
         return RtlLayer("mvu", params | _names(ident, files), files)
     p = pe
     if op == "ChannelAffine":
@@ -209,6 +209,18 @@ def rtl_layer(g: Graph, node: Node, lay: Layer, pe: int, simd: int, co_range: tu
         rq = rq_rows(q["mult"], q["shift"], q["zp_out"], -128, 127, c)
         files = _vector_files(ident, None, np.full(c, -h * w * int(q["zp_in"])), rq, c, p)
         return RtlLayer("gap", dict(C=c, P=p, H=h, W=w) | _names(ident, files), files)
+    if op == "GlobalMaxPool":
+        h, w, c = hwc(x)
+        return RtlLayer("gmaxpool", dict(C=c, P=p, H=h, W=w))
+    if op == "Slice":
+        h, w, c = hwc(x)
+        st = node.attrs["start"]
+        y0, x0 = (st[2], st[3]) if len(x) == 4 else (0, 0)
+        return RtlLayer("slice", dict(C=c, CO=co, C0=st[1], P=p, H=h, W=w, Y0=y0, X0=x0, HO=ho, WO=wo))
+    if op == "Resize":
+        h, w, c = hwc(x)
+        sh, sw = node.attrs["scales"]
+        return RtlLayer("upsample", dict(C=c, P=p, H=h, W=w, SH=sh, SW=sw))
     if op in ("Add", "Sub") and not q.get("consts"):
         params = dict(P=p, OP=0, MA=int(q["mult_a"]), MB=int(q["mult_b"]), ZA=int(q["zp_a"]), ZB=int(q["zp_b"]),
                       ZY=int(q["zp_out"]), S=int(q["shift"]), LO=int(q["lo"]), HI=int(q["hi"]))

@@ -15,6 +15,7 @@ from bbgrap_hls.model.kinds import (
     divisors,
     foldings,
     in_lanes,
+    lut_capable,
     node_geometry,
     packs,
     pixel_copies,
@@ -39,5 +40,5 @@ __all__ = [
     "OFFCHIP_CAPABLE", "URAM_CAPABLE", "foldings", "geometry", "in_lanes", "link_cost", "memory", "node_geometry",
     "stream_endpoint_lut", "uram_memory", "width_converter_lut",
     "FIFO_DEPTH", "RTL_DEPTH", "fifo_profile", "out_profile", "width_converter_ii", "window_rows",
-    "MAX_COPIES", "packs", "pixel_copies",
+    "MAX_COPIES", "lut_capable", "packs", "pixel_copies",
 ]

@@ -37,6 +37,8 @@ AFFINE_DSP = 2          # DSP48E2 per channel-affine lane: the 9 × 32-bit produ
 LUT_AFFINE = 385        # one channel-affine lane: 41-bit rounding shift, zero point, clamp (Yosys)
 LUT_AXI_READ = 1500     # an AXI4 read master with its burst FIFO control (as a buffer endpoint)
 LUT_FRAME_ADDR = 300    # off-chip weights: frame-buffer address generation (window taps, padding)
+LUT_MUL = 109           # LUT multipliers: one int8 × int8 product in LUTs (lut_mul.sv: radix-4
+                        # Booth, 109 LUT6 + 10 CARRY4 in Yosys), instead of a DSP48E2
 LUT_PACK = 2            # DSP packing: per packed lane pair and input lane, the operand's 9-bit
                         # pre-subtract and the correction's carry into the adder tree (Yosys)
 
@@ -118,7 +120,8 @@ def _params(lanes: int, words: int) -> MemCost:
     return rom(BIAS_BITS * lanes, words) + rom(RQ_BITS * lanes, words)
 
 
-def mvu(g: Geometry, pe: int, simd: int, uram: bool = False, mmv: int = 1, pack: bool = False) -> BlockCost:
+def mvu(g: Geometry, pe: int, simd: int, uram: bool = False, mmv: int = 1, pack: bool = False,
+        lut: bool = False) -> BlockCost:
     """Conv (sliding window + matrix-vector unit); dense is the 1×1×1 case.
 
     ``simd`` divides ``C`` or, with a parallel window, is ``C·j`` with ``j | K``: the unit
@@ -129,8 +132,11 @@ def mvu(g: Geometry, pe: int, simd: int, uram: bool = False, mmv: int = 1, pack:
     collects its pixel and a merge streams one whole pixel (``Co`` lanes) per beat
     (docs/cost-model.md, "Pixel copies"). ``pack`` (``pe >= 2``): output lanes ``2i`` and
     ``2i+1`` share one DSP48E2 per input lane (``mac2.sv``; docs/cost-model.md, "DSP"),
-    ``ceil(pe/2)·simd`` multipliers instead of ``pe·simd``, same cycles.
+    ``ceil(pe/2)·simd`` multipliers instead of ``pe·simd``, same cycles. ``lut``: every
+    product in LUTs (``lut_mul.sv``, `LUT_MUL` each), no DSP but the requantisers', same cycles.
     """
+    if pack and lut:
+        raise ValueError("a block's products are packed in DSPs or in LUTs, not both")
     if pack and pe < 2:
         raise ValueError(f"DSP packing pairs output lanes: pe={pe} cannot pack")
     pairs = pe // 2 if pack else 0
@@ -175,12 +181,13 @@ def mvu(g: Geometry, pe: int, simd: int, uram: bool = False, mmv: int = 1, pack:
         tail = max(0, span - ws.last_in)
         fill, first = ws.fill, sf
     lut_unit = LUT_PER_MAC * pe * simd + (LUT_PER_PE + LUT_REQUANT) * pe + LUT_PER_SIMD * simd \
-        + LUT_PACK * pairs * simd
+        + LUT_PACK * pairs * simd + (LUT_MUL * pe * simd if lut else 0)
+    mults = 0 if lut else (pe - pairs) * simd
     # each further copy its control; with copies, every copy's collector and merge input
     lut_copies = 0 if mmv == 1 else LUT_BASE_MVU * (mmv - 1) + LUT_MERGE_BIT * 8 * g.co * mmv
     return BlockCost(
         ii=ii, depth=depth, fill=fill, first=first, tail=tail, lead=lead, span=span, window=rows,
-        dsp=mmv * ((pe - pairs) * simd + REQUANT_DSP * pe), bram18=mem.bram18, uram=mem.uram,
+        dsp=mmv * (mults + REQUANT_DSP * pe), bram18=mem.bram18, uram=mem.uram,
         lut=LUT_BASE_MVU + mmv * lut_unit + lut_copies + (0 if g.pointwise else LUT_WINDOW) + mem.lut,
         weights=where,
     )

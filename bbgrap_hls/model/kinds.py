@@ -139,7 +139,8 @@ def foldings(kind: str, g: Geometry, parallel_window: bool = False) -> list[tupl
 
 @functools.lru_cache(maxsize=1 << 16)
 def block_cost(kind: str, g: Geometry, pe: int, simd: int, uram: bool = False, mmv: int = 1,
-               ddr: bool = False, memory: tuple[float, int, int] | None = None, pack: bool = False) -> BlockCost:
+               ddr: bool = False, memory: tuple[float, int, int] | None = None, pack: bool = False,
+               lut_macs: bool = False) -> BlockCost:
     """Cost of a block kind at a folding (the folding must be legal).
 
     ``uram`` puts the weight memory in URAM (kinds in `URAM_CAPABLE`; ignored for the others,
@@ -149,7 +150,8 @@ def block_cost(kind: str, g: Geometry, pe: int, simd: int, uram: bool = False, m
     its frame buffers in URAM; ``memory`` is ``(rate bytes/cycle, latency cycles, beat
     bytes)`` of the board memory as the block sees it (None: one beat per cycle, no latency);
     ``pack`` asks for DSP packing, applied where `packs` allows it (conv/dense on chip,
-    ``pe >= 2``) and ignored elsewhere.
+    ``pe >= 2``) and ignored elsewhere; ``lut_macs`` puts every product of a conv/dense on
+    chip in LUTs (`lut_macs`; it overrides ``pack``) and is ignored elsewhere.
     """
     if ddr:
         if kind not in OFFCHIP_CAPABLE or mmv > 1:
@@ -165,7 +167,9 @@ def block_cost(kind: str, g: Geometry, pe: int, simd: int, uram: bool = False, m
         if kind != "conv":
             raise ValueError(f"block kind '{kind}' has no pixel copies")
         kw["mmv"] = mmv
-    if pack and packs(kind, pe):
+    if lut_macs and lut_capable(kind):
+        kw["lut"] = True
+    elif pack and packs(kind, pe):
         kw["pack"] = True
     return BLOCKS[kind](g, pe, simd, **kw)
 
@@ -174,6 +178,13 @@ def packs(kind: str, pe: int, ddr: bool = False) -> bool:
     """Whether DSP packing applies to a block: a conv or dense with its weights on chip
     (`offchip_mvu` stays unpacked) and at least two output lanes to pair."""
     return kind in PACK_CAPABLE and pe >= 2 and not ddr
+
+
+def lut_capable(kind: str, ddr: bool = False) -> bool:
+    """Whether a block may compute its products in LUTs (``lut_mul.sv``): a conv or dense
+    with its weights on chip (the matrix-vector unit; `offchip_mvu` and the depthwise vvu
+    keep DSPs)."""
+    return kind in PACK_CAPABLE and not ddr
 
 
 MAX_COPIES = 4

@@ -18,7 +18,8 @@
 // Written as one int64 product of an int32 and an int8 so that Vitis HLS maps it to one
 // DSP48E2 (A: 27 bits, B: 8 of 18); tests/test_dsp_packing.py checks all 2^24 triples.
 // A layer opts in with `static constexpr int PACK = 2;` in its parameter struct
-// (`pack_of<P>()`: 1 when absent).
+// (`pack_of<P>()`: 1 when absent); `PACK = 0` puts every product in LUTs instead (BIND_OP
+// impl = fabric; the RTL's lut_mul.sv), for the LUT budget a plan spends on MACs.
 #ifndef BBGRAP_BB_PACK_H
 #define BBGRAP_BB_PACK_H
 
@@ -63,8 +64,18 @@ inline void mul2(int8_t x, int8_t w_hi, int8_t w_lo, int32_t& p_hi, int32_t& p_l
 template <int PACK, int PE, int SIMD>
 inline void mac_lanes(const int8_t* x, const int8_t w[PE][SIMD], int32_t a[PE]) {
   BB_HLS(INLINE)
-  static_assert(PACK == 1 || PACK == 2, "PACK is 1 or 2");
+  static_assert(PACK >= 0 && PACK <= 2, "PACK is 0 (LUT), 1 or 2");
   constexpr int PAIRS = PACK == 2 ? PE / 2 : 0;
+  if (PACK == 0) {  // every product in the fabric (hw/rtl/lut_mul.sv), no DSP48E2
+    for (int pe = 0; pe < PE; ++pe) {
+      for (int s = 0; s < SIMD; ++s) {
+        int16_t p = static_cast<int16_t>(x[s] * w[pe][s]);
+        BB_HLS(BIND_OP variable = p op = mul impl = fabric)
+        a[pe] += p;
+      }
+    }
+    return;
+  }
   for (int i = 0; i < PAIRS; ++i) {
     for (int s = 0; s < SIMD; ++s) {
       int32_t hi, lo;

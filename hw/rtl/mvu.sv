@@ -8,7 +8,8 @@
 // PACK = 2: output lanes 2i and 2i+1 share one DSP48E2 per input lane (mac2.sv: two int8
 // products of the same x in one 27 x 18 multiply, separated and corrected every cycle);
 // an odd PE's last lane stays alone. Same cycles, same memories; PACK = 1: one multiplier
-// per product.
+// per product; PACK = 0: every product in LUTs (lut_mul.sv, no DSP48E2: FINN's resType
+// "lut"), same cycles.
 // Memories ($readmemh; words in fold order, lane/bank i at bits [i*width +: width]):
 //   W_FILE : NF*SF words of PE*SIMD*8 bits, address nf*SF+sf, bank pe, lane s holds
 //            W[nf*PE+pe][sf*SIMD+s]
@@ -44,7 +45,7 @@ module mvu #(
   initial begin
     if (SIMD < 1 || MW % SIMD != 0) $error("mvu: SIMD=%0d must divide MW=%0d", SIMD, MW);
     if (PE < 1 || MH % PE != 0) $error("mvu: PE=%0d must divide MH=%0d", PE, MH);
-    if (PACK != 1 && PACK != 2) $error("mvu: PACK=%0d must be 1 or 2", PACK);
+    if (PACK < 0 || PACK > 2) $error("mvu: PACK=%0d must be 0 (LUT), 1 or 2", PACK);
   end
 
   /* verilator lint_off UNDRIVEN */  // ROMs: filled by $readmemh only
@@ -152,6 +153,19 @@ module mvu #(
               podd[16*s+:16] <= signed'(x1[8*s+:8]) * signed'(w1[8*((PE-1)*SIMD+s)+:8]);
         end
         assign prod2[16*(PE-1)*SIMD+:16*SIMD] = podd;
+      end
+    end else if (PACK == 0) begin : g_lut
+      // every product in the fabric: one lut_mul per (output lane, input lane)
+      for (genvar p = 0; p < PE; p++) begin : g_p
+        for (genvar s = 0; s < SIMD; s++) begin : g_s
+          lut_mul m (
+              .clk(clk),
+              .en (en),
+              .x  (x1[8*s+:8]),
+              .w  (w1[8*(p*SIMD+s)+:8]),
+              .p  (prod2[16*(p*SIMD+s)+:16])
+          );
+        end
       end
     end else begin : g_plain
       always_ff @(posedge clk) begin

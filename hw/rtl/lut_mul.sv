@@ -1,0 +1,44 @@
+`default_nettype none
+// One int8 x int8 product in LUTs (no DSP48E2): radix-4 Booth recoding of w into four
+// digits d_i in {-2, -1, 0, 1, 2} from bits (w[2i+1], w[2i], w[2i-1]) (w[-1] = 0), so
+//   w = sum_i d_i * 4^i    and    p = sum_i (d_i * x) * 4^i,
+// four 10-bit partial products (0, +-x, +-2x: a shift and a negation, no multiplier)
+// summed in 16 bits (|p| <= 16384 fits, so the sum mod 2^16 is exact). use_dsp = "no"
+// tells Vivado to keep it in the fabric; Yosys maps it to LUTs and carry chains as written.
+// Timing as mac2.sv: p is registered when en is high, one cycle after the operands.
+module lut_mul (
+    input  wire               clk,
+    input  wire               en,
+    input  wire signed [ 7:0] x,
+    input  wire signed [ 7:0] w,
+    output logic signed [15:0] p
+);
+  logic signed [9:0] x1, x2;
+  logic signed [15:0] pp[4];
+  assign x1 = 10'(x);
+  assign x2 = 10'(x) <<< 1;
+
+  always_comb begin
+    for (int i = 0; i < 4; i++) begin
+      logic [2:0] g;
+      logic signed [9:0] t;
+      g = {w[2*i+1], w[2*i], i == 0 ? 1'b0 : w[2*i-1]};
+      case (g)
+        3'b001, 3'b010: t = x1;
+        3'b011: t = x2;
+        3'b100: t = -x2;
+        3'b101, 3'b110: t = -x1;
+        default: t = '0;  // 000, 111
+      endcase
+      pp[i] = 16'(t) <<< (2 * i);
+    end
+  end
+
+  (* use_dsp = "no" *)
+  logic signed [15:0] sum;
+  assign sum = pp[0] + pp[1] + pp[2] + pp[3];
+  always_ff @(posedge clk) begin
+    if (en) p <= sum;
+  end
+endmodule
+`default_nettype wire
