@@ -108,6 +108,13 @@ def test_kernels_option_rejects_other_values(tmp_path, capsys):
     assert len(err) == 1 and "--kernels" in err[0] and "vhdl" in err[0]
 
 
+def test_rtl_kernels_refuse_a_board_of_several_cards(tmp_path, capsys):
+    model = models.save(models.mlp(), tmp_path / "m.onnx")
+    assert main(["gen", model, "--board", "2x-u250", "-o", str(tmp_path / "o"), "--kernels", "rtl", "--quiet"]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert err[-1].startswith("bbgrap-hls gen: error:") and "several cards" in err[-1]
+
+
 def test_gen_cli_writes_rtl_kernels_and_hls_stays_default(tmp_path):
     model = models.save(models.mlp(), tmp_path / "m.onnx")
     assert main(["gen", model, "--board", "u250", "-o", str(tmp_path / "h"), "--quiet"]) == 0

@@ -501,6 +501,9 @@ def render_vitis_rtl(design: Design, g: Graph, plan: Plan, board: Board) -> dict
         used |= {i.module for i in mod.insts}
         k = kernel_spec(cd, memory[2] if memory else None)
         kernels.append(k)
+        if mod.offchip and memory[2] > 64:  # the twin's image then differs from the host's (64-byte bases)
+            raise UnsupportedError(f"--kernels rtl: {cd.name} reads off-chip weights in {memory[2]}-byte beats; "
+                                   "the host's weight image is laid out for beats of at most 64 bytes")
         dp_axi = {f"wddr_{o['layer']}": o["port"] for o in mod.offchip}
         elems = {p.name: p.elems for p in cd.ports}
         d = f"rtl_kernel/{cd.name}"

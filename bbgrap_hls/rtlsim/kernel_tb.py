@@ -100,9 +100,13 @@ async def run_kernels(dut):
         for name, m in ctrl.items():
             for a in kargs[name]:
                 if a["kind"] == "pointer":
-                    v = addr[host_args[name][a["name"]]["buffer"]]
+                    v = addr[host_args[name][a["name"]]["buffer"]] + (r << 32)  # high word exercised too
                     await m.write_dword(a["offset"], v & 0xFFFFFFFF)
                     await m.write_dword(a["offset"] + 4, v >> 32)
+                    back = await m.read_dword(a["offset"]) | (await m.read_dword(a["offset"] + 4)) << 32
+                    result["checks"].append({"kernel": name, "run": r, "what": f"argument {a['name']} reads back",
+                                             "ok": back == v, "value": back})
+                    await m.write_dword(a["offset"] + 4, (v >> 32) - r)  # the buffer's address
                 elif a["kind"] == "scalar":
                     await m.write_dword(a["offset"], frames if a["name"] == "frames" else 1)
         t0 = _cycle()
