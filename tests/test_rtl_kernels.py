@@ -275,3 +275,30 @@ def test_offchip_weights_read_through_the_kernel_pointer(tmp_path):
     assert any(p.startswith("m_axi_wddr_") for p in ports)
     r = simulate_kernels(out, frames=2, runs=2, cache=CACHE)
     assert r.match, r.message
+
+
+@pytest.mark.sim
+def test_ctrl_axilite_register_semantics():
+    """sim/test_ctrl_axilite.py: the ap_ctrl_hs registers of the control slave, alone."""
+    pytest.importorskip("cocotb")
+    import os
+    import xml.etree.ElementTree as ETree
+
+    from cocotb_tools.runner import get_runner
+
+    from bbgrap_hls.rtlsim.build import _makeflags
+    from bbgrap_hls.simtools import rtl_sources, verilator_environ
+
+    folder = CACHE / "ctrl_axilite"
+    folder.mkdir(parents=True, exist_ok=True)
+    with verilator_environ():
+        os.environ.update(_makeflags(ROOT / "build" / "sim"))
+        get_runner("verilator").build(sources=rtl_sources("ctrl_axilite"), hdl_toplevel="ctrl_axilite",
+                                      build_dir=folder, parameters={"NARGS": 3}, log_file=folder / "build.log")
+        xml = get_runner("verilator").test(test_module="sim.test_ctrl_axilite", hdl_toplevel="ctrl_axilite",
+                                           hdl_toplevel_lang="verilog",
+                                           build_dir=folder, test_dir=folder, extra_env={"PYTHONPATH": str(ROOT)},
+                                           results_xml=str(folder / "results.xml"), log_file=folder / "test.log")
+    cases = ETree.parse(xml).getroot().iter("testcase")
+    results = [(c.get("name"), c.find("failure") is None and c.find("error") is None) for c in cases]
+    assert results == [("registers", True)], (folder / "test.log").read_text()[-3000:]
