@@ -35,7 +35,7 @@ BATCH = 4  # distinct random test frames
 
 
 def make_design(model: onnx.ModelProto, board: str, out: Path, par: int = 4, seed: int = 0,
-                barrier: bool = False) -> None:
+                barrier: bool = False):
     """A gen folder with RTL kernels for ``model`` at the folding ``par`` of
     `sim.design.flow.small_plan` (the even plan: several cores joined by streams), with
     ``BATCH`` random test frames and their int8 reference outputs in ``tb/``. ``barrier``:
@@ -79,6 +79,7 @@ def make_design(model: onnx.ModelProto, board: str, out: Path, par: int = 4, see
         f = out / rel
         f.parent.mkdir(parents=True, exist_ok=True)
         f.write_bytes(data)
+    return plan
 
 
 @pytest.fixture(scope="module")
@@ -302,3 +303,21 @@ def test_ctrl_axilite_register_semantics():
     cases = ETree.parse(xml).getroot().iter("testcase")
     results = [(c.get("name"), c.find("failure") is None and c.find("error") is None) for c in cases]
     assert results == [("registers", True)], (folder / "test.log").read_text()[-3000:]
+
+
+@pytest.mark.sim
+@pytest.mark.slow
+def test_lenet_kernels_bit_exact_at_the_planned_timing(tmp_path):
+    """LeNet on 4 kernels (convs, a 1-lane input through a 32-bit reader, URAM-planned dense
+    layers): bit-exact, and the last ap_done of a 2-frame run within 1 % of the plan's
+    latency + ii (the readers, gates and writers cost no throughput)."""
+    pytest.importorskip("cocotb")
+    from bbgrap_hls.rtlsim.kernel_run import simulate_kernels
+
+    plan = make_design(models.lenet(), "u250", tmp_path / "lenet", par=2)
+    r = simulate_kernels(tmp_path / "lenet", frames=2, runs=2, cache=CACHE)
+    assert r.match, r.message
+    want = plan.latency_cycles + plan.ii_cycles
+    for run in r.runs:
+        last = max(run["done_at"].values())
+        assert abs(last - want) <= 0.01 * want, (last, want)

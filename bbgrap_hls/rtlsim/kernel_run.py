@@ -93,7 +93,7 @@ def simulate_kernels(out: Path, frames: int = 2, runs: int = 2, cache: Path | No
     rows = [[(r * frames + f) % batch for f in range(frames)] for r in range(runs)]
     buffers, expect = [], {}
     for b in host["buffers"]:
-        e = {"name": b["name"], "role": b["role"]}
+        e = {"name": b["name"], "role": b["role"], "kernel": b["kernel"]}
         if b["role"] in ("weights", "ddr_weights"):
             e["bytes"] = int(b["elems"])
             if b["role"] == "ddr_weights":

@@ -95,8 +95,9 @@ async def run_kernels(dut):
         for b in cfg["buffers"]:
             if b["role"] == "input":
                 mem[addr[b["name"]]:addr[b["name"]] + b["bytes"]] = bytes.fromhex(b["runs"][r])
-            elif b["role"] == "output":
-                mem[addr[b["name"]]:addr[b["name"]] + b["bytes"]] = bytes([MARKER]) * b["bytes"]
+            elif b["role"] == "output":  # the whole 4 KB-aligned object, to see writes past its end
+                end = addr[b["name"]] + -(-max(1, b["bytes"]) // 4096) * 4096
+                mem[addr[b["name"]]:end] = bytes([MARKER]) * (end - addr[b["name"]])
         for name, m in ctrl.items():
             for a in kargs[name]:
                 if a["kind"] == "pointer":
@@ -139,5 +140,11 @@ async def run_kernels(dut):
                                      "ok": st == 0x4, "value": st})
         outs = {b["name"]: bytes(mem[addr[b["name"]]:addr[b["name"]] + b["bytes"]]).hex()
                 for b in cfg["buffers"] if b["role"] == "output"}
+        for b in cfg["buffers"]:
+            if b["role"] == "output":
+                a = addr[b["name"]] + b["bytes"]
+                rest = bytes(mem[a:addr[b["name"]] + -(-max(1, b["bytes"]) // 4096) * 4096])
+                result["checks"].append({"kernel": b["kernel"], "run": r, "what": f"nothing written past {b['name']}",
+                                         "ok": rest == bytes([MARKER]) * len(rest), "value": len(rest)})
         result["runs"].append({"outputs": outs, "cycles": _cycle() - t0, "done_at": done_at})
     Path(cfg["results"]).write_text(json.dumps(result))
