@@ -128,6 +128,11 @@ def test_gen_cli_writes_rtl_kernels_and_hls_stays_default(tmp_path):
     for rel in ("host/host.cpp", "host/design.json", "vitis/link.cfg"):
         assert (h / rel).read_bytes() == (r / rel).read_bytes(), rel
     assert json.loads((r / "manifest.json").read_text())["options"]["kernels"] == "rtl"
+    # the same inputs give the same files
+    assert main(["gen", model, "--board", "u250", "-o", str(tmp_path / "r2"), "--kernels", "rtl", "--quiet"]) == 0
+    files = json.loads((r / "manifest.json").read_text())["files"]
+    assert any(f.startswith("rtl_kernel/") for f in files)
+    assert files == json.loads((tmp_path / "r2" / "manifest.json").read_text())["files"]
 
 
 @pytest.mark.parametrize("name", ["mlp", "mlp_barrier"])
@@ -176,6 +181,12 @@ def test_kernel_xml_register_map_tcl_and_link_cfg_agree(request, name):
                 side = [(s[0], s[1]) for s in streams] if p.get("mode") == "write_only" else \
                     [(s[2], s[3]) for s in streams]
                 assert (name, a.get("name")) in side  # every stream port is connected in link.cfg
+        host_cpp = (mlp / "host" / "host.cpp").read_text()
+        for a in hk["args"]:  # host.cpp sets the pointer and scalar arguments at kernel.xml's ids
+            if a["kind"] == "bo":
+                assert f"r_{name}.set_arg({a['index']}, {a['buffer']});" in host_cpp
+            elif a["kind"] in ("scalar", "load"):
+                assert re.search(rf"r_{name}\.set_arg\({a['index']}, k\w+\);", host_cpp)
         for k, arg in sps:  # every sp line names a pointer argument of that kernel
             if k == name:
                 assert any(a.get("name") == arg and a.get("addressQualifier") == "1" for a in args)
