@@ -19,6 +19,7 @@ bit for bit with the expected vectors and measures:
 from __future__ import annotations
 
 import json
+import os
 import tempfile
 import time
 from dataclasses import asdict, dataclass, field
@@ -163,6 +164,8 @@ def _config(man: dict, ins: dict[str, np.ndarray], run: Path, frames: int, rtl: 
            "progress_cycles": max(256, min(ii, 4096)),
            # how often the testbench looks for the last output frame (a Timer, not a wake-up per cycle)
            "check_cycles": max(16, min(ii // 8, 256)),
+           # the input driver: "beats" (tb._Feeder) or "cocotbext" (cocotbext-axi's source, as before)
+           "feeder": os.environ.get("BBG_SIM_FEEDER", "beats"),
            # off-chip weight ports: the simulated memory's image (absolute path), rate, latency
            "axi": [dict(a, image=str(rtl / a["image"])) for a in man.get("axi", [])] if rtl else []}
     (run / "config.json").write_text(json.dumps(cfg))
