@@ -34,6 +34,7 @@ CANONICAL_KINDS = frozenset({
     "Clip", "Add", "Mul", "ChannelAffine", "Concat", "MaxPool", "AveragePool", "GlobalAveragePool",
     "Transpose", "Reshape", "Pad", "Softmax", "LRN",
     "Elu", "Selu", "Celu", "Gelu", "Softplus", "Softsign", "Mish", "ThresholdedRelu",
+    "Slice", "GlobalMaxPool", "Resize",
 })
 
 MAX_ROUNDS = 8
@@ -51,7 +52,8 @@ def canonicalize(graph: Graph) -> Graph:
     broadcast as in squeeze-excite, or a constant that is not per-channel),
     ChannelAffine, Concat, MaxPool, AveragePool, GlobalAveragePool, Transpose and
     Reshape (channel shuffles, or a Reshape that only drops unit dimensions, e.g.
-    (N, C, 1, 1) → (N, C) before a graph output), Pad, and the host ops Softmax and LRN
+    (N, C, 1, 1) → (N, C) before a graph output), Pad, Slice (also Split's parts),
+    GlobalMaxPool, Resize (nearest, integer scales), and the host ops Softmax and LRN
     (``node.host`` set; `host_ops_in_middle` lists those a plan cannot place).
 
     Anything else left (e.g. MatMul of two activations, Div by an activation) was not
