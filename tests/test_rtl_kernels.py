@@ -261,7 +261,7 @@ OFFCHIP_BOARD = """
 name: rtlk-offchip
 source: test
 clock_mhz: 100
-cores: [{id: 0, device: x, dsp: 64, bram18: 20, uram: 0, lut: 80000, cap: 1.0}]
+cores: [{id: 0, device: x, dsp: 64, bram18: 20, uram: 0, lut: 30000, cap: 1.0}]
 memories:
   - {name: ddr0, kind: ddr4, bandwidth_gbps: 0.5, cores: [0], latency_cycles: 20, ports: 1, port_width_bits: 64}
 host: {kind: pcie, bandwidth_gbps: 12, latency_us: 2}
@@ -284,7 +284,8 @@ def test_offchip_weights_read_through_the_kernel_pointer(tmp_path):
                  "--kernels", "rtl", "--quiet"]) == 0
     ports = [p["name"] for k in json.loads((out / "rtl_kernel" / "kernels.json").read_text())["kernels"]
              for p in k["ports"]]
-    assert any(p.startswith("m_axi_wddr_") for p in ports)
+    # the board's BRAM and LUTs are too few for all weights: some stay in its DDR
+    assert any(p.startswith("m_axi_wddr_") for p in ports), ports
     r = simulate_kernels(out, frames=2, runs=2, cache=CACHE)
     assert r.match, r.message
 
