@@ -367,8 +367,25 @@ def yolo_tiny(seed: int = 0, opset: int = DEFAULT_OPSET, hw: int = 16, width: in
     return _rename_output(b, b.conv(y, anchors * (5 + classes), 1), "yolo_tiny")
 
 
+def crop_input_block(seed: int = 0, opset: int = DEFAULT_OPSET) -> onnx.ModelProto:
+    """The graph input cropped (rows 2..5, columns 0..3, channels 1..4 of 6: an unaligned first
+    channel), upsampled 2×, then GlobalMaxPool as the graph output: no conv anywhere."""
+    b = Builder(seed, opset)
+    y = b.upsample(b.slice(b.input("x", (1, 6, 7, 5)), [1, 2, 0], [5, 6, 4], [1, 2, 3]), 2)
+    n, c = b.shapes[y][:2]
+    return _rename_output(b, b.node("GlobalMaxPool", [y], (n, c, 1, 1)), "crop_input_block")
+
+
+def dense_slice_block(seed: int = 0, opset: int = DEFAULT_OPSET) -> onnx.ModelProto:
+    """Gemm → Slice of features 3..8 of an (N, C) tensor → Gemm."""
+    b = Builder(seed, opset)
+    y = b.slice(b.gemm(b.input("x", (1, 12)), 10), [3], [9], [1])
+    return _rename_output(b, b.gemm(y, 4), "dense_slice_block")
+
+
 RESAMPLE: dict[str, Callable[..., onnx.ModelProto]] = {
     "split_block": split_block, "gmaxpool_block": gmaxpool_block, "upsample_block": upsample_block,
+    "crop_input_block": crop_input_block, "dense_slice_block": dense_slice_block,
 }
 FAMILIES: dict[str, Callable[..., onnx.ModelProto]] = {"shufflenet_tiny": shufflenet_tiny, "yolo_tiny": yolo_tiny}
 """Small versions of network families with these ops (tests/test_ops_resample.py); not in `ALL`."""
