@@ -461,11 +461,12 @@ def upsample(g: Geometry, pe: int, simd: int) -> BlockCost:
     """Nearest upsampling by integer ``Ho/H × Wo/W`` (``upsample.sv``): one output beat per
     cycle; a pixel's first copy in the first copy of its row passes straight through (no
     delay) while the row is stored (``W·C/p`` words of ``8p`` bits), the other copies are read
-    from that row memory. ii = the output beats; the input waits meanwhile."""
+    from that row memory. ii = the output beats; the input waits meanwhile. The row memory is
+    read asynchronously (a copy leaves in the cycle it is read), so it is LUTRAM at any depth."""
     p = pe
     n = g.c // p
     ii = g.ho * g.wo * n
-    mem = memory(8 * p, g.w * n)
+    mem = MemCost(0, _ceil(g.w * n, 64) * 8 * p)  # LUTRAM: 64 words per LUT6 and bit
     return BlockCost(ii=ii, depth=RTL_DEPTH["repeat"], tail=(g.wo // g.w - 1) * n, span=ii - 1,
                      bram18=mem.bram18, lut=LUT_BASE_SIMPLE + 10 * p + mem.lut)
 
