@@ -434,8 +434,10 @@ def slice_block(g: Geometry, pe: int, simd: int) -> BlockCost:
     dropped. The crop is ``g.pads`` (negative: top, left, bottom, right). Every input beat is
     read in one cycle; a kept pixel's ``CO/p`` output beats leave with its last ``CO/p`` input
     beats (output register), whatever the first channel, so the timing does not depend on it.
-    Per output bit a multiplexer over the ``CO/p`` beats (the pixel's earlier channels held in
-    flip-flops, not counted), as the channel shuffle."""
+    Per output bit a multiplexer over the ``CO/p`` beats (a LUT6 per 4 inputs; the pixel's
+    earlier channels held in flip-flops, not counted). Yosys: 419 / 306 LUTs (C 256, CO 128 at
+    p 16, C0 = 0), 170 / 114 (48, 24 at 4, C0 = 5), 88 / 114 (64, 16 at 8, C0 = 20); fewer where
+    the kept channels end the pixel (no multiplexer: 147 / 306 for C0 = 128 above)."""
     p = pe
     n, no = g.c // p, g.co // p
     y0, x0 = -g.pads[0], -g.pads[1]
@@ -443,7 +445,7 @@ def slice_block(g: Geometry, pe: int, simd: int) -> BlockCost:
     lead = (y0 * g.w + x0) * n + n - no
     span = ((y0 + g.ho - 1) * g.w + x0 + g.wo - 1) * n + n - 1
     return BlockCost(ii=in_beats, depth=RTL_DEPTH["shuffle"], fill=lead / in_beats, tail=span - (in_beats - 1),
-                     lead=lead, span=span, lut=LUT_BASE_SIMPLE // 2 + 8 * p * _ceil(no, 2) + 2 * g.c)
+                     lead=lead, span=span, lut=LUT_BASE_SIMPLE // 2 + 8 * p * _ceil(no, 4))
 
 
 def gmaxpool(g: Geometry, pe: int, simd: int) -> BlockCost:
@@ -461,12 +463,13 @@ def upsample(g: Geometry, pe: int, simd: int) -> BlockCost:
     """Nearest upsampling by integer ``Ho/H × Wo/W`` (``upsample.sv``): one output beat per
     cycle; a pixel's first copy in the first copy of its row passes straight through (no
     delay) while the row is stored (``W·C/p`` words of ``8p`` bits), the other copies are read
-    from that row memory. ii = the output beats; the input waits meanwhile. The row memory is
-    read asynchronously (a copy leaves in the cycle it is read), so it is LUTRAM at any depth."""
+    from that row memory. ii = the output beats; the input waits meanwhile. The memory is read
+    at a registered address, so Yosys maps it as `memory` counts it: BRAM (26 × 8 words of 128
+    bits: 4 RAMB18, 183 / 260 LUTs) or, shallow, LUTRAM (64 × 64 bits: 184 / 244 LUTs)."""
     p = pe
     n = g.c // p
     ii = g.ho * g.wo * n
-    mem = MemCost(0, _ceil(g.w * n, 64) * 8 * p)  # LUTRAM: 64 words per LUT6 and bit
+    mem = memory(8 * p, g.w * n)
     return BlockCost(ii=ii, depth=RTL_DEPTH["repeat"], tail=(g.wo // g.w - 1) * n, span=ii - 1,
                      bram18=mem.bram18, lut=LUT_BASE_SIMPLE + 10 * p + mem.lut)
 
