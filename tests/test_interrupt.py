@@ -46,10 +46,12 @@ def _session(sid: int) -> list[tuple[int, str]]:
     return out
 
 
-def _interrupt(argv: list[str], ready: Callable[[list[str]], bool], timeout: float = 600) -> tuple[int, str, list]:
-    """Start ``bbgrap-hls ARGV`` in a new session, send SIGINT to it (not to its children) once
-    ``ready(names of the processes below it)`` holds; (exit code, stderr, processes of its
-    session still alive 1 s after it exited)."""
+def _interrupt(argv: list[str], ready: Callable[[list[str]], bool], timeout: float = 600,
+               group: bool = False) -> tuple[int, str, list]:
+    """Start ``bbgrap-hls ARGV`` in a new session, send SIGINT to it (not to its children; to
+    its whole process group, as a terminal's Ctrl-C, with ``group``) once ``ready(names of the
+    processes below it)`` holds; (exit code, stderr, processes of its session still alive 1 s
+    after it exited)."""
     p = subprocess.Popen([shutil.which("bbgrap-hls"), *argv], cwd=ROOT, start_new_session=True,
                          stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     t0 = time.monotonic()
@@ -61,7 +63,10 @@ def _interrupt(argv: list[str], ready: Callable[[list[str]], bool], timeout: flo
             if ready(names):
                 break
             time.sleep(0.05)
-        os.kill(p.pid, signal.SIGINT)
+        if group:
+            os.killpg(p.pid, signal.SIGINT)
+        else:
+            os.kill(p.pid, signal.SIGINT)
         _, err = p.communicate(timeout=60)
     finally:
         if p.poll() is None:
@@ -122,3 +127,15 @@ def test_ctrl_c_during_sim_build_and_run(tmp_path):
     assert (code, err, left) == (130, "bbgrap-hls sim: interrupted\n", []), (code, err, left)
     # the run's folder (config, progress and result files) went with it
     assert set(SIM_CACHE.glob("*/run-*")) <= runs
+
+
+def test_ctrl_c_during_gen(tmp_path):
+    """A terminal's Ctrl-C (the whole process group) while gen works on ResNet-18: one line
+    (its report child used to print a second one), no process left, no output folder."""
+    path = models.save(models.resnet18(), tmp_path / "resnet18.onnx")
+    out = tmp_path / "out"
+    # the report child is forked early in gen; planning and codegen take seconds after that
+    code, err, left = _interrupt(["gen", path, "--board", "u250", "-o", str(out), "--quiet"],
+                                 lambda names: len(names) > 0, group=True)
+    assert (code, err, left) == (130, "bbgrap-hls gen: interrupted\n", []), (code, err, left)
+    assert not out.exists() or not any(out.iterdir())

@@ -183,6 +183,11 @@ def _check_out(out: Path, force: bool) -> list[str]:
 
 def _report_child(conn) -> None:
     """Child process of `_ReportWorker`: import the report, then draw what the parent sends."""
+    import signal
+
+    # a terminal's Ctrl-C reaches this child too: the parent reports it and stops the child
+    # (`_ReportWorker.close`); without this the child printed a second line ("Process ...")
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
     try:
         from matplotlib.backends.backend_agg import FigureCanvasAgg  # noqa: F401
         from matplotlib.figure import Figure  # noqa: F401
