@@ -80,14 +80,16 @@ def _interrupt(argv: list[str], ready: Callable[[list[str]], bool], timeout: flo
 
 
 @pytest.mark.csim
-def test_ctrl_c_during_csim_build(tmp_path, capsys):
+@pytest.mark.parametrize("group", [False, True], ids=["lone-sigint", "terminal"])
+def test_ctrl_c_during_csim_build(tmp_path, capsys, group):
     path = models.save(models.lenet(), tmp_path / "lenet.onnx")
     out = tmp_path / "out"
     assert main(["--quiet", "gen", path, "--board", "u250", "-o", str(out)]) == 0
     before = {p.relative_to(out) for p in out.rglob("*")}
     y = tmp_path / "y.npy"
     # interrupted while g++ compiles (cc1plus is g++'s compiler pass, a grandchild)
-    code, err, left = _interrupt(["csim", str(out), "-o", str(y), "--quiet"], lambda names: "cc1plus" in names)
+    code, err, left = _interrupt(["csim", str(out), "-o", str(y), "--quiet"], lambda names: "cc1plus" in names,
+                                 group=group)
     assert code == 130, err
     assert err == "bbgrap-hls csim: interrupted\n", err
     assert left == [], f"still running after the interrupt: {left}"
@@ -110,23 +112,26 @@ def test_ctrl_c_during_sim_build_and_run(tmp_path):
     out = tmp_path / "out"
     assert main(["--quiet", "gen", path, "--board", "pynq-z2", "-o", str(out)]) == 0
 
-    # 1. during the Verilator build (a fresh cache): make and g++ stop, the half build is removed
+    # 1. during the Verilator build (a fresh cache): make and g++ stop, the half build is removed;
+    # a lone SIGINT, then a terminal's Ctrl-C (the whole process group)
     cache = out / ".sim"
-    code, err, left = _interrupt(["sim", str(out), "--quiet"], lambda names: "cc1plus" in names)
-    assert (code, err, left) == (130, "bbgrap-hls sim: interrupted\n", []), (code, err, left)
-    assert not cache.exists() or not [d for d in cache.iterdir() if not d.name.startswith("_runtime")], \
-        sorted(p.name for p in cache.iterdir())
+    for group in (False, True):
+        code, err, left = _interrupt(["sim", str(out), "--quiet"], lambda names: "cc1plus" in names, group=group)
+        assert (code, err, left) == (130, "bbgrap-hls sim: interrupted\n", []), (group, code, err, left)
+        assert not cache.exists() or not [d for d in cache.iterdir() if not d.name.startswith("_runtime")], \
+            sorted(p.name for p in cache.iterdir())
 
     # 2. while the simulator runs (the shared cached build; 400 frames: many seconds)
     shutil.rmtree(cache, ignore_errors=True)
     SIM_CACHE.mkdir(parents=True, exist_ok=True)
     cache.symlink_to(SIM_CACHE, target_is_directory=True)
     runs = set(SIM_CACHE.glob("*/run-*"))  # another test's run may be under way
-    code, err, left = _interrupt(["sim", str(out), "--frames", "400", "--quiet"],
-                                 lambda names: "top" in names)  # the Verilated simulator
-    assert (code, err, left) == (130, "bbgrap-hls sim: interrupted\n", []), (code, err, left)
-    # the run's folder (config, progress and result files) went with it
-    assert set(SIM_CACHE.glob("*/run-*")) <= runs
+    for group in (False, True):
+        code, err, left = _interrupt(["sim", str(out), "--frames", "400", "--quiet"],
+                                     lambda names: "top" in names, group=group)  # the Verilated simulator
+        assert (code, err, left) == (130, "bbgrap-hls sim: interrupted\n", []), (group, code, err, left)
+        # the run's folder (config, progress and result files) went with it
+        assert set(SIM_CACHE.glob("*/run-*")) <= runs
 
 
 def test_ctrl_c_during_gen(tmp_path):
