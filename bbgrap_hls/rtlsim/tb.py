@@ -1,9 +1,11 @@
 """Design-level cocotb testbench of a generated top (run by `bbgrap_hls.rtlsim.run`).
 
-Driver: one cocotbext-axi source per graph input, frames back to back at one beat per
-cycle. Monitor: one sink per output (no back-pressure); the frames' start and end times.
-Scoreboard: the Python side (`run.simulate`) compares the received bytes with the integer
-reference; this file only records. Watchdog: when no input beat is taken and no output
+Driver: one `_Feeder` per graph input (cocotbext-axi's source with ``feeder:
+"cocotbext"``), frames back to back at one beat per cycle. Monitor: one cocotbext-axi sink
+per output (no back-pressure); the frames' start and end times. Scoreboard: the Python side
+(`run.simulate`) compares the received bytes with the integer reference; this file only
+records. End: the run stops once every output has all its frames (looked for every
+``check_cycles`` cycles). Watchdog: when no input frame starts or completes and no output
 frame completes for a window of cycles, it reads every FIFO, link and buffer of the design
 through the hierarchy and stops, naming the channels that stay full (their writer stalls)
 and those whose reader never takes their beat.
@@ -65,11 +67,11 @@ def stalled_channels(dut, channels: list[dict]) -> tuple[list[str], list[str]]:
 class _Feeder:
     """One graph input driven from a list of prepared beats, frames back to back.
 
-    The handshake is cocotbext-axi's ``AxiStreamSource`` loop, read for read and write for
-    write at the same clock edges (so the cycles are the same; ``feeder: "cocotbext"`` in
-    the configuration runs that source instead, and tests/test_sim_feeder.py compares
-    the two): at every rising edge, when no beat is offered or the offered one is taken
-    (``tready`` high), the next beat goes on the bus, ``tlast`` with a frame's last one.
+    The handshake is cocotbext-axi's ``AxiStreamSource`` loop, each beat offered at the same
+    clock edge (so the cycles are the same; ``feeder: "cocotbext"`` in the configuration
+    runs that source instead, and tests/test_sim_feeder.py compares the two): at every
+    rising edge, when no beat is offered or the offered one is taken (``tready`` high, as
+    read at that edge), the next beat goes on the bus, ``tlast`` with a frame's last one.
     What it saves per cycle: the frame's bytes are packed into one integer per beat before
     the run (cocotbext assembles each beat byte by byte, with ``tkeep``/``tid``/``tuser``
     bookkeeping, every cycle), one signal read instead of two, and ``tvalid``/``tlast``
