@@ -5,8 +5,9 @@ Usage: ``python bench/speed_bench.py [--board u250] [--quick] [--resnet18-sim] [
 Runs the CLI as a user would (one ``python -m bbgrap_hls.cli`` process per command, so the
 times include start-up) on ResNet-8 (``examples/resnet8.onnx``), ResNet-18
 (``tests.models.resnet18()``) and a single 77-GMAC conv (1×256×256×256, 3×3 → 512, gen
-only). ``sim`` builds in a fresh cache (a cold Verilator build) and runs ``--frames``
-frames; it reports the cycles the testbench simulated and their rate over the testbench's
+only). ``sim`` builds in a fresh cache (a cold Verilator build of the design; Verilator's
+runtime objects come from the per-user store once any earlier sim kept them, as for a
+user's new gen folder) and runs ``--frames`` frames; it reports the cycles the testbench simulated and their rate over the testbench's
 own wall time (``cycles/s``); the bench adds the rate over the whole run (cocotb start-up and
 model loading included, ``cycles/s with start-up``). ResNet-18's sim runs only with
 ``--resnet18-sim`` (one frame). Every line ends with the 1-minute load average after the
