@@ -460,18 +460,20 @@ def gmaxpool(g: Geometry, pe: int, simd: int) -> BlockCost:
 
 
 def upsample(g: Geometry, pe: int, simd: int) -> BlockCost:
-    """Nearest upsampling by integer ``Ho/H × Wo/W`` (``upsample.sv``): one output beat per
-    cycle; a pixel's first copy in the first copy of its row passes straight through (no
-    delay) while the row is stored (``W·C/p`` words of ``8p`` bits), the other copies are read
-    from that row memory. ii = the output beats; the input waits meanwhile. The memory is read
-    at a registered address, so Yosys maps it as `memory` counts it: BRAM (26 × 8 words of 128
-    bits: 4 RAMB18, 183 / 260 LUTs) or, shallow, LUTRAM (64 × 64 bits: 184 / 244 LUTs)."""
+    """Nearest upsampling by integer ``Ho/H × Wo/W`` (``upsample.sv``): two row buffers
+    (``2·W·C/p`` words of ``8p`` bits) written as input rows come, whenever a buffer is free;
+    the reader emits each row's copies one beat per cycle into the output register, chasing
+    the row being written. ii = the output beats. The memory is read at a registered address,
+    so Yosys maps it as `memory` counts it. Yosys: 2 / 2 RAMB18 and 58 / 58 LUTs (C 64, p 8,
+    8 × 8), 4 / 4 RAMB18 and 69 / 66 LUTs (C 128, p 16, 26 × 26)."""
     p = pe
     n = g.c // p
     ii = g.ho * g.wo * n
-    mem = memory(8 * p, g.w * n)
-    return BlockCost(ii=ii, depth=RTL_DEPTH["repeat"], tail=(g.wo // g.w - 1) * n, span=ii - 1,
-                     bram18=mem.bram18, lut=LUT_BASE_SIMPLE + 10 * p + mem.lut)
+    mem = memory(8 * p, 2 * g.w * n)
+    # fill: a copy row needs its whole input row, so the output lags the input by up to one
+    # input row (what a reconvergent path around the block must hold; the first beat needs one)
+    return BlockCost(ii=ii, depth=2, fill=1.0 / g.h, tail=(g.wo // g.w - 1) * n, span=ii - 1,  # depth: write, read
+                     bram18=mem.bram18, lut=LUT_BASE_SIMPLE // 2 + p + mem.lut)
 
 
 BLOCKS.update({"slice": slice_block, "gmaxpool": gmaxpool, "upsample": upsample})

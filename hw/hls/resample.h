@@ -70,37 +70,38 @@ BB_LOOP(gmp_frame)
   }
 }
 
-/// Nearest upsampling of an (H, W, C) frame at L lanes by SH x SW (P gives H, W, C, L, SH, SW): every pixel repeated SW
-/// times along its row and every row SH times. One output beat per cycle; a pixel's first
-/// copy in a row's first copy is read from the input and stored in the row memory, the
-/// other copies come from that memory.
+/// Nearest upsampling of an (H, W, C) frame at L lanes by SH x SW (P gives H, W, C, L, SH, SW):
+/// every pixel repeated SW times along its row and every row SH times; one output beat per
+/// iteration. Two row buffers as hw/rtl/upsample.sv: a row's beats are read when its first
+/// copy needs them (blocking), and once the row is complete the next row is taken ahead
+/// into the other buffer whenever a beat is there (non-blocking), so a slow producer paces
+/// the output without stalling it row by row. Rows run on across frames.
 template <class P>
 void upsample2d(Stream<P::L>& in, Stream<P::L>& out, int frames) {
   constexpr int H = P::H, W = P::W, C = P::C, L = P::L, SH = P::SH, SW = P::SW;
   static_assert(C % L == 0 && SH >= 1 && SW >= 1, "upsample2d: L | C, scales >= 1");
-  constexpr int N = C / L;
-  Beat<L> row[W * N];
-BB_LOOP(ups_frame)
-  for (int f = 0; f < frames; ++f) {
-    for (int y = 0; y < H; ++y) {
-      for (int ry = 0; ry < SH; ++ry) {
-        for (int x = 0; x < W; ++x) {
-          for (int rx = 0; rx < SW; ++rx) {
-            for (int cb = 0; cb < N; ++cb) {
-              BB_HLS(PIPELINE II = 1)
-              Beat<L> b;
-              if (ry == 0 && rx == 0) {
-                b = in.read();
-                row[x * N + cb] = b;
-              } else {
-                b = row[x * N + cb];
-              }
-              out.write(b);
-            }
-          }
-        }
+  constexpr int N = C / L, RB = W * N;
+  Beat<L> row[2][RB];
+  const long rows = static_cast<long>(frames) * H;
+  int got = 0;  // beats of the current row in its buffer
+  int pre = 0;  // beats of the next row taken ahead
+BB_LOOP(ups_row)
+  for (long g = 0; g < rows; ++g) {
+    const int cur = static_cast<int>(g % 2), nxt = 1 - cur;
+  BB_LOOP(ups_beat)
+    for (int i = 0; i < SH * SW * RB; ++i) {
+      BB_HLS(PIPELINE II = 1)
+      const int cb = i % N, x = (i / (N * SW)) % W;
+      const int a = x * N + cb;  // a <= got: the first copy asks for the beats in order
+      if (got <= a) row[cur][got++] = in.read();
+      if (got == RB && g + 1 < rows && pre < RB) {
+        Beat<L> b;
+        if (in.read_nb(b)) row[nxt][pre++] = b;
       }
+      out.write(row[cur][a]);
     }
+    got = pre;
+    pre = 0;
   }
 }
 

@@ -1,11 +1,14 @@
 `default_nettype none
 // Nearest upsampling by SH x SW of an (H, W, C) stream at P lanes (bb::upsample2d, the
 // Resize op with integer scales): every pixel repeated SW times along its row, every row SH
-// times; N = C/P beats a pixel. One output beat per cycle: in the first copy of a row, each
-// pixel's first copy passes the input straight through (no cycle of delay) while storing it
-// in the row memory (W*N words of P*8 bits); every other copy is read from that memory and
-// the input waits meanwhile. ii = H*SH*W*SW*C/P, the output's rate; tlast on the frame's
-// last beat.
+// times; N = C/P beats a pixel, RB = W*N beats a row. Two row buffers (2*RB words of P*8
+// bits): the writer stores input rows into them in turn, taking a beat whenever its buffer
+// is free (the reader has finished that buffer's previous row); the reader emits the SH*SW
+// copies of each row, one beat per cycle into the output register, reading a beat of the row
+// being written as soon as it is there. So the input is taken as it comes (a producer slower
+// than one row per copy block still paces the output, never stalls it further), the output
+// runs at one beat per cycle: ii = H*SH*W*SW*C/P; the first output beat leaves 2 cycles after
+// the first input beat (written, then read into the output register).
 module upsample #(
     parameter int C  = 4,
     parameter int P  = 2,
@@ -28,74 +31,107 @@ module upsample #(
     output logic             m_axis_tlast
 );
   localparam int N = C / P;
+  localparam int RB = W * N;
   localparam int NW = N > 1 ? $clog2(N) : 1;
   localparam int XW = W > 1 ? $clog2(W) : 1;
   localparam int YW = H > 1 ? $clog2(H) : 1;
   localparam int RXW = SW > 1 ? $clog2(SW) : 1;
   localparam int RYW = SH > 1 ? $clog2(SH) : 1;
-  localparam int AW = W * N > 1 ? $clog2(W * N) : 1;
+  localparam int AW = $clog2(RB + 1);
   initial begin
     if (P < 1 || C % P != 0) $error("upsample: P=%0d must divide C=%0d", P, C);
     if (SH < 1 || SW < 1) $error("upsample: scales SH=%0d, SW=%0d must be positive", SH, SW);
   end
 
-  logic [P*8-1:0] mem[W * N];
+  logic [P*8-1:0] mem[2 * RB];
+  // writer: buffer wsel, next address wa (beats of the row written so far)
+  logic wsel;
+  logic [AW-1:0] wa;
+  logic [1:0] full;  // buffer b holds a whole row the reader has not finished
+  logic wfire;
+  // reader: buffer rsel, address ra = x*N + cb (base = x*N), copy counters
+  logic rsel;
+  logic [AW-1:0] ra, base;
   logic [NW-1:0] cb;
   logic [RXW-1:0] rx;
   logic [XW-1:0] x;
   logic [RYW-1:0] ry;
   logic [YW-1:0] y;
-  logic [AW-1:0] a, base;  // a = x*N + cb, base = x*N
-  logic pass, fire;
+  logic avail, rfire, pix_end, row_end, copies_end;
 
-  assign pass = rx == '0 && ry == '0;
-  assign m_axis_tvalid = pass ? s_axis_tvalid : 1'b1;
-  assign m_axis_tdata = pass ? s_axis_tdata : mem[a];
-  assign m_axis_tlast = y == YW'(H - 1) && ry == RYW'(SH - 1) && x == XW'(W - 1) && rx == RXW'(SW - 1)
-                     && cb == NW'(N - 1);
-  assign s_axis_tready = pass && m_axis_tready;
-  assign fire = m_axis_tvalid && m_axis_tready;
+  assign s_axis_tready = !full[wsel];
+  assign wfire = s_axis_tvalid && s_axis_tready;
+  assign avail = full[rsel] || (wsel == rsel && wa > ra);
+  assign rfire = avail && (!m_axis_tvalid || m_axis_tready);
+  assign pix_end = cb == NW'(N - 1) && rx == RXW'(SW - 1);
+  assign row_end = pix_end && x == XW'(W - 1);
+  assign copies_end = row_end && ry == RYW'(SH - 1);
 
   always_ff @(posedge clk) begin
-    if (fire && pass) mem[a] <= s_axis_tdata;
+    if (wfire) mem[{31'b0, wsel} * RB + int'(wa)] <= s_axis_tdata;
   end
 
   always_ff @(posedge clk) begin
     if (rst) begin
+      wsel <= 1'b0;
+      wa <= '0;
+      full <= '0;
+      rsel <= 1'b0;
+      ra <= '0;
+      base <= '0;
       cb <= '0;
       rx <= '0;
       x <= '0;
       ry <= '0;
       y <= '0;
-      a <= '0;
-      base <= '0;
-    end else if (fire) begin
-      if (cb != NW'(N - 1)) begin
-        cb <= cb + 1'b1;
-        a <= a + 1'b1;
-      end else begin
-        cb <= '0;
-        if (rx != RXW'(SW - 1)) begin
-          rx <= rx + 1'b1;
-          a <= base;
+      m_axis_tvalid <= 1'b0;
+      m_axis_tlast <= 1'b0;
+      m_axis_tdata <= '0;
+    end else begin
+      if (wfire) begin
+        if (wa == AW'(RB - 1)) begin
+          wa <= '0;
+          full[wsel] <= 1'b1;
+          wsel <= ~wsel;
         end else begin
-          rx <= '0;
-          if (x != XW'(W - 1)) begin
-            x <= x + 1'b1;
-            a <= a + 1'b1;
-            base <= a + 1'b1;
+          wa <= wa + 1'b1;
+        end
+      end
+      if (rfire) begin
+        m_axis_tvalid <= 1'b1;
+        m_axis_tdata <= mem[{31'b0, rsel} * RB + int'(ra)];
+        m_axis_tlast <= copies_end && y == YW'(H - 1);
+        if (cb != NW'(N - 1)) begin
+          cb <= cb + 1'b1;
+          ra <= ra + 1'b1;
+        end else begin
+          cb <= '0;
+          if (rx != RXW'(SW - 1)) begin
+            rx <= rx + 1'b1;
+            ra <= base;
           end else begin
-            x <= '0;
-            a <= '0;
-            base <= '0;
-            if (ry != RYW'(SH - 1)) begin
-              ry <= ry + 1'b1;
+            rx <= '0;
+            if (x != XW'(W - 1)) begin
+              x <= x + 1'b1;
+              ra <= ra + 1'b1;
+              base <= ra + 1'b1;
             end else begin
-              ry <= '0;
-              y <= y == YW'(H - 1) ? '0 : y + 1'b1;
+              x <= '0;
+              ra <= '0;
+              base <= '0;
+              if (ry != RYW'(SH - 1)) begin
+                ry <= ry + 1'b1;
+              end else begin
+                ry <= '0;
+                y <= y == YW'(H - 1) ? '0 : y + 1'b1;
+                full[rsel] <= 1'b0;  // the row's copies are out: its buffer is free
+                rsel <= ~rsel;
+              end
             end
           end
         end
+      end else if (m_axis_tready) begin
+        m_axis_tvalid <= 1'b0;
       end
     end
   end
