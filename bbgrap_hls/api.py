@@ -45,7 +45,7 @@ if TYPE_CHECKING:
 PLAN_OPTIONS: dict[str, type | tuple[type, ...]] = {
     "strategy": str, "objective": str, "time_limit": (int, float), "seed": int,
     "parallel_window": bool, "pixel_copies": bool, "offchip_weights": bool, "narrow_folding": bool,
-    "dsp_packing": bool,
+    "dsp_packing": bool, "lut_macs": bool,
 }
 #: what ``gen`` plans with when not told (`Design.write` warns when the design's plan differs)
 _GEN_DEFAULTS = {"time_limit": 10.0, "narrow_folding": True, "offchip_weights": False}
@@ -69,7 +69,8 @@ def compile(model: str | os.PathLike | onnx.ModelProto, board: str | os.PathLike
             ``objective`` ("throughput"), ``time_limit`` (10.0 s), ``seed`` (0; also seeds
             the synthetic calibration and the test input, as ``gen --seed``),
             ``parallel_window`` (True), ``pixel_copies`` (True), ``offchip_weights``
-            (False), ``narrow_folding`` (True), ``dsp_packing`` (`make_plan`'s default).
+            (False), ``narrow_folding`` (True), ``dsp_packing`` and ``lut_macs`` (`make_plan`'s
+            defaults).
 
     Returns:
         The planned `Design`; quantisation (calibration) runs on first use.
@@ -315,6 +316,8 @@ class Design:
                 "--pixel-copies" if o["pixel_copies"] else "--no-pixel-copies"]
         if "dsp_packing" in o:
             argv.append("--dsp-packing" if o["dsp_packing"] else "--no-dsp-packing")
+        if "lut_macs" in o:
+            argv.append("--lut-macs" if o["lut_macs"] else "--no-lut-macs")
         for name, dims in self._input_shape.items():
             argv += ["--input-shape", f"{name}={'x'.join(map(str, dims))}"]
         if self._calib_path:

@@ -58,6 +58,10 @@ CONFIGS: dict[str, tuple[str, dict]] = {
     "dense-64x10-pack": ("mvu", {"MW": 64, "MH": 10, "SIMD": 8, "PE": 2, "PACK": 2, "nvec": 1}),
     # LUT multipliers (PACK = 0, lut_mul.sv): no DSP for the products
     "mvu-4x4-lut": ("mvu", {"MW": 16, "MH": 8, "SIMD": 4, "PE": 4, "PACK": 0, "nvec": 1}),
+    # weight ROM in LUTs (W_STYLE = "logic", model/memory.py lut_rom): 288 and 36 words deep
+    "conv-3x3-8x8-lutw": ("conv", {"C": 16, "CO": 32, "SIMD": 8, "PE": 8, "PACK": 2, "W_STYLE": "logic", "H": 16,
+                                   "W": 16, "KH": 3, "KW": 3, "SH": 1, "SW": 1, "PT": 1, "PL": 1, "PB": 1, "PR": 1}),
+    "mvu-4x4-lutw": ("mvu", {"MW": 144, "MH": 32, "SIMD": 4, "PE": 4, "PACK": 2, "W_STYLE": "logic", "nvec": 1}),
     "mul-p2": ("mul", {"P": 2, "OP": 1, "c": 4, "pix": 4, "M": 1234567, "ZA": -5, "ZB": 9, "ZY": 4, "S": 20,
                        "LO": 4, "HI": 127}),
 }

@@ -67,7 +67,7 @@ def _mvu(p: dict, rng, d: Path) -> tuple[dict, dict]:
 def _pack(p: dict) -> dict:
     """``PACK`` when the case packs two output lanes per DSP (mvu.sv, mac2.sv) or puts its
     products in LUTs (``PACK = 0``, lut_mul.sv)."""
-    return {"PACK": p["PACK"]} if p.get("PACK", 1) != 1 else {}
+    return ({"PACK": p["PACK"]} if p.get("PACK", 1) != 1 else {}) | ({"W_STYLE": p["W_STYLE"]} if "W_STYLE" in p else {})
 
 
 def _win(p: dict) -> dict:

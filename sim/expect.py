@@ -55,7 +55,8 @@ def block(module: str, p: dict) -> tuple[BlockCost, int]:
     """The model's cost of a block module and its input beats per frame."""
     if module == "mvu":
         g = Geometry(h=p["nvec"], w=1, c=p["MW"], ho=p["nvec"], wo=1, co=p["MH"])
-        return (block_cost("dense", g, p["PE"], p["SIMD"], pack=p.get("PACK", 1) == 2, lut_macs=p.get("PACK", 1) == 0),
+        return (block_cost("dense", g, p["PE"], p["SIMD"], pack=p.get("PACK", 1) == 2, lut_macs=p.get("PACK", 1) == 0,
+                           lutw=p.get("W_STYLE") == "logic"),
                 p["nvec"] * p["MW"] // p["SIMD"])
     if module in WINDOW_KIND:
         g = window_geometry(p)
@@ -66,7 +67,8 @@ def block(module: str, p: dict) -> tuple[BlockCost, int]:
         mmv = p.get("M", 1) if module == "conv" else 1  # pixel copies
         pack = module == "conv" and p.get("PACK", 1) == 2  # two output lanes per DSP (mac2.sv)
         lut_macs = module == "conv" and p.get("PACK", 1) == 0  # products in LUTs (lut_mul.sv)
-        return (block_cost(WINDOW_KIND[module], g, pe, simd, mmv=mmv, pack=pack, lut_macs=lut_macs),
+        lutw = p.get("W_STYLE") == "logic"  # the weight ROM in LUTs
+        return (block_cost(WINDOW_KIND[module], g, pe, simd, mmv=mmv, pack=pack, lut_macs=lut_macs, lutw=lutw),
                 g.h * g.w * g.c // lanes)
     if module == "gap":
         g = Geometry(h=p["H"], w=p["W"], c=p["C"], ho=1, wo=1, co=p["C"])

@@ -24,6 +24,7 @@ from bbgrap_hls.errors import InfeasibleError
 from bbgrap_hls.frontend import load_model
 from bbgrap_hls.ir import Graph
 from bbgrap_hls.model import block_cost, node_geometry
+from bbgrap_hls.model.blocks import LUT_MUL, LUT_PER_MAC
 from bbgrap_hls.passes import canonicalize
 from bbgrap_hls.search import make_plan
 from tests import models
@@ -55,14 +56,15 @@ def _weight_bytes(graph: Graph, name: str) -> int:
     return int(np.prod(w.shape)) * group
 
 
-def small_board(gbps: float, bram18: int = 40, capacity_gb: float = 4) -> object:
-    """One 200 MHz core with little BRAM and a DDR memory behind one 128-bit port."""
+def small_board(gbps: float, bram18: int = 40, capacity_gb: float = 4, lut: int = 20000) -> object:
+    """One 200 MHz core with little BRAM (and few LUTs, which can hold weights too) and a DDR
+    memory behind one 128-bit port."""
     return parse_board(f"""
 name: smallmem
 source: test
 clock_mhz: 200
 cores:
-  - {{id: 0, device: x, dsp: 600, bram18: {bram18}, uram: 0, lut: 150000, cap: 0.8}}
+  - {{id: 0, device: x, dsp: 600, bram18: {bram18}, uram: 0, lut: {lut}, cap: 0.8}}
 memories:
   - {{name: ddr, kind: ddr4, bandwidth_gbps: {gbps}, capacity_gb: {capacity_gb:.6f}, cores: [0],
      latency_cycles: 50, ports: 1, port_width_bits: 128}}
@@ -187,8 +189,11 @@ def test_roofline_bounds_the_plan(resnet18, lenet, board):
     r = plan.roofline
     macs = summarize(g, canonical=True)["macs"]
     dsp = sum(c.dsp_limit for c in b.cores)
-    per_dsp = r["compute_fps"] * macs / (b.clock_mhz * 1e6 * dsp)
-    assert per_dsp == pytest.approx(round(per_dsp)) and round(per_dsp) in (1, 2)
+    # MAC lanes per cycle the roofline counts: one or two per DSP, plus with LUT multipliers one
+    # per LUT_MUL + LUT_PER_MAC LUTs of the limits
+    lanes = r["compute_fps"] * macs / (b.clock_mhz * 1e6)
+    lut_lanes = sum(c.lut_limit for c in b.cores) // (LUT_MUL + LUT_PER_MAC) if plan.optimizer["lut_macs"] else 0
+    assert lanes == pytest.approx(round(lanes)) and round(lanes) - lut_lanes in (dsp, 2 * dsp)
     assert plan.fps <= r["roofline_fps"] * (1 + 1e-9)
     assert 0 < r["fraction"] <= 1
     used = [c for c in plan.cores if c.offchip_bytes_per_frame]

@@ -41,15 +41,23 @@ def _cnn():
     return offchip_cnn()
 
 
-#: design -> (model, cores, BRAM18 per core, DSP per core): BRAM forces some weights off chip.
+#: design -> (model, cores, BRAM18 per core, DSP per core): BRAM forces some weights off chip
+#: (and the LUTs, `LUTS` per core, since weight memories may also be built from LUTs).
 #: LeNet's 400 -> 120 dense goes off chip and its weights' reads bound the design: the
 #: memory-bound case, checked at design level (the plan's roofline says memory binds).
 DESIGNS = {"cnn": (_cnn, 1, 20, 64), "resnet8": (models.resnet8, 2, 40, 400), "lenet": (models.lenet, 1, 32, 600)}
 MEMORY_BOUND = {"lenet"}
+LUTS = {"cnn": 20000, "resnet8": 20000, "lenet": 20000}
+#: Known timing gaps by design, (low, high) relative ii error: ResNet-8 here keeps conv_59
+#: (pe 1, simd 16) off chip with the memory's 5 bytes/cycle shared by two cores: its reader's
+#: rate does not divide the 8-byte beat, where `offchip_mvu` is not exact (docs/cost-model.md,
+#: "Off-chip weights"); measured +2.84 % (the same design on chip: 0.00 %). The test fails
+#: when the gap closes too, so that this entry goes.
+KNOWN_II_GAP: dict[str, tuple[float, float]] = {"resnet8": (0.02, 0.035)}
 
 
-def board_yaml(cores: int, bram18: int, dsp: int) -> str:
-    cs = ", ".join(f"{{id: {i}, device: x, dsp: {dsp}, bram18: {bram18}, uram: 0, lut: 80000, cap: 1.0}}"
+def board_yaml(cores: int, bram18: int, dsp: int, luts: int = 20000) -> str:
+    cs = ", ".join(f"{{id: {i}, device: x, dsp: {dsp}, bram18: {bram18}, uram: 0, lut: {luts}, cap: 1.0}}"
                    for i in range(cores))
     links = "" if cores == 1 else "links: [{a: 0, b: 1, width_bits: 64, latency_cycles: 4, kind: slr-crossing}]\n"
     ids = ", ".join(str(i) for i in range(cores))
@@ -75,7 +83,7 @@ def _design(name: str, root: Path) -> Path:
         d = root / name
         d.mkdir(parents=True, exist_ok=True)
         model = models.save(make(), d / "m.onnx")
-        (d / "board.yaml").write_text(board_yaml(cores, bram, dsp))
+        (d / "board.yaml").write_text(board_yaml(cores, bram, dsp, LUTS[name]))
         assert main(["gen", model, "--board", str(d / "board.yaml"), "-o", str(d / "out"), "--offchip-weights"]) == 0
         _made[name] = d / "out"
     return _made[name]
@@ -154,5 +162,9 @@ def test_sim_offchip_bit_exact_and_cycles(root, name):
                f"{r.measured_latency_cycles} vs plan {r.predicted_latency_cycles} ({lat_err:+.2%}), {r.frames} "
                f"frames, build {r.build_seconds:.1f} s, run {r.run_seconds:.1f} s")
     print(figures, file=sys.stderr)
+    if name in KNOWN_II_GAP:
+        lo, hi = KNOWN_II_GAP[name]
+        assert lo < ii_err <= hi and abs(lat_err) <= LAT_TOL, figures
+        return
     assert abs(ii_err) <= II_TOL and abs(lat_err) <= LAT_TOL, figures
     assert np.isfinite(ii_err)

@@ -31,6 +31,7 @@ from bbgrap_hls.codegen.fold import conv_matrix
 from bbgrap_hls.codegen.layers import LUT_KINDS, Layer, _window, hwc
 from bbgrap_hls.errors import UnsupportedError
 from bbgrap_hls.ir import Graph, Node
+from bbgrap_hls.model.memory import LUTRAM_BITS
 
 
 @dataclass
@@ -43,6 +44,16 @@ class RtlLayer:
     two_inputs: bool = False
     image: bytes = b""  # off-chip weights: the bytes the board memory holds from W_BASE
 
+
+
+def _rom_style(lay) -> dict:
+    """``W_STYLE = "logic"`` for a weight memory the plan builds from LUTs (``weights ==
+    "lut"`` at 1,024 bits or more: `model.memory.lut_rom`); smaller ones are LUTRAM-sized
+    whatever the style, and the rest stay block ROMs (the modules' default)."""
+    wm = lay.wmem
+    if wm is not None and wm.storage == "lutram" and 8 * wm.nbytes() >= LUTRAM_BITS:
+        return {"W_STYLE": "logic"}
+    return {}
 
 def pack(rows: np.ndarray, bits: int) -> list[int]:
     """Pack a [words, lanes] integer array into words, lane i at bits [i·bits +: bits]."""
@@ -153,7 +164,7 @@ def rtl_layer(g: Graph, node: Node, lay: Layer, pe: int, simd: int, co_range: tu
             # vvu word kb·C/P + g, lane jj·P + i = w[kb·J + jj][g·P + i]
             wk = wq.reshape(c, k).T.reshape(k // j, j, c // pe, pe).transpose(0, 2, 1, 3).reshape(-1, j * pe)
             files = _vector_files(ident, wk, bias, rq, c, pe, j)
-            params = dict(C=c, P=pe, **win, PAD_VAL=int(q["zp_in"]), J=j)
+            params = dict(C=c, P=pe, **win, PAD_VAL=int(q["zp_in"]), J=j) | _rom_style(lay)
             return RtlLayer("dwconv", params | _names(ident, files), files)
         lo, hi = co_range or (0, n)
         # pixel copies (mmv > 1): M mvus, output one whole pixel (CO lanes) per beat
@@ -171,7 +182,7 @@ def rtl_layer(g: Graph, node: Node, lay: Layer, pe: int, simd: int, co_range: tu
             params["M"] = lay.mmv
         if lay.pack != 1:  # DSP packing (mac2.sv) or LUT multipliers (PACK = 0, lut_mul.sv)
             params["PACK"] = lay.pack
-        return RtlLayer("conv", params | _names(ident, files), files)
+        return RtlLayer("conv", params | _rom_style(lay) | _names(ident, files), files)
     if op == "Dense":
         wq = np.asarray(q["w"])
         n = wq.shape[0]
@@ -180,7 +191,7 @@ def rtl_layer(g: Graph, node: Node, lay: Layer, pe: int, simd: int, co_range: tu
         bias = np.broadcast_to(np.asarray(q["bias"], np.int64).reshape(-1), (n,))
         files = _mvu_files(ident, wq[lo:hi], bias[lo:hi], rq[lo:hi], pe, simd)
         params = dict(MW=wq.shape[1], MH=hi - lo, SIMD=simd, PE=pe) | ({"PACK": lay.pack} if lay.pack != 1 else {})
-        return RtlLayer("mvu", params | _names(ident, files), files)
+        return RtlLayer("mvu", params | _rom_style(lay) | _names(ident, files), files)
     p = pe
     if op == "ChannelAffine":
         return _affine(q, ident, co, p, where)

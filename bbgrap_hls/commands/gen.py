@@ -14,7 +14,7 @@ import numpy as np
 
 from bbgrap_hls.commands.common import add_model_args, load_canonical
 from bbgrap_hls.errors import BadInputError
-from bbgrap_hls.search.problem import DSP_PACKING
+from bbgrap_hls.search.problem import DSP_PACKING, LUT_MACS
 
 MANIFEST = "manifest.json"
 
@@ -41,6 +41,10 @@ def add_parser(sub) -> argparse.ArgumentParser:
                    help="let conv/dense layers with pe >= 2 compute two output lanes per DSP48E2 (two int8 "
                         "products of one input in one 27x18 multiply; HLS kernels and RTL twin; "
                         f"docs/cost-model.md; default {'on' if DSP_PACKING else 'off'})")
+    p.add_argument("--lut-macs", action=argparse.BooleanOptionalAction, default=LUT_MACS,
+                   help="let conv/dense layers with their weights on chip compute their int8 products in LUTs "
+                        "instead of DSP48E2s where a core's LUTs are spare (lut_mul.sv, about 110 LUTs per "
+                        f"product; chosen per layer; docs/cost-model.md; default {'on' if LUT_MACS else 'off'})")
     p.add_argument("--kernels", choices=("hls", "rtl"), default="hls",
                    help="Vitis kernels of vitis/: HLS C++ (default) or the RTL twin's cores as RTL kernels "
                         "(rtl_kernel/, package_xo scripts; docs/codegen.md, \"RTL kernels\")")
@@ -94,7 +98,7 @@ def _run(args: argparse.Namespace, out: Path, old: list[str], worker: _ReportWor
     plan = plan_graph(gq if qdq else graph, board, strategy=args.strategy, objective=args.objective,
                       seed=args.seed, parallel_window=args.parallel_window,
                       pixel_copies=args.pixel_copies, offchip_weights=args.offchip_weights,
-                      dsp_packing=args.dsp_packing)
+                      dsp_packing=args.dsp_packing, lut_macs=args.lut_macs)
     try:  # the temporary folder sits next to OUT so that the final moves stay on one file system
         out.parent.mkdir(parents=True, exist_ok=True)
         tmp_ctx = tempfile.TemporaryDirectory(prefix=".bbgrap-gen-", dir=out.parent)
@@ -140,7 +144,7 @@ def _finish(args, out: Path, old: list[str], worker: _ReportWorker, board, graph
     options = {"strategy": args.strategy, "objective": args.objective, "seed": args.seed,
                "parallel_window": args.parallel_window,
                "pixel_copies": args.pixel_copies, "offchip_weights": args.offchip_weights,
-               "dsp_packing": args.dsp_packing, "kernels": args.kernels,
+               "dsp_packing": args.dsp_packing, "lut_macs": args.lut_macs, "kernels": args.kernels,
                "input_shape": list(args.input_shape), "model_path": os.path.abspath(args.model),
                "board_arg": args.board, "calib_path": os.path.abspath(args.calib) if args.calib else None}
     manifest = {"tool": "bbgrap-hls", "versions": _versions(), "inputs": inputs, "options": options,

@@ -7,7 +7,7 @@ import sys
 
 from bbgrap_hls.commands.common import add_model_args, load_canonical, plan_graph
 from bbgrap_hls.plan import Plan
-from bbgrap_hls.search.problem import DSP_PACKING
+from bbgrap_hls.search.problem import DSP_PACKING, LUT_MACS
 
 
 def add_parser(sub) -> argparse.ArgumentParser:
@@ -37,6 +37,10 @@ def add_parser(sub) -> argparse.ArgumentParser:
                    help="let conv/dense layers with pe >= 2 compute two output lanes per DSP48E2 (two int8 "
                         "products of one input in one 27x18 multiply; HLS kernels and RTL twin; "
                         f"docs/cost-model.md; default {'on' if DSP_PACKING else 'off'})")
+    p.add_argument("--lut-macs", action=argparse.BooleanOptionalAction, default=LUT_MACS,
+                   help="let conv/dense layers with their weights on chip compute their int8 products in LUTs "
+                        "instead of DSP48E2s where a core's LUTs are spare (lut_mul.sv, about 110 LUTs per "
+                        f"product; chosen per layer; docs/cost-model.md; default {'on' if LUT_MACS else 'off'})")
     p.add_argument("--no-narrow", action="store_true",
                    help="keep the strategy's own foldings (skip the final pass that gives every block "
                         "the cheapest folding meeting the design ii; docs/plan.md)")
@@ -51,7 +55,7 @@ def run(args: argparse.Namespace) -> int:
     plan = plan_graph(graph, board, strategy=args.strategy, objective=args.objective,
                       time_limit=args.time_limit, seed=args.seed, parallel_window=args.parallel_window,
                       narrow_folding=not args.no_narrow, pixel_copies=args.pixel_copies,
-                      offchip_weights=args.offchip_weights, dsp_packing=args.dsp_packing)
+                      offchip_weights=args.offchip_weights, dsp_packing=args.dsp_packing, lut_macs=args.lut_macs)
     sys.stdout.write(plan.to_json() if args.json else format_plan(plan))
     return 0
 
@@ -75,7 +79,7 @@ def format_plan(plan: Plan) -> str:
             mark = " *" if name == plan.bottleneck else ""
             lines.append(f"  {name[:32]:<32} {(n.op + tag)[:18]:<18} {src.pe:>5} {src.simd:>5} {src.mmv:>3} {src.ii_cycles:>10} "
                          f"{src.dsp:>6} {src.bram18:>7} {src.uram:>5} {src.lut:>8}  {src.weights or '-'}"
-                         f"{', packed' if src.pack == 2 else ''}{mark}")
+                         f"{', packed' if src.pack == 2 else ', LUT MACs' if src.pack == 0 else ''}{mark}")
         lines.append(f"  {'use / limit':<55} {'':>10} {_frac(c.dsp, c.dsp_limit):>6} "
                      f"{_frac(c.bram18, c.bram18_limit):>7} {_frac(c.uram, c.uram_limit):>5} "
                      f"{_frac(c.lut, c.lut_limit):>8}")

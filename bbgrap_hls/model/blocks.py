@@ -14,7 +14,16 @@ from collections.abc import Callable
 from dataclasses import dataclass, replace
 
 from bbgrap_hls.model.geometry import Geometry
-from bbgrap_hls.model.memory import MemCost, block_memory, memory, rom, uram_memory, uram_weights
+from bbgrap_hls.model.memory import (
+    LUT_ROM_DEPTH,
+    MemCost,
+    block_memory,
+    lut_rom,
+    memory,
+    rom,
+    uram_memory,
+    uram_weights,
+)
 from bbgrap_hls.model.timing import RTL_DEPTH, WindowRows, window_rows, window_schedule
 
 # LUT constants (per block, per lane); see docs/cost-model.md, "LUT".
@@ -64,6 +73,7 @@ class BlockCost:
             under 1,024 bits per bank), ``"ddr"`` (a board memory: `offchip_mvu`) or None
             for a block without weights.
         offchip_bytes: bytes the block reads from its core's board memory per frame.
+        lut_macs: the block's products are in LUTs (``lut_mul.sv``), not DSP48E2s.
     """
 
     ii: int
@@ -80,6 +90,7 @@ class BlockCost:
     lut: int = 0
     weights: str | None = None
     offchip_bytes: int = 0
+    lut_macs: bool = False
 
 
 def _ceil(a: int, b: int) -> int:
@@ -99,17 +110,21 @@ def _line_buffer(g: Geometry, lanes: int, j: int = 1) -> MemCost:
     return memory(lanes * 8, window_rows(g) * g.wp * (g.c // lanes)).times(j)
 
 
-def _weights(banks: int, bank_bits: int, depth: int, uram: bool) -> tuple[MemCost, str]:
+def _weights(banks: int, bank_bits: int, depth: int, uram: bool, lutw: bool = False) -> tuple[MemCost, str]:
     """Weight memory of ``banks`` banks read at the same address every cycle.
 
     The banks share the address, so they sit side by side in one ``banks·bank_bits`` wide
     memory (as the RTL declares it, with ``rom_style = "block"``), in BRAM, LUTRAM (under
     1,024 bits) or URAM (cut into 72-bit columns, or as half-words read through both ports
     where that takes fewer: `uram_weights`). A memory small enough for LUTRAM never goes to URAM.
+    ``lutw``: a memory up to `LUT_ROM_DEPTH` words deep is built from LUTs instead (`lut_rom`:
+    ``rom_style = "logic"``), placement ``"lut"``; deeper ones ignore it.
     """
     bram = block_memory(banks * bank_bits, depth)  # the RTL asks for block RAM (rom_style)
     if bram.bram18 == 0:
         return bram, "lut"
+    if lutw and depth <= LUT_ROM_DEPTH:
+        return lut_rom(banks * bank_bits, depth), "lut"
     if uram:
         return uram_weights(banks * bank_bits, depth), "uram"
     return bram, "bram"
@@ -121,7 +136,7 @@ def _params(lanes: int, words: int) -> MemCost:
 
 
 def mvu(g: Geometry, pe: int, simd: int, uram: bool = False, mmv: int = 1, pack: bool = False,
-        lut: bool = False) -> BlockCost:
+        lut: bool = False, lutw: bool = False) -> BlockCost:
     """Conv (sliding window + matrix-vector unit); dense is the 1×1×1 case.
 
     ``simd`` divides ``C`` or, with a parallel window, is ``C·j`` with ``j | K``: the unit
@@ -134,6 +149,7 @@ def mvu(g: Geometry, pe: int, simd: int, uram: bool = False, mmv: int = 1, pack:
     ``2i+1`` share one DSP48E2 per input lane (``mac2.sv``; docs/cost-model.md, "DSP"),
     ``ceil(pe/2)·simd`` multipliers instead of ``pe·simd``, same cycles. ``lut``: every
     product in LUTs (``lut_mul.sv``, `LUT_MUL` each), no DSP but the requantisers', same cycles.
+    ``lutw``: the weight memory in LUTs (`_weights`).
     """
     if pack and lut:
         raise ValueError("a block's products are packed in DSPs or in LUTs, not both")
@@ -149,7 +165,7 @@ def mvu(g: Geometry, pe: int, simd: int, uram: bool = False, mmv: int = 1, pack:
         raise ValueError(f"pixel copies need a window generator and 2 <= mmv <= Co/pe = {nf} (mmv={mmv})")
     lanes = min(simd, g.c)
     rows = None
-    wmem, where = _weights(pe, simd * 8, folds, uram)
+    wmem, where = _weights(pe, simd * 8, folds, uram, lutw)
     mem = wmem + _params(pe, nf)
     if nf > 1:
         mem = mem + memory(simd * 8, sf)  # the input vector, reused by folds 1..nf-1
@@ -189,7 +205,7 @@ def mvu(g: Geometry, pe: int, simd: int, uram: bool = False, mmv: int = 1, pack:
         ii=ii, depth=depth, fill=fill, first=first, tail=tail, lead=lead, span=span, window=rows,
         dsp=mmv * (mults + REQUANT_DSP * pe), bram18=mem.bram18, uram=mem.uram,
         lut=LUT_BASE_MVU + mmv * lut_unit + lut_copies + (0 if g.pointwise else LUT_WINDOW) + mem.lut,
-        weights=where,
+        weights=where, lut_macs=lut,
     )
 
 
@@ -205,14 +221,14 @@ def _window_unit(g: Geometry, p: int, simd: int, extra: MemCost) -> tuple[BlockC
     return cost, mem
 
 
-def dwconv(g: Geometry, pe: int, simd: int, uram: bool = False) -> BlockCost:
+def dwconv(g: Geometry, pe: int, simd: int, uram: bool = False, lutw: bool = False) -> BlockCost:
     """Depthwise conv: ``p = pe`` channels at a time, one multiplier per lane.
 
     ``simd == pe`` normally; with a parallel window ``simd = p·j`` (``j | K``): ``j`` window
     positions of the ``p`` channels per cycle, ``simd`` multipliers, input at ``p`` lanes.
     """
     p = pe
-    wmem, where = _weights(simd, 8, g.k * g.c // simd, uram)
+    wmem, where = _weights(simd, 8, g.k * g.c // simd, uram, lutw)
     c, mem = _window_unit(g, p, simd, wmem + _params(p, g.c // p))
     return replace(c, dsp=simd + REQUANT_DSP * p, bram18=mem.bram18, uram=mem.uram,
                    lut=LUT_BASE_SIMPLE + LUT_WINDOW + LUT_PER_LANE * simd

@@ -140,7 +140,7 @@ def foldings(kind: str, g: Geometry, parallel_window: bool = False) -> list[tupl
 @functools.lru_cache(maxsize=1 << 16)
 def block_cost(kind: str, g: Geometry, pe: int, simd: int, uram: bool = False, mmv: int = 1,
                ddr: bool = False, memory: tuple[float, int, int] | None = None, pack: bool = False,
-               lut_macs: bool = False) -> BlockCost:
+               lut_macs: bool = False, lutw: bool = False) -> BlockCost:
     """Cost of a block kind at a folding (the folding must be legal).
 
     ``uram`` puts the weight memory in URAM (kinds in `URAM_CAPABLE`; ignored for the others,
@@ -151,7 +151,9 @@ def block_cost(kind: str, g: Geometry, pe: int, simd: int, uram: bool = False, m
     bytes)`` of the board memory as the block sees it (None: one beat per cycle, no latency);
     ``pack`` asks for DSP packing, applied where `packs` allows it (conv/dense on chip,
     ``pe >= 2``) and ignored elsewhere; ``lut_macs`` puts every product of a conv/dense on
-    chip in LUTs (`lut_macs`; it overrides ``pack``) and is ignored elsewhere.
+    chip in LUTs (`lut_macs`; it overrides ``pack``) and is ignored elsewhere; ``lutw`` builds
+    the weight memory (`URAM_CAPABLE` kinds, at most `LUT_ROM_DEPTH` words) from LUTs instead
+    of BRAM or URAM (``weights == "lut"``).
     """
     if ddr:
         if kind not in OFFCHIP_CAPABLE or mmv > 1:
@@ -163,6 +165,8 @@ def block_cost(kind: str, g: Geometry, pe: int, simd: int, uram: bool = False, m
     kw: dict = {}
     if uram and kind in URAM_CAPABLE:  # a block without weights: nothing of its own moves
         kw["uram"] = True
+    if lutw and kind in URAM_CAPABLE:
+        kw["lutw"] = True
     if mmv > 1:
         if kind != "conv":
             raise ValueError(f"block kind '{kind}' has no pixel copies")

@@ -107,6 +107,24 @@ def uram_memory(width_bits: int, depth: int) -> MemCost:
     return MemCost(uram=_ceil(width_bits, URAM_WIDTH) * _ceil(depth, URAM_DEPTH))
 
 
+LUT_ROM_DEPTH = 512
+"""Deepest weight memory the planner may build from LUTs (`lut_rom`); deeper ones cost more
+LUTs per bit than a RAMB18's share is worth."""
+
+
+def lut_rom(width_bits: int, depth: int) -> MemCost:
+    """A read-only ``width_bits`` × ``depth`` memory built from LUTs as logic (``rom_style =
+    "logic"``): one LUT6 per bit up to 64 words, else ``ceil(1.5·ceil(depth/64))`` per bit, the
+    ``ceil(depth/64)`` 64-word LUTs and the multiplexer tree that picks one. Fitted to Yosys
+    (``synth_xilinx -family xcup``, abc -lut 6, random contents, 64 bits wide): 1.0, 3.1, 4.1,
+    5.5, 7.9 and 12.2 LUTs per bit at 64, 128, 144, 256, 288 and 512 words (the formula: 1, 3,
+    5, 6, 8, 12); bench/resources.py checks it on whole units."""
+    if depth <= 0 or width_bits <= 0:
+        return MemCost()
+    per_bit = 1 if depth <= LUTRAM_DEPTH else -(-3 * _ceil(depth, LUTRAM_DEPTH) // 2)
+    return MemCost(lut=width_bits * per_bit)
+
+
 def uram_halves(width_bits: int, depth: int) -> bool:
     """Whether a read-only ``width_bits`` × ``depth`` memory read at one address per cycle
     takes fewer URAM288 as halves: ``width/2``-bit words, ``2·depth`` deep, word ``a``'s two

@@ -29,7 +29,7 @@ from bbgrap_hls.plan import Plan
 from bbgrap_hls.search.build import repair, violations
 from bbgrap_hls.search.dp import Segmentation
 from bbgrap_hls.search.narrow import narrow
-from bbgrap_hls.search.problem import DSP_PACKING, Problem, build_problem, core_path
+from bbgrap_hls.search.problem import DSP_PACKING, LUT_MACS, Problem, build_problem, core_path
 from bbgrap_hls.search.roofline import roofline
 from bbgrap_hls.search.strategies import boost, even, exact, explain_infeasible, greedy, refine, single
 from bbgrap_hls.search.why import bottleneck_note
@@ -148,7 +148,8 @@ def _variant(prob: Problem, **options) -> Problem:
     """The same graph on the same board with some options changed (``offchip_weights``,
     ``dsp_packing``): a fresh problem, whose tables are built for those options."""
     kw = dict(parallel_window=prob.parallel_window, pixel_copies=prob.pixel_copies,
-              offchip_weights=prob.offchip_memory is not None, dsp_packing=prob.dsp_packing)
+              offchip_weights=prob.offchip_memory is not None, dsp_packing=prob.dsp_packing,
+              lut_macs=prob.lut_macs)
     return build_problem(prob.graph, prob.board, **{**kw, **options})
 
 
@@ -167,7 +168,7 @@ def make_plan(graph: Graph, board: Board, strategy: str = "search", objective: s
               time_limit: float = 10.0, seed: int = 0, baselines: bool = True,
               progress: Callable[[str], None] | None = None, parallel_window: bool = True,
               narrow_folding: bool = True, pixel_copies: bool = True, offchip_weights: bool = False,
-              dsp_packing: bool = DSP_PACKING) -> Plan:
+              dsp_packing: bool = DSP_PACKING, lut_macs: bool = LUT_MACS) -> Plan:
     """Plan ``graph`` (canonical) on ``board``.
 
     Args:
@@ -193,6 +194,9 @@ def make_plan(graph: Graph, board: Board, strategy: str = "search", objective: s
         dsp_packing: let conv/dense blocks with ``pe >= 2`` compute two output lanes per
             DSP48E2 (``ceil(pe/2)·simd`` multipliers; docs/cost-model.md, "DSP"); the plan
             says per node whether it packs (``pack``).
+        lut_macs: let conv/dense blocks with their weights on chip compute their products
+            in LUTs (``lut_mul.sv``, `LUT_MUL` LUTs per product, no DSP; docs/cost-model.md,
+            "LUT multipliers"), chosen per block; the plan says which (``pack`` 0).
 
     Raises:
         InfeasibleError: no plan fits (message: core, resource, shortfall, smallest change).
@@ -204,7 +208,7 @@ def make_plan(graph: Graph, board: Board, strategy: str = "search", objective: s
         raise BadInputError(f"unknown objective '{objective}': expected one of {', '.join(OBJECTIVES)}")
     t0 = time.monotonic()
     prob = build_problem(graph, board, parallel_window=parallel_window, pixel_copies=pixel_copies,
-                         offchip_weights=offchip_weights, dsp_packing=dsp_packing)
+                         offchip_weights=offchip_weights, dsp_packing=dsp_packing, lut_macs=lut_macs)
     # With DSP packing allowed, also plan without it and keep the better plan (ties: packed,
     # fewer DSPs): packing makes every packed row cheaper in DSPs, which can steer the
     # segmentation's cheapest-folding heuristic to BRAM-heavier rows and a worse plan
@@ -230,7 +234,8 @@ def make_plan(graph: Graph, board: Board, strategy: str = "search", objective: s
     chosen, plan, seg = best
     # the options of the problem the plan was made from (with packing or off-chip weights
     # allowed, make_plan may keep the plan made without them)
-    plan.optimizer.update(dsp_packing=bool(chosen.dsp_packing), offchip_weights=chosen.offchip_memory is not None)
+    plan.optimizer.update(dsp_packing=bool(chosen.dsp_packing), offchip_weights=chosen.offchip_memory is not None,
+                          lut_macs=bool(chosen.lut_macs))
     _check_capacity(board, plan)
     plan.search_seconds = time.monotonic() - t0
     if objective == "latency":

@@ -74,7 +74,7 @@ def unit_parts(prob: Problem, seg: Segmentation, u: int) -> list[_Part]:
             g = replace(unit.geom, co=co)
             cost = block_cost(unit.kind, g, int(t.pe[f]), int(t.simd[f]), uram=bool(t.uram[f]), mmv=t.copies(f),
                               ddr=bool(t.ddr[f]), memory=prob.offchip_memory if t.ddr[f] else None,
-                              pack=prob.dsp_packing)
+                              pack=prob.dsp_packing, lut_macs=bool(t.lut[f]), lutw=bool(t.lutw[f]))
             out.append(_Part(c, begin, begin + co, int(t.pe[f]), int(t.simd[f]),
                              _at_least(cost, max(gather, int(t.ii[f]))), t.copies(f)))
             begin += co
@@ -83,7 +83,7 @@ def unit_parts(prob: Problem, seg: Segmentation, u: int) -> list[_Part]:
     # a table row's ii may exceed its block's (an off-chip row slowed to its port's rate)
     cost = block_cost(unit.kind, unit.geom, int(t.pe[f]), int(t.simd[f]), uram=bool(t.uram[f]),
                       mmv=t.copies(f), ddr=bool(t.ddr[f]), memory=prob.offchip_memory if t.ddr[f] else None,
-                      pack=prob.dsp_packing)
+                      pack=prob.dsp_packing, lut_macs=bool(t.lut[f]), lutw=bool(t.lutw[f]))
     return [_Part(seg.core[u], 0, unit.geom.co, int(t.pe[f]), int(t.simd[f]), _at_least(cost, int(t.ii[f])),
                   t.copies(f))]
 
@@ -99,8 +99,17 @@ def _out_lanes(parts: list[_Part]) -> int:
 
 
 def _pack(prob: Problem, kind: str, part: _Part) -> int:
-    """Output lanes per DSP of a part: 2 where the plan packs it (`bbgrap_hls.model.packs`)."""
+    """Output lanes per DSP of a part: 2 where the plan packs it (`bbgrap_hls.model.packs`),
+    0 where its products are in LUTs."""
+    if part.cost.lut_macs:
+        return 0
     return 2 if prob.dsp_packing and packs(kind, part.pe, part.cost.weights == "ddr") else 1
+
+
+def _node_pack(packs_: list[int]) -> int:
+    """A node's ``pack`` from its parts': theirs when they agree, else the largest (the
+    parts record their own)."""
+    return packs_[0] if len(set(packs_)) == 1 else max(packs_)
 
 
 def _at_least(cost: BlockCost, ii: int) -> BlockCost:
@@ -288,7 +297,7 @@ def build_plan(prob: Problem, seg: Segmentation, strategy: str, objective: str) 
                 sum(p.cost.dsp for p in ps), sum(p.cost.bram18 for p in ps),
                 sum(p.cost.uram for p in ps), sum(p.cost.lut for p in ps), None, split,
                 _placement([p.cost.weights for p in ps]), ps[0].mmv,
-                sum(p.cost.offchip_bytes for p in ps), max(_pack(prob, prob.units[u].kind, p) for p in ps)))
+                sum(p.cost.offchip_bytes for p in ps), _node_pack([_pack(prob, prob.units[u].kind, p) for p in ps])))
     cores = []
     for c in board.cores:
         names = [nd.name for nd in nodes if nd.block not in ("host", "fused") and c.id in (

@@ -151,17 +151,22 @@ class _Units:
         return n
 
 
-def row_of(table: Table, pe: int, simd: int, weights: str | None, mmv: int = 1) -> int:
-    """The row of ``table`` with this folding, weight placement and pixel copies.
+def row_of(table: Table, pe: int, simd: int, weights: str | None, mmv: int = 1, lut: bool = False) -> int:
+    """The row of ``table`` with this folding, weight placement, pixel copies and kind of
+    multiplier (``lut``: products in LUTs, the plan's ``pack == 0``).
 
     Raises:
         ValueError: no such row (the plan was not made for this problem).
     """
     ddr = weights == "ddr"  # one off-chip row per folding (its frame buffers' place is fixed)
     hit = np.nonzero((table.pe == pe) & (table.simd == simd) & (ddr | (table.uram == (weights == "uram")))
-                     & (table.ddr == ddr) & (table.mmv == mmv))[0]
+                     & (table.ddr == ddr) & (table.mmv == mmv) & (table.lut == lut))[0]
+    if weights == "lut" and table.lutw[hit].any():  # a LUT-built memory (else LUTRAM-sized anyway)
+        hit = hit[table.lutw[hit]]
+    elif weights != "lut":
+        hit = hit[~table.lutw[hit]]
     if not len(hit):
-        raise ValueError(f"no folding pe={pe}, simd={simd}, mmv={mmv}, weights={weights} in the table")
+        raise ValueError(f"no folding pe={pe}, simd={simd}, mmv={mmv}, weights={weights}, lut={lut} in the table")
     return int(hit[0])
 
 
@@ -179,11 +184,11 @@ def segmentation_of(prob: Problem, plan: Plan) -> Segmentation:
                 tables = [unit.part_tables[c] for c in sizes]
             else:
                 tables = [unit.split_tables[len(n.split)]] * len(n.split)
-            split[u] = [(p.core, row_of(t, p.pe, p.simd, p.weights, p.mmv))
+            split[u] = [(p.core, row_of(t, p.pe, p.simd, p.weights, p.mmv, p.pack == 0))
                         for p, t in zip(n.split, tables, strict=True)]
             core[u], fold[u] = n.split[-1].core, -1
         else:
-            core[u], fold[u] = n.core, row_of(unit.table, n.pe, n.simd, n.weights, n.mmv)
+            core[u], fold[u] = n.core, row_of(unit.table, n.pe, n.simd, n.weights, n.mmv, n.pack == 0)
     return Segmentation(core=core, fold=fold, split=split, part_co=part_co, target=plan.ii_cycles)
 
 

@@ -25,6 +25,7 @@ from bbgrap_hls.model import (
     block_kind,
     foldings,
     in_lanes,
+    lut_capable,
     node_geometry,
     pixel_copies,
 )
@@ -41,6 +42,8 @@ BW_CYCLES = 1024
 N_RES = len(RES)
 DSP_PACKING = True
 """Default of the planner's ``dsp_packing`` option (`build_problem`, `make_plan`, ``--dsp-packing``)."""
+LUT_MACS = True
+"""Default of the planner's ``lut_macs`` option (`build_problem`, `make_plan`, ``--lut-macs``)."""
 
 
 @dataclass
@@ -50,8 +53,11 @@ class Table:
     A block with a weight memory has each folding twice when the board has URAM: weights
     in BRAM (``uram[i]`` False) and in URAM (True); with off-chip weights allowed, a conv or
     dense block also has each folding with its weights in the core's board memory
-    (``ddr[i]``; ``uram[i]`` then says where its frame buffers are). The search picks per
-    core what fits.
+    (``ddr[i]``; ``uram[i]`` then says where its frame buffers are); with LUT multipliers
+    allowed, an on-chip conv or dense block has each folding once more with its products in
+    LUTs (``lut[i]``); a block with a weight memory of at most `LUT_ROM_DEPTH` words (and
+    more than LUTRAM-sized) also has each folding with that memory in LUTs (``lutw[i]``). The
+    search picks per core what fits.
     """
 
     pe: np.ndarray
@@ -61,6 +67,8 @@ class Table:
     res: np.ndarray  # (n_rows, 5): dsp, bram18, uram, lut, bw (block + its input FIFOs/converters)
     mmv: np.ndarray  # a conv's pixel copies (1 for every other block)
     ddr: np.ndarray  # bool: weights in the core's board memory
+    lut: np.ndarray  # bool: the block's products in LUTs (no product DSPs)
+    lutw: np.ndarray  # bool: the block's weight memory in LUTs (`lut_rom`), placement "lut"
 
     def copies(self, i: int) -> int:
         """Pixel copies of row ``i``."""
@@ -101,36 +109,43 @@ class _Inputs:
 
 
 def _table(kind: str, g: Geometry, inputs: _Inputs, parallel_window: bool, uram: bool,
-           copies: bool = True, memory: tuple[float, int, int] | None = None, pack: bool = False) -> Table:
+           copies: bool = True, memory: tuple[float, int, int] | None = None, pack: bool = False,
+           lut_macs: bool = False) -> Table:
     """Every folding (and weight placement) of a block with its cost. ``memory`` (rate
     bytes/cycle, latency, beat bytes: `offchip_memory`) adds off-chip weight rows for
     conv/dense, their weight tiles whole beats of the port. ``pack``: on-chip conv/dense rows
-    with ``pe >= 2`` pack two output lanes per DSP (`bbgrap_hls.model.packs`)."""
+    with ``pe >= 2`` pack two output lanes per DSP (`bbgrap_hls.model.packs`). ``lut_macs``:
+    on-chip conv/dense rows also come with their products in LUTs (`lut_capable`)."""
     rows = []
     # on_uram: the weights and the whole-frame input FIFOs in URAM (a block without weights:
     # its FIFOs only; the final plan places FIFOs by what each core's URAM has left)
-    placements = [(False, False), (True, False)] if uram and kind != "wire" else [(False, False)]
+    placements = [(False, False, False), (True, False, False)] if uram and kind != "wire" else [(False, False, False)]
+    if kind in URAM_CAPABLE:
+        placements.append((False, False, True))  # the weights in LUTs (shallow memories: `lut_rom`)
     if memory is not None and kind in OFFCHIP_CAPABLE:
-        placements.append((uram, True))  # frame buffers in URAM where the board has it
+        placements.append((uram, True, False))  # frame buffers in URAM where the board has it
     rows_of = [(p, q, m) for p, q in foldings(kind, g, parallel_window)
                for m in (pixel_copies(kind, g, p) if copies else [1])]
     prev_ii = 0
+    macs = (False, True) if lut_macs and lut_capable(kind) else (False,)
     for pe, simd, mmv in rows_of:
-        for on_uram, ddr in placements:
-            if ddr and not _offchip_ok(kind, g, pe, simd, mmv, memory[2]):
+        for (on_uram, ddr, lutw), lut in ((p, m) for p in placements for m in macs):
+            if ddr and (lut or not _offchip_ok(kind, g, pe, simd, mmv, memory[2])):
                 continue
             c = block_cost(kind, g, pe, simd, uram=on_uram, mmv=mmv, ddr=ddr, memory=memory if ddr else None,
-                           pack=pack)
+                           pack=pack, lut_macs=lut, lutw=lutw)
+            if lutw and c == block_cost(kind, g, pe, simd, mmv=mmv, pack=pack, lut_macs=lut):
+                continue  # too deep for LUTs, or LUTRAM-sized anyway: the same row as in BRAM
             bw = 0
             if ddr:  # the block reads its weights at the memory's rate through its own port
                 bw = -(-BW_CYCLES * c.offchip_bytes // c.ii)
             elif on_uram and kind in URAM_CAPABLE and c.weights != "uram":
                 continue  # LUTRAM-sized weights: no URAM variant
-            if not on_uram and not ddr:
+            if not on_uram and not ddr and not lut and not lutw:
                 if mmv > 1 and c.ii >= prev_ii:
                     break  # the window generator's writes already bound it: a copy buys nothing
                 prev_ii = c.ii
-            bram, lut, uram_use = c.bram18, c.lut, c.uram
+            bram, lut_use, uram_use = c.bram18, c.lut, c.uram
             big_fifo = False
             if kind != "wire":
                 lanes = in_lanes(kind, g, pe, simd)
@@ -148,10 +163,11 @@ def _table(kind: str, g: Geometry, inputs: _Inputs, parallel_window: bool, uram:
                     # worst-case width converter (from 1 lane).
                     bram += fifo.bram18
                     uram_use += fifo.uram
-                    lut += fifo.lut + width_converter_lut(1, lanes)
+                    lut_use += fifo.lut + width_converter_lut(1, lanes)
             if on_uram and kind not in URAM_CAPABLE and not ddr and not big_fifo:
                 continue  # no weights and no FIFO big enough for URAM: the same row twice
-            rows.append((pe, simd, int(on_uram), c.ii, c.dsp, bram, uram_use, lut, bw, mmv, int(ddr)))
+            rows.append((pe, simd, int(on_uram), c.ii, c.dsp, bram, uram_use, lut_use, bw, mmv, int(ddr), int(lut),
+                         int(lutw)))
     offchip = [r for r in rows if r[10]]
     if offchip:
         # The slowest off-chip folding may also read its weights slower (its AXI reader given
@@ -168,7 +184,8 @@ def _table(kind: str, g: Geometry, inputs: _Inputs, parallel_window: bool, uram:
     order = np.lexsort((a[:, 4:9].sum(axis=1), a[:, 3]))[::-1]  # ii descending
     a = a[order]
     return Table(pe=a[:, 0], simd=a[:, 1], uram=a[:, 2].astype(bool), ii=a[:, 3], res=a[:, 4:9].copy(),
-                 mmv=a[:, 9].copy(), ddr=a[:, 10].astype(bool))
+                 mmv=a[:, 9].copy(), ddr=a[:, 10].astype(bool), lut=a[:, 11].astype(bool),
+                 lutw=a[:, 12].astype(bool))
 
 
 @dataclass
@@ -187,6 +204,7 @@ class Problem:
     pixel_copies: bool = True
     offchip_memory: tuple[float, int, int] | None = None  # off-chip weight rows: (rate, latency, beat)
     dsp_packing: bool = False  # conv/dense with pe >= 2: two output lanes per DSP48E2
+    lut_macs: bool = False  # conv/dense on chip may compute their products in LUTs
 
     @property
     def m(self) -> int:
@@ -238,7 +256,8 @@ def core_path(board: Board) -> list[int]:
 
 def build_problem(graph: Graph, board: Board, split_candidates: int = 8,
                   parallel_window: bool = True, pixel_copies: bool = True,
-                  offchip_weights: bool = False, dsp_packing: bool = DSP_PACKING) -> Problem:
+                  offchip_weights: bool = False, dsp_packing: bool = DSP_PACKING,
+                  lut_macs: bool = LUT_MACS) -> Problem:
     """Units, folding tables and cut sizes of ``graph`` on ``board``.
 
     Args:
@@ -252,6 +271,8 @@ def build_problem(graph: Graph, board: Board, split_candidates: int = 8,
             memory (docs/cost-model.md, "Off-chip weights"), its bandwidth a planned resource.
         dsp_packing: conv/dense blocks with ``pe >= 2`` on chip pack two output lanes per
             DSP48E2 (docs/cost-model.md, "DSP").
+        lut_macs: conv/dense blocks on chip may compute their products in LUTs instead
+            (docs/cost-model.md, "LUT multipliers"), chosen per block by the search.
 
     Raises:
         UnsupportedError: a node has no cost model (names the node).
@@ -289,7 +310,7 @@ def build_problem(graph: Graph, board: Board, split_candidates: int = 8,
         start, cycles = _start(kind, g, ins, parallel_window)
         u = Unit(index=len(units), node=n, kind=kind, geom=g, fused=fused, out_tensor=out,
                  in_tensors=list(acts), producers=producers,
-                 table=_table(kind, g, ins, parallel_window, use_uram, pixel_copies, mem, dsp_packing),
+                 table=_table(kind, g, ins, parallel_window, use_uram, pixel_copies, mem, dsp_packing, lut_macs),
                  start=start,
                  cycles=cycles)
         units.append(u)
@@ -311,7 +332,7 @@ def build_problem(graph: Graph, board: Board, split_candidates: int = 8,
         diff[last + 1] -= bits
     cut = np.cumsum(diff)[: m + 1]
     prob = Problem(graph, board, units, host_ops, fused_into, core_path(board), cut, tensor_bits,
-                   parallel_window, pixel_copies, mem, dsp_packing)
+                   parallel_window, pixel_copies, mem, dsp_packing, lut_macs)
     _add_split_tables(prob, split_candidates, use_uram)
     return prob
 
@@ -393,7 +414,7 @@ def _add_split_tables(prob: Problem, how_many: int, use_uram: bool) -> None:
         for k in range(2, n + 1):
             if u.geom.co % k == 0:
                 t = _table(u.kind, _replace_co(u.geom, u.geom.co // k), ins, prob.parallel_window, use_uram,
-                           prob.pixel_copies, prob.offchip_memory, prob.dsp_packing)
+                           prob.pixel_copies, prob.offchip_memory, prob.dsp_packing, prob.lut_macs)
                 # The gather on the last core streams whole parts per beat at most (the
                 # concat's lanes divide each part's channels): k beats per pixel.
                 t.ii = np.maximum(t.ii, gather_ii(u.geom, [u.geom.co // k] * k))
@@ -403,7 +424,8 @@ def _add_split_tables(prob: Problem, how_many: int, use_uram: bool) -> None:
             # The block alone: the gather's rate depends on all the parts (`gather_ii`).
             # (no pixel copies: they would triple the tables for a rare combination)
             u.part_tables[c] = _table(u.kind, _replace_co(u.geom, c), ins, prob.parallel_window, use_uram,
-                                      copies=False, memory=prob.offchip_memory, pack=prob.dsp_packing)
+                                      copies=False, memory=prob.offchip_memory, pack=prob.dsp_packing,
+                                      lut_macs=prob.lut_macs)
 
 
 UNEVEN_SIZES = 16

@@ -4,7 +4,9 @@ Three bounds (docs/plan.md, "Roofline"), each in frames per second at the board 
 
 - ``compute``: the DSP limits of the cores on the path times the clock over the fabric's
   MACs per frame, at one int8 MAC per DSP per cycle, two with DSP packing (``dsp_packing``:
-  two output lanes per DSP48E2);
+  two output lanes per DSP48E2), plus, with LUT multipliers (``lut_macs``), one MAC per
+  cycle for every `LUT_MUL` + `LUT_PER_MAC` LUTs of the cores' LUT limits (what a LUT MAC
+  lane costs: its product and its adder-tree share; nothing else counted against LUTs);
 - ``memory``: the cores' shares of their board memories (bytes per cycle, `Board.offchip_share`)
   times the clock over the bytes the plan reads from them per frame (off-chip weights);
   absent when the plan reads nothing off chip;
@@ -17,6 +19,7 @@ from __future__ import annotations
 
 import math
 
+from bbgrap_hls.model.blocks import LUT_MUL, LUT_PER_MAC
 from bbgrap_hls.ops import get_op
 from bbgrap_hls.plan import Plan
 from bbgrap_hls.search.problem import Problem
@@ -29,8 +32,11 @@ def roofline(prob: Problem, plan: Plan) -> dict:
     clock = board.clock_mhz * 1e6
     macs = sum(int(get_op(n.op).macs(n, graph)) for n in graph.nodes if not n.host)
     dsp = sum(board.cores[k].dsp_limit for k in prob.core_path)
+    lanes = dsp * (2 if prob.dsp_packing else 1)
+    if prob.lut_macs:
+        lanes += sum(board.cores[k].lut_limit for k in prob.core_path) // (LUT_MUL + LUT_PER_MAC)
     bounds: dict[str, float | None] = {
-        "compute": clock * dsp * (2 if prob.dsp_packing else 1) / macs if macs else math.inf,
+        "compute": clock * lanes / macs if macs else math.inf,
         "memory": None,
         "input": math.inf,
     }

@@ -31,6 +31,7 @@ module conv #(
     parameter int PR      = 1,
     parameter int PAD_VAL = 0,
     parameter     W_FILE  = "",
+    parameter     W_STYLE = "block",  // weight ROM: "block" or "logic" (mvu.sv)
     parameter     B_FILE  = "",
     parameter     RQ_FILE = "",
     parameter int M       = 1,
@@ -78,7 +79,7 @@ module conv #(
   endgenerate
   generate
     if (M == 1) begin : g_one
-      mvu #(.MW(KH * KW * C), .MH(CO), .SIMD(SIMD), .PE(PE), .PACK(PACK), .W_FILE(W_FILE), .B_FILE(B_FILE),
+      mvu #(.MW(KH * KW * C), .MH(CO), .SIMD(SIMD), .PE(PE), .PACK(PACK), .W_STYLE(W_STYLE), .W_FILE(W_FILE), .B_FILE(B_FILE),
             .RQ_FILE(RQ_FILE)) unit (
           .clk(clk), .rst(rst), .s_axis_tvalid(wv), .s_axis_tready(wr), .s_axis_tdata(wd),
           .s_axis_tlast(wl), .m_axis_tvalid(m_axis_tvalid), .m_axis_tready(m_axis_tready),
@@ -97,7 +98,7 @@ module conv #(
       for (genvar i = 0; i < M; i++) begin : g_copy
         logic ov, or_, ol;
         logic [PE*8-1:0] od;
-        mvu #(.MW(KH * KW * C), .MH(CO), .SIMD(SIMD), .PE(PE), .PACK(PACK), .W_FILE(W_FILE), .B_FILE(B_FILE),
+        mvu #(.MW(KH * KW * C), .MH(CO), .SIMD(SIMD), .PE(PE), .PACK(PACK), .W_STYLE(W_STYLE), .W_FILE(W_FILE), .B_FILE(B_FILE),
               .RQ_FILE(RQ_FILE)) unit (
             .clk(clk), .rst(rst), .s_axis_tvalid(cv[i]), .s_axis_tready(cr[i]), .s_axis_tdata(cd),
             .s_axis_tlast(cl), .m_axis_tvalid(ov), .m_axis_tready(or_), .m_axis_tdata(od),

@@ -22,6 +22,9 @@ module mvu #(
     parameter int PE      = 2,
     parameter int PACK    = 1,
     parameter     W_FILE  = "",
+    /* verilator lint_off UNUSEDPARAM */  // read by synthesis only (the rom_style attribute)
+    parameter     W_STYLE = "block",  // weight ROM: "block" (BRAM/URAM) or "logic" (LUTs)
+    /* verilator lint_on UNUSEDPARAM */
     parameter     B_FILE  = "",
     parameter     RQ_FILE = ""
 ) (
@@ -49,8 +52,9 @@ module mvu #(
   end
 
   /* verilator lint_off UNDRIVEN */  // ROMs: filled by $readmemh only
-  // weights in block RAM (as the cost model counts them; Yosys would build shallow ROMs from LUTs)
-  (* rom_style = "block" *)
+  // weights in block RAM, or in LUTs where the plan says so (W_STYLE = "logic"), as the cost
+  // model counts them (left to itself, Yosys would build shallow ROMs from LUTs)
+  (* rom_style = W_STYLE *)
   logic [PE*SIMD*8-1:0] wmem[SF*NF];
   logic [PE*32-1:0] bmem[NF];
   logic [PE*64-1:0] rqmem[NF];

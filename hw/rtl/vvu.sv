@@ -22,6 +22,9 @@ module vvu #(
     parameter int MODE    = 0,
     parameter int J       = 1,
     parameter     W_FILE  = "",
+    /* verilator lint_off UNUSEDPARAM */  // read by synthesis only (the rom_style attribute)
+    parameter     W_STYLE = "block",  // weight ROM: "block" (BRAM/URAM) or "logic" (LUTs)
+    /* verilator lint_on UNUSEDPARAM */
     parameter     B_FILE  = "",
     parameter     RQ_FILE = ""
 ) (
@@ -50,7 +53,7 @@ module vvu #(
 
   /* verilator lint_off UNDRIVEN */  // ROMs: filled by $readmemh only
   // weights in block RAM (as the cost model counts them; Yosys would build shallow ROMs from LUTs)
-  (* rom_style = "block" *)
+  (* rom_style = W_STYLE *)
   logic [J*P*8-1:0] wmem[KB*CG];
   logic [P*32-1:0] bmem[CG];
   logic [P*64-1:0] rqmem[CG];
