@@ -154,11 +154,15 @@ def plan(graph, board_name: str, offchip: bool, timeout: float) -> dict:
 
 
 
-from bbgrap_hls.search.problem import DSP_PACKING  # noqa: E402
+from bbgrap_hls.model.blocks import LUT_MUL, LUT_PER_MAC  # noqa: E402
+from bbgrap_hls.search.problem import DSP_PACKING, LUT_MACS  # noqa: E402
 
 MACS_PER_DSP = 2 if DSP_PACKING else 1
 """int8 MACs per DSP per cycle the compute bound assumes (two products per DSP48E2 with DSP
 packing, the planner's default)."""
+LUTS_PER_MAC = LUT_MUL + LUT_PER_MAC if LUT_MACS else 0
+"""LUTs of one LUT MAC lane (its product and adder-tree share) the compute bound counts, with
+LUT multipliers on (the planner's default): every LUT of the limits spent on MACs."""
 
 # -- rows ----------------------------------------------------------------------------------
 
@@ -166,7 +170,10 @@ def roofline(board, macs: int, params: int, offchip_bytes: int | None) -> dict:
     """The three bounds (frames/s), the roofline and what sets it."""
     hz = board.clock_mhz * 1e6
     # the MACs per DSP per cycle the planner's default options allow: two with DSP packing
-    compute = sum(c.dsp_limit for c in board.cores) * hz * MACS_PER_DSP / macs
+    lanes = sum(c.dsp_limit for c in board.cores) * MACS_PER_DSP
+    if LUTS_PER_MAC:  # plus the LUT MACs the LUT limits allow (the plan's own roofline does the same)
+        lanes += sum(c.lut_limit for c in board.cores) // LUTS_PER_MAC
+    compute = lanes * hz / macs
     bw = sum(board.offchip_share(c.id) for c in board.cores) * hz  # bytes/s
     mem_all = bw / params if bw > 0 else 0.0
     memory = None if offchip_bytes is None else (bw / offchip_bytes if offchip_bytes > 0 else math.inf)
@@ -236,8 +243,9 @@ def print_markdown(rows: list[dict]) -> None:
 
 def print_notes(rows: list[dict], boards: list[str]) -> None:
     print()
-    print(f"Bounds in frames/s. compute: sum of the cores' DSP limits x clock x {MACS_PER_DSP} / MACs ("
-          f"{MACS_PER_DSP} int8 MACs per DSP per cycle); memory: sum of offchip_share(k) x clock / off-chip bytes the plan moves per frame "
+    print(f"Bounds in frames/s. compute: (sum of the cores' DSP limits x {MACS_PER_DSP} + their LUT limits / "
+          f"{LUTS_PER_MAC or 'inf'}) x clock / MACs ({MACS_PER_DSP} int8 MACs per DSP per cycle, one per "
+          f"{LUTS_PER_MAC} LUTs with LUT multipliers); memory: sum of offchip_share(k) x clock / off-chip bytes the plan moves per frame "
           "(inf: it moves none; '-': no plan); memory all-weights: the same rate / parameters (every weight "
           "off chip, int8); input link: host GB/s / 150,528 input bytes. 'binds' is the least of "
           "compute, memory and input link. 'plan s': wall seconds of the plan with off-chip weights + "

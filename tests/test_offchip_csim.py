@@ -88,15 +88,15 @@ def offchip_cnn(seed: int = 0):
     return models._rename_output(b, b.gemm(x, 10), "offchip_cnn")
 
 
-def board_yaml(bram18: int) -> str:
-    """One core of ``bram18`` BRAM18 and no URAM, one DDR4 channel (an xdma platform, so that
-    link.cfg gets its sp lines)."""
+def board_yaml(bram18: int, lut: int = 80000) -> str:
+    """One core of ``bram18`` BRAM18, ``lut`` LUTs and no URAM, one DDR4 channel (an xdma
+    platform, so that link.cfg gets its sp lines)."""
     return f"""
 name: tinymem
 source: test
 clock_mhz: 200
 platform: xilinx_test_gen3x16_xdma_1_202210_1
-cores: [{{id: 0, device: x, dsp: 600, bram18: {bram18}, uram: 0, lut: 80000, cap: 1.0}}]
+cores: [{{id: 0, device: x, dsp: 600, bram18: {bram18}, uram: 0, lut: {lut}, cap: 1.0}}]
 memories:
   - {{name: ddr0, kind: ddr4, bandwidth_gbps: 19.2, cores: [0], latency_cycles: 60, ports: 1,
      port_width_bits: 512}}
@@ -104,13 +104,14 @@ host: {{kind: pcie, bandwidth_gbps: 12, latency_us: 2}}
 """
 
 
-@pytest.fixture(scope="module", params=[12, 40], ids=["all_ddr", "mixed"])
+@pytest.fixture(scope="module", params=[(12, 12000), (12, 20000)], ids=["two_ddr", "one_ddr"])
 def gen_out(request, tmp_path_factory):
-    """``gen --offchip-weights`` of `offchip_cnn` on a 12-BRAM18 core (every conv/dense layer
-    off chip) and a 40-BRAM18 core (some off chip, some in BRAM ROMs)."""
+    """``gen --offchip-weights`` of `offchip_cnn` on a 12-BRAM18 core with 12,000 LUTs (its two
+    middle layers off chip, the small first and last ones built from LUTs) and with 20,000
+    LUTs (one layer off chip). Weight memories may be LUTs, so small layers never go off chip."""
     d = tmp_path_factory.mktemp("gen")
     model = models.save(offchip_cnn(), d / "m.onnx")
-    (d / "tinymem.yaml").write_text(board_yaml(request.param))
+    (d / "tinymem.yaml").write_text(board_yaml(*request.param))
     rc = main(["gen", model, "--board", str(d / "tinymem.yaml"), "-o", str(d / "out"), "--offchip-weights"])
     assert rc == 0
     return d / "out", model
@@ -238,12 +239,19 @@ def test_host_cpp_and_driver_py_against_the_reference(gen_out, tmp_path):
 
 @pytest.mark.slow
 def test_resnet18_on_u55c_with_offchip_weights_csim(tmp_path):
-    """Full size: ResNet-18 (torchvision shapes) on u55c keeps its heaviest layers' weights in
+    """Full size: ResNet-18 (torchvision shapes) on a u55c without its URAM (with it, the
+    weights fit on chip and the on-chip plan is as fast) keeps its heaviest layers' weights in
     the HBM (about 40 s: gen with synthetic calibration, then the threaded C simulation with
     every stream bounded at its planned depth: bit-exact and no deadlock)."""
+    from bbgrap_hls.board import _bundled_dir
+
     model = models.save(models.resnet18(), str(tmp_path / "resnet18.onnx"))
+    board = tmp_path / "u55c-nouram.yaml"
+    text = (_bundled_dir() / "u55c.yaml").read_text()
+    assert "  uram: 320 " in text
+    board.write_text(text.replace("  uram: 320 ", "  uram: 0   ").replace("name: u55c", "name: u55c-nouram"))
     out = tmp_path / "out"
-    assert main(["--quiet", "gen", model, "--board", "u55c", "--offchip-weights", "-o", str(out)]) == 0
+    assert main(["--quiet", "gen", model, "--board", str(board), "--offchip-weights", "-o", str(out)]) == 0
     plan = json.loads((out / "plan.json").read_text())
     ddr = [n["name"] for n in plan["nodes"] if n["weights"] == "ddr"]
     assert len(ddr) >= 4 and all(c["bw"] <= c["bw_limit"] for c in plan["cores"])

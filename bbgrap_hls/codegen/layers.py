@@ -158,7 +158,9 @@ def _make_layer(g: Graph, node: Node, ident: str, pe: int, simd: int,
         wq, group = np.asarray(q["w"]), node.attrs["group"]
         bias, mult, shift = (np.asarray(q[k]) for k in ("bias", "mult", "shift"))
         kk = int(wq.shape[2] * wq.shape[3])
-        if (group == c and wq.shape[0] == c and co_range is None and simd % pe == 0
+        # depthwise as the cost model has it (model.kinds.block_kind: group > 1): a one-channel
+        # conv (group = C = CO = 1) is a matrix-vector conv there, and may take LUT multipliers
+        if (1 < group == c and wq.shape[0] == c and co_range is None and simd % pe == 0
                 and kk % (simd // pe) == 0):
             if mmv > 1:
                 raise UnsupportedError(f"node '{node.name}' (Conv): mmv {mmv} on a depthwise conv "

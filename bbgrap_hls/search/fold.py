@@ -58,6 +58,16 @@ def rules(limits: np.ndarray) -> list[np.ndarray]:
         w = inv * 1e-3
         w[r] = inv[r]
         out.append(w)
+    bw = len(limits) - 1  # RES[-1]: the board memory's bandwidth (off-chip weight rows)
+    if limits[bw] > 0:
+        # Each rule once more with off-chip rows priced out: an off-chip row saves BRAM/URAM
+        # but costs unpacked DSPs and frame buffers, so a rule that picks it for every block
+        # can overflow a core that fits with every block on chip (ResNet-18 on u250: 200,704
+        # cycles with off-chip rows allowed against 169,344 without).
+        for w in list(out):
+            w = w.copy()
+            w[bw] = 1e6
+            out.append(w)
     return out
 
 

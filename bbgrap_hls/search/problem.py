@@ -74,6 +74,12 @@ class Table:
         """Pixel copies of row ``i``."""
         return int(self.mmv[i])
 
+    def subset(self, mask: np.ndarray) -> Table:
+        """The rows where ``mask`` is true, in the same order."""
+        i = np.nonzero(mask)[0]
+        return Table(pe=self.pe[i], simd=self.simd[i], uram=self.uram[i], ii=self.ii[i], res=self.res[i],
+                     mmv=self.mmv[i], ddr=self.ddr[i], lut=self.lut[i], lutw=self.lutw[i])
+
     def __len__(self) -> int:
         return len(self.ii)
 
@@ -404,10 +410,16 @@ def _add_split_tables(prob: Problem, how_many: int, use_uram: bool) -> None:
     weighted = [u for u in prob.units if u.kind in WEIGHTED]
     # heaviest first by the slowest on-chip folding (off-chip rows include deliberately
     # slowed ones, which say nothing about the work)
-    weighted.sort(key=lambda u: (-int(u.table.ii[~u.table.ddr][0] if (~u.table.ddr).any() else u.table.ii[0]),
-                                 u.index))
+    def slowest_on_chip(u: Unit) -> int:
+        """Row of the unit's slowest on-chip folding (its first row, off-chip rows aside)."""
+        on = np.nonzero(~u.table.ddr)[0]
+        return int(on[0]) if len(on) else 0
+
+    weighted.sort(key=lambda u: (-int(u.table.ii[slowest_on_chip(u)]), u.index))
     lim = prob.limits(prob.core_path[0])
-    must = [u for u in weighted if np.any(u.table.res[0] > lim)]
+    # units that do not fit a core on chip even at their slowest folding must be splittable
+    # (an off-chip row that fits does not count: the search may still want them on chip)
+    must = [u for u in weighted if np.any(u.table.res[slowest_on_chip(u)] > lim)]
     chosen = {u.index: u for u in weighted[:how_many] + must}
     for u in chosen.values():
         ins = _inputs(prob.graph, prob.units, u.in_tensors, u.producers)
