@@ -162,12 +162,13 @@ def _offchip_least_reused(prob: Problem) -> Problem | None:
     other block's on chip (None when those are all the blocks that could go off chip).
 
     A weight read once per frame feeds ``Ho·Wo`` output pixels, so the blocks at the
-    smallest map (ResNet-18's 7×7 layer-4 convs: 49 uses per weight, 2.4 MB each) need the
-    least bandwidth per MAC and hold the most weight bytes per MAC: the DPU's case for
-    streaming weights. The segmentation's folding rules choose per block independently: with
-    off-chip rows open to every block the balanced rule moves the early, busy blocks off chip
-    too (unpacked DSPs, frame buffers) or keeps everything on chip, and misses the split
-    (ResNet-18 on u250: 169,344 cycles either way, 150,528 with layer 4 off chip). This
+    smallest map (a classifier: one pixel; ResNet-18's 7×7 layer 4: 49) need the least
+    bandwidth per MAC and hold the most weight bytes per MAC: the DPU's case for streaming
+    weights. The segmentation's folding rules choose per block independently: with off-chip
+    rows open to every block the balanced rule moves early, busy blocks off chip too
+    (unpacked DSPs, frame buffers) or keeps everything on chip (ResNet-18 on u250: 169,344
+    cycles either way). With only its classifier off chip (512 KB per frame, the URAM it
+    frees goes to layer 4) it plans at 150,528, as with all of layer 4 forced off chip. This
     variant is one more problem `_run_best` plans; the better plan is kept.
     """
     pixels = [u.geom.ho * u.geom.wo for u in prob.units if u.table.ddr.any()]
