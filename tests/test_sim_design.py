@@ -342,9 +342,11 @@ def test_full_size_squeeze_excite_runs_at_the_planned_ii(root):
     than a frame for its scale (global pool, two dense layers), across a width converter.
     It deadlocked when the plan's depth (in the producer's 32-lane beats) was applied to the
     Mul's 4-lane FIFO, and ran at 895 cycles instead of 576 with one frame of FIFO.
-    Without DSP packing and LUT multipliers: packed, the even plan folds the conv to ii 192
-    and the twin runs at 229 (+19 %), with or without PACK in the RTL; with LUT multipliers
-    to 512 and the twin runs at 523 (+2.15 %) (docs/rtl.md, "Known ii gap")."""
+    Without DSP packing: packed, the even plan folds the conv to ii 192 and the twin runs at
+    229 (+19 %), with or without PACK in the RTL. Since weight memories may be built from
+    LUTs the unpacked even plan folds it to 512 (576 before) and the twin runs at 523
+    (+2.15 %), bit-exact: the same known gap at a smaller scale (docs/rtl.md, "Known ii gap"),
+    held here to its measured band so that a change either way is seen."""
     from bbgrap_hls.cli import main
     from bbgrap_hls.plan import Plan
     from bbgrap_hls.rtlsim.run import simulate
@@ -352,11 +354,14 @@ def test_full_size_squeeze_excite_runs_at_the_planned_ii(root):
     path = models.save(models.se_block(seed=0), root / "se_full.onnx")
     out = root / "se_full"
     assert main(["gen", str(path), "--board", "u250", "--strategy", "even", "-o", str(out), "--force",
-                 "--no-dsp-packing", "--no-lut-macs"]) == 0
+                 "--no-dsp-packing"]) == 0
     plan = Plan.from_json((out / "plan.json").read_text())
     r = simulate(out, frames=_frames(plan), cache=CACHE, runtime=RUNTIME)
     assert r.deadlock is None and r.match, r.message
-    _check_cycles(r)
+    ii_err = (r.measured_ii_cycles - r.predicted_ii_cycles) / r.predicted_ii_cycles
+    lat_err = (r.measured_latency_cycles - r.predicted_latency_cycles) / r.predicted_latency_cycles
+    assert 0.01 < ii_err <= 0.03 and abs(lat_err) <= LAT_TOL, (r.measured_ii_cycles, r.predicted_ii_cycles,
+                                                              r.measured_latency_cycles, r.predicted_latency_cycles)
 
 
 @pytest.mark.slow
