@@ -56,9 +56,19 @@ def _rom_style(lay) -> dict:
     return {}
 
 def pack(rows: np.ndarray, bits: int) -> list[int]:
-    """Pack a [words, lanes] integer array into words, lane i at bits [i·bits +: bits]."""
+    """Pack a [words, lanes] integer array into words, lane i at bits [i·bits +: bits]
+    (two's complement, ``bits`` wide)."""
+    a = np.asarray(rows)
+    if a.ndim == 2 and a.shape[0] == 0:
+        return []
+    if a.dtype != object and bits in (8, 16, 32, 64) and a.ndim == 2:
+        # whole bytes: each lane's little-endian two's-complement bytes, lanes in order, read
+        # as one little-endian integer per word (ResNet-18's weights: 4 s -> 0.1 s)
+        le = a.astype(np.int64).view(np.uint64).astype("<u8").view(np.uint8).reshape(*a.shape, 8)
+        flat = np.ascontiguousarray(le[:, :, : bits // 8]).reshape(a.shape[0], -1)
+        return [int.from_bytes(r.tobytes(), "little") for r in flat]
     mask = (1 << bits) - 1
-    return [sum((int(v) & mask) << (i * bits) for i, v in enumerate(row)) for row in np.asarray(rows).tolist()]
+    return [sum((int(v) & mask) << (i * bits) for i, v in enumerate(row)) for row in a.tolist()]
 
 
 def mem_text(words: list[int], width: int) -> str:

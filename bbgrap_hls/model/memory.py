@@ -8,6 +8,7 @@ there, from URAM288 blocks (`uram_memory`: one fixed 4K × 72 shape).
 
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass
 
 LUTRAM_BITS = 1024
@@ -59,6 +60,7 @@ def _ceil(a: int, b: int) -> int:
     return -(-a // b)
 
 
+@functools.lru_cache(maxsize=1 << 16)
 def memory(width_bits: int, depth: int) -> MemCost:
     """Resources of a ``width_bits`` wide, ``depth`` deep memory.
 
@@ -78,6 +80,7 @@ def memory(width_bits: int, depth: int) -> MemCost:
     return MemCost(best, 0)
 
 
+@functools.lru_cache(maxsize=1 << 16)
 def block_memory(width_bits: int, depth: int) -> MemCost:
     """A memory the RTL asks to be block RAM (``rom_style = "block"``: the weights): RAMB18
     from 1,024 bits on whatever its depth, LUTRAM below."""
@@ -88,6 +91,7 @@ def block_memory(width_bits: int, depth: int) -> MemCost:
     return MemCost(min(_ceil(depth, d) * _ceil(width_bits, w) for d, w in RAMB18_SHAPES), 0)
 
 
+@functools.lru_cache(maxsize=1 << 16)
 def rom(width_bits: int, depth: int) -> MemCost:
     """A read-only memory: logic (LUTs) below `ROM_BRAM_DEPTH` words, else as `memory`."""
     if 0 < depth < ROM_BRAM_DEPTH and width_bits > 0:
@@ -95,6 +99,7 @@ def rom(width_bits: int, depth: int) -> MemCost:
     return memory(width_bits, depth)
 
 
+@functools.lru_cache(maxsize=1 << 16)
 def uram_memory(width_bits: int, depth: int) -> MemCost:
     """A ``width_bits`` × ``depth`` memory built from URAM288 blocks.
 
@@ -112,6 +117,7 @@ LUT_ROM_DEPTH = 512
 LUTs per bit than a RAMB18's share is worth."""
 
 
+@functools.lru_cache(maxsize=1 << 16)
 def lut_rom(width_bits: int, depth: int) -> MemCost:
     """A read-only ``width_bits`` × ``depth`` memory built from LUTs as logic (``rom_style =
     "logic"``): one LUT6 per bit up to 64 words, else ``ceil(1.5·ceil(depth/64))`` per bit, the
@@ -140,6 +146,7 @@ def uram_halves(width_bits: int, depth: int) -> bool:
     return uram_weights(width_bits, depth).uram < uram_memory(width_bits, depth).uram
 
 
+@functools.lru_cache(maxsize=1 << 16)
 def uram_weights(width_bits: int, depth: int) -> MemCost:
     """URAM288 of a read-only memory read at one address per cycle: the fewer of one
     ``width_bits``-wide memory (`uram_memory`) and its halves read through both ports

@@ -19,6 +19,7 @@ their whole input.
 
 from __future__ import annotations
 
+import functools
 import math
 from dataclasses import dataclass
 
@@ -122,6 +123,7 @@ def window_rows(g: Geometry) -> int:
     return max(tail + g.kh, g.kh + g.sh)
 
 
+@functools.lru_cache(maxsize=1 << 16)
 def window_schedule(g: Geometry, lanes: int, reads_per_window: int, first_reads: int,
                     copies: int = 1) -> WindowSchedule:
     """Schedule of a window block whose input streams at ``lanes`` lanes.

@@ -333,8 +333,8 @@ def lower_bound(prob: Problem, n_cores: int | None = None) -> int:
         # An uneven split gathers at least two beats per pixel.
         floor = [0] * len(tables) + [2 * u.geom.ho * u.geom.wo] * len(u.part_tables)
         tables += list(u.part_tables.values())
-        best = min((max(int(t.ii[i]), fl) for t, fl in zip(tables, floor, strict=True)
-                    for i in range(len(t)) if np.all(t.res[i] <= lim)),
-                   default=int(u.table.ii.min()))
+        fits = [np.maximum(t.ii[np.all(t.res <= lim, axis=1)], fl) for t, fl in zip(tables, floor, strict=True)]
+        fits = [f for f in fits if len(f)]
+        best = int(min(int(f.min()) for f in fits)) if fits else int(u.table.ii.min())
         lb = max(lb, best)
     return lb

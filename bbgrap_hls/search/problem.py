@@ -8,6 +8,7 @@ graph of cores is acyclic by construction).
 
 from __future__ import annotations
 
+import functools
 import math
 from dataclasses import dataclass, field, replace
 
@@ -117,6 +118,16 @@ class _Inputs:
 def _table(kind: str, g: Geometry, inputs: _Inputs, parallel_window: bool, uram: bool,
            copies: bool = True, memory: tuple[float, int, int] | None = None, pack: bool = False,
            lut_macs: bool = False) -> Table:
+    """`_table_of`, cached: `make_plan` builds the same graph's tables for several variants
+    (with and without packing or off-chip weights), most of them equal. Each call gets its own
+    `Table` object (its arrays shared and never written in place; callers may rebind them)."""
+    return replace(_table_of(kind, g, inputs, parallel_window, uram, copies, memory, pack, lut_macs))
+
+
+@functools.lru_cache(maxsize=4096)
+def _table_of(kind: str, g: Geometry, inputs: _Inputs, parallel_window: bool, uram: bool,
+              copies: bool = True, memory: tuple[float, int, int] | None = None, pack: bool = False,
+              lut_macs: bool = False) -> Table:
     """Every folding (and weight placement) of a block with its cost. ``memory`` (rate
     bytes/cycle, latency, beat bytes: `offchip_memory`) adds off-chip weight rows for
     conv/dense, their weight tiles whole beats of the port. ``pack``: on-chip conv/dense rows
@@ -434,10 +445,10 @@ def _add_split_tables(prob: Problem, how_many: int, use_uram: bool) -> None:
         u.granule = granule(u.geom.co)
         for c in range(u.granule, u.geom.co, u.granule):
             # The block alone: the gather's rate depends on all the parts (`gather_ii`).
-            # (no pixel copies: they would triple the tables for a rare combination)
+            # (no pixel copies nor LUT multipliers: they would double or triple the tables,
+            # half of planning time, for a rare combination)
             u.part_tables[c] = _table(u.kind, _replace_co(u.geom, c), ins, prob.parallel_window, use_uram,
-                                      copies=False, memory=prob.offchip_memory, pack=prob.dsp_packing,
-                                      lut_macs=prob.lut_macs)
+                                      copies=False, memory=prob.offchip_memory, pack=prob.dsp_packing)
 
 
 UNEVEN_SIZES = 16
