@@ -38,3 +38,12 @@ def test_pack_other_widths_and_objects():
     assert pack(a, 4) == _words(a, 4)  # not whole bytes: the lane loop
     big = np.array([[(1 << 63) + 5, 3]], dtype=object)  # 64-bit words as Python ints
     assert pack(big, 64) == _words(big, 64)
+
+
+def test_pack_of_views():
+    """Transposed, strided and broadcast arrays (as the codegen passes bias rows) pack as copies do."""
+    rng = np.random.default_rng(7)
+    a = rng.integers(-128, 128, size=(6, 4), dtype=np.int64)
+    for v in (a.T, a[::2], a[:, ::-1], np.broadcast_to(np.arange(3, dtype=np.int64), (5, 3))):
+        for bits in (8, 32, 64):
+            assert pack(v, bits) == _words(np.array(v), bits)

@@ -64,7 +64,8 @@ def pack(rows: np.ndarray, bits: int) -> list[int]:
     if a.dtype != object and bits in (8, 16, 32, 64) and a.ndim == 2:
         # whole bytes: each lane's little-endian two's-complement bytes, lanes in order, read
         # as one little-endian integer per word (ResNet-18's weights: 4 s -> 0.1 s)
-        le = a.astype(np.int64).view(np.uint64).astype("<u8").view(np.uint8).reshape(*a.shape, 8)
+        u = np.ascontiguousarray(np.ascontiguousarray(a, dtype=np.int64).view(np.uint64), dtype="<u8")
+        le = u.view(np.uint8).reshape(*a.shape, 8)
         flat = np.ascontiguousarray(le[:, :, : bits // 8]).reshape(a.shape[0], -1)
         return [int.from_bytes(r.tobytes(), "little") for r in flat]
     mask = (1 << bits) - 1
