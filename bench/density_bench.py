@@ -60,7 +60,7 @@ def row(name: str, board_name: str) -> dict:
     dsp = sum(c.dsp for c in plan.cores)
     bott = next(n for n in plan.nodes if n.name == plan.bottleneck)
     core = next((c for c in plan.cores if c.id == bott.core), None)
-    core_macs = sum(_node_macs(g, n) for n in plan.nodes if n.core == bott.core)
+    core_macs = sum(_node_macs(g, n.name) for n in plan.nodes if n.core == bott.core)
     lut_lanes = sum(n.pe * n.simd * max(1, n.mmv) for n in plan.nodes if n.pack == 0 and n.block in ("conv", "dense"))
     packed = sum(n.pe * n.simd * max(1, n.mmv) for n in plan.nodes if n.pack == 2)
     target, kind, dpu = TARGETS.get(name, (None, None, None))
@@ -78,11 +78,11 @@ def row(name: str, board_name: str) -> dict:
     }
 
 
-def _node_macs(g, n) -> int:
+def _node_macs(g, name: str) -> int:
     from bbgrap_hls.ops import get_op
 
-    node = next((x for x in g.nodes if x.name == n.name), None)
-    return int(get_op(node.op).macs(node, g)) if node is not None and not node.host else 0
+    node = g.node(name)
+    return 0 if node.host else int(get_op(node.op).macs(node, g))
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -141,8 +141,6 @@ def uram_halves(width_bits: int, depth: int) -> bool:
     percent of their 4K depth, so reading two half-words per cycle halves the columns while
     the doubled depth still fits. Needs an even number of bytes per word.
     """
-    if depth <= 0 or width_bits <= 0 or width_bits % 16:
-        return False
     return uram_weights(width_bits, depth).uram < uram_memory(width_bits, depth).uram
 
 

@@ -62,8 +62,9 @@ def rules(limits: np.ndarray) -> list[np.ndarray]:
     if limits[bw] > 0:
         # Each rule once more with off-chip rows priced out: an off-chip row saves BRAM/URAM
         # but costs unpacked DSPs and frame buffers, so a rule that picks it for every block
-        # can overflow a core that fits with every block on chip (ResNet-18 on u250: 200,704
-        # cycles with off-chip rows allowed against 169,344 without).
+        # can overflow a core that fits with every block on chip. (Added while chasing
+        # ResNet-18 on u250 losing with off-chip rows allowed; that loss was the split
+        # candidates' choice in problem.py, and these rules did not change its plan.)
         for w in list(out):
             w = w.copy()
             w[bw] = 1e6
