@@ -60,6 +60,19 @@ class FifoUse:
                 "consumer": self.consumer}
 
 
+@dataclass(frozen=True)
+class ProcUse:
+    """One process of a threaded run: its pipelined-loop iterations × II over the run
+    (``BB_PIPELINE``, hw/hls/bb_common.h), all its frames."""
+
+    id: str
+    label: str
+    cycles: int
+
+    def to_dict(self) -> dict:
+        return {"id": self.id, "label": self.label, "cycles": self.cycles}
+
+
 @dataclass
 class CsimResult:
     """Outcome of one C simulation: per output, got / expected arrays (NHWC frames)."""
@@ -73,6 +86,8 @@ class CsimResult:
     fifos: list[FifoUse] = field(default_factory=list)  # threaded runs: every stream
     deadlock: list[str] = field(default_factory=list)  # the ``deadlock: stream ...`` lines
     violations: list[str] = field(default_factory=list)  # the ``dataflow rule: ...`` lines
+    procs: list[ProcUse] = field(default_factory=list)  # threaded runs: every process's counted cycles
+    frames: int = 1  # frames the run computed (the vectors' frames × repeat)
 
     @property
     def match(self) -> bool:
@@ -90,6 +105,8 @@ class CsimResult:
             d["fifos"] = [f.to_dict() for f in self.fifos]
             d["deadlock"] = list(self.deadlock)
             d["violations"] = list(self.violations)
+            d["frames"] = self.frames
+            d["processes"] = [p.to_dict() for p in self.procs]
         return d
 
 
@@ -172,26 +189,29 @@ def region_rules(out: Path) -> list[str]:
 
 
 def run(out: Path, vec_dir: Path, outputs: list[tuple[str, str, int]], werror: bool = False,
-        threads: bool = DEFAULT_THREADS) -> CsimResult:
+        threads: bool = DEFAULT_THREADS, repeat: int = 1, frames: int = 1) -> CsimResult:
     """Run the testbench on ``vec_dir/in_*.bin`` and compare with ``vec_dir/expect_*.bin``.
 
     ``threads``: the threaded C simulation (bounded FIFOs, deadlock detection) rather than
-    the sequential one.
+    the sequential one. ``repeat``: the vectors' frames run that many times in one call (the
+    testbench's third argument), the outputs compared with the expected ones repeated;
+    ``frames``: the vectors' frames (tb/vectors.json), for `CsimResult.frames`.
     """
     import time
 
     exe, tb = build(out, werror, threads)
     t0 = time.perf_counter()
-    # argv[2]: where the URAM weight images (hls/weights_core<k>.bin) are
-    r = subprocess.run([str(exe), str(vec_dir), str(out / "hls")], capture_output=True, text=True)
+    # argv[2]: where the URAM weight images (hls/weights_core<k>.bin) are; argv[3]: repeat
+    r = subprocess.run([str(exe), str(vec_dir), str(out / "hls"), str(repeat)], capture_output=True, text=True)
     tr = time.perf_counter() - t0
-    fifos = [FifoUse(f[1], int(f[2]), int(f[3]), f[4], f[5]) for f in
-             (ln.split("\t") for ln in r.stdout.splitlines()) if len(f) >= 6 and f[0] == "fifo"]
+    rows = [ln.split("\t") for ln in r.stdout.splitlines()]
+    fifos = [FifoUse(f[1], int(f[2]), int(f[3]), f[4], f[5]) for f in rows if len(f) >= 6 and f[0] == "fifo"]
+    procs = [ProcUse(f[1], f[2], int(f[3])) for f in rows if len(f) == 4 and f[0] == "proc"]
     deadlock = [ln for ln in r.stderr.splitlines() if ln.startswith("deadlock: stream ")]
     rules = (region_rules(out) + [ln for ln in r.stderr.splitlines() if ln.startswith(RULE)]) if threads else []
 
     def result(ok: bool, got: dict, msg: str) -> CsimResult:
-        return CsimResult(ok, got, msg, tb, tr, threads, fifos, deadlock, rules)
+        return CsimResult(ok, got, msg, tb, tr, threads, fifos, deadlock, rules, procs, frames * repeat)
 
     broken = (f"DATAFLOW RULES (threaded csim): {len(rules)} violation(s):\n" + "\n".join(rules[:50])) if rules else ""
     if r.returncode != 0:
@@ -203,7 +223,7 @@ def run(out: Path, vec_dir: Path, outputs: list[tuple[str, str, int]], werror: b
     got: dict[str, np.ndarray] = {}
     for tensor, ident, _ in outputs:
         y = np.fromfile(vec_dir / f"out_{ident}.bin", dtype=np.int8)
-        want = np.fromfile(vec_dir / f"expect_{ident}.bin", dtype=np.int8)
+        want = np.tile(np.fromfile(vec_dir / f"expect_{ident}.bin", dtype=np.int8), repeat)
         got[tensor] = y
         bad = np.flatnonzero(y != want) if y.shape == want.shape else np.array([0])
         if bad.size:

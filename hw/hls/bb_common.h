@@ -27,6 +27,22 @@
 #define BB_LOOP(name)
 #endif
 
+// BB_PIPELINE(n), the first statement of a pipelined loop's body: the PIPELINE II = n pragma
+// for Vitis HLS; in the threaded C simulation (bb_dataflow.h) the iteration also adds n
+// cycles to the counter of the process that runs it (bb_sim_threads.h: `csim --json`
+// reports them per process and frame next to the plan's ii, docs/codegen.md "Kernel
+// schedules"). Every pipelined loop of the kernels uses it, so a process's count is its
+// schedule at the declared II (stalls on empty or full streams are not counted).
+#if defined(BB_CSIM_THREADS) && defined(BBGRAP_HLS_STREAM_SHIM_H) && !defined(__SYNTHESIS__)
+// (bb::sim::cycles, the running process's counter, is in bb_sim_threads.h, which the
+// stand-in hls_stream_shim.h includes in this build)
+#define BB_PIPELINE(n)                                      \
+  BB_HLS(PIPELINE II = n)                                   \
+  if (::bb::sim::cycles != nullptr) *::bb::sim::cycles += (n);
+#else
+#define BB_PIPELINE(n) BB_HLS(PIPELINE II = n)
+#endif
+
 namespace bb {
 
 /// One stream beat: L int8 lanes (8·L bits on an AXI-Stream link).

@@ -69,6 +69,7 @@ struct Process {
   const Process* parent = nullptr;  // the process whose region started it (none: the testbench's)
   int index = 0;                    // its place in that region's process order
   bool has_region = false;          // it started a threaded region (BB_DATAFLOW_REGION)
+  long cycles = 0;                  // its pipelined-loop iterations x II (BB_PIPELINE)
   std::string text() const { return label.empty() || label == id ? id : id + " " + label; }
 };
 
@@ -80,6 +81,9 @@ struct FifoStat {
 };
 
 inline thread_local Process* self = nullptr;
+/// The cycle counter of the process this thread runs (none: not a process); BB_PIPELINE
+/// (bb_common.h) adds each pipelined iteration's II to it.
+inline thread_local long* cycles = nullptr;
 
 /// Process-wide state: live/blocked process counts, every stream, the watchdog.
 class Runtime {
@@ -91,6 +95,7 @@ class Runtime {
   int live = 0;                // process threads not waiting for a join or a barrier
   int blocked = 0;             // of those, blocked on a stream
   std::vector<Process*> running;
+  std::vector<Process*> procs;  // every process of the run, in start order (cycle report)
   std::vector<FifoBase*> fifos;
   std::vector<FifoStat> stats;  // of streams already destroyed
   std::vector<std::string> rules;  // dataflow rule violations of streams already destroyed
@@ -462,6 +467,7 @@ void Region::spawn(const char* call, std::function<void()> fn) {
     std::lock_guard<std::mutex> lk(rt.mu);
     ++rt.live;
     rt.running.push_back(p);
+    rt.procs.push_back(p);
     // the streams among the call's arguments: the process is one of their two ends
     std::string word;
     const std::string prefix = scope_.empty() ? std::string() : scope_ + ".";
@@ -480,6 +486,7 @@ void Region::spawn(const char* call, std::function<void()> fn) {
   procs_.push_back(p);
   threads_.emplace_back([p, wait_for, fn = std::move(fn)] {
     self = p;
+    cycles = &p->cycles;
     Runtime& r = Runtime::get();
     if (!wait_for.empty()) {
       std::unique_lock<std::mutex> lk(r.mu);
@@ -563,7 +570,8 @@ void Runtime::watch() {
 }
 
 /// One line per stream of the run: `fifo <TAB> name <TAB> highest fill <TAB> depth (0:
-/// unbounded) <TAB> producer <TAB> consumer <TAB> writers <TAB> readers` (1, or 2 for several).
+/// unbounded) <TAB> producer <TAB> consumer <TAB> writers <TAB> readers` (1, or 2 for several);
+/// then one per finished process: `proc <TAB> id <TAB> label <TAB> cycles` (BB_PIPELINE).
 void Runtime::report(std::FILE* f) {
   std::lock_guard<std::mutex> lk(mu);
   std::vector<FifoStat> all = stats;
@@ -583,6 +591,9 @@ void Runtime::report(std::FILE* f) {
   }
   std::sort(rule.begin(), rule.end());
   for (const std::string& l : rule) std::fprintf(stderr, "%s\n", l.c_str());
+  // the kernel schedules: every process's counted cycles (BB_PIPELINE), all frames of the run
+  for (const Process* p : procs)
+    if (p->done) std::fprintf(f, "proc\t%s\t%s\t%ld\n", p->id.c_str(), p->label.c_str(), p->cycles);
 }
 
 #endif  // BB_SIM_THREADS_IMPL
