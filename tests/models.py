@@ -546,3 +546,52 @@ def random_input(model: onnx.ModelProto, seed: int = 0) -> dict[str, np.ndarray]
     inits = {i.name for i in model.graph.initializer}
     return {vi.name: rng.standard_normal([d.dim_value for d in vi.type.tensor_type.shape.dim]).astype(np.float32)
             for vi in model.graph.input if vi.name not in inits}
+
+
+# -- ConvTranspose and the U-Net-style family (issue 14; tests/test_ops_convtranspose.py) ------
+
+def conv_transpose(b: Builder, x: str, cout: int, k: int = 2, stride: int = 2, pad: int = 0,
+                   output_padding: int = 0, group: int = 1, bias: bool = True) -> str:
+    """A ConvTranspose node (weights (C, cout/group, k, k), He-like scaling over the taps that
+    reach an output pixel)."""
+    n, c, h, w = b.shapes[x]
+    fan = max(1, c // group * k * k // (stride * stride))
+    wt = b.const("wt", b.weights((c, cout // group, k, k), fan))
+    ins = [x, wt] + ([b.const("b", b.rng.normal(0, 0.1, cout).astype(np.float32))] if bias else [])
+    size = [stride * (d - 1) + output_padding + k - 2 * pad for d in (h, w)]
+    return b.node("ConvTranspose", ins, (n, cout, *size), kernel_shape=[k, k], strides=[stride, stride],
+                  pads=[pad] * 4, output_padding=[output_padding] * 2, group=group)
+
+
+def convt_block(seed: int = 0, opset: int = DEFAULT_OPSET, k: int = 2, stride: int = 2, pad: int = 0,
+                output_padding: int = 0, group: int = 1, c: int = 4, hw: int = 5) -> onnx.ModelProto:
+    """conv 3×3 → ReLU → ConvTranspose (k, stride, pad, output padding, groups) → ReLU → conv 1×1."""
+    b = Builder(seed, opset)
+    x = b.act(b.conv(b.input("x", (1, 3, hw, hw)), c, 3))
+    u = b.act(conv_transpose(b, x, c, k, stride, pad, output_padding, group))
+    return _rename_output(b, b.conv(u, 3, 1), "convt_block")
+
+
+def unet_tiny(seed: int = 0, opset: int = DEFAULT_OPSET, hw: int = 16, width: int = 4,
+              classes: int = 3) -> onnx.ModelProto:
+    """A small U-Net-style segmenter: 3×3 conv + BN + ReLU encoder stages at strides 1, 2, 4
+    (stride-2 convs), ConvTranspose 2×2 stride 2 up-convolutions, skip Concats with the encoder
+    features of the same size, and a 1×1 conv head of ``classes`` channels at full resolution."""
+    b = Builder(seed, opset)
+    e1 = b.conv_bn(b.conv_bn(b.input("x", (1, 3, hw, hw)), width), width)
+    e2 = b.conv_bn(b.conv_bn(e1, 2 * width, 3, 2), 2 * width)
+    m = b.conv_bn(b.conv_bn(e2, 4 * width, 3, 2), 4 * width)
+    d2 = b.conv_bn(b.concat([b.act(conv_transpose(b, m, 2 * width)), e2]), 2 * width)
+    d1 = b.conv_bn(b.concat([b.act(conv_transpose(b, d2, width)), e1]), width)
+    return _rename_output(b, b.conv(d1, classes, 1), "unet_tiny")
+
+
+CONVT: dict[str, Callable[..., onnx.ModelProto]] = {
+    "convt_2x2_s2": convt_block,
+    "convt_3x3_s2_pad_outpad": lambda seed=0, opset=DEFAULT_OPSET: convt_block(seed, opset, 3, 2, 1, 1),
+    "convt_4x4_s4_group": lambda seed=0, opset=DEFAULT_OPSET: convt_block(seed, opset, 4, 4, 0, 0, 2, hw=3),
+    "convt_3x3_s3_outpad2": lambda seed=0, opset=DEFAULT_OPSET: convt_block(seed, opset, 3, 3, 0, 2, hw=3),
+}
+"""Models of ConvTranspose variants (tests/test_ops_convtranspose.py); not in `ALL`."""
+UNET: dict[str, Callable[..., onnx.ModelProto]] = {"unet_tiny": unet_tiny}
+"""The small U-Net-style family (tests/test_ops_convtranspose.py); not in `ALL`."""
