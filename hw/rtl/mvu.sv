@@ -243,7 +243,7 @@ module mvu #(
     rq_lane lane (
         .clk(clk),
         .en (en),
-        .acc(signed'(acc3[32*p+:32])),
+        .acc(acc3[32*p+:32]),
         .rq (rq3[64*p+:64]),
         .y  (m_axis_tdata[8*p+:8])
     );

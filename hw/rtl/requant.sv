@@ -71,7 +71,7 @@ module requant #(
     rq_lane lane (
         .clk(clk),
         .en (en),
-        .acc(signed'(acc0[32*i+:32])),
+        .acc(acc0[32*i+:32]),
         .rq (rq0[64*i+:64]),
         .y  (m_axis_tdata[8*i+:8])
     );

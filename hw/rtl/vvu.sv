@@ -186,7 +186,7 @@ module vvu #(
     rq_lane lane (
         .clk(clk),
         .en (en),
-        .acc(signed'(acc2[32*i+:32])),
+        .acc(acc2[32*i+:32]),
         .rq (rq2[64*i+:64]),
         .y  (y4[8*i+:8])
     );
