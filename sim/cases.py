@@ -191,7 +191,8 @@ def _repeat(p: dict, rng, d: Path) -> tuple[dict, dict]:
 
 
 def _frames(p: dict, rng, d: Path) -> tuple[dict, dict]:
-    """FRAMES random (H, W, C) frames; the HDL parameters as given (slice, gmaxpool, upsample)."""
+    """FRAMES random (H, W, C) frames; the HDL parameters as given (slice, gmaxpool, upsample,
+    zeroinsert)."""
     return {k: v for k, v in p.items() if k.isupper()}, {"x": _i8(rng, FRAMES, p["H"], p["W"], p["C"])}
 
 
@@ -275,6 +276,9 @@ PARAMS: dict[str, list[dict]] = {
     "gmaxpool": [{"C": 8, "P": 2, "H": 3, "W": 4}, {"C": 3, "P": 3, "H": 2, "W": 2}],
     "upsample": [{"C": 4, "P": 2, "H": 3, "W": 2, "SH": 2, "SW": 2}, {"C": 3, "P": 1, "H": 2, "W": 3, "SH": 3, "SW": 1},
                  {"C": 6, "P": 6, "H": 1, "W": 1, "SH": 1, "SW": 2}],
+    "zeroinsert": [{"C": 4, "P": 2, "H": 3, "W": 2, "SH": 2, "SW": 2, "PT": 0, "PL": 0, "PB": 0, "PR": 0, "ZP": -3},
+                   {"C": 3, "P": 1, "H": 2, "W": 3, "SH": 3, "SW": 4, "PT": 0, "PL": 0, "PB": 1, "PR": 2, "ZP": 5},
+                   {"C": 6, "P": 3, "H": 2, "W": 2, "SH": 1, "SW": 2, "PT": 1, "PL": 2, "PB": 0, "PR": 1, "ZP": 0}],
     "offchip_buffer": [{"LANES": 2, "FRAME_BEATS": 12, "BYTES_PER_CYCLE": 4, "NFRAMES": 3, "BARRIER": 7,
                         "bytes": 24},
                        {"LANES": 4, "FRAME_BEATS": 8, "BYTES_PER_CYCLE": 4, "NFRAMES": 2, "bytes": 32}],
@@ -285,7 +289,7 @@ PREPARE: dict[str, Callable] = {
     "dwconv": _pool("mac"), "maxpool": _pool("max"), "avgpool": _pool("sum"), "gap": _gap,
     "add": _binary, "mul": _binary, "concat": _binary, "lut_act": _lut, "channel_affine": _affine,
     "dwc": _plain, "offchip_buffer": _plain, "channel_shuffle": _shuffle, "repeat_pixel": _repeat,
-    "slice": _frames, "gmaxpool": _frames, "upsample": _frames,
+    "slice": _frames, "gmaxpool": _frames, "upsample": _frames, "zeroinsert": _frames,
 }
 
 # RTL files each toplevel needs (besides its own)

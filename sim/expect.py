@@ -34,6 +34,13 @@ def window_geometry(p: dict) -> Geometry:
                     sh=p["SH"], sw=p["SW"], dh=dh, dw=dw, pads=(p["PT"], p["PL"], p["PB"], p["PR"]))
 
 
+def zeroinsert_geometry(p: dict) -> Geometry:
+    """The model's geometry of a zeroinsert module (factors SH, SW, pads PT, PL, PB, PR)."""
+    ho = p["PT"] + (p["H"] - 1) * p["SH"] + 1 + p["PB"]
+    wo = p["PL"] + (p["W"] - 1) * p["SW"] + 1 + p["PR"]
+    return Geometry(h=p["H"], w=p["W"], c=p["C"], ho=ho, wo=wo, co=p["C"], pads=(p["PT"], p["PL"], p["PB"], p["PR"]))
+
+
 def _pixels(pix: int, c: int, co: int | None = None, inputs: tuple[int, ...] = ()) -> Geometry:
     """``pix`` pixels of ``c`` channels as a column image (elementwise blocks)."""
     return Geometry(h=pix, w=1, c=c, ho=pix, wo=1, co=c if co is None else co, in_channels=inputs)
@@ -96,6 +103,9 @@ def block(module: str, p: dict) -> tuple[BlockCost, int]:
     if module == "upsample":
         g = Geometry(h=p["H"], w=p["W"], c=p["C"], ho=p["H"] * p["SH"], wo=p["W"] * p["SW"], co=p["C"])
         return block_cost("upsample", g, p["P"], p["P"]), g.in_elems // p["P"]
+    if module == "zeroinsert":
+        g = zeroinsert_geometry(p)
+        return block_cost("zeroinsert", g, p["P"], p["P"]), g.in_elems // p["P"]
     raise KeyError(f"module '{module}' is not a block of the cost model")
 
 

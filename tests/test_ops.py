@@ -132,6 +132,12 @@ CASES = [
     ("resize_sizes", "Resize", [X4, "", "", i64(2, 4, 27, 18)],
      {"mode": "nearest", "coordinate_transformation_mode": "asymmetric", "nearest_mode": "floor"}, 13),
     ("upsample", "Upsample", [X4, f32([1, 1, 2, 2])], {"mode": "nearest"}, 9),
+    ("conv_transpose", "ConvTranspose", [X4, w(4, 3, 2, 2), w(3)], {"strides": [2, 2]}, 13),
+    ("conv_transpose_group_outpad", "ConvTranspose", [X4, w(4, 3, 3, 3)],
+     {"strides": [3, 2], "group": 2, "pads": [1, 0, 0, 1], "output_padding": [2, 1]}, 11),
+    ("conv_transpose_output_shape", "ConvTranspose", [X4, w(4, 2, 4, 4)], {"strides": [4, 4], "output_shape": [36, 35]}, 13),
+    ("conv_transpose_same_lower", "ConvTranspose", [X4, w(4, 2, 2, 3)],
+     {"strides": [2, 2], "auto_pad": "SAME_LOWER", "dilations": [1, 2]}, 13),
 ]
 #: ONNX types the loader holds as another kind
 LOWERED = {"Split": "Slice", "Upsample": "Resize"}
@@ -228,6 +234,13 @@ REFUSALS = [
      "coordinate_transformation_mode = 'asymmetric'"),
     ("slice_zero_step", "Slice", [X4, i64(0), i64(2), i64(1), i64(0)], {}, 13, 1, "steps"),
     ("split_bad_sizes", "Split", [X4, i64(1, 2)], {"axis": 1}, 13, 2, "split"),
+    ("conv_transpose_crop", "ConvTranspose", [X4, w(4, 3, 2, 2)], {"strides": [2, 2], "pads": [2, 0, 0, 0]}, 13, 1,
+     "pads = [2, 0, 0, 0]"),
+    ("conv_transpose_outpad", "ConvTranspose", [X4, w(4, 3, 2, 2)], {"strides": [2, 2], "output_padding": [2, 0]},
+     13, 1, "output_padding = [2, 0]"),
+    ("conv_transpose_same_bigger", "ConvTranspose", [X4, w(4, 3, 2, 2)], {"strides": [4, 4], "auto_pad": "SAME_UPPER"},
+     13, 1, "auto_pad = 'SAME_UPPER'"),
+    ("conv_transpose_3d", "ConvTranspose", [(1, 4, 3, 3, 3), w(4, 2, 2, 2, 2)], {}, 13, 1, "2-D"),
 ]
 
 
@@ -253,6 +266,8 @@ def test_op_refuses(case, tmp_path):
     ("Reshape", [X4, i64(0, -1)], {}, 0, 0),
     ("Clip", [X4, f32(0.0), f32(6.0)], {}, 0, 0),
     ("Mul", [X4, w(4, 1, 1)], {}, 0, 4),
+    # useful MACs: every input pixel times every tap (the lowered Conv does 4x as many)
+    ("ConvTranspose", [X4, w(4, 3, 2, 2), w(3)], {"strides": [2, 2]}, 2 * 4 * 9 * 9 * 3 * 2 * 2, 48 + 3),
 ], ids=lambda c: c[0])
 def test_macs_and_params(case, tmp_path):
     op_type, inputs, attrs, macs, params = case

@@ -262,6 +262,13 @@ def _make_layer(g: Graph, node: Node, ident: str, pe: int, simd: int,
         return Layer(ident, node.name, op, [acts[0]], [p], p, n_out,
                      f"bb::upsample2d<{ident}_P>({{in0}}, {{out}}, frames);",
                      _struct(ident, H=h, W=w, C=c, L=p, SH=sh, SW=sw))
+    if op == "ZeroInsert":
+        h, w, c = hwc(x)
+        (sh, sw), pd = node.attrs["factor"], node.attrs["pads"]
+        return Layer(ident, node.name, op, [acts[0]], [p], p, n_out,
+                     f"bb::zeroinsert2d<{ident}_P>({{in0}}, {{out}}, frames);",
+                     _struct(ident, H=h, W=w, C=c, L=p, SH=sh, SW=sw, PT=pd[0], PL=pd[1], PB=pd[2], PR=pd[3],
+                             ZP=int(q["pad_value"])))
     if op in ("Add", "Sub", "Mul"):
         if op == "Mul":
             vals = dict(N=n_out, LANES=p, ZA=q["zp_a"], ZB=q["zp_b"], MULT=q["mult"], SHIFT=q["shift"],

@@ -243,6 +243,11 @@ def rtl_layer(g: Graph, node: Node, lay: Layer, pe: int, simd: int, co_range: tu
         h, w, c = hwc(x)
         sh, sw = node.attrs["scales"]
         return RtlLayer("upsample", dict(C=c, P=p, H=h, W=w, SH=sh, SW=sw))
+    if op == "ZeroInsert":
+        h, w, c = hwc(x)
+        (sh, sw), pd = node.attrs["factor"], node.attrs["pads"]
+        return RtlLayer("zeroinsert", dict(C=c, P=p, H=h, W=w, SH=sh, SW=sw, PT=pd[0], PL=pd[1], PB=pd[2],
+                                           PR=pd[3], ZP=int(q["pad_value"])))
     if op in ("Add", "Sub") and not q.get("consts"):
         params = dict(P=p, OP=0, MA=int(q["mult_a"]), MB=int(q["mult_b"]), ZA=int(q["zp_a"]), ZB=int(q["zp_b"]),
                       ZY=int(q["zp_out"]), S=int(q["shift"]), LO=int(q["lo"]), HI=int(q["hi"]))

@@ -493,3 +493,30 @@ def upsample(g: Geometry, pe: int, simd: int) -> BlockCost:
 
 
 BLOCKS.update({"slice": slice_block, "gmaxpool": gmaxpool, "upsample": upsample})
+
+
+# -- ZeroInsert: the upsampling half of a lowered ConvTranspose (issue 14) ---------------------
+# `bbgrap_hls.model.kinds` maps the op kind ZeroInsert to this block; module hw/rtl/zeroinsert.sv.
+
+def zeroinsert(g: Geometry, pe: int, simd: int) -> BlockCost:
+    """Zero insertion (``zeroinsert.sv``): ``Ho × Wo`` output pixels of ``C/p`` beats, an
+    input pixel every ``s_h``-th row and ``s_w``-th column after the ``pads`` (top, left), the
+    zero point elsewhere. No memory: the output register takes the input beat where an input
+    pixel lands and the constant otherwise, one output beat per cycle, so ii = the output beats
+    and the output keeps pace with the input (fill 0); ``tail`` is the padding and inserted
+    beats after the last input pixel. Leading padding (``pads`` top/left, ``z`` beats) leaves
+    once the frame's first input beat is offered, before that beat is taken: counted from the
+    first input beat taken, the last output beat is ``ii − 1 − z`` (+ depth). LUTs: the counters and one 2:1 choice per output bit
+    (an estimate, not yet checked with Yosys)."""
+    p = pe
+    n = g.c // p
+    ii = g.ho * g.wo * n
+    sh = (g.ho - g.pads[0] - g.pads[2] - 1) // max(1, g.h - 1) if g.h > 1 else 1
+    sw = (g.wo - g.pads[1] - g.pads[3] - 1) // max(1, g.w - 1) if g.w > 1 else 1
+    last = ((g.pads[0] + (g.h - 1) * sh) * g.wo + g.pads[1] + (g.w - 1) * sw) * n + n - 1  # last input beat out
+    lead0 = (g.pads[0] * g.wo + g.pads[1]) * n  # padding beats before the first input pixel
+    return BlockCost(ii=ii, depth=1, fill=0.0, tail=ii - 1 - last, lead=0, span=ii - 1 - lead0,
+                     lut=LUT_BASE_SIMPLE // 2 + 4 * p)
+
+
+BLOCKS["zeroinsert"] = zeroinsert

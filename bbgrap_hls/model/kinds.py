@@ -32,7 +32,7 @@ OP_BLOCKS: dict[str, str] = {
     "Dense": "dense", "Gemm": "dense", "MatMul": "dense",
     "MaxPool": "maxpool", "AveragePool": "avgpool",
     "GlobalAveragePool": "gap", "GlobalMaxPool": "gmaxpool",
-    "Slice": "slice", "Resize": "upsample",
+    "Slice": "slice", "Resize": "upsample", "ZeroInsert": "zeroinsert",
     "Add": "eltwise2", "Mul": "eltwise2", "Sub": "eltwise2",
     "ChannelAffine": "affine",
     "Concat": "concat",

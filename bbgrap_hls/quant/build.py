@@ -18,7 +18,8 @@ from bbgrap_hls.quant import arith
 
 #: Ops that only move, select or pad int8 values: output scale = input scale.
 MOVE_KINDS = frozenset({"MaxPool", "Concat", "Reshape", "Flatten", "Squeeze", "Unsqueeze",
-                        "Transpose", "Pad", "Identity", "Dropout", "Slice", "GlobalMaxPool", "Resize"})
+                        "Transpose", "Pad", "Identity", "Dropout", "Slice", "GlobalMaxPool", "Resize",
+                        "ZeroInsert"})
 #: Ops whose following Relu/Relu6 fuses into the requantisation clamp.
 FUSING_KINDS = frozenset({"Conv", "Dense", "ChannelAffine", "Add", "Sub"})
 FUSABLE_ACTS = frozenset({"Relu", "Relu6"})
@@ -178,7 +179,7 @@ def _gap(node: Node, g: Graph) -> dict:
 
 
 def _move(node: Node, g: Graph) -> dict:
-    if node.op == "Pad":
+    if node.op in ("Pad", "ZeroInsert"):  # a zero fill is the zero point
         s, z = qp(g, node.inputs[0])
         return {"pad_value": int(arith.quantize(np.float32(node.attrs["value"]), s, z))}
     return {}

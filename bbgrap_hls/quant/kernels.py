@@ -153,10 +153,10 @@ def run_gap(node: Node, inputs: Arrays, graph: Graph) -> Arrays:
 def run_move(node: Node, inputs: Arrays, graph: Graph) -> Arrays:
     """MaxPool/Concat/layout/Pad: the float op on the int8 values (exact: values only move).
 
-    Pad fills with the quantised pad value (the zero point for a zero pad).
+    Pad and ZeroInsert fill with the quantised pad value (the zero point for a zero fill).
     """
     op = get_op(node.op)
-    if node.op == "Pad":
+    if node.op in ("Pad", "ZeroInsert"):
         node = Node(node.name, node.op, node.inputs, node.outputs,
                     dict(node.attrs, value=node.attrs["q"]["pad_value"]))
     ins = [x.astype(np.float32) if x is not None and x.dtype == np.int8 else x for x in inputs]

@@ -1,4 +1,5 @@
-// bbgrap-hls kernel library: crop (Slice), global max pooling and nearest upsampling.
+// bbgrap-hls kernel library: crop (Slice), global max pooling, nearest upsampling and zero
+// insertion (ConvTranspose).
 //
 // Values only move or are compared: input and output share one scale (docs/numerics.md).
 #ifndef BBGRAP_RESAMPLE_H
@@ -102,6 +103,35 @@ BB_LOOP(ups_row)
     }
     got = pre;
     pre = 0;
+  }
+}
+
+/// Zero insertion of an (H, W, C) frame at L lanes, the upsampling half of a lowered
+/// ConvTranspose (P gives H, W, C, L, SH, SW, PT, PL, PB, PR, ZP): SH-1 zero-point rows
+/// between input rows, SW-1 zero-point pixels between the pixels of a row, and PT/PL/PB/PR
+/// zero-point rows/columns around them; one output beat per iteration, an input beat read
+/// where an input pixel lands (hw/rtl/zeroinsert.sv does the same).
+template <class P>
+void zeroinsert2d(Stream<P::L>& in, Stream<P::L>& out, int frames) {
+  constexpr int H = P::H, W = P::W, C = P::C, L = P::L, SH = P::SH, SW = P::SW;
+  constexpr int PT = P::PT, PL = P::PL, HI = (H - 1) * SH + 1, WI = (W - 1) * SW + 1;
+  constexpr int HO = PT + HI + P::PB, WO = PL + WI + P::PR, N = C / L;
+  static_assert(C % L == 0 && SH >= 1 && SW >= 1 && PT >= 0 && PL >= 0 && P::PB >= 0 && P::PR >= 0,
+                "zeroinsert2d: L | C, factors >= 1, pads >= 0");
+  Beat<L> zero;
+  for (int l = 0; l < L; ++l) zero.d[l] = static_cast<int8_t>(P::ZP);
+BB_LOOP(zins_frame)
+  for (int f = 0; f < frames; ++f) {
+    for (int y = 0; y < HO; ++y) {
+      const bool row_in = y >= PT && y < PT + HI && (y - PT) % SH == 0;
+      for (int x = 0; x < WO; ++x) {
+        const bool in_px = row_in && x >= PL && x < PL + WI && (x - PL) % SW == 0;
+        for (int cb = 0; cb < N; ++cb) {
+          BB_HLS(PIPELINE II = 1)
+          out.write(in_px ? in.read() : zero);
+        }
+      }
+    }
   }
 }
 
