@@ -230,6 +230,41 @@ def stream_rows_out(r: Rows, n: int, row_cycles: int, lead: int, tail: int, dept
     return start + depth, np.maximum(end, start) + depth
 
 
+def zeroinsert_rows_out(r: Rows, h: int, sh: int, pads: tuple[int, int, int, int], wo: int, n: int,
+                        depth: int) -> Rows:
+    """Rows of a zero-insertion block (``zeroinsert.sv``) from its ``h`` input rows ``r``.
+
+    Output row ``oy`` holds ``wo·n`` beats, one per cycle after the previous row; a row that
+    carries input row ``y`` (``oy = top + y·sh``) also waits for that row: it starts no
+    earlier than its first beat less the left padding, ends no earlier than its last beat
+    plus the right padding and inserted beats after it. Rows of zeros need no input (which
+    `stream_rows_out` would charge them: the next input row). A frame's first row waits for
+    its first input beat (the module holds its leading padding until then).
+    """
+    s, e = resample(r, h)
+    top, left = pads[0], pads[1]
+    ho = top + (h - 1) * sh + 1 + pads[2]
+    wi = wo - pads[1] - pads[3]
+    row = wo * n
+    after = (wo - left - wi) * n  # right padding beats after the row's last input pixel
+    starts = np.empty(ho, np.int64)
+    ends = np.empty(ho, np.int64)
+    prev = np.iinfo(np.int64).min // 2
+    for oy in range(ho):
+        k = oy - top
+        st = prev + 1
+        en_min = st
+        if oy == 0:
+            st = max(st, int(s[0]))
+        if 0 <= k < (h - 1) * sh + 1 and k % sh == 0:
+            y = k // sh
+            st = max(st, int(s[y]) - left * n)
+            en_min = int(e[y]) + after
+        starts[oy] = st
+        ends[oy] = prev = max(st + row - 1, en_min)
+    return starts + depth, ends + depth
+
+
 def window_rows_out(r: Rows, w: WindowRows, depth: int, t0: int = 0) -> Rows:
     """Rows of a window block (``swg`` → mvu / vvu) from its input rows ``r``.
 

@@ -30,6 +30,7 @@ from bbgrap_hls.model.timing import (
     shift,
     stream_rows_out,
     window_rows_out,
+    zeroinsert_rows_out,
 )
 from bbgrap_hls.plan import ChannelPlan, CorePlan, NodePlan, Plan, SplitPart, TransferPlan, path_route
 from bbgrap_hls.search.dp import Segmentation, part_tables
@@ -202,6 +203,9 @@ def build_plan(prob: Problem, seg: Segmentation, strategy: str, objective: str) 
         g = unit.geom
         if unit.kind == "wire":
             r_out = r_in
+        elif unit.kind == "zeroinsert":  # rows of zeros need no input (model.timing)
+            r_out = zeroinsert_rows_out(r_in, g.h, max(1, (g.ho - g.pads[0] - g.pads[2] - 1) // max(1, g.h - 1)),
+                                        g.pads, g.wo, max(1, c.ii // (g.ho * g.wo)), c.depth)
         elif c.window is not None:  # sliding-window generator -> mvu / vvu, row by row
             r_out = window_rows_out(resample(r_in, g.h), c.window, c.depth)
         elif g.ho * g.wo <= 1 or c.fill >= 1.0:  # needs the whole input: one output row
