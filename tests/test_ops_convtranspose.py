@@ -66,6 +66,9 @@ CASES = [
     ("same_lower", (1, 2, 5, 4), (2, 3, 3, 3), False, {"strides": [2, 2], "auto_pad": "SAME_LOWER"}),
     ("output_shape", (1, 2, 4, 4), (2, 3, 3, 3), True, {"strides": [3, 2], "output_shape": [11, 9]}),
     ("valid", (1, 2, 4, 4), (2, 3, 3, 3), False, {"strides": [2, 2], "auto_pad": "VALID"}),
+    # output_shape past the full output (negative padding: a zero row/column at the start
+    # and end, up to stride - 1 in all): the ZeroInsert carries the border the Conv cannot
+    ("output_shape_larger", (1, 2, 3, 3), (2, 3, 2, 2), True, {"strides": [4, 4], "output_shape": [13, 12]}),
 ]
 
 
@@ -91,6 +94,8 @@ REFUSED = [
     ("crop_pads", {"strides": [2, 2], "pads": [0, 2, 0, 0]}, (4, 3, 2, 2), "attribute pads = [0, 2, 0, 0]"),
     ("outpad_too_big", {"strides": [2, 2], "output_padding": [0, 2]}, (4, 3, 2, 2), "attribute output_padding = [0, 2]"),
     ("bigger_output", {"strides": [3, 3], "output_shape": [20, 20]}, (4, 3, 2, 2), "attribute output_shape = [20, 20]"),
+    ("bigger_output_same", {"strides": [3, 3], "output_shape": [15, 15], "auto_pad": "SAME_UPPER"}, (4, 3, 2, 2),
+     "attribute output_shape = [15, 15]"),
     ("auto_pad_bigger", {"strides": [4, 4], "auto_pad": "SAME_LOWER"}, (4, 3, 2, 2), "attribute auto_pad = 'SAME_LOWER'"),
     ("group", {"group": 3}, (4, 3, 2, 2), "attribute group = 3"),
     ("kernel_shape", {"kernel_shape": [3, 3]}, (4, 3, 2, 2), "attribute kernel_shape = [3, 3]"),

@@ -75,7 +75,10 @@ class ConvTranspose(Op):
                 raise self.fail(onnx_node, f"attribute output_shape = {list(attrs.get('output_shape'))}: "
                                 "2 positive spatial sizes expected")
             total = [f - o for f, o in zip(full, out_shape, strict=True)]
-            if min(total) < 0:  # onnxruntime and the ONNX reference disagree on a larger output
+            # a larger output (negative padding): onnxruntime and the ONNX reference agree only for
+            # an explicit output_shape without auto_pad, up to stride - 1 more (as output padding)
+            explicit = attrs.get("output_shape") is not None and auto_pad == "NOTSET"
+            if min(total) < 0 and not (explicit and all(t > -s for t, s in zip(total, strides, strict=True))):
                 what = "output_shape" if attrs.get("output_shape") is not None else "auto_pad"
                 val = list(attrs["output_shape"]) if what == "output_shape" else f"'{auto_pad}'"
                 raise self.fail(onnx_node, f"attribute {what} = {val}: an output larger than the full "
@@ -84,6 +87,7 @@ class ConvTranspose(Op):
                 begin = [t // 2 for t in total]
             else:  # NOTSET and SAME_LOWER put the larger half first (ONNX, onnxruntime)
                 begin = [t - t // 2 for t in total]
+            begin = [max(b, 0) for b in begin]  # a larger output grows at the end (both do so)
             pads = (begin[0], begin[1], total[0] - begin[0], total[1] - begin[1])
         elif auto_pad == "VALID":
             pads = (0, 0, 0, 0)
