@@ -62,71 +62,9 @@ import onnx
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from tests.models import Builder, _rename_output  # noqa: E402
-
-OPSET = 14  # HardSwish needs 14; torch exports these models at opset >= 14 by default
-
-
-class Net(Builder):
-    """`Builder` with the pieces torchvision networks need (BN eps, SiLU, HardSigmoid,
-    ceil-mode pools, squeeze-excite, classifier heads)."""
-
-    def __init__(self, seed: int = 0, opset: int = OPSET):
-        super().__init__(seed, opset)
-
-    def bn(self, x: str, eps: float = 1e-5) -> str:
-        c = self.shapes[x][1]
-        r = self.rng
-        params = [r.uniform(0.5, 1.5, c), r.normal(0, 0.1, c), r.normal(0, 0.1, c), r.uniform(0.5, 1.5, c)]
-        ins = [x] + [self.const(nm, p.astype(np.float32))
-                     for nm, p in zip(("gamma", "beta", "mean", "var"), params, strict=True)]
-        return self.node("BatchNormalization", ins, self.shapes[x], epsilon=eps)
-
-    def act(self, x: str, op: str | None = "Relu", **attrs) -> str:
-        if op is None:
-            return x
-        if op == "SiLU":  # torch exports nn.SiLU as x * sigmoid(x)
-            return self.binary("Mul", x, self.node("Sigmoid", [x], self.shapes[x]))
-        if op == "HardSigmoid":  # F.hardsigmoid: relu6(x + 3) / 6
-            return self.node("HardSigmoid", [x], self.shapes[x], alpha=1.0 / 6, beta=0.5)
-        return super().act(x, op, **attrs)
-
-    def cba(self, x: str, cout: int, k: int = 1, stride: int = 1, group: int = 1,
-            act: str | None = "Relu", eps: float = 1e-5) -> str:
-        """Conv (no bias) -> BatchNorm -> activation: torchvision's Conv2dNormActivation."""
-        return self.act(self.bn(self.conv(x, cout, k, stride, group=group, bias=False), eps), act)
-
-    def pool(self, x: str, op: str, k: int, stride: int, pad: int = 0, ceil: bool = False) -> str:
-        n, c, h, w = self.shapes[x]
-
-        def out(d: int) -> int:
-            span = d + 2 * pad - k
-            o = (-(-span // stride) if ceil else span // stride) + 1
-            if ceil and (o - 1) * stride >= d + pad:  # the last window must start inside
-                o -= 1
-            return o
-
-        attrs = dict(kernel_shape=[k, k], strides=[stride, stride], pads=[pad] * 4)
-        if ceil:
-            attrs["ceil_mode"] = 1
-        return self.node(op, [x], (n, c, out(h), out(w)), **attrs)
-
-    def se(self, x: str, squeeze: int, act: str = "Relu", gate: str = "Sigmoid") -> str:
-        """torchvision.ops.SqueezeExcitation: ``scale * x`` with scale from a GAP and two 1x1 convs."""
-        c = self.shapes[x][1]
-        s = self.act(self.conv(self.gap(x), squeeze, 1), act)
-        s = self.act(self.conv(s, c, 1), gate)
-        return self.binary("Mul", s, x)
-
-    def head(self, x: str, classes: int = 1000) -> str:
-        """AdaptiveAvgPool2d(1) -> flatten -> (Dropout) -> Linear."""
-        return self.gemm(self.flatten(self.gap(x)), classes)
-
-
-def _make_divisible(v: float, divisor: int = 8) -> int:
-    """torchvision's channel rounding (nearest multiple of ``divisor``, never below 90 %)."""
-    new = max(divisor, int(v + divisor / 2) // divisor * divisor)
-    return new + divisor if new < 0.9 * v else new
+from tests.families import Net  # noqa: E402
+from tests.families import make_divisible as _make_divisible  # noqa: E402
+from tests.models import _rename_output  # noqa: E402
 
 
 def _finish(b: Net, x: str, name: str) -> onnx.ModelProto:

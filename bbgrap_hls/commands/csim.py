@@ -25,7 +25,8 @@ def add_parser(sub) -> argparse.ArgumentParser:
     p = sub.add_parser("csim", help="compile the generated HLS C++ with g++ and compare with the reference")
     p.add_argument("out", metavar="OUT", help="a folder written by `bbgrap-hls gen`")
     p.add_argument("--input", metavar="X.npy", help="input array (default: the seed input of gen)")
-    p.add_argument("-o", "--output", metavar="Y.npy", help="write the fabric's int8 outputs here")
+    p.add_argument("-o", "--output", metavar="Y.npy", help="write the fabric's int8 outputs here, (frames, elements) "
+                   "per output: .npy for one output, .npz keyed by output name for several")
     p.add_argument("--json", action="store_true",
                    help="print the result as JSON (match, message, seconds; threaded: every stream's highest "
                         "fill against its depth)")
@@ -37,14 +38,14 @@ def add_parser(sub) -> argparse.ArgumentParser:
 
 def run(args: argparse.Namespace) -> int:
     x = _load_input(args.input) if args.input else None
+    names = _output_names(Path(args.out), args.output) if args.output else []
     res = csim_design(Path(args.out), x, threads=args.threads)
     print(json.dumps(res.to_dict(), indent=2, sort_keys=True) if args.json else res.message)
     if args.output:
-        meta = json.loads((Path(args.out) / "tb" / "vectors.json").read_text())
-        first = meta["outputs"][0]
-        y = res.outputs.get(first["tensor"])
-        if y is not None:
-            _save_npy(Path(args.output), y.reshape(meta["frames"], -1))
+        frames = json.loads((Path(args.out) / "tb" / "vectors.json").read_text())["frames"]
+        ys = {n: res.outputs[n].reshape(frames, -1) for n in names if res.outputs.get(n) is not None}
+        if len(ys) == len(names):
+            _save(Path(args.output), ys)
     if not res.ok:
         raise MismatchError(res.message)
     return 0
@@ -107,13 +108,31 @@ def _drop_unfinished_builds(cache: Path, since: float) -> None:
             shutil.rmtree(d, ignore_errors=True)
 
 
-def _save_npy(path: Path, a: np.ndarray) -> None:
-    """``np.save`` through a temporary file in the same folder and `os.replace`: the file is
-    either absent or whole, even when the run is interrupted."""
+def _output_names(out: Path, path: str) -> list[str]:
+    """The design's output tensors, in graph order; several need a ``.npz`` ``-o`` path
+    (checked before the simulation runs, as ``run -o`` checks it)."""
+    try:
+        names = [o["tensor"] for o in json.loads((out / "tb" / "vectors.json").read_text())["outputs"]]
+    except (OSError, ValueError, KeyError):
+        return []  # not a gen folder: csim_design says so in its own words
+    if len(names) > 1 and Path(path).suffix != ".npz":
+        raise BadInputError(f"{path}: the design has {len(names)} outputs ({', '.join(names)}); "
+                            "write them to a .npz file")
+    return names
+
+
+def _save(path: Path, ys: dict[str, np.ndarray]) -> None:
+    """One output as ``.npy`` (or a ``.npz`` keyed by its name), several as a ``.npz`` keyed by
+    output name, each ``(frames, elements)`` int8; written through a temporary file in the
+    same folder and `os.replace`: the file is either absent or whole, even when the run is
+    interrupted."""
     tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
     try:
         with open(tmp, "wb") as f:
-            np.save(f, a)
+            if path.suffix == ".npz":
+                np.savez(f, **ys)
+            else:
+                np.save(f, next(iter(ys.values())))
         os.replace(tmp, path)
     finally:
         tmp.unlink(missing_ok=True)
