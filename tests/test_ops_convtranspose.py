@@ -28,6 +28,7 @@ from bbgrap_hls.errors import BadInputError
 from bbgrap_hls.frontend import load_model
 from bbgrap_hls.model.geometry import geometry
 from bbgrap_hls.model.kinds import block_kind, foldings
+from bbgrap_hls.ops import get_op
 from bbgrap_hls.passes import canonicalize
 from bbgrap_hls.quant import quantize, run_int8
 from bbgrap_hls.quant.execute import dequantize_outputs
@@ -86,6 +87,11 @@ def test_float_and_lowered_match_onnxruntime(tmp_path, case):
     ops = [n.op for n in gc.nodes]
     assert ops in (["ZeroInsert", "Conv"], ["Conv"]) and (ops[0] == "ZeroInsert") == (attrs.get("strides", [1])[0] > 1)
     assert gc.shape("y0") == want.shape
+    # inspect counts the useful MACs (every input pixel times every tap), not the lowered Conv's
+    n, c, h, w = xs
+    useful = n * c * h * w * ws[1] * ws[2] * ws[3]
+    assert get_op("ConvTranspose").macs(g.nodes[0], g) == useful
+    assert sum(get_op(k.op).macs(k, gc) for k in gc.nodes) == useful
     np.testing.assert_allclose(run_float(gc, {"x0": x})["y0"], want, rtol=1e-4, atol=1e-5)
 
 

@@ -103,6 +103,10 @@ class Conv(Op):
         return [y.astype(np.float32)]
 
     def macs(self, node, graph):
+        """Multiply-accumulates per frame; a lowered ConvTranspose's Conv counts the useful ones
+        (``attrs["useful_macs"]``, set by `LowerConvTranspose`), not those on inserted zeros."""
+        if "useful_macs" in node.attrs:
+            return int(node.attrs["useful_macs"])
         n, cout, ho, wo = graph.shape(node.outputs[0])
         _, cin_g, kh, kw = graph.shape(node.inputs[1])
         return n * cout * ho * wo * cin_g * kh * kw

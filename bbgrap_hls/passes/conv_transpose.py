@@ -18,6 +18,8 @@ class LowerConvTranspose(Pass):
     ConvTranspose's name and output; the ZeroInsert (``<name>_zeros``) is left out when
     the stride is 1 and the Conv's own pads cover the border. In int8 the inserted pixels
     are the input's zero point, so the Conv's ``-z_x·Σw`` bias term makes them exact zeros.
+    The Conv records the ConvTranspose's MACs (``useful_macs``): it computes ``s_h·s_w`` times
+    as many, most on inserted zeros (the cost model counts those, from its geometry).
     """
 
     def apply(self, graph: Graph) -> bool:
@@ -25,7 +27,9 @@ class LowerConvTranspose(Pass):
         for node in list(graph.nodes):
             if node.op != "ConvTranspose":
                 continue
-            attrs, extra, wc = get_op("ConvTranspose").conv_form(node, graph)
+            op = get_op("ConvTranspose")
+            attrs, extra, wc = op.conv_form(node, graph)
+            attrs["useful_macs"] = op.macs(node, graph)  # inspect and the roofline count these
             x = node.inputs[0]
             new = []
             if tuple(node.attrs["strides"]) != (1, 1) or any(extra):
