@@ -204,6 +204,56 @@ def mnasnet1_0(seed: int = 0, res: int = 224) -> onnx.ModelProto:
     return _finish(b, b.gemm(m, 1000), "mnasnet1_0")
 
 
+def mobilenet_v3_small(seed: int = 0, res: int = 224) -> onnx.ModelProto:
+    """MobileNetV3-Small: SE with HardSigmoid in all but two blocks, 576 -> 1024 -> 1000 head."""
+    b = Net(seed)
+    eps = 1e-3
+    x = b.cba(b.input("x", (1, 3, res, res)), 16, 3, 2, act="HardSwish", eps=eps)
+    # (kernel, expanded, out, se, activation, stride)
+    for k, exp, out, use_se, a, s in [
+            (3, 16, 16, True, "Relu", 2), (3, 72, 24, False, "Relu", 2), (3, 88, 24, False, "Relu", 1),
+            (5, 96, 40, True, "HardSwish", 2), (5, 240, 40, True, "HardSwish", 1),
+            (5, 240, 40, True, "HardSwish", 1), (5, 120, 48, True, "HardSwish", 1),
+            (5, 144, 48, True, "HardSwish", 1), (5, 288, 96, True, "HardSwish", 2),
+            (5, 576, 96, True, "HardSwish", 1), (5, 576, 96, True, "HardSwish", 1)]:
+        cin = b.shapes[x][1]
+        y = b.cba(x, exp, 1, act=a, eps=eps) if exp != cin else x
+        y = b.cba(y, exp, k, s, group=exp, act=a, eps=eps)
+        if use_se:
+            y = b.se(y, _make_divisible(exp // 4, 8), "Relu", "HardSigmoid")
+        y = b.cba(y, out, 1, act=None, eps=eps)
+        x = b.binary("Add", y, x) if s == 1 and cin == out else y
+    x = b.cba(x, 576, 1, act="HardSwish", eps=eps)
+    x = b.act(b.gemm(b.flatten(b.gap(x)), 1024), "HardSwish")
+    return _finish(b, b.gemm(x, 1000), "mobilenet_v3_small")
+
+
+def shufflenet_v2_x1_0(seed: int = 0, res: int = 224) -> onnx.ModelProto:
+    """ShuffleNetV2 x1.0: stages of 4/8/4 units at 116/232/464 channels; a stride-2 unit runs
+    both branches on the whole input, a stride-1 unit splits the channels in two (``chunk``,
+    exported as Split) and convolves one half; Concat, then the channel shuffle (Reshape,
+    Transpose, Reshape); 1x1 conv to 1024, mean over H and W, Linear."""
+    b = Net(seed)
+    x = b.maxpool(b.cba(b.input("x", (1, 3, res, res)), 24, 3, 2), 3, 2, 1)
+    for cout, n in ((116, 4), (232, 8), (464, 4)):
+        for j in range(n):
+            half = cout // 2
+            if j == 0:
+                left = b.cba(b.cba(x, b.shapes[x][1], 3, 2, group=b.shapes[x][1], act=None), half, 1)
+                right = x
+                stride = 2
+            else:
+                left, right = b.split(x, [half, half])
+                stride = 1
+            right = b.cba(right, half, 1)
+            right = b.cba(right, half, 3, stride, group=half, act=None)
+            right = b.cba(right, half, 1)
+            x = b.shuffle(b.concat([left, right]), 2)
+    x = b.cba(x, 1024, 1)
+    m = b.node("ReduceMean", [x], (1, 1024), axes=[2, 3], keepdims=0)
+    return _finish(b, b.gemm(m, 1000), "shufflenet_v2_x1_0")
+
+
 # -- RegNet -------------------------------------------------------------------------------
 
 def _regnet_stages(depth: int, w_0: int, w_a: float, w_m: float, group_width: int) -> list[tuple[int, int, int]]:
@@ -305,6 +355,50 @@ def googlenet(seed: int = 0, res: int = 224) -> onnx.ModelProto:
     return _finish(b, b.head(x), "googlenet")
 
 
+def inception_v3(seed: int = 0, res: int = 299) -> onnx.ModelProto:
+    """Inception-v3 as torchvision builds it in eval mode (aux head off, ``transform_input``
+    off): BasicConv2d = Conv + BN(eps 1e-3) + ReLU; modules A (x3), B, C (x4: 1x7 / 7x1
+    factorisations), D, E (x2: 1x3 and 3x1 branches concatenated); the branch pools are
+    ``avg_pool2d(3, 1, 1)`` (padding counted, as torch exports it). At its 299x299 input."""
+    b = Net(seed)
+    conv = lambda x, c, k, s=1, pad=None: b.act(b.bn(b.conv(x, c, k, s, pad=pad, bias=False), 1e-3))  # noqa: E731
+    rect = lambda x, c, kh, kw: b.cba_rect(x, c, (kh, kw))  # noqa: E731
+
+    def avg(x: str) -> str:
+        return b.node("AveragePool", [x], b.shapes[x], kernel_shape=[3, 3], strides=[1, 1], pads=[1] * 4,
+                      count_include_pad=1)
+
+    def a(x: str, pool: int) -> str:
+        return b.concat([conv(x, 64, 1), conv(conv(x, 48, 1), 64, 5), conv(conv(conv(x, 64, 1), 96, 3), 96, 3),
+                         conv(avg(x), pool, 1)])
+
+    def c(x: str, c7: int) -> str:
+        b7 = rect(rect(conv(x, c7, 1), c7, 1, 7), 192, 7, 1)
+        d7 = rect(rect(rect(rect(conv(x, c7, 1), c7, 7, 1), c7, 1, 7), c7, 7, 1), 192, 1, 7)
+        return b.concat([conv(x, 192, 1), b7, d7, conv(avg(x), 192, 1)])
+
+    def e(x: str) -> str:
+        t = conv(x, 384, 1)
+        d = conv(conv(x, 448, 1), 384, 3)
+        return b.concat([conv(x, 320, 1), b.concat([rect(t, 384, 1, 3), rect(t, 384, 3, 1)]),
+                         b.concat([rect(d, 384, 1, 3), rect(d, 384, 3, 1)]), conv(avg(x), 192, 1)])
+
+    x = conv(b.input("x", (1, 3, res, res)), 32, 3, 2, pad=0)
+    x = conv(conv(x, 32, 3, pad=0), 64, 3)
+    x = b.maxpool(x, 3, 2)
+    x = b.maxpool(conv(conv(x, 80, 1), 192, 3, pad=0), 3, 2)
+    x = a(a(a(x, 32), 64), 64)
+    x = b.concat([conv(x, 384, 3, 2, pad=0), conv(conv(conv(x, 64, 1), 96, 3), 96, 3, 2, pad=0),
+                  b.maxpool(x, 3, 2)])  # B
+    for c7 in (128, 160, 160, 192):
+        x = c(x, c7)
+    x = b.concat([conv(conv(x, 192, 1), 320, 3, 2, pad=0),
+                  conv(rect(rect(conv(x, 192, 1), 192, 1, 7), 192, 7, 1), 192, 3, 2, pad=0),
+                  b.maxpool(x, 3, 2)])  # D
+    x = e(e(x))
+    return _finish(b, b.head(x), "inception_v3")
+
+
 def densenet121(seed: int = 0, res: int = 224) -> onnx.ModelProto:
     """DenseNet-121 (growth 32, blocks 6/12/24/16, bottleneck 4x, compression 0.5)."""
     b = Net(seed)
@@ -329,7 +423,8 @@ ZOO: dict[str, Callable[..., onnx.ModelProto]] = {
     "mobilenet_v3_large": mobilenet_v3_large, "efficientnet_b0": efficientnet_b0, "googlenet": googlenet,
     "squeezenet1_1": squeezenet1_1, "regnety_400mf": regnety_400mf, "vgg16": vgg16,
     "resnext50_32x4d": resnext50_32x4d, "densenet121": densenet121, "efficientnet_b1": efficientnet_b1,
-    "mnasnet1_0": mnasnet1_0,
+    "mnasnet1_0": mnasnet1_0, "mobilenet_v3_small": mobilenet_v3_small,
+    "shufflenet_v2_x1_0": shufflenet_v2_x1_0, "inception_v3": inception_v3,
 }
 
 # torchvision's "GFLOPS" per model: the figure of the model's page under
@@ -366,7 +461,27 @@ _PUBLISHED: dict[str, float] = {
     "densenet121": 2.83,
     "efficientnet_b1": 0.69,     # .../torchvision.models.efficientnet_b1.html (GFLOPS 0.69, V1 weights, 240 crop)
     "mnasnet1_0": 0.31,          # .../torchvision.models.mnasnet1_0.html (GFLOPS 0.31)
+    # the three below: the figures issue 14 quotes from torchvision's tables; the
+    # inception_v3 page's excerpt ends before the figure, a torchvision-weights model card
+    # (huggingface.co/lucid-dl/inception-v3, "IMAGENET1K_V1 ... GFLOPs 5.713 ... torchvision")
+    # gives its `_ops` value
+    "mobilenet_v3_small": 0.06,  # .../torchvision.models.mobilenet_v3_small.html (GFLOPS 0.06)
+    "shufflenet_v2_x1_0": 0.14,  # .../torchvision.models.shufflenet_v2_x1_0.html (GFLOPS 0.14)
+    "inception_v3": 5.71,        # .../torchvision.models.inception_v3.html (GFLOPS 5.71, 299x299)
 }
+
+
+# torchvision's own 3-decimal `_ops` values (the weights' meta in torchvision's source),
+# where the documentation's 2-decimal figure differs from our count by its rounding:
+# shufflenet_v2_x1_0 0.145 (ShuffleNet_V2_X1_0_QuantizedWeights' meta, the same
+# architecture: the page prints 0.14), mobilenet_v3_small 0.057 (page 0.06).
+_OPS_3DP: dict[str, float] = {"shufflenet_v2_x1_0": 0.145, "mobilenet_v3_small": 0.057, "mobilenet_v3_large": 0.217,
+                              "efficientnet_b0": 0.386, "regnety_400mf": 0.402, "inception_v3": 5.713}
+
+
+def torchvision_ops(name: str) -> float:
+    """torchvision's 3-decimal `_ops` (GMACs) of ``name`` where recorded, else its published figure."""
+    return _OPS_3DP.get(name, published_macs(name))
 
 
 def published_macs(name: str) -> float:
