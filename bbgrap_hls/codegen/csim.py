@@ -88,6 +88,9 @@ class CsimResult:
     violations: list[str] = field(default_factory=list)  # the ``dataflow rule: ...`` lines
     procs: list[ProcUse] = field(default_factory=list)  # threaded runs: every process's counted cycles
     frames: int = 1  # frames the run computed (the vectors' frames × repeat)
+    #: `bbgrap_hls.codegen.schedule.compare` rows (csim --json): per process counted cycles per
+    #: frame, static bound, plan ii, over; empty unless asked for
+    schedule: list[dict] = field(default_factory=list)
 
     @property
     def match(self) -> bool:
@@ -107,6 +110,8 @@ class CsimResult:
             d["violations"] = list(self.violations)
             d["frames"] = self.frames
             d["processes"] = [p.to_dict() for p in self.procs]
+            if self.schedule:
+                d["schedule"] = self.schedule
         return d
 
 

@@ -29,7 +29,8 @@ def add_parser(sub) -> argparse.ArgumentParser:
                    "per output: .npy for one output, .npz keyed by output name for several")
     p.add_argument("--json", action="store_true",
                    help="print the result as JSON (match, message, seconds; threaded: every stream's highest "
-                        "fill against its depth)")
+                        "fill against its depth, every process's counted cycles per frame next to its static "
+                        "bound and the plan's ii)")
     p.add_argument("--threads", action=argparse.BooleanOptionalAction, default=None,
                    help="every DATAFLOW process a thread over bounded FIFOs of the generated depths, deadlocks "
                         "reported (the default); --no-threads: one process after another over unbounded streams")
@@ -39,7 +40,7 @@ def add_parser(sub) -> argparse.ArgumentParser:
 def run(args: argparse.Namespace) -> int:
     x = _load_input(args.input) if args.input else None
     names = _output_names(Path(args.out), args.output) if args.output else []
-    res = csim_design(Path(args.out), x, threads=args.threads)
+    res = csim_design(Path(args.out), x, threads=args.threads, schedule=args.json)
     print(json.dumps(res.to_dict(), indent=2, sort_keys=True) if args.json else res.message)
     if args.output:
         frames = json.loads((Path(args.out) / "tb" / "vectors.json").read_text())["frames"]
@@ -52,7 +53,7 @@ def run(args: argparse.Namespace) -> int:
 
 
 def csim_design(out: Path, x: np.ndarray | None = None, int8_graph: Graph | None = None,
-                threads: bool | None = None) -> CsimResult:
+                threads: bool | None = None, schedule: bool = False) -> CsimResult:
     """C-simulate the design in ``out`` (a gen folder) on ``x`` (None: gen's seed input).
 
     ``threads``: the threaded C simulation (bounded FIFOs, deadlock detection) or the
@@ -60,6 +61,12 @@ def csim_design(out: Path, x: np.ndarray | None = None, int8_graph: Graph | None
 
     ``int8_graph``: the int8 graph gen quantised for ``out`` when the caller has it (the
     API), so that the expected outputs for ``x`` need no second calibration.
+
+    ``schedule`` (threaded, `csim --json`): after a passing run, run the testbench again at
+    `SCHEDULE_REPEAT` times the vectors and fill ``CsimResult.schedule`` with every process's
+    steady-state counted cycles per frame (the difference of the two runs), its static bound
+    and the plan's ii (`bbgrap_hls.codegen.schedule`); a process over the plan's ii by more
+    than 5 % is flagged there and named in the message.
 
     The ``csim`` command and `bbgrap_hls.Design.csim` both run here. A mismatch is the
     result's ``match`` False, not an exception.
@@ -87,10 +94,35 @@ def csim_design(out: Path, x: np.ndarray | None = None, int8_graph: Graph | None
                     for name in (f"in_{o['ident']}.bin", f"expect_{o['ident']}.bin"):
                         if (out / "tb" / name).exists():
                             shutil.copyfile(out / "tb" / name, vec / name)
-            return csim.run(out, vec, outputs, threads=csim.DEFAULT_THREADS if threads is None else threads)
+            threaded = csim.DEFAULT_THREADS if threads is None else threads
+            res = csim.run(out, vec, outputs, threads=threaded, frames=meta["frames"])
+            if schedule and threaded and res.ok:
+                _schedule(out, vec, outputs, res)
+            return res
     except KeyboardInterrupt:
         _drop_unfinished_builds(out / ".csim", start)
         raise
+
+
+#: csim --json runs the vectors this many times more for the steady-state cycle counts
+SCHEDULE_REPEAT = 3
+
+
+def _schedule(out: Path, vec: Path, outputs, res: CsimResult) -> None:
+    """Fill ``res.schedule`` (see `csim_design`) from a second run at `SCHEDULE_REPEAT`."""
+    from bbgrap_hls.codegen import csim, schedule
+
+    again = csim.run(out, vec, outputs, threads=True, repeat=SCHEDULE_REPEAT, frames=res.frames)
+    if not again.ok:
+        res.message += f"\nSCHEDULE: the run at {SCHEDULE_REPEAT}x the frames failed: {again.message[:300]}"
+        return
+    res.schedule = schedule.compare(schedule.design_bounds(out), again.procs, again.frames, res.frames, res.procs)
+    over = [r for r in res.schedule if r["over"]]
+    if over:
+        res.message += (f"\nSCHEDULE: {len(over)} process(es) over the plan's ii by more than "
+                        f"{schedule.TOLERANCE:.0%}: " + "; ".join(
+                            f"{r['id']} {r['label']} counted {r['counted']}, bound {r['bound']:.0f}, "
+                            f"plan {r['plan_ii']}" for r in over[:10]))
 
 
 def _drop_unfinished_builds(cache: Path, since: float) -> None:

@@ -42,6 +42,7 @@
 #else
 #define BB_PIPELINE(n) BB_HLS(PIPELINE II = n)
 #endif
+#define BB_PIPELINE_OVERLAP(n) BB_HLS(PIPELINE II = n)  // counted by BB_COUNT_OVERLAP (bb_dataflow.h)
 
 namespace bb {
 

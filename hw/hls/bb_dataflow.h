@@ -16,6 +16,14 @@
 // host's barrier on an off-chip buffer. BB_CSIM_REPORT() prints every stream's highest
 // fill against its depth (testbench, at the end) and the dataflow rule violations.
 // BB_FIFO_BEATS(s, beats, frames): stream s carries `beats` beats per frame (the rule check).
+// BB_IDLE(in, out): a loop iteration of a kernel that moves beats with non-blocking accesses
+// (the window blocks, bb_window.h) could do nothing: the threaded C simulation blocks the
+// thread until the stream `in` has a beat or `out` has room (either may be nullptr); nothing
+// for Vitis or the sequential C simulation (where it never happens). Such a loop's pipelined
+// iterations are timing-dependent in the threaded run (its reads and emits need not meet in
+// one iteration), so it is declared BB_PIPELINE_OVERLAP(n) (the pragma, no count) and
+// counted after it by BB_COUNT_OVERLAP(n, reads, emits): n·max(reads, emits), its cycles when
+// the two sides overlap (bb_window.h; the static bound checks that its row buffer lets them).
 #ifndef BBGRAP_BB_DATAFLOW_H
 #define BBGRAP_BB_DATAFLOW_H
 
@@ -29,6 +37,9 @@
 #define BB_FIFO_BEATS(var, beats, frames) (var).expect(beats, frames);
 #define BB_AFTER(proc, dep) bb_region_.after(#proc, #dep);
 #define BB_CSIM_REPORT() ::bb::sim::Runtime::get().report(stdout);
+#define BB_IDLE(in, out) ::bb::sim::wait_either(in, out);
+#define BB_COUNT_OVERLAP(n, reads, emits) \
+  if (::bb::sim::cycles != nullptr) *::bb::sim::cycles += (n) * ((reads) > (emits) ? (reads) : (emits));
 #else
 #define BB_DATAFLOW_REGION()
 #define BB_PROCESS(...) __VA_ARGS__
@@ -36,6 +47,8 @@
 #define BB_FIFO_BEATS(var, beats, frames)
 #define BB_AFTER(proc, dep)
 #define BB_CSIM_REPORT()
+#define BB_IDLE(in, out)
+#define BB_COUNT_OVERLAP(n, reads, emits)
 #endif
 
 #endif  // BBGRAP_BB_DATAFLOW_H

@@ -65,6 +65,7 @@ struct Process {
   std::string label;  // conv2d<layer1_P>
   FifoBase* waiting_on = nullptr;  // the stream it is blocked on (runtime lock)
   bool writing = false;
+  FifoBase* waiting_out = nullptr;  // wait_either: also waits for room in this stream
   bool done = false;
   const Process* parent = nullptr;  // the process whose region started it (none: the testbench's)
   int index = 0;                    // its place in that region's process order
@@ -115,6 +116,13 @@ class Runtime {
  private:
   bool watchdog_ = false;
   void watch();
+};
+
+/// A process waiting for either of two streams (wait_either): the streams bump `gen`.
+struct Watch {
+  std::mutex m;
+  std::condition_variable cv;
+  unsigned long gen = 0;
 };
 
 /// Shared part of a bounded stream: lock, wait conditions, name, depth, statistics.
@@ -194,15 +202,25 @@ class FifoBase {
     ++n_;
     if (n_ > max_) max_ = n_;
     if (readers_waiting_) not_empty_.notify_all();
+    poke();
   }
   void popped() {
     --n_;
     if (writers_waiting_) not_full_.notify_all();
+    poke();
   }
+  void poke() {
+    if (watch_ == nullptr) return;
+    std::lock_guard<std::mutex> g(watch_->m);
+    ++watch_->gen;
+    watch_->cv.notify_all();
+  }
+  friend void wait_either(FifoBase* in, FifoBase* out);
 
   mutable std::mutex m_;
   std::condition_variable not_empty_, not_full_;
   int readers_waiting_ = 0, writers_waiting_ = 0;
+  Watch* watch_ = nullptr;  // a process in wait_either on this stream (one end at a time)
   std::string name_;
   std::size_t depth_ = 0, n_ = 0, max_ = 0;
   const Process* producer_ = nullptr;
@@ -219,6 +237,11 @@ class FifoBase {
   bool outside_ = false;
   std::string conflict_;
 };
+
+/// Block until `in` holds a beat or `out` has room (either may be null): a kernel loop that
+/// moves beats with non-blocking accesses waits here when it could do neither (in
+/// hardware it spins); the watchdog sees it as blocked on both streams.
+void wait_either(FifoBase* in, FifoBase* out);
 
 /// A bounded blocking FIFO with the interface of hls::stream (what the kernels use).
 template <typename T>
@@ -444,6 +467,63 @@ void FifoBase::wait(std::unique_lock<std::mutex>& lk, bool writing) {
   if (self) self->waiting_on = nullptr;
 }
 
+void wait_either(FifoBase* in, FifoBase* out) {
+  auto ready = [&] {
+    bool ok = false;
+    if (in != nullptr) {
+      std::lock_guard<std::mutex> g(in->m_);
+      ok = ok || in->n_ > 0;
+    }
+    if (out != nullptr) {
+      std::lock_guard<std::mutex> g(out->m_);
+      ok = ok || !out->is_full();
+    }
+    return ok;
+  };
+  if (ready()) return;
+  Watch w;
+  for (FifoBase* f : {in, out}) {
+    if (f == nullptr) continue;
+    std::lock_guard<std::mutex> g(f->m_);
+    f->watch_ = &w;
+    (f == in ? f->readers_waiting_ : f->writers_waiting_)++;  // the deadlock rules see a waiting end
+  }
+  Runtime& rt = Runtime::get();
+  {
+    std::lock_guard<std::mutex> g(rt.mu);
+    ++rt.blocked;
+    if (self) {
+      self->waiting_on = in != nullptr ? in : out;
+      self->writing = in == nullptr;
+      self->waiting_out = in != nullptr ? out : nullptr;
+    }
+  }
+  for (;;) {
+    unsigned long g0;
+    {
+      std::lock_guard<std::mutex> g(w.m);
+      g0 = w.gen;
+    }
+    if (ready()) break;
+    std::unique_lock<std::mutex> lk(w.m);
+    w.cv.wait(lk, [&] { return w.gen != g0; });
+  }
+  {
+    std::lock_guard<std::mutex> g(rt.mu);
+    --rt.blocked;
+    if (self) {
+      self->waiting_on = nullptr;
+      self->waiting_out = nullptr;
+    }
+  }
+  for (FifoBase* f : {in, out}) {
+    if (f == nullptr) continue;
+    std::lock_guard<std::mutex> g(f->m_);
+    f->watch_ = nullptr;
+    (f == in ? f->readers_waiting_ : f->writers_waiting_)--;
+  }
+}
+
 Region::Region() : scope_(self ? self->id : std::string()) {
   if (self) self->has_region = true;
   Runtime::get().start_watchdog();
@@ -525,24 +605,30 @@ void Runtime::watch() {
     std::vector<bool> full;
     bool sure = true;
     for (Process* p : running) {
-      FifoBase* f = p->waiting_on;
-      if (f == nullptr) continue;  // joining or at a barrier
-      if (!f->m_.try_lock()) {
-        sure = false;
-        break;
+      if (p->waiting_on == nullptr) continue;  // joining or at a barrier
+      // (wait_either: blocked on an empty input and a full output at once)
+      for (int side = 0; side < 2 && sure; ++side) {
+        FifoBase* f = side == 0 ? p->waiting_on : p->waiting_out;
+        const bool writing = side == 0 ? p->writing : true;
+        if (f == nullptr) continue;
+        if (!f->m_.try_lock()) {
+          sure = false;
+          break;
+        }
+        const bool still = writing ? f->is_full() : f->n_ == 0;
+        FifoStat s = f->stat();
+        s.max_fill = f->n_;  // the fill now
+        f->m_.unlock();
+        if (!still) {
+          sure = false;
+          break;
+        }
+        if (std::none_of(lines.begin(), lines.end(), [&](const FifoStat& o) { return o.name == s.name; })) {
+          lines.push_back(s);
+          full.push_back(writing);
+        }
       }
-      const bool still = p->writing ? f->is_full() : f->n_ == 0;
-      FifoStat s = f->stat();
-      s.max_fill = f->n_;  // the fill now
-      f->m_.unlock();
-      if (!still) {
-        sure = false;
-        break;
-      }
-      if (std::none_of(lines.begin(), lines.end(), [&](const FifoStat& o) { return o.name == s.name; })) {
-        lines.push_back(s);
-        full.push_back(p->writing);
-      }
+      if (!sure) break;
     }
     if (!sure) continue;
     std::vector<std::string> rule = rules;

@@ -1,45 +1,79 @@
-// bbgrap-hls kernel library: the row buffer behind every sliding-window block.
+// bbgrap-hls kernel library: the row buffer and schedule behind every sliding-window block.
 //
-// A window block keeps the last span(KH, DH) padded rows of its input (Wp pixels of C
-// channels each) in a circular buffer. Rows arrive in raster order; after padded row iy
-// has arrived, every output row whose window ends at iy is computed. Padding positions
-// hold `pad` (the input zero point for convolutions); pooling blocks test coordinates.
+// A window block (conv_swg, dwconv2d, the pools) is one pipelined loop (II = 1) whose
+// iteration does two independent things, as the RTL swg's writer and reader do in one cycle:
+//  - read: when fewer than ROWS padded rows are buffered ahead of the current output row's
+//    first row, take the next input beat (a padding position takes `pad` instead of a beat)
+//    and write it into the circular buffer of ROWS padded rows;
+//  - emit: when the current output row's KHE = span(KH, DH) rows are all complete, produce
+//    the next of that output row's beats (the kernel's own order: windows, folds, taps).
+// ROWS = KHE + SH, or TAIL + KHE when the rows left after a frame's last output row (TAIL)
+// exceed SH (the RTL swg's default): the next frame's first window fills while the last
+// output row is emitted, so the loop takes max(Hp·Wp·C/L, Ho·(beats per output row))
+// iterations per frame in steady state, the cost model's ii (docs/cost-model.md).
+//
+// The buffer is `WORDS` words of L lanes (word (slot·Wp + x)·CB + cb, CB = C/L), stored as
+// `int8_t rows[COPIES][WORDS][L]` with dims 1 and 3 partitioned: every (copy, lane) is one
+// memory with one write (the input beat, written to every copy) and one read (lane block j
+// of an emitted beat reads copy j) per iteration, within a dual-port BRAM's two ports.
 #ifndef BBGRAP_BB_WINDOW_H
 #define BBGRAP_BB_WINDOW_H
 
-#include "bb_common.h"
+#include "bb_dataflow.h"
 
 namespace bb {
 
-/// Fill padded row `iy` of a (H, W, C) input with PT/PL/PR padding from `in` (L lanes).
-template <int H, int W, int C, int L, int PT, int PL, int PR, int R>
-void window_read_row(Stream<L>& in, int8_t rows[R][(W + PL + PR) * C], int iy, int8_t pad) {
-  BB_HLS(INLINE)
-  constexpr int WP = W + PL + PR;
-  const int slot = iy % R;
-  const bool pad_row = iy < PT || iy >= PT + H;
-BB_LOOP(row_x)
-  for (int x = 0; x < WP; ++x) {
-    const bool pad_px = pad_row || x < PL || x >= PL + W;
-  BB_LOOP(row_c)
-    for (int cb = 0; cb < C / L; ++cb) {
-      BB_HLS(PIPELINE II = 1)
-      Beat<L> b;
-      if (!pad_px) b = in.read();
-      for (int i = 0; i < L; ++i) rows[slot][x * C + cb * L + i] = pad_px ? pad : b.d[i];
-    }
-  }
+/// Rows of a window block's circular buffer (the RTL swg's ROWS; see above).
+constexpr int window_rows(int hp, int khe, int sh) {
+  return (hp - khe) % sh + khe > sh ? (hp - khe) % sh + 2 * khe : khe + sh;
 }
 
-/// The first output row whose window ends at padded row iy, or -1 (none ends there).
-template <int HO, int KH, int SH, int DH>
-int window_out_row(int iy) {
-  BB_HLS(INLINE)
-  constexpr int KHE = span(KH, DH);
-  if (iy < KHE - 1 || (iy - (KHE - 1)) % SH != 0) return -1;
-  const int oy = (iy - (KHE - 1)) / SH;
-  return oy < HO ? oy : -1;
-}
+/// The read/emit schedule of a window block over padded (H+PT+PB, W+PL+PR) frames of C
+/// channels in L-lane beats; see the file comment. The kernel calls `pad_beat`/`word` and
+/// `wrote()` for a read, `slot(dy)` to address rows of the current output row's window, and
+/// `row_done()` after the last beat of an output row.
+template <int H, int W, int C, int L, int PT, int PL, int PB, int PR, int KH, int DH, int SH>
+struct WindowRows {
+  static_assert(C % L == 0, "window: L | C");
+  static constexpr int HP = H + PT + PB, WP = W + PL + PR, CB = C / L;
+  static constexpr int KHE = span(KH, DH);
+  static constexpr int HO = (HP - KHE) / SH + 1;
+  static constexpr int TAIL = HP - (HO - 1) * SH;  // rows released after a frame's last output row
+  static constexpr int ROWS = window_rows(HP, KHE, SH);
+  static constexpr int WORDS = ROWS * WP * CB;
+  static constexpr long IN_BEATS = static_cast<long>(HP) * WP * CB;  // per frame, padding included
+
+  int r = 0, x = 0, g = 0, wslot = 0;  // input side: padded row, column, block; the row's slot
+  int oy = 0, bslot = 0;                // output side: output row, the slot of its first row
+  int ahead = 0;                        // complete rows from the output row's first row on
+
+  bool can_read() const { return ahead < ROWS; }
+  bool can_emit() const { return ahead >= KHE; }
+  bool pad_beat() const { return r < PT || r >= PT + H || x < PL || x >= PL + W; }
+  int word() const { return (wslot * WP + x) * CB + g; }
+
+  /// The input beat at (r, x, g) is written: advance the input side.
+  void wrote() {
+    if (++g < CB) return;
+    g = 0;
+    if (++x < WP) return;
+    x = 0;
+    ++ahead;
+    wslot = wslot + 1 == ROWS ? 0 : wslot + 1;
+    r = r + 1 == HP ? 0 : r + 1;
+  }
+
+  /// The slot of padded row oy·SH + dy (dy < KHE).
+  int slot(int dy) const { return bslot + dy >= ROWS ? bslot + dy - ROWS : bslot + dy; }
+
+  /// The output row's last beat is out: release its first SH rows (TAIL after a frame's last).
+  void row_done() {
+    const int step = oy + 1 == HO ? TAIL : SH;
+    oy = oy + 1 == HO ? 0 : oy + 1;
+    ahead -= step;
+    bslot = bslot + step >= ROWS ? bslot + step - ROWS : bslot + step;
+  }
+};
 
 }  // namespace bb
 

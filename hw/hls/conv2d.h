@@ -24,35 +24,6 @@
 
 namespace bb {
 
-/// Matrix-vector unit over one window held in `win` (KH·KW·C elements, NHWC order).
-/// `W` is the weight memory's element type (see bb_weights.h).
-template <class P, int K, class W>
-void mvu_fold(const int8_t* win, Stream<P::PE>& out, const W* w, const int32_t bias[P::PE][P::CO / P::PE],
-              const int32_t mult[P::PE][P::CO / P::PE],
-              const int32_t shift[P::PE][P::CO / P::PE]) {
-  BB_HLS(INLINE)
-  constexpr int NF = P::CO / P::PE, SF = K / P::SIMD;
-  int32_t acc[P::PE];
-  BB_HLS(ARRAY_PARTITION variable = acc complete)
-BB_LOOP(mvu_nf)
-  for (int nf = 0; nf < NF; ++nf) {
-    for (int pe = 0; pe < P::PE; ++pe) acc[pe] = bias[pe][nf];
-  BB_LOOP(mvu_sf)
-    for (int sf = 0; sf < SF; ++sf) {
-      BB_HLS(PIPELINE II = 1)
-      int8_t wv[P::PE][P::SIMD];
-      BB_HLS(ARRAY_PARTITION variable = wv type = complete dim = 0)
-      weight_word<P::PE, P::SIMD>(w, nf * SF + sf, wv);
-      mac_lanes<pack_of<P>(), P::PE, P::SIMD>(win + sf * P::SIMD, wv, acc);
-    }
-    Beat<P::PE> o;
-    for (int pe = 0; pe < P::PE; ++pe) {
-      o.d[pe] = requant(acc[pe], mult[pe][nf], shift[pe][nf], P::ZP_OUT, P::LO, P::HI);
-    }
-    out.write(o);
-  }
-}
-
 /// Input lanes of a conv block: SIMD, or C with a parallel window (SIMD = C·j).
 constexpr int conv_in_lanes(int simd, int c) { return simd < c ? simd : c; }
 
@@ -69,40 +40,77 @@ struct ConvGeom {
   static constexpr int HO = out_len(HP, P::KH, P::SH, P::DH), WO = out_len(WP, P::KW, P::SW, P::DW);
 };
 
-/// Sliding-window generator of conv2d and conv2d_mmv (DATAFLOW process 1): fills the row
-/// buffer row by row and, after each row that ends output row oy, emits the windows of
-/// that row's WO pixels in raster order, each as SF beats of SIMD elements in (ky, kx, c)
-/// order (one beat per cycle).
+/// Sliding-window generator of conv2d and conv2d_mmv (DATAFLOW process 1): one pipelined
+/// loop (bb_window.h's schedule) that takes the next input beat into the row buffer while
+/// rows are due and emits the next window beat while the current output row's rows are
+/// complete; windows in raster order, each as SF beats of SIMD elements in (ky, kx, c)
+/// order. A beat holds J = SIMD/IN taps (the parallel window; else one tap's SIMD channels):
+/// lane block j reads buffer copy j, so every memory sees one read and one write per cycle.
 template <class P>
 void conv_swg(Stream<conv_in_lanes(P::SIMD, P::C)>& in, Stream<P::SIMD>& win, int frames) {
   using G = ConvGeom<P>;
-  constexpr int IN = G::IN, SF = G::SF, R = G::R, WO = G::WO;
-  static int8_t rows[R][G::WP * P::C];
-  // A parallel window reads up to KH rows per cycle: one memory per row.
+  constexpr int IN = G::IN, J = P::SIMD / IN, K = P::KH * P::KW, WO = G::WO;
+  using S = WindowRows<P::H, P::W, P::C, IN, P::PT, P::PL, P::PB, P::PR, P::KH, P::DH, P::SH>;
+  constexpr int CB = S::CB;
+  static int8_t rows[J][S::WORDS][IN];
   BB_HLS(ARRAY_PARTITION variable = rows complete dim = 1)
-  BB_HLS(ARRAY_PARTITION variable = rows cyclic factor = IN dim = 2)
-BB_LOOP(swg_frame)
-  for (int f = 0; f < frames; ++f) {
-  BB_LOOP(swg_row)
-    for (int iy = 0; iy < G::HP; ++iy) {
-      window_read_row<P::H, P::W, P::C, IN, P::PT, P::PL, P::PR, R>(in, rows, iy, static_cast<int8_t>(P::ZP_IN));
-      const int oy = window_out_row<G::HO, P::KH, P::SH, P::DH>(iy);
-      if (oy < 0) continue;
-    BB_LOOP(swg_beat)  // beat sf of pixel ox's window
-      for (int i = 0; i < WO * SF; ++i) {
-        BB_HLS(PIPELINE II = 1)
-        const int ox = i / SF, sf = i % SF;
-        Beat<P::SIMD> b;
-        for (int s = 0; s < P::SIMD; ++s) {
-          const int k = sf * P::SIMD + s;
-          const int c = k % P::C, kk = k / P::C;
-          const int kx = kk % P::KW, ky = kk / P::KW;
-          b.d[s] = rows[(oy * P::SH + ky * P::DH) % R][(ox * P::SW + kx * P::DW) * P::C + c];
+  BB_HLS(ARRAY_PARTITION variable = rows complete dim = 3)
+  const long n_in = static_cast<long>(frames) * S::IN_BEATS;
+  const long n_out = static_cast<long>(frames) * G::HO * WO * G::SF;
+  S s;
+  int ox = 0, col0 = 0, tb = 0, cb = 0;  // window ox (column ox·SW), its first tap, channel block
+  long nr = 0, nw = 0;
+BB_LOOP(swg_beat)
+  while (nr < n_in || nw < n_out) {
+    BB_PIPELINE_OVERLAP(1)
+    BB_HLS(DEPENDENCE variable = rows type = inter dependent = false)  // reads only complete rows
+    BB_HLS(DEPENDENCE variable = rows type = intra dependent = false)  // the written row is not one of them
+    // non-blocking both ways, as the RTL swg's writer and reader: an empty input never holds
+    // back a window that is ready, a full output never holds back the rows
+    const bool rd_due = nr < n_in && s.can_read(), wr_due = nw < n_out && s.can_emit();
+    const bool pad = s.pad_beat();
+    const bool rd = rd_due && (pad || !in.empty()), wr = wr_due && !win.full();
+    if (!rd && !wr) {
+      BB_IDLE(rd_due && !pad ? &in : nullptr, wr_due ? &win : nullptr)
+    }
+    if (wr) {
+      Beat<P::SIMD> b;
+      for (int j = 0; j < J; ++j) {
+        const int t = tb + j, ky = t / P::KW, kx = t % P::KW;
+        const int word = (s.slot(ky * P::DH) * S::WP + col0 + kx * P::DW) * CB + cb;
+        for (int i = 0; i < IN; ++i) b.d[j * IN + i] = rows[j][word][i];
+      }
+      win.write(b);
+      ++nw;
+      if (++cb == CB) {
+        cb = 0;
+        tb += J;
+        if (tb == K) {
+          tb = 0;
+          col0 += P::SW;
+          if (++ox == WO) {
+            ox = 0;
+            col0 = 0;
+            s.row_done();
+          }
         }
-        win.write(b);
       }
     }
+    if (rd) {
+      Beat<IN> b;
+      if (pad) {
+        for (int i = 0; i < IN; ++i) b.d[i] = static_cast<int8_t>(P::ZP_IN);
+      } else {
+        b = in.read();
+      }
+      const int word = s.word();
+      for (int j = 0; j < J; ++j)
+        for (int i = 0; i < IN; ++i) rows[j][word][i] = b.d[i];
+      s.wrote();
+      ++nr;
+    }
   }
+  BB_COUNT_OVERLAP(1, nr, nw)
 }
 
 /// conv2d's matrix-vector unit (DATAFLOW process 2): per output pixel one flattened loop
@@ -125,7 +133,7 @@ BB_LOOP(mvu_px)
   for (long p = 0; p < static_cast<long>(frames) * G::HO * G::WO; ++p) {
   BB_LOOP(mvu_word)  // weight word i = nf·SF + sf
     for (int i = 0; i < NF * SF; ++i) {
-      BB_HLS(PIPELINE II = 1)
+      BB_PIPELINE(1)
       const int nf = i / SF, sf = i % SF;
       int8_t x[P::SIMD];
       BB_HLS(ARRAY_PARTITION variable = x complete)
@@ -186,17 +194,19 @@ void conv2d(Stream<conv_in_lanes(P::SIMD, P::C)>& in, Stream<P::PE>& out, const 
 }
 
 /// conv2d_mmv's M matrix-vector units (DATAFLOW process 2). Output pixels come in groups
-/// of M consecutive pixels of a row (n = M, or fewer at the end of a row), groups t = 0, 1...
-/// over all rows and frames. Window buffers ping-pong: while the copies fold group t from
-/// buffer t mod 2, the loop takes group t+1's n·SF beats (n·SF <= M·SF <= NF·SF cycles)
-/// into the other buffer; group 0 is read before the first fold.
+/// of M consecutive pixels in raster order over all rows and frames (the last group of the
+/// call may hold fewer), groups t = 0, 1, ...: the cost model's round robin of pixels over
+/// the copies. Window buffers ping-pong: while the copies fold group t from buffer t mod 2,
+/// the fold's first iterations write group t-1's pixels (<= M <= NF·SF beats) from the other
+/// pixel buffer and its last ones take group t+1's beats (<= M·SF <= NF·SF) into the other
+/// window buffer (so a pixel never waits for windows two groups on); group 0 is read before
+/// the first fold and the last group's pixels written after the last.
 template <class P, class W>
 void conv_mvu_mmv(Stream<P::SIMD>& in, Stream<P::CO>& out, const W* w, const int32_t bias[P::PE][P::CO / P::PE],
                   const int32_t mult[P::PE][P::CO / P::PE], const int32_t shift[P::PE][P::CO / P::PE],
                   int frames) {
   using G = ConvGeom<P>;
-  constexpr int K = G::K, SF = G::SF, NF = G::NF, M = P::M, WO = G::WO;
-  constexpr int GROUPS = (WO + M - 1) / M;  // groups per output row
+  constexpr int K = G::K, SF = G::SF, NF = G::NF, M = P::M;
   BB_HLS(ARRAY_PARTITION variable = bias complete dim = 1)
   BB_HLS(ARRAY_PARTITION variable = mult complete dim = 1)
   BB_HLS(ARRAY_PARTITION variable = shift complete dim = 1)
@@ -206,54 +216,72 @@ void conv_mvu_mmv(Stream<P::SIMD>& in, Stream<P::CO>& out, const W* w, const int
   BB_HLS(ARRAY_PARTITION variable = win cyclic factor = P::SIMD dim = 3)
   int32_t acc[M][P::PE];
   BB_HLS(ARRAY_PARTITION variable = acc complete dim = 0)
-  int8_t px[M][P::CO];  // the group's output pixels
+  int8_t px[2][M][P::CO];  // [buffer][the group's output pixels]
   BB_HLS(ARRAY_PARTITION variable = px complete dim = 0)
-  const long groups = static_cast<long>(frames) * G::HO * GROUPS;
-  const int first = groups > 0 ? (WO < M ? WO : M) * SF : 0;  // group 0's beats
+  const long pixels = static_cast<long>(frames) * G::HO * G::WO;
+  const long groups = (pixels + M - 1) / M;
+  auto size = [&](long t) { return static_cast<int>(pixels - t * M < M ? pixels - t * M : M); };
+  const int first = groups > 0 ? size(0) * SF : 0;  // group 0's beats
 BB_LOOP(mmv_first)  // group 0's windows
   for (int i = 0; i < first; ++i) {
-    BB_HLS(PIPELINE II = 1)
+    BB_PIPELINE(1)
     const Beat<P::SIMD> b = in.read();
     for (int s = 0; s < P::SIMD; ++s) win[0][i / SF][(i % SF) * P::SIMD + s] = b.d[s];
   }
-BB_LOOP(mmv_group)
-  for (long t = 0; t < groups; ++t) {
-    const int cur = static_cast<int>(t % 2), ox0 = static_cast<int>(t % GROUPS) * M;
-    const int n = WO - ox0 < M ? WO - ox0 : M;  // pixels in group t
-    const int ox1 = ox0 + M < WO ? ox0 + M : 0;  // group t+1's first pixel
-    const int next = t + 1 == groups ? 0 : (WO - ox1 < M ? WO - ox1 : M) * SF;  // its beats
-  BB_LOOP(mmv_fold)  // weight word i = nf·SF + sf, shared by the M copies
-    for (int i = 0; i < NF * SF; ++i) {
-      BB_HLS(PIPELINE II = 1)
-      BB_HLS(DEPENDENCE variable = win type = inter dependent = false)  // writes go to the other buffer
-      const int nf = i / SF, sf = i % SF;
-      if (i < next) {
-        const Beat<P::SIMD> b = in.read();
-        for (int s = 0; s < P::SIMD; ++s) win[1 - cur][i / SF][(i % SF) * P::SIMD + s] = b.d[s];
-      }
-      int8_t wv[P::PE][P::SIMD];
-      BB_HLS(ARRAY_PARTITION variable = wv type = complete dim = 0)
-      weight_word<P::PE, P::SIMD>(w, i, wv);
-      for (int m = 0; m < M; ++m) {
-        int32_t a[P::PE];
-        BB_HLS(ARRAY_PARTITION variable = a complete)
-        for (int pe = 0; pe < P::PE; ++pe) a[pe] = sf == 0 ? bias[pe][nf] : acc[m][pe];
-        mac_lanes<pack_of<P>(), P::PE, P::SIMD>(&win[cur][m][sf * P::SIMD], wv, a);
-        for (int pe = 0; pe < P::PE; ++pe) {
-          acc[m][pe] = a[pe];
-          if (sf == SF - 1) {
-            px[m][nf * P::PE + pe] = requant(a[pe], mult[pe][nf], shift[pe][nf], P::ZP_OUT, P::LO, P::HI);
-          }
+  long t = 0;
+  int i = 0, nf = 0, sf = 0;  // weight word i = nf·SF + sf of group t
+  int next = groups > 1 ? size(1) * SF : 0, prev = 0;  // group t+1's beats, group t-1's pixels
+BB_LOOP(mmv_fold)  // groups × NF·SF words, each shared by the M copies
+  for (long it = 0; it < groups * (NF * SF); ++it) {
+    BB_PIPELINE(1)
+    BB_HLS(DEPENDENCE variable = win type = inter dependent = false)  // writes go to the other buffer
+    BB_HLS(DEPENDENCE variable = px type = inter dependent = false)   // reads come from the other buffer
+    const int cur = static_cast<int>(t % 2);
+    if (i >= NF * SF - next) {  // at the end of the fold: group t's pixels never wait for them
+      const int k = i - (NF * SF - next);
+      const Beat<P::SIMD> b = in.read();
+      for (int s = 0; s < P::SIMD; ++s) win[1 - cur][k / SF][(k % SF) * P::SIMD + s] = b.d[s];
+    }
+    if (i < prev) {
+      Beat<P::CO> o;
+      for (int co = 0; co < P::CO; ++co) o.d[co] = px[1 - cur][i][co];
+      out.write(o);
+    }
+    int8_t wv[P::PE][P::SIMD];
+    BB_HLS(ARRAY_PARTITION variable = wv type = complete dim = 0)
+    weight_word<P::PE, P::SIMD>(w, i, wv);
+    for (int m = 0; m < M; ++m) {
+      int32_t a[P::PE];
+      BB_HLS(ARRAY_PARTITION variable = a complete)
+      for (int pe = 0; pe < P::PE; ++pe) a[pe] = sf == 0 ? bias[pe][nf] : acc[m][pe];
+      mac_lanes<pack_of<P>(), P::PE, P::SIMD>(&win[cur][m][sf * P::SIMD], wv, a);
+      for (int pe = 0; pe < P::PE; ++pe) {
+        acc[m][pe] = a[pe];
+        if (sf == SF - 1) {
+          px[cur][m][nf * P::PE + pe] = requant(a[pe], mult[pe][nf], shift[pe][nf], P::ZP_OUT, P::LO, P::HI);
         }
       }
     }
-  BB_LOOP(mmv_out)
-    for (int m = 0; m < n; ++m) {
-      BB_HLS(PIPELINE II = 1)
-      Beat<P::CO> o;
-      for (int co = 0; co < P::CO; ++co) o.d[co] = px[m][co];
-      out.write(o);
+    ++i;
+    if (++sf == SF) {
+      sf = 0;
+      ++nf;
     }
+    if (i == NF * SF) {  // group t is folded
+      i = 0;
+      nf = 0;
+      prev = size(t);
+      ++t;
+      next = t + 1 < groups ? size(t + 1) * SF : 0;
+    }
+  }
+  const int last = groups > 0 ? size(groups - 1) : 0, lb = static_cast<int>((groups + 1) % 2);
+BB_LOOP(mmv_last)  // the last group's pixels
+  for (int m = 0; m < last; ++m) {
+    BB_PIPELINE(1)
+    Beat<P::CO> o;
+    for (int co = 0; co < P::CO; ++co) o.d[co] = px[lb][m][co];
+    out.write(o);
   }
 }
 
@@ -296,26 +324,53 @@ void conv2d_mmv(Stream<conv_in_lanes(P::SIMD, P::C)>& in, Stream<P::CO>& out, co
 
 /// Dense (fully connected) layer: a matrix-vector unit over a C-element input vector.
 /// P gives C, CO, SIMD, PE, ZP_OUT, LO, HI; weights (NF·C/SIMD words) and constants as in
-/// conv2d (K = C).
+/// conv2d (K = C). One pipelined loop of NF·SF iterations per frame, as conv_mvu: fold 0
+/// takes the vector's beat sf as it multiplies and keeps it for folds 1..NF-1.
 template <class P, class W>
 void dense(Stream<P::SIMD>& in, Stream<P::PE>& out, const W* w, const int32_t bias[P::PE][P::CO / P::PE],
            const int32_t mult[P::PE][P::CO / P::PE],
            const int32_t shift[P::PE][P::CO / P::PE], int frames) {
   static_assert(P::C % P::SIMD == 0 && P::CO % P::PE == 0, "dense: SIMD | C and PE | CO");
+  constexpr int SF = P::C / P::SIMD, NF = P::CO / P::PE;
   BB_HLS(ARRAY_PARTITION variable = bias complete dim = 1)
   BB_HLS(ARRAY_PARTITION variable = mult complete dim = 1)
   BB_HLS(ARRAY_PARTITION variable = shift complete dim = 1)
   static int8_t vec[P::C];
   BB_HLS(ARRAY_PARTITION variable = vec cyclic factor = P::SIMD)
-BB_LOOP(dense_frame)
-  for (int f = 0; f < frames; ++f) {
-  BB_LOOP(dense_in)
-    for (int i = 0; i < P::C / P::SIMD; ++i) {
-      BB_HLS(PIPELINE II = 1)
+  int32_t acc[P::PE] = {};
+  BB_HLS(ARRAY_PARTITION variable = acc complete)
+  int nf = 0, sf = 0;
+BB_LOOP(dense_word)  // weight word nf·SF + sf of the current frame
+  for (long i = 0; i < static_cast<long>(frames) * (NF * SF); ++i) {
+    BB_PIPELINE(1)
+    int8_t x[P::SIMD];
+    BB_HLS(ARRAY_PARTITION variable = x complete)
+    if (nf == 0) {
       const Beat<P::SIMD> b = in.read();
-      for (int s = 0; s < P::SIMD; ++s) vec[i * P::SIMD + s] = b.d[s];
+      for (int s = 0; s < P::SIMD; ++s) {
+        x[s] = b.d[s];
+        vec[sf * P::SIMD + s] = b.d[s];
+      }
+    } else {
+      for (int s = 0; s < P::SIMD; ++s) x[s] = vec[sf * P::SIMD + s];
     }
-    mvu_fold<P, P::C>(vec, out, w, bias, mult, shift);
+    int8_t wv[P::PE][P::SIMD];
+    BB_HLS(ARRAY_PARTITION variable = wv type = complete dim = 0)
+    weight_word<P::PE, P::SIMD>(w, nf * SF + sf, wv);
+    int32_t a[P::PE];
+    BB_HLS(ARRAY_PARTITION variable = a complete)
+    for (int pe = 0; pe < P::PE; ++pe) a[pe] = sf == 0 ? bias[pe][nf] : acc[pe];
+    mac_lanes<pack_of<P>(), P::PE, P::SIMD>(x, wv, a);
+    Beat<P::PE> o;
+    for (int pe = 0; pe < P::PE; ++pe) {
+      acc[pe] = a[pe];
+      o.d[pe] = requant(a[pe], mult[pe][nf], shift[pe][nf], P::ZP_OUT, P::LO, P::HI);
+    }
+    if (sf == SF - 1) out.write(o);
+    if (++sf == SF) {
+      sf = 0;
+      nf = nf + 1 == NF ? 0 : nf + 1;
+    }
   }
 }
 

@@ -60,7 +60,7 @@ template <class P>
 void offchip_store(Stream<P::SIMD>& in, Word<P::SIMD> x[OffchipGeom<P>::XW]) {
 BB_LOOP(offchip_store)
   for (int i = 0; i < OffchipGeom<P>::XW; ++i) {
-    BB_HLS(PIPELINE II = 1)
+    BB_PIPELINE(1)
     const Beat<P::SIMD> b = in.read();
     Word<P::SIMD> v;
     for (int s = 0; s < P::SIMD; ++s) v.d[s] = b.d[s];
@@ -82,7 +82,7 @@ void offchip_fetch(const Word<DDR_BEAT>* wddr, Stream<OffchipGeom<P>::N>& wq) {
   long beat = 0, sent = 0;
 BB_LOOP(offchip_fetch)
   while (sent < G::WORDS) {
-    BB_HLS(PIPELINE II = 1)
+    BB_PIPELINE(1)
     const bool emit = have >= N;
     if (emit) {
       Beat<N> o;
@@ -120,7 +120,7 @@ void offchip_compute(const Word<P::SIMD> x[OffchipGeom<P>::XW], Stream<OffchipGe
   BB_HLS(ARRAY_PARTITION variable = acc complete)
 BB_LOOP(offchip_first)  // fold 0's weights before its first product
   for (int s = 0; s < SF; ++s) {
-    BB_HLS(PIPELINE II = 1)
+    BB_PIPELINE(1)
     const Beat<N> b = wq.read();
     Word<N> v;
     for (int j = 0; j < N; ++j) v.d[j] = b.d[j];
@@ -134,7 +134,7 @@ BB_LOOP(offchip_fold)
     int oy = 0, ox = 0, ky = 0, kx = 0, cb = 0, s = 0, p = 0;
   BB_LOOP(offchip_mac)  // step (pixel p, word s), s = (ky·KW + kx)·CB + cb
     for (long i = 0; i < static_cast<long>(G::HO) * G::WO * SF; ++i) {
-      BB_HLS(PIPELINE II = 1)
+      BB_PIPELINE(1)
       BB_HLS(DEPENDENCE variable = tile type = inter dependent = false)  // writes go to the other half
       if (got < want) {
         Beat<N> b;
@@ -185,7 +185,7 @@ BB_LOOP(offchip_fold)
     }
   BB_LOOP(offchip_rest)  // words of fold nf+1 that did not arrive during fold nf
     for (int k = got; k < want; ++k) {
-      BB_HLS(PIPELINE II = 1)
+      BB_PIPELINE(1)
       const Beat<N> b = wq.read();
       Word<N> v;
       for (int j = 0; j < N; ++j) v.d[j] = b.d[j];
@@ -199,7 +199,7 @@ template <class P>
 void offchip_emit(const Word<P::PE> y[OffchipGeom<P>::YW], Stream<P::PE>& out) {
 BB_LOOP(offchip_emit)
   for (int i = 0; i < OffchipGeom<P>::YW; ++i) {
-    BB_HLS(PIPELINE II = 1)
+    BB_PIPELINE(1)
     const Word<P::PE> v = y[i];
     Beat<P::PE> b;
     for (int pe = 0; pe < P::PE; ++pe) b.d[pe] = v.d[pe];

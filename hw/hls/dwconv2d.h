@@ -20,56 +20,88 @@ void dwconv2d(Stream<P::LANES>& in, Stream<P::LANES>& out, const W* w,
               const int32_t bias[P::LANES][P::C / P::LANES], const int32_t mult[P::LANES][P::C / P::LANES],
               const int32_t shift[P::LANES][P::C / P::LANES], int frames) {
   static_assert(P::C % P::LANES == 0, "dwconv2d: P | C");
-  constexpr int K = P::KH * P::KW, CF = P::C / P::LANES, J = P::SIMD / P::LANES;
+  constexpr int K = P::KH * P::KW, CF = P::C / P::LANES, J = P::SIMD / P::LANES, L = P::LANES;
   static_assert(P::SIMD % P::LANES == 0 && K % J == 0, "dwconv2d: SIMD = LANES*J with J | KH*KW");
   constexpr int KF = K / J;
-  constexpr int HP = P::H + P::PT + P::PB, WP = P::W + P::PL + P::PR;
-  constexpr int R = span(P::KH, P::DH);
-  constexpr int HO = out_len(HP, P::KH, P::SH, P::DH), WO = out_len(WP, P::KW, P::SW, P::DW);
+  using S = WindowRows<P::H, P::W, P::C, L, P::PT, P::PL, P::PB, P::PR, P::KH, P::DH, P::SH>;
+  constexpr int WO = out_len(S::WP, P::KW, P::SW, P::DW);
   BB_HLS(ARRAY_PARTITION variable = bias complete dim = 1)
   BB_HLS(ARRAY_PARTITION variable = mult complete dim = 1)
   BB_HLS(ARRAY_PARTITION variable = shift complete dim = 1)
-  static int8_t rows[R][WP * P::C];
+  // copy j serves window position j of a cycle's J: one read and one write per memory
+  static int8_t rows[J][S::WORDS][L];
   BB_HLS(ARRAY_PARTITION variable = rows complete dim = 1)
-  BB_HLS(ARRAY_PARTITION variable = rows cyclic factor = P::LANES dim = 2)
-BB_LOOP(dw_frame)
-  for (int f = 0; f < frames; ++f) {
-  BB_LOOP(dw_row)
-    for (int iy = 0; iy < HP; ++iy) {
-      window_read_row<P::H, P::W, P::C, P::LANES, P::PT, P::PL, P::PR, R>(in, rows, iy, static_cast<int8_t>(P::ZP_IN));
-      const int oy = window_out_row<HO, P::KH, P::SH, P::DH>(iy);
-      if (oy < 0) continue;
-    BB_LOOP(dw_px)
-      for (int ox = 0; ox < WO; ++ox) {
-      BB_LOOP(dw_cf)
-        for (int cf = 0; cf < CF; ++cf) {
-          int32_t acc[P::LANES];
-          BB_HLS(ARRAY_PARTITION variable = acc complete)
-          for (int p = 0; p < P::LANES; ++p) acc[p] = bias[p][cf];
-        BB_LOOP(dw_k)  // J window positions per cycle
-          for (int kf = 0; kf < KF; ++kf) {
-            BB_HLS(PIPELINE II = 1)
-            int8_t wv[P::SIMD][1];
-            BB_HLS(ARRAY_PARTITION variable = wv type = complete dim = 0)
-            weight_word<P::SIMD, 1>(w, cf * KF + kf, wv);
-            for (int j = 0; j < J; ++j) {
-              const int k = kf * J + j;
-              const int ky = k / P::KW, kx = k % P::KW;
-              const int8_t* px = &rows[(oy * P::SH + ky * P::DH) % R][(ox * P::SW + kx * P::DW) * P::C + cf * P::LANES];
-              for (int p = 0; p < P::LANES; ++p) {
-                acc[p] += static_cast<int32_t>(px[p]) * static_cast<int32_t>(wv[p * J + j][0]);
-              }
-            }
+  BB_HLS(ARRAY_PARTITION variable = rows complete dim = 3)
+  int32_t acc[L];
+  BB_HLS(ARRAY_PARTITION variable = acc complete)
+  for (int p = 0; p < L; ++p) acc[p] = 0;
+  const long n_in = static_cast<long>(frames) * S::IN_BEATS;
+  const long n_out = static_cast<long>(frames) * S::HO * WO * CF * KF;
+  S s;
+  int ox = 0, col0 = 0, cf = 0, kf = 0;  // positions kf·J.. of block cf of output pixel ox
+  long nr = 0, nw = 0;
+BB_LOOP(dw_beat)
+  while (nr < n_in || nw < n_out) {
+    BB_PIPELINE_OVERLAP(1)
+    BB_HLS(DEPENDENCE variable = rows type = inter dependent = false)  // reads only complete rows
+    BB_HLS(DEPENDENCE variable = rows type = intra dependent = false)
+    // non-blocking both ways, as the RTL swg's writer and reader: an empty input never holds
+    // back a window that is ready, a full output never holds back the rows
+    const bool rd_due = nr < n_in && s.can_read(), wr_due = nw < n_out && s.can_emit();
+    const bool pad = s.pad_beat();
+    const bool rd = rd_due && (pad || !in.empty()), wr = wr_due && !out.full();
+    if (!rd && !wr) {
+      BB_IDLE(rd_due && !pad ? &in : nullptr, wr_due ? &out : nullptr)
+    }
+    if (wr) {
+      int8_t wv[P::SIMD][1];
+      BB_HLS(ARRAY_PARTITION variable = wv type = complete dim = 0)
+      weight_word<P::SIMD, 1>(w, cf * KF + kf, wv);
+      int32_t a[L];
+      BB_HLS(ARRAY_PARTITION variable = a complete)
+      for (int p = 0; p < L; ++p) a[p] = kf == 0 ? bias[p][cf] : acc[p];
+      for (int j = 0; j < J; ++j) {
+        const int k = kf * J + j, ky = k / P::KW, kx = k % P::KW;
+        const int word = (s.slot(ky * P::DH) * S::WP + col0 + kx * P::DW) * CF + cf;
+        for (int p = 0; p < L; ++p) {
+          a[p] += static_cast<int32_t>(rows[j][word][p]) * static_cast<int32_t>(wv[p * J + j][0]);
+        }
+      }
+      Beat<L> o;
+      for (int p = 0; p < L; ++p) {
+        acc[p] = a[p];
+        o.d[p] = requant(a[p], mult[p][cf], shift[p][cf], P::ZP_OUT, P::LO, P::HI);
+      }
+      if (kf == KF - 1) out.write(o);
+      ++nw;
+      if (++kf == KF) {
+        kf = 0;
+        if (++cf == CF) {
+          cf = 0;
+          col0 += P::SW;
+          if (++ox == WO) {
+            ox = 0;
+            col0 = 0;
+            s.row_done();
           }
-          Beat<P::LANES> o;
-          for (int p = 0; p < P::LANES; ++p) {
-            o.d[p] = requant(acc[p], mult[p][cf], shift[p][cf], P::ZP_OUT, P::LO, P::HI);
-          }
-          out.write(o);
         }
       }
     }
+    if (rd) {
+      Beat<L> b;
+      if (pad) {
+        for (int p = 0; p < L; ++p) b.d[p] = static_cast<int8_t>(P::ZP_IN);
+      } else {
+        b = in.read();
+      }
+      const int word = s.word();
+      for (int j = 0; j < J; ++j)
+        for (int p = 0; p < L; ++p) rows[j][word][p] = b.d[p];
+      s.wrote();
+      ++nr;
+    }
   }
+  BB_COUNT_OVERLAP(1, nr, nw)
 }
 
 }  // namespace bb

@@ -16,7 +16,7 @@ void add2(Stream<P::LANES>& a, Stream<P::LANES>& b, Stream<P::LANES>& out, int f
   static_assert(P::N % P::LANES == 0, "add2: P | N");
 BB_LOOP(add_beat)
   for (long i = 0; i < static_cast<long>(frames) * (P::N / P::LANES); ++i) {
-    BB_HLS(PIPELINE II = 1)
+    BB_PIPELINE(1)
     const Beat<P::LANES> x = a.read(), y = b.read();
     Beat<P::LANES> o;
     for (int p = 0; p < P::LANES; ++p) {
@@ -34,7 +34,7 @@ void mul2(Stream<P::LANES>& a, Stream<P::LANES>& b, Stream<P::LANES>& out, int f
   static_assert(P::N % P::LANES == 0, "mul2: P | N");
 BB_LOOP(mul_beat)
   for (long i = 0; i < static_cast<long>(frames) * (P::N / P::LANES); ++i) {
-    BB_HLS(PIPELINE II = 1)
+    BB_PIPELINE(1)
     const Beat<P::LANES> x = a.read(), y = b.read();
     Beat<P::LANES> o;
     for (int p = 0; p < P::LANES; ++p) {
@@ -51,7 +51,7 @@ void lut_act(Stream<P::LANES>& in, Stream<P::LANES>& out, const int8_t lut[256],
   BB_HLS(ARRAY_PARTITION variable = lut complete)
 BB_LOOP(lut_beat)
   for (long i = 0; i < static_cast<long>(frames) * (P::N / P::LANES); ++i) {
-    BB_HLS(PIPELINE II = 1)
+    BB_PIPELINE(1)
     const Beat<P::LANES> x = in.read();
     Beat<P::LANES> o;
     for (int p = 0; p < P::LANES; ++p) o.d[p] = lut[static_cast<int>(x.d[p]) + 128];
@@ -75,7 +75,7 @@ void channel_affine(Stream<P::LANES>& in, Stream<P::LANES>& out, const int32_t m
   constexpr int CF = P::C / P::LANES;
 BB_LOOP(aff_beat)
   for (long i = 0; i < static_cast<long>(frames) * (P::N / P::LANES); ++i) {
-    BB_HLS(PIPELINE II = 1)
+    BB_PIPELINE(1)
     const int cf = static_cast<int>(i % CF);
     const Beat<P::LANES> x = in.read();
     Beat<P::LANES> o;
@@ -94,7 +94,7 @@ template <class P>
 void requantize(Stream<P::LANES>& in, Stream<P::LANES>& out, int frames) {
 BB_LOOP(rq_beat)
   for (long i = 0; i < static_cast<long>(frames) * (P::N / P::LANES); ++i) {
-    BB_HLS(PIPELINE II = 1)
+    BB_PIPELINE(1)
     const Beat<P::LANES> x = in.read();
     Beat<P::LANES> o;
     for (int p = 0; p < P::LANES; ++p) {

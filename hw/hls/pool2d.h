@@ -12,57 +12,89 @@
 
 namespace bb {
 
+/// A window pool as one pipelined loop (bb_window.h's schedule): each emitted iteration
+/// folds window tap k of channel block cf of output pixel ox into LANES accumulators and
+/// writes the beat at the last tap. Padding holds -128 for a max (never above a real
+/// value, as skipping it) and ZP_IN for an average (adds x - ZP_IN = 0); an average counts
+/// its window's n positions from their coordinates.
 template <class P, bool AVG>
 void pool2d_impl(Stream<P::LANES>& in, Stream<P::LANES>& out, const int32_t* mult, const int32_t* shift, int frames) {
   BB_HLS(INLINE)
   static_assert(P::C % P::LANES == 0, "pool2d: P | C");
-  constexpr int K = P::KH * P::KW, CF = P::C / P::LANES;
-  constexpr int HP = P::H + P::PT + P::PB, WP = P::W + P::PL + P::PR;
-  constexpr int R = span(P::KH, P::DH);
-  constexpr int HO = out_len(HP, P::KH, P::SH, P::DH), WO = out_len(WP, P::KW, P::SW, P::DW);
-  static int8_t rows[R][WP * P::C];
-BB_LOOP(pool_frame)
-  for (int f = 0; f < frames; ++f) {
-  BB_LOOP(pool_row)
-    for (int iy = 0; iy < HP; ++iy) {
-      window_read_row<P::H, P::W, P::C, P::LANES, P::PT, P::PL, P::PR, R>(in, rows, iy, 0);
-      const int oy = window_out_row<HO, P::KH, P::SH, P::DH>(iy);
-      if (oy < 0) continue;
-    BB_LOOP(pool_px)
-      for (int ox = 0; ox < WO; ++ox) {
-      BB_LOOP(pool_cf)
-        for (int cf = 0; cf < CF; ++cf) {
-          int32_t acc[P::LANES];
-          BB_HLS(ARRAY_PARTITION variable = acc complete)
-          for (int p = 0; p < P::LANES; ++p) acc[p] = AVG ? 0 : -128;
-          int n = 0;
-        BB_LOOP(pool_k)
-          for (int k = 0; k < K; ++k) {
-            BB_HLS(PIPELINE II = 1)
-            const int ky = k / P::KW, kx = k % P::KW;
-            const int y = oy * P::SH + ky * P::DH, x = ox * P::SW + kx * P::DW;
-            const bool inside = y >= P::PT && y < P::PT + P::H && x >= P::PL && x < P::PL + P::W;
-            if (!inside && !(AVG && P::COUNT_PAD)) continue;
-            ++n;
-            if (!inside) continue;  // a counted pad adds x - ZP_IN = 0
-            const int8_t* px = &rows[y % R][x * P::C + cf * P::LANES];
-            for (int p = 0; p < P::LANES; ++p) {
-              if (AVG) {
-                acc[p] += static_cast<int32_t>(px[p]) - P::ZP_IN;
-              } else if (px[p] > acc[p]) {
-                acc[p] = px[p];
-              }
+  constexpr int K = P::KH * P::KW, CF = P::C / P::LANES, L = P::LANES;
+  using S = WindowRows<P::H, P::W, P::C, L, P::PT, P::PL, P::PB, P::PR, P::KH, P::DH, P::SH>;
+  constexpr int WO = out_len(S::WP, P::KW, P::SW, P::DW);
+  constexpr int8_t PAD = static_cast<int8_t>(AVG ? P::ZP_IN : -128);
+  static int8_t rows[S::WORDS][L];
+  BB_HLS(ARRAY_PARTITION variable = rows complete dim = 2)
+  int32_t acc[L];
+  BB_HLS(ARRAY_PARTITION variable = acc complete)
+  for (int p = 0; p < L; ++p) acc[p] = 0;
+  const long n_in = static_cast<long>(frames) * S::IN_BEATS;
+  const long n_out = static_cast<long>(frames) * S::HO * WO * CF * K;
+  S s;
+  int ox = 0, col0 = 0, cf = 0, ky = 0, kx = 0, n = 0;  // tap (ky, kx) of block cf of pixel ox; counted taps
+  long nr = 0, nw = 0;
+BB_LOOP(pool_beat)
+  while (nr < n_in || nw < n_out) {
+    BB_PIPELINE_OVERLAP(1)
+    BB_HLS(DEPENDENCE variable = rows type = inter dependent = false)  // reads only complete rows
+    BB_HLS(DEPENDENCE variable = rows type = intra dependent = false)
+    // non-blocking both ways, as the RTL swg's writer and reader: an empty input never holds
+    // back a window that is ready, a full output never holds back the rows
+    const bool rd_due = nr < n_in && s.can_read(), wr_due = nw < n_out && s.can_emit();
+    const bool pad = s.pad_beat();
+    const bool rd = rd_due && (pad || !in.empty()), wr = wr_due && !out.full();
+    if (!rd && !wr) {
+      BB_IDLE(rd_due && !pad ? &in : nullptr, wr_due ? &out : nullptr)
+    }
+    if (wr) {
+      const int y = s.oy * P::SH + ky * P::DH, x = col0 + kx * P::DW;
+      const bool inside = y >= P::PT && y < P::PT + P::H && x >= P::PL && x < P::PL + P::W;
+      const int word = (s.slot(ky * P::DH) * S::WP + x) * CF + cf;
+      const bool first = ky == 0 && kx == 0, last = ky == P::KH - 1 && kx == P::KW - 1;
+      const int cnt = (first ? 0 : n) + (inside || (AVG && P::COUNT_PAD) ? 1 : 0);
+      Beat<L> o;
+      for (int p = 0; p < L; ++p) {
+        const int32_t v = rows[word][p];
+        const int32_t a0 = first ? (AVG ? 0 : -128) : acc[p];
+        const int32_t a = AVG ? a0 + v - P::ZP_IN : (v > a0 ? v : a0);
+        acc[p] = a;
+        o.d[p] = AVG ? requant(a, mult[cnt], shift[cnt], P::ZP_OUT, P::LO, P::HI) : static_cast<int8_t>(a);
+      }
+      n = cnt;
+      if (last) out.write(o);
+      ++nw;
+      if (++kx == P::KW) {
+        kx = 0;
+        if (++ky == P::KH) {
+          ky = 0;
+          if (++cf == CF) {
+            cf = 0;
+            col0 += P::SW;
+            if (++ox == WO) {
+              ox = 0;
+              col0 = 0;
+              s.row_done();
             }
           }
-          Beat<P::LANES> o;
-          for (int p = 0; p < P::LANES; ++p) {
-            o.d[p] = AVG ? requant(acc[p], mult[n], shift[n], P::ZP_OUT, P::LO, P::HI) : static_cast<int8_t>(acc[p]);
-          }
-          out.write(o);
         }
       }
     }
+    if (rd) {
+      Beat<L> b;
+      if (pad) {
+        for (int p = 0; p < L; ++p) b.d[p] = PAD;
+      } else {
+        b = in.read();
+      }
+      const int word = s.word();
+      for (int p = 0; p < L; ++p) rows[word][p] = b.d[p];
+      s.wrote();
+      ++nr;
+    }
   }
+  BB_COUNT_OVERLAP(1, nr, nw)
 }
 
 /// A max pool's parameters plus the average-only constants (unused by a max).
@@ -85,31 +117,29 @@ void avgpool2d(Stream<P::LANES>& in, Stream<P::LANES>& out, const int32_t mult[P
 }
 
 /// Global average pooling: P gives H, W, C, LANES, ZP_IN, ZP_OUT, LO, HI, MULT, SHIFT.
-/// One output pixel of C channels per frame.
+/// One output pixel of C channels per frame: one pipelined loop of H·W·C/LANES iterations
+/// per frame; the last pixel's iterations write the sums they complete.
 template <class P>
 void global_avgpool(Stream<P::LANES>& in, Stream<P::LANES>& out, int frames) {
   static_assert(P::C % P::LANES == 0, "global_avgpool: P | C");
-  constexpr int CF = P::C / P::LANES;
+  constexpr int CF = P::C / P::LANES, HW = P::H * P::W;
   static int32_t acc[CF][P::LANES];
   BB_HLS(ARRAY_PARTITION variable = acc complete dim = 2)
-BB_LOOP(gap_frame)
-  for (int f = 0; f < frames; ++f) {
-    for (int cf = 0; cf < CF; ++cf)
-      for (int p = 0; p < P::LANES; ++p) acc[cf][p] = 0;
-  BB_LOOP(gap_px)
-    for (int i = 0; i < P::H * P::W; ++i) {
-      for (int cf = 0; cf < CF; ++cf) {
-        BB_HLS(PIPELINE II = 1)
-        const Beat<P::LANES> b = in.read();
-        for (int p = 0; p < P::LANES; ++p) acc[cf][p] += static_cast<int32_t>(b.d[p]) - P::ZP_IN;
-      }
+  int cf = 0, i = 0;  // block cf of pixel i
+BB_LOOP(gap_beat)
+  for (long it = 0; it < static_cast<long>(frames) * HW * CF; ++it) {
+    BB_PIPELINE(1)
+    const Beat<P::LANES> b = in.read();
+    Beat<P::LANES> o;
+    for (int p = 0; p < P::LANES; ++p) {
+      const int32_t a = (i == 0 ? 0 : acc[cf][p]) + static_cast<int32_t>(b.d[p]) - P::ZP_IN;
+      acc[cf][p] = a;
+      o.d[p] = requant(a, P::MULT, P::SHIFT, P::ZP_OUT, P::LO, P::HI);
     }
-  BB_LOOP(gap_out)
-    for (int cf = 0; cf < CF; ++cf) {
-      BB_HLS(PIPELINE II = 1)
-      Beat<P::LANES> o;
-      for (int p = 0; p < P::LANES; ++p) o.d[p] = requant(acc[cf][p], P::MULT, P::SHIFT, P::ZP_OUT, P::LO, P::HI);
-      out.write(o);
+    if (i == HW - 1) out.write(o);
+    if (++cf == CF) {
+      cf = 0;
+      i = i + 1 == HW ? 0 : i + 1;
     }
   }
 }

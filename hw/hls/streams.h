@@ -10,45 +10,76 @@
 
 namespace bb {
 
-/// Repack A-lane beats into B-lane beats (N elements per frame; lcm(A, B) | N).
+/// Repack A-lane beats into B-lane beats (N elements per frame; G = lcm(A, B) | N), streaming:
+/// one pipelined loop of max(G/A, G/B) iterations per G-element group, each iteration
+/// reading an input beat when the group needs one and writing an output beat when one is
+/// complete (N/min(A, B) cycles per frame; reading a group before writing it would take
+/// N/A + N/B).
 template <int N, int A, int B, int G>
 void width_convert(Stream<A>& in, Stream<B>& out, int frames) {
   static_assert(N % G == 0 && G % A == 0 && G % B == 0, "width_convert: G = lcm(A, B) divides N");
+  constexpr int T = G / A > G / B ? G / A : G / B;  // iterations per group
   int8_t buf[G];
   BB_HLS(ARRAY_PARTITION variable = buf complete)
-BB_LOOP(wc_group)
-  for (long g = 0; g < static_cast<long>(frames) * (N / G); ++g) {
-    for (int i = 0; i < G / A; ++i) {
-      BB_HLS(PIPELINE II = 1)
+  int j = 0, got = 0;  // iteration of the group, input beats of the group read so far
+BB_LOOP(wc_beat)
+  for (long i = 0; i < static_cast<long>(frames) * (N / G) * T; ++i) {
+    BB_PIPELINE(1)
+    if (A <= B) {  // widening: an input beat every iteration, an output beat when B are in
       const Beat<A> b = in.read();
-      for (int a = 0; a < A; ++a) buf[i * A + a] = b.d[a];
-    }
-    for (int j = 0; j < G / B; ++j) {
-      BB_HLS(PIPELINE II = 1)
+      for (int a = 0; a < A; ++a) buf[j * A + a] = b.d[a];
+      if (((j + 1) * A) / B > (j * A) / B) {
+        const int k = ((j + 1) * A) / B - 1;
+        Beat<B> o;
+        for (int e = 0; e < B; ++e) o.d[e] = buf[k * B + e];
+        out.write(o);
+      }
+    } else {  // narrowing: an output beat every iteration, an input beat when it needs one
+      if ((j * B + B - 1) / A >= got) {
+        const Beat<A> b = in.read();
+        for (int a = 0; a < A; ++a) buf[got * A + a] = b.d[a];
+        ++got;
+      }
       Beat<B> o;
-      for (int b = 0; b < B; ++b) o.d[b] = buf[j * B + b];
+      for (int e = 0; e < B; ++e) o.d[e] = buf[j * B + e];
       out.write(o);
+    }
+    if (++j == T) {
+      j = 0;
+      got = 0;
     }
   }
 }
 
 /// Permute the C channels of every pixel: out channel c = in channel perm[c] (P lanes).
+/// Streaming: one pipelined loop of C/P iterations per pixel, plus one pixel at the end of
+/// the call, each iteration reading beat cb of pixel i into buffer i mod 2 and writing beat
+/// cb of pixel i-1 from the other buffer.
 template <int PIXELS, int C, int P>
 void channel_shuffle(Stream<P>& in, Stream<P>& out, const int16_t perm[C], int frames) {
   static_assert(C % P == 0, "channel_shuffle: P | C");
-  int8_t px[C];
-BB_LOOP(cs_px)
-  for (long i = 0; i < static_cast<long>(frames) * PIXELS; ++i) {
-    for (int cb = 0; cb < C / P; ++cb) {
-      BB_HLS(PIPELINE II = 1)
-      const Beat<P> b = in.read();
-      for (int p = 0; p < P; ++p) px[cb * P + p] = b.d[p];
-    }
-    for (int cb = 0; cb < C / P; ++cb) {
-      BB_HLS(PIPELINE II = 1)
+  constexpr int CB = C / P;
+  int8_t px[2][C];
+  BB_HLS(ARRAY_PARTITION variable = px complete dim = 0)
+  const long pixels = static_cast<long>(frames) * PIXELS;
+  int cur = 0, cb = 0;
+  long i = 0;  // the pixel being read
+BB_LOOP(cs_beat)
+  for (long it = 0; it < (pixels + (pixels > 0 ? 1 : 0)) * CB; ++it) {
+    BB_PIPELINE(1)
+    if (i > 0) {
       Beat<P> o;
-      for (int p = 0; p < P; ++p) o.d[p] = px[perm[cb * P + p]];
+      for (int p = 0; p < P; ++p) o.d[p] = px[1 - cur][perm[cb * P + p]];
       out.write(o);
+    }
+    if (i < pixels) {
+      const Beat<P> b = in.read();
+      for (int p = 0; p < P; ++p) px[cur][cb * P + p] = b.d[p];
+    }
+    if (++cb == CB) {
+      cb = 0;
+      cur = 1 - cur;
+      ++i;
     }
   }
 }
@@ -57,20 +88,41 @@ template <int P>
 void concat_part(Stream<P>& in, Stream<P>& out, int beats) {
   BB_HLS(INLINE)
   for (int i = 0; i < beats; ++i) {
-    BB_HLS(PIPELINE II = 1)
+    BB_PIPELINE(1)
     out.write(in.read());
   }
 }
 
+namespace detail {
+/// Read a beat from the k-th of `ins` (one pipelined loop over several input streams).
+template <int P, class... S>
+Beat<P> read_kth(int k, S&... ins) {
+  BB_HLS(INLINE)
+  Beat<P> b{};
+  int i = 0;
+  ((i++ == k ? static_cast<void>(b = ins.read()) : static_cast<void>(0)), ...);
+  return b;
+}
+}  // namespace detail
+
 /// Concatenate along channels: per pixel, Cs[0]/P beats of the first input, then of the
-/// second... (inputs already share one scale).
+/// second... (inputs already share one scale); one pipelined loop of ΣCs/P iterations per
+/// pixel.
 template <int PIXELS, int P, int... Cs, class... S>
 void concat(Stream<P>& out, int frames, S&... ins) {
   static_assert(sizeof...(Cs) == sizeof...(S), "concat: one channel count per input");
   static_assert(((Cs % P == 0) && ...), "concat: P | C_i");
-BB_LOOP(cat_px)
-  for (long i = 0; i < static_cast<long>(frames) * PIXELS; ++i) {
-    (concat_part<P>(ins, out, Cs / P), ...);
+  constexpr int NB = sizeof...(Cs), BEATS = ((Cs / P) + ...);
+  constexpr int part[NB] = {(Cs / P)...};
+  int k = 0, j = 0;  // input k, its beat j of the pixel
+BB_LOOP(cat_beat)
+  for (long i = 0; i < static_cast<long>(frames) * PIXELS * BEATS; ++i) {
+    BB_PIPELINE(1)
+    out.write(detail::read_kth<P>(k, ins...));
+    if (++j == part[k]) {
+      j = 0;
+      k = k + 1 == NB ? 0 : k + 1;
+    }
   }
 }
 
@@ -79,7 +131,7 @@ template <int BEATS, int P, class... S>
 void fanout(Stream<P>& in, int frames, S&... outs) {
 BB_LOOP(fan_beat)
   for (long i = 0; i < static_cast<long>(frames) * BEATS; ++i) {
-    BB_HLS(PIPELINE II = 1)
+    BB_PIPELINE(1)
     const Beat<P> b = in.read();
     (outs.write(b), ...);
   }
@@ -97,7 +149,7 @@ BB_LOOP(pad_frame)
       for (int x = 0; x < W + PL + PR; ++x) {
         const bool inside = y >= PT && y < PT + H && x >= PL && x < PL + W;
         for (int cb = 0; cb < C / L; ++cb) {
-          BB_HLS(PIPELINE II = 1)
+          BB_PIPELINE(1)
           out.write(inside ? in.read() : pad);
         }
       }
@@ -105,19 +157,23 @@ BB_LOOP(pad_frame)
   }
 }
 
-/// Repeat one C-channel pixel PIXELS times (broadcast of an (N, C, 1, 1) operand).
+/// Repeat one C-channel pixel PIXELS times (broadcast of an (N, C, 1, 1) operand): one
+/// pipelined loop of PIXELS·C/L iterations per frame; pixel 0's iterations read the beat
+/// they write.
 template <int PIXELS, int C, int L>
 void repeat_pixel(Stream<L>& in, Stream<L>& out, int frames) {
   static_assert(C % L == 0, "repeat_pixel: L | C");
-  Beat<L> px[C / L];
-BB_LOOP(rep_frame)
-  for (int f = 0; f < frames; ++f) {
-    for (int cb = 0; cb < C / L; ++cb) px[cb] = in.read();
-    for (int i = 0; i < PIXELS; ++i) {
-      for (int cb = 0; cb < C / L; ++cb) {
-        BB_HLS(PIPELINE II = 1)
-        out.write(px[cb]);
-      }
+  constexpr int CB = C / L;
+  Beat<L> px[CB];
+  int cb = 0, i = 0;  // beat cb of pixel i
+BB_LOOP(rep_beat)
+  for (long it = 0; it < static_cast<long>(frames) * PIXELS * CB; ++it) {
+    BB_PIPELINE(1)
+    if (i == 0) px[cb] = in.read();
+    out.write(px[cb]);
+    if (++cb == CB) {
+      cb = 0;
+      i = i + 1 == PIXELS ? 0 : i + 1;
     }
   }
 }
@@ -127,7 +183,7 @@ template <int N, int L>
 void const_stream(const int8_t data[N], Stream<L>& out, int frames) {
 BB_LOOP(const_beat)
   for (long i = 0; i < static_cast<long>(frames) * (N / L); ++i) {
-    BB_HLS(PIPELINE II = 1)
+    BB_PIPELINE(1)
     const int base = static_cast<int>(i % (N / L)) * L;
     Beat<L> b;
     for (int l = 0; l < L; ++l) b.d[l] = data[base + l];
@@ -140,7 +196,7 @@ template <int N, int L>
 void mem_to_stream(const int8_t* mem, Stream<L>& out, int frames) {
 BB_LOOP(m2s_beat)
   for (long i = 0; i < static_cast<long>(frames) * (N / L); ++i) {
-    BB_HLS(PIPELINE II = 1)
+    BB_PIPELINE(1)
     Beat<L> b;
     for (int l = 0; l < L; ++l) b.d[l] = mem[i * L + l];
     out.write(b);
@@ -152,7 +208,7 @@ template <int N, int L>
 void stream_to_mem(Stream<L>& in, int8_t* mem, int frames) {
 BB_LOOP(s2m_beat)
   for (long i = 0; i < static_cast<long>(frames) * (N / L); ++i) {
-    BB_HLS(PIPELINE II = 1)
+    BB_PIPELINE(1)
     const Beat<L> b = in.read();
     for (int l = 0; l < L; ++l) mem[i * L + l] = b.d[l];
   }

@@ -1,0 +1,273 @@
+"""Kernel schedules: a static bound per DATAFLOW process of a generated design, from the loop
+nests of the kernel templates (hw/hls), compared with the plan's ii (docs/codegen.md,
+"Kernel schedules").
+
+Each kernel's bound mirrors its C++: pipelined loops' trip counts per frame × their declared
+II, sequential loops added; a window block's one loop (bb_window.h) takes the iterations of
+its read/emit schedule, simulated row by row (`window_cycles`); and every array a loop
+reads or writes in one iteration has its accesses counted per memory (`port_ii`): a memory
+takes two accesses per cycle (a dual-port BRAM), so more raise the loop's effective II.
+
+The processes are read from the generated ``hls/core<k>.cpp`` (the ``BB_PROCESS`` calls, in
+order: process ``core<k>.p<i>``, inside a conv ``core<k>.p<i>.p0`` / ``.p1``) and the layer
+structs of ``hls/layer<n>.h``; the plan's ii of a layer's block from ``plan.json``. A process
+that is not a layer's (width converters, copies, fan-outs, memory movers) is compared with
+the design's ii.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import re
+from collections import Counter
+from dataclasses import dataclass
+from pathlib import Path
+
+from bbgrap_hls.codegen.names import comment
+
+#: a process may exceed the plan's ii by this much (issue 15: within 5 %)
+TOLERANCE = 0.05
+#: accesses per cycle of one memory (a true dual-port BRAM)
+PORTS = 2
+
+_PROCESS = re.compile(r"^\s*BB_PROCESS\((.*)\)\s*$")
+_STRUCT = re.compile(r"static constexpr int ([^;]*);")
+_NODE = re.compile(r"^// node: (.*) \(op \w+\)$", re.M)
+
+
+@dataclass(frozen=True)
+class ProcBound:
+    """One process: its static cycles per frame (steady state), the plan's ii it is held to,
+    and what it runs."""
+
+    id: str
+    label: str
+    node: str  # the plan node of its layer ("" for plumbing)
+    bound: float  # cycles per frame: trip counts × effective II, phases added
+    plan_ii: int  # the node's ii, or the design's
+    port_ii: int = 1  # the effective II its memory accesses allow (1: the declared)
+
+    @property
+    def over(self) -> float:
+        """Fraction over the plan's ii (negative: under)."""
+        return self.bound / self.plan_ii - 1 if self.plan_ii else 0.0
+
+
+def port_ii(accesses: list[tuple[tuple[int, ...], tuple[str, ...], list[tuple]]]) -> int:
+    """The II one loop iteration's array accesses allow.
+
+    ``accesses``: per array (shape, partitioning per dim: ``"complete"``, ``"cyclic<f>"`` or
+    ``"none"``, the iteration's accesses as index tuples with ``None`` for an index known only
+    at run time, or ``("k", m, c)`` for ``k·m + c`` with ``k`` a run-time value). An access
+    touches one memory per partition it may reach: a run-time index on a partitioned dim
+    reaches every partition of it (the tool builds a multiplexer), ``k·m + c`` on a cyclic
+    ``f`` dim with ``f | m`` only partition ``c mod f``. A memory takes `PORTS` accesses per
+    cycle; a fully partitioned array (registers) any number."""
+    ii = 1
+    for shape, parts, acc in accesses:
+        banks = [1 if p == "none" else n if p == "complete" else int(p[6:]) for n, p in zip(shape, parts, strict=True)]
+        if all(p == "complete" for p in parts):
+            continue  # registers
+        use: Counter = Counter()
+        for idx in acc:
+            reach = [[]]
+            for d, (i, nb, p) in enumerate(zip(idx, banks, parts, strict=True)):
+                if nb == 1:
+                    opts = [0]
+                elif i is None:
+                    opts = list(range(nb))
+                elif isinstance(i, tuple):
+                    _, m, c = i
+                    opts = [c % nb] if p != "complete" and m % nb == 0 else list(range(nb))
+                else:
+                    opts = [i % nb if p != "complete" else i]
+                reach = [r + [o] for r in reach for o in opts]
+                del d
+            for r in reach:
+                use[tuple(r)] += 1
+        ii = max(ii, max(math.ceil(n / PORTS) for n in use.values()))
+    return ii
+
+
+def window_rows(hp: int, khe: int, sh: int) -> int:
+    """The rows of a window block's buffer (bb_window.h: window_rows)."""
+    return (hp - khe) % sh + 2 * khe if (hp - khe) % sh + khe > sh else khe + sh
+
+
+def window_cycles(hp: int, wp: int, cb: int, kh: int, dh: int, sh: int, eb: int, frames: int = 4,
+                  rows: int | None = None) -> float:
+    """Cycles per frame (steady state: frames 3 and 4 of a run) of bb_window.h's read/emit loop:
+    input rows of ``wp·cb`` beats, read while fewer than ``rows`` are buffered ahead of the
+    current output row's first; an output row of ``eb`` beats emitted once its ``span(kh, dh)``
+    rows are complete; both in the same iterations (no stream stalls)."""
+    khe = (kh - 1) * dh + 1
+    ho = (hp - khe) // sh + 1
+    rows = window_rows(hp, khe, sh) if rows is None else rows
+    rb = wp * cb
+    n_rows, n_out = frames * hp, frames * ho
+
+    def base(o: int) -> int:
+        return (o // ho) * hp + (o % ho) * sh
+
+    r_end = [0] * n_rows  # iteration after which input row w is complete
+    e_end = [0] * n_out  # iteration after which output row o is out
+    w = o = 0
+    total = []
+    while w < n_rows or o < n_out:
+        progressed = False
+        if w < n_rows:
+            # row w may start once the current output row's base is past w - rows
+            need = w - rows + 1
+            k = 0
+            while k < n_out and base(k) < need:
+                k += 1
+            if k == 0 or k <= o:  # rbase reaches base(k) after output row k-1 is out
+                start = max(r_end[w - 1] if w else 0, e_end[k - 1] if k else 0)
+                r_end[w] = start + rb
+                w += 1
+                progressed = True
+        if o < n_out and base(o) + khe - 1 < w:
+            start = max(e_end[o - 1] if o else 0, r_end[base(o) + khe - 1])
+            e_end[o] = start + eb
+            o += 1
+            progressed = True
+            if o % ho == 0:
+                total.append(max(e_end[o - 1], r_end[min(w, n_rows) - 1]))
+        if not progressed:
+            raise RuntimeError("window schedule stuck (rows <= window height)")
+    return (total[-1] - total[-3]) / 2 if len(total) >= 3 else float(total[-1])
+
+
+def _struct(text: str) -> dict[str, int]:
+    m = _STRUCT.search(text)
+    if m is None:
+        return {}
+    return {k.strip(): int(v) for k, v in (kv.split("=") for kv in m.group(1).split(","))}
+
+
+def _targs(call: str) -> list[str]:
+    m = re.match(r"bb::\w+<([^>]*)>", call)
+    return [a.strip() for a in m.group(1).split(",")] if m else []
+
+
+def _geom(p: dict[str, int]) -> dict[str, int]:
+    hp, wp = p["H"] + p["PT"] + p["PB"], p["W"] + p["PL"] + p["PR"]
+    ho = (hp - ((p["KH"] - 1) * p["DH"] + 1)) // p["SH"] + 1
+    wo = (wp - ((p["KW"] - 1) * p["DW"] + 1)) // p["SW"] + 1
+    return {"HP": hp, "WP": wp, "HO": ho, "WO": wo}
+
+
+def _window_ports(j: int, lanes: int, words: int) -> int:
+    """The row buffer `rows[J][WORDS][L]` (dims 1 and 3 complete): lane block j of a beat
+    reads copy j at a run-time word, the input beat writes every copy."""
+    acc = [(jj, None, i) for jj in range(j) for i in range(lanes)]  # reads
+    acc += [(jj, None, i) for jj in range(j) for i in range(lanes)]  # writes
+    return port_ii([((j, words, lanes), ("complete", "none", "complete"), acc)])
+
+
+def kernel_bounds(call: str, p: dict[str, int]) -> list[tuple[str, str, float, int]]:
+    """(sub-process suffix, label, cycles per frame, port II) of one BB_PROCESS call."""
+    kern = call.split("<", 1)[0].split("(", 1)[0].removeprefix("bb::")
+    args = _targs(call)
+    if kern in ("conv2d", "conv2d_mmv"):
+        g = _geom(p)
+        k, c, simd = p["KH"] * p["KW"] * p["C"], p["C"], p["SIMD"]
+        lanes = min(simd, c)
+        sf, nf = k // simd, p["CO"] // p["PE"]
+        j = simd // lanes
+        swg = window_cycles(g["HP"], g["WP"], c // lanes, p["KH"], p["DH"], p["SH"], g["WO"] * sf)
+        rows = window_rows(g["HP"], (p["KH"] - 1) * p["DH"] + 1, p["SH"])
+        swg_ii = _window_ports(j, lanes, rows * g["WP"] * (c // lanes))
+        # the MVU's window: `win[K]` cyclic SIMD, beat sf written (fold 0) and read at sf·SIMD + s
+        mvu_ii = port_ii([((k,), (f"cyclic{simd}",), [(("sf", simd, s),) for s in range(simd)] * 2)])
+        if kern == "conv2d":
+            mvu = g["HO"] * g["WO"] * nf * sf
+            return [(".p0", "conv_swg<P>", swg * swg_ii, swg_ii), (".p1", "conv_mvu<P>", mvu * mvu_ii, mvu_ii)]
+        m = p["M"]
+        mvu = g["HO"] * g["WO"] / m * nf * sf  # groups of M pixels over rows and frames
+        return [(".p0", "conv_swg<P>", swg * swg_ii, swg_ii), (".p1", "conv_mvu_mmv<P>", mvu, 1)]
+    if kern == "dense":
+        return [("", "dense", p["CO"] // p["PE"] * (p["C"] // p["SIMD"]), 1)]
+    if kern == "dwconv2d":
+        g = _geom(p)
+        kk, cf, j = p["KH"] * p["KW"], p["C"] // p["LANES"], p["SIMD"] // p["LANES"]
+        cyc = window_cycles(g["HP"], g["WP"], cf, p["KH"], p["DH"], p["SH"], g["WO"] * cf * (kk // j))
+        rows = window_rows(g["HP"], (p["KH"] - 1) * p["DH"] + 1, p["SH"])
+        ii = _window_ports(j, p["LANES"], rows * g["WP"] * cf)
+        return [("", "dwconv2d", cyc * ii, ii)]
+    if kern in ("maxpool2d", "avgpool2d"):
+        g = _geom(p)
+        kk, cf = p["KH"] * p["KW"], p["C"] // p["LANES"]
+        cyc = window_cycles(g["HP"], g["WP"], cf, p["KH"], p["DH"], p["SH"], g["WO"] * cf * kk)
+        rows = window_rows(g["HP"], (p["KH"] - 1) * p["DH"] + 1, p["SH"])
+        ii = _window_ports(1, p["LANES"], rows * g["WP"] * cf)
+        return [("", kern, cyc * ii, ii)]
+    if kern == "global_avgpool":
+        return [("", kern, p["H"] * p["W"] * p["C"] // p["LANES"], 1)]
+    if kern in ("add2", "mul2", "lut_act", "channel_affine", "requantize"):
+        return [("", kern, p["N"] // p["LANES"], 1)]
+    if kern == "concat_part":
+        m = re.search(r",\s*(\d+) \* frames\)", call)
+        return [("", kern, int(m.group(1)) if m else 0, 1)]
+    if kern == "fanout":
+        return [("", kern, int(args[0]), 1)]
+    if kern in ("mem_to_stream", "stream_to_mem", "const_stream"):
+        return [("", kern, int(args[0]) // int(args[1]), 1)]
+    if kern == "width_convert":
+        n, a, b, gg = map(int, args)
+        return [("", kern, n // gg * max(gg // a, gg // b), 1)]
+    if kern == "channel_shuffle":
+        pixels, c, lanes = map(int, args)
+        return [("", kern, pixels * c // lanes, 1)]
+    if kern == "concat":
+        pixels, lanes, *cs = map(int, args)
+        return [("", kern, pixels * sum(cs) // lanes, 1)]
+    if kern == "repeat_pixel":
+        pixels, c, lanes = map(int, args)
+        return [("", kern, pixels * c // lanes, 1)]
+    if kern == "pad2d":
+        h, w, c, lanes, pt, pl, pb, pr = map(int, args)
+        return [("", kern, (h + pt + pb) * (w + pl + pr) * c // lanes, 1)]
+    return []  # not modelled here (conv2d_offchip, resample): no bound
+
+
+def design_bounds(out: Path) -> list[ProcBound]:
+    """The static bound of every process of the design in ``out`` (a gen folder)."""
+    plan = json.loads((out / "plan.json").read_text())
+    node_ii = {comment(n["name"]): int(n["ii_cycles"]) for n in plan["nodes"]}
+    design_ii = int(plan["ii_cycles"])
+    res = []
+    for cpp in sorted((out / "hls").glob("core*.cpp"), key=lambda q: int(re.sub(r"\D", "", q.stem) or 0)):
+        calls = [m.group(1) for ln in cpp.read_text().splitlines() if (m := _PROCESS.match(ln))]
+        for i, call in enumerate(calls):
+            lay = re.search(r"<(layer\d+(?:_p\d+)?)_P>", call)
+            p, node = {}, ""
+            if lay:
+                text = (out / "hls" / f"{lay.group(1)}.h").read_text()
+                p = _struct(text)
+                m = _NODE.search(text)
+                node = m.group(1) if m else ""
+            plan_ii = node_ii.get(node, 0) or design_ii
+            for suffix, label, cyc, pii in kernel_bounds(call, p):
+                res.append(ProcBound(f"{cpp.stem}.p{i}{suffix}", label, node, cyc, plan_ii, pii))
+    return res
+
+
+def compare(bounds: list[ProcBound], procs, frames: int, frames0: int = 0, procs0=None) -> list[dict]:
+    """Per process: counted cycles per frame (``procs``: a threaded csim's `ProcUse` list over
+    ``frames`` frames; with ``procs0`` over ``frames0`` the steady state, the difference per
+    frame), the static bound and the plan's ii, and whether either exceeds it by more than
+    `TOLERANCE`."""
+    first = {q.id: q.cycles for q in (procs0 or [])}
+    rows = []
+    for b in bounds:
+        q = next((q for q in procs if q.id == b.id), None)
+        counted = None
+        if q is not None:
+            counted = (q.cycles - first.get(b.id, 0)) / (frames - frames0) if procs0 else q.cycles / frames
+        lim = b.plan_ii * (1 + TOLERANCE)
+        rows.append({"id": b.id, "label": b.label, "node": b.node, "plan_ii": b.plan_ii,
+                     "counted": counted, "bound": b.bound, "port_ii": b.port_ii,
+                     "over": (counted is not None and counted > lim) or b.bound > lim})
+    return rows
