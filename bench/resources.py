@@ -49,8 +49,9 @@ CONFIGS: dict[str, tuple[str, dict]] = {
                                  "PT": 1, "PL": 1, "PB": 1, "PR": 1}),
     "gap-p2": ("gap", {"C": 32, "P": 2, "H": 8, "W": 8}),
     "channel_affine-p2": ("channel_affine", {"C": 16, "P": 2, "pix": 4, "ZP_IN": -3}),
-    "add-p2": ("add", {"P": 2, "OP": 0, "c": 4, "pix": 4, "MA": 3 << 19, "MB": 5 << 18, "ZA": 3, "ZB": -7, "ZY": -2,
-                       "S": 20, "LO": -128, "HI": 127}),
+    # multipliers in [2^30, 2^31) as the quantiser writes them (3 << 19 took one DSP per product, not two)
+    "add-p2": ("add", {"P": 2, "OP": 0, "c": 4, "pix": 4, "MA": 1875846070, "MB": 1734484878, "ZA": 3, "ZB": -7,
+                       "ZY": -2, "S": 30, "LO": -128, "HI": 127}),
     # DSP packing (PACK = 2, mac2.sv): two output lanes per DSP48E2, 0.5 DSP per int8 MAC
     "mvu-4x4-pack": ("mvu", {"MW": 16, "MH": 8, "SIMD": 4, "PE": 4, "PACK": 2, "nvec": 1}),
     "conv-3x3-8x8-pack": ("conv", {"C": 16, "CO": 32, "SIMD": 8, "PE": 8, "PACK": 2, "H": 16, "W": 16, "KH": 3,
@@ -62,7 +63,7 @@ CONFIGS: dict[str, tuple[str, dict]] = {
     "conv-3x3-8x8-lutw": ("conv", {"C": 16, "CO": 32, "SIMD": 8, "PE": 8, "PACK": 2, "W_STYLE": "logic", "H": 16,
                                    "W": 16, "KH": 3, "KW": 3, "SH": 1, "SW": 1, "PT": 1, "PL": 1, "PB": 1, "PR": 1}),
     "mvu-4x4-lutw": ("mvu", {"MW": 144, "MH": 32, "SIMD": 4, "PE": 4, "PACK": 2, "W_STYLE": "logic", "nvec": 1}),
-    "mul-p2": ("mul", {"P": 2, "OP": 1, "c": 4, "pix": 4, "M": 1234567, "ZA": -5, "ZB": 9, "ZY": 4, "S": 20,
+    "mul-p2": ("mul", {"P": 2, "OP": 1, "c": 4, "pix": 4, "M": 1875846070, "ZA": -5, "ZB": 9, "ZY": 4, "S": 30,
                        "LO": 4, "HI": 127}),
 }
 QUICK = ("mvu-4x4", "lut_act-p4", "maxpool-3x3")

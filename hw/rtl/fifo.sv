@@ -26,6 +26,12 @@ module fifo #(
     if (DEPTH < 2) $error("fifo: DEPTH=%0d must be at least 2", DEPTH);
   end
 
+  // block RAM from 1,024 data bits and 65 words on, LUTRAM below, as the cost model counts a
+  // FIFO (`memory(8·lanes, depth)`); left to itself Yosys takes LUTRAM for a few hundred words
+  /* verilator lint_off UNUSEDPARAM */  // read by synthesis only (the ram_style attribute)
+  localparam MEM_STYLE = DEPTH > 64 && DEPTH * WIDTH >= 1024 ? "block" : "distributed";
+  /* verilator lint_on UNUSEDPARAM */
+  (* ram_style = MEM_STYLE *)
   logic [WIDTH:0] mem[DEPTH];
   logic [AW-1:0] wp, rp;
   logic [AW:0] cnt;

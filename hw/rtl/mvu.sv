@@ -59,6 +59,13 @@ module mvu #(
   logic [PE*32-1:0] bmem[NF];
   logic [PE*64-1:0] rqmem[NF];
   /* verilator lint_on UNDRIVEN */
+  // the input vector: block RAM from 1,024 bits and 65 words on, as the cost model counts it
+  // (`memory`); left to itself Yosys 0.70 picks a LUTRAM shape for a single-port RAM of
+  // 257+ words that its own UltraScale map cannot build ("invalid OPTION_ABITS/WIDTH")
+  /* verilator lint_off UNUSEDPARAM */  // read by synthesis only (the ram_style attribute)
+  localparam IBUF_STYLE = SF > 64 && SF * SIMD * 8 >= 1024 ? "block" : "distributed";
+  /* verilator lint_on UNUSEDPARAM */
+  (* ram_style = IBUF_STYLE *)
   logic [SIMD*8-1:0] ibuf[SF];
   generate
     if (W_FILE != "") begin : g_w

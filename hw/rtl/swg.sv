@@ -71,6 +71,12 @@ module swg #(
     if (J < 1 || K % J != 0) $error("swg: J=%0d must divide the kernel size %0d", J, K);
   end
 
+  // block RAM from 1,024 bits and 65 words on, LUTRAM below, as the cost model counts a
+  // line buffer (`memory`); left to itself Yosys takes LUTRAM for a few hundred words
+  /* verilator lint_off UNUSEDPARAM */  // read by synthesis only (the ram_style attribute)
+  localparam MEM_STYLE = DEPTH > 64 && DEPTH * SIMD * 8 >= 1024 ? "block" : "distributed";
+  /* verilator lint_on UNUSEDPARAM */
+  (* ram_style = MEM_STYLE *)
   logic [SIMD*8-1:0] mem[DEPTH];
   logic signed [15:0] wabs, rbase;  // absolute row counters (wrap harmlessly)
   logic signed [15:0] ahead;
@@ -143,10 +149,18 @@ module swg #(
     slot_add = RW'(t >= ROWS ? t - ROWS : t);
   endfunction
 
+  // x*c (mod 2^32) for a constant c by shifts and adds: Yosys maps a product by a constant
+  // to a DSP48E2 once it is wide enough (LeNet's 2x2 pool, CG = 6: one DSP), and the cost
+  // model budgets none for a window generator
+  function automatic logic [31:0] times(input logic [31:0] x, input logic [31:0] c);
+    times = '0;
+    for (int b = 0; b < 32; b++) if (c[b]) times = times + (x << b);
+  endfunction
+
   always_comb begin
     for (int i = 0; i < J; i++) begin
-      ra[i] = AW'((32'(slot_add(bslot, 32'(ROFF[(32'(tb) + i)*XW+:XW]))) * WP
-                   + 32'(col0) + 32'(COFF[(32'(tb) + i)*XW+:XW])) * CG + 32'(rg));
+      ra[i] = AW'(times(times(32'(slot_add(bslot, 32'(ROFF[(32'(tb) + i)*XW+:XW]))), 32'(WP))
+                        + 32'(col0) + 32'(COFF[(32'(tb) + i)*XW+:XW]), 32'(CG)) + 32'(rg));
     end
   end
 
