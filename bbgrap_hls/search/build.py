@@ -34,7 +34,14 @@ from bbgrap_hls.model.timing import (
 )
 from bbgrap_hls.plan import ChannelPlan, CorePlan, NodePlan, Plan, SplitPart, TransferPlan, path_route
 from bbgrap_hls.search.dp import Segmentation, part_tables
-from bbgrap_hls.search.fifos import DEFAULT_DEPTH, input_depths, pad_depth, pad_run, stall_depth
+from bbgrap_hls.search.fifos import (
+    DEFAULT_DEPTH,
+    input_depths,
+    pad_depth,
+    pad_run,
+    stall_depth,
+    zeroinsert_depth,
+)
 from bbgrap_hls.search.problem import BW_CYCLES, N_RES, RES, Problem, gather_ii
 
 CONVERT = RTL_DEPTH["converter"] + FIFO_DEPTH
@@ -259,6 +266,8 @@ def build_plan(prob: Problem, seg: Segmentation, strategy: str, objective: str) 
                 if p.cost.window is not None:  # the window generator's padding writes (fifos.py)
                     d = max(d, pad_depth(unit.geom, in_lanes(unit.kind, unit.geom, p.pe, p.simd), lanes,
                                          p.cost.ii))
+                if unit.kind == "zeroinsert":  # rows of zeros take no input (fifos.py)
+                    d = max(d, zeroinsert_depth(unit.geom, p.pe, lanes, p.cost.ii))
                 fc = fifo_cost(lanes, d)
                 if fifo_in_uram(lanes, d) and board.cores[p.core].uram_limit > 0:
                     big_fifos.append((len(chans), p.core, lanes, d))

@@ -33,7 +33,7 @@ from bbgrap_hls.model import (
 from bbgrap_hls.model.geometry import Geometry, hwc
 from bbgrap_hls.model.links import fifo_cost, width_converter_lut
 from bbgrap_hls.quant.build import FUSING_KINDS
-from bbgrap_hls.search.fifos import input_depths, pad_depth, pad_run, stall_depth
+from bbgrap_hls.search.fifos import input_depths, pad_depth, pad_run, stall_depth, zeroinsert_depth
 
 RES = ("dsp", "bram18", "uram", "lut", "bw")
 """Resources every core has a limit for, in the column order of `Table.res`. ``bw`` is the
@@ -174,6 +174,8 @@ def _table_of(kind: str, g: Geometry, inputs: _Inputs, parallel_window: bool, ur
                     d = max(d, stall_depth(kind, g, pe, lanes))
                     if c.window is not None:  # the window generator's padding writes
                         d = max(d, pad_depth(g, lanes, lanes, ii))
+                    if kind == "zeroinsert":  # rows of zeros take no input
+                        d = max(d, zeroinsert_depth(g, pe, lanes, ii))
                     fifo = fifo_cost(lanes, d, on_uram)
                     big_fifo = big_fifo or fifo.uram > 0
                     # Each input's FIFO (reconvergence depth in the block's lanes) and a
