@@ -27,7 +27,7 @@ from bbgrap_hls.plan import Plan
 from bbgrap_hls.quant.quantizer import quantize
 from bbgrap_hls.search.build import build_plan
 from bbgrap_hls.search.dp import Segmentation
-from bbgrap_hls.search.problem import DSP_PACKING, build_problem
+from bbgrap_hls.search.problem import DSP_PACKING, LUT_MACS, build_problem
 from bbgrap_hls.search.strategies import _uniform, even
 
 
@@ -42,14 +42,17 @@ def _widest_window(prob, u: int, fold: int, cap: int) -> int:
     return int(max(ok, key=lambda i: (int(t.simd[i]), -i))) if len(ok) else fold
 
 
-def small_plan(graph, board, par: int, parallel_window: bool = False, dsp_packing: bool = DSP_PACKING) -> Plan:
+def small_plan(graph, board, par: int, parallel_window: bool = False, dsp_packing: bool = DSP_PACKING,
+               lut_macs: bool = LUT_MACS) -> Plan:
     """The ``even`` plan's core assignment with every unit at its folding for parallelism ``par``.
 
     With ``parallel_window`` a conv or depthwise conv takes the widest simd up to ``4·par``
     at the same pe, so that small-channel convs get several window taps per beat;
-    ``dsp_packing`` as the planner's (conv/dense with pe >= 2 pack lane pairs per DSP).
+    ``dsp_packing`` as the planner's (conv/dense with pe >= 2 pack lane pairs per DSP);
+    ``lut_macs=False`` keeps every product in DSPs.
     """
-    prob = build_problem(graph, board, parallel_window=parallel_window, dsp_packing=dsp_packing)
+    prob = build_problem(graph, board, parallel_window=parallel_window, dsp_packing=dsp_packing,
+                         lut_macs=lut_macs)
     seg = even(prob)
     folds = [_uniform(prob, u, par) for u in range(prob.m)]
     if parallel_window:
@@ -58,9 +61,10 @@ def small_plan(graph, board, par: int, parallel_window: bool = False, dsp_packin
 
 
 def small_design(model: onnx.ModelProto, board: str, out: Path, par: int = 4, seed: int = 0,
-                 parallel_window: bool = False, dsp_packing: bool = DSP_PACKING) -> Plan:
+                 parallel_window: bool = False, dsp_packing: bool = DSP_PACKING,
+                 lut_macs: bool = LUT_MACS) -> Plan:
     """Write a gen folder for ``model`` on ``board`` into ``out`` (see module docstring;
-    ``parallel_window`` and ``dsp_packing`` as `small_plan`)."""
+    ``parallel_window``, ``dsp_packing`` and ``lut_macs`` as `small_plan`)."""
     with tempfile.TemporaryDirectory() as tmp:
         p = Path(tmp) / "m.onnx"
         onnx.save(model, p)
@@ -69,6 +73,8 @@ def small_design(model: onnx.ModelProto, board: str, out: Path, par: int = 4, se
     kw = {"parallel_window": True} if parallel_window else {}
     if dsp_packing != DSP_PACKING:
         kw["dsp_packing"] = dsp_packing
+    if lut_macs != LUT_MACS:
+        kw["lut_macs"] = lut_macs
     plan = small_plan(graph, b, par, **kw)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")  # synthetic calibration
