@@ -418,6 +418,33 @@ def densenet121(seed: int = 0, res: int = 224) -> onnx.ModelProto:
     return _finish(b, b.head(b.act(b.bn(x))), "densenet121")
 
 
+def unet(seed: int = 0, res: int = 256, base: int = 64, classes: int = 2) -> onnx.ModelProto:
+    """A U-Net as milesial/Pytorch-UNet builds it with ``bilinear=False`` (not a torchvision model:
+    no published figure): DoubleConv (3x3 conv without bias + BN + ReLU, twice) at ``base``
+    channels, four MaxPool 2x2 + DoubleConv stages doubling them, four ConvTranspose 2x2 stride 2
+    halving them, each followed by a Concat with the encoder features of its size (skip first)
+    and a DoubleConv, and a 1x1 conv head; input 1x3x``res``x``res``."""
+    from tests.models import conv_transpose
+
+    b = Net(seed)
+
+    def double(x: str, c: int) -> str:
+        return b.cba(b.cba(x, c, 3), c, 3)
+
+    x = double(b.input("x", (1, 3, res, res)), base)
+    skips = []
+    for k in range(1, 5):
+        skips.append(x)
+        x = double(b.pool(x, "MaxPool", 2, 2), base << k)
+    for k in range(3, -1, -1):
+        x = double(b.concat([skips[k], conv_transpose(b, x, base << k, 2, 2)]), base << k)
+    return _rename_output(b, b.conv(x, classes, 1), "unet")
+
+
+SEGMENTATION: dict[str, Callable[..., onnx.ModelProto]] = {"unet": unet}
+"""Segmentation networks (no torchvision figure: ``main`` prints their MACs without a ratio)."""
+
+
 ZOO: dict[str, Callable[..., onnx.ModelProto]] = {
     "resnet18": resnet18, "resnet50": resnet50, "mobilenet_v2": mobilenet_v2,
     "mobilenet_v3_large": mobilenet_v3_large, "efficientnet_b0": efficientnet_b0, "googlenet": googlenet,
@@ -526,22 +553,27 @@ def plan(graph, board: str = "u250") -> str:
 
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("models", nargs="*", help=f"subset of: {', '.join(ZOO)}")
+    known = {**ZOO, **SEGMENTATION}
+    ap.add_argument("models", nargs="*", help=f"subset of: {', '.join(known)}")
     ap.add_argument("--plan", metavar="BOARD", help="also plan each model on BOARD (default strategy)")
     args = ap.parse_args(argv)
     names = args.models or list(ZOO)
-    unknown = [n for n in names if n not in ZOO]
+    unknown = [n for n in names if n not in known]
     if unknown:
         ap.error(f"unknown model(s): {', '.join(unknown)}")
     print(f"{'model':<20} {'nodes':>6} {'params':>12} {'GMACs':>8} {'published':>9} {'ratio':>7}"
           + ("  plan on " + args.plan if args.plan else ""), flush=True)
     worst = 0.0
     for name in names:
-        g, info = measure(ZOO[name]())
-        gmacs, pub = info["macs"] / 1e9, published_macs(name)
-        worst = max(worst, abs(gmacs / pub - 1))
-        line = (f"{name:<20} {len(info['nodes']):>6} {info['params']:>12,} {gmacs:>8.3f} {pub:>9.2f} "
-                f"{gmacs / pub:>7.3f}")
+        g, info = measure(known[name]())
+        gmacs = info["macs"] / 1e9
+        line = f"{name:<20} {len(info['nodes']):>6} {info['params']:>12,} {gmacs:>8.3f} "
+        if name in SEGMENTATION:
+            line += f"{'-':>9} {'-':>7}"
+        else:
+            pub = published_macs(name)
+            worst = max(worst, abs(gmacs / pub - 1))
+            line += f"{pub:>9.2f} {gmacs / pub:>7.3f}"
         if args.plan:
             line += "  " + plan(g, args.plan)
         print(line, flush=True)
