@@ -586,11 +586,31 @@ def unet_tiny(seed: int = 0, opset: int = DEFAULT_OPSET, hw: int = 16, width: in
     return _rename_output(b, b.conv(d1, classes, 1), "unet_tiny")
 
 
+def convt_gan_block(seed: int = 0, opset: int = DEFAULT_OPSET) -> onnx.ModelProto:
+    """A DCGAN-like generator on a 1×1 latent: ConvTranspose 4×4 stride 1 (a 4×4 map: the Conv
+    pads 3 around one pixel) → ReLU → 4×4 stride 2 pad 1 → ReLU → 3×3 stride 2 pad 1, output
+    padding 1, groups 2 → conv 1×1."""
+    b = Builder(seed, opset)
+    x = b.act(conv_transpose(b, b.input("x", (1, 8, 1, 1)), 8, 4, 1, 0))
+    x = b.act(conv_transpose(b, x, 4, 4, 2, 1))
+    x = conv_transpose(b, x, 4, 3, 2, 1, 1, group=2)
+    return _rename_output(b, b.conv(x, 3, 1), "convt_gan_block")
+
+
+def convt_row_block(seed: int = 0, opset: int = DEFAULT_OPSET) -> onnx.ModelProto:
+    """A one-row input (1×5): ConvTranspose 2×3 stride 2 without bias → conv 1×1."""
+    b = Builder(seed, opset)
+    w = b.const("wt", b.weights((4, 2, 2, 3), 8))
+    x = b.node("ConvTranspose", [b.input("x", (1, 4, 1, 5)), w], (1, 2, 2, 11), kernel_shape=[2, 3], strides=[2, 2])
+    return _rename_output(b, b.conv(x, 3, 1), "convt_row_block")
+
+
 CONVT: dict[str, Callable[..., onnx.ModelProto]] = {
     "convt_2x2_s2": convt_block,
     "convt_3x3_s2_pad_outpad": lambda seed=0, opset=DEFAULT_OPSET: convt_block(seed, opset, 3, 2, 1, 1),
     "convt_4x4_s4_group": lambda seed=0, opset=DEFAULT_OPSET: convt_block(seed, opset, 4, 4, 0, 0, 2, hw=3),
     "convt_3x3_s3_outpad2": lambda seed=0, opset=DEFAULT_OPSET: convt_block(seed, opset, 3, 3, 0, 2, hw=3),
+    "convt_gan_block": convt_gan_block, "convt_row_block": convt_row_block,
 }
 """Models of ConvTranspose variants (tests/test_ops_convtranspose.py); not in `ALL`."""
 UNET: dict[str, Callable[..., onnx.ModelProto]] = {"unet_tiny": unet_tiny}
