@@ -325,3 +325,36 @@ def test_unet_32_default_plan_csim_and_twin(tmp_path):
     assert r.match, r.message
     assert r.predicted_ii_cycles <= r.measured_ii_cycles <= 1.01 * r.predicted_ii_cycles, r.message
     assert abs(r.measured_latency_cycles / r.predicted_latency_cycles - 1) <= 0.03, r.message
+
+
+@pytest.mark.parametrize("k", [2, 3, 4])
+@pytest.mark.parametrize("s", [2, 3, 4])
+@pytest.mark.parametrize("group", [1, 2])
+@pytest.mark.parametrize("op_pad", [(0, 0), (1, 0), (0, 1), (1, 1)], ids=["p0_op0", "p1_op0", "p0_op1", "p1_op1"])
+def test_grid_float_and_int8(tmp_path, k, s, group, op_pad):
+    """Every stride 2–4 × kernel 2–4 × groups 1–2 with pads 0/1 and output padding 0 or
+    stride − 1: the lowered graph's float output = onnxruntime (rtol 1e-4, atol 1e-5), and its
+    int8 output = ``requant(bias_q + Σ (x − z_x)·w_q)`` with the accumulator from onnxruntime's
+    float ConvTranspose on the integer-valued centred codes (exact below 2^24)."""
+    pad, op = op_pad[0], op_pad[1] * (s - 1)
+    attrs = {"strides": [s, s], "pads": [pad] * 4, "output_padding": [op, op], "group": group}
+    wt, b = _w(4, 4 // group, k, k), _w(4)
+    path = save(node_model("ConvTranspose", [(1, 4, 3, 4), wt, b], attrs, 13), tmp_path / "m.onnx")
+    x = R.standard_normal((1, 4, 3, 4)).astype(np.float32)
+    (want,) = _ort(path, {"x0": x})
+    g = canonicalize(load_model(path))
+    np.testing.assert_allclose(run_float(g, {"x0": x})["y0"], want, rtol=1e-4, atol=1e-5)
+    gq = quantize(g, {"x0": R.standard_normal((8, 4, 3, 4)).astype(np.float32)})
+    got = run_int8(gq, {"x0": x}, keep=True)
+    conv = gq.nodes[-1]
+    q = conv.attrs["q"]
+    zx = int(q["zp_in"])
+    wq = np.asarray(q["w"], np.int64)
+    co = wq.shape[0]
+    wt_q = wq[:, :, ::-1, ::-1].reshape(group, co // group, 4 // group, k, k).transpose(0, 2, 1, 3, 4)
+    acc = _ort_convt(got["x0"].astype(np.int64) - zx, wt_q.reshape(4, co // group, k, k), attrs)
+    b_q = np.asarray(q["bias"], np.int64) + zx * wq.reshape(co, -1).sum(1)
+    v = (acc + b_q.reshape(1, -1, 1, 1)) * np.asarray(q["mult"], np.int64).reshape(1, -1, 1, 1)
+    sh = np.asarray(q["shift"], np.int64).reshape(1, -1, 1, 1)
+    want_q = np.clip(q["zp_out"] + ((v + (1 << (sh - 1))) >> sh), q["lo"], q["hi"])
+    np.testing.assert_array_equal(got["y0"].astype(np.int64), want_q)
