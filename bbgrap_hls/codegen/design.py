@@ -51,6 +51,9 @@ class CoreDesign:
     #: elements per frame of each local stream (its beats: elems / lanes), which the threaded
     #: csim's dataflow rule check compares with the writes and reads it counts
     elems: dict[str, int] = field(default_factory=dict)
+    #: a layer's kernel call (its text) -> the layer's ident: the region names the layer after
+    #: the call (``// layer<n>``), so that tools can tell its processes (codegen/schedule.py)
+    call_layer: dict[str, str] = field(default_factory=dict)
 
 
 @dataclass
@@ -160,6 +163,7 @@ def build_design(g: Graph, plan: Plan, frames: int = 1) -> Design:
             out_key = node.outputs[0] if not np_.split else f"{node.outputs[0]}#part{j}"
             fmt["out"] = b.produce(core, out_key, lay.out_lanes, lay.out_elems)
             cd.calls.append(lay.call.format(**fmt))
+            cd.call_layer[cd.calls[-1]] = lay.ident
             part_keys.append((out_key, lay.out_lanes, rng))
         if np_.split:  # concatenate the parts' channels on the last part's core
             core = parts[-1][0]
@@ -239,6 +243,7 @@ def _shuffle(b: _Builder, g: Graph, plan: Plan, node: Node, perm: np.ndarray, id
     src = b.request(core, base, lanes, depth.get((base, node.name), 2))
     out = b.produce(core, node.outputs[0], lanes, h * w * c)
     b.cores[core].calls.append(lay.call.format(in0=src, out=out))
+    b.cores[core].call_layer[b.cores[core].calls[-1]] = lay.ident
 
 
 def _operand(b: _Builder, g: Graph, node, core: int, k: int, t: str, lanes: int, lay: Layer, depth) -> str:

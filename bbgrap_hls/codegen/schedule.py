@@ -9,8 +9,8 @@ reads or writes in one iteration has its accesses counted per memory (`port_ii`)
 takes two accesses per cycle (a dual-port BRAM), so more raise the loop's effective II.
 
 The processes are read from the generated ``hls/core<k>.cpp`` (the ``BB_PROCESS`` calls, in
-order: process ``core<k>.p<i>``, inside a conv ``core<k>.p<i>.p0`` / ``.p1``) and the layer
-structs of ``hls/layer<n>.h``; the plan's ii of a layer's block from ``plan.json``. A process
+order: process ``core<k>.p<i>``, inside a conv ``core<k>.p<i>.p0`` / ``.p1``; a layer's call
+is followed by ``// layer<n>``) and the layer structs of ``hls/layer<n>.h``; the plan's ii of a layer's block from ``plan.json``. A process
 that is not a layer's (width converters, copies, fan-outs, memory movers) is compared with
 the design's ii.
 """
@@ -30,8 +30,13 @@ from bbgrap_hls.codegen.names import comment
 TOLERANCE = 0.05
 #: accesses per cycle of one memory (a true dual-port BRAM)
 PORTS = 2
+#: the kernels `kernel_bounds` models (others, e.g. conv2d_offchip and resample.h's, have no bound)
+MODELLED = frozenset({
+    "conv2d", "conv2d_mmv", "dense", "dwconv2d", "maxpool2d", "avgpool2d", "global_avgpool", "add2", "mul2",
+    "lut_act", "channel_affine", "requantize", "concat_part", "fanout", "mem_to_stream", "stream_to_mem",
+    "const_stream", "width_convert", "channel_shuffle", "concat", "repeat_pixel", "pad2d"})
 
-_PROCESS = re.compile(r"^\s*BB_PROCESS\((.*)\)\s*$")
+_PROCESS = re.compile(r"^\s*BB_PROCESS\((.*)\)\s*(?://\s*(\w+))?\s*$")  # the call, its layer
 _STRUCT = re.compile(r"static constexpr int ([^;]*);")
 _NODE = re.compile(r"^// node: (.*) \(op \w+\)$", re.M)
 
@@ -166,9 +171,23 @@ def _window_ports(j: int, lanes: int, words: int) -> int:
     return port_ii([((j, words, lanes), ("complete", "none", "complete"), acc)])
 
 
+def kernel_name(call: str) -> str:
+    """The kernel a BB_PROCESS call runs (``conv2d`` of ``bb::conv2d<layer3_P>(...)``)."""
+    return call.split("<", 1)[0].split("(", 1)[0].strip().removeprefix("bb::")
+
+
+def layer_calls(out: Path) -> list[tuple[str, str, str]]:
+    """(process id, kernel, layer ident) of every layer's call in the design in ``out``."""
+    res = []
+    for cpp in sorted((out / "hls").glob("core*.cpp")):
+        calls = [(m.group(1), m.group(2)) for ln in cpp.read_text().splitlines() if (m := _PROCESS.match(ln))]
+        res += [(f"{cpp.stem}.p{i}", kernel_name(c), ident) for i, (c, ident) in enumerate(calls) if ident]
+    return res
+
+
 def kernel_bounds(call: str, p: dict[str, int]) -> list[tuple[str, str, float, int]]:
     """(sub-process suffix, label, cycles per frame, port II) of one BB_PROCESS call."""
-    kern = call.split("<", 1)[0].split("(", 1)[0].removeprefix("bb::")
+    kern = kernel_name(call)
     args = _targs(call)
     if kern in ("conv2d", "conv2d_mmv"):
         g = _geom(p)
@@ -239,12 +258,11 @@ def design_bounds(out: Path) -> list[ProcBound]:
     design_ii = int(plan["ii_cycles"])
     res = []
     for cpp in sorted((out / "hls").glob("core*.cpp"), key=lambda q: int(re.sub(r"\D", "", q.stem) or 0)):
-        calls = [m.group(1) for ln in cpp.read_text().splitlines() if (m := _PROCESS.match(ln))]
-        for i, call in enumerate(calls):
-            lay = re.search(r"<(layer\d+(?:_p\d+)?)_P>", call)
+        calls = [(m.group(1), m.group(2)) for ln in cpp.read_text().splitlines() if (m := _PROCESS.match(ln))]
+        for i, (call, ident) in enumerate(calls):
             p, node = {}, ""
-            if lay:
-                text = (out / "hls" / f"{lay.group(1)}.h").read_text()
+            if ident and (out / "hls" / f"{ident}.h").exists():
+                text = (out / "hls" / f"{ident}.h").read_text()
                 p = _struct(text)
                 m = _NODE.search(text)
                 node = m.group(1) if m else ""

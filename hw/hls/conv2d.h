@@ -193,6 +193,12 @@ void conv2d(Stream<conv_in_lanes(P::SIMD, P::C)>& in, Stream<P::PE>& out, const 
   BB_PROCESS(conv_mvu<P>(win, out, w, bias, mult, shift, frames);)
 }
 
+/// Pixels in group t of M consecutive pixels of `pixels` (M, or fewer for the last group).
+inline int mmv_group(long pixels, long t, int m) {
+  BB_HLS(INLINE)
+  return static_cast<int>(pixels - t * m < m ? pixels - t * m : m);
+}
+
 /// conv2d_mmv's M matrix-vector units (DATAFLOW process 2). Output pixels come in groups
 /// of M consecutive pixels in raster order over all rows and frames (the last group of the
 /// call may hold fewer), groups t = 0, 1, ...: the cost model's round robin of pixels over
@@ -220,8 +226,7 @@ void conv_mvu_mmv(Stream<P::SIMD>& in, Stream<P::CO>& out, const W* w, const int
   BB_HLS(ARRAY_PARTITION variable = px complete dim = 0)
   const long pixels = static_cast<long>(frames) * G::HO * G::WO;
   const long groups = (pixels + M - 1) / M;
-  auto size = [&](long t) { return static_cast<int>(pixels - t * M < M ? pixels - t * M : M); };
-  const int first = groups > 0 ? size(0) * SF : 0;  // group 0's beats
+  const int first = groups > 0 ? mmv_group(pixels, 0, M) * SF : 0;  // group 0's beats
 BB_LOOP(mmv_first)  // group 0's windows
   for (int i = 0; i < first; ++i) {
     BB_PIPELINE(1)
@@ -230,7 +235,7 @@ BB_LOOP(mmv_first)  // group 0's windows
   }
   long t = 0;
   int i = 0, nf = 0, sf = 0;  // weight word i = nf·SF + sf of group t
-  int next = groups > 1 ? size(1) * SF : 0, prev = 0;  // group t+1's beats, group t-1's pixels
+  int next = groups > 1 ? mmv_group(pixels, 1, M) * SF : 0, prev = 0;  // group t+1's beats, group t-1's pixels
 BB_LOOP(mmv_fold)  // groups × NF·SF words, each shared by the M copies
   for (long it = 0; it < groups * (NF * SF); ++it) {
     BB_PIPELINE(1)
@@ -270,12 +275,12 @@ BB_LOOP(mmv_fold)  // groups × NF·SF words, each shared by the M copies
     if (i == NF * SF) {  // group t is folded
       i = 0;
       nf = 0;
-      prev = size(t);
+      prev = mmv_group(pixels, t, M);
       ++t;
-      next = t + 1 < groups ? size(t + 1) * SF : 0;
+      next = t + 1 < groups ? mmv_group(pixels, t + 1, M) * SF : 0;
     }
   }
-  const int last = groups > 0 ? size(groups - 1) : 0, lb = static_cast<int>((groups + 1) % 2);
+  const int last = groups > 0 ? mmv_group(pixels, groups - 1, M) : 0, lb = static_cast<int>((groups + 1) % 2);
 BB_LOOP(mmv_last)  // the last group's pixels
   for (int m = 0; m < last; ++m) {
     BB_PIPELINE(1)

@@ -94,14 +94,15 @@ void concat_part(Stream<P>& in, Stream<P>& out, int beats) {
 }
 
 namespace detail {
-/// Read a beat from the k-th of `ins` (one pipelined loop over several input streams).
-template <int P, class... S>
-Beat<P> read_kth(int k, S&... ins) {
+/// Read beat `b` of a pixel from the input whose channel range holds it (one pipelined loop
+/// over several input streams: input i holds the pixel's beats [Σ_{<i} C/P, Σ_{<=i} C/P)).
+template <int P, int... Cs, class... S>
+Beat<P> read_beat(int b, S&... ins) {
   BB_HLS(INLINE)
-  Beat<P> b{};
-  int i = 0;
-  ((i++ == k ? static_cast<void>(b = ins.read()) : static_cast<void>(0)), ...);
-  return b;
+  Beat<P> out{};
+  int lo = 0;
+  (((b >= lo && b < lo + Cs / P ? static_cast<void>(out = ins.read()) : static_cast<void>(0)), lo += Cs / P), ...);
+  return out;
 }
 }  // namespace detail
 
@@ -112,17 +113,13 @@ template <int PIXELS, int P, int... Cs, class... S>
 void concat(Stream<P>& out, int frames, S&... ins) {
   static_assert(sizeof...(Cs) == sizeof...(S), "concat: one channel count per input");
   static_assert(((Cs % P == 0) && ...), "concat: P | C_i");
-  constexpr int NB = sizeof...(Cs), BEATS = ((Cs / P) + ...);
-  constexpr int part[NB] = {(Cs / P)...};
-  int k = 0, j = 0;  // input k, its beat j of the pixel
+  constexpr int BEATS = ((Cs / P) + ...);
+  int b = 0;  // beat b of the pixel
 BB_LOOP(cat_beat)
   for (long i = 0; i < static_cast<long>(frames) * PIXELS * BEATS; ++i) {
     BB_PIPELINE(1)
-    out.write(detail::read_kth<P>(k, ins...));
-    if (++j == part[k]) {
-      j = 0;
-      k = k + 1 == NB ? 0 : k + 1;
-    }
+    out.write(detail::read_beat<P, Cs...>(b, ins...));
+    b = b + 1 == BEATS ? 0 : b + 1;
   }
 }
 
