@@ -63,6 +63,8 @@ CONFIGS: dict[str, tuple[str, dict]] = {
     "conv-3x3-8x8-lutw": ("conv", {"C": 16, "CO": 32, "SIMD": 8, "PE": 8, "PACK": 2, "W_STYLE": "logic", "H": 16,
                                    "W": 16, "KH": 3, "KW": 3, "SH": 1, "SW": 1, "PT": 1, "PL": 1, "PB": 1, "PR": 1}),
     "mvu-4x4-lutw": ("mvu", {"MW": 144, "MH": 32, "SIMD": 4, "PE": 4, "PACK": 2, "W_STYLE": "logic", "nvec": 1}),
+    # the degenerate folding the planner picks for small layers (Yosys' front end stopped on it until issue 15)
+    "mvu-1x1": ("mvu", {"MW": 64, "MH": 32, "SIMD": 1, "PE": 1, "nvec": 1}),
     "mul-p2": ("mul", {"P": 2, "OP": 1, "c": 4, "pix": 4, "M": 1875846070, "ZA": -5, "ZB": 9, "ZY": 4, "S": 30,
                        "LO": 4, "HI": 127}),
 }

@@ -27,7 +27,8 @@ from bbgrap_hls.model.memory import (
 from bbgrap_hls.model.timing import RTL_DEPTH, WindowRows, window_rows, window_schedule
 
 # LUT constants (per block, per lane); see docs/cost-model.md, "LUT".
-LUT_BASE_MVU = 250      # control, counters, AXI-Stream handshakes of a matrix-vector unit
+LUT_BASE_MVU = 60       # control, counters, AXI-Stream handshakes of a matrix-vector unit (Yosys: whole
+                        # cores at pe = simd = 1, ~140 LUTs besides the requantiser and products, ROMs included)
 LUT_PER_MAC = 20        # adder-tree share of one int8 product lane
 LUT_PER_PE = 40         # requantisation rounding, clamp and output register per output lane
 LUT_PER_SIMD = 10       # input lane routing
@@ -523,3 +524,26 @@ def zeroinsert(g: Geometry, pe: int, simd: int) -> BlockCost:
 
 
 BLOCKS["zeroinsert"] = zeroinsert
+
+
+def depth2space(g: Geometry, pe: int, simd: int) -> BlockCost:
+    """DepthToSpace in DCR mode (``depth2space.sv``), block ``b = Ho/H``: two row buffers of
+    ``W·C/p`` words written as input rows come, whenever a buffer is free; the reader emits
+    output row ``(y, i)`` as the ``b·Co/p``-beat runs at ``(x·b + i)·b·Co/p`` of every pixel,
+    one beat per cycle, chasing the writer. ii = the beats; the first phase row of the first
+    input row is paced by the writer (its last beat needs the row's last pixel), the rest of
+    the frame then streams: the last output beat leaves ``(b − 1)/b`` of a row plus the later
+    rows after it. A reconvergent path holds up to an input row (``fill = 1/H``, as upsample)."""
+    p = pe
+    n = g.c // p
+    ii = g.h * g.w * n
+    b = max(1, g.ho // g.h)
+    nb = n // b
+    row = g.w * n
+    first = (g.w - 1) * n + nb - 1  # the last beat of the first phase row of row 0
+    mem = memory(8 * p, 2 * row)
+    return BlockCost(ii=ii, depth=2, fill=1.0 / g.h, tail=row - row // b - (row - 1 - first), span=first + ii - row // b,
+                     bram18=mem.bram18, lut=LUT_BASE_SIMPLE // 2 + p + mem.lut)
+
+
+BLOCKS["depth2space"] = depth2space
