@@ -112,6 +112,8 @@ def _schedule(out: Path, vec: Path, outputs, res: CsimResult) -> None:
     """Fill ``res.schedule`` (see `csim_design`) from a second run at `SCHEDULE_REPEAT`."""
     from bbgrap_hls.codegen import csim, schedule
 
+    if not (out / "plan.json").exists():  # a folder of generated files without gen's plan: no ii to hold to
+        return
     again = csim.run(out, vec, outputs, threads=True, repeat=SCHEDULE_REPEAT, frames=res.frames)
     if not again.ok:
         res.message += f"\nSCHEDULE: the run at {SCHEDULE_REPEAT}x the frames failed: {again.message[:300]}"

@@ -36,9 +36,7 @@
 #if defined(BB_CSIM_THREADS) && defined(BBGRAP_HLS_STREAM_SHIM_H) && !defined(__SYNTHESIS__)
 // (bb::sim::cycles, the running process's counter, is in bb_sim_threads.h, which the
 // stand-in hls_stream_shim.h includes in this build)
-#define BB_PIPELINE(n)                                      \
-  BB_HLS(PIPELINE II = n)                                   \
-  if (::bb::sim::cycles != nullptr) *::bb::sim::cycles += (n);
+#define BB_PIPELINE(n) BB_HLS(PIPELINE II = n) if (::bb::sim::cycles != nullptr) *::bb::sim::cycles += (n);
 #else
 #define BB_PIPELINE(n) BB_HLS(PIPELINE II = n)
 #endif

@@ -38,8 +38,7 @@
 #define BB_AFTER(proc, dep) bb_region_.after(#proc, #dep);
 #define BB_CSIM_REPORT() ::bb::sim::Runtime::get().report(stdout);
 #define BB_IDLE(in, out) ::bb::sim::wait_either(in, out);
-#define BB_COUNT_OVERLAP(n, reads, emits) \
-  if (::bb::sim::cycles != nullptr) *::bb::sim::cycles += (n) * ((reads) > (emits) ? (reads) : (emits));
+#define BB_COUNT_OVERLAP(n, r, e) if (::bb::sim::cycles != nullptr) *::bb::sim::cycles += (n) * ((r) > (e) ? (r) : (e));
 #else
 #define BB_DATAFLOW_REGION()
 #define BB_PROCESS(...) __VA_ARGS__
