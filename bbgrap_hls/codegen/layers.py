@@ -262,6 +262,11 @@ def _make_layer(g: Graph, node: Node, ident: str, pe: int, simd: int,
         return Layer(ident, node.name, op, [acts[0]], [p], p, n_out,
                      f"bb::upsample2d<{ident}_P>({{in0}}, {{out}}, frames);",
                      _struct(ident, H=h, W=w, C=c, L=p, SH=sh, SW=sw))
+    if op == "DepthToSpace":
+        h, w, c = hwc(x)
+        return Layer(ident, node.name, op, [acts[0]], [p], p, n_out,
+                     f"bb::depth2space<{ident}_P>({{in0}}, {{out}}, frames);",
+                     _struct(ident, H=h, W=w, C=c, L=p, B=node.attrs["blocksize"]))
     if op == "ZeroInsert":
         h, w, c = hwc(x)
         (sh, sw), pd = node.attrs["factor"], node.attrs["pads"]

@@ -243,6 +243,9 @@ def rtl_layer(g: Graph, node: Node, lay: Layer, pe: int, simd: int, co_range: tu
         h, w, c = hwc(x)
         sh, sw = node.attrs["scales"]
         return RtlLayer("upsample", dict(C=c, P=p, H=h, W=w, SH=sh, SW=sw))
+    if op == "DepthToSpace":
+        h, w, c = hwc(x)
+        return RtlLayer("depth2space", dict(C=c, P=p, H=h, W=w, B=node.attrs["blocksize"]))
     if op == "ZeroInsert":
         h, w, c = hwc(x)
         (sh, sw), pd = node.attrs["factor"], node.attrs["pads"]

@@ -533,7 +533,9 @@ def depth2space(g: Geometry, pe: int, simd: int) -> BlockCost:
     one beat per cycle, chasing the writer. ii = the beats; the first phase row of the first
     input row is paced by the writer (its last beat needs the row's last pixel), the rest of
     the frame then streams: the last output beat leaves ``(b − 1)/b`` of a row plus the later
-    rows after it. A reconvergent path holds up to an input row (``fill = 1/H``, as upsample)."""
+    rows after it. A reconvergent path holds up to an input row (``fill = 1/H``, as upsample).
+    Yosys (measured / model): 2 / 2 RAMB18 and 54 / 58 LUTs (C 64, p 8, 8 × 8, b 2), 4 / 4 and
+    61 / 66 (C 128, p 16, 13 × 13, b 2), 1 / 1 and 65 / 52 (C 32, p 2, 16 × 16, b 4)."""
     p = pe
     n = g.c // p
     ii = g.h * g.w * n

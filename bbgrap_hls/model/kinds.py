@@ -32,7 +32,7 @@ OP_BLOCKS: dict[str, str] = {
     "Dense": "dense", "Gemm": "dense", "MatMul": "dense",
     "MaxPool": "maxpool", "AveragePool": "avgpool",
     "GlobalAveragePool": "gap", "GlobalMaxPool": "gmaxpool",
-    "Slice": "slice", "Resize": "upsample", "ZeroInsert": "zeroinsert",
+    "Slice": "slice", "Resize": "upsample", "ZeroInsert": "zeroinsert", "DepthToSpace": "depth2space",
     "Add": "eltwise2", "Mul": "eltwise2", "Sub": "eltwise2",
     "ChannelAffine": "affine",
     "Concat": "concat",
@@ -106,6 +106,8 @@ def lane_channels(g: Geometry, kind: str) -> int:
         return c
     if kind in ("pad", "slice"):
         return _gcd(g.c, g.co)
+    if kind == "depth2space":  # a lane group must stay inside one output pixel's channels
+        return g.co
     if kind == "eltwise2":
         return _gcd(g.co, *(g.in_channels or (g.c,)))
     return g.c

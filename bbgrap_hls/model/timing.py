@@ -265,6 +265,30 @@ def zeroinsert_rows_out(r: Rows, h: int, sh: int, pads: tuple[int, int, int, int
     return starts + depth, ends + depth
 
 
+def depth2space_rows_out(r: Rows, h: int, b: int, w: int, n: int, depth: int) -> Rows:
+    """Rows of a DepthToSpace block (``depth2space.sv``, DCR, block ``b``) from its ``h`` input
+    rows ``r`` (``w`` pixels of ``n`` beats): each input row gives ``b`` output rows of
+    ``w·n/b`` beats, one per cycle after the previous. The first chases the writer: it starts
+    with the row's first beat and ends no earlier than the row's last beat of phase 0
+    (``n − n/b`` beats before the row's last); the others read the stored row.
+    """
+    s, e = resample(r, h)
+    nb = max(1, n // b)
+    row = w * nb
+    starts = np.empty(h * b, np.int64)
+    ends = np.empty(h * b, np.int64)
+    prev = np.iinfo(np.int64).min // 2
+    for y in range(h):
+        for i in range(b):
+            st = max(prev + 1, int(s[y])) if i == 0 else prev + 1
+            en = st + row - 1
+            if i == 0:
+                en = max(en, int(e[y]) - (n - nb))
+            starts[y * b + i], ends[y * b + i] = st, en
+            prev = en
+    return starts + depth, ends + depth
+
+
 def window_rows_out(r: Rows, w: WindowRows, depth: int, t0: int = 0) -> Rows:
     """Rows of a window block (``swg`` → mvu / vvu) from its input rows ``r``.
 

@@ -11,7 +11,7 @@ from bbgrap_hls.ir import Graph
 from bbgrap_hls.passes.arith import ClipToRelu6, LowerArithmetic, LowerChannelAffine, ReduceMeanToGlobalPool
 from bbgrap_hls.passes.base import Pass, copy_graph, tidy
 from bbgrap_hls.passes.cleanup import FoldConstants, LowerShapeOps, RemoveIdentity
-from bbgrap_hls.passes.conv_transpose import LowerConvTranspose
+from bbgrap_hls.passes.conv_transpose import LowerConvTranspose, MoveActivationBeforeDepthToSpace
 from bbgrap_hls.passes.host import MarkHostOps, host_ops_in_middle
 from bbgrap_hls.passes.linear import FoldBatchNorm, FoldFlattenIntoDense, FoldPadIntoConv, LowerGemm
 
@@ -24,6 +24,7 @@ CANONICAL: list[type[Pass]] = [
     ReduceMeanToGlobalPool,
     LowerGemm,
     LowerConvTranspose,
+    MoveActivationBeforeDepthToSpace,
     FoldBatchNorm,
     LowerChannelAffine,
     FoldFlattenIntoDense,
@@ -36,7 +37,7 @@ CANONICAL_KINDS = frozenset({
     "Clip", "Add", "Mul", "ChannelAffine", "Concat", "MaxPool", "AveragePool", "GlobalAveragePool",
     "Transpose", "Reshape", "Pad", "Softmax", "LRN",
     "Elu", "Selu", "Celu", "Gelu", "Softplus", "Softsign", "Mish", "ThresholdedRelu",
-    "Slice", "GlobalMaxPool", "Resize", "ZeroInsert",
+    "Slice", "GlobalMaxPool", "Resize", "ZeroInsert", "DepthToSpace",
 })
 
 MAX_ROUNDS = 8
@@ -56,7 +57,7 @@ def canonicalize(graph: Graph) -> Graph:
     Reshape (channel shuffles, or a Reshape that only drops unit dimensions, e.g.
     (N, C, 1, 1) → (N, C) before a graph output), Pad, Slice (also Split's parts),
     GlobalMaxPool, Resize (nearest, integer scales), ZeroInsert (a lowered ConvTranspose's
-    upsampling half), and the host ops Softmax and LRN
+    upsampling half), DepthToSpace, and the host ops Softmax and LRN
     (``node.host`` set; `host_ops_in_middle` lists those a plan cannot place).
 
     Anything else left (e.g. MatMul of two activations, Div by an activation) was not
@@ -78,7 +79,7 @@ def canonicalize(graph: Graph) -> Graph:
 __all__ = [
     "CANONICAL", "CANONICAL_KINDS", "ClipToRelu6", "FoldBatchNorm", "FoldConstants",
     "FoldFlattenIntoDense", "FoldPadIntoConv", "LowerArithmetic", "LowerChannelAffine", "LowerConvTranspose", "LowerGemm",
-    "LowerShapeOps",
+    "LowerShapeOps", "MoveActivationBeforeDepthToSpace",
     "MarkHostOps", "Pass", "ReduceMeanToGlobalPool", "RemoveIdentity", "canonicalize",
     "host_ops_in_middle",
 ]

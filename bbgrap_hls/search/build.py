@@ -23,6 +23,7 @@ from bbgrap_hls.model.timing import (
     FIFO_DEPTH,
     RTL_DEPTH,
     Rows,
+    depth2space_rows_out,
     input_rows,
     latest,
     out_profile,
@@ -213,6 +214,8 @@ def build_plan(prob: Problem, seg: Segmentation, strategy: str, objective: str) 
         elif unit.kind == "zeroinsert":  # rows of zeros need no input (model.timing)
             r_out = zeroinsert_rows_out(r_in, g.h, max(1, (g.ho - g.pads[0] - g.pads[2] - 1) // max(1, g.h - 1)),
                                         g.pads, g.wo, max(1, c.ii // (g.ho * g.wo)), c.depth)
+        elif unit.kind == "depth2space":  # phase rows after the first read the stored row (model.timing)
+            r_out = depth2space_rows_out(r_in, g.h, max(1, g.ho // g.h), g.w, max(1, c.ii // (g.h * g.w)), c.depth)
         elif c.window is not None:  # sliding-window generator -> mvu / vvu, row by row
             r_out = window_rows_out(resample(r_in, g.h), c.window, c.depth)
         elif g.ho * g.wo <= 1 or c.fill >= 1.0:  # needs the whole input: one output row

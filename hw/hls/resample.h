@@ -135,6 +135,43 @@ BB_LOOP(zins_frame)
   }
 }
 
+/// DepthToSpace in DCR mode of an (H, W, C) frame at L lanes, block B (P gives H, W, C, L, B):
+/// channel (i*B + j)*M + m of input pixel (y, x) is channel m of output pixel (y*B + i, x*B + j),
+/// M = C/(B*B), L | M. Two row buffers as hw/rtl/depth2space.sv: the first phase row of a row
+/// walks its input beats in order, storing each and writing those of phase 0 (beats of the
+/// row taken ahead come from the buffer); the other phase rows read the buffer while the next
+/// row is taken ahead whenever a beat is there (non-blocking). One beat per iteration.
+template <class P>
+void depth2space(Stream<P::L>& in, Stream<P::L>& out, int frames) {
+  constexpr int H = P::H, W = P::W, C = P::C, L = P::L, B = P::B;
+  static_assert(B >= 1 && C % (B * B) == 0 && (C / (B * B)) % L == 0, "depth2space: B*B | C, L | C/(B*B)");
+  constexpr int N = C / L, NB = N / B, RB = W * N;
+  Beat<L> row[2][RB];
+  const long rows = static_cast<long>(frames) * H;
+  int pre = 0;  // beats of the current row taken ahead
+BB_LOOP(d2s_row)
+  for (long g = 0; g < rows; ++g) {
+    const int cur = static_cast<int>(g % 2), nxt = 1 - cur;
+  BB_LOOP(d2s_first)
+    for (int t = 0; t < RB; ++t) {  // phase row 0: every input beat of the row, in order
+      BB_HLS(PIPELINE II = 1)
+      if (t >= pre) row[cur][t] = in.read();
+      if ((t % N) < NB) out.write(row[cur][t]);
+    }
+    pre = 0;
+  BB_LOOP(d2s_rest)
+    for (int o = 0; o < (B - 1) * W * NB; ++o) {  // phase rows 1..B-1 from the buffer
+      BB_HLS(PIPELINE II = 1)
+      const int i = 1 + o / (W * NB), x = (o / NB) % W, k = o % NB;
+      if (g + 1 < rows && pre < RB) {
+        Beat<L> b;
+        if (in.read_nb(b)) row[nxt][pre++] = b;
+      }
+      out.write(row[cur][x * N + i * NB + k]);
+    }
+  }
+}
+
 }  // namespace bb
 
 #endif  // BBGRAP_RESAMPLE_H
