@@ -15,6 +15,7 @@ from __future__ import annotations
 import json
 import re
 import shutil
+import subprocess
 
 import pytest
 
@@ -156,3 +157,79 @@ def test_window_bound_matches_count_on_a_design(tmp_path):
     assert win
     for r in win:
         assert r["bound"] == pytest.approx(r["counted"], rel=0.02), r
+
+
+# (name, H, W, C, KH, SH, DH, pad, SIMD or lanes, CO/PE or J): window loops run alone in the
+# sequential build (all input present, output unbounded: no stall), iterations counted
+WINDOWS = [
+    ("conv", 8, 8, 4, 3, 1, 1, 1, 4, 0), ("conv", 9, 7, 4, 3, 2, 1, 1, 2, 0), ("conv", 8, 8, 3, 3, 1, 1, 1, 27, 0),
+    ("conv", 10, 10, 4, 3, 1, 2, 2, 4, 0), ("conv", 8, 8, 8, 1, 2, 1, 0, 8, 0), ("conv", 6, 6, 2, 5, 1, 1, 2, 2, 0),
+    ("max", 8, 8, 4, 2, 2, 1, 0, 2, 0), ("avg", 8, 8, 8, 8, 8, 1, 0, 4, 0), ("max", 9, 9, 4, 3, 2, 1, 1, 4, 0),
+    ("dw", 8, 8, 4, 3, 1, 1, 1, 4, 1), ("dw", 8, 8, 4, 3, 2, 1, 1, 2, 3),
+]
+
+
+def _window_cpp(cases) -> str:
+    out = ["static long g_iters = 0;", "#define BB_PIPELINE_OVERLAP(n) ++g_iters;", '#include "conv2d.h"',
+           '#include "pool2d.h"', '#include "dwconv2d.h"', "#include <cstdio>"]
+    mains = []
+    for i, (kind, h, w, c, k, s, d, pad, lanes, j) in enumerate(cases):
+        geo = (f"H = {h}, W = {w}, C = {c}, KH = {k}, KW = {k}, SH = {s}, SW = {s}, DH = {d}, DW = {d}, "
+               f"PT = {pad}, PL = {pad}, PB = {pad}, PR = {pad}")
+        if kind == "conv":
+            out.append(f"struct P{i} {{ static constexpr int {geo}, CO = 2, PE = 2, SIMD = {lanes}, ZP_IN = 0; }};")
+            inl, call = min(lanes, c), f"bb::conv_swg<P{i}>(in, o, f);"
+            outl = lanes
+        elif kind in ("max", "avg"):
+            extra = ", ZP_IN = 0, ZP_OUT = 0, LO = -128, HI = 127, COUNT_PAD = 0" if kind == "avg" else ""
+            out.append(f"struct P{i} {{ static constexpr int {geo}, LANES = {lanes}{extra}; }};")
+            if kind == "avg":
+                out.append(f"static int32_t m{i}[{k * k + 1}] = {{}}, s{i}[{k * k + 1}] = {{}};")
+            inl = outl = lanes
+            call = (f"bb::maxpool2d<P{i}>(in, o, f);" if kind == "max"
+                    else f"bb::avgpool2d<P{i}>(in, o, m{i}, s{i}, f);")
+        else:
+            out.append(f"struct P{i} {{ static constexpr int {geo}, LANES = {lanes}, SIMD = {lanes * j}, "
+                       "ZP_IN = 0, ZP_OUT = 0, LO = -128, HI = 127; };")
+            out.append(f"static bb::Word<{lanes * j}> w{i}[{c // lanes * k * k // j}] = {{}};")
+            out.append(f"static int32_t b{i}[{lanes}][{c // lanes}] = {{}};")
+            inl = outl = lanes
+            call = f"bb::dwconv2d<P{i}>(in, o, w{i}, b{i}, b{i}, b{i}, f);"
+        out.append(f"long run{i}(int f) {{\n  bb::Stream<{inl}> in; bb::Stream<{outl}> o;\n"
+                   f"  for (long b = 0; b < static_cast<long>(f) * {h * w * c // inl}; ++b) in.write(bb::Beat<{inl}>{{}});\n"
+                   f"  g_iters = 0;\n  {call}\n  return g_iters;\n}}")
+        mains.append(f'  std::printf("%ld %ld\\n", run{i}(2), run{i}(4));')
+    out.append("int main() {\n" + "\n".join(mains) + "\n  return 0;\n}")
+    return "\n".join(out) + "\n"
+
+
+def test_window_loop_iterations_match_the_bound(tmp_path):
+    """The window loops of conv_swg, the pools and dwconv2d (the C++, run alone without stalls)
+    take, per frame in steady state, the iterations `schedule.window_cycles` computes for them
+    and the cost model's max(Hp·Wp·C/L, Ho·Wo·beats): the C++ and the bound agree on the row
+    buffer's ROWS and the read/emit rule."""
+    from bbgrap_hls.codegen.csim import CXXFLAGS
+    from tests.test_hls_kernels import hls_dir
+
+    src = tmp_path / "win.cpp"
+    src.write_text(_window_cpp(WINDOWS))
+    exe = tmp_path / "win"
+    subprocess.run(["g++", *CXXFLAGS, "-Werror", "-I", str(hls_dir()), str(src), "-o", str(exe)], check=True)
+    lines = subprocess.run([str(exe)], check=True, capture_output=True, text=True).stdout.split("\n")
+    for (kind, h, w, c, k, s, d, pad, lanes, j), ln in zip(WINDOWS, lines, strict=False):
+        two, four = map(int, ln.split())
+        hp, wp = h + 2 * pad, w + 2 * pad
+        khe = (k - 1) * d + 1
+        ho, wo = (hp - khe) // s + 1, (wp - khe) // s + 1
+        inl = min(lanes, c)
+        cb = c // inl
+        if kind == "conv":
+            beats = k * k * c // lanes  # SF window beats per pixel
+        elif kind == "dw":
+            beats = c // lanes * (k * k // j)  # CF blocks of KF tap groups
+        else:
+            beats = c // lanes * k * k  # CF blocks of K taps
+        eb = wo * beats
+        steady = (four - two) / 2
+        assert steady == schedule.window_cycles(hp, wp, cb, k, d, s, eb), (kind, h, c, k, s, d, lanes)
+        assert steady == max(hp * wp * cb, ho * eb), (kind, h, c, k, s, d, lanes)
