@@ -104,8 +104,9 @@ def csim_design(out: Path, x: np.ndarray | None = None, int8_graph: Graph | None
         raise
 
 
-#: csim --json runs the vectors this many times more for the steady-state cycle counts
-SCHEDULE_REPEAT = 3
+#: csim --json runs the vectors this many times for the steady-state cycle counts: 12 frames
+#: more than the first run, whole groups of conv_mvu_mmv's M <= 4 pixels (docs/cost-model.md)
+SCHEDULE_REPEAT = 13
 
 
 def _schedule(out: Path, vec: Path, outputs, res: CsimResult) -> None:
