@@ -289,6 +289,27 @@ def depth2space_rows_out(r: Rows, h: int, b: int, w: int, n: int, depth: int) ->
     return starts + depth, ends + depth
 
 
+def crop_rows_out(r: Rows, h: int, y0: int, x0: int, ho: int, wo: int, w: int, n: int, no: int,
+                  depth: int) -> Rows:
+    """Rows of a crop (``slice.sv``) from its ``h`` input rows ``r`` (``w`` pixels of ``n``
+    beats; kept: rows ``y0 … y0+ho−1``, columns ``x0 … x0+wo−1``, ``no`` beats a pixel). Output
+    row ``j`` is input row ``y0 + j``'s kept beats: it starts with the row's beat
+    ``x0·n + n − no`` and ends with its beat ``(x0 + wo)·n − 1``, i.e. ``(w − x0 − wo)·n``
+    before the row's last (at the row's own pace), and not before the previous output row.
+    `stream_rows_out` would charge every row the frame's lead (the rows cropped above)."""
+    s, e = resample(r, h)
+    starts = np.empty(ho, np.int64)
+    ends = np.empty(ho, np.int64)
+    prev = np.iinfo(np.int64).min // 2
+    for j in range(ho):
+        y = y0 + j
+        st = max(prev + 1, int(s[y]) + x0 * n + n - no)
+        en = max(st + wo * no - 1, int(e[y]) - (w - x0 - wo) * n)
+        starts[j], ends[j] = st, en
+        prev = en
+    return starts + depth, ends + depth
+
+
 def window_rows_out(r: Rows, w: WindowRows, depth: int, t0: int = 0) -> Rows:
     """Rows of a window block (``swg`` → mvu / vvu) from its input rows ``r``.
 

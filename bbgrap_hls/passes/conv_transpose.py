@@ -10,13 +10,19 @@ from bbgrap_hls.ops import get_op
 from bbgrap_hls.passes.base import Pass, make, replace, sole_reader
 
 
-def _sub_pixel(node: Node) -> bool:
-    """Whether every output pixel takes exactly one tap of one input pixel: kernel = stride
-    (square), no pads, no output padding, no dilation, one group."""
+def _sub_pixel(node: Node, graph: Graph) -> bool:
+    """Whether the sub-pixel form applies: one stride ``s >= 2`` on both axes, no dilation, one
+    group, and the output inside the ``(H + t − 1)·s`` rows of the phase convolution
+    (``t = ceil(k/s)``; output padding past it would need windows wholly in padding)."""
     a = node.attrs
     s = tuple(a["strides"])
-    return (tuple(a["kernel"]) == s and s[0] == s[1] > 1 and not any(a["pads"]) and not any(a["output_padding"])
-            and tuple(a["dilations"]) == (1, 1) and a["group"] == 1)
+    if s[0] != s[1] or s[0] < 2 or tuple(a["dilations"]) != (1, 1) or a["group"] != 1:
+        return False
+    _, _, ho, wo = graph.shape(node.outputs[0])
+    _, _, h, w = graph.shape(node.inputs[0])
+    p = a["pads"]
+    return all(p[i] + size <= (n + -(-k // s[0]) - 1) * s[0]
+               for i, (size, n, k) in enumerate(((ho, h, a["kernel"][0]), (wo, w, a["kernel"][1]))))
 
 
 class LowerConvTranspose(Pass):
@@ -48,7 +54,7 @@ class LowerConvTranspose(Pass):
             if node.op != "ConvTranspose":
                 continue
             op = get_op("ConvTranspose")
-            if _sub_pixel(node):
+            if _sub_pixel(node, graph):
                 replace(graph, node, *self._sub_pixel_nodes(graph, node))
                 changed = True
                 continue
@@ -71,44 +77,79 @@ class LowerConvTranspose(Pass):
 
     @staticmethod
     def _sub_pixel_nodes(graph: Graph, node: Node) -> list[Node]:
-        w = graph.const(node.inputs[1])  # (C, M, s, s)
-        c, m, s, _ = w.shape
-        wc = np.ascontiguousarray(w.transpose(2, 3, 1, 0).reshape(s * s * m, c, 1, 1))
+        """Conv ``t×t`` (pads ``t − 1``) with ``s²·M`` outputs → DepthToSpace → crop (a Slice of
+        ``pads``, left out when there is nothing to crop): output pixel ``o = q·s + r − p`` takes
+        taps ``r + s·u`` of input pixels ``q − u`` (the kernel zero-padded to ``t·s`` taps), so
+        phase ``r`` is a ``t``-tap convolution over the input."""
+        from bbgrap_hls.ops.slice import slice_node
+
+        w = graph.const(node.inputs[1])  # (C, M, kh, kw)
+        c, m, kh, kw = w.shape
+        s = node.attrs["strides"][0]
+        th, tw = -(-kh // s), -(-kw // s)
+        wp = np.zeros((c, m, th * s, tw * s), w.dtype)
+        wp[:, :, :kh, :kw] = w
+        # W[(i·s + j)·M + m, c, u, v] = wp[c, m, i + s·(th−1−u), j + s·(tw−1−v)]
+        wc = wp.reshape(c, m, th, s, tw, s)[:, :, ::-1, :, ::-1, :].transpose(3, 5, 1, 0, 2, 4)
+        wc = np.ascontiguousarray(wc.reshape(s * s * m, c, th, tw))
         ins = [node.inputs[0], graph.add_const(f"{node.name}_W", wc)]
         if len(node.inputs) > 2 and node.inputs[2]:
             ins.append(graph.add_const(f"{node.name}_b", np.tile(graph.const(node.inputs[2]), s * s)))
         t = graph.fresh_name(f"{node.name}_phases")
         conv = make(graph, "Conv", ins, [t], node.name,
-                    {"kernel": (1, 1), "strides": (1, 1), "dilations": (1, 1), "pads": (0, 0, 0, 0), "group": 1})
-        d2s = make(graph, "DepthToSpace", [t], node.outputs[:1], graph.fresh_name(f"{node.name}_d2s"),
+                    {"kernel": (th, tw), "strides": (1, 1), "dilations": (1, 1),
+                     "pads": (th - 1, tw - 1, th - 1, tw - 1), "group": 1,
+                     # zero taps (k < t·s) and cropped phases cost MACs that are not useful
+                     "useful_macs": get_op("ConvTranspose").macs(node, graph)})
+        y = node.outputs[0]
+        p = node.attrs["pads"]
+        n, _, ho, wo = graph.shape(y)
+        _, _, hq, wq = graph.shape(t)
+        full = (n, m, hq * s, wq * s)
+        if full == (n, m, ho, wo):
+            return [conv, make(graph, "DepthToSpace", [t], [y], graph.fresh_name(f"{node.name}_d2s"),
+                               {"blocksize": s, "mode": "DCR"})]
+        z = graph.fresh_name(f"{node.name}_full")
+        d2s = make(graph, "DepthToSpace", [t], [z], graph.fresh_name(f"{node.name}_d2s"),
                    {"blocksize": s, "mode": "DCR"})
-        return [conv, d2s]
+        crop = slice_node(graph.fresh_name(f"{node.name}_crop"), z, y, (0, 0, p[0], p[1]), (n, m, ho, wo),
+                          (1, 1, 1, 1), full)
+        return [conv, d2s, crop]
 
 
 class MoveActivationBeforeDepthToSpace(Pass):
-    """Swap a Relu or Relu6 that reads a DepthToSpace (its sole reader) with it.
+    """Swap a Relu or Relu6 with the DepthToSpace it reads, or with the crop (Slice) of a
+    DepthToSpace's output it reads (each the sole reader of what it reads).
 
-    An elementwise function commutes with a permutation of the elements, so the values are the
-    same; afterwards the activation directly follows the Conv before the DepthToSpace (a
-    lowered ConvTranspose) and fuses into its requantisation instead of a block of its own.
+    An elementwise function commutes with a permutation or a selection of the elements, so
+    the values are the same; afterwards the activation directly follows the Conv before the
+    DepthToSpace (a lowered ConvTranspose) and fuses into its requantisation instead of a
+    block of its own. Other Slices are left alone (the activation would run on the uncropped
+    tensor).
     """
 
     def apply(self, graph: Graph) -> bool:
         changed = False
         consumers = graph.consumers()
-        for d2s in list(graph.nodes):
-            if d2s.op != "DepthToSpace":
+        producer = {o: n for n in graph.nodes for o in n.outputs}
+        for mover in list(graph.nodes):
+            if mover.op == "Slice":
+                src = producer.get(mover.inputs[0])
+                if src is None or src.op != "DepthToSpace" or sole_reader(graph, src.outputs[0], consumers) is not mover:
+                    continue
+            elif mover.op != "DepthToSpace":
                 continue
-            act = sole_reader(graph, d2s.outputs[0], consumers)
+            act = sole_reader(graph, mover.outputs[0], consumers)
             if act is None or act.op not in ("Relu", "Relu6"):
                 continue
-            src, mid, out = d2s.inputs[0], d2s.outputs[0], act.outputs[0]
+            src_t, mid, out = mover.inputs[0], mover.outputs[0], act.outputs[0]
             t = graph.fresh_name(f"{act.name}_pre")
             graph.tensors.pop(mid, None)
-            new_act = make(graph, act.op, [src], [t], act.name, dict(act.attrs))
-            new_d2s = make(graph, "DepthToSpace", [t], [out], d2s.name, dict(d2s.attrs))
-            replace(graph, act, new_d2s)
-            replace(graph, d2s, new_act)
+            new_act = make(graph, act.op, [src_t], [t], act.name, dict(act.attrs))
+            new_mover = Node(mover.name, mover.op, [t], [out], dict(mover.attrs))
+            replace(graph, act, new_mover)
+            replace(graph, mover, new_act)
             consumers = graph.consumers()
+            producer = {o: n for n in graph.nodes for o in n.outputs}
             changed = True
         return changed

@@ -23,6 +23,7 @@ from bbgrap_hls.model.timing import (
     FIFO_DEPTH,
     RTL_DEPTH,
     Rows,
+    crop_rows_out,
     depth2space_rows_out,
     input_rows,
     latest,
@@ -214,6 +215,10 @@ def build_plan(prob: Problem, seg: Segmentation, strategy: str, objective: str) 
         elif unit.kind == "zeroinsert":  # rows of zeros need no input (model.timing)
             r_out = zeroinsert_rows_out(r_in, g.h, max(1, (g.ho - g.pads[0] - g.pads[2] - 1) // max(1, g.h - 1)),
                                         g.pads, g.wo, max(1, c.ii // (g.ho * g.wo)), c.depth)
+        elif unit.kind == "slice" and g.ho * g.wo > 1:  # a crop row by row (model.timing)
+            n_in = max(1, c.ii // (g.h * g.w))
+            r_out = crop_rows_out(r_in, g.h, -g.pads[0], -g.pads[1], g.ho, g.wo, g.w, n_in,
+                                  max(1, n_in * g.co // max(1, g.c)), c.depth)
         elif unit.kind == "depth2space":  # phase rows after the first read the stored row (model.timing)
             r_out = depth2space_rows_out(r_in, g.h, max(1, g.ho // g.h), g.w, max(1, c.ii // (g.h * g.w)), c.depth)
         elif c.window is not None:  # sliding-window generator -> mvu / vvu, row by row
