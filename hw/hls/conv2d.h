@@ -167,15 +167,14 @@ BB_LOOP(mvu_px)
 /// (conv_mvu) joined by a stream of SIMD-element window beats; each process loops over
 /// the frames itself (the row buffer is conv_swg's, the window buffer conv_mvu's).
 ///
-/// Intended schedule (Vitis HLS), both processes at II = 1, per output pixel:
-///   conv_swg   SF cycles: the window's SF beats (plus, per output row, the SH·WP·C/IN
-///              cycles of reading its input rows);
-///   conv_mvu   NF·SF cycles: fold 0 reads the window (SF beats) as it multiplies,
+/// Schedule (docs/codegen.md "Kernel schedules"), both processes at II = 1, per frame:
+///   conv_swg   max(HP·WP·C/IN, HO·WO·SF) cycles: input rows read in the same iterations as
+///              windows are emitted (bb_window.h), a window as SF beats;
+///   conv_mvu   HO·WO·NF·SF cycles: fold 0 reads the window (SF beats) as it multiplies,
 ///              folds 1..NF-1 reuse it; one PE-lane beat out per fold.
-/// The processes overlap, so a pixel costs max(SF, NF·SF) = NF·SF cycles (docs/cost-model.md,
-/// the RTL's swg ∥ mvu) instead of SF + NF·SF. The window stream (`conv_win`) is set to
-/// two windows, 2·SF beats: conv_swg builds window n+1 while conv_mvu folds window n. A
-/// deeper stream (about SH·WP·C/IN/NF beats) would also hide the row reads when NF > 1.
+/// The processes overlap, so a frame costs the larger of the two, the cost model's conv ii
+/// (the RTL's swg ∥ mvu). The window stream (`conv_win`) is set to two windows, 2·SF beats:
+/// conv_swg builds window n+1 while conv_mvu folds window n.
 /// Sequential C simulation runs conv_swg to the end before conv_mvu: the stream (unbounded
 /// there, see hls_stream_shim.h) then holds all frames' windows, frames·HO·WO·SF beats; the
 /// threaded one (bb_dataflow.h) runs both as threads over a stream of WIN_DEPTH beats.
@@ -297,20 +296,17 @@ BB_LOOP(mmv_last)  // the last group's pixels
 /// streams one whole pixel per beat (CO lanes), pixels in raster order.
 ///
 /// A DATAFLOW region like conv2d: conv_swg (the same window stream, a group's M windows
-/// one after the other) and conv_mvu_mmv. Intended schedule (Vitis HLS), per group of M
-/// consecutive output pixels of a row:
-///   conv_swg       M·SF cycles: the group's windows, SIMD elements per cycle (the
-///                  row-buffer bandwidth of conv2d);
+/// one after the other) and conv_mvu_mmv. Schedule, per group of M consecutive output
+/// pixels (raster order across rows and frames):
+///   conv_swg       M·SF window beats (its loop as in conv2d);
 ///   conv_mvu_mmv   NF·SF cycles (mmv_fold, II = 1): weight word nf·SF + sf read once,
 ///                  M·PE·SIMD products per cycle (copy m's PE accumulators and its window
-///                  partitioned, a DSP/LUT array per copy), the next group's windows read
-///                  into the other buffer meanwhile; at sf = SF-1 the M·PE sums requantise
-///                  into the pixel buffers; then n cycles (mmv_out) write the n = M pixels,
-///                  one Beat<CO> each.
-/// The processes overlap (M·SF <= NF·SF), so per pixel NF·SF/M fold cycles plus one write
-/// cycle (before: plus SF window cycles as well). A row whose WO is not a multiple of M
-/// ends with a partial group (n < M pixels; the idle copies' results are dropped, the fold
-/// still takes NF·SF cycles). The window stream is set to 2·M·SF beats (two groups); C
+///                  partitioned, a DSP/LUT array per copy); in the same iterations the
+///                  previous group's M pixels leave (one Beat<CO> each) and the next group's
+///                  windows arrive in the other buffer; at sf = SF-1 the M·PE sums
+///                  requantise into the pixel buffer.
+/// So per frame HO·WO·NF·SF/M cycles, the cost model's ceil(Ho·Wo·sf·nf/M) (a group never
+/// stops at a row's end). The window stream is set to 2·M·SF beats (two groups); C
 /// simulation holds all frames' windows in it, as for conv2d.
 template <class P, class W>
 void conv2d_mmv(Stream<conv_in_lanes(P::SIMD, P::C)>& in, Stream<P::CO>& out, const W* w,
