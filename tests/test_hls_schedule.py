@@ -207,33 +207,59 @@ def _window_cpp(cases) -> str:
     return "\n".join(out) + "\n"
 
 
-def test_window_loop_iterations_match_the_bound(tmp_path):
-    """The window loops of conv_swg, the pools and dwconv2d (the C++, run alone without stalls)
-    take, per frame in steady state, the iterations `schedule.window_cycles` computes for them
-    and the cost model's max(Hp·Wp·C/L, Ho·Wo·beats): the C++ and the bound agree on the row
-    buffer's ROWS and the read/emit rule."""
+def _window_counts(tmp_path, hls) -> list[tuple[float, float, float]]:
+    """Per WINDOWS case: the C++ loop's steady iterations per frame (frames 3 and 4 of a run,
+    built against the kernel library in ``hls``), the bound's, the cost model's."""
     from bbgrap_hls.codegen.csim import CXXFLAGS
-    from tests.test_hls_kernels import hls_dir
 
     src = tmp_path / "win.cpp"
     src.write_text(_window_cpp(WINDOWS))
     exe = tmp_path / "win"
-    subprocess.run(["g++", *CXXFLAGS, "-Werror", "-I", str(hls_dir()), str(src), "-o", str(exe)], check=True)
+    subprocess.run(["g++", *CXXFLAGS, "-Werror", "-I", str(hls), str(src), "-o", str(exe)], check=True)
     lines = subprocess.run([str(exe)], check=True, capture_output=True, text=True).stdout.split("\n")
+    res = []
     for (kind, h, w, c, k, s, d, pad, lanes, j), ln in zip(WINDOWS, lines, strict=False):
         two, four = map(int, ln.split())
         hp, wp = h + 2 * pad, w + 2 * pad
         khe = (k - 1) * d + 1
         ho, wo = (hp - khe) // s + 1, (wp - khe) // s + 1
-        inl = min(lanes, c)
-        cb = c // inl
+        cb = c // min(lanes, c)
         if kind == "conv":
             beats = k * k * c // lanes  # SF window beats per pixel
         elif kind == "dw":
             beats = c // lanes * (k * k // j)  # CF blocks of KF tap groups
         else:
             beats = c // lanes * k * k  # CF blocks of K taps
-        eb = wo * beats
-        steady = (four - two) / 2
-        assert steady == schedule.window_cycles(hp, wp, cb, k, d, s, eb), (kind, h, c, k, s, d, lanes)
-        assert steady == max(hp * wp * cb, ho * eb), (kind, h, c, k, s, d, lanes)
+        res.append(((four - two) / 2, schedule.window_cycles(hp, wp, cb, k, d, s, wo * beats),
+                    max(hp * wp * cb, ho * wo * beats)))
+    return res
+
+
+def test_window_loop_iterations_match_the_bound(tmp_path):
+    """The window loops of conv_swg, the pools and dwconv2d (the C++, run alone without stalls)
+    take, per frame in steady state, the iterations `schedule.window_cycles` computes for them
+    and the cost model's max(Hp·Wp·C/L, Ho·Wo·beats): the C++ and the bound agree on the row
+    buffer's ROWS and the read/emit rule."""
+    from tests.test_hls_kernels import hls_dir
+
+    for case, (counted, bound, model) in zip(WINDOWS, _window_counts(tmp_path, hls_dir()), strict=True):
+        assert counted == bound == model, case
+
+
+def test_window_buffer_too_small_is_caught(tmp_path):
+    """A kernel library whose row buffer holds one row more than the window (a planted edit
+    of bb_window.h in a copy) makes the strided, dilated and whole-frame window loops more
+    than 5 % slower than the bound and the model: the row-buffer regression is caught."""
+    from tests.test_hls_kernels import hls_dir
+
+    hls = tmp_path / "hls"
+    shutil.copytree(hls_dir(), hls)
+    h = hls / "bb_window.h"
+    text = h.read_text()
+    old = "  return (hp - khe) % sh + khe > sh ? (hp - khe) % sh + 2 * khe : khe + sh;"
+    assert text.count(old) == 1
+    h.write_text(text.replace(old, "  return sh > 0 && hp > 0 ? khe + 1 : 0;"))
+    slow = [case for case, (counted, bound, _) in zip(WINDOWS, _window_counts(tmp_path, hls), strict=True)
+            if counted > 1.05 * bound]
+    # strided, dilated and whole-frame windows: 6 of the 11 cases
+    assert len(slow) >= 3 and any(case[0] == "avg" for case in slow) and any(case[5] > 1 for case in slow), slow

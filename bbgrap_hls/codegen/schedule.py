@@ -77,7 +77,7 @@ def port_ii(accesses: list[tuple[tuple[int, ...], tuple[str, ...], list[tuple]]]
         use: Counter = Counter()
         for idx in acc:
             reach = [[]]
-            for d, (i, nb, p) in enumerate(zip(idx, banks, parts, strict=True)):
+            for i, nb, p in zip(idx, banks, parts, strict=True):
                 if nb == 1:
                     opts = [0]
                 elif i is None:
@@ -88,7 +88,6 @@ def port_ii(accesses: list[tuple[tuple[int, ...], tuple[str, ...], list[tuple]]]
                 else:
                     opts = [i % nb if p != "complete" else i]
                 reach = [r + [o] for r in reach for o in opts]
-                del d
             for r in reach:
                 use[tuple(r)] += 1
         ii = max(ii, max(math.ceil(n / PORTS) for n in use.values()))
