@@ -615,3 +615,46 @@ CONVT: dict[str, Callable[..., onnx.ModelProto]] = {
 """Models of ConvTranspose variants (tests/test_ops_convtranspose.py); not in `ALL`."""
 UNET: dict[str, Callable[..., onnx.ModelProto]] = {"unet_tiny": unet_tiny}
 """The small U-Net-style family (tests/test_ops_convtranspose.py); not in `ALL`."""
+
+
+# -- bilinear Resize (issue 14; tests/test_ops_bilinear.py) ---------------------------------------
+
+def _bilinear(b: Builder, x: str, scale: int, coord: str) -> str:
+    """Bilinear upsampling as torch exports ``F.interpolate(mode="bilinear")``: ``half_pixel``
+    family for ``align_corners=False`` (torch writes ``pytorch_half_pixel``), ``align_corners``."""
+    n, c, h, w = b.shapes[x]
+    sc = b.const("scales", np.array([1, 1, scale, scale], np.float32))
+    return b.node("Resize", [x, "", sc], (n, c, h * scale, w * scale), mode="linear",
+                  coordinate_transformation_mode=coord)
+
+
+def bilinear_block(seed: int = 0, opset: int = DEFAULT_OPSET, c: int = 4, hw: int = 6, scale: int = 2,
+                   coord: str = "pytorch_half_pixel") -> onnx.ModelProto:
+    """conv 3×3 → ReLU → bilinear ``scale``× → conv 3×3."""
+    b = Builder(seed, opset)
+    x = b.act(b.conv(b.input("x", (1, 3, hw, hw)), c, 3))
+    return _rename_output(b, b.conv(_bilinear(b, x, scale, coord), c, 3), "bilinear_block")
+
+
+def fpn_tiny(seed: int = 0, opset: int = DEFAULT_OPSET, hw: int = 16, width: int = 4) -> onnx.ModelProto:
+    """A tiny FPN-like segmenter: a stride-2 backbone of three levels, the top level upsampled
+    bilinear 2× (torch ``align_corners=False``) and added to the 1×1 lateral of the level below,
+    twice, then a 3×3 head and a bilinear 2× (``align_corners=True``) back to the input size."""
+    b = Builder(seed, opset)
+    c1 = b.act(b.conv(b.input("x", (1, 3, hw, hw)), width, 3, 2))
+    c2 = b.act(b.conv(c1, 2 * width, 3, 2))
+    c3 = b.act(b.conv(c2, 2 * width, 3, 2))
+    p3 = b.conv(c3, width, 1)
+    p2 = b.binary("Add", _bilinear(b, p3, 2, "pytorch_half_pixel"), b.conv(c2, width, 1))
+    p1 = b.binary("Add", _bilinear(b, p2, 2, "half_pixel"), b.conv(c1, width, 1))
+    head = b.conv(b.act(b.conv(p1, width, 3)), 3, 1)
+    return _rename_output(b, _bilinear(b, head, 2, "align_corners"), "fpn_tiny")
+
+
+BILINEAR: dict[str, Callable[..., onnx.ModelProto]] = {
+    "bilinear_block": bilinear_block,
+    "bilinear_x4_align_corners": lambda seed=0, opset=DEFAULT_OPSET: bilinear_block(seed, opset, 4, 4, 4,
+                                                                                     "align_corners"),
+    "fpn_tiny": fpn_tiny,
+}
+"""Models of bilinear Resize (tests/test_ops_bilinear.py); not in `ALL`."""

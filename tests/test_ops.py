@@ -129,6 +129,7 @@ CASES = [
     ("split_whole", "Split", [X4], {"axis": 1}, 13),
     ("global_max_pool", "GlobalMaxPool", [X4], {}, 13),
     ("resize_nearest", "Resize", [X4, "", f32([1, 1, 2, 3])], {"mode": "nearest"}, 13),
+    ("resize_linear", "Resize", [X4, "", f32([1, 1, 2, 3])], {"mode": "linear"}, 13),
     ("resize_sizes", "Resize", [X4, "", "", i64(2, 4, 27, 18)],
      {"mode": "nearest", "coordinate_transformation_mode": "asymmetric", "nearest_mode": "floor"}, 13),
     ("upsample", "Upsample", [X4, f32([1, 1, 2, 2])], {"mode": "nearest"}, 9),
@@ -142,7 +143,7 @@ CASES = [
      {"strides": [2, 2], "auto_pad": "SAME_LOWER", "dilations": [1, 2]}, 13),
 ]
 #: ONNX types the loader holds as another kind
-LOWERED = {"Split": "Slice", "Upsample": "Resize"}
+LOWERED = {"Split": "Slice", "Upsample": "Resize", "resize_linear": "ResizeBilinear"}  # by op type or case id
 IDS = [c[0] for c in CASES]
 
 
@@ -154,14 +155,14 @@ def _feeds(model) -> dict[str, np.ndarray]:
 
 @pytest.mark.parametrize("case", CASES, ids=IDS)
 def test_op_matches_onnxruntime(case, tmp_path):
-    _, op_type, inputs, attrs, opset = case
+    case_id, op_type, inputs, attrs, opset = case
     model = node_model(op_type, inputs, attrs, opset)
     path = save(model, tmp_path / "m.onnx")
     graph = load_model(path)
     feeds = _feeds(model)
     ours = run_float(graph, feeds)
     want = ort.InferenceSession(path, providers=["CPUExecutionProvider"]).run(None, feeds)
-    assert [n.op for n in graph.nodes] == [LOWERED.get(op_type, op_type)]
+    assert [n.op for n in graph.nodes] == [LOWERED.get(case_id, LOWERED.get(op_type, op_type))]
     # every output of the model, in order: a dropped output must not shorten the comparison
     assert list(graph.outputs) == [o.name for o in model.graph.output] and len(want) == len(graph.outputs) >= 1
     assert set(ours) >= set(graph.outputs)
@@ -226,7 +227,8 @@ REFUSALS = [
     ("transpose_perm", "Transpose", [X4], {"perm": [0, 1, 1, 2]}, 13, 1, "permutation"),
     ("squeeze_non_one", "Squeeze", [X4, i64(1)], {}, 13, 1, "squeeze"),
     ("add_shapes", "Add", [(2, 3), (2, 4)], {}, 13, 1, "broadcast"),
-    ("resize_linear", "Resize", [X4, "", f32([1, 1, 2, 2])], {"mode": "linear"}, 13, 1, "mode = 'linear'"),
+    ("resize_linear_fraction", "Resize", [X4, "", f32([1, 1, 1.5, 2])], {"mode": "linear"}, 13, 1,
+     "axis 2: 1.5"),
     ("resize_cubic", "Resize", [X4, "", f32([1, 1, 2, 2])], {"mode": "cubic"}, 13, 1, "mode = 'cubic'"),
     ("resize_fraction", "Resize", [X4, "", f32([1, 1, 1.5, 2])], {"mode": "nearest"}, 13, 1,
      "scales = [1, 1, 1.5, 2]"),

@@ -262,6 +262,15 @@ def _make_layer(g: Graph, node: Node, ident: str, pe: int, simd: int,
         return Layer(ident, node.name, op, [acts[0]], [p], p, n_out,
                      f"bb::upsample2d<{ident}_P>({{in0}}, {{out}}, frames);",
                      _struct(ident, H=h, W=w, C=c, L=p, SH=sh, SW=sw))
+    if op == "ResizeBilinear":
+        from bbgrap_hls.ops.resize_linear import FRAC
+
+        h, w, c = hwc(x)
+        th, tw = REGISTRY["ResizeBilinear"].axis_taps(node, x)
+        return Layer(ident, node.name, op, [acts[0]], [p], p, n_out,
+                     f"bb::bilinear2d<{ident}_P>({{in0}}, {{out}}, {ident}_ty, {ident}_tx, frames);",
+                     _struct(ident, H=h, W=w, C=c, L=p, HO=ho, WO=wo, FRAC=FRAC),
+                     _arrays(ident, ty=th.reshape(-1), tx=tw.reshape(-1)))
     if op == "DepthToSpace":
         h, w, c = hwc(x)
         return Layer(ident, node.name, op, [acts[0]], [p], p, n_out,

@@ -549,3 +549,31 @@ def depth2space(g: Geometry, pe: int, simd: int) -> BlockCost:
 
 
 BLOCKS["depth2space"] = depth2space
+
+
+# -- bilinear Resize (issue 14): op kind ResizeBilinear declares `cost_block = "bilinear"` ---------
+
+def bilinear(g: Geometry, pe: int, simd: int) -> BlockCost:
+    """Bilinear upsampling by integer ``Ho/H × Wo/W`` (``bb::bilinear2d``): a ring of three
+    input rows (``3·W·C/p`` words of ``8p`` bits); output row ``oy`` starts once its lower
+    source row (``y1``) is complete, then one output beat per cycle from four taps
+    (rows ``y0, y1`` × columns ``x0, x1``) while the next input row is taken ahead into the
+    third buffer. ii = the output beats. The first output row needs input row 0 only (the
+    weight of row 1 is 0 there in every accepted coordinate mode): lead = one input row. An
+    output row needs up to two input rows more than the rows it follows (``y1`` is one past
+    ``y0``, and half_pixel reads half a row ahead): ``fill = 2/H`` bounds what a reconvergent
+    path must hold. Products: per lane two 9 × 8-bit (vertical) and two 9 × 17-bit
+    (horizontal) multiplies in LUTs (weights vary per position, no DSP); not yet measured by
+    a synthesis tool (no RTL module)."""
+    p = pe
+    n = g.c // p
+    ii = g.ho * g.wo * n
+    row = g.w * n
+    mem = memory(8 * p, 3 * row)
+    lead = row  # input row 0 written, then read into the output register
+    span = lead + ii - 1
+    return BlockCost(ii=ii, depth=2, fill=min(1.0, 2.0 / g.h), tail=max(0, span - (g.h * row - 1)), lead=lead,
+                     span=span, bram18=mem.bram18, lut=LUT_BASE_SIMPLE + p * (2 * 40 + 2 * 80) + mem.lut)
+
+
+BLOCKS["bilinear"] = bilinear

@@ -1,6 +1,7 @@
 """Resize / Upsample in nearest mode with integer scales: every pixel repeated ``sh × sw``.
 
-Accepted: ``mode = "nearest"``, scales (or sizes) that are integers >= 1 on H and W and 1 on
+Linear mode (bilinear) is parsed here and lowered to its own kind, ``ResizeBilinear``
+(ops/resize_linear.py). Accepted in nearest mode: ``mode = "nearest"``, scales (or sizes) that are integers >= 1 on H and W and 1 on
 N and C, and a coordinate transformation with a nearest rounding that maps output index
 ``o`` to input index ``o // s`` on every axis (checked exactly, with rationals, for the
 model's sizes: e.g. ``asymmetric`` + ``floor`` as torch's ``nn.Upsample(mode="nearest")``
@@ -16,7 +17,8 @@ from fractions import Fraction
 
 import numpy as np
 
-from bbgrap_hls.ops.base import Op, register
+from bbgrap_hls.ops.base import Op, get_op, register
+from bbgrap_hls.ops.resize_linear import parse_linear
 from bbgrap_hls.ops.util import optional_const
 
 _ROUND = ("round_prefer_floor", "round_prefer_ceil", "floor", "ceil")
@@ -67,8 +69,10 @@ class Resize(Op):
         shape = graph.tensor(onnx_node.input[0]).shape
         rank = len(shape)
         mode = attrs.get("mode", "nearest")
-        if mode != "nearest":
-            raise self.fail(onnx_node, f"attribute mode = '{mode}': only 'nearest' is supported")
+        if mode == "bilinear" and onnx_node.op_type == "Upsample":
+            mode = "linear"
+        if mode not in ("nearest", "linear"):
+            raise self.fail(onnx_node, f"attribute mode = '{mode}': only 'nearest' and 'linear' are supported")
         upsample = onnx_node.op_type == "Upsample"
         if upsample or graph.opset < 11:
             coord, rounding = "asymmetric", "floor"  # Upsample and Resize-10: floor(o / scale)
@@ -81,9 +85,9 @@ class Resize(Op):
             rounding = attrs.get("nearest_mode", "round_prefer_floor")
             scales = optional_const(graph, onnx_node, 2, self, "scales")
             sizes = optional_const(graph, onnx_node, 3, self, "sizes")
-        if coord not in _COORD:
+        if coord not in _COORD and mode == "nearest":
             raise self.fail(onnx_node, f"attribute coordinate_transformation_mode = '{coord}' is not supported")
-        if rounding not in _ROUND:
+        if rounding not in _ROUND and mode == "nearest":
             raise self.fail(onnx_node, f"attribute nearest_mode = '{rounding}' is not supported")
         if int(attrs.get("antialias", 0)):
             raise self.fail(onnx_node, f"attribute antialias = {attrs['antialias']} is not supported")
@@ -101,6 +105,8 @@ class Resize(Op):
         vals = [float(v) for v in np.ravel(vals)]
         if len(vals) != len(axes):
             raise self.fail(onnx_node, f"{what} = {vals}: one value per axis of {axes} expected")
+        if mode == "linear":
+            return parse_linear(self, onnx_node, attrs, shape, coord, what, vals, axes)
         factor = [1] * rank
         for a, v in zip(axes, vals, strict=True):
             f = v if what == "scales" else v / shape[a]
@@ -118,6 +124,8 @@ class Resize(Op):
         return {"scales": tuple(factor[2:])}
 
     def infer(self, node, graph):
+        if node.attrs.get("mode") == "linear":
+            return get_op("ResizeBilinear").infer(node, graph)
         s = graph.shape(node.inputs[0])
         return [s[:2] + tuple(d * f for d, f in zip(s[2:], node.attrs["scales"], strict=True))]
 
@@ -132,8 +140,11 @@ class Resize(Op):
         return 0
 
     def lower(self, node, graph):
-        """Keep only the data input (roi, scales and sizes are in the attributes)."""
+        """Keep only the data input (roi, scales and sizes are in the attributes); a linear
+        Resize becomes a ``ResizeBilinear`` node (ops/resize_linear.py)."""
         node.inputs = node.inputs[:1]
+        if node.attrs.get("mode") == "linear":
+            node.op = "ResizeBilinear"
         return [node]
 
     def fabric_limit(self, node, graph) -> str | None:

@@ -37,7 +37,7 @@ CANONICAL_KINDS = frozenset({
     "Clip", "Add", "Mul", "ChannelAffine", "Concat", "MaxPool", "AveragePool", "GlobalAveragePool",
     "Transpose", "Reshape", "Pad", "Softmax", "LRN",
     "Elu", "Selu", "Celu", "Gelu", "Softplus", "Softsign", "Mish", "ThresholdedRelu",
-    "Slice", "GlobalMaxPool", "Resize", "ZeroInsert", "DepthToSpace",
+    "Slice", "GlobalMaxPool", "Resize", "ZeroInsert", "DepthToSpace", "ResizeBilinear",
 })
 
 MAX_ROUNDS = 8

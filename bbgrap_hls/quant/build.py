@@ -19,7 +19,7 @@ from bbgrap_hls.quant import arith
 #: Ops that only move, select or pad int8 values: output scale = input scale.
 MOVE_KINDS = frozenset({"MaxPool", "Concat", "Reshape", "Flatten", "Squeeze", "Unsqueeze",
                         "Transpose", "Pad", "Identity", "Dropout", "Slice", "GlobalMaxPool", "Resize",
-                        "ZeroInsert", "DepthToSpace"})
+                        "ZeroInsert", "DepthToSpace", "ResizeBilinear"})
 #: Ops whose following Relu/Relu6 fuses into the requantisation clamp.
 FUSING_KINDS = frozenset({"Conv", "Dense", "ChannelAffine", "Add", "Sub"})
 FUSABLE_ACTS = frozenset({"Relu", "Relu6"})

@@ -1,7 +1,8 @@
-// bbgrap-hls kernel library: crop (Slice), global max pooling, nearest upsampling and zero
-// insertion (ConvTranspose).
+// bbgrap-hls kernel library: crop (Slice), global max pooling, nearest upsampling, zero
+// insertion (ConvTranspose), DepthToSpace and bilinear upsampling.
 //
-// Values only move or are compared: input and output share one scale (docs/numerics.md).
+// Values only move or are compared (bilinear: a convex combination of the codes): input and
+// output share one scale (docs/numerics.md).
 #ifndef BBGRAP_RESAMPLE_H
 #define BBGRAP_RESAMPLE_H
 
@@ -168,6 +169,66 @@ BB_LOOP(d2s_row)
         if (in.read_nb(b)) row[nxt][pre++] = b;
       }
       out.write(row[cur][x * N + i * NB + k]);
+    }
+  }
+}
+
+/// Bilinear upsampling of an (H, W, C) frame at L lanes by integer SH x SW (P gives H, W, C, L,
+/// HO, WO, FRAC): TY[4*oy .. 4*oy+3] = (y0, y1, wy0, wy1) per output row and TX likewise per
+/// output column (ops/resize_linear.py `taps`: weights sum to 2^FRAC, y1 = y0 where wy1 = 0).
+/// y = (wx0*(wy0*a00 + wy1*a10) + wx1*(wy0*a01 + wy1*a11) + 2^(2*FRAC-1)) >> 2*FRAC on the codes
+/// (one shared scale, docs/numerics.md). A ring of three input rows (global row g in buffer
+/// g % 3): output row oy waits (blocking reads) until its row y1 is complete, then emits one
+/// beat per iteration while row y1 + 1 is taken ahead (non-blocking) into the third buffer,
+/// never further, so the rows y0, y1 it reads are never overwritten. Rows run on across frames.
+template <class P>
+void bilinear2d(Stream<P::L>& in, Stream<P::L>& out, const int32_t* ty, const int32_t* tx, int frames) {
+  constexpr int H = P::H, W = P::W, C = P::C, L = P::L, HO = P::HO, WO = P::WO, F2 = 2 * P::FRAC;
+  static_assert(C % L == 0 && HO >= H && WO >= W, "bilinear2d: L | C, upsampling");
+  constexpr int N = C / L, RB = W * N;
+  Beat<L> row[3][RB];
+  const long rows = static_cast<long>(frames) * H;
+  long done = 0;  // complete rows read (global index)
+  int part = 0;   // beats of row `done` read so far
+BB_LOOP(bil_frame)
+  for (int f = 0; f < frames; ++f) {
+  BB_LOOP(bil_row)
+    for (int oy = 0; oy < HO; ++oy) {
+      const long r0 = static_cast<long>(f) * H + ty[4 * oy], need = static_cast<long>(f) * H + ty[4 * oy + 1];
+      const int wy0 = ty[4 * oy + 2], wy1 = ty[4 * oy + 3];
+      const int b0 = static_cast<int>(r0 % 3), b1 = static_cast<int>(need % 3);
+    BB_LOOP(bil_wait)
+      while (done <= need) {
+        row[done % 3][part++] = in.read();
+        if (part == RB) {
+          part = 0;
+          ++done;
+        }
+      }
+    BB_LOOP(bil_beat)
+      for (int i = 0; i < WO * N; ++i) {
+        BB_HLS(PIPELINE II = 1)
+        const int ox = i / N, cb = i % N;
+        if (done == need + 1 && done < rows) {  // take row y1 + 1 ahead, never further
+          Beat<L> b;
+          if (in.read_nb(b)) {
+            row[done % 3][part++] = b;
+            if (part == RB) {
+              part = 0;
+              ++done;
+            }
+          }
+        }
+        const int a0 = tx[4 * ox] * N + cb, a1 = tx[4 * ox + 1] * N + cb;
+        const int wx0 = tx[4 * ox + 2], wx1 = tx[4 * ox + 3];
+        Beat<L> o;
+        for (int l = 0; l < L; ++l) {
+          const int32_t v0 = wy0 * row[b0][a0].d[l] + wy1 * row[b1][a0].d[l];
+          const int32_t v1 = wy0 * row[b0][a1].d[l] + wy1 * row[b1][a1].d[l];
+          o.d[l] = static_cast<int8_t>((wx0 * v0 + wx1 * v1 + (1 << (F2 - 1))) >> F2);
+        }
+        out.write(o);
+      }
     }
   }
 }
