@@ -196,6 +196,18 @@ def _frames(p: dict, rng, d: Path) -> tuple[dict, dict]:
     return {k: v for k, v in p.items() if k.isupper()}, {"x": _i8(rng, FRAMES, p["H"], p["W"], p["C"])}
 
 
+def _bilinear(p: dict, rng, d: Path) -> tuple[dict, dict]:
+    """FRAMES random (H, W, C) frames; HO, WO and the tap tables TY, TX (sized literals) of
+    ``coord`` at scales ``sh``, ``sw`` as codegen writes them (`rtl_layers.tap_table`)."""
+    from bbgrap_hls.codegen.rtl_layers import tap_table
+    from bbgrap_hls.ops.resize_linear import taps
+
+    hdl = {k: v for k, v in p.items() if k.isupper()}
+    hdl |= {"HO": p["H"] * p["sh"], "WO": p["W"] * p["sw"], "TY": tap_table(taps(p["H"], p["sh"], p["coord"])),
+            "TX": tap_table(taps(p["W"], p["sw"], p["coord"]))}
+    return hdl, {"x": _i8(rng, FRAMES, p["H"], p["W"], p["C"])}
+
+
 def _plain(p: dict, rng, d: Path) -> tuple[dict, dict]:
     return {k: v for k, v in p.items() if k.isupper()}, {"x": _i8(rng, FRAMES, p["bytes"])}
 
@@ -281,6 +293,10 @@ PARAMS: dict[str, list[dict]] = {
     "zeroinsert": [{"C": 4, "P": 2, "H": 3, "W": 2, "SH": 2, "SW": 2, "PT": 0, "PL": 0, "PB": 0, "PR": 0, "ZP": -3},
                    {"C": 3, "P": 1, "H": 2, "W": 3, "SH": 3, "SW": 4, "PT": 0, "PL": 0, "PB": 1, "PR": 2, "ZP": 5},
                    {"C": 6, "P": 3, "H": 2, "W": 2, "SH": 1, "SW": 2, "PT": 1, "PL": 2, "PB": 0, "PR": 1, "ZP": 0}],
+    "bilinear": [{"C": 4, "P": 2, "H": 3, "W": 2, "sh": 2, "sw": 2, "coord": "half_pixel"},
+                 {"C": 3, "P": 1, "H": 3, "W": 3, "sh": 2, "sw": 3, "coord": "align_corners"},
+                 {"C": 4, "P": 4, "H": 1, "W": 2, "sh": 4, "sw": 4, "coord": "asymmetric"},
+                 {"C": 2, "P": 1, "H": 4, "W": 4, "sh": 4, "sw": 2, "coord": "align_corners"}],
     "offchip_buffer": [{"LANES": 2, "FRAME_BEATS": 12, "BYTES_PER_CYCLE": 4, "NFRAMES": 3, "BARRIER": 7,
                         "bytes": 24},
                        {"LANES": 4, "FRAME_BEATS": 8, "BYTES_PER_CYCLE": 4, "NFRAMES": 2, "bytes": 32}],
@@ -292,6 +308,7 @@ PREPARE: dict[str, Callable] = {
     "add": _binary, "mul": _binary, "concat": _binary, "lut_act": _lut, "channel_affine": _affine,
     "dwc": _plain, "offchip_buffer": _plain, "channel_shuffle": _shuffle, "repeat_pixel": _repeat,
     "slice": _frames, "gmaxpool": _frames, "upsample": _frames, "zeroinsert": _frames, "depth2space": _frames,
+    "bilinear": _bilinear,
 }
 
 # RTL files each toplevel needs (besides its own)

@@ -107,6 +107,9 @@ def block(module: str, p: dict) -> tuple[BlockCost, int]:
         b = p["B"]
         g = Geometry(h=p["H"], w=p["W"], c=p["C"], ho=p["H"] * b, wo=p["W"] * b, co=p["C"] // (b * b))
         return block_cost("depth2space", g, p["P"], p["P"]), g.in_elems // p["P"]
+    if module == "bilinear":
+        g = Geometry(h=p["H"], w=p["W"], c=p["C"], ho=p["H"] * p["sh"], wo=p["W"] * p["sw"], co=p["C"])
+        return block_cost("bilinear", g, p["P"], p["P"]), g.in_elems // p["P"]
     if module == "zeroinsert":
         g = zeroinsert_geometry(p)
         return block_cost("zeroinsert", g, p["P"], p["P"]), g.in_elems // p["P"]

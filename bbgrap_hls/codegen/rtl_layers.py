@@ -32,6 +32,7 @@ from bbgrap_hls.codegen.layers import LUT_KINDS, Layer, _window, hwc
 from bbgrap_hls.errors import UnsupportedError
 from bbgrap_hls.ir import Graph, Node
 from bbgrap_hls.model.memory import LUTRAM_BITS
+from bbgrap_hls.ops import REGISTRY
 
 
 @dataclass
@@ -143,6 +144,15 @@ def rtl_shuffle(lay: Layer, c: int, p: int) -> RtlLayer:
     return RtlLayer("channel_shuffle", dict(C=c, P=p, PERM=f"{16 * c}'h{word:0{4 * c}x}"))
 
 
+def tap_table(t: np.ndarray) -> str:
+    """A bilinear tap table (`ops.resize_linear.taps`: rows ``i0, i1, w0, w1``) as the sized
+    literal ``bilinear.sv`` reads: entry ``k`` at bits ``48k``: ``{i0, i1, w1}``, 16 bits each."""
+    v = 0
+    for k, (i0, i1, _, w1) in enumerate(np.asarray(t, np.int64).tolist()):
+        v |= ((i0 << 32) | (i1 << 16) | w1) << (48 * k)
+    return f"{48 * len(t)}'h{v:x}"
+
+
 def rtl_layer(g: Graph, node: Node, lay: Layer, pe: int, simd: int, co_range: tuple[int, int] | None) -> RtlLayer:
     """The RTL instance of ``lay`` (node ``node``, folding ``pe``/``simd`` from the plan).
 
@@ -243,6 +253,10 @@ def rtl_layer(g: Graph, node: Node, lay: Layer, pe: int, simd: int, co_range: tu
         h, w, c = hwc(x)
         sh, sw = node.attrs["scales"]
         return RtlLayer("upsample", dict(C=c, P=p, H=h, W=w, SH=sh, SW=sw))
+    if op == "ResizeBilinear":
+        h, w, c = hwc(x)
+        th, tw = REGISTRY["ResizeBilinear"].axis_taps(node, x)
+        return RtlLayer("bilinear", dict(C=c, P=p, H=h, W=w, HO=ho, WO=wo, TY=tap_table(th), TX=tap_table(tw)))
     if op == "DepthToSpace":
         h, w, c = hwc(x)
         return RtlLayer("depth2space", dict(C=c, P=p, H=h, W=w, B=node.attrs["blocksize"]))

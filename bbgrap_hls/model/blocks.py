@@ -559,21 +559,26 @@ def bilinear(g: Geometry, pe: int, simd: int) -> BlockCost:
     source row (``y1``) is complete, then one output beat per cycle from four taps
     (rows ``y0, y1`` × columns ``x0, x1``) while the next input row is taken ahead into the
     third buffer. ii = the output beats. The first output row needs input row 0 only (the
-    weight of row 1 is 0 there in every accepted coordinate mode): lead = one input row. An
-    output row needs up to two input rows more than the rows it follows (``y1`` is one past
-    ``y0``, and half_pixel reads half a row ahead): ``fill = 2/H`` bounds what a reconvergent
-    path must hold. Products: per lane two 9 × 8-bit (vertical) and two 9 × 17-bit
-    (horizontal) multiplies in LUTs (weights vary per position, no DSP); not yet measured by
-    a synthesis tool (no RTL module)."""
+    weight of row 1 is 0 there in every accepted coordinate mode): lead = the cycle its last
+    beat is written. Later the output lags further: output row 1 already needs input row 1
+    complete (half_pixel, align_corners and asymmetric alike), and the lag, input fraction
+    taken minus output fraction given, peaks there at ``(2 − 1/s_h)/H``: that is ``fill``,
+    what a reconvergent path around the block must hold (so the design latency counts it as
+    if the first output waited for it: pessimistic by up to ``(1 − 1/s_h)/H`` of a frame).
+    Products: per lane four 9 × 8-bit (vertical) and two 9 × 17-bit (horizontal) multiplies
+    in LUTs (weights vary per position, no DSP); the four taps read the row ring at two rows
+    and two columns a cycle. Module test: ii and latency exact (bilinear-0..3)."""
     p = pe
     n = g.c // p
     ii = g.ho * g.wo * n
     row = g.w * n
     mem = memory(8 * p, 3 * row)
-    lead = row  # input row 0 written, then read into the output register
+    lead = row - 1  # the last beat of input row 0 written; read into the output register after it
     span = lead + ii - 1
-    return BlockCost(ii=ii, depth=2, fill=min(1.0, 2.0 / g.h), tail=max(0, span - (g.h * row - 1)), lead=lead,
-                     span=span, bram18=mem.bram18, lut=LUT_BASE_SIMPLE + p * (2 * 40 + 2 * 80) + mem.lut)
+    s_h = max(1, g.ho // g.h)
+    tail = max(0, span - (g.h * row - 1))  # input at full rate: every input row taken by then (module test)
+    return BlockCost(ii=ii, depth=2, fill=min(1.0, (2 - 1 / s_h) / g.h), tail=tail,
+                     lead=lead, span=span, bram18=mem.bram18, lut=LUT_BASE_SIMPLE + p * (4 * 40 + 2 * 80) + mem.lut)
 
 
 BLOCKS["bilinear"] = bilinear

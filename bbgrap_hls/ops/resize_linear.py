@@ -98,7 +98,7 @@ class ResizeBilinear(Op):
     kind = "ResizeBilinear"
     onnx_types = ()
     hls_kernel = "bilinear2d"
-    rtl_module = None  # no RTL module yet: a design with it writes rtl/UNSUPPORTED.txt
+    rtl_module = "bilinear"
     cost_block = "bilinear"
 
     def infer(self, node, graph):
