@@ -358,8 +358,22 @@ def test_fifo_depth_formula():
     assert input_depths([100, 100], [0.25, 0.25]) == [2, 2]
     assert input_depths([100, 40], [0.0, 0.5]) == [52, 2]
     assert input_depths([100, 40], [0.0, 1.5]) == [152, 2]   # squeeze-excite: more than a frame
-    assert input_depths([100, 40], [0.0, 3.0]) == [202, 2]   # never more than two frames
+    # no cap: a lag of three frames holds three (a two-frame cap slowed the twins of
+    # MobileNetV3 and a three-head YOLO, tests/test_families.py)
+    assert input_depths([100, 40], [0.0, 3.0]) == [302, 2]
     assert input_depths([64], [0.0]) == [2]
+
+
+def test_broadcast_and_narrowing_depths():
+    from bbgrap_hls.model.geometry import Geometry
+    from bbgrap_hls.search.fifos import broadcast_depth, narrowing_depth
+
+    assert broadcast_depth(96, 96 * 64) == 98   # an SE gate: the next frame's whole vector
+    assert broadcast_depth(4096, 4096) == 2     # not a broadcast: an equal operand
+    g = Geometry(h=8, w=8, c=16, ho=8, wo=8, co=16, kh=3, kw=3, sh=1, sw=1, pads=(1, 1, 1, 1))
+    assert narrowing_depth(g, True, 8, 1) == 8 * 16 // 8 + 2   # one output row of the producer
+    assert narrowing_depth(g, True, 8, 8) == 2                 # no narrowing
+    assert narrowing_depth(g, False, 8, 1) == 2                # a pixel-by-pixel producer
 
 
 # A matrix-vector unit fed straight from its FIFO stalls its input during neuron folds

@@ -38,7 +38,9 @@ from bbgrap_hls.plan import ChannelPlan, CorePlan, NodePlan, Plan, SplitPart, Tr
 from bbgrap_hls.search.dp import Segmentation, part_tables
 from bbgrap_hls.search.fifos import (
     DEFAULT_DEPTH,
+    broadcast_depth,
     input_depths,
+    narrowing_depth,
     pad_depth,
     pad_run,
     stall_depth,
@@ -276,6 +278,12 @@ def build_plan(prob: Problem, seg: Segmentation, strategy: str, objective: str) 
                                          p.cost.ii))
                 if unit.kind == "zeroinsert":  # rows of zeros take no input (fifos.py)
                     d = max(d, zeroinsert_depth(unit.geom, p.pe, lanes, p.cost.ii))
+                if unit.kind == "eltwise2":  # a broadcast operand waits for its repeat unit (fifos.py)
+                    d = max(d, broadcast_depth(beats, max(1, unit.geom.out_elems // max(1, lanes))))
+                if pu >= 0:  # a window block's row burst before a narrowing converter (fifos.py)
+                    src_part = parts[pu][-1]
+                    d = max(d, narrowing_depth(prob.units[pu].geom, src_part.cost.window is not None, lanes,
+                                               in_lanes(unit.kind, unit.geom, p.pe, p.simd)))
                 fc = fifo_cost(lanes, d)
                 if fifo_in_uram(lanes, d) and board.cores[p.core].uram_limit > 0:
                     big_fifos.append((len(chans), p.core, lanes, d))

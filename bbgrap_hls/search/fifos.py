@@ -16,15 +16,32 @@ cycles per frame (in steady state every block moves one frame per ``ii``, so a l
 ``x`` frames is ``x·B`` beats of a stream of ``B`` beats per frame). An input ``k``
 carrying ``B_k`` beats per frame then needs
 
-    depth_k = min(2·B_k, ceil((T_max − T_k) · B_k)) + 2      when T_max > T_k, else 2
+    depth_k = ceil((T_max − T_k) · B_k) + 2      when T_max > T_k, else 2
 
-beats: the beats it emits during the lag, capped at two frames, plus two for the FIFO's
-registers. One frame always suffices for deadlock freedom (windows never reach into the
-next frame); a lag of more than one frame (squeeze-excite: the scale needs the whole frame
-through a global pool and two dense layers before the first product) needs the rest to
-keep the fork from stalling: with one frame, a squeeze-excite block ran at 895 cycles per
-frame in the RTL twin instead of the planned 576, with two at 576. The ``fill`` part alone
-is what deadlock freedom needs; the cycle part keeps the fork from stalling in steady state.
+beats: the beats it emits during the lag plus two for the FIFO's registers. One frame always
+suffices for deadlock freedom (windows never reach into the next frame); a lag of more than
+one frame (squeeze-excite: the scale needs the whole frame through a global pool and two
+dense layers before the first product) needs the rest to keep the fork from stalling: with
+one frame, a squeeze-excite block ran at 895 cycles per frame in the RTL twin instead of the
+planned 576, with two at 576. The ``fill`` part alone is what deadlock freedom needs; the
+cycle part keeps the fork from stalling in steady state. The depth used to be capped at two
+frames; the twins of MobileNetV3-Small and a three-head YOLO (tests/test_families.py) then
+ran at 2,976 and 5,156 cycles per frame against 1,156 planned: an SE block's inputs and a
+skip around it, and the YOLO's stride-16 skip into its top-down Concat, filled about three
+frames. The lags here over-count a block on a one-pixel map (its ``fill`` of one frame is
+one burst of beats), so these depths are generous there.
+
+A broadcast operand (an Add/Mul input with fewer elements than the output, the SE gate)
+reaches the block through a repeat unit that replays one frame's vector over the whole
+output frame and takes the next vector only then; its FIFO holds that next vector
+(`broadcast_depth`), or the gate's chain, the global pool and the fork it shares with the
+feature map stall (MobileNetV3-Small: 1,632 cycles without, 1,156 with).
+
+A narrowing width converter drains one producer beat every ``a/c`` cycles, steadily, while a
+window block emits each output row faster than its share of the frame (padding gives it
+idle time between rows): the FIFO before the converter holds one output row of the producer
+(`narrowing_depth`; MobileNetV3-Large: a depthwise conv at 1,152 of 1,156 cycles ran at
+1,328 in the twin behind a four-beat FIFO).
 
 A matrix-vector unit that reads its input FIFO directly (dense, 1×1 conv without window
 generator: ``hw/rtl/mvu.sv``) takes the vector's beats during neuron fold 0 and stalls its
@@ -75,7 +92,35 @@ def reconvergence_depth(beats: int, lag_frames: float) -> int:
     """FIFO depth in beats of an input ``lag_frames`` frames earlier than the latest one."""
     if lag_frames <= 1e-12:
         return DEFAULT_DEPTH
-    return min(2 * beats, math.ceil(lag_frames * beats - 1e-9)) + FIFO_SLACK
+    return math.ceil(lag_frames * beats - 1e-9) + FIFO_SLACK
+
+
+def broadcast_depth(beats: int, out_beats: int) -> int:
+    """Input FIFO depth of a broadcast operand (an Add/Mul input with fewer elements than the
+    block's output, such as a squeeze-excite gate): the repeat unit replays one frame's
+    operand over the whole output frame and takes the next only then, so the FIFO holds the
+    next frame's operand (``beats`` beats) while it does; else the chain that computes it
+    stalls and with it the fork it shares with the other input."""
+    return beats + FIFO_SLACK if beats < out_beats else DEFAULT_DEPTH
+
+
+def narrowing_depth(src: Geometry, src_window: bool, src_lanes: int, dst_lanes: int) -> int:
+    """FIFO depth (producer beats) before a narrowing width converter behind a window block.
+
+    The converter drains one producer beat every ``src_lanes / dst_lanes`` cycles, steadily;
+    a window block emits an output row in less than its share of the frame (its generator's
+    padding columns and rows produce no output), so a row's burst waits in the FIFO. Without
+    room for it the block stalls, and a block at the design's ii loses cycles: a
+    MobileNetV3-Large depthwise conv at 1,152 of 1,156 cycles ran at 1,328 in the twin behind
+    a four-beat FIFO into an 8 -> 1 lane converter.
+
+    Returns:
+        one output row of the producer in its beats plus ``FIFO_SLACK`` when the producer is a
+        window block and the converter narrows, else ``DEFAULT_DEPTH``.
+    """
+    if not src_window or src_lanes <= dst_lanes:
+        return DEFAULT_DEPTH
+    return -(-src.wo * src.co // src_lanes) + FIFO_SLACK
 
 
 def input_depths(beats: list[int], starts: list[float]) -> list[int]:

@@ -33,7 +33,14 @@ from bbgrap_hls.model import (
 from bbgrap_hls.model.geometry import Geometry, hwc
 from bbgrap_hls.model.links import fifo_cost, width_converter_lut
 from bbgrap_hls.quant.build import FUSING_KINDS
-from bbgrap_hls.search.fifos import input_depths, pad_depth, pad_run, stall_depth, zeroinsert_depth
+from bbgrap_hls.search.fifos import (
+    broadcast_depth,
+    input_depths,
+    pad_depth,
+    pad_run,
+    stall_depth,
+    zeroinsert_depth,
+)
 
 RES = ("dsp", "bram18", "uram", "lut", "bw")
 """Resources every core has a limit for, in the column order of `Table.res`. ``bw`` is the
@@ -169,9 +176,11 @@ def _table_of(kind: str, g: Geometry, inputs: _Inputs, parallel_window: bool, ur
                 beats = [max(1, e // lanes) for e in inputs.elems]
                 ii = max(1, c.ii)
                 starts = [s + (cy + 1) / ii for s, cy in zip(inputs.starts, inputs.cycles, strict=True)]
-                for d in input_depths(beats, starts):
+                for d, b in zip(input_depths(beats, starts), beats, strict=True):
                     # the producer's lanes are unknown here: the block's own (fifos.py)
                     d = max(d, stall_depth(kind, g, pe, lanes))
+                    if kind == "eltwise2":  # a broadcast operand waits for its repeat unit
+                        d = max(d, broadcast_depth(b, max(1, g.out_elems // lanes)))
                     if c.window is not None:  # the window generator's padding writes
                         d = max(d, pad_depth(g, lanes, lanes, ii))
                     if kind == "zeroinsert":  # rows of zeros take no input
