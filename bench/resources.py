@@ -67,6 +67,8 @@ CONFIGS: dict[str, tuple[str, dict]] = {
     "mvu-1x1": ("mvu", {"MW": 64, "MH": 32, "SIMD": 1, "PE": 1, "nvec": 1}),
     "mul-p2": ("mul", {"P": 2, "OP": 1, "c": 4, "pix": 4, "M": 1875846070, "ZA": -5, "ZB": 9, "ZY": 4, "S": 30,
                        "LO": 4, "HI": 127}),
+    # bilinear upsampling: products in DSPs, the three-row ring in distributed RAM (four reads a cycle)
+    "bilinear-p8": ("bilinear", {"C": 32, "P": 8, "H": 8, "W": 8, "sh": 2, "sw": 2, "coord": "half_pixel"}),
 }
 QUICK = ("mvu-4x4", "lut_act-p4", "maxpool-3x3")
 LUT_BAND = (0.80, 1.15)  # Yosys / model LUTs
@@ -117,7 +119,7 @@ def parse_stat(log: str) -> Resources:
 def _value(v) -> str:
     """A parameter value as ``chparam`` reads it (negatives as 32-bit two's complement)."""
     if isinstance(v, str):
-        return f'"{v}"'
+        return v if re.fullmatch(r"\d+'h[0-9a-f]+", v) else f'"{v}"'  # a sized literal (bilinear's tables) as is
     return str(int(v)) if v >= 0 else f"32'h{int(v) & 0xFFFFFFFF:08x}"
 
 

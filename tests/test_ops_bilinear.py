@@ -123,13 +123,13 @@ def test_refusals_name_node_attribute_value(tmp_path, inputs, attrs, match):
 
 def test_cost_block(tmp_path):
     """ii = the output beats (one per cycle); the first output row waits for input row 0 (lead:
-    the cycle its last beat, of 6 pixels of 2 beats, is written); no DSP (LUT products). The
+    the cycle its last beat, of 6 pixels of 2 beats, is written); six DSPs a lane. The
     module test (tests/test_rtl_modules.py, bilinear-*) checks ii and latency against bilinear.sv."""
     g = load_model(save(_resize((1, 8, 4, 6), (2, 2), "half_pixel"), tmp_path / "m.onnx"))
     node = g.nodes[0]
     assert block_kind(node, g) == "bilinear"
     c = block_cost("bilinear", geometry(node, g), 4, 4)
-    assert (c.ii, c.lead, c.dsp) == (8 * 12 * 2, 6 * 2 - 1, 0)
+    assert (c.ii, c.lead, c.dsp, c.bram18) == (8 * 12 * 2, 6 * 2 - 1, 24, 0)
 
 
 @pytest.mark.parametrize("name", sorted(models.BILINEAR))

@@ -554,8 +554,8 @@ BLOCKS["depth2space"] = depth2space
 # -- bilinear Resize (issue 14): op kind ResizeBilinear declares `cost_block = "bilinear"` ---------
 
 def bilinear(g: Geometry, pe: int, simd: int) -> BlockCost:
-    """Bilinear upsampling by integer ``Ho/H × Wo/W`` (``bb::bilinear2d``): a ring of three
-    input rows (``3·W·C/p`` words of ``8p`` bits); output row ``oy`` starts once its lower
+    """Bilinear upsampling by integer ``Ho/H × Wo/W`` (``bilinear.sv``, ``bb::bilinear2d``): a
+    ring of three input rows (``3·W·C/p`` words of ``8p`` bits); output row ``oy`` starts once its lower
     source row (``y1``) is complete, then one output beat per cycle from four taps
     (rows ``y0, y1`` × columns ``x0, x1``) while the next input row is taken ahead into the
     third buffer. ii = the output beats. The first output row needs input row 0 only (the
@@ -565,20 +565,25 @@ def bilinear(g: Geometry, pe: int, simd: int) -> BlockCost:
     taken minus output fraction given, peaks there at ``(2 − 1/s_h)/H``: that is ``fill``,
     what a reconvergent path around the block must hold (so the design latency counts it as
     if the first output waited for it: pessimistic by up to ``(1 − 1/s_h)/H`` of a frame).
-    Products: per lane four 9 × 8-bit (vertical) and two 9 × 17-bit (horizontal) multiplies
-    in LUTs (weights vary per position, no DSP); the four taps read the row ring at two rows
-    and two columns a cycle. Module test: ii and latency exact (bilinear-0..3)."""
+    Resources as Yosys maps ``bilinear.sv`` (bench/resources.py's flow): the six products per
+    lane (four 9 × 8-bit vertical, two 9 × 19-bit horizontal) become DSP48E2s, and the ring,
+    read at four addresses a cycle (two rows × two columns), is distributed RAM (no BRAM):
+    about 88 LUTs per lane and 64-word bank. Yosys / model: 48 / 48 DSP, 0 / 0 RAMB18,
+    1495 / 1508 LUTs (C 32, p 8, 8 × 8, s 2, half_pixel); 96 / 96, 0 / 0, 2896 / 2916 (C 64,
+    p 16, 8 × 8); 25 / 24, 0 / 0, 2671 / 1156 (C 16, p 4, 13 × 13, align_corners: a 52-word
+    row and 26-entry tables, LUTs under-counted, not yet modelled). Module test: ii and
+    latency exact (bilinear-0..3)."""
     p = pe
     n = g.c // p
     ii = g.ho * g.wo * n
     row = g.w * n
-    mem = memory(8 * p, 3 * row)
+    banks = -(-3 * row // 64)  # 64-word distributed-RAM banks of the ring
     lead = row - 1  # the last beat of input row 0 written; read into the output register after it
     span = lead + ii - 1
     s_h = max(1, g.ho // g.h)
     tail = max(0, span - (g.h * row - 1))  # input at full rate: every input row taken by then (module test)
     return BlockCost(ii=ii, depth=2, fill=min(1.0, (2 - 1 / s_h) / g.h), tail=tail,
-                     lead=lead, span=span, bram18=mem.bram18, lut=LUT_BASE_SIMPLE + p * (4 * 40 + 2 * 80) + mem.lut)
+                     lead=lead, span=span, dsp=6 * p, lut=LUT_BASE_SIMPLE + 88 * p * banks)
 
 
 BLOCKS["bilinear"] = bilinear

@@ -47,17 +47,16 @@ module bilinear #(
   localparam logic [1:0] HMOD3 = 2'(H % 3);
   initial begin
     if (P < 1 || C % P != 0) $error("bilinear: P=%0d must divide C=%0d", P, C);
-    if (HO < H || WO < W) $error("bilinear: upsampling only (HO=%0d, WO=%0d from H=%0d, W=%0d)", HO, WO, H, W);
   end
 
   function automatic logic [1:0] inc3(input logic [1:0] s);
-    return s == 2'd2 ? 2'd0 : s + 2'd1;
+    inc3 = s == 2'd2 ? 2'd0 : s + 2'd1;
   endfunction
 
   function automatic logic [1:0] add3(input logic [1:0] s, input logic [1:0] d);
     logic [2:0] t;
     t = {1'b0, s} + {1'b0, d};
-    return t >= 3'd3 ? 2'(t - 3'd3) : t[1:0];
+    add3 = t >= 3'd3 ? t[1:0] + 2'd1 : t[1:0];  // t - 3 = t + 1 mod 4 for t in 3..4
   endfunction
 
   logic [P*8-1:0] mem[3 * RB];
