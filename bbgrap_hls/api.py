@@ -180,7 +180,7 @@ class Design:
         from bbgrap_hls.quant.execute import dequantize_outputs, run_int8
 
         feeds = self._feeds(x)
-        out = dequantize_outputs(self.int8_graph, run_int8(self.int8_graph, feeds))
+        out = self.int8_graph.declared_outputs(dequantize_outputs(self.int8_graph, run_int8(self.int8_graph, feeds)))
         return next(iter(out.values())) if len(out) == 1 else out
 
     def write(self, out: str | os.PathLike, force: bool = False) -> Path:

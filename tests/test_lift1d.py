@@ -80,6 +80,17 @@ def test_1d_model_matches_onnxruntime(tmp_path, output_1d):
         got = run_float(graph, {"x": x})[name]
         assert got.shape == (want.shape + (1,) if output_1d else want.shape)
         np.testing.assert_allclose(got.reshape(want.shape), want, rtol=1e-4, atol=1e-5)
+        # `run` and `predict` give the declared (N, C, L) shape back (Graph.output_shapes)
+        declared = graph.declared_outputs({name: got})[name]
+        assert declared.shape == want.shape
+    if output_1d:
+        from bbgrap_hls.cli import main
+
+        np.save(tmp_path / "x.npy", x)
+        assert main(["run", path, "--input", str(tmp_path / "x.npy"), "-o", str(tmp_path / "y.npy")]) == 0
+        y = np.load(tmp_path / "y.npy")
+        assert y.shape == want.shape
+        np.testing.assert_allclose(y, want, rtol=1e-4, atol=1e-5)
 
 
 def test_1d_conv_behind_a_transpose_is_not_lifted(tmp_path):

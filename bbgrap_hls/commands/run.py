@@ -81,7 +81,7 @@ def run(args: argparse.Namespace) -> int:
         raise BadInputError("--calib, --raw and --compare go with --int8")
     graph = load_canonical(args)
     feeds = read_inputs(args.input, graph)
-    outputs = _run_int8(args, graph, feeds) if args.int8 else run_float(graph, feeds)
+    outputs = graph.declared_outputs(_run_int8(args, graph, feeds) if args.int8 else run_float(graph, feeds))
     for name, y in outputs.items():
         print(summary(name, y))
     if args.output:

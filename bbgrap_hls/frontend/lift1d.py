@@ -13,8 +13,9 @@ every node that reads or writes them is one this module knows how to lift (`_LIF
 a fixpoint drops every tensor touching any other node (e.g. a Transpose or Reshape), and
 that node is then parsed as written (an unsupported 1-D Conv is refused as before). A
 lifted graph input keeps its data: `reference.check_inputs` accepts the (N, C, L) array
-for the (N, C, L, 1) input. A lifted graph *output* is (N, C, L, 1) (a limitation: most
-1-D networks end in Flatten/Gemm or a global pool).
+for the (N, C, L, 1) input. A lifted graph *output* is held as (N, C, L, 1); the graph
+records its declared (N, C, L) shape (`Graph.output_shapes`), which `run` and the API's
+`predict` give back (the generated design's streams and `csim -o` stay (N, C·L) / flat).
 """
 
 from __future__ import annotations

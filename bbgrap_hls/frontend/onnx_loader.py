@@ -232,6 +232,10 @@ def load_partial(path: str | os.PathLike, input_shapes: dict[str, tuple[int, ...
             tensors[out] = Tensor(out, tuple(int(s) for s in shape))
         lower = getattr(op, "lower", None)  # an op the IR holds as other nodes (Split: Slices)
         graph.nodes.extend(lower(node, graph) if lower else [node])
+    for o in graph.outputs:  # a lifted 1-D output keeps its declared (N, C, L) shape for `run`
+        t = tensors.get(o)
+        if o in lifted and t is not None and len(t.shape) == 4 and t.shape[-1] == 1:
+            graph.output_shapes[o] = t.shape[:-1]
     return graph, unsupported
 
 

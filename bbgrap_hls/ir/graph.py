@@ -100,6 +100,9 @@ class Graph:
         tensors: every tensor by name (activations and constants).
         nodes: nodes in topological order.
         opset: the default-domain opset the model was written with.
+        output_shapes: the model's declared shape of a graph output the IR holds in
+            another shape (a 1-D model's (N, C, L) output held as (N, C, L, 1):
+            frontend/lift1d.py); `declared_outputs` gives outputs their declared shapes.
     """
 
     name: str
@@ -108,6 +111,12 @@ class Graph:
     tensors: dict[str, Tensor]
     nodes: list[Node]
     opset: int = 13
+    output_shapes: dict[str, tuple[int, ...]] = field(default_factory=dict)
+
+    def declared_outputs(self, outputs: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
+        """``outputs`` (by graph output name) in the model's declared shapes."""
+        return {k: v.reshape(self.output_shapes[k]) if k in self.output_shapes and v.size ==
+                int(np.prod(self.output_shapes[k])) else v for k, v in outputs.items()}
 
     # -- lookups -----------------------------------------------------------------
     def tensor(self, name: str) -> Tensor:
@@ -159,7 +168,8 @@ class Graph:
             tensors[k] = Tensor(t.name, t.shape, t.dtype, t.data, t.quant)
         nodes = [Node(n.name, n.op, list(n.inputs), list(n.outputs), copy.copy(n.attrs), n.host)
                  for n in self.nodes]
-        return Graph(self.name, list(self.inputs), list(self.outputs), tensors, nodes, self.opset)
+        return Graph(self.name, list(self.inputs), list(self.outputs), tensors, nodes, self.opset,
+                     dict(self.output_shapes))
 
     def add_const(self, name: str, value: np.ndarray) -> str:
         """Add a constant tensor under a fresh name derived from ``name``; returns it."""

@@ -48,7 +48,8 @@ def copy_graph(graph: Graph) -> Graph:
     tensors = {k: dc_replace(t) for k, t in graph.tensors.items()}
     nodes = [dc_replace(n, inputs=list(n.inputs), outputs=list(n.outputs), attrs=dict(n.attrs))
              for n in graph.nodes]
-    return Graph(graph.name, list(graph.inputs), list(graph.outputs), tensors, nodes, graph.opset)
+    return Graph(graph.name, list(graph.inputs), list(graph.outputs), tensors, nodes, graph.opset,
+                 dict(graph.output_shapes))
 
 
 def tidy(graph: Graph) -> None:
