@@ -56,7 +56,8 @@ def canonicalize(graph: Graph) -> Graph:
     ChannelAffine, Concat, MaxPool, AveragePool, GlobalAveragePool, Transpose and
     Reshape (channel shuffles, or a Reshape that only drops unit dimensions, e.g.
     (N, C, 1, 1) → (N, C) before a graph output), Pad, Slice (also Split's parts),
-    GlobalMaxPool, Resize (nearest, integer scales), ZeroInsert (a lowered ConvTranspose's
+    GlobalMaxPool, Resize (nearest, integer scales), ResizeBilinear (Resize mode linear,
+    integer scales), ZeroInsert (a lowered ConvTranspose's
     upsampling half), DepthToSpace, and the host ops Softmax and LRN
     (``node.host`` set; `host_ops_in_middle` lists those a plan cannot place).
 
