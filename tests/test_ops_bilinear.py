@@ -132,6 +132,21 @@ def test_cost_block(tmp_path):
     assert (c.ii, c.lead, c.dsp, c.bram18) == (8 * 12 * 2, 6 * 2 - 1, 24, 0)
 
 
+@pytest.mark.parametrize("case", range(4))
+def test_row_profile_at_full_rate_agrees_with_the_module_timing(case):
+    """`model.timing.bilinear_rows_out` at full rate ends the frame where the module test's
+    prediction does (`sim.expect.predict`, which test_rtl_modules checks against bilinear.sv)."""
+    from bbgrap_hls.model.timing import bilinear_rows_out, input_rows
+    from bbgrap_hls.ops.resize_linear import taps
+    from sim import cases, expect
+
+    p = cases.PARAMS["bilinear"][case]
+    n = p["C"] // p["P"]
+    need = taps(p["H"], p["sh"], p["coord"])[:, 1]
+    s, e = bilinear_rows_out(input_rows(p["H"], p["W"] * n), p["H"], need, p["W"] * p["sw"] * n, 2)
+    assert len(s) == p["H"] * p["sh"] and int(e[-1]) + 1 == expect.predict("bilinear", p)[1]
+
+
 @pytest.mark.parametrize("name", sorted(models.BILINEAR))
 def test_model_float_and_int8(tmp_path, name):
     """Float = onnxruntime (rtol 1e-4, atol 1e-5); int8 cosine >= 0.99 on calibrated random data;

@@ -289,6 +289,20 @@ def depth2space_rows_out(r: Rows, h: int, b: int, w: int, n: int, depth: int) ->
     return starts + depth, ends + depth
 
 
+def bilinear_rows_out(r: Rows, h: int, need: np.ndarray, row: int, depth: int) -> Rows:
+    """Rows of a bilinear upsampling block (``bilinear.sv``) from its ``h`` input rows ``r``: output
+    row ``oy`` (``row`` beats, one per cycle) starts the cycle after input row ``need[oy]`` (its
+    lower source row ``y1``, `ops.resize_linear.taps`) is complete and after the previous output
+    row; the writer takes each input row as it comes (it may run one row past ``need``).
+    Not yet used by the design latency (``search.build`` streams the block pixel by pixel);
+    at full rate its last row ends where `out_profile` with the block's cost does.
+    """
+    _, e = resample(r, h)
+    ready = e[np.asarray(need, np.int64)]
+    end = _chain(ready + row, row)  # one past the row's last read
+    return end - row + depth, end - 1 + depth
+
+
 def crop_rows_out(r: Rows, h: int, y0: int, x0: int, ho: int, wo: int, w: int, n: int, no: int,
                   depth: int) -> Rows:
     """Rows of a crop (``slice.sv``) from its ``h`` input rows ``r`` (``w`` pixels of ``n``
