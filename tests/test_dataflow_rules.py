@@ -100,13 +100,13 @@ def test_stream_written_by_two_processes(designs, tmp_path):
     """core1's copy s18 -> s5 split into two processes of 32 beats each: s5 has two producers
     and s18 two consumers (the counts still agree)."""
     out, design = _copy(designs, tmp_path)
-    _edit(out / "hls" / "core1.cpp", "BB_PROCESS(bb::concat_part<8>(s18, s5, 64 * frames);)",
-          "BB_PROCESS(bb::concat_part<8>(s18, s5, 32 * frames);)\n"
-          "  BB_PROCESS(bb::concat_part<8>(s18, s5, 32 * frames);)")
+    _edit(out / "hls" / "core1.cpp", "BB_PROCESS(bb::concat_part<8, 64>(s18, s5, frames);)",
+          "BB_PROCESS(bb::concat_part<8, 32>(s18, s5, frames);)\n"
+          "  BB_PROCESS(bb::concat_part<8, 32>(s18, s5, frames);)")
     res = _run(out, design)
     assert not res.ok and not res.deadlock and res.message.startswith("DATAFLOW RULES (threaded csim): 2 violation(s)")
     (w,) = _lines(res, "core1.s5")
-    assert re.search(r"producer core1\.p\d+ concat_part<8>; core1\.p\d+ concat_part<8>, consumer core1\.p\d+ add2"
+    assert re.search(r"producer core1\.p\d+ concat_part<8, 32>; core1\.p\d+ concat_part<8, 32>, consumer core1\.p\d+ add2"
                      r"<layer2_P>\): written by 2 processes, Vitis allows one producer$", w), w
     (r,) = _lines(res, "core1.s18")
     assert r.endswith("read by 2 processes, Vitis allows one consumer"), r
@@ -116,11 +116,11 @@ def test_process_reads_one_beat_too_many(designs, tmp_path):
     """core2's copy reads 65 beats of s22 per frame where 64 come: it waits for a beat no
     process will write (a deadlock), and the rule line says read 65 of 64 expected."""
     out, design = _copy(designs, tmp_path)
-    _edit(out / "hls" / "core2.cpp", "(s22, s10, 64 * frames)", "(s22, s10, 65 * frames)")
+    _edit(out / "hls" / "core2.cpp", "concat_part<8, 64>(s22, s10, frames)", "concat_part<8, 65>(s22, s10, frames)")
     res = _run(out, design)
     assert not res.ok and res.deadlock and res.message.startswith("DATAFLOW RULES"), res.message
     (ln,) = _lines(res, "core2.s22")
-    assert ln == (f"{RULE}stream core2.s22 (producer core2.p0 concat_part<8>, consumer core2.p1 concat_part<8>): "
+    assert ln == (f"{RULE}stream core2.s22 (producer core2.p0 concat_part<8, 64>, consumer core2.p1 concat_part<8, 65>): "
                   "written 64, read 65 times so far, expected 64 per frame x 1 frame(s) = 64"), ln
     assert "DEADLOCK (threaded csim)" in res.message
 
@@ -130,7 +130,7 @@ def test_process_reads_one_beat_too_few(designs, tmp_path):
     and the pool after it waits for its 64th beat, which nothing will write (the pool reads
     without blocking, bb_window.h: it has read 63 and waits)."""
     out, design = _copy(designs, tmp_path)
-    _edit(out / "hls" / "core2.cpp", "(s22, s10, 64 * frames)", "(s22, s10, 63 * frames)")
+    _edit(out / "hls" / "core2.cpp", "concat_part<8, 64>(s22, s10, frames)", "concat_part<8, 63>(s22, s10, frames)")
     res = _run(out, design)
     assert not res.ok, res.message
     (ln,) = _lines(res, "core2.s22")
@@ -145,11 +145,11 @@ def test_process_that_skips_its_body(designs, tmp_path):
     would): it names both streams in its call and never touches them; s22 fills and its
     producer waits for room no consumer will make."""
     out, design = _copy(designs, tmp_path)
-    _edit(out / "hls" / "core2.cpp", "(s22, s10, 64 * frames)", "(s22, s10, 0 * frames)")
+    _edit(out / "hls" / "core2.cpp", "concat_part<8, 64>(s22, s10, frames)", "concat_part<8, 0>(s22, s10, frames)")
     res = _run(out, design)
     assert not res.ok and res.deadlock, res.message
     lines = _lines(res, "core2.s22")
-    assert any(ln.endswith("process core2.p1 concat_part<8> names it in its call but never accessed it "
+    assert any(ln.endswith("process core2.p1 concat_part<8, 0> names it in its call but never accessed it "
                            "(a conditionally executed process)") for ln in lines), lines
     assert any(ln.endswith("written 3, read 0 times, expected 64 per frame x 1 frame(s) = 64: the producer waits "
                            "for room no consumer will make") for ln in lines), lines
@@ -187,13 +187,13 @@ def test_consumer_before_producer(designs, tmp_path):
     region's process order (feedback; sequential C semantics would read an empty stream)."""
     out, design = _copy(designs, tmp_path)
     core1 = out / "hls" / "core1.cpp"
-    late = "  BB_PROCESS(bb::concat_part<8>(s18, s5, 64 * frames);)\n"
+    late = "  BB_PROCESS(bb::concat_part<8, 64>(s18, s5, frames);)\n"
     _edit(core1, late, "")
-    _edit(core1, "  BB_PROCESS(bb::concat_part<8>(i_t_c2_0_1", late + "  BB_PROCESS(bb::concat_part<8>(i_t_c2_0_1")
+    _edit(core1, "  BB_PROCESS(bb::concat_part<8, 64>(i_t_c2_0_1", late + "  BB_PROCESS(bb::concat_part<8, 64>(i_t_c2_0_1")
     res = _run(out, design)
     assert not res.ok and not res.deadlock
     (ln,) = _lines(res, "core1.s18")
-    assert ln.startswith(f"{RULE}stream core1.s18 (producer core1.p1 concat_part<8>, consumer core1.p0 concat_part<8>)")
+    assert ln.startswith(f"{RULE}stream core1.s18 (producer core1.p1 concat_part<8, 64>, consumer core1.p0 concat_part<8, 64>)")
     assert ln.endswith("its consumer comes before its producer in the region's process order (feedback)")
 
 
@@ -210,6 +210,24 @@ def test_conditionally_executed_process(designs, tmp_path):
     no = core.read_text().splitlines().index("  if (frames > 0) {") + 1
     assert res.violations[0] == (f"{RULE}region {core.stem} line {no}: 'if (frames > 0) {{' is not a process call "
                                  "(a conditionally executed process, or code between the processes)")
+
+
+def test_process_arguments_are_region_variables(designs, tmp_path):
+    """Vitis' canonical form: a process call passes the region's variables, not expressions
+    (``64 * frames`` by value was found in the generated ResNet-8 project), and no process is
+    inlined into the region (``BB_HLS(INLINE)``, as concat_part once was)."""
+    out, design = _copy(designs, tmp_path)
+    core2 = out / "hls" / "core2.cpp"
+    _edit(core2, "concat_part<8, 64>(s22, s10, frames)", "concat_part<8, 64>(s22, s10, 1 * frames)")
+    lines = csim.region_rules(out)
+    no = next(i for i, ln in enumerate(core2.read_text().splitlines(), 1) if "1 * frames" in ln)
+    assert lines == [f"{RULE}region core2 line {no}: concat_part is called with '1 * frames', not a variable of "
+                     "the region (canonical form: process arguments are variables)"]
+    _edit(core2, "1 * frames", "frames")
+    assert csim.region_rules(out) == []
+    _edit(out / "hls" / "streams.h", "BB_HLS(INLINE off)\nBB_LOOP(copy_beat)", "BB_HLS(INLINE)\nBB_LOOP(copy_beat)")
+    lines = csim.region_rules(out)
+    assert lines and all("concat_part is inlined into the region" in ln for ln in lines), lines
 
 
 def test_cli_exit_1_and_json(designs, tmp_path, capsys):

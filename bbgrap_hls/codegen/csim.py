@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import hashlib
 import os
+import re
 import shutil
 import subprocess
 from concurrent.futures import ThreadPoolExecutor
@@ -176,6 +177,7 @@ def region_rules(out: Path) -> list[str]:
     strict mode wants process calls only; anything else (an ``if`` around a call, a loop, an
     assignment) is a conditionally executed process or code between the processes."""
     lines = []
+    inlined = _inlined_kernels(out / "hls")
     for cpp in sorted((out / "hls").glob("core*.cpp")):
         inside = False
         for no, ln in enumerate(cpp.read_text().splitlines(), 1):
@@ -190,7 +192,49 @@ def region_rules(out: Path) -> list[str]:
             elif t and not t.startswith(("BB_PROCESS(", "//")):
                 lines.append(f"{RULE}region {cpp.stem} line {no}: '{t[:80]}' is not a process call "
                              "(a conditionally executed process, or code between the processes)")
+            elif t.startswith("BB_PROCESS("):
+                m = _CALL.search(t)
+                kern, args = (m.group(1), m.group(2)) if m else ("?", "")
+                bad = [a.strip() for a in _split_args(args) if not _IDENT.fullmatch(a.strip())]
+                if bad:
+                    lines.append(f"{RULE}region {cpp.stem} line {no}: {kern} is called with '{bad[0]}', not a "
+                                 "variable of the region (canonical form: process arguments are variables)")
+                if kern in inlined:
+                    lines.append(f"{RULE}region {cpp.stem} line {no}: {kern} is inlined into the region "
+                                 "(BB_HLS(INLINE)): code between the processes, not a process")
     return lines
+
+
+_CALL = re.compile(r"BB_PROCESS\(\s*(?:bb::)?(\w+)\s*(?:<.*?>)?\s*\((.*)\)\s*;\s*\)")
+_IDENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+
+
+def _split_args(args: str) -> list[str]:
+    """Top-level comma-separated arguments of a call (commas inside brackets kept)."""
+    out, depth, cur = [], 0, ""
+    for ch in args:
+        if ch in "(<[":
+            depth += 1
+        elif ch in ")>]":
+            depth -= 1
+        if ch == "," and depth == 0:
+            out.append(cur)
+            cur = ""
+        else:
+            cur += ch
+    return [a for a in (*out, cur) if a.strip()]
+
+
+def _inlined_kernels(hls: Path) -> set[str]:
+    """Kernels of the library (functions taking a stream) whose body asks to be inlined
+    (``BB_HLS(INLINE)``); helpers such as the packed multiply ``bb::mul2`` are meant to be."""
+    names = set()
+    for h in sorted(hls.glob("*.h")):
+        text = h.read_text()
+        for m in re.finditer(r"\bvoid\s+(\w+)\s*\(([^)]*)\)\s*\{\s*BB_HLS\(INLINE\)", text):
+            if "Stream<" in m.group(2):
+                names.add(m.group(1))
+    return names
 
 
 def run(out: Path, vec_dir: Path, outputs: list[tuple[str, str, int]], werror: bool = False,

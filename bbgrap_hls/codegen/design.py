@@ -287,7 +287,7 @@ def _convert(b: _Builder, core: int, src: str, a: int, dst: str, c: int, n: int)
         streams[src] = (a, max(streams[src][1], -(-streams[dst][1] * c // a) + 2))
         streams[dst] = (c, 2)
     if a == c:
-        b.cores[core].calls.append(f"bb::concat_part<{a}>({src}, {dst}, {n // a} * frames);")
+        b.cores[core].calls.append(f"bb::concat_part<{a}, {n // a}>({src}, {dst}, frames);")
         return
     lcm = a * c // math.gcd(a, c)
     if n % lcm == 0:
@@ -361,8 +361,8 @@ def _finish(b: _Builder, g: Graph, plan: Plan, frames: int) -> Design:
             po, pi = f"o_{ident}", f"i_{ident}"
             b.cores[src_core].ports.append(Port(po, "axis_out", lanes, n, key, ident))
             b.cores[core].ports.append(Port(pi, "axis_in", lanes, n, key, ident))
-            b.cores[src_core].calls.append(f"bb::concat_part<{lanes}>({out_req}, {po}, {n // lanes} * frames);")
-            b.cores[core].calls.append(f"bb::concat_part<{lanes}>({pi}, {s}, {n // lanes} * frames);")
+            b.cores[src_core].calls.append(f"bb::concat_part<{lanes}, {n // lanes}>({out_req}, {po}, frames);")
+            b.cores[core].calls.append(f"bb::concat_part<{lanes}, {n // lanes}>({pi}, {s}, frames);")
             b.links[ident] = (lanes, src_core, core, po, pi)
         else:
             po, pi = f"bo_{ident}", f"bi_{ident}"

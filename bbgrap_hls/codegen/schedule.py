@@ -226,8 +226,7 @@ def kernel_bounds(call: str, p: dict[str, int]) -> list[tuple[str, str, float, i
     if kern in ("add2", "mul2", "lut_act", "channel_affine", "requantize"):
         return [("", kern, p["N"] // p["LANES"], 1)]
     if kern == "concat_part":
-        m = re.search(r",\s*(\d+) \* frames\)", call)
-        return [("", kern, int(m.group(1)) if m else 0, 1)]
+        return [("", kern, int(args[1]), 1)]
     if kern == "fanout":
         return [("", kern, int(args[0]), 1)]
     if kern in ("mem_to_stream", "stream_to_mem", "const_stream"):

@@ -84,10 +84,13 @@ BB_LOOP(cs_beat)
   }
 }
 
-template <int P>
-void concat_part(Stream<P>& in, Stream<P>& out, int beats) {
-  BB_HLS(INLINE)
-  for (int i = 0; i < beats; ++i) {
+/// Copy BEATS beats per frame from one stream to another: a DATAFLOW process of its own
+/// (not inlined, its arguments the region's variables, as Vitis' canonical form wants).
+template <int P, int BEATS>
+void concat_part(Stream<P>& in, Stream<P>& out, int frames) {
+  BB_HLS(INLINE off)
+BB_LOOP(copy_beat)
+  for (long i = 0; i < static_cast<long>(frames) * BEATS; ++i) {
     BB_PIPELINE(1)
     out.write(in.read());
   }
