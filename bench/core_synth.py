@@ -80,7 +80,7 @@ FULL: dict[str, tuple[str, Callable[[Path], None]]] = {
                      _gen("examples/resnet8.onnx", "u250")),
     "ds_cnn-u250": ("gen examples/ds_cnn.onnx --board u250", _gen("examples/ds_cnn.onnx", "u250")),
 }
-QUICK = ("mlp-p1",)
+QUICK = ("mlp-p1", "lenet-p1")  # what tests/test_core_synth.py runs (~70 s)
 _INST = re.compile(r"^\s*(\w+)\s*#\s*\((.*?)\)\s*(\w+)\s*\(", re.M | re.S)
 _PARAM = re.compile(r"\.(\w+)\s*\(\s*([^()]*?)\s*\)")
 _FILE = re.compile(r'"([\w.\-]+\.(?:mem|hex))"')

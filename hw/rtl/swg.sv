@@ -76,8 +76,6 @@ module swg #(
   /* verilator lint_off UNUSEDPARAM */  // read by synthesis only (the ram_style attribute)
   localparam MEM_STYLE = DEPTH > 64 && DEPTH * SIMD * 8 >= 1024 ? "block" : "distributed";
   /* verilator lint_on UNUSEDPARAM */
-  (* ram_style = MEM_STYLE *)
-  logic [SIMD*8-1:0] mem[DEPTH];
   logic signed [15:0] wabs, rbase;  // absolute row counters (wrap harmlessly)
   logic signed [15:0] ahead;
 
@@ -92,9 +90,6 @@ module swg #(
   assign s_axis_tready = wr_ok && !pad;
   assign wr_fire = wr_ok && (pad || s_axis_tvalid);
 
-  always_ff @(posedge clk) begin
-    if (wr_fire) mem[wa] <= pad ? {SIMD{8'(PAD_VAL)}} : s_axis_tdata;
-  end
 
   always_ff @(posedge clk) begin
     if (rst) begin
@@ -164,11 +159,22 @@ module swg #(
     end
   end
 
-  always_ff @(posedge clk) begin
-    if (rd_fire) begin
-      for (int i = 0; i < J; i++) m_axis_tdata[i*SIMD*8+:SIMD*8] <= mem[ra[i]];
-      m_axis_tlast <= end_oy;
+  // One copy of the row memory per read port, each written alike (the model's `j` copies):
+  // one memory with J read ports made Yosys 0.70 abort in memory_libmap (DS-CNN's stem conv,
+  // J = 40), and a block RAM has two ports anyway.
+  for (genvar i = 0; i < J; i++) begin : g_port
+    (* ram_style = MEM_STYLE *)
+    logic [SIMD*8-1:0] mem[DEPTH];
+    logic [SIMD*8-1:0] q;
+    always_ff @(posedge clk) begin
+      if (wr_fire) mem[wa] <= pad ? {SIMD{8'(PAD_VAL)}} : s_axis_tdata;
+      if (rd_fire) q <= mem[ra[i]];
     end
+    assign m_axis_tdata[i*SIMD*8+:SIMD*8] = q;
+  end
+
+  always_ff @(posedge clk) begin
+    if (rd_fire) m_axis_tlast <= end_oy;
   end
 
   always_ff @(posedge clk) begin
