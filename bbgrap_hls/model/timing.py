@@ -294,8 +294,8 @@ def bilinear_rows_out(r: Rows, h: int, need: np.ndarray, row: int, depth: int) -
     row ``oy`` (``row`` beats, one per cycle) starts the cycle after input row ``need[oy]`` (its
     lower source row ``y1``, `ops.resize_linear.taps`) is complete and after the previous output
     row; the writer takes each input row as it comes (it may run one row past ``need``).
-    Not yet used by the design latency (``search.build`` streams the block pixel by pixel);
-    at full rate its last row ends where `out_profile` with the block's cost does.
+    The design latency's profile of the block (``search.build``); at full rate its last row
+    ends where `out_profile` with the block's cost does.
     """
     _, e = resample(r, h)
     ready = e[np.asarray(need, np.int64)]

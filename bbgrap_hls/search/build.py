@@ -23,6 +23,7 @@ from bbgrap_hls.model.timing import (
     FIFO_DEPTH,
     RTL_DEPTH,
     Rows,
+    bilinear_rows_out,
     crop_rows_out,
     depth2space_rows_out,
     input_rows,
@@ -34,6 +35,7 @@ from bbgrap_hls.model.timing import (
     window_rows_out,
     zeroinsert_rows_out,
 )
+from bbgrap_hls.ops.resize_linear import taps as bilinear_taps
 from bbgrap_hls.plan import ChannelPlan, CorePlan, NodePlan, Plan, SplitPart, TransferPlan, path_route
 from bbgrap_hls.search.dp import Segmentation, part_tables
 from bbgrap_hls.search.fifos import (
@@ -223,6 +225,9 @@ def build_plan(prob: Problem, seg: Segmentation, strategy: str, objective: str) 
                                   max(1, n_in * g.co // max(1, g.c)), c.depth)
         elif unit.kind == "depth2space":  # phase rows after the first read the stored row (model.timing)
             r_out = depth2space_rows_out(r_in, g.h, max(1, g.ho // g.h), g.w, max(1, c.ii // (g.h * g.w)), c.depth)
+        elif unit.kind == "bilinear":  # output row oy after its lower source row (model.timing)
+            need = bilinear_taps(g.h, max(1, g.ho // g.h), unit.node.attrs["coord"])[:, 1]
+            r_out = bilinear_rows_out(r_in, g.h, need, max(1, c.ii // g.ho), c.depth)
         elif c.window is not None:  # sliding-window generator -> mvu / vvu, row by row
             r_out = window_rows_out(resample(r_in, g.h), c.window, c.depth)
         elif g.ho * g.wo <= 1 or c.fill >= 1.0:  # needs the whole input: one output row
