@@ -62,7 +62,7 @@ import onnx
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from tests.families import Net  # noqa: E402
+from tests.families import Net, mobilenet_v3  # noqa: E402
 from tests.families import make_divisible as _make_divisible  # noqa: E402
 from tests.models import _rename_output  # noqa: E402
 
@@ -131,28 +131,16 @@ def mobilenet_v2(seed: int = 0, res: int = 224) -> onnx.ModelProto:
 
 def mobilenet_v3_large(seed: int = 0, res: int = 224) -> onnx.ModelProto:
     """MobileNetV3-Large: HardSwish/ReLU blocks, SE with HardSigmoid, 960 -> 1280 -> 1000 head."""
-    b = Net(seed)
-    eps = 1e-3
-    x = b.cba(b.input("x", (1, 3, res, res)), 16, 3, 2, act="HardSwish", eps=eps)
     # (kernel, expanded, out, se, activation, stride)
-    for k, exp, out, use_se, a, s in [
-            (3, 16, 16, False, "Relu", 1), (3, 64, 24, False, "Relu", 2), (3, 72, 24, False, "Relu", 1),
-            (5, 72, 40, True, "Relu", 2), (5, 120, 40, True, "Relu", 1), (5, 120, 40, True, "Relu", 1),
-            (3, 240, 80, False, "HardSwish", 2), (3, 200, 80, False, "HardSwish", 1),
-            (3, 184, 80, False, "HardSwish", 1), (3, 184, 80, False, "HardSwish", 1),
-            (3, 480, 112, True, "HardSwish", 1), (3, 672, 112, True, "HardSwish", 1),
-            (5, 672, 160, True, "HardSwish", 2), (5, 960, 160, True, "HardSwish", 1),
-            (5, 960, 160, True, "HardSwish", 1)]:
-        cin = b.shapes[x][1]
-        y = b.cba(x, exp, 1, act=a, eps=eps) if exp != cin else x
-        y = b.cba(y, exp, k, s, group=exp, act=a, eps=eps)
-        if use_se:
-            y = b.se(y, _make_divisible(exp // 4, 8), "Relu", "HardSigmoid")
-        y = b.cba(y, out, 1, act=None, eps=eps)
-        x = b.binary("Add", y, x) if s == 1 and cin == out else y
-    x = b.cba(x, 960, 1, act="HardSwish", eps=eps)
-    x = b.act(b.gemm(b.flatten(b.gap(x)), 1280), "HardSwish")
-    return _finish(b, b.gemm(x, 1000), "mobilenet_v3_large")
+    blocks = [(3, 16, 16, False, "Relu", 1), (3, 64, 24, False, "Relu", 2), (3, 72, 24, False, "Relu", 1),
+              (5, 72, 40, True, "Relu", 2), (5, 120, 40, True, "Relu", 1), (5, 120, 40, True, "Relu", 1),
+              (3, 240, 80, False, "HardSwish", 2), (3, 200, 80, False, "HardSwish", 1),
+              (3, 184, 80, False, "HardSwish", 1), (3, 184, 80, False, "HardSwish", 1),
+              (3, 480, 112, True, "HardSwish", 1), (3, 672, 112, True, "HardSwish", 1),
+              (5, 672, 160, True, "HardSwish", 2), (5, 960, 160, True, "HardSwish", 1),
+              (5, 960, 160, True, "HardSwish", 1)]
+    b, y = mobilenet_v3(blocks, 16, 960, 1280, 1000, seed, res)
+    return _finish(b, y, "mobilenet_v3_large")
 
 
 def _efficientnet(name: str, width: float, depth: float, seed: int, res: int) -> onnx.ModelProto:
@@ -206,26 +194,13 @@ def mnasnet1_0(seed: int = 0, res: int = 224) -> onnx.ModelProto:
 
 def mobilenet_v3_small(seed: int = 0, res: int = 224) -> onnx.ModelProto:
     """MobileNetV3-Small: SE with HardSigmoid in all but two blocks, 576 -> 1024 -> 1000 head."""
-    b = Net(seed)
-    eps = 1e-3
-    x = b.cba(b.input("x", (1, 3, res, res)), 16, 3, 2, act="HardSwish", eps=eps)
-    # (kernel, expanded, out, se, activation, stride)
-    for k, exp, out, use_se, a, s in [
-            (3, 16, 16, True, "Relu", 2), (3, 72, 24, False, "Relu", 2), (3, 88, 24, False, "Relu", 1),
-            (5, 96, 40, True, "HardSwish", 2), (5, 240, 40, True, "HardSwish", 1),
-            (5, 240, 40, True, "HardSwish", 1), (5, 120, 48, True, "HardSwish", 1),
-            (5, 144, 48, True, "HardSwish", 1), (5, 288, 96, True, "HardSwish", 2),
-            (5, 576, 96, True, "HardSwish", 1), (5, 576, 96, True, "HardSwish", 1)]:
-        cin = b.shapes[x][1]
-        y = b.cba(x, exp, 1, act=a, eps=eps) if exp != cin else x
-        y = b.cba(y, exp, k, s, group=exp, act=a, eps=eps)
-        if use_se:
-            y = b.se(y, _make_divisible(exp // 4, 8), "Relu", "HardSigmoid")
-        y = b.cba(y, out, 1, act=None, eps=eps)
-        x = b.binary("Add", y, x) if s == 1 and cin == out else y
-    x = b.cba(x, 576, 1, act="HardSwish", eps=eps)
-    x = b.act(b.gemm(b.flatten(b.gap(x)), 1024), "HardSwish")
-    return _finish(b, b.gemm(x, 1000), "mobilenet_v3_small")
+    blocks = [(3, 16, 16, True, "Relu", 2), (3, 72, 24, False, "Relu", 2), (3, 88, 24, False, "Relu", 1),
+              (5, 96, 40, True, "HardSwish", 2), (5, 240, 40, True, "HardSwish", 1),
+              (5, 240, 40, True, "HardSwish", 1), (5, 120, 48, True, "HardSwish", 1),
+              (5, 144, 48, True, "HardSwish", 1), (5, 288, 96, True, "HardSwish", 2),
+              (5, 576, 96, True, "HardSwish", 1), (5, 576, 96, True, "HardSwish", 1)]
+    b, y = mobilenet_v3(blocks, 16, 576, 1024, 1000, seed, res)
+    return _finish(b, y, "mobilenet_v3_small")
 
 
 def shufflenet_v2_x1_0(seed: int = 0, res: int = 224) -> onnx.ModelProto:

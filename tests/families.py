@@ -119,7 +119,10 @@ def _stem(b: Net, c: int, act: str = "Relu", res: int = 32, eps: float = 1e-5) -
 
 # -- the families at test size -----------------------------------------------------------
 
-def _mobilenet_v3(blocks, stem: int, last: int, hidden: int, seed: int, res: int) -> onnx.ModelProto:
+def mobilenet_v3(blocks, stem: int, last: int, hidden: int, classes: int, seed: int, res: int) -> tuple[Net, str]:
+    """torchvision's MobileNetV3 body and head: ``blocks`` of ``(kernel, expanded, out, se,
+    activation, stride)``, BN eps 1e-3, SE with HardSigmoid on a quarter of the expansion
+    (rounded to 8); returns the builder and the logits (bench/zoo.py builds the full sizes)."""
     b = Net(seed)
     eps = 1e-3
     x = _stem(b, stem, "HardSwish", res, eps)
@@ -133,7 +136,11 @@ def _mobilenet_v3(blocks, stem: int, last: int, hidden: int, seed: int, res: int
         x = b.binary("Add", y, x) if s == 1 and cin == out else y
     x = b.cba(x, last, 1, act="HardSwish", eps=eps)
     x = b.act(b.gemm(b.flatten(b.gap(x)), hidden), "HardSwish")
-    return _finish(b, b.gemm(x, 10))
+    return b, b.gemm(x, classes)
+
+
+def _mobilenet_v3(blocks, stem: int, last: int, hidden: int, seed: int, res: int) -> onnx.ModelProto:
+    return _finish(*mobilenet_v3(blocks, stem, last, hidden, 10, seed, res))
 
 
 def mobilenet_v3_small_tiny(seed: int = 0, res: int = 32) -> onnx.ModelProto:
