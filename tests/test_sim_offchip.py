@@ -48,12 +48,13 @@ def _cnn():
 DESIGNS = {"cnn": (_cnn, 1, 20, 64), "resnet8": (models.resnet8, 2, 40, 400), "lenet": (models.lenet, 1, 32, 600)}
 MEMORY_BOUND = {"lenet"}
 LUTS = {"cnn": 20000, "resnet8": 20000, "lenet": 20000}
-#: Known timing gaps by design, (low, high) relative ii error: ResNet-8 here keeps conv_59
-#: (pe 1, simd 16) off chip with the memory's 5 bytes/cycle shared by two cores: its reader's
-#: rate does not divide the 8-byte beat, where `offchip_mvu` is not exact (docs/cost-model.md,
-#: "Off-chip weights"); measured +2.84 % (the same design on chip: 0.00 %). The test fails
-#: when the gap closes too, so that this entry goes.
-KNOWN_II_GAP: dict[str, tuple[float, float]] = {"resnet8": (0.02, 0.035)}
+#: Known timing gaps by design, (low, high) relative ii error; a test fails when a gap closes
+#: too, so that its entry goes. ResNet-8 had (0.02, 0.035): with conv_59 (pe 1, simd 16) off
+#: chip its reader's rate did not divide the 8-byte beat, where `offchip_mvu` is not exact
+#: (+2.84 %). Since this round's plan changes (whole-core LUT fit, FIFO depths) the plan of
+#: this test puts the design elsewhere and the twin measures 73,728 / 73,728 cycles, latency
+#: 188,394 / 192,000 (-1.9 %); the inexact reader rate itself is still in the model.
+KNOWN_II_GAP: dict[str, tuple[float, float]] = {}
 
 
 def board_yaml(cores: int, bram18: int, dsp: int, luts: int = 20000) -> str:
