@@ -277,23 +277,22 @@ def build_plan(prob: Problem, seg: Segmentation, strategy: str, objective: str) 
                 else:
                     kind, tid, src_core = "stream", tid_of[(t, p.core)], out_core[pu]
                 # a matrix-vector unit stalls its input during folds 1..NF-1 (fifos.py)
+                part_lanes = in_lanes(unit.kind, unit.geom, p.pe, p.simd)  # the block's input lanes
                 d = max(depth, stall_depth(unit.kind, unit.geom, p.pe, lanes))
                 if p.cost.window is not None:  # the window generator's padding writes (fifos.py)
-                    d = max(d, pad_depth(unit.geom, in_lanes(unit.kind, unit.geom, p.pe, p.simd), lanes,
-                                         p.cost.ii))
+                    d = max(d, pad_depth(unit.geom, part_lanes, lanes, p.cost.ii))
                 if unit.kind == "zeroinsert":  # rows of zeros take no input (fifos.py)
                     d = max(d, zeroinsert_depth(unit.geom, p.pe, lanes, p.cost.ii))
                 if unit.kind == "eltwise2":  # a broadcast operand waits for its repeat unit (fifos.py)
                     d = max(d, broadcast_depth(beats, max(1, unit.geom.out_elems // max(1, lanes))))
                 if pu >= 0:  # a window block's row burst before a narrowing converter (fifos.py)
-                    src_part = parts[pu][-1]
-                    d = max(d, narrowing_depth(prob.units[pu].geom, src_part.cost.window is not None, lanes,
-                                               in_lanes(unit.kind, unit.geom, p.pe, p.simd)))
+                    d = max(d, narrowing_depth(prob.units[pu].geom, parts[pu][-1].cost.window is not None, lanes,
+                                               part_lanes))
                 fc = fifo_cost(lanes, d)
                 if fifo_in_uram(lanes, d) and board.cores[p.core].uram_limit > 0:
                     big_fifos.append((len(chans), p.core, lanes, d))
                 use[p.core][1] += fc.bram18
-                use[p.core][3] += fc.lut + width_converter_lut(lanes, in_lanes(unit.kind, unit.geom, p.pe, p.simd))
+                use[p.core][3] += fc.lut + width_converter_lut(lanes, part_lanes)
                 ii = transfers[tid].ii_cycles if tid is not None else beats
                 chans.append(ChannelPlan(t, src, unit.node.name, src_core, p.core, kind, tid, d,
                                          lanes, bits, ii, False, fc.bram18))
