@@ -15,6 +15,7 @@ from __future__ import annotations
 import importlib.util
 import json
 import subprocess
+import sys
 
 import numpy as np
 import pytest
@@ -155,6 +156,41 @@ def test_driver_py_csim_backend(project):
     for t, ident, _ in design.outputs:
         np.testing.assert_array_equal(raw2[ident], env[t].reshape(-1))
 
+
+
+_TWO_DESIGNS = """
+import importlib.util, json, sys
+import numpy as np
+for host, x, y in zip(sys.argv[1::3], sys.argv[2::3], sys.argv[3::3]):
+    spec = importlib.util.spec_from_file_location("drv", host + "/driver.py")
+    drv = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(drv)
+    d = json.loads(open(host + "/design.json").read())
+    raw, _ = drv.run(drv.CsimDevice(drv.Path(host)), {next(b["tensor"] for b in d["buffers"] if b["role"] == "input"): np.load(x)}, d)
+    np.save(y, raw[next(b["ident"] for b in d["buffers"] if b["role"] == "output")])
+"""
+
+
+def test_driver_py_two_designs_in_one_process(project, tmp_path):
+    """Two designs' C-simulation libraries in one Python process, the smaller one loaded first:
+    each gives its own reference. Both have a ``layer0_P`` window whose row memory is a static
+    local; marked STB_GNU_UNIQUE, the second library would use the first one's (smaller) array."""
+    out, gq, design, x, _ = project
+    g2 = canonicalize(load_model(models.save(models.residual_block(seed=1, c=4, hw=4), tmp_path / "s.onnx")))
+    gq2 = quantize(g2)
+    board = load_board("u250")
+    x2 = np.random.default_rng(2).standard_normal(g2.shape(g2.inputs[0])).astype(np.float32)
+    design2, _ = _write_and_compile(tmp_path, gq2, make_plan(g2, board), board, {g2.inputs[0]: x2})
+    np.save(tmp_path / "x2.npy", x2)
+    np.save(tmp_path / "x1.npy", x)
+    args = [str(tmp_path / "host"), str(tmp_path / "x2.npy"), str(tmp_path / "y2.npy"),
+            str(out / "host"), str(tmp_path / "x1.npy"), str(tmp_path / "y1.npy")]
+    r = subprocess.run([sys.executable, "-c", _TWO_DESIGNS, *args], capture_output=True, text=True, timeout=600)
+    assert r.returncode == 0, r.stderr[-2000:]
+    for g_, x_, d_, y in ((gq2, x2, design2, "y2.npy"), (gq, x, design, "y1.npy")):
+        ref = run_int8(g_, {g_.inputs[0]: x_}, keep=True)[d_.outputs[0][0]]
+        want = (ref.transpose(0, 2, 3, 1) if ref.ndim == 4 else ref).reshape(-1)  # the fabric's NHWC
+        np.testing.assert_array_equal(np.load(tmp_path / y), want)
 
 # ---- a board of two cards (2x-u250): one device per card --------------------------------
 

@@ -105,13 +105,18 @@ class CsimDevice:
     def __init__(self, host_dir: Path = HERE) -> None:
         hls = host_dir.parent / "hls"
         srcs = sorted(hls.glob("core*.cpp")) + [host_dir / "sim_kernels.cpp"]
-        h = hashlib.sha256()
+        # -fno-gnu-unique: g++ marks the static locals of template functions (a window's row
+        # memory, bb::conv_swg<layer0_P>::rows) STB_GNU_UNIQUE, which the dynamic linker binds
+        # once per process even across RTLD_LOCAL libraries. Two designs loaded in one process
+        # would then share the first one's arrays, sized for its layers.
+        flags = ["-std=c++17", "-O2", "-shared", "-fPIC", "-fno-gnu-unique"]
+        h = hashlib.sha256(" ".join(flags).encode())
         for p in srcs + sorted(hls.glob("*.h")):
             h.update(p.name.encode() + b"\0" + p.read_bytes())
         lib = host_dir / ".csim" / h.hexdigest()[:16] / "libbbsim.so"
         if not lib.exists():
             lib.parent.mkdir(parents=True, exist_ok=True)
-            cmd = ["g++", "-std=c++17", "-O2", "-shared", "-fPIC", "-I", str(hls), *map(str, srcs), "-o", str(lib)]
+            cmd = ["g++", *flags, "-I", str(hls), *map(str, srcs), "-o", str(lib)]
             subprocess.run(cmd, check=True, capture_output=True)
         self.lib = ctypes.CDLL(str(lib))
         self.lib.bb_sim_run.restype = ctypes.c_int
