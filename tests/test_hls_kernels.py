@@ -50,20 +50,23 @@ class Case:
     banks: bool = False  # weights "w" as PE separate banks instead of one wide memory (what gen declares)
 
     def cpp(self) -> str:
-        ins = "".join(c_array(f"x{i}", d.reshape(-1)) for i, (_, d) in enumerate(self.inputs))
+        # the movers' memory layout: the frames back to back, padded to whole 64-byte words
+        ins = "".join(c_array(f"x{i}", np.pad(d.reshape(-1), (0, -d.size % 64))) for i, (_, d) in enumerate(self.inputs))
         consts = "".join(_const(k, v, self.banks) for k, v in self.consts.items())
         n_out = self.expected.shape[1]
         lines = [f"namespace {self.name} {{", self.decls, ins, consts, "int run(const char* path) {"]
         for i, (lanes, d) in enumerate(self.inputs):
             lines.append(f"  bb::Stream<{lanes}> in{i};")
-            lines.append(f"  bb::mem_to_stream<{d.shape[1]}, {lanes}>(x{i}, in{i}, {FRAMES});")
+            lines.append(f"  bb::mem_to_stream<{d.shape[1]}, {lanes}>("
+                         f"reinterpret_cast<const bb::Word<bb::DDR_BEAT>*>(x{i}), in{i}, {FRAMES});")
         lines.append(f"  bb::Stream<{self.out_lanes}> out;")
         lines.append(self.body)
-        lines.append(f"  static int8_t y[{FRAMES * n_out}];")
-        lines.append(f"  bb::stream_to_mem<{n_out}, {self.out_lanes}>(out, y, {FRAMES});")
+        lines.append(f"  static int8_t y[bb::mem_bytes({n_out}, {FRAMES})];")
+        lines.append(f"  bb::stream_to_mem<{n_out}, {self.out_lanes}>(out, reinterpret_cast<bb::Word<bb::DDR_BEAT>*>(y), "
+                     f"{FRAMES});")
         checks = " || ".join([f"!in{i}.empty()" for i in range(len(self.inputs))] + ["!out.empty()"])
         lines.append(f"  if ({checks}) return 3;")
-        lines.append("  return write_bytes(path, y, sizeof y);\n}\n}  // namespace")
+        lines.append(f"  return write_bytes(path, y, {FRAMES * n_out});\n}}\n}}  // namespace")
         return "\n".join(lines)
 
 

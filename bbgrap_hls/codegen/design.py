@@ -463,6 +463,14 @@ def _core_order(ids: list[int], edges: set[tuple[int, int]]) -> list[int]:
     return order
 
 
+def mem_bytes(elems: int, frames: int) -> int:
+    """Bytes of an activation buffer (a graph input or output, an off-chip buffer) of
+    ``frames`` frames of ``elems`` int8 elements: the frames back to back, NHWC, padded to
+    whole ``DDR_BEAT``-byte words at the end. bb::mem_to_stream and bb::stream_to_mem move
+    them through 512-bit m_axi ports a word at a time (hw/hls/streams.h, ``bb::mem_bytes``)."""
+    return -(-elems * frames // DDR_BEAT) * DDR_BEAT
+
+
 def weight_ports(core: CoreDesign) -> list[Port]:
     """The weight arguments of a core (codegen/weights.py): off-chip, then URAM ones.
 

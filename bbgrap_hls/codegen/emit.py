@@ -11,9 +11,15 @@ from importlib import resources
 import jinja2
 
 from bbgrap_hls.codegen import weights
-from bbgrap_hls.codegen.design import CoreDesign, Design, core_ports
+from bbgrap_hls.codegen.design import CoreDesign, Design, core_ports, mem_bytes
 from bbgrap_hls.codegen.names import comment
+from bbgrap_hls.codegen.weights import DDR_BEAT
 from bbgrap_hls.ir import Graph
+
+#: the burst options of the activation movers' m_axi ports (one direction each), as the
+#: off-chip weight ports': 64-beat (4 KiB) bursts, 16 outstanding
+MEM_BURST = {"mem_in": "max_read_burst_length = 64 num_read_outstanding = 16",
+             "mem_out": "max_write_burst_length = 64 num_write_outstanding = 16"}
 
 
 def environment() -> jinja2.Environment:
@@ -31,12 +37,12 @@ def signature(core: CoreDesign) -> str:
 def _params(ports) -> list[str]:
     args = []
     for p in ports:
-        if p.kind in ("mem_in", "mem_w"):
+        if p.kind == "mem_w":
             args.append(f"const int8_t* {p.name}")
-        elif p.kind == "mem_w_ddr":
+        elif p.kind in ("mem_in", "mem_w_ddr"):
             args.append(f"const bb::Word<bb::DDR_BEAT>* {p.name}")
         elif p.kind == "mem_out":
-            args.append(f"int8_t* {p.name}")
+            args.append(f"bb::Word<bb::DDR_BEAT>* {p.name}")
         elif p.kind == "load":
             args.append(f"int {p.name}")
         else:
@@ -54,8 +60,10 @@ def tb_args(core: CoreDesign) -> str:
     for p in core_ports(core):
         if p.kind == "load":
             out.append("1")
-        elif p.kind == "mem_w_ddr":
+        elif p.kind in ("mem_w_ddr", "mem_in"):
             out.append(f"reinterpret_cast<const bb::Word<bb::DDR_BEAT>*>({p.link}.data())")
+        elif p.kind == "mem_out":
+            out.append(f"reinterpret_cast<bb::Word<bb::DDR_BEAT>*>({p.link}.data())")
         else:
             out.append(f"{p.link}.data()" if p.kind.startswith("mem") else p.link)
     return ", ".join(out + ["frames"])
@@ -102,7 +110,9 @@ def render_hls(design: Design, g: Graph, plan_core_names: dict[int, str]) -> dic
                 layer=lay, node_comment=comments[lay.ident])
         ctx = dict(core=core, core_name=cname, signature=signature(core), comments=comments,
                    streams=sorted(core.streams.items(), key=lambda kv: _num(kv[0])),
-                   uram_streams=core.uram_streams, beats=stream_beats(core), **_weights_ctx(core))
+                   uram_streams=core.uram_streams, beats=stream_beats(core), **_weights_ctx(core),
+                   mem_depth={p.name: mem_bytes(p.elems, design.frames) // DDR_BEAT for p in core.ports},
+                   mem_burst=MEM_BURST)
         files[f"hls/{core.name}.h"] = env.get_template("hls/core.h.j2").render(**ctx)
         files[f"hls/{core.name}.cpp"] = env.get_template("hls/core.cpp.j2").render(**ctx)
     # (buffer, bytes, file, what) of every weight image: URAM images and off-chip images

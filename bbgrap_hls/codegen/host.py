@@ -32,7 +32,7 @@ from dataclasses import asdict, dataclass, field
 
 import numpy as np
 
-from bbgrap_hls.codegen.design import Design, core_ports
+from bbgrap_hls.codegen.design import Design, core_ports, mem_bytes
 from bbgrap_hls.codegen.weights import ddr_image_file, image_file
 from bbgrap_hls.errors import UnsupportedError
 from bbgrap_hls.ir import Graph
@@ -53,6 +53,9 @@ class HostBuffer:
     elems: int  # per frame (roles "weights", "ddr_weights": bytes of the image, once)
     kernel: str  # the core whose argument gives the memory group
     arg: int
+    #: bytes of the buffer object: an image's bytes; else the spec's frames back to back,
+    #: padded to whole 64-byte words (design.mem_bytes, what the 512-bit movers read and write)
+    bytes: int = 0
     shape: list[int] = field(default_factory=list)  # NCHW (inputs, outputs)
     scale: float = 0.0
     zp: int = 0
@@ -166,12 +169,13 @@ def host_spec(design: Design, g: Graph, card_of: dict[str, int] | None = None) -
                 continue
             if p.kind == "mem_w":
                 name = f"bo_{p.link}"
-                buffers[name] = HostBuffer(name, "weights", p.link, "", p.elems, c.name, k, file=image_file(c.name))
+                buffers[name] = HostBuffer(name, "weights", p.link, "", p.elems, c.name, k, p.elems,
+                                           file=image_file(c.name))
                 args.append(KernelArg(k, p.name, "bo", name))
                 continue
             if p.kind == "mem_w_ddr":  # one buffer per core, given to each of its off-chip layers
                 name = f"bo_{p.link}"
-                buffers.setdefault(name, HostBuffer(name, "ddr_weights", p.link, "", p.elems, c.name, k,
+                buffers.setdefault(name, HostBuffer(name, "ddr_weights", p.link, "", p.elems, c.name, k, p.elems,
                                                     file=ddr_image_file(c.name)))
                 args.append(KernelArg(k, p.name, "bo", name))
                 continue
@@ -185,7 +189,7 @@ def host_spec(design: Design, g: Graph, card_of: dict[str, int] | None = None) -
                 copies.append({"src": src, "dst": name} if p.kind == "mem_in" else {"src": name, "dst": src})
             if name not in buffers:
                 t, n = ins.get(p.link) or outs.get(p.link) or (p.tensor, design.buffers[p.link])
-                hb = HostBuffer(name, role, p.link, t, n, c.name, k)
+                hb = HostBuffer(name, role, p.link, t, n, c.name, k, mem_bytes(n, design.frames))
                 if role != "buffer":
                     q = g.tensors[t].quant
                     hb.shape, hb.scale, hb.zp = list(g.shape(t)), float(np.float32(q.scale)), int(q.zp)
@@ -270,12 +274,12 @@ def render_host(spec: HostSpec, design: Design) -> dict[str, str]:
         args = []
         ports = core_ports(c)
         for k, p in enumerate(ports):
-            if p.kind in ("mem_in", "mem_w"):
+            if p.kind == "mem_w":
                 args.append(f"static_cast<const int8_t*>(ptrs[{k}])")
-            elif p.kind == "mem_w_ddr":
+            elif p.kind in ("mem_in", "mem_w_ddr"):
                 args.append(f"static_cast<const bb::Word<bb::DDR_BEAT>*>(ptrs[{k}])")
             elif p.kind == "mem_out":
-                args.append(f"static_cast<int8_t*>(ptrs[{k}])")
+                args.append(f"static_cast<bb::Word<bb::DDR_BEAT>*>(ptrs[{k}])")
             elif p.kind == "load":
                 args.append(f"static_cast<int>(scalars[{k}])")
             else:

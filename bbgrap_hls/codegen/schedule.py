@@ -30,6 +30,8 @@ from bbgrap_hls.codegen.names import comment
 TOLERANCE = 0.05
 #: accesses per cycle of one memory (a true dual-port BRAM)
 PORTS = 2
+#: bytes per beat of the memory movers' m_axi ports (bb::DDR_BEAT: 512 bits)
+MEM_WORD = 64
 #: the kernels `kernel_bounds` models (others, e.g. conv2d_offchip and resample.h's, have no bound)
 MODELLED = frozenset({
     "conv2d", "conv2d_mmv", "dense", "dwconv2d", "maxpool2d", "avgpool2d", "global_avgpool", "add2", "mul2",
@@ -229,7 +231,13 @@ def kernel_bounds(call: str, p: dict[str, int]) -> list[tuple[str, str, float, i
         return [("", kern, int(args[1]), 1)]
     if kern == "fanout":
         return [("", kern, int(args[0]), 1)]
-    if kern in ("mem_to_stream", "stream_to_mem", "const_stream"):
+    if kern in ("mem_to_stream", "stream_to_mem"):
+        # one loop over the call's beats or 64-byte memory words, whichever are more (frames
+        # back to back: a frame's words are N/64 on average); stream_to_mem's partial last
+        # word is written after its loop, once per call
+        n, lanes = int(args[0]), int(args[1])
+        return [("", kern, max(n // lanes, n / MEM_WORD), 1)]
+    if kern == "const_stream":
         return [("", kern, int(args[0]) // int(args[1]), 1)]
     if kern == "width_convert":
         n, a, b, gg = map(int, args)

@@ -37,7 +37,7 @@
 // (bb::sim::cycles, the running process's counter, is in bb_sim_threads.h, which the
 // stand-in hls_stream_shim.h includes in this build)
 #define BB_PIPELINE(n) BB_HLS(PIPELINE II = n) if (::bb::sim::cycles != nullptr) *::bb::sim::cycles += (n);
-#else
+#elif !defined(BB_PIPELINE)  // (a test may count these loops' iterations: tests/test_hls_schedule.py)
 #define BB_PIPELINE(n) BB_HLS(PIPELINE II = n)
 #endif
 #ifndef BB_PIPELINE_OVERLAP  // (a test may count these loops' iterations: tests/test_hls_schedule.py)
@@ -54,6 +54,21 @@ struct Beat {
 
 template <int L>
 using Stream = hls::stream<Beat<L>>;
+
+/// A packed word: N int8 lanes read or written together (a weight memory's word once the
+/// array holding it is AGGREGATEd, a memory port's beat; lane i sits in bits [8i, 8i+8)).
+template <int N>
+struct Word {
+  int8_t d[N];
+};
+
+/// Bytes per beat of a memory port (512-bit AXI4 m_axi: the width of the Alveo memory
+/// controllers' ports, full-width bursts): off-chip weights and the activation movers.
+constexpr int DDR_BEAT = 64;
+
+/// Bytes of an activation buffer of `frames` frames of n bytes: the frames back to back,
+/// padded to whole DDR_BEAT-byte words at the end (mem_to_stream, stream_to_mem).
+constexpr long mem_bytes(long n, long frames) { return (n * frames + DDR_BEAT - 1) / DDR_BEAT * DDR_BEAT; }
 
 /// Clamp a wide value to [lo, hi] and narrow it to int8.
 inline int8_t clamp8(int64_t v, int32_t lo, int32_t hi) {

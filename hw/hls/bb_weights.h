@@ -28,13 +28,6 @@
 
 namespace bb {
 
-/// A packed weight word: N int8 lanes read together (one memory word of 8·N bits once
-/// the array holding it is AGGREGATEd; lane i sits in bits [8i, 8i+8)).
-template <int N>
-struct Word {
-  int8_t d[N];
-};
-
 /// Half of a weight word (N int8 lanes): two of them, at 2a and 2a+1, make word a.
 template <int N>
 struct Half {

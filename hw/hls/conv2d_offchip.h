@@ -37,9 +37,6 @@
 
 namespace bb {
 
-/// Bytes per beat of an off-chip weight port (512-bit AXI4).
-constexpr int DDR_BEAT = 64;
-
 /// The geometry of an off-chip-weight layer P.
 template <class P>
 struct OffchipGeom {

@@ -191,26 +191,83 @@ BB_LOOP(const_beat)
   }
 }
 
-/// Read `frames` frames of N int8 elements (NHWC) from memory into L-lane beats.
+/// Read `frames` frames of N int8 elements (NHWC) from memory into L-lane beats. The memory
+/// holds the frames back to back in DDR_BEAT-byte words (a 512-bit m_axi port), padded to a
+/// whole word at the end (mem_bytes). One pipelined loop of max(beats, words) iterations
+/// for the call: an iteration reads the next word when fewer than L bytes are buffered and
+/// writes a beat when L are, from a byte buffer of DDR_BEAT + L lanes; so a beat leaves
+/// every iteration (L <= DDR_BEAT: a beat may straddle two words) or a word arrives every
+/// iteration (L > DDR_BEAT). A frame need not start at a word boundary.
 template <int N, int L>
-void mem_to_stream(const int8_t* mem, Stream<L>& out, int frames) {
+void mem_to_stream(const Word<DDR_BEAT>* mem, Stream<L>& out, int frames) {
+  static_assert(N % L == 0, "mem_to_stream: L | N");
+  constexpr int B = DDR_BEAT, CAP = DDR_BEAT + L;
+  const long beats = static_cast<long>(frames) * (N / L);
+  const long words = mem_bytes(N, frames) / B;
+  int8_t buf[CAP] = {};
+  BB_HLS(ARRAY_PARTITION variable = buf complete)
+  int have = 0;  // bytes buffered
+  long rd = 0;   // words read
 BB_LOOP(m2s_beat)
-  for (long i = 0; i < static_cast<long>(frames) * (N / L); ++i) {
+  for (long i = 0; i < (beats > words ? beats : words); ++i) {
     BB_PIPELINE(1)
-    Beat<L> b;
-    for (int l = 0; l < L; ++l) b.d[l] = mem[i * L + l];
-    out.write(b);
+    const bool take = have < L && rd < words;
+    Word<B> w = {};
+    if (take) w = mem[rd];  // sequential addresses
+    int8_t cur[CAP];
+    for (int j = 0; j < CAP; ++j) cur[j] = take && j >= have && j < have + B ? w.d[j - have] : buf[j];
+    const int got = take ? have + B : have;
+    const bool emit = got >= L;
+    if (emit) {
+      Beat<L> o;
+      for (int l = 0; l < L; ++l) o.d[l] = cur[l];
+      out.write(o);
+    }
+    for (int j = 0; j < CAP; ++j) buf[j] = emit ? (j + L < CAP ? cur[j + L] : static_cast<int8_t>(0)) : cur[j];
+    have = emit ? got - L : got;
+    if (take) ++rd;
   }
 }
 
-/// Write `frames` frames of N int8 elements from L-lane beats to memory.
+/// Write `frames` frames of N int8 elements from L-lane beats to memory, laid out as
+/// mem_to_stream reads them (frames back to back, the last word zero-padded). One pipelined
+/// loop of max(beats, whole words) iterations: an iteration takes the next beat when fewer
+/// than DDR_BEAT bytes are buffered and writes a word when DDR_BEAT are; the partial last
+/// word (if any) after the loop, once per call.
 template <int N, int L>
-void stream_to_mem(Stream<L>& in, int8_t* mem, int frames) {
+void stream_to_mem(Stream<L>& in, Word<DDR_BEAT>* mem, int frames) {
+  static_assert(N % L == 0, "stream_to_mem: L | N");
+  constexpr int B = DDR_BEAT, CAP = DDR_BEAT + L;
+  const long beats = static_cast<long>(frames) * (N / L);
+  const long full = static_cast<long>(frames) * N / B;  // whole words
+  int8_t buf[CAP] = {};
+  BB_HLS(ARRAY_PARTITION variable = buf complete)
+  int have = 0;  // bytes buffered
+  long got = 0, wr = 0;  // beats read, words written
 BB_LOOP(s2m_beat)
-  for (long i = 0; i < static_cast<long>(frames) * (N / L); ++i) {
+  for (long i = 0; i < (beats > full ? beats : full); ++i) {
     BB_PIPELINE(1)
-    const Beat<L> b = in.read();
-    for (int l = 0; l < L; ++l) mem[i * L + l] = b.d[l];
+    const bool take = have < B && got < beats;
+    Beat<L> b = {};
+    if (take) b = in.read();
+    int8_t cur[CAP];
+    for (int j = 0; j < CAP; ++j) cur[j] = take && j >= have && j < have + L ? b.d[j - have] : buf[j];
+    const int n = take ? have + L : have;
+    const bool put = n >= B;
+    if (put) {
+      Word<B> w;
+      for (int j = 0; j < B; ++j) w.d[j] = cur[j];
+      mem[wr] = w;  // sequential addresses
+      ++wr;
+    }
+    for (int j = 0; j < CAP; ++j) buf[j] = put ? (j + B < CAP ? cur[j + B] : static_cast<int8_t>(0)) : cur[j];
+    have = put ? n - B : n;
+    if (take) ++got;
+  }
+  if (have > 0) {  // the last word: the call's last bytes, zero-padded
+    Word<B> w;
+    for (int j = 0; j < B; ++j) w.d[j] = j < have ? buf[j] : static_cast<int8_t>(0);
+    mem[wr] = w;
   }
 }
 

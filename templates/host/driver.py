@@ -126,7 +126,8 @@ class CsimDevice:
         return np.zeros(nbytes, np.int8)
 
     def write(self, buf, data):
-        buf[:] = np.asarray(data, np.int8).reshape(-1)
+        d = np.asarray(data, np.int8).reshape(-1)
+        buf[: d.size] = d  # an activation buffer's padding (its last word) stays
 
     def read(self, buf):
         return buf.copy()
@@ -178,7 +179,8 @@ class RtlDevice:
         return buf
 
     def write(self, buf, data):
-        buf[:] = np.asarray(data, np.int8).reshape(-1)
+        d = np.asarray(data, np.int8).reshape(-1)
+        buf[: d.size] = d  # an activation buffer's padding (its last word) stays
         if any(buf is v for k, v in self.bufs.items() if k.startswith("input:")):
             self.done = False  # new input data: the next wait simulates again
 
@@ -195,12 +197,15 @@ class RtlDevice:
 
         self.done = True
         frames = self.spec["frames"]
-        ins = {k.split(":", 1)[1]: v.reshape(frames, -1) for k, v in self.bufs.items() if k.startswith("input:")}
+        elems = {b["ident"]: b["elems"] for b in self.spec["buffers"]}
+        ins = {k.split(":", 1)[1]: v[: elems[k.split(":", 1)[1]] * frames].reshape(frames, -1)
+               for k, v in self.bufs.items() if k.startswith("input:")}
         res, _, _ = run_frames(self.out, ins, frames)
         if res["deadlock"]:
             raise RuntimeError(f"RTL twin deadlocked: {res['deadlock']}")
         for ident, got in res["outputs"].items():
-            self.bufs[f"output:{ident}"][:] = np.asarray(got, np.int8).reshape(-1)
+            got = np.asarray(got, np.int8).reshape(-1)
+            self.bufs[f"output:{ident}"][: got.size] = got
         self.cycles = {k: res[k] for k in ("input_starts", "output_ends")}
 
 
@@ -296,9 +301,9 @@ def run(device: Device, inputs: dict[str, np.ndarray], spec: dict | None = None,
     """
     spec = spec or json.loads((HERE / "design.json").read_text())
     frames = spec["frames"]
-    once = ("weights", "ddr_weights")  # images: bytes, not per frame
-    bos = {b["name"]: device.alloc(b["elems"] * (1 if b["role"] in once else frames), b["kernel"], b["arg"])
-           for b in spec["buffers"]}
+    # activations: the frames back to back, padded to whole 64-byte words ("bytes", the
+    # layout of the cores' 512-bit memory movers); images: their bytes
+    bos = {b["name"]: device.alloc(b["bytes"], b["kernel"], b["arg"]) for b in spec["buffers"]}
     for b in spec["buffers"]:
         # URAM images only when loading; off-chip images always (read on every frame)
         if (b["role"] == "weights" and load_weights) or b["role"] == "ddr_weights":
@@ -321,7 +326,7 @@ def run(device: Device, inputs: dict[str, np.ndarray], spec: dict | None = None,
     raw, env = {}, {}
     for b in spec["buffers"]:
         if b["role"] == "output":
-            raw[b["ident"]] = device.read(bos[b["name"]])
+            raw[b["ident"]] = device.read(bos[b["name"]])[: b["elems"] * frames]
             env[b["tensor"]] = dequantize(raw[b["ident"]], b)
     for op in spec["host_ops"]:
         if op["op"] != "Softmax":
