@@ -32,11 +32,13 @@ TOLERANCE = 0.05
 PORTS = 2
 #: bytes per beat of the memory movers' m_axi ports (bb::DDR_BEAT: 512 bits)
 MEM_WORD = 64
-#: the kernels `kernel_bounds` models (others, e.g. conv2d_offchip and resample.h's, have no bound)
+#: the kernels `kernel_bounds` models (every kernel a design calls)
 MODELLED = frozenset({
     "conv2d", "conv2d_mmv", "dense", "dwconv2d", "maxpool2d", "avgpool2d", "global_avgpool", "add2", "mul2",
     "lut_act", "channel_affine", "requantize", "concat_part", "fanout", "mem_to_stream", "stream_to_mem",
-    "const_stream", "width_convert", "channel_shuffle", "concat", "repeat_pixel", "pad2d"})
+    "const_stream", "width_convert", "channel_shuffle", "concat", "repeat_pixel", "pad2d",
+    "conv2d_offchip", "dense_offchip", "slice2d", "global_maxpool", "upsample2d", "zeroinsert2d", "depth2space",
+    "bilinear2d"})
 
 _PROCESS = re.compile(r"^\s*BB_PROCESS\((.*)\)\s*(?://\s*(\w+))?\s*$")  # the call, its layer
 _STRUCT = re.compile(r"static constexpr int ([^;]*);")
@@ -254,7 +256,87 @@ def kernel_bounds(call: str, p: dict[str, int]) -> list[tuple[str, str, float, i
     if kern == "pad2d":
         h, w, c, lanes, pt, pl, pb, pr = map(int, args)
         return [("", kern, (h + pt + pb) * (w + pl + pr) * c // lanes, 1)]
-    return []  # not modelled here (conv2d_offchip, resample): no bound
+    if kern in ("conv2d_offchip", "dense_offchip"):
+        return [("", kern, offchip_cycles(p if kern == "conv2d_offchip" else _dense_as_conv(p)), 1)]
+    if kern in RESAMPLE:
+        return [("", kern, resample_cycles(kern, p), 1)]
+    return []
+
+
+def _dense_as_conv(p: dict[str, int]) -> dict[str, int]:
+    """dense_offchip's struct as conv2d_offchip's one-pixel 1×1 convolution (DenseAsConv)."""
+    one = dict(H=1, W=1, KH=1, KW=1, SH=1, SW=1, DH=1, DW=1, PT=0, PL=0, PB=0, PR=0)
+    return {**p, **one}
+
+
+def offchip_cycles(p: dict[str, int]) -> float:
+    """Cycles per frame of conv2d_offchip.h's DATAFLOW region in the frame loop: its slowest
+    stage (consecutive frames overlap through the ping-pong frame buffers): the store of the
+    input frame (H·W·C/SIMD), the fetch of the NF·SF weight words (one loop iteration per word
+    or per 64-byte beat, whichever are more, plus the first, which only reads), the compute
+    (fold 0's SF words, then NF folds of HO·WO·SF; the next fold's words arrive during a fold,
+    one a cycle, as the fetch delivers them) and the emit of the output frame (HO·WO·CO/PE)."""
+    g = _geom(p)
+    cb = p["C"] // p["SIMD"]
+    sf, nf, n = p["KH"] * p["KW"] * cb, p["CO"] // p["PE"], p["PE"] * p["SIMD"]
+    words = nf * sf
+    beats = -(-words * n // MEM_WORD)
+    store, fetch = p["H"] * p["W"] * cb, max(words, beats) + 1
+    compute, emit = sf + nf * g["HO"] * g["WO"] * sf, g["HO"] * g["WO"] * nf
+    return max(store, fetch, compute, emit)
+
+
+#: resample.h's kernels (`resample_cycles`)
+RESAMPLE = frozenset({"slice2d", "global_maxpool", "upsample2d", "zeroinsert2d", "depth2space", "bilinear2d"})
+
+
+def resample_cycles(kern: str, p: dict[str, int]) -> float:
+    """Cycles per frame of a resample.h kernel (all loops II = 1): crop, one iteration per input
+    beat; global max pool, one per input beat and one per output beat; nearest upsampling, zero
+    insertion, one per output beat (the reads ride along: upsampling takes the next row ahead
+    in the same iterations); DepthToSpace, an input row's beats and then its other B-1 phase
+    rows' output beats (the next row taken ahead meanwhile); bilinear, one per output beat
+    and one per input beat that was not taken ahead while an earlier output row was emitted
+    (`bilinear_cycles`: with the input always there; a late producer moves more reads into
+    the waiting loop)."""
+    n = p["C"] // p["L"]
+    if kern in ("slice2d", "global_maxpool"):
+        return p["H"] * p["W"] * n + (n if kern == "global_maxpool" else 0)
+    if kern == "upsample2d":
+        return p["H"] * p["SH"] * p["W"] * p["SW"] * n
+    if kern == "zeroinsert2d":
+        ho = p["PT"] + (p["H"] - 1) * p["SH"] + 1 + p["PB"]
+        wo = p["PL"] + (p["W"] - 1) * p["SW"] + 1 + p["PR"]
+        return ho * wo * n
+    if kern == "depth2space":
+        # per input row: its W·N beats in (phase row 0 written with them), phase rows 1..B-1
+        # of W·N/B beats from the row buffer
+        return p["H"] * (p["W"] * n + (p["B"] - 1) * p["W"] * (n // p["B"]))
+    return bilinear_cycles(p["H"], p["W"] * n, p["WO"] * n, p["TY"])
+
+
+def bilinear_cycles(h: int, rb: int, wob: int, ty: tuple[int, ...], frames: int = 4) -> float:
+    """Cycles per frame (steady state: frames 3 and 4 of a run) of resample.h's bilinear2d
+    with its input always there (no stalls, as `window_cycles`): output row ``oy`` first reads
+    (one beat an iteration) until its row ``y1 = ty[4·oy+1]`` is complete, then emits ``wob``
+    beats, each iteration taking one beat of row y1 + 1 ahead (of the next frame's first row
+    after the last); ``rb`` beats a row."""
+    rows, done, part, it, ends = frames * h, 0, 0, 0, []
+    for f in range(frames):
+        for oy in range(len(ty) // 4):
+            need = f * h + ty[4 * oy + 1]
+            while done <= need:  # bil_wait
+                it, part = it + 1, part + 1
+                if part == rb:
+                    part, done = 0, done + 1
+            for _ in range(wob):  # bil_beat
+                it += 1
+                if done == need + 1 and done < rows:
+                    part += 1
+                    if part == rb:
+                        part, done = 0, done + 1
+        ends.append(it)
+    return (ends[-1] - ends[-3]) / 2
 
 
 def design_bounds(out: Path) -> list[ProcBound]:
@@ -270,6 +352,9 @@ def design_bounds(out: Path) -> list[ProcBound]:
             if ident and (out / "hls" / f"{ident}.h").exists():
                 text = (out / "hls" / f"{ident}.h").read_text()
                 p = _struct(text)
+                ty = re.search(rf"{ident}_ty\[\d+\] = \{{([^}}]*)\}}", text)
+                if ty:  # bilinear2d's row taps
+                    p["TY"] = tuple(int(v) for v in ty.group(1).split(","))
                 m = _NODE.search(text)
                 node = m.group(1) if m else ""
             plan_ii = node_ii.get(node, 0) or design_ii

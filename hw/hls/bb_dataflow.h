@@ -24,6 +24,12 @@
 // one iteration), so it is declared BB_PIPELINE_OVERLAP(n) (the pragma, no count) and
 // counted after it by BB_COUNT_OVERLAP(n, reads, emits): n·max(reads, emits), its cycles when
 // the two sides overlap (bb_window.h; the static bound checks that its row buffer lets them).
+// BB_STAGES() / BB_STAGE(call;) ... / BB_STAGES_END(): the processes of a DATAFLOW region in
+// a frame loop's body that C simulation runs one after another in the thread of the kernel
+// (conv2d_offchip.h): the threaded build counts each stage's cycles apart and adds the
+// slowest stage's to the kernel's count, the frame's cycles once consecutive frames overlap
+// (Vitis' dataflow in a loop, ping-pong buffers between the stages); otherwise the calls as
+// written.
 #ifndef BBGRAP_BB_DATAFLOW_H
 #define BBGRAP_BB_DATAFLOW_H
 
@@ -39,6 +45,10 @@
 #define BB_CSIM_REPORT() ::bb::sim::Runtime::get().report(stdout);
 #define BB_IDLE(in, out) ::bb::sim::wait_either(in, out);
 #define BB_COUNT_OVERLAP(n, r, e) if (::bb::sim::cycles != nullptr) *::bb::sim::cycles += (n) * ((r) > (e) ? (r) : (e));
+#define BB_STAGES() long* const bb_stage_outer_ = ::bb::sim::cycles; long bb_stage_max_ = 0;
+#define BB_STAGE(...) { long bb_stage_ = 0; ::bb::sim::cycles = bb_stage_outer_ != nullptr ? &bb_stage_ : nullptr; \
+    __VA_ARGS__ ::bb::sim::cycles = bb_stage_outer_; if (bb_stage_ > bb_stage_max_) bb_stage_max_ = bb_stage_; }
+#define BB_STAGES_END() if (bb_stage_outer_ != nullptr) *bb_stage_outer_ += bb_stage_max_;
 #else
 #define BB_DATAFLOW_REGION()
 #define BB_PROCESS(...) __VA_ARGS__
@@ -48,6 +58,9 @@
 #define BB_CSIM_REPORT()
 #define BB_IDLE(in, out)
 #define BB_COUNT_OVERLAP(n, reads, emits)
+#define BB_STAGES()
+#define BB_STAGE(...) __VA_ARGS__
+#define BB_STAGES_END()
 #endif
 
 #endif  // BBGRAP_BB_DATAFLOW_H

@@ -34,6 +34,7 @@
 #include <type_traits>
 
 #include "bb_weights.h"
+#include "bb_dataflow.h"
 
 namespace bb {
 
@@ -221,10 +222,12 @@ BB_LOOP(offchip_frame)
     BB_HLS(BIND_STORAGE variable = y type = ram_2p impl = bram)
     Stream<OffchipGeom<P>::N> wq("offchip_w");
     BB_HLS(STREAM variable = wq depth = 2)
-    offchip_store<P>(in, x);
-    offchip_fetch<P>(wddr, wq);
-    offchip_compute<P>(x, wq, y, bias, mult, shift);
-    offchip_emit<P>(y, out);
+    BB_STAGES()  // csim --threads: the frame counted at its slowest stage (bb_dataflow.h)
+    BB_STAGE(offchip_store<P>(in, x);)
+    BB_STAGE(offchip_fetch<P>(wddr, wq);)
+    BB_STAGE(offchip_compute<P>(x, wq, y, bias, mult, shift);)
+    BB_STAGE(offchip_emit<P>(y, out);)
+    BB_STAGES_END()
   }
 }
 
@@ -243,10 +246,12 @@ BB_LOOP(offchip_frame)
     BB_HLS(BIND_STORAGE variable = y type = ram_2p impl = uram)
     Stream<OffchipGeom<P>::N> wq("offchip_w");
     BB_HLS(STREAM variable = wq depth = 2)
-    offchip_store<P>(in, x);
-    offchip_fetch<P>(wddr, wq);
-    offchip_compute<P>(x, wq, y, bias, mult, shift);
-    offchip_emit<P>(y, out);
+    BB_STAGES()  // csim --threads: the frame counted at its slowest stage (bb_dataflow.h)
+    BB_STAGE(offchip_store<P>(in, x);)
+    BB_STAGE(offchip_fetch<P>(wddr, wq);)
+    BB_STAGE(offchip_compute<P>(x, wq, y, bias, mult, shift);)
+    BB_STAGE(offchip_emit<P>(y, out);)
+    BB_STAGES_END()
   }
 }
 

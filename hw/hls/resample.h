@@ -29,7 +29,7 @@ BB_LOOP(slice_frame)
       for (int x = 0; x < W; ++x) {
         const bool keep = y >= Y0 && y < Y0 + HO && x >= X0 && x < X0 + WO;
         for (int cb = 0; cb < N; ++cb) {
-          BB_HLS(PIPELINE II = 1)
+          BB_PIPELINE(1)
           const Beat<L> b = in.read();
           for (int l = 0; l < L; ++l) px[cb * L + l] = b.d[l];
           if (keep && cb >= N - NO) {
@@ -57,14 +57,14 @@ BB_LOOP(gmp_frame)
   BB_LOOP(gmp_px)
     for (int i = 0; i < H * W; ++i) {
       for (int cf = 0; cf < CF; ++cf) {
-        BB_HLS(PIPELINE II = 1)
+        BB_PIPELINE(1)
         const Beat<L> b = in.read();
         for (int l = 0; l < L; ++l) mx[cf][l] = (i == 0 || b.d[l] > mx[cf][l]) ? b.d[l] : mx[cf][l];
       }
     }
   BB_LOOP(gmp_out)
     for (int cf = 0; cf < CF; ++cf) {
-      BB_HLS(PIPELINE II = 1)
+      BB_PIPELINE(1)
       Beat<L> o;
       for (int l = 0; l < L; ++l) o.d[l] = mx[cf][l];
       out.write(o);
@@ -92,7 +92,7 @@ BB_LOOP(ups_row)
     const int cur = static_cast<int>(g % 2), nxt = 1 - cur;
   BB_LOOP(ups_beat)
     for (int i = 0; i < SH * SW * RB; ++i) {
-      BB_HLS(PIPELINE II = 1)
+      BB_PIPELINE(1)
       const int cb = i % N, x = (i / (N * SW)) % W;
       const int a = x * N + cb;  // a <= got: the first copy asks for the beats in order
       if (got <= a) row[cur][got++] = in.read();
@@ -128,7 +128,7 @@ BB_LOOP(zins_frame)
       for (int x = 0; x < WO; ++x) {
         const bool in_px = row_in && x >= PL && x < PL + WI && (x - PL) % SW == 0;
         for (int cb = 0; cb < N; ++cb) {
-          BB_HLS(PIPELINE II = 1)
+          BB_PIPELINE(1)
           out.write(in_px ? in.read() : zero);
         }
       }
@@ -155,14 +155,14 @@ BB_LOOP(d2s_row)
     const int cur = static_cast<int>(g % 2), nxt = 1 - cur;
   BB_LOOP(d2s_first)
     for (int t = 0; t < RB; ++t) {  // phase row 0: every input beat of the row, in order
-      BB_HLS(PIPELINE II = 1)
+      BB_PIPELINE(1)
       if (t >= pre) row[cur][t] = in.read();
       if ((t % N) < NB) out.write(row[cur][t]);
     }
     pre = 0;
   BB_LOOP(d2s_rest)
     for (int o = 0; o < (B - 1) * W * NB; ++o) {  // phase rows 1..B-1 from the buffer
-      BB_HLS(PIPELINE II = 1)
+      BB_PIPELINE(1)
       const int i = 1 + o / (W * NB), x = (o / NB) % W, k = o % NB;
       if (g + 1 < rows && pre < RB) {
         Beat<L> b;
@@ -199,6 +199,7 @@ BB_LOOP(bil_frame)
       const int b0 = static_cast<int>(r0 % 3), b1 = static_cast<int>(need % 3);
     BB_LOOP(bil_wait)
       while (done <= need) {
+        BB_PIPELINE(1)
         row[done % 3][part++] = in.read();
         if (part == RB) {
           part = 0;
@@ -207,7 +208,7 @@ BB_LOOP(bil_frame)
       }
     BB_LOOP(bil_beat)
       for (int i = 0; i < WO * N; ++i) {
-        BB_HLS(PIPELINE II = 1)
+        BB_PIPELINE(1)
         const int ox = i / N, cb = i % N;
         if (done == need + 1 && done < rows) {  // take row y1 + 1 ahead, never further
           Beat<L> b;
