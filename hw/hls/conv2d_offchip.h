@@ -28,6 +28,9 @@
 //                    a fold whose next words have not all arrived waits for them at its end;
 //   offchip_emit     HO·WO·CO/PE cycles: y pixel-major onto the output stream (PE lanes).
 // Bias, multiplier and shift are conv2d's [PE][NF] constants (bias' with -zp_in·Σw folded).
+// C simulation runs the four stages one after another in the kernel's thread; the threaded
+// build counts a frame at its slowest stage (BB_STAGE, bb_dataflow.h; codegen/schedule.py
+// `offchip_cycles` is the bound).
 #ifndef BBGRAP_CONV2D_OFFCHIP_H
 #define BBGRAP_CONV2D_OFFCHIP_H
 
