@@ -204,17 +204,19 @@ void mem_to_stream(const Word<DDR_BEAT>* mem, Stream<L>& out, int frames) {
   constexpr int B = DDR_BEAT, CAP = DDR_BEAT + L;
   const long beats = static_cast<long>(frames) * (N / L);
   const long words = mem_bytes(N, frames) / B;
+  const long iters = beats > words ? beats : words;
   int8_t buf[CAP] = {};
   BB_HLS(ARRAY_PARTITION variable = buf complete)
   int have = 0;  // bytes buffered
   long rd = 0;   // words read
 BB_LOOP(m2s_beat)
-  for (long i = 0; i < (beats > words ? beats : words); ++i) {
+  for (long i = 0; i < iters; ++i) {
     BB_PIPELINE(1)
     const bool take = have < L && rd < words;
     Word<B> w = {};
     if (take) w = mem[rd];  // sequential addresses
-    int8_t cur[CAP];
+    int8_t cur[CAP];  // the buffer with this iteration's input in place
+    BB_HLS(ARRAY_PARTITION variable = cur complete)
     for (int j = 0; j < CAP; ++j) cur[j] = take && j >= have && j < have + B ? w.d[j - have] : buf[j];
     const int got = take ? have + B : have;
     const bool emit = got >= L;
@@ -240,17 +242,19 @@ void stream_to_mem(Stream<L>& in, Word<DDR_BEAT>* mem, int frames) {
   constexpr int B = DDR_BEAT, CAP = DDR_BEAT + L;
   const long beats = static_cast<long>(frames) * (N / L);
   const long full = static_cast<long>(frames) * N / B;  // whole words
+  const long iters = beats > full ? beats : full;
   int8_t buf[CAP] = {};
   BB_HLS(ARRAY_PARTITION variable = buf complete)
   int have = 0;  // bytes buffered
   long got = 0, wr = 0;  // beats read, words written
 BB_LOOP(s2m_beat)
-  for (long i = 0; i < (beats > full ? beats : full); ++i) {
+  for (long i = 0; i < iters; ++i) {
     BB_PIPELINE(1)
     const bool take = have < B && got < beats;
     Beat<L> b = {};
     if (take) b = in.read();
-    int8_t cur[CAP];
+    int8_t cur[CAP];  // the buffer with this iteration's input in place
+    BB_HLS(ARRAY_PARTITION variable = cur complete)
     for (int j = 0; j < CAP; ++j) cur[j] = take && j >= have && j < have + L ? b.d[j - have] : buf[j];
     const int n = take ? have + L : have;
     const bool put = n >= B;
