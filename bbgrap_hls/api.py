@@ -86,6 +86,7 @@ def compile(model: str | os.PathLike | onnx.ModelProto, board: str | os.PathLike
     from bbgrap_hls.passes import canonicalize
     from bbgrap_hls.quant import is_qdq
     from bbgrap_hls.quant.qdq import check_qdq_model
+    from bbgrap_hls.quant.split import rescale_concat_inputs
 
     options = _check_options(plan_options)
     model_path = _model_path(model)
@@ -94,6 +95,7 @@ def compile(model: str | os.PathLike | onnx.ModelProto, board: str | os.PathLike
     graph = canonicalize(load_model(model_path, shapes))
     check_qdq_model(model_path)  # as run --int8, once the file is known to load
     calib_arrays, calib_path = _calibration(calib, graph)
+    graph = rescale_concat_inputs(graph, calib_arrays, seed=options.get("seed", 0))  # quant/split.py
     design = Design(model_path, board_obj, board_arg, graph, calib_arrays, calib_path, shapes, options)
     # As gen: a QDQ model plans on its int8 graph (its Q/DQ pairs gone), any other before
     # quantising, so that an infeasible plan is refused before calibration runs.

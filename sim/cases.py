@@ -208,6 +208,26 @@ def _bilinear(p: dict, rng, d: Path) -> tuple[dict, dict]:
     return hdl, {"x": _i8(rng, FRAMES, p["H"], p["W"], p["C"])}
 
 
+def lrn_q(p: dict) -> dict:
+    """The int8 parameters of an LRN test case (`ops.lrn.LRN.quant` at the case's scales)."""
+    from bbgrap_hls.ir import Node
+    from bbgrap_hls.ops import get_op
+
+    node = Node("lrn", "LRN", ["x"], ["y"], {"size": p["size"], "alpha": p["alpha"], "beta": p["beta"],
+                                              "bias": p["bias"]})
+    return get_op("LRN").quant(node, p["s_x"], p["zp_in"], p["s_y"], p["zp_out"], p["C"])
+
+
+def _lrn(p: dict, rng, d: Path) -> tuple[dict, dict]:
+    """FRAMES random pixels; the factor table of `lrn_q` as TAB_FILE."""
+    q = lrn_q(p)
+    t = np.asarray(q["table"], np.int64)
+    f = write_mem(d / "tab.mem", pack(t.reshape(-1, 1), 16), 16)
+    hdl = {"C": p["C"], "P": p["P"], "BEFORE": q["before"], "AFTER": q["after"], "MBITS": q["mbits"],
+           "SHIFT": q["shift"], "ZP_IN": q["zp_in"], "ZP_OUT": q["zp_out"], "ENTRIES": len(t), "TAB_FILE": f}
+    return hdl, {"x": _i8(rng, FRAMES, p["pix"], p["C"])}
+
+
 def _plain(p: dict, rng, d: Path) -> tuple[dict, dict]:
     return {k: v for k, v in p.items() if k.isupper()}, {"x": _i8(rng, FRAMES, p["bytes"])}
 
@@ -297,6 +317,16 @@ PARAMS: dict[str, list[dict]] = {
                  {"C": 3, "P": 1, "H": 3, "W": 3, "sh": 2, "sw": 3, "coord": "align_corners"},
                  {"C": 4, "P": 4, "H": 1, "W": 2, "sh": 4, "sw": 4, "coord": "asymmetric"},
                  {"C": 2, "P": 1, "H": 4, "W": 4, "sh": 4, "sw": 2, "coord": "align_corners"}],
+    # LRN (lrn.sv): AlexNet's size 5 folded to 2 beats a pixel; an even window at one lane; a
+    # window wider than the pixel at full width; size 3 at 3 beats
+    "lrn": [{"C": 8, "P": 4, "pix": 5, "size": 5, "alpha": 0.5, "beta": 0.75, "bias": 1.0, "s_x": 0.05,
+             "zp_in": -100, "s_y": 0.02, "zp_out": -5},
+            {"C": 6, "P": 1, "pix": 4, "size": 4, "alpha": 1e-2, "beta": 0.6, "bias": 2.0, "s_x": 0.4,
+             "zp_in": 7, "s_y": 0.3, "zp_out": 3},
+            {"C": 4, "P": 4, "pix": 6, "size": 7, "alpha": 1.0, "beta": 1.0, "bias": 1.0, "s_x": 0.02,
+             "zp_in": 0, "s_y": 0.01, "zp_out": 0},
+            {"C": 12, "P": 4, "pix": 3, "size": 3, "alpha": 1e-4, "beta": 0.75, "bias": 2.0, "s_x": 1.0,
+             "zp_in": -128, "s_y": 0.5, "zp_out": -128}],
     "offchip_buffer": [{"LANES": 2, "FRAME_BEATS": 12, "BYTES_PER_CYCLE": 4, "NFRAMES": 3, "BARRIER": 7,
                         "bytes": 24},
                        {"LANES": 4, "FRAME_BEATS": 8, "BYTES_PER_CYCLE": 4, "NFRAMES": 2, "bytes": 32}],
@@ -308,7 +338,7 @@ PREPARE: dict[str, Callable] = {
     "add": _binary, "mul": _binary, "concat": _binary, "lut_act": _lut, "channel_affine": _affine,
     "dwc": _plain, "offchip_buffer": _plain, "channel_shuffle": _shuffle, "repeat_pixel": _repeat,
     "slice": _frames, "gmaxpool": _frames, "upsample": _frames, "zeroinsert": _frames, "depth2space": _frames,
-    "bilinear": _bilinear,
+    "bilinear": _bilinear, "lrn": _lrn,
 }
 
 # RTL files each toplevel needs (besides its own)

@@ -89,6 +89,9 @@ def block(module: str, p: dict) -> tuple[BlockCost, int]:
     if module == "channel_shuffle":
         g = _pixels(p["pix"], p["C"])
         return block_cost("shuffle", g, p["P"], p["P"]), g.in_elems // p["P"]
+    if module == "lrn":
+        g = _pixels(p["pix"], p["C"])
+        return block_cost("lrn", g, p["P"], p["P"]), g.in_elems // p["P"]
     if module in ("lut_act", "channel_affine"):
         g = _pixels(p["pix"], p["C"])
         kind = "lut" if module == "lut_act" else "affine"

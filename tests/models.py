@@ -658,3 +658,29 @@ BILINEAR: dict[str, Callable[..., onnx.ModelProto]] = {
     "fpn_tiny": fpn_tiny,
 }
 """Models of bilinear Resize (tests/test_ops_bilinear.py); not in `ALL`."""
+
+
+def _lrn(b: Builder, x: str, size: int, alpha: float, beta: float = 0.75, bias: float = 1.0) -> str:
+    return b.node("LRN", [x], b.shapes[x], size=size, alpha=alpha, beta=beta, bias=bias)
+
+
+def alexnet_tiny(seed: int = 0, opset: int = DEFAULT_OPSET, hw: int = 16, width: int = 16) -> onnx.ModelProto:
+    """AlexNet's pattern at toy size: conv 5×5 → ReLU → LRN(5) → maxpool 3/2 → conv 3×3 → ReLU →
+    LRN(3, AlexNet's k = 2) → global average pool → dense. The first LRN's alpha is large enough
+    that the normalisation matters at these activation sizes."""
+    b = Builder(seed, opset)
+    x = _lrn(b, b.act(b.conv(b.input("x", (1, 3, hw, hw)), width, 5)), 5, 0.5)
+    x = b.maxpool(x, 3, 2)
+    x = _lrn(b, b.act(b.conv(x, width + width // 2, 3)), 3, 0.05, 0.75, 2.0)
+    return _rename_output(b, b.gemm(b.flatten(b.gap(x)), 10), "alexnet_tiny")
+
+
+def lrn_tail(seed: int = 0, opset: int = DEFAULT_OPSET, c: int = 6, hw: int = 5) -> onnx.ModelProto:
+    """conv 3×3 → ReLU → LRN(size 4: an even window, 1 channel before and 2 after) as the output."""
+    b = Builder(seed, opset)
+    x = b.act(b.conv(b.input("x", (1, 3, hw, hw)), c, 3))
+    return _rename_output(b, _lrn(b, x, 4, 0.3, 0.6, 1.5), "lrn_tail")
+
+
+LRN: dict[str, Callable[..., onnx.ModelProto]] = {"alexnet_tiny": alexnet_tiny, "lrn_tail": lrn_tail}
+"""Models with LRN on the fabric (tests/test_ops_lrn.py); not in `ALL`."""

@@ -58,7 +58,7 @@ def test_gen_is_byte_identical_and_refuses_non_empty(tmp_path):
     # every file is named by generated names only
     assert all(p.name.startswith(("core", "layer", "in_", "expect_", "seed_", "vectors", "tb", "rtl", "weights_core"))
                for p in fa if p.parent.name in ("hls", "tb") and not p.name.startswith(("bb", "conv2d",
-               "dwconv", "eltwise", "pool2d", "resample", "streams", "hls_stream")))
+               "dwconv", "eltwise", "lrn", "pool2d", "resample", "streams", "hls_stream")))
 
 
 @pytest.mark.filterwarnings("ignore:no calibration samples")

@@ -28,10 +28,10 @@ from tests import models
 pytestmark = [pytest.mark.csim, pytest.mark.filterwarnings("ignore:no calibration samples")]
 
 FAST = [("residual_block", "u250"), ("ds_block", "u250"), ("lenet", "u250"), ("mlp", "u250"),
-        ("se_block", "vu9p-quad"), ("inception_block", "u250")]
+        ("se_block", "vu9p-quad"), ("inception_block", "u250"), ("alexnet_tiny", "u250")]
 SLOW = [("resnet8", "u250"), ("resnet8", "2x-u250"), ("ds_cnn", "u250"), ("channel_shuffle", "u250"),
         ("mobilenet_v1", "u250"), ("mlp_autoencoder", "u250"), ("shufflenet_tiny", "u250"), ("yolo_tiny", "u250")]
-MODELS = {**models.ALL, **models.FAMILIES}
+MODELS = {**models.ALL, **models.FAMILIES, **models.LRN}
 
 
 def _gen(tmp_path, model: str, board: str):

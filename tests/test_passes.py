@@ -445,14 +445,24 @@ def test_trailing_host_ops(tmp_path):
 
 
 def test_host_op_in_the_middle(tmp_path):
-    b = Builder(9)
-    x = b.node("LRN", [b.conv(b.input("x", X), C)], X, size=3)
+    """A Softmax over channels feeding a conv (LRN was this test's host op until it became a
+    fabric op, issue 14)."""
+    b = Builder(13)
+    x = b.node("Softmax", [b.conv(b.input("x", X), C)], X, axis=1)
     g = load(tail(b, b.conv(x, C)), tmp_path)
     out = canonicalize(g)
-    lrn = next(n for n in out.nodes if n.op == "LRN")
-    assert lrn.host
+    sm = next(n for n in out.nodes if n.op == "Softmax")
+    assert sm.host
     problems = host_ops_in_middle(out)
-    assert len(problems) == 1 and f"'{lrn.name}' (LRN)" in problems[0] and "(Conv)" in problems[0]
+    assert len(problems) == 1 and f"'{sm.name}' (Softmax)" in problems[0] and "(Conv)" in problems[0]
+
+
+def test_lrn_in_the_middle_is_a_fabric_op(tmp_path):
+    b = Builder(9)
+    x = b.node("LRN", [b.conv(b.input("x", X), C)], X, size=3)
+    out = canonicalize(load(tail(b, b.conv(x, C)), tmp_path))
+    assert not next(n for n in out.nodes if n.op == "LRN").host
+    assert host_ops_in_middle(out) == []
 
 
 # -- canonicalize ----------------------------------------------------------------------------

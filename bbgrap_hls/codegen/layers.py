@@ -271,6 +271,13 @@ def _make_layer(g: Graph, node: Node, ident: str, pe: int, simd: int,
                      f"bb::bilinear2d<{ident}_P>({{in0}}, {{out}}, {ident}_ty, {ident}_tx, frames);",
                      _struct(ident, H=h, W=w, C=c, L=p, HO=ho, WO=wo, FRAC=FRAC),
                      _arrays(ident, ty=th.reshape(-1), tx=tw.reshape(-1)))
+    if op == "LRN":
+        h, w, c = hwc(x)
+        vals = dict(PIXELS=h * w, C=c, L=p, BEFORE=q["before"], AFTER=q["after"], MBITS=q["mbits"],
+                    SHIFT=q["shift"], ZP_IN=q["zp_in"], ZP_OUT=q["zp_out"])
+        return Layer(ident, node.name, op, [acts[0]], [p], p, n_out,
+                     f"bb::lrn<{ident}_P>({{in0}}, {{out}}, {ident}_tab, frames);",
+                     _struct(ident, **vals), _arrays(ident, tab=np.asarray(q["table"], np.int64)))
     if op == "DepthToSpace":
         h, w, c = hwc(x)
         return Layer(ident, node.name, op, [acts[0]], [p], p, n_out,

@@ -159,7 +159,7 @@ def core_module(cd: CoreDesign, g: Graph, plan: Plan, files: dict[str, str],
         n_glue += 1
         if kern in ("conv2d", "dwconv2d", "dense", "lut_act", "maxpool2d", "avgpool2d", "global_avgpool",
                     "add2", "mul2", "channel_affine", "conv2d_mmv",
-                    "global_maxpool", "slice2d", "upsample2d", "zeroinsert2d", "depth2space", "bilinear2d"):
+                    "global_maxpool", "slice2d", "upsample2d", "zeroinsert2d", "depth2space", "bilinear2d", "lrn"):
             lay = layers[targs[0][:-2]]
             node = g.node(lay.node)
             pe, simd, rng = _folding(plan, lay)

@@ -11,6 +11,7 @@ layouts are those of the modules' headers:
 - lookup table: 256 entries of 8 bits, entry ``x + 128`` for input ``x``;
 - channel affine: per lane a signed int32 multiplier (``_m``), an int64 bias (``_b``) and
   32 bits ``{s, zp_out, lo, hi}`` (``_rq``).
+- LRN: the factor table (``_tab``), one 16-bit word per code (`bbgrap_hls.ops.lrn.table`);
 - channel shuffle: no memory; the permutation is the parameter ``PERM``, a ``16·C``-bit
   literal with the input channel of output channel ``k`` at bits ``16·k``.
 - off-chip weights (`rtl_offchip`, ``conv_offchip``): bias and requantisation as mvu; the
@@ -257,6 +258,13 @@ def rtl_layer(g: Graph, node: Node, lay: Layer, pe: int, simd: int, co_range: tu
         h, w, c = hwc(x)
         th, tw = REGISTRY["ResizeBilinear"].axis_taps(node, x)
         return RtlLayer("bilinear", dict(C=c, P=p, H=h, W=w, HO=ho, WO=wo, TY=tap_table(th), TX=tap_table(tw)))
+    if op == "LRN":
+        h, w, c = hwc(x)
+        t = np.asarray(q["table"], np.int64)
+        files = {f"{ident}_tab.mem": mem_text(pack(t.reshape(-1, 1), 16), 16)}
+        return RtlLayer("lrn", dict(C=c, P=p, BEFORE=q["before"], AFTER=q["after"], MBITS=q["mbits"],
+                                    SHIFT=q["shift"], ZP_IN=q["zp_in"], ZP_OUT=q["zp_out"], ENTRIES=len(t),
+                                    TAB_FILE=f"{ident}_tab.mem"), files)
     if op == "DepthToSpace":
         h, w, c = hwc(x)
         return RtlLayer("depth2space", dict(C=c, P=p, H=h, W=w, B=node.attrs["blocksize"]))

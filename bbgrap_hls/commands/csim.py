@@ -188,6 +188,7 @@ def _vectors_for(out: Path, meta: dict, x: np.ndarray, vec: Path, gq: Graph | No
     from bbgrap_hls.frontend import load_model, parse_input_shapes
     from bbgrap_hls.passes import canonicalize
     from bbgrap_hls.quant.quantizer import quantize
+    from bbgrap_hls.quant.split import rescale_concat_inputs
 
     if gq is None:
         man = json.loads((out / "manifest.json").read_text())
@@ -198,7 +199,7 @@ def _vectors_for(out: Path, meta: dict, x: np.ndarray, vec: Path, gq: Graph | No
             from bbgrap_hls.quant.calib import load_calibration
 
             calib = load_calibration(o["calib_path"], graph)
-        gq = quantize(graph, calib, seed=o["seed"])
+        gq = quantize(rescale_concat_inputs(graph, calib, seed=o["seed"]), calib, seed=o["seed"])
     if len(meta["inputs"]) != 1:
         raise BadInputError("csim --input: the model has several inputs; give them through gen")
     env = golden(gq, {meta["inputs"][0]["tensor"]: x})

@@ -82,6 +82,7 @@ def _run(args: argparse.Namespace, out: Path, old: list[str], worker: _ReportWor
     from bbgrap_hls.commands.common import plan_graph
     from bbgrap_hls.quant import is_qdq
     from bbgrap_hls.quant.quantizer import quantize
+    from bbgrap_hls.quant.split import rescale_concat_inputs
 
     board = load_board(args.board)
     graph = load_canonical(args)
@@ -90,6 +91,7 @@ def _run(args: argparse.Namespace, out: Path, old: list[str], worker: _ReportWor
         from bbgrap_hls.quant.calib import load_calibration
 
         calib = load_calibration(args.calib, graph)
+    graph = rescale_concat_inputs(graph, calib, seed=args.seed)  # nodes the plan must see (quant/split.py)
     # Plan before quantising: an infeasible plan is refused before the calibration runs.
     # A QDQ model's Q/DQ pairs are gone from the int8 graph only (and quantising it runs
     # no calibration): plan on that one.

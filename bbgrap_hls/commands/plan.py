@@ -49,9 +49,10 @@ def add_parser(sub) -> argparse.ArgumentParser:
 
 def run(args: argparse.Namespace) -> int:
     from bbgrap_hls.board import load_board
+    from bbgrap_hls.quant.split import rescale_concat_inputs
 
     board = load_board(args.board)
-    graph = load_canonical(args)
+    graph = rescale_concat_inputs(load_canonical(args), seed=args.seed)  # as gen (quant/split.py)
     plan = plan_graph(graph, board, strategy=args.strategy, objective=args.objective,
                       time_limit=args.time_limit, seed=args.seed, parallel_window=args.parallel_window,
                       narrow_folding=not args.no_narrow, pixel_copies=args.pixel_copies,

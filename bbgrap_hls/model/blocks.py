@@ -587,3 +587,36 @@ def bilinear(g: Geometry, pe: int, simd: int) -> BlockCost:
 
 
 BLOCKS["bilinear"] = bilinear
+
+
+# -- LRN across channels (issue 14): op kind LRN declares `cost_block = "lrn"` -----------------
+LUT_LRN_LANE = 120  # per lane: the window sum's subtraction, the leading-one code, rounding, clamp
+LUT_LRN_PREFIX = 30  # per lane: d² into the running prefix sum (22 bits)
+LRN_MUX_BITS = 9 + 2 * 22  # per lane, bits read from the banks: d and two prefix sums (2·C/p-input multiplexers)
+
+
+def lrn(g: Geometry, pe: int, simd: int) -> BlockCost:
+    """LRN across channels (``lrn.sv``, ``bb::lrn``): the pixel buffer of ``channel_shuffle`` (two
+    banks, one written while the other is read), each bank also holding the prefix sums of
+    squares ``P[0..C]`` accumulated as the pixel's beats come in; the reader starts a pixel the
+    cycle after its last input beat, one beat per cycle: per lane ``S = P[c+after+1] − P[c−before]``
+    and its code (stage 1), then the factor table, ``d·T``, rounding and clamp (stage 2).
+    Timing as `shuffle` with depth ``RTL_DEPTH["lrn"]``: ii = ``H·W·C/p``, a pixel's output
+    leaves ``C/p`` beats after its input. Per lane two products (``d²``, 9 × 9 bits, and
+    ``d·T``, 9 × 16) in DSP48E2s and a read port of the factor table (``ops.lrn.table_len``
+    16-bit words, at most 1,024 for size ≤ 7: a distributed ROM, charged with `rom`);
+    the banks are flip-flops (``2·C`` bytes and ``2·(C+1)`` 22-bit sums, not counted) read
+    through ``C/p``-input multiplexers. Not yet checked against Yosys."""
+    from bbgrap_hls.ops.lrn import table_len
+
+    p = pe
+    n = g.c // p
+    ii = g.h * g.w * n
+    mem = rom(16, table_len(MAX_LRN_SIZE_COSTED, g.c)).times(p)
+    return BlockCost(ii=ii, depth=RTL_DEPTH["lrn"], fill=1.0 / (g.h * g.w), tail=n, lead=n, span=ii - 1 + n,
+                     dsp=2 * p, bram18=mem.bram18,
+                     lut=LUT_BASE_SIMPLE + (LUT_LRN_LANE + LUT_LRN_PREFIX) * p + LRN_MUX_BITS * p * _ceil(2 * n, 4) + mem.lut)
+
+
+MAX_LRN_SIZE_COSTED = 7  # the table length charged (the geometry has no size; AlexNet and GoogLeNet use 5)
+BLOCKS["lrn"] = lrn

@@ -40,6 +40,7 @@ RTL_DEPTH: dict[str, int] = {
     "converter": 1,   # width converter (dwc)
     "concat": 0,      # a multiplexer
     "shuffle": 1,     # channel_shuffle: output register after the bank read
+    "lrn": 2,         # lrn: window sum and its code, then table · d, rounding, clamp into the output register
     "repeat": 0,      # repeat_pixel: first repetition passes through, the others from LUTRAM
     "copies": 1,      # pixel copies: the pixel collector and the merge (conv.sv, M > 1)
 }

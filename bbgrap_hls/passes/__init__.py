@@ -58,7 +58,7 @@ def canonicalize(graph: Graph) -> Graph:
     (N, C, 1, 1) → (N, C) before a graph output), Pad, Slice (also Split's parts),
     GlobalMaxPool, Resize (nearest, integer scales), ResizeBilinear (Resize mode linear,
     integer scales), ZeroInsert (a lowered ConvTranspose's
-    upsampling half), DepthToSpace, and the host ops Softmax and LRN
+    upsampling half), DepthToSpace, LRN, and the host op Softmax
     (``node.host`` set; `host_ops_in_middle` lists those a plan cannot place).
 
     Anything else left (e.g. MatMul of two activations, Div by an activation) was not

@@ -12,7 +12,7 @@ SHAPE_ONLY = ("Reshape", "Flatten", "Squeeze", "Unsqueeze", "Transpose", "Identi
 
 
 class MarkHostOps(Pass):
-    """Set ``node.host`` on host-only ops (Softmax, LRN, ...) and the shape ops after them.
+    """Set ``node.host`` on host-only ops (Softmax, ...) and the shape ops after them.
 
     Marks every node whose op kind is ``host_only``, plus every shape-only node (Reshape,
     Transpose, ...) whose activation inputs all come from host ops (a Softmax followed
@@ -44,7 +44,7 @@ def host_ops_in_middle(graph: Graph) -> list[str]:
     The fabric cannot hand a frame to the host and take it back mid-network, so a plan
     is impossible while this list is not empty. Each entry names the host node, its op
     and the first fabric node it feeds (directly or through other host ops), e.g.
-    ``"node 'lrn1' (LRN) feeds fabric node 'conv2' (Conv)"``.
+    ``"node 'sm1' (Softmax) feeds fabric node 'conv2' (Conv)"``.
     """
     readers = graph.consumers()
     problems: list[str] = []

@@ -38,6 +38,9 @@ Nodes
       of n counted elements; ``zp_in``, ``zp_out``: acc = Σ (x - zp_in).
     - ``gap`` (GlobalAveragePool): ``mult``, ``shift`` ints, ``count`` = H·W, ``zp_in``,
       ``zp_out``.
+    - ``lrn`` (LRN): ``table`` int64 (code → factor word < 2^16), ``shift`` F, ``mbits`` M,
+      ``before``, ``after`` (the window), ``zp_in``, ``zp_out`` (`bbgrap_hls.ops.lrn`):
+      y = clamp(zp_out + ((d·table[code(S)] + 2^(F-1)) >> F)), d = x - zp_in, S = Σ_window d².
     - ``move`` (MaxPool, Concat, Reshape, Flatten, Squeeze, Unsqueeze, Transpose, Pad,
       Identity, Dropout): ``{}``, or ``pad_value`` (int) for Pad. Inputs and output share one
       scale: the quantiser makes every such group one scale (Concat: the union of its

@@ -41,6 +41,8 @@ def category(kind: str) -> str | None:
         return "avgpool"
     if kind == "GlobalAveragePool":
         return "gap"
+    if kind == "LRN":
+        return "lrn"
     if get_op(kind).hls_kernel == "lut_act":
         return "lut"
     return None
@@ -178,6 +180,13 @@ def _gap(node: Node, g: Graph) -> dict:
     return {"mult": mult, "shift": shift, "zp_in": z_x, "zp_out": z_y, "count": n}
 
 
+def _lrn(node: Node, g: Graph) -> dict:
+    """LRN: the code-indexed factor table of ``ops.lrn`` (docs/numerics.md, "LRN")."""
+    s_x, z_x = qp(g, node.inputs[0])
+    s_y, z_y = qp(g, node.outputs[0])
+    return get_op("LRN").quant(node, s_x, z_x, s_y, z_y, g.shape(node.inputs[0])[1])
+
+
 def _move(node: Node, g: Graph) -> dict:
     if node.op in ("Pad", "ZeroInsert"):  # a zero fill is the zero point
         s, z = qp(g, node.inputs[0])
@@ -187,7 +196,7 @@ def _move(node: Node, g: Graph) -> dict:
 
 BUILDERS: dict[str, Callable[[Node, Graph], dict]] = {
     "mac": _mac, "affine": _affine, "lut": _lut, "add": _add, "mul": _mul,
-    "avgpool": _avgpool, "gap": _gap, "move": _move,
+    "avgpool": _avgpool, "gap": _gap, "move": _move, "lrn": _lrn,
 }
 
 

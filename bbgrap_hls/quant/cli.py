@@ -18,6 +18,7 @@ from bbgrap_hls.quant.calib import load_calibration
 from bbgrap_hls.quant.execute import compare, dequantize_outputs, run_int8
 from bbgrap_hls.quant.qdq import check_qdq_model
 from bbgrap_hls.quant.quantizer import quantize
+from bbgrap_hls.quant.split import rescale_concat_inputs
 from bbgrap_hls.reference import run_float
 
 
@@ -39,7 +40,7 @@ def run_int8_branch(args: argparse.Namespace, graph: Graph, feeds: dict[str, np.
     calib = load_calibration(args.calib, graph) if getattr(args, "calib", None) else None
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
-        qgraph = quantize(graph, calib)
+        qgraph = quantize(rescale_concat_inputs(graph, calib), calib)
     for w in caught:
         print(f"bbgrap-hls run: warning: {w.message}", file=sys.stderr)
     raw = run_int8(qgraph, feeds)

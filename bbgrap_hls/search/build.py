@@ -262,7 +262,7 @@ def build_plan(prob: Problem, seg: Segmentation, strategy: str, objective: str) 
             cycles[u] += max(0, c.lead + 1 - in_beats)
         lanes_of = [out_lanes[pu] if pu >= 0 else lanes_in for pu in unit.producers]
         beats_of = [max(1, prob.tensor_bits[t] // 8 // ln) for t, ln in zip(unit.in_tensors, lanes_of, strict=True)]
-        depths = input_depths(beats_of, starts)
+        depths = input_depths(beats_of, starts, unit.geom.h)
         for k, (t, pu) in enumerate(zip(unit.in_tensors, unit.producers, strict=False)):
             bits = prob.tensor_bits[t]
             lanes = lanes_of[k]

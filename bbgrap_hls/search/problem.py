@@ -176,7 +176,7 @@ def _table_of(kind: str, g: Geometry, inputs: _Inputs, parallel_window: bool, ur
                 beats = [max(1, e // lanes) for e in inputs.elems]
                 ii = max(1, c.ii)
                 starts = [s + (cy + 1) / ii for s, cy in zip(inputs.starts, inputs.cycles, strict=True)]
-                for d, b in zip(input_depths(beats, starts), beats, strict=True):
+                for d, b in zip(input_depths(beats, starts, g.h), beats, strict=True):
                     # the producer's lanes are unknown here: the block's own (fifos.py)
                     d = max(d, stall_depth(kind, g, pe, lanes))
                     if kind == "eltwise2":  # a broadcast operand waits for its repeat unit

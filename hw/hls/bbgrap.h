@@ -7,6 +7,7 @@
 #include "conv2d_offchip.h"
 #include "dwconv2d.h"
 #include "eltwise.h"
+#include "lrn.h"
 #include "pool2d.h"
 #include "resample.h"
 #include "streams.h"
