@@ -296,8 +296,8 @@ def resample_cycles(kern: str, p: dict[str, int]) -> float:
     """Cycles per frame of a resample.h kernel (all loops II = 1): crop, one iteration per input
     beat; global max pool, one per input beat and one per output beat; nearest upsampling, zero
     insertion, one per output beat (the reads ride along: upsampling takes the next row ahead
-    in the same iterations); DepthToSpace, an input row's beats and then its other B-1 phase
-    rows' output beats (the next row taken ahead meanwhile); bilinear, one per output beat
+    in the same iterations); DepthToSpace, one per output beat (phase row 0 takes the part of
+    its row not taken ahead while the other B-1 phase rows were emitted); bilinear, one per output beat
     and one per input beat that was not taken ahead while an earlier output row was emitted
     (`bilinear_cycles`: with the input always there; a late producer moves more reads into
     the waiting loop)."""
@@ -311,9 +311,10 @@ def resample_cycles(kern: str, p: dict[str, int]) -> float:
         wo = p["PL"] + (p["W"] - 1) * p["SW"] + 1 + p["PR"]
         return ho * wo * n
     if kern == "depth2space":
-        # per input row: its W·N beats in (phase row 0 written with them), phase rows 1..B-1
-        # of W·N/B beats from the row buffer
-        return p["H"] * (p["W"] * n + (p["B"] - 1) * p["W"] * (n // p["B"]))
+        # per input row: phase row 0's W·N/B beats out while the rest of the row comes in
+        # (the row was taken ahead during the previous row's other phase rows: (B-1)·W·N/B of
+        # its W·N beats), then phase rows 1..B-1 of W·N/B beats from the row buffer
+        return p["H"] * p["B"] * p["W"] * (n // p["B"])
     return bilinear_cycles(p["H"], p["W"] * n, p["WO"] * n, p["TY"])
 
 

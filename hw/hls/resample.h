@@ -7,6 +7,7 @@
 #define BBGRAP_RESAMPLE_H
 
 #include "bb_common.h"
+#include "bb_dataflow.h"
 
 namespace bb {
 
@@ -138,39 +139,46 @@ BB_LOOP(zins_frame)
 
 /// DepthToSpace in DCR mode of an (H, W, C) frame at L lanes, block B (P gives H, W, C, L, B):
 /// channel (i*B + j)*M + m of input pixel (y, x) is channel m of output pixel (y*B + i, x*B + j),
-/// M = C/(B*B), L | M. Two row buffers as hw/rtl/depth2space.sv: the first phase row of a row
-/// walks its input beats in order, storing each and writing those of phase 0 (beats of the
-/// row taken ahead come from the buffer); the other phase rows read the buffer while the next
-/// row is taken ahead whenever a beat is there (non-blocking). One beat per iteration.
+/// M = C/(B*B), L | M. Two row buffers as hw/rtl/depth2space.sv, and its writer and reader as
+/// the two sides of one pipelined loop (as the window blocks, bb_window.h): an iteration reads
+/// the next input beat into its row's buffer when one is free (at most one row ahead of the
+/// row being emitted) and emits the next output beat when its input beat is in (output row
+/// (y, i): for each x the B*M/L beats at x*N + i*N/B), non-blocking both ways. The loop takes
+/// max(reads, emits) = H*W*C/L iterations a frame once the first row's phase 0 has caught up;
+/// the beat written last is forwarded (an emit may need it in the next iteration).
 template <class P>
 void depth2space(Stream<P::L>& in, Stream<P::L>& out, int frames) {
   constexpr int H = P::H, W = P::W, C = P::C, L = P::L, B = P::B;
   static_assert(B >= 1 && C % (B * B) == 0 && (C / (B * B)) % L == 0, "depth2space: B*B | C, L | C/(B*B)");
-  constexpr int N = C / L, NB = N / B, RB = W * N;
+  constexpr int N = C / L, NB = N / B, RB = W * N, E = W * NB;
   Beat<L> row[2][RB];
-  const long rows = static_cast<long>(frames) * H;
-  int pre = 0;  // beats of the current row taken ahead
-BB_LOOP(d2s_row)
-  for (long g = 0; g < rows; ++g) {
-    const int cur = static_cast<int>(g % 2), nxt = 1 - cur;
-  BB_LOOP(d2s_first)
-    for (int t = 0; t < RB; ++t) {  // phase row 0: every input beat of the row, in order
-      BB_PIPELINE(1)
-      if (t >= pre) row[cur][t] = in.read();
-      if ((t % N) < NB) out.write(row[cur][t]);
+  const long n = static_cast<long>(frames) * H * RB;  // beats in = beats out
+  long nr = 0, nw = 0;                                 // beats read, emitted
+  int e = 0;                                           // beats emitted of the row being emitted
+  Beat<L> lastb{};
+BB_LOOP(d2s_beat)
+  while (nr < n || nw < n) {
+    BB_PIPELINE_OVERLAP(1)
+    BB_HLS(DEPENDENCE variable = row type = inter dependent = false)  // the last write is forwarded
+    const long gw = nw / RB;                                           // the row being emitted
+    const int t = (e % E) / NB * N + e / E * NB + e % NB;              // its beat to emit next
+    const bool rd_due = nr < n && nr < (gw + 2) * RB, wr_due = nw < n && nr > gw * RB + t;
+    const bool rd = rd_due && !in.empty(), wr = wr_due && !out.full();
+    if (!rd && !wr) {
+      BB_IDLE(rd_due ? &in : nullptr, wr_due ? &out : nullptr)
     }
-    pre = 0;
-  BB_LOOP(d2s_rest)
-    for (int o = 0; o < (B - 1) * W * NB; ++o) {  // phase rows 1..B-1 from the buffer
-      BB_PIPELINE(1)
-      const int i = 1 + o / (W * NB), x = (o / NB) % W, k = o % NB;
-      if (g + 1 < rows && pre < RB) {
-        Beat<L> b;
-        if (in.read_nb(b)) row[nxt][pre++] = b;
-      }
-      out.write(row[cur][x * N + i * NB + k]);
+    if (wr) {
+      out.write(gw * RB + t == nr - 1 ? lastb : row[gw % 2][t]);
+      ++nw;
+      if (++e == RB) e = 0;
+    }
+    if (rd) {
+      lastb = in.read();
+      row[(nr / RB) % 2][nr % RB] = lastb;
+      ++nr;
     }
   }
+  BB_COUNT_OVERLAP(1, nr, nw)
 }
 
 /// Bilinear upsampling of an (H, W, C) frame at L lanes by integer SH x SW (P gives H, W, C, L,
