@@ -11,15 +11,12 @@ csim bit-exact, the HLS schedule bound, and the RTL twin at the planned ii.
 from __future__ import annotations
 
 import math
-import warnings
 
 import numpy as np
 import onnxruntime as ort
 import pytest
 
 from bbgrap_hls.board import load_board
-from bbgrap_hls.codegen import csim
-from bbgrap_hls.codegen.project import generate
 from bbgrap_hls.errors import BadInputError
 from bbgrap_hls.frontend import load_model
 from bbgrap_hls.ir import Node
@@ -35,7 +32,7 @@ from bbgrap_hls.reference import run_float
 from bbgrap_hls.search import make_plan
 from tests import models
 from tests.models import node_model, save
-from tests.twin import check_small_design_twin
+from tests.twin import check_even_plan_csim, check_small_design_twin
 
 pytestmark = pytest.mark.filterwarnings("ignore:no calibration samples")
 
@@ -207,21 +204,7 @@ def test_plan_places_lrn_on_the_fabric_with_lanes(tmp_path):
 @pytest.mark.csim
 @pytest.mark.parametrize("name", sorted(models.LRN))
 def test_model_gen_csim_bit_exact(tmp_path, name):
-    g = canonicalize(load_model(save(models.LRN[name](), tmp_path / "m.onnx")))
-    board = load_board("u250")
-    plan = make_plan(g, board, strategy="even")
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        gq = quantize(g)
-    x = np.random.default_rng(3).standard_normal(g.shape(g.inputs[0])).astype(np.float32)
-    files, design = generate(gq, plan, board, {g.inputs[0]: x})
-    out = tmp_path / "gen"
-    for rel, data in files.items():
-        (out / rel).parent.mkdir(parents=True, exist_ok=True)
-        (out / rel).write_bytes(data)
-    assert not (out / "rtl" / "UNSUPPORTED.txt").exists()
-    res = csim.run(out, out / "tb", design.outputs, werror=True)
-    assert res.ok, res.message
+    check_even_plan_csim(models.LRN[name](), tmp_path, no_unsupported=True)
 
 
 @pytest.mark.slow

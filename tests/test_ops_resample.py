@@ -10,16 +10,11 @@ nearest upsampling, Concat with earlier features); the RTL twin of the same mode
 
 from __future__ import annotations
 
-import warnings
-
 import numpy as np
 import onnxruntime as ort
 import pytest
 from onnx import TensorProto, helper, numpy_helper
 
-from bbgrap_hls.board import load_board
-from bbgrap_hls.codegen import csim
-from bbgrap_hls.codegen.project import generate
 from bbgrap_hls.errors import UnsupportedError
 from bbgrap_hls.frontend import load_model
 from bbgrap_hls.model import block_cost
@@ -29,10 +24,9 @@ from bbgrap_hls.passes import canonicalize
 from bbgrap_hls.quant import quantize, run_int8
 from bbgrap_hls.quant.execute import dequantize_outputs
 from bbgrap_hls.reference import run_float
-from bbgrap_hls.search import make_plan
 from tests import models
 from tests.models import node_model, save
-from tests.twin import check_small_design_twin
+from tests.twin import check_even_plan_csim, check_small_design_twin
 
 pytestmark = pytest.mark.filterwarnings("ignore:no calibration samples")
 
@@ -149,21 +143,7 @@ def test_gmaxpool_and_upsample_cost(tmp_path):
 @pytest.mark.parametrize("name", [*sorted(models.RESAMPLE),
                                   *(pytest.param(n, marks=pytest.mark.slow) for n in sorted(models.FAMILIES))])
 def test_model_gen_csim_bit_exact(tmp_path, name):
-    m = MODELS[name]()
-    g = canonicalize(load_model(save(m, tmp_path / "m.onnx")))
-    board = load_board("u250")
-    plan = make_plan(g, board, strategy="even")
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        gq = quantize(g)
-    x = np.random.default_rng(3).standard_normal(g.shape(g.inputs[0])).astype(np.float32)
-    files, design = generate(gq, plan, board, {g.inputs[0]: x})
-    out = tmp_path / "gen"
-    for rel, data in files.items():
-        (out / rel).parent.mkdir(parents=True, exist_ok=True)
-        (out / rel).write_bytes(data)
-    res = csim.run(out, out / "tb", design.outputs, werror=True)
-    assert res.ok, res.message
+    check_even_plan_csim(MODELS[name](), tmp_path)
 
 
 @pytest.mark.slow

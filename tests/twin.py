@@ -1,5 +1,6 @@
-"""The operator tests' RTL twin check, shared by test_ops_resample, test_ops_convtranspose and
-test_ops_bilinear: a small model in a multi-core even plan folded to 2 lanes on u250."""
+"""The operator tests' design checks, shared by test_ops_resample, test_ops_convtranspose,
+test_ops_bilinear and test_ops_lrn: gen + threaded csim of the even u250 plan, and the RTL twin
+of a small model in a multi-core even plan folded to 2 lanes on u250."""
 
 from __future__ import annotations
 
@@ -7,6 +8,41 @@ from pathlib import Path
 
 import onnx
 import pytest
+
+
+def check_even_plan_csim(model: onnx.ModelProto, tmp_path: Path, no_unsupported: bool = False):
+    """gen of ``model``'s even plan on u250 (float input drawn with seed 3) into
+    ``tmp_path/gen``, then the threaded csim: bit-exact against the integer reference, with
+    -Werror. ``no_unsupported``: also every layer has an RTL module."""
+    import warnings
+
+    import numpy as np
+
+    from bbgrap_hls.board import load_board
+    from bbgrap_hls.codegen import csim
+    from bbgrap_hls.codegen.project import generate
+    from bbgrap_hls.frontend import load_model
+    from bbgrap_hls.passes import canonicalize
+    from bbgrap_hls.quant import quantize
+    from bbgrap_hls.search import make_plan
+    from tests.models import save
+
+    g = canonicalize(load_model(save(model, tmp_path / "m.onnx")))
+    board = load_board("u250")
+    plan = make_plan(g, board, strategy="even")
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        gq = quantize(g)
+    x = np.random.default_rng(3).standard_normal(g.shape(g.inputs[0])).astype(np.float32)
+    files, design = generate(gq, plan, board, {g.inputs[0]: x})
+    out = tmp_path / "gen"
+    for rel, data in files.items():
+        (out / rel).parent.mkdir(parents=True, exist_ok=True)
+        (out / rel).write_bytes(data)
+    if no_unsupported:
+        assert not (out / "rtl" / "UNSUPPORTED.txt").exists()
+    res = csim.run(out, out / "tb", design.outputs, werror=True)
+    assert res.ok, res.message
 
 
 def check_small_design_twin(model: onnx.ModelProto, out: Path):
