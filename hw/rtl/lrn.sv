@@ -45,15 +45,6 @@ module lrn #(
     if (SHIFT < 0 || SHIFT > 40) $error("lrn: SHIFT=%0d outside 0..40", SHIFT);
   end
 
-  /* verilator lint_off UNDRIVEN */  // ROM: filled by $readmemh only
-  logic [15:0] tab[ENTRIES];
-  /* verilator lint_on UNDRIVEN */
-  generate
-    if (TAB_FILE != "") begin : g_init
-      initial $readmemh(TAB_FILE, tab);
-    end
-  endgenerate
-
   function automatic logic [IW-1:0] code_of(input logic [SW-1:0] s);
     int bl, t;
     logic [SW-1:0] m;
@@ -64,8 +55,13 @@ module lrn #(
     code_of = IW'((t << MBITS) + int'(m));
   endfunction
 
-  logic signed [8:0] dv[2][C];      // d of every channel, per bank
-  logic [SW-1:0] pre[2][C+1];       // prefix sums of d^2, pre[b][0] = 0
+  // Banks as rows of P (row r = beat r of the pixel), so that lane i reads a fixed column at a
+  // row that only the beat selects: pre[k] is prow[k / P][k % P] (pre[C] in row N), and lane i's
+  // window bounds c + AFTER + 1 and c - BEFORE (c = rc*P + i) are rows rc + const of a
+  // constant column, a 2(N+1)-input multiplexer per bit (indexed by the flat channel, Yosys
+  // built a 2(C+1)-input one for every lane).
+  logic signed [8:0] dv[2][N][P];   // d of every channel, per bank
+  logic [SW-1:0] pre[2][N+1][P];    // prefix sums of d^2: pre[b][0][0] = 0 is never read
   logic [1:0] full;                 // bank holds a complete pixel not yet read out
   logic [1:0] plast;                // the pixel in the bank ends a frame
   logic wb, rb;                     // bank being written / read
@@ -94,29 +90,53 @@ module lrn #(
     end
   end
 
+  // Per lane the table's address, the code of the window's sum S = pre[min(c+AFTER+1, C)] -
+  // pre[max(c-BEFORE, 0)], read in the stage-1 register from one copy of the factor table per
+  // lane, in block RAM (a RAMB18 holds 1,024 x 18 bits; the cost model counts one per lane).
+  logic [IW-1:0] addr[P];
+  for (genvar i = 0; i < P; i++) begin : g_lane
+    localparam int HI = i + AFTER + 1;  // upper bound, relative to rc*P
+    localparam int HR = HI / P;
+    localparam int HC = HI % P;
+    localparam int LO = i - BEFORE;  // lower bound, relative to rc*P (floor division below)
+    localparam int LR = LO >= 0 ? LO / P : -((P - 1 - LO) / P);
+    localparam int LC = LO - LR * P;
+    logic [SW-1:0] phi, plo;
+    always_comb begin
+      phi = int'(rc) * P + HI >= C ? pre[rb][N][0] : pre[rb][int'(rc)+HR][HC];
+      plo = int'(rc) * P + LO <= 0 ? '0 : pre[rb][int'(rc)+LR][LC];
+    end
+    assign addr[i] = code_of(phi - plo);
+
+    /* verilator lint_off UNDRIVEN */  // ROM: filled by $readmemh only
+    (* rom_style = "block" *)
+    logic [15:0] tab[ENTRIES];
+    /* verilator lint_on UNDRIVEN */
+    logic [15:0] t;
+    if (TAB_FILE != "") begin : g_init
+      initial $readmemh(TAB_FILE, tab);
+    end
+    always_ff @(posedge clk) begin
+      if (en) t <= tab[addr[i]];
+    end
+    assign t1[i] = t;
+  end
+
   always_ff @(posedge clk) begin
     if (wr) begin
       for (int i = 0; i < P; i++) begin
-        dv[wb][int'(wc)*P+i] <= din[i];
-        pre[wb][int'(wc)*P+i+1] <= run[i+1];
+        dv[wb][wc][i] <= din[i];
+        if (i + 1 < P) pre[wb][int'(wc)][i+1] <= run[i+1];
+        else pre[wb][int'(wc)+1][0] <= run[i+1];
       end
       base <= wc == LAST ? '0 : run[P];
     end
     if (rst) base <= '0;
-    pre[0][0] <= '0;
-    pre[1][0] <= '0;
+    pre[0][0][0] <= '0;
+    pre[1][0][0] <= '0;
     if (en) begin
       last1 <= plast[rb] && rc == LAST;
-      for (int i = 0; i < P; i++) begin
-        /* verilator lint_off UNUSEDSIGNAL */  // channel indices: only their low bits address the banks
-        int c, hi, lo;
-        /* verilator lint_on UNUSEDSIGNAL */
-        c = int'(rc) * P + i;
-        hi = c + AFTER + 1 < C ? c + AFTER + 1 : C;
-        lo = c - BEFORE > 0 ? c - BEFORE : 0;
-        d1[i] <= dv[rb][c];
-        t1[i] <= tab[code_of(pre[rb][hi] - pre[rb][lo])];
-      end
+      for (int i = 0; i < P; i++) d1[i] <= dv[rb][rc][i];
       m_axis_tlast <= last1;
       for (int i = 0; i < P; i++) begin
         logic signed [47:0] v;
