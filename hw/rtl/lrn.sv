@@ -122,6 +122,18 @@ module lrn #(
     assign t1[i] = t;
   end
 
+  // stage 2: y = clamp(ZP_OUT + ((d*T + 2^(SHIFT-1)) >>> SHIFT), -128, 127)
+  logic signed [47:0] v2[P];
+  logic [7:0] y2[P];
+  always_comb begin
+    for (int i = 0; i < P; i++) begin
+      v2[i] = 48'(d1[i]) * 48'(signed'({1'b0, t1[i]}));
+      if (SHIFT > 0) v2[i] = v2[i] + (48'sd1 <<< (SHIFT > 0 ? SHIFT - 1 : 0));
+      v2[i] = (v2[i] >>> SHIFT) + 48'(ZP_OUT);
+      y2[i] = v2[i] > 127 ? 8'h7f : v2[i] < -128 ? 8'h80 : v2[i][7:0];
+    end
+  end
+
   always_ff @(posedge clk) begin
     if (wr) begin
       for (int i = 0; i < P; i++) begin
@@ -138,13 +150,7 @@ module lrn #(
       last1 <= plast[rb] && rc == LAST;
       for (int i = 0; i < P; i++) d1[i] <= dv[rb][rc][i];
       m_axis_tlast <= last1;
-      for (int i = 0; i < P; i++) begin
-        logic signed [47:0] v;
-        v = 48'(d1[i]) * 48'(signed'({1'b0, t1[i]}));
-        if (SHIFT > 0) v = v + (48'sd1 <<< (SHIFT > 0 ? SHIFT - 1 : 0));
-        v = (v >>> SHIFT) + 48'(ZP_OUT);
-        m_axis_tdata[8*i+:8] <= v > 127 ? 8'h7f : v < -128 ? 8'h80 : v[7:0];
-      end
+      for (int i = 0; i < P; i++) m_axis_tdata[8*i+:8] <= y2[i];
     end
   end
 
