@@ -34,16 +34,14 @@ pytestmark = pytest.mark.slow
 CORES = {"mlp-p1": ["core0", "core1", "core2"], "lenet-p1": ["core0", "core1", "core2", "core3"]}
 
 # Cores whose LUT count the model is known to miss (strict: an improved model fails here
-# until the mark goes). A window generator at one lane (LeNet's conv and 2x2 pool at pe = simd
-# = 1) is ~120 LUTs in Yosys, the model charges LUT_WINDOW = 300 whatever the lanes; see
-# docs/benchmarks.md, "Whole cores through Yosys".
-LUT_OFF = {("lenet-p1", "core0"), ("lenet-p1", "core1")}
+# until the mark goes). None since the window generator's LUTs depend on its lanes
+# (LUT_WINDOW_LANE: LeNet's one-lane conv + pool cores were 0.68-0.69 of the model).
+LUT_OFF: set[tuple[str, str]] = set()
 
-# Cores whose block RAM the model is known to miss (strict xfail, as above).
-BRAM_OFF = {
-    ("lenet-p1", "core2"): "the 400x120 dense layer's 48,000 x 8-bit weight ROM: Yosys builds it from 11 RAMB36 "
-                           "(22 BRAM18, random weights too), the model's best RAMB18 shape (2K x 9) needs 24",
-}
+# Cores whose block RAM the model is known to miss (strict xfail, as above). None since the
+# model folds deep, narrow weight ROMs as Yosys does (`block_memory`: LeNet core 2's
+# 48,000 x 8-bit ROM in 22 RAMB18, the grid's 24 before).
+BRAM_OFF: dict[tuple[str, str], str] = {}
 
 
 @pytest.fixture(scope="module")
