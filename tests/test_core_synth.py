@@ -120,3 +120,27 @@ def test_a_wrong_plan_is_caught(rows: dict) -> None:
     for key in ("dsp", "bram18"):
         wrong = {**r, "plan": {**r["plan"], key: r["plan"][key] + 1}}
         assert any(m.startswith(("DSP48E2", "BRAM18")) for m in core_synth.misses(wrong)), key
+
+
+def test_uram_weights_compared_as_the_twin_builds_them(tmp_path: Path) -> None:
+    """The residual block's even plan puts one conv's weights in URAM288; the twin's
+    ``$readmemh`` ROM cannot be URAM (no initial contents), so the bench compares that core
+    with the block RAM of the weight file (no Yosys needed)."""
+    from bbgrap_hls.model.memory import block_memory
+
+    out = tmp_path / "out"
+    core_synth.DESIGNS["residual-p2"][1](out)
+    plan = json.loads((out / "plan.json").read_text())
+    moved_any = False
+    for c in plan["cores"]:
+        nodes = [n for n in plan["nodes"] if n["name"] in set(c["nodes"])]
+        moved = core_synth.twin_weights(out / "rtl", f"core{c['id']}", nodes)
+        in_uram = [n for n in nodes if n.get("weights") == "uram"]
+        if not in_uram:
+            assert moved == {"bram18": 0, "uram": 0}
+            continue
+        moved_any = True
+        assert moved["uram"] == -sum(n["uram"] for n in in_uram) < 0
+        words = [(out / "rtl" / f).read_text().split() for f in sorted(p.name for p in (out / "rtl").glob("*_w.mem"))]
+        assert moved["bram18"] in {block_memory(4 * len(w[0]), len(w)).bram18 for w in words} - {0}
+    assert moved_any, "the residual block's plan no longer puts weights in URAM: pick another design"
