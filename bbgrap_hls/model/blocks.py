@@ -29,9 +29,10 @@ from bbgrap_hls.model.timing import RTL_DEPTH, WindowRows, window_rows, window_s
 # LUT constants (per block, per lane); see docs/cost-model.md, "LUT".
 LUT_BASE_MVU = 60       # control, counters, AXI-Stream handshakes of a matrix-vector unit (Yosys: whole
                         # cores at pe = simd = 1, ~140 LUTs besides the requantiser and products, ROMs included)
-LUT_PER_MAC = 20        # adder-tree share of one int8 product lane, up to 8 input lanes
-LUT_PER_MAC_WIDE = 4    # more per product and doubling of the input lanes from 8 to 32 (Yosys, the unit without
-                        # requantisers per product: 19.6, 24.4, 28.5, 28.2 at 8, 16, 32, 64 lanes; flat beyond)
+LUT_PER_MAC = 20        # adder-tree share of one int8 product lane, up to 4 input lanes
+LUT_PER_MAC_WIDE = 4    # more per product and doubling of the input lanes from 4 to 16, flat beyond (Yosys: the
+                        # unit without requantisers, control, lanes and memories per product: 21, 25, 24, 29, 28
+                        # at 4, 8, 16, 32, 64 lanes; 31 for the 8 x 8 conv)
 LUT_PER_PE = 40         # requantisation rounding, clamp and output register per output lane
 LUT_PER_SIMD = 10       # input lane routing
 LUT_BASE_SIMPLE = 100   # control of a block without weights
@@ -108,9 +109,9 @@ def _ceil(a: int, b: int) -> int:
 
 def _lut_per_mac(simd: int) -> float:
     """Adder-tree LUTs per product of a matrix-vector unit with ``simd`` input lanes:
-    ``LUT_PER_MAC + LUT_PER_MAC_WIDE·clamp(log2(simd/8), 0, 2)``: 20 up to 8 lanes, 24 at 16,
-    28 from 32 on (Yosys: 19.6, 24.4, 28.5, 28.2 at 8, 16, 32, 64; docs/benchmarks.md)."""
-    return LUT_PER_MAC + LUT_PER_MAC_WIDE * min(2.0, max(0.0, math.log2(simd / 8)))
+    ``LUT_PER_MAC + LUT_PER_MAC_WIDE·clamp(log2(simd/4), 0, 2)``: 20 up to 4 lanes, 24 at 8,
+    28 from 16 on (Yosys: 21, 25 and 31, 24, 29, 28 at 4, 8, 16, 32, 64; docs/benchmarks.md)."""
+    return LUT_PER_MAC + LUT_PER_MAC_WIDE * min(2.0, max(0.0, math.log2(simd / 4)))
 
 
 def _window_lut(lanes: int, j: int = 1) -> int:

@@ -74,6 +74,14 @@ def lutram(width_bits: int, depth: int) -> int:
     return 8 * _ceil(depth, LUTRAM_DEPTH) * _ceil(width_bits, 7)
 
 
+def rom_columns(width_bits: int, depth: int) -> int:
+    """Distinct bit columns of a ``width_bits`` × ``depth`` read-only memory built from LUTs:
+    a column is a function of the address, and at most ``2^depth`` of them differ, so Yosys
+    (merging identical LUTs) builds no more: ``min(width, 2^depth)``. A 4-word ROM of 8,192
+    bits (DS-CNN's pointwise convs at pe 16 × simd 64) is at most 16 LUTs, not 8,192."""
+    return width_bits if depth >= 20 else min(width_bits, 1 << depth)
+
+
 @functools.lru_cache(maxsize=1 << 16)
 def memory(width_bits: int, depth: int) -> MemCost:
     """Resources of a ``width_bits`` wide, ``depth`` deep memory.
@@ -114,7 +122,7 @@ def block_memory(width_bits: int, depth: int) -> MemCost:
     if depth <= 0 or width_bits <= 0:
         return MemCost()
     if width_bits * depth < LUTRAM_BITS:  # a ROM: logic, one LUT6 per bit and 64 words
-        return MemCost(0, 0 if depth == 1 else _ceil(depth, LUTRAM_DEPTH) * width_bits)
+        return MemCost(0, 0 if depth == 1 else _ceil(depth, LUTRAM_DEPTH) * rom_columns(width_bits, depth))
     grid = min(_ceil(depth, d) * _ceil(width_bits, w) for d, w in RAMB18_SHAPES)
     folded = 2 * min(_ceil(_ceil(depth, d) * width_bits, w) for d, w in RAMB36_SHAPES)
     return MemCost(min(grid, folded), 0)
@@ -128,7 +136,7 @@ def rom(width_bits: int, depth: int) -> MemCost:
     if depth == 1:
         return MemCost()
     if 0 < depth < ROM_BRAM_DEPTH and width_bits > 0:
-        return MemCost(0, _ceil(depth, LUTRAM_DEPTH) * width_bits)
+        return MemCost(0, _ceil(depth, LUTRAM_DEPTH) * rom_columns(width_bits, depth))
     return memory(width_bits, depth)
 
 
@@ -161,7 +169,7 @@ def lut_rom(width_bits: int, depth: int) -> MemCost:
     if depth <= 1 or width_bits <= 0:  # one word: a constant
         return MemCost()
     per_bit = 1 if depth <= LUTRAM_DEPTH else -(-3 * _ceil(depth, LUTRAM_DEPTH) // 2)
-    return MemCost(lut=width_bits * per_bit)
+    return MemCost(lut=rom_columns(width_bits, depth) * per_bit)
 
 
 def uram_halves(width_bits: int, depth: int) -> bool:
