@@ -19,6 +19,7 @@ from bbgrap_hls.model.memory import (
     MemCost,
     block_memory,
     lut_rom,
+    lutram,
     memory,
     rom,
     uram_memory,
@@ -620,9 +621,8 @@ BLOCKS["bilinear"] = bilinear
 
 
 # -- LRN across channels (issue 14): op kind LRN declares `cost_block = "lrn"` -----------------
-LUT_LRN = 300  # control, the two banks' write decoding and flags (Yosys fit, below)
-LUT_LRN_LANE = 170  # per lane: d² into the 22-bit prefix sum, the window sum's subtraction, its code, rounding, clamp
-LRN_MUX_BITS = 9 + 2 * 22  # per lane, bits read from the banks: d and two prefix sums (2·C/p-input multiplexers)
+LUT_LRN = 30  # control and flags (Yosys fit, below)
+LUT_LRN_LANE = 185  # per lane: d² into the 22-bit prefix sum, the window sum's subtraction, its code, rounding, clamp
 
 
 def lrn(g: Geometry, pe: int, simd: int) -> BlockCost:
@@ -635,19 +635,21 @@ def lrn(g: Geometry, pe: int, simd: int) -> BlockCost:
     leaves ``C/p`` beats after its input. Per lane two products (``d²``, 9 × 9 bits, and
     ``d·T``, 9 × 16) in DSP48E2s and a copy of the factor table (``ops.lrn.table_len``
     16-bit words, 800-880 for size ≤ 7: one RAMB18 per lane, ``rom_style = "block"``, charged with `rom`);
-    the banks are flip-flops (``2·C`` bytes and ``2·(C+1)`` 22-bit sums, not counted) read
-    through ``2·C/p``-input multiplexers, ``ceil((2·C/p − 1)/3)`` LUT6 per bit (a LUT6 is a
-    4:1 multiplexer). Yosys / model (bench/resources.py): 1,203 / 1,192 LUT (C 8, p 4),
-    1,520 / 1,583 (32, 1), 3,795 / 3,780 (64, 8), 6,329 / 6,412 (96, 16); DSP and RAMB18 equal."""
+    the banks are distributed RAM, a row of ``p`` lanes per word (``2·C/p`` words: ``9·p``
+    bits of ``d``, read once, and ``22·p`` of prefix sums, read at two row offsets, `lutram`;
+    the reads are combinational, so never block RAM). Yosys / model (bench/resources.py):
+    937 / 906 LUT (C 8, p 4), 294 / 295 (32, 1), 591 / 536 (64, 2), 1,652 / 1,766 (64, 8),
+    3,437 / 3,494 (96, 16); DSP and RAMB18 equal."""
     from bbgrap_hls.ops.lrn import table_len
 
     p = pe
     n = g.c // p
     ii = g.h * g.w * n
     mem = rom(16, table_len(MAX_LRN_SIZE_COSTED, g.c)).times(p)
+    banks = lutram(9 * p, 2 * n) + 2 * lutram(22 * p, 2 * n)
     return BlockCost(ii=ii, depth=RTL_DEPTH["lrn"], fill=1.0 / (g.h * g.w), tail=n, lead=n, span=ii - 1 + n,
                      dsp=2 * p, bram18=mem.bram18,
-                     lut=LUT_LRN + LUT_LRN_LANE * p + LRN_MUX_BITS * p * _ceil(2 * n - 1, 3) + mem.lut)
+                     lut=LUT_LRN + LUT_LRN_LANE * p + banks + mem.lut)
 
 
 MAX_LRN_SIZE_COSTED = 7  # the table length charged (the geometry has no size; AlexNet and GoogLeNet use 5)

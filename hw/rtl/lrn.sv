@@ -55,13 +55,16 @@ module lrn #(
     code_of = IW'((t << MBITS) + int'(m));
   endfunction
 
-  // Banks as rows of P (row r = beat r of the pixel), so that lane i reads a fixed column at a
-  // row that only the beat selects: pre[k] is prow[k / P][k % P] (pre[C] in row N), and lane i's
-  // window bounds c + AFTER + 1 and c - BEFORE (c = rc*P + i) are rows rc + const of a
-  // constant column, a 2(N+1)-input multiplexer per bit (indexed by the flat channel, Yosys
-  // built a 2(C+1)-input one for every lane).
-  logic signed [8:0] dv[2][N][P];   // d of every channel, per bank
-  logic [SW-1:0] pre[2][N+1][P];    // prefix sums of d^2: pre[b][0][0] = 0 is never read
+  // Banks as rows of P, row r written whole by beat r of the pixel: d of its channels, and the
+  // prefix sums pre[k] for k = r*P+1 .. r*P+P (pre[0] = 0 is not stored). A row is one word, so
+  // the banks are memories with one write port, read by lane i at rows rc + const (its window
+  // bounds c + AFTER + 1 and c - BEFORE, c = rc*P + i) and a constant column: distributed RAM
+  // in Yosys. (Indexed by the flat channel, Yosys built flip-flops behind a 2(C+1)-input
+  // multiplexer for every lane and bit: C 64, P 8 took 29,521 LUTs, now 1,652.)
+  logic [P-1:0][8:0] dv[2][N];      // d of every channel, per bank
+  logic [P-1:0][SW-1:0] pre[2][N];  // pre[b][r][j] = prefix sum k = r*P + j + 1
+  logic [P-1:0][8:0] dvrow;         // the row this beat writes
+  logic [P-1:0][SW-1:0] prerow;
   logic [1:0] full;                 // bank holds a complete pixel not yet read out
   logic [1:0] plast;                // the pixel in the bank ends a frame
   logic wb, rb;                     // bank being written / read
@@ -87,6 +90,8 @@ module lrn #(
       din[i] = 9'(signed'(s_axis_tdata[8*i+:8])) - 9'(ZP_IN);
       sq[i] = 18'(din[i]) * 18'(din[i]);
       run[i+1] = run[i] + SW'(sq[i]);
+      dvrow[i] = din[i];
+      prerow[i] = run[i+1];
     end
   end
 
@@ -95,15 +100,15 @@ module lrn #(
   // lane, in block RAM (a RAMB18 holds 1,024 x 18 bits; the cost model counts one per lane).
   logic [IW-1:0] addr[P];
   for (genvar i = 0; i < P; i++) begin : g_lane
-    localparam int HI = i + AFTER + 1;  // upper bound, relative to rc*P
-    localparam int HR = HI / P;
-    localparam int HC = HI % P;
-    localparam int LO = i - BEFORE;  // lower bound, relative to rc*P (floor division below)
-    localparam int LR = LO >= 0 ? LO / P : -((P - 1 - LO) / P);
-    localparam int LC = LO - LR * P;
+    localparam int HI = i + AFTER + 1;  // upper bound, relative to rc*P: stored at HI - 1
+    localparam int HR = (HI - 1) / P;
+    localparam int HC = (HI - 1) % P;
+    localparam int LO = i - BEFORE;  // lower bound, relative to rc*P: stored at LO - 1 (floor division)
+    localparam int LR = LO - 1 >= 0 ? (LO - 1) / P : -((P - LO) / P);
+    localparam int LC = LO - 1 - LR * P;
     logic [SW-1:0] phi, plo;
     always_comb begin
-      phi = int'(rc) * P + HI >= C ? pre[rb][N][0] : pre[rb][int'(rc)+HR][HC];
+      phi = int'(rc) * P + HI >= C ? pre[rb][N-1][P-1] : pre[rb][int'(rc)+HR][HC];
       plo = int'(rc) * P + LO <= 0 ? '0 : pre[rb][int'(rc)+LR][LC];
     end
     assign addr[i] = code_of(phi - plo);
@@ -136,16 +141,11 @@ module lrn #(
 
   always_ff @(posedge clk) begin
     if (wr) begin
-      for (int i = 0; i < P; i++) begin
-        dv[wb][wc][i] <= din[i];
-        if (i + 1 < P) pre[wb][int'(wc)][i+1] <= run[i+1];
-        else pre[wb][int'(wc)+1][0] <= run[i+1];
-      end
+      dv[wb][wc] <= dvrow;
+      pre[wb][wc] <= prerow;
       base <= wc == LAST ? '0 : run[P];
     end
     if (rst) base <= '0;
-    pre[0][0][0] <= '0;
-    pre[1][0][0] <= '0;
     if (en) begin
       last1 <= plast[rb] && rc == LAST;
       for (int i = 0; i < P; i++) d1[i] <= dv[rb][rc][i];
