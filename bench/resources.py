@@ -67,6 +67,20 @@ CONFIGS: dict[str, tuple[str, dict]] = {
     "mvu-1x1": ("mvu", {"MW": 64, "MH": 32, "SIMD": 1, "PE": 1, "nvec": 1}),
     "mul-p2": ("mul", {"P": 2, "OP": 1, "c": 4, "pix": 4, "M": 1875846070, "ZA": -5, "ZB": 9, "ZY": 4, "S": 30,
                        "LO": 4, "HI": 127}),
+    # the window generator and the vector unit at the lane counts the planner uses (LUT_WINDOW_LANE, LUT_VVU_LANE):
+    # LeNet's 2x2 pool at one lane, 16 lanes
+    "maxpool-p1": ("maxpool", {"C": 6, "P": 1, "H": 24, "W": 24, "KH": 2, "KW": 2, "SH": 2, "SW": 2,
+                               "PT": 0, "PL": 0, "PB": 0, "PR": 0}),
+    "maxpool-p16": ("maxpool", {"C": 32, "P": 16, "H": 16, "W": 16, "KH": 2, "KW": 2, "SH": 2, "SW": 2,
+                                "PT": 0, "PL": 0, "PB": 0, "PR": 0}),
+    # wide SIMD: the adder tree's LUTs per product grow with the input lanes (LUT_PER_MAC_WIDE)
+    "mvu-16x4-pack": ("mvu", {"MW": 144, "MH": 32, "SIMD": 16, "PE": 4, "PACK": 2, "nvec": 1}),
+    "mvu-32x4-pack": ("mvu", {"MW": 288, "MH": 32, "SIMD": 32, "PE": 4, "PACK": 2, "nvec": 1}),
+    # LRN across channels (lrn.sv): a factor table per lane in block RAM, banks read through 2C/p-input multiplexers
+    "lrn-c8p4": ("lrn", {"C": 8, "P": 4, "pix": 5, "size": 5, "alpha": 0.5, "beta": 0.75, "bias": 1.0, "s_x": 0.05,
+                         "zp_in": -100, "s_y": 0.02, "zp_out": -5}),
+    "lrn-c64p8": ("lrn", {"C": 64, "P": 8, "pix": 3, "size": 5, "alpha": 1e-4, "beta": 0.75, "bias": 2.0, "s_x": 0.05,
+                          "zp_in": -100, "s_y": 0.02, "zp_out": -5}),
     # bilinear upsampling: products in DSPs, the three-row ring in distributed RAM (four reads a cycle)
     "bilinear-p8": ("bilinear", {"C": 32, "P": 8, "H": 8, "W": 8, "sh": 2, "sw": 2, "coord": "half_pixel"}),
 }
@@ -116,6 +130,23 @@ def parse_stat(log: str) -> Resources:
                      uram=counts.get("URAM288", 0), lut=lut)
 
 
+def module_luts(log: str) -> dict[str, int]:
+    """LUTs (logic + LUTRAM + SRL) of each module of a hierarchical Yosys ``stat`` report, per
+    definition (not multiplied by its instances): how a configuration's LUTs split between
+    e.g. the window generator (``swg``) and the vector unit (``vvu``)."""
+    out: dict[str, int] = {}
+    for m in re.finditer(r"^=== (.+?) ===\s*$(.*?)(?=^=== |\Z)", log, re.M | re.S):
+        name = m.group(1)
+        if name == "design hierarchy":
+            continue
+        counts = {k: int(v) for v, k in re.findall(r"^\s+(\d+)\s+(\w+)\s*$", m.group(2), re.M)}
+        lut = sum(v for k, v in counts.items() if re.fullmatch(r"LUT[1-6]", k))
+        lut += sum(counts.get(k, 0) * n for k, n in LUTRAM_LUTS.items())
+        short = re.sub(r"^\$paramod\$[0-9a-f]+\\|^\$paramod\\(\w+)\\.*$", lambda x: x.group(1) or "", name)
+        out[short] = out.get(short, 0) + lut
+    return out
+
+
 def _value(v) -> str:
     """A parameter value as ``chparam`` reads it (negatives as 32-bit two's complement)."""
     if isinstance(v, str):
@@ -127,7 +158,8 @@ def synth_script(top: str, sources: list[str], params: dict | None = None) -> li
     """The Yosys script that maps ``top`` (HDL ``sources`` named relative to the working
     folder, parameters ``params`` set by ``chparam``) for UltraScale+ and reports ``stat``."""
     script = [f"read_verilog -defer -sv {' '.join(sources)}"]
-    script += [f"chparam -set {k} {_value(v)} {top}" for k, v in sorted((params or {}).items())]
+    if params:  # one chparam: Yosys elaborates at each, so C = 1 then SIMD = 1 failed swg's check on C % SIMD
+        script.append(f"chparam {' '.join(f'-set {k} {_value(v)}' for k, v in sorted(params.items()))} {top}")
     return script + [
         f"hierarchy -top {top}",
         f"synth_xilinx -family xcup -top {top} -noiopad -noclkbuf -run begin:map_luts",
@@ -182,8 +214,9 @@ def measure(name: str, seed: int = 1) -> dict:
         folder = Path(tmp)
         hdl = cases.prepare(module, params, seed, folder)
         got, secs = synthesise(module, hdl, folder)
+        parts = module_luts((folder / "yosys.log").read_text())
     return {"name": name, "module": module, "yosys": asdict(got),
-            "model": asdict(predicted(module, params)), "seconds": round(secs, 1)}
+            "model": asdict(predicted(module, params)), "seconds": round(secs, 1), "modules": parts}
 
 
 def misses(row: dict) -> list[str]:
@@ -207,6 +240,7 @@ def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--quick", action="store_true", help=f"only {', '.join(QUICK)}")
     ap.add_argument("--only", action="append", help="configuration name (repeatable)")
+    ap.add_argument("--modules", action="store_true", help="also print each module's LUTs (per definition)")
     ap.add_argument("--json", action="store_true")
     args = ap.parse_args(argv)
     if yosys_command() is None:
@@ -231,6 +265,9 @@ def main(argv: list[str] | None = None) -> int:
                   f"{y['uram']:3}/{m['uram']:<4}  {y['lut']:6}/{m['lut']:<6} "
                   f"{_ratio(y['lut'], m['lut'])}  {r['seconds']:5.0f}  "
                   f"{'; '.join(misses(r)) or 'met'}", flush=True)
+            if args.modules:
+                print(f"{'':20} LUT per module: {', '.join(f'{k} {v}' for k, v in sorted(r['modules'].items()))}",
+                      flush=True)
     if args.json:
         print(json.dumps(rows, indent=2))
     return 1 if any(misses(r) for r in rows) else 0

@@ -34,16 +34,14 @@ pytestmark = pytest.mark.slow
 CORES = {"mlp-p1": ["core0", "core1", "core2"], "lenet-p1": ["core0", "core1", "core2", "core3"]}
 
 # Cores whose LUT count the model is known to miss (strict: an improved model fails here
-# until the mark goes). A window generator at one lane (LeNet's conv and 2x2 pool at pe = simd
-# = 1) is ~120 LUTs in Yosys, the model charges LUT_WINDOW = 300 whatever the lanes; see
-# docs/benchmarks.md, "Whole cores through Yosys".
-LUT_OFF = {("lenet-p1", "core0"), ("lenet-p1", "core1")}
+# until the mark goes). None since the window generator's LUTs depend on its lanes
+# (LUT_WINDOW_LANE: LeNet's one-lane conv + pool cores were 0.68-0.69 of the model).
+LUT_OFF: set[tuple[str, str]] = set()
 
-# Cores whose block RAM the model is known to miss (strict xfail, as above).
-BRAM_OFF = {
-    ("lenet-p1", "core2"): "the 400x120 dense layer's 48,000 x 8-bit weight ROM: Yosys builds it from 11 RAMB36 "
-                           "(22 BRAM18, random weights too), the model's best RAMB18 shape (2K x 9) needs 24",
-}
+# Cores whose block RAM the model is known to miss (strict xfail, as above). None since the
+# model folds deep, narrow weight ROMs as Yosys does (`block_memory`: LeNet core 2's
+# 48,000 x 8-bit ROM in 22 RAMB18, the grid's 24 before).
+BRAM_OFF: dict[tuple[str, str], str] = {}
 
 
 @pytest.fixture(scope="module")
@@ -122,3 +120,27 @@ def test_a_wrong_plan_is_caught(rows: dict) -> None:
     for key in ("dsp", "bram18"):
         wrong = {**r, "plan": {**r["plan"], key: r["plan"][key] + 1}}
         assert any(m.startswith(("DSP48E2", "BRAM18")) for m in core_synth.misses(wrong)), key
+
+
+def test_uram_weights_compared_as_the_twin_builds_them(tmp_path: Path) -> None:
+    """The residual block's even plan puts one conv's weights in URAM288; the twin's
+    ``$readmemh`` ROM cannot be URAM (no initial contents), so the bench compares that core
+    with the block RAM of the weight file (no Yosys needed)."""
+    from bbgrap_hls.model.memory import block_memory
+
+    out = tmp_path / "out"
+    core_synth.DESIGNS["residual-p2"][1](out)
+    plan = json.loads((out / "plan.json").read_text())
+    moved_any = False
+    for c in plan["cores"]:
+        nodes = [n for n in plan["nodes"] if n["name"] in set(c["nodes"])]
+        moved = core_synth.twin_weights(out / "rtl", f"core{c['id']}", nodes)
+        in_uram = [n for n in nodes if n.get("weights") == "uram"]
+        if not in_uram:
+            assert moved == {"bram18": 0, "uram": 0}
+            continue
+        moved_any = True
+        assert moved["uram"] == -sum(n["uram"] for n in in_uram) < 0
+        words = [(out / "rtl" / f).read_text().split() for f in sorted(p.name for p in (out / "rtl").glob("*_w.mem"))]
+        assert moved["bram18"] in {block_memory(4 * len(w[0]), len(w)).bram18 for w in words} - {0}
+    assert moved_any, "the residual block's plan no longer puts weights in URAM: pick another design"

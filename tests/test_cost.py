@@ -22,6 +22,7 @@ from bbgrap_hls.model import (
     uram_memory,
 )
 from bbgrap_hls.model.blocks import REQUANT_DSP
+from bbgrap_hls.model.memory import block_memory
 
 
 @pytest.mark.parametrize("width", [1, 8, 9, 18, 36, 64])
@@ -29,12 +30,22 @@ from bbgrap_hls.model.blocks import REQUANT_DSP
 def test_memory_lutram_below_1024_bits_else_fewest_ramb18(width, depth):
     m = memory(width, depth)
     if width * depth < 1024:
-        assert m.bram18 == 0 and m.lut == -(-depth // 64) * width
+        # distributed RAM primitives of 8 LUT6 sites: RAM32M16 (32 x 14), RAM64M8 (64 x 7) side
+        # by side; one word is a register
+        sites = 0 if depth == 1 else 8 * (-(-width // 14) if depth <= 32 else -(-depth // 64) * -(-width // 7))
+        assert m.bram18 == 0 and m.lut == sites
     else:
         shapes = [(16384, 1), (8192, 2), (4096, 4), (2048, 9), (1024, 18), (512, 36)]
         assert m.lut == 0
         assert m.bram18 == min(-(-depth // d) * -(-width // w) for d, w in shapes)
         assert m.bram18 * 18432 >= width * depth  # never less capacity than asked
+
+
+def test_lutram_as_yosys_maps_it():
+    """LUTs of shallow memories as Yosys 0.70 mapped them (bench/resources.py's flow, counting
+    8 sites per RAM32M16 / RAM64M8): the vvu's accumulators (6 x 32, 4 x 128, 2 x 512 bits) and
+    a 64-lane line buffer (40 x 512 bits)."""
+    assert [memory(w, d).lut for w, d in ((32, 6), (128, 4), (512, 2), (512, 40))] == [24, 80, 296, 592]
 
 
 def test_memory_known_shapes():
@@ -141,7 +152,7 @@ def test_weights_in_uram_pack_the_banks_and_free_their_bram(kind, p):
     b, u = block_cost(kind, g, p, p), block_cost(kind, g, p, p, uram=True)
     depth = (9 * 64 // p) * (64 // p if kind == "conv" else 1)
     # the banks share the address: one memory of all banks side by side (as the RTL has it)
-    weights_bram = memory(8 * p * (p if kind == "conv" else 1), depth).bram18
+    weights_bram = block_memory(8 * p * (p if kind == "conv" else 1), depth).bram18
     assert b.uram == 0 and b.weights == ("bram" if weights_bram else "lut")
     if weights_bram:
         assert u.weights == "uram"

@@ -19,6 +19,7 @@ from bbgrap_hls.model.memory import (
     MemCost,
     block_memory,
     lut_rom,
+    lutram,
     memory,
     rom,
     uram_memory,
@@ -29,13 +30,21 @@ from bbgrap_hls.model.timing import RTL_DEPTH, WindowRows, window_rows, window_s
 # LUT constants (per block, per lane); see docs/cost-model.md, "LUT".
 LUT_BASE_MVU = 60       # control, counters, AXI-Stream handshakes of a matrix-vector unit (Yosys: whole
                         # cores at pe = simd = 1, ~140 LUTs besides the requantiser and products, ROMs included)
-LUT_PER_MAC = 20        # adder-tree share of one int8 product lane
+LUT_PER_MAC = 20        # adder-tree share of one int8 product lane, up to 4 input lanes
+LUT_PER_MAC_WIDE = 4    # more per product and doubling of the input lanes from 4 to 16, flat beyond (Yosys: the
+                        # unit without requantisers, control, lanes and memories per product: 21, 25, 24, 29, 28
+                        # at 4, 8, 16, 32, 64 lanes; 31 for the 8 x 8 conv)
 LUT_PER_PE = 40         # requantisation rounding, clamp and output register per output lane
 LUT_PER_SIMD = 10       # input lane routing
 LUT_BASE_SIMPLE = 100   # control of a block without weights
 LUT_PER_LANE = 30       # datapath of one lane of an elementwise / window block
 LUT_REQUANT = 560       # one requantiser lane: 64-bit rounding shifter, zero point, clamp (Yosys)
-LUT_WINDOW = 300        # sliding-window generator: counters, ring addressing (Yosys)
+LUT_WINDOW = 120        # sliding-window generator (swg.sv): counters, ring addressing (Yosys: 115-127 at one lane)
+LUT_WINDOW_LANE = 7     # per input lane: the padding multiplexer into the row memory (Yosys: 132-606 at 2-64 lanes)
+LUT_WINDOW_PORT = 15    # per read port past the first (parallel window): its address (Yosys: 14-31)
+LUT_VVU = 15            # vector unit (vvu.sv: dwconv, pools) control, besides the window generator
+LUT_VVU_LANE = 75       # per vvu channel lane: the 32-bit accumulate or compare and its forwarding multiplexer
+                        # (Yosys, max mode: 92, 327, 1264, 5036 LUTs at 1, 4, 16, 64 lanes)
 LUT_ELTWISE = 460       # one add / mul lane: 64-bit sum, constant rounding, clamp (Yosys, 31-bit multipliers)
 BIAS_BITS = 32          # per output channel: int32 bias'
 RQ_BITS = 64            # per output channel: {m 32, s 8, zp 8, lo 8, hi 8}
@@ -97,6 +106,27 @@ class BlockCost:
 
 def _ceil(a: int, b: int) -> int:
     return -(-a // b)
+
+
+def _lut_per_mac(simd: int) -> float:
+    """Adder-tree LUTs per product of a matrix-vector unit with ``simd`` input lanes:
+    ``LUT_PER_MAC + LUT_PER_MAC_WIDE·clamp(log2(simd/4), 0, 2)``: 20 up to 4 lanes, 24 at 8,
+    28 from 16 on (Yosys: 21, 25 and 31, 24, 29, 28 at 4, 8, 16, 32, 64; docs/benchmarks.md)."""
+    return LUT_PER_MAC + LUT_PER_MAC_WIDE * min(2.0, max(0.0, math.log2(simd / 4)))
+
+
+def _window_lut(lanes: int, j: int = 1) -> int:
+    """LUTs of the window generator (``swg``) streaming ``lanes`` input lanes and read through
+    ``j`` ports (memories apart): ``LUT_WINDOW + LUT_WINDOW_LANE·lanes + LUT_WINDOW_PORT·(j − 1)``.
+    Fitted to ``swg`` alone in Yosys (docs/benchmarks.md, "resources"): 115-127 at 1 lane,
+    132, 158, 170, 234, 354, 578-606 at 2, 4, 8, 16, 32, 64; 249 at 3 lanes × 9 ports."""
+    return LUT_WINDOW + LUT_WINDOW_LANE * lanes + LUT_WINDOW_PORT * (j - 1)
+
+
+def _accumulators(p: int, c: int) -> MemCost:
+    """The vector unit's accumulator memory: ``C/p`` words of ``32·p`` bits (LUTRAM; registers
+    for one word)."""
+    return memory(32 * p, c // p)
 
 
 def _line_buffer(g: Geometry, lanes: int, j: int = 1) -> MemCost:
@@ -198,7 +228,7 @@ def mvu(g: Geometry, pe: int, simd: int, uram: bool = False, mmv: int = 1, pack:
             rows = replace(rows, drain=max(0, last(g.wo) + 1 - rows.row_read))
         tail = max(0, span - ws.last_in)
         fill, first = ws.fill, sf
-    lut_unit = LUT_PER_MAC * pe * simd + (LUT_PER_PE + LUT_REQUANT) * pe + LUT_PER_SIMD * simd \
+    lut_unit = round(_lut_per_mac(simd) * pe * simd) + (LUT_PER_PE + LUT_REQUANT) * pe + LUT_PER_SIMD * simd \
         + LUT_PACK * pairs * simd + (LUT_MUL * pe * simd if lut else 0)
     mults = 0 if lut else (pe - pairs) * simd
     # each further copy its control; with copies, every copy's collector and merge input
@@ -206,7 +236,8 @@ def mvu(g: Geometry, pe: int, simd: int, uram: bool = False, mmv: int = 1, pack:
     return BlockCost(
         ii=ii, depth=depth, fill=fill, first=first, tail=tail, lead=lead, span=span, window=rows,
         dsp=mmv * (mults + REQUANT_DSP * pe), bram18=mem.bram18, uram=mem.uram,
-        lut=LUT_BASE_MVU + mmv * lut_unit + lut_copies + (0 if g.pointwise else LUT_WINDOW) + mem.lut,
+        lut=LUT_BASE_MVU + mmv * lut_unit + lut_copies + (0 if g.pointwise else _window_lut(lanes, simd // lanes))
+        + mem.lut,
         weights=where, lut_macs=lut,
     )
 
@@ -216,7 +247,7 @@ def _window_unit(g: Geometry, p: int, simd: int, extra: MemCost) -> tuple[BlockC
     j = simd // p
     reads = g.k * (g.c // p) // j
     ws = window_schedule(g, p, reads, (g.k // j - 1) * (g.c // p) + 1)
-    mem = extra + _line_buffer(g, p, j)
+    mem = extra + _line_buffer(g, p, j) + _accumulators(p, g.c)
     cost = BlockCost(ii=max(ws.write, ws.read), depth=RTL_DEPTH["vvu"] + RTL_DEPTH["swg"],
                      fill=ws.fill, first=reads, tail=max(0, ws.span - ws.last_in), lead=ws.lead,
                      span=ws.span, window=ws.by_row)
@@ -233,7 +264,7 @@ def dwconv(g: Geometry, pe: int, simd: int, uram: bool = False, lutw: bool = Fal
     wmem, where = _weights(simd, 8, g.k * g.c // simd, uram, lutw)
     c, mem = _window_unit(g, p, simd, wmem + _params(p, g.c // p))
     return replace(c, dsp=simd + REQUANT_DSP * p, bram18=mem.bram18, uram=mem.uram,
-                   lut=LUT_BASE_SIMPLE + LUT_WINDOW + LUT_PER_LANE * simd
+                   lut=LUT_VVU + _window_lut(p, simd // p) + LUT_VVU_LANE * p + LUT_PER_LANE * (simd - p)
                    + (LUT_PER_PE + LUT_REQUANT) * p + mem.lut, weights=where)
 
 
@@ -242,7 +273,7 @@ def pool(g: Geometry, pe: int, simd: int, requant: bool) -> BlockCost:
     p = pe
     c, mem = _window_unit(g, p, p, _params(p, g.c // p) if requant else MemCost())
     return replace(c, dsp=REQUANT_DSP * p if requant else 0, bram18=mem.bram18,
-                   lut=LUT_BASE_SIMPLE + LUT_WINDOW + (LUT_PER_LANE + (LUT_REQUANT if requant else 0)) * p
+                   lut=LUT_VVU + _window_lut(p) + (LUT_VVU_LANE + (LUT_REQUANT if requant else 0)) * p
                    + mem.lut)
 
 
@@ -434,7 +465,7 @@ def offchip_mvu(g: Geometry, pe: int, simd: int, uram: bool = False, rate: float
     last = math.ceil(_offchip_last_read(nf, cf, in_beats, tile_beats, period, latency) - 1e-9)
     lead = last + 1  # the output frame buffer's first read: its first beat leaves at lead + depth
     span = last + out_beats
-    lut_unit = LUT_PER_MAC * pe * simd + (LUT_PER_PE + LUT_REQUANT) * pe + LUT_PER_SIMD * simd
+    lut_unit = round(_lut_per_mac(simd) * pe * simd) + (LUT_PER_PE + LUT_REQUANT) * pe + LUT_PER_SIMD * simd
     return BlockCost(
         ii=ii, depth=OFFCHIP_DEPTH, fill=1.0, first=sf, tail=span - (in_beats - 1), lead=lead,
         span=span, window=None, dsp=pe * simd + REQUANT_DSP * pe, bram18=mem.bram18, uram=mem.uram,
@@ -590,9 +621,8 @@ BLOCKS["bilinear"] = bilinear
 
 
 # -- LRN across channels (issue 14): op kind LRN declares `cost_block = "lrn"` -----------------
-LUT_LRN_LANE = 120  # per lane: the window sum's subtraction, the leading-one code, rounding, clamp
-LUT_LRN_PREFIX = 30  # per lane: d² into the running prefix sum (22 bits)
-LRN_MUX_BITS = 9 + 2 * 22  # per lane, bits read from the banks: d and two prefix sums (2·C/p-input multiplexers)
+LUT_LRN = 30  # control and flags (Yosys fit, below)
+LUT_LRN_LANE = 185  # per lane: d² into the 22-bit prefix sum, the window sum's subtraction, its code, rounding, clamp
 
 
 def lrn(g: Geometry, pe: int, simd: int) -> BlockCost:
@@ -603,19 +633,23 @@ def lrn(g: Geometry, pe: int, simd: int) -> BlockCost:
     and its code (stage 1), then the factor table, ``d·T``, rounding and clamp (stage 2).
     Timing as `shuffle` with depth ``RTL_DEPTH["lrn"]``: ii = ``H·W·C/p``, a pixel's output
     leaves ``C/p`` beats after its input. Per lane two products (``d²``, 9 × 9 bits, and
-    ``d·T``, 9 × 16) in DSP48E2s and a read port of the factor table (``ops.lrn.table_len``
-    16-bit words, at most 1,024 for size ≤ 7: a distributed ROM, charged with `rom`);
-    the banks are flip-flops (``2·C`` bytes and ``2·(C+1)`` 22-bit sums, not counted) read
-    through ``C/p``-input multiplexers. Not yet checked against Yosys."""
+    ``d·T``, 9 × 16) in DSP48E2s and a copy of the factor table (``ops.lrn.table_len``
+    16-bit words, 800-880 for size ≤ 7: one RAMB18 per lane, ``rom_style = "block"``, charged with `rom`);
+    the banks are distributed RAM, a row of ``p`` lanes per word (``2·C/p`` words: ``9·p``
+    bits of ``d``, read once, and ``22·p`` of prefix sums, read at two row offsets, `lutram`;
+    the reads are combinational, so never block RAM). Yosys / model (bench/resources.py):
+    937 / 906 LUT (C 8, p 4), 294 / 295 (32, 1), 591 / 536 (64, 2), 1,652 / 1,766 (64, 8),
+    3,437 / 3,494 (96, 16); DSP and RAMB18 equal."""
     from bbgrap_hls.ops.lrn import table_len
 
     p = pe
     n = g.c // p
     ii = g.h * g.w * n
     mem = rom(16, table_len(MAX_LRN_SIZE_COSTED, g.c)).times(p)
+    banks = lutram(9 * p, 2 * n) + 2 * lutram(22 * p, 2 * n)
     return BlockCost(ii=ii, depth=RTL_DEPTH["lrn"], fill=1.0 / (g.h * g.w), tail=n, lead=n, span=ii - 1 + n,
                      dsp=2 * p, bram18=mem.bram18,
-                     lut=LUT_BASE_SIMPLE + (LUT_LRN_LANE + LUT_LRN_PREFIX) * p + LRN_MUX_BITS * p * _ceil(2 * n, 4) + mem.lut)
+                     lut=LUT_LRN + LUT_LRN_LANE * p + banks + mem.lut)
 
 
 MAX_LRN_SIZE_COSTED = 7  # the table length charged (the geometry has no size; AlexNet and GoogLeNet use 5)

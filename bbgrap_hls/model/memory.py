@@ -1,7 +1,7 @@
 """Memory mapping: how many RAMB18 (or LUTs, for LUTRAM) a ``width × depth`` memory needs.
 
-A memory smaller than ``LUTRAM_BITS`` bits lives in LUTs (distributed RAM: one LUT6 holds
-64 × 1 bits). Anything larger is built from RAMB18s in the aspect ratio that needs the
+A memory smaller than ``LUTRAM_BITS`` bits lives in LUTs (distributed RAM, `lutram`: eight
+LUT6 sites hold 32 × 14 or 64 × 7 bits). Anything larger is built from RAMB18s in the aspect ratio that needs the
 fewest blocks (docs/hardware.md, "Resources"), or, for weight memories the planner moves
 there, from URAM288 blocks (`uram_memory`: one fixed 4K × 72 shape).
 """
@@ -60,6 +60,28 @@ def _ceil(a: int, b: int) -> int:
     return -(-a // b)
 
 
+def lutram(width_bits: int, depth: int) -> int:
+    """LUTs of a ``width_bits`` × ``depth`` distributed RAM (one write, one read port) as Yosys
+    maps it for UltraScale+: up to 32 words a RAM32M16 (8 LUT6 sites, 14 bits: 7 read ports
+    of 2 bits beside the write port), up to 64 a RAM64M8 (8 sites, 7 bits), deeper ones
+    ``ceil(depth/64)`` of those side by side; one word is a register (no LUT). Measured
+    exactly (bench/resources.py, abc -lut 6): 24, 80 and 296 LUTs for 6 × 32, 4 × 128 and
+    2 × 512 bits (vvu accumulators), 592 for 40 × 512 (a 64-lane line buffer)."""
+    if depth <= 1 or width_bits <= 0:
+        return 0
+    if depth <= 32:
+        return 8 * _ceil(width_bits, 14)
+    return 8 * _ceil(depth, LUTRAM_DEPTH) * _ceil(width_bits, 7)
+
+
+def rom_columns(width_bits: int, depth: int) -> int:
+    """Distinct bit columns of a ``width_bits`` × ``depth`` read-only memory built from LUTs:
+    a column is a function of the address, and at most ``2^depth`` of them differ, so Yosys
+    (merging identical LUTs) builds no more: ``min(width, 2^depth)``. A 4-word ROM of 8,192
+    bits (DS-CNN's pointwise convs at pe 16 × simd 64) is at most 16 LUTs, not 8,192."""
+    return width_bits if depth >= 20 else min(width_bits, 1 << depth)
+
+
 @functools.lru_cache(maxsize=1 << 16)
 def memory(width_bits: int, depth: int) -> MemCost:
     """Resources of a ``width_bits`` wide, ``depth`` deep memory.
@@ -69,33 +91,52 @@ def memory(width_bits: int, depth: int) -> MemCost:
         depth: words (0 gives an empty memory).
 
     Returns:
-        ``MemCost(0, ceil(depth/64)·width)`` below 1,024 bits, else the fewest RAMB18 over
-        the aspect ratios: ``min over (D, Wd) of ceil(depth/D)·ceil(width/Wd)``.
+        ``MemCost(0, lutram(width, depth))`` below 1,024 bits or at most 64 words, else the
+        fewest RAMB18 over the aspect ratios: ``min over (D, Wd) of ceil(depth/D)·ceil(width/Wd)``.
     """
     if depth <= 0 or width_bits <= 0:
         return MemCost()
     if width_bits * depth < LUTRAM_BITS or depth <= LUTRAM_DEPTH:
-        return MemCost(0, _ceil(depth, LUTRAM_DEPTH) * width_bits)
+        return MemCost(0, lutram(width_bits, depth))
     best = min(_ceil(depth, d) * _ceil(width_bits, w) for d, w in RAMB18_SHAPES)
     return MemCost(best, 0)
 
 
+RAMB36_SHAPES: tuple[tuple[int, int], ...] = (
+    (32768, 1), (16384, 2), (8192, 4), (4096, 9), (2048, 18), (1024, 36), (512, 72),
+)
+"""RAMB36 aspect ratios as (depth, width): two RAMB18 each."""
+
+
 @functools.lru_cache(maxsize=1 << 16)
 def block_memory(width_bits: int, depth: int) -> MemCost:
-    """A memory the RTL asks to be block RAM (``rom_style = "block"``: the weights): RAMB18
-    from 1,024 bits on whatever its depth, LUTRAM below."""
+    """A read-only memory the RTL asks to be block RAM (``rom_style = "block"``: the weights):
+    RAMB18 from 1,024 bits on whatever its depth, logic below (none for one word: a constant).
+
+    Besides the RAMB18 grid (``ceil(depth/D)·ceil(width/Wd)``) a deep, narrow ROM can be
+    folded: its ``ceil(depth/D)`` slices of ``D`` words side by side as one ``D``-deep word
+    of ``ceil(depth/D)·width`` bits, cut into RAMB36 columns, with a multiplexer picking the
+    slice after the read. Yosys does this: a 48,000 × 8-bit ROM (LeNet's 400 × 120 dense layer at
+    one lane) is 4,096 words of 12 × 8 = 96 bits in 11 RAMB36 (4K × 9), 22 RAMB18 where the
+    grid needs 24. The fewer of the two."""
     if depth <= 0 or width_bits <= 0:
         return MemCost()
-    if width_bits * depth < LUTRAM_BITS:
-        return MemCost(0, _ceil(depth, LUTRAM_DEPTH) * width_bits)
-    return MemCost(min(_ceil(depth, d) * _ceil(width_bits, w) for d, w in RAMB18_SHAPES), 0)
+    if width_bits * depth < LUTRAM_BITS:  # a ROM: logic, one LUT6 per bit and 64 words
+        return MemCost(0, 0 if depth == 1 else _ceil(depth, LUTRAM_DEPTH) * rom_columns(width_bits, depth))
+    grid = min(_ceil(depth, d) * _ceil(width_bits, w) for d, w in RAMB18_SHAPES)
+    folded = 2 * min(_ceil(_ceil(depth, d) * width_bits, w) for d, w in RAMB36_SHAPES)
+    return MemCost(min(grid, folded), 0)
 
 
 @functools.lru_cache(maxsize=1 << 16)
 def rom(width_bits: int, depth: int) -> MemCost:
-    """A read-only memory: logic (LUTs) below `ROM_BRAM_DEPTH` words, else as `memory`."""
+    """A read-only memory: logic (LUTs) below `ROM_BRAM_DEPTH` words, else as `memory`. One
+    word is a constant: no LUT (Yosys propagates it; a layer folded to one weight word, e.g.
+    ResNet-8's 3 × 3 convs at a whole parallel window, has constant weights and parameters)."""
+    if depth == 1:
+        return MemCost()
     if 0 < depth < ROM_BRAM_DEPTH and width_bits > 0:
-        return MemCost(0, _ceil(depth, LUTRAM_DEPTH) * width_bits)
+        return MemCost(0, _ceil(depth, LUTRAM_DEPTH) * rom_columns(width_bits, depth))
     return memory(width_bits, depth)
 
 
@@ -125,10 +166,10 @@ def lut_rom(width_bits: int, depth: int) -> MemCost:
     (``synth_xilinx -family xcup``, abc -lut 6, random contents, 64 bits wide): 1.0, 3.1, 4.1,
     5.5, 7.9 and 12.2 LUTs per bit at 64, 128, 144, 256, 288 and 512 words (the formula: 1, 3,
     5, 6, 8, 12); bench/resources.py checks it on whole units."""
-    if depth <= 0 or width_bits <= 0:
+    if depth <= 1 or width_bits <= 0:  # one word: a constant
         return MemCost()
     per_bit = 1 if depth <= LUTRAM_DEPTH else -(-3 * _ceil(depth, LUTRAM_DEPTH) // 2)
-    return MemCost(lut=width_bits * per_bit)
+    return MemCost(lut=rom_columns(width_bits, depth) * per_bit)
 
 
 def uram_halves(width_bits: int, depth: int) -> bool:

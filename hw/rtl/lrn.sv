@@ -45,15 +45,6 @@ module lrn #(
     if (SHIFT < 0 || SHIFT > 40) $error("lrn: SHIFT=%0d outside 0..40", SHIFT);
   end
 
-  /* verilator lint_off UNDRIVEN */  // ROM: filled by $readmemh only
-  logic [15:0] tab[ENTRIES];
-  /* verilator lint_on UNDRIVEN */
-  generate
-    if (TAB_FILE != "") begin : g_init
-      initial $readmemh(TAB_FILE, tab);
-    end
-  endgenerate
-
   function automatic logic [IW-1:0] code_of(input logic [SW-1:0] s);
     int bl, t;
     logic [SW-1:0] m;
@@ -64,8 +55,16 @@ module lrn #(
     code_of = IW'((t << MBITS) + int'(m));
   endfunction
 
-  logic signed [8:0] dv[2][C];      // d of every channel, per bank
-  logic [SW-1:0] pre[2][C+1];       // prefix sums of d^2, pre[b][0] = 0
+  // Banks as rows of P, row r written whole by beat r of the pixel: d of its channels, and the
+  // prefix sums pre[k] for k = r*P+1 .. r*P+P (pre[0] = 0 is not stored). A row is one word, so
+  // the banks are memories with one write port, read by lane i at rows rc + const (its window
+  // bounds c + AFTER + 1 and c - BEFORE, c = rc*P + i) and a constant column: distributed RAM
+  // in Yosys. (Indexed by the flat channel, Yosys built flip-flops behind a 2(C+1)-input
+  // multiplexer for every lane and bit: C 64, P 8 took 29,521 LUTs, now 1,652.)
+  logic [P-1:0][8:0] dv[2][N];      // d of every channel, per bank
+  logic [P-1:0][SW-1:0] pre[2][N];  // pre[b][r][j] = prefix sum k = r*P + j + 1
+  logic [P-1:0][8:0] dvrow;         // the row this beat writes
+  logic [P-1:0][SW-1:0] prerow;
   logic [1:0] full;                 // bank holds a complete pixel not yet read out
   logic [1:0] plast;                // the pixel in the bank ends a frame
   logic wb, rb;                     // bank being written / read
@@ -91,40 +90,67 @@ module lrn #(
       din[i] = 9'(signed'(s_axis_tdata[8*i+:8])) - 9'(ZP_IN);
       sq[i] = 18'(din[i]) * 18'(din[i]);
       run[i+1] = run[i] + SW'(sq[i]);
+      dvrow[i] = din[i];
+      prerow[i] = run[i+1];
+    end
+  end
+
+  // Per lane the table's address, the code of the window's sum S = pre[min(c+AFTER+1, C)] -
+  // pre[max(c-BEFORE, 0)], read in the stage-1 register from one copy of the factor table per
+  // lane, in block RAM (a RAMB18 holds 1,024 x 18 bits; the cost model counts one per lane).
+  logic [IW-1:0] addr[P];
+  for (genvar i = 0; i < P; i++) begin : g_lane
+    localparam int HI = i + AFTER + 1;  // upper bound, relative to rc*P: stored at HI - 1
+    localparam int HR = (HI - 1) / P;
+    localparam int HC = (HI - 1) % P;
+    localparam int LO = i - BEFORE;  // lower bound, relative to rc*P: stored at LO - 1 (floor division)
+    localparam int LR = LO - 1 >= 0 ? (LO - 1) / P : -((P - LO) / P);
+    localparam int LC = LO - 1 - LR * P;
+    logic [SW-1:0] phi, plo;
+    always_comb begin
+      phi = int'(rc) * P + HI >= C ? pre[rb][N-1][P-1] : pre[rb][int'(rc)+HR][HC];
+      plo = int'(rc) * P + LO <= 0 ? '0 : pre[rb][int'(rc)+LR][LC];
+    end
+    assign addr[i] = code_of(phi - plo);
+
+    /* verilator lint_off UNDRIVEN */  // ROM: filled by $readmemh only
+    (* rom_style = "block" *)
+    logic [15:0] tab[ENTRIES];
+    /* verilator lint_on UNDRIVEN */
+    logic [15:0] t;
+    if (TAB_FILE != "") begin : g_init
+      initial $readmemh(TAB_FILE, tab);
+    end
+    always_ff @(posedge clk) begin
+      if (en) t <= tab[addr[i]];
+    end
+    assign t1[i] = t;
+  end
+
+  // stage 2: y = clamp(ZP_OUT + ((d*T + 2^(SHIFT-1)) >>> SHIFT), -128, 127)
+  logic signed [47:0] v2[P];
+  logic [7:0] y2[P];
+  always_comb begin
+    for (int i = 0; i < P; i++) begin
+      v2[i] = 48'(d1[i]) * 48'(signed'({1'b0, t1[i]}));
+      if (SHIFT > 0) v2[i] = v2[i] + (48'sd1 <<< (SHIFT > 0 ? SHIFT - 1 : 0));
+      v2[i] = (v2[i] >>> SHIFT) + 48'(ZP_OUT);
+      y2[i] = v2[i] > 127 ? 8'h7f : v2[i] < -128 ? 8'h80 : v2[i][7:0];
     end
   end
 
   always_ff @(posedge clk) begin
     if (wr) begin
-      for (int i = 0; i < P; i++) begin
-        dv[wb][int'(wc)*P+i] <= din[i];
-        pre[wb][int'(wc)*P+i+1] <= run[i+1];
-      end
+      dv[wb][wc] <= dvrow;
+      pre[wb][wc] <= prerow;
       base <= wc == LAST ? '0 : run[P];
     end
     if (rst) base <= '0;
-    pre[0][0] <= '0;
-    pre[1][0] <= '0;
     if (en) begin
       last1 <= plast[rb] && rc == LAST;
-      for (int i = 0; i < P; i++) begin
-        /* verilator lint_off UNUSEDSIGNAL */  // channel indices: only their low bits address the banks
-        int c, hi, lo;
-        /* verilator lint_on UNUSEDSIGNAL */
-        c = int'(rc) * P + i;
-        hi = c + AFTER + 1 < C ? c + AFTER + 1 : C;
-        lo = c - BEFORE > 0 ? c - BEFORE : 0;
-        d1[i] <= dv[rb][c];
-        t1[i] <= tab[code_of(pre[rb][hi] - pre[rb][lo])];
-      end
+      for (int i = 0; i < P; i++) d1[i] <= dv[rb][rc][i];
       m_axis_tlast <= last1;
-      for (int i = 0; i < P; i++) begin
-        logic signed [47:0] v;
-        v = 48'(d1[i]) * 48'(signed'({1'b0, t1[i]}));
-        if (SHIFT > 0) v = v + (48'sd1 <<< (SHIFT > 0 ? SHIFT - 1 : 0));
-        v = (v >>> SHIFT) + 48'(ZP_OUT);
-        m_axis_tdata[8*i+:8] <= v > 127 ? 8'h7f : v < -128 ? 8'h80 : v[7:0];
-      end
+      for (int i = 0; i < P; i++) m_axis_tdata[8*i+:8] <= y2[i];
     end
   end
 

@@ -58,6 +58,12 @@ module vvu #(
   logic [P*32-1:0] bmem[CG];
   logic [P*64-1:0] rqmem[CG];
   /* verilator lint_on UNDRIVEN */
+  // accumulators: block RAM above 64 words and from 1,024 bits, LUTRAM below, as the cost
+  // model counts them (`memory`); left to itself Yosys takes LUTRAM for a few hundred words
+  /* verilator lint_off UNUSEDPARAM */  // read by synthesis only (the ram_style attribute)
+  localparam A_STYLE = CG > 64 && CG * P * 32 >= 1024 ? "block" : "distributed";
+  /* verilator lint_on UNUSEDPARAM */
+  (* ram_style = A_STYLE *)
   logic [P*32-1:0] amem[CG];
   generate
     if (W_FILE != "" && MODE == 0) begin : g_w
