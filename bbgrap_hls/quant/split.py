@@ -21,7 +21,7 @@ import warnings
 
 import numpy as np
 
-from bbgrap_hls.ir.graph import Graph, Node
+from bbgrap_hls.ir.graph import Graph, Node, Tensor
 from bbgrap_hls.quant import calib
 from bbgrap_hls.quant.build import MOVE_KINDS
 from bbgrap_hls.quant.quantizer import _Groups
@@ -78,18 +78,18 @@ def split_scale_groups(g: Graph, ranges: dict[str, tuple[float, float]]) -> list
             continue
         uf, spans = _group_spans(g, ranges, t)
         own = spans.get(uf.find(t), _span(ranges[t]))
-        readers = g.consumers()[t]
+        readers = list({id(n): n for n in g.consumers()[t]}.values())  # a node reading t twice: once
         wide = [n for n in readers if n.op == "Concat" and not n.host
                 and spans.get(uf.find(n.outputs[0]), 0.0) > WIDE * max(own, 1e-30)]
         if not wide or len(wide) == len(readers):
             continue  # nothing would widen, or every reader is wide anyway
-        c = g.shape(t)[1] if len(g.shape(t)) >= 2 else 1
+        c = g.shape(t)[1]
         for n in wide:
             name = g.fresh_name(f"{t}_rescale")
             a = g.add_const(f"{name}_a", np.ones(c, np.float32))
             b = g.add_const(f"{name}_b", np.zeros(c, np.float32))
             out = g.fresh_name(f"{t}_rescaled")
-            g.tensors[out] = type(g.tensors[t])(out, g.tensors[t].shape, g.tensors[t].dtype)
+            g.tensors[out] = Tensor(out, g.tensors[t].shape, g.tensors[t].dtype)
             node = Node(name, "ChannelAffine", [t, a, b], [out], {})
             g.nodes.insert(g.nodes.index(n), node)
             n.inputs = [out if i == t else i for i in n.inputs]
@@ -102,8 +102,9 @@ def rescale_concat_inputs(graph: Graph, calib_data: dict[str, np.ndarray] | None
                           observer: str = calib.DEFAULT_OBSERVER, seed: int = 0) -> Graph:
     """The canonical graph with `split_scale_groups`'s rescales (a copy when any is added).
 
-    Calibrates (as `quantizer.quantize` will, on the same samples) only when some tensor is
-    read by a move op and by another reader; QDQ graphs keep their given scales."""
+    Calibrates on the first `DECIDE_SAMPLES` of the samples `quantizer.quantize` will use, and
+    only when some tensor is read by a move op and by another reader; QDQ graphs keep their
+    given scales."""
     from bbgrap_hls.quant.qdq import is_qdq
 
     if is_qdq(graph) or not _candidates(graph):
