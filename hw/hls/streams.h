@@ -191,6 +191,21 @@ BB_LOOP(const_beat)
   }
 }
 
+/// The movers' byte queue, one iteration's two steps: `cur` is `buf` with the IN bytes of
+/// `src` placed after its `have` bytes when `take`; then `buf` is `cur` less its first OUT
+/// bytes when `drop` (zeros shifted in).
+template <int CAP, int IN>
+inline void queue_insert(const int8_t (&buf)[CAP], int8_t (&cur)[CAP], const int8_t* src, int have, bool take) {
+  BB_HLS(INLINE)
+  for (int j = 0; j < CAP; ++j) cur[j] = take && j >= have && j < have + IN ? src[j - have] : buf[j];
+}
+
+template <int CAP, int OUT>
+inline void queue_drop(int8_t (&buf)[CAP], const int8_t (&cur)[CAP], bool drop) {
+  BB_HLS(INLINE)
+  for (int j = 0; j < CAP; ++j) buf[j] = drop ? (j + OUT < CAP ? cur[j + OUT] : static_cast<int8_t>(0)) : cur[j];
+}
+
 /// Read `frames` frames of N int8 elements (NHWC) from memory into L-lane beats. The memory
 /// holds the frames back to back in DDR_BEAT-byte words (a 512-bit m_axi port), padded to a
 /// whole word at the end (mem_bytes). One pipelined loop of max(beats, words) iterations
@@ -217,7 +232,7 @@ BB_LOOP(m2s_beat)
     if (take) w = mem[rd];  // sequential addresses
     int8_t cur[CAP];  // the buffer with this iteration's input in place
     BB_HLS(ARRAY_PARTITION variable = cur complete)
-    for (int j = 0; j < CAP; ++j) cur[j] = take && j >= have && j < have + B ? w.d[j - have] : buf[j];
+    queue_insert<CAP, B>(buf, cur, w.d, have, take);
     const int got = take ? have + B : have;
     const bool emit = got >= L;
     if (emit) {
@@ -225,7 +240,7 @@ BB_LOOP(m2s_beat)
       for (int l = 0; l < L; ++l) o.d[l] = cur[l];
       out.write(o);
     }
-    for (int j = 0; j < CAP; ++j) buf[j] = emit ? (j + L < CAP ? cur[j + L] : static_cast<int8_t>(0)) : cur[j];
+    queue_drop<CAP, L>(buf, cur, emit);
     have = emit ? got - L : got;
     if (take) ++rd;
   }
@@ -255,7 +270,7 @@ BB_LOOP(s2m_beat)
     if (take) b = in.read();
     int8_t cur[CAP];  // the buffer with this iteration's input in place
     BB_HLS(ARRAY_PARTITION variable = cur complete)
-    for (int j = 0; j < CAP; ++j) cur[j] = take && j >= have && j < have + L ? b.d[j - have] : buf[j];
+    queue_insert<CAP, L>(buf, cur, b.d, have, take);
     const int n = take ? have + L : have;
     const bool put = n >= B;
     if (put) {
@@ -264,7 +279,7 @@ BB_LOOP(s2m_beat)
       mem[wr] = w;  // sequential addresses
       ++wr;
     }
-    for (int j = 0; j < CAP; ++j) buf[j] = put ? (j + B < CAP ? cur[j + B] : static_cast<int8_t>(0)) : cur[j];
+    queue_drop<CAP, B>(buf, cur, put);
     have = put ? n - B : n;
     if (take) ++got;
   }
