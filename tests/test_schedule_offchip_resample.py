@@ -4,8 +4,9 @@ against what the C++ loops count.
 
 resample.h's kernels run alone in the sequential build (all input present, output unbounded:
 no stall) with BB_PIPELINE redefined to count: per frame in steady state exactly the bound.
-In designs, the threaded csim's counts equal the bound (bilinear2d: at least the bound, which
-assumes a producer that keeps up), and every one of them is within 5 % of its block's ii
+In designs, the threaded csim's counts equal the bound (bilinear2d: between the bound, which
+assumes a producer that keeps up, and one more iteration per input beat), and every bound is
+within 5 % of its block's ii
 except DepthToSpace, a known gap asserted as it is (the test fails when it closes).
 """
 
@@ -115,9 +116,21 @@ def test_design_counts_match_the_bound(tmp_path, name):
     rows = [r for r in res.schedule if r["label"] in schedule.RESAMPLE or r["label"].endswith("_offchip")]
     assert {r["label"] for r in rows} == DESIGNS[name]
     for r in rows:
-        if r["label"] == "bilinear2d":  # a producer slower than the kernel leaves reads to its wait loop
-            assert r["bound"] <= r["counted"] <= 1.05 * r["bound"], r
+        assert r["bound"] <= 1.05 * r["plan_ii"], r
+        if r["label"] == "bilinear2d":
+            # Each input beat is read in one of the two loops; how many the emitting loop takes
+            # ahead depends on when the producer's thread delivers them, so the count lies
+            # between the bound (all ahead but the first row's) and one more iteration per
+            # input beat. Wait-loop iterations are reads at the producer's pace, not kernel time
+            # (CI on 28f770c: 158.4 against a bound of 144, producer block at ii 196).
+            beats_in = r["counted"] - r["bound"]
+            assert 0 <= beats_in <= _bilinear_in_beats(out), r
         else:
             assert r["counted"] == pytest.approx(r["bound"], rel=0.001), r
-        assert r["counted"] <= 1.05 * r["plan_ii"] and r["bound"] <= 1.05 * r["plan_ii"], r
+            assert r["counted"] <= 1.05 * r["plan_ii"], r
 
+
+def _bilinear_in_beats(out) -> int:
+    """Input beats per frame of the (one) bilinear2d layer header in the gen folder ``out``."""
+    (p,) = [schedule._struct(h.read_text()) for h in (out / "hls").glob("layer*.h") if "_ty[" in h.read_text()]
+    return p["H"] * p["W"] * p["C"] // p["L"]
