@@ -45,7 +45,7 @@ if TYPE_CHECKING:
 PLAN_OPTIONS: dict[str, type | tuple[type, ...]] = {
     "strategy": str, "objective": str, "time_limit": (int, float), "seed": int,
     "parallel_window": bool, "pixel_copies": bool, "offchip_weights": bool, "narrow_folding": bool,
-    "dsp_packing": bool, "lut_macs": bool,
+    "dsp_packing": bool, "lut_macs": bool, "space_to_depth": str,
 }
 #: what ``gen`` plans with when not told (`Design.write` warns when the design's plan differs)
 _GEN_DEFAULTS = {"time_limit": 10.0, "narrow_folding": True, "offchip_weights": False}
@@ -101,6 +101,10 @@ def compile(model: str | os.PathLike | onnx.ModelProto, board: str | os.PathLike
     # quantising, so that an infeasible plan is refused before calibration runs.
     target = design.int8_graph if is_qdq(graph) else graph
     design.plan = plan_graph(target, board_obj, **options)
+    if target is graph:  # the input layout the plan chose (passes/stem.py)
+        from bbgrap_hls.passes.stem import as_planned
+
+        design.graph = as_planned(graph, design.plan.input_blocks)
     return design
 
 
@@ -320,6 +324,8 @@ class Design:
             argv.append("--dsp-packing" if o["dsp_packing"] else "--no-dsp-packing")
         if "lut_macs" in o:
             argv.append("--lut-macs" if o["lut_macs"] else "--no-lut-macs")
+        if "space_to_depth" in o:
+            argv += ["--space-to-depth", o["space_to_depth"]]
         for name, dims in self._input_shape.items():
             argv += ["--input-shape", f"{name}={'x'.join(map(str, dims))}"]
         if self._calib_path:

@@ -163,6 +163,8 @@ class Plan:
     roofline: dict[str, Any] = field(default_factory=dict)
     """The frames/s physics allows (compute, memory, input link), which binds, and the plan's
     fraction of it (`bbgrap_hls.search.roofline`; docs/plan.md)."""
+    input_blocks: dict[str, int] = field(default_factory=dict)
+    """Graph inputs the plan holds as s x s pixel blocks (s² pixels a beat; passes/stem.py)."""
     version: int = SCHEMA_VERSION
 
     # -- lookups -----------------------------------------------------------------

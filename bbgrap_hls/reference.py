@@ -19,7 +19,7 @@ def check_feeds(graph: Graph, feeds: dict[str, np.ndarray]) -> dict[str, np.ndar
     for name in graph.inputs:
         if name not in feeds:
             raise BadInputError(f"input '{name}' is missing (have: {', '.join(sorted(feeds)) or 'none'})")
-        x = np.asarray(feeds[name])
+        x = graph.held_input(name, feeds[name])  # an input held in pixel blocks (passes/stem.py)
         want = graph.tensors[name].shape
         if x.shape != want:
             # the batch dimension left out, or a 1-D model's (N, C, L) for its lifted

@@ -199,7 +199,10 @@ def _vectors_for(out: Path, meta: dict, x: np.ndarray, vec: Path, gq: Graph | No
             from bbgrap_hls.quant.calib import load_calibration
 
             calib = load_calibration(o["calib_path"], graph)
-        gq = quantize(rescale_concat_inputs(graph, calib, seed=o["seed"]), calib, seed=o["seed"])
+        from bbgrap_hls.passes.stem import as_planned
+
+        blocks = json.loads((out / "plan.json").read_text()).get("input_blocks", {})
+        gq = quantize(as_planned(rescale_concat_inputs(graph, calib, seed=o["seed"]), blocks), calib, seed=o["seed"])
     if len(meta["inputs"]) != 1:
         raise BadInputError("csim --input: the model has several inputs; give them through gen")
     env = golden(gq, {meta["inputs"][0]["tensor"]: x})

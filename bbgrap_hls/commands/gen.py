@@ -14,6 +14,7 @@ import numpy as np
 
 from bbgrap_hls.commands.common import add_model_args, load_canonical
 from bbgrap_hls.errors import BadInputError
+from bbgrap_hls.passes.stem import SPACE_TO_DEPTH
 from bbgrap_hls.search.problem import DSP_PACKING, LUT_MACS
 
 MANIFEST = "manifest.json"
@@ -45,6 +46,11 @@ def add_parser(sub) -> argparse.ArgumentParser:
                    help="let conv/dense layers with their weights on chip compute their int8 products in LUTs "
                         "instead of DSP48E2s where a core's LUTs are spare (lut_mul.sv, about 110 LUTs per "
                         f"product; chosen per layer; docs/cost-model.md; default {'on' if LUT_MACS else 'off'})")
+    p.add_argument("--space-to-depth", choices=SPACE_TO_DEPTH, default="auto",
+                   help="send the graph input as s x s pixel blocks (s^2 pixels a beat) to a strided stem conv, "
+                        "rewritten over the blocks (passes/stem.py; docs/plan.md, \"Pixels per beat\"): auto = "
+                        "when the stem binds the ii, plan both and keep the faster; on = whenever the stem allows; "
+                        "off = never (default auto)")
     p.add_argument("--kernels", choices=("hls", "rtl"), default="hls",
                    help="Vitis kernels of vitis/: HLS C++ (default) or the RTL twin's cores as RTL kernels "
                         "(rtl_kernel/, package_xo scripts; docs/codegen.md, \"RTL kernels\")")
@@ -54,7 +60,7 @@ def add_parser(sub) -> argparse.ArgumentParser:
 
 def _seed_input(graph, seed: int) -> dict[str, np.ndarray]:
     rng = np.random.default_rng(seed)
-    return {t: rng.standard_normal(graph.shape(t)).astype(np.float32) for t in graph.inputs}
+    return {t: rng.standard_normal(graph.model_input_shape(t)).astype(np.float32) for t in graph.inputs}
 
 
 def _npy_bytes(a: np.ndarray) -> bytes:
@@ -100,7 +106,12 @@ def _run(args: argparse.Namespace, out: Path, old: list[str], worker: _ReportWor
     plan = plan_graph(gq if qdq else graph, board, strategy=args.strategy, objective=args.objective,
                       seed=args.seed, parallel_window=args.parallel_window,
                       pixel_copies=args.pixel_copies, offchip_weights=args.offchip_weights,
-                      dsp_packing=args.dsp_packing, lut_macs=args.lut_macs)
+                      dsp_packing=args.dsp_packing, lut_macs=args.lut_macs,
+                      space_to_depth=args.space_to_depth)
+    if not qdq:  # the input layout the plan chose (passes/stem.py): quantised and generated so
+        from bbgrap_hls.passes.stem import as_planned
+
+        graph = as_planned(graph, plan.input_blocks)
     try:  # the temporary folder sits next to OUT so that the final moves stay on one file system
         out.parent.mkdir(parents=True, exist_ok=True)
         tmp_ctx = tempfile.TemporaryDirectory(prefix=".bbgrap-gen-", dir=out.parent)
@@ -147,6 +158,7 @@ def _finish(args, out: Path, old: list[str], worker: _ReportWorker, board, graph
                "parallel_window": args.parallel_window,
                "pixel_copies": args.pixel_copies, "offchip_weights": args.offchip_weights,
                "dsp_packing": args.dsp_packing, "lut_macs": args.lut_macs, "kernels": args.kernels,
+               "space_to_depth": args.space_to_depth,
                "input_shape": list(args.input_shape), "model_path": os.path.abspath(args.model),
                "board_arg": args.board, "calib_path": os.path.abspath(args.calib) if args.calib else None}
     manifest = {"tool": "bbgrap-hls", "versions": _versions(), "inputs": inputs, "options": options,

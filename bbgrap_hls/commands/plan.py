@@ -6,6 +6,7 @@ import argparse
 import sys
 
 from bbgrap_hls.commands.common import add_model_args, load_canonical, plan_graph
+from bbgrap_hls.passes.stem import SPACE_TO_DEPTH
 from bbgrap_hls.plan import Plan
 from bbgrap_hls.search.problem import DSP_PACKING, LUT_MACS
 
@@ -41,6 +42,11 @@ def add_parser(sub) -> argparse.ArgumentParser:
                    help="let conv/dense layers with their weights on chip compute their int8 products in LUTs "
                         "instead of DSP48E2s where a core's LUTs are spare (lut_mul.sv, about 110 LUTs per "
                         f"product; chosen per layer; docs/cost-model.md; default {'on' if LUT_MACS else 'off'})")
+    p.add_argument("--space-to-depth", choices=SPACE_TO_DEPTH, default="auto",
+                   help="send the graph input as s x s pixel blocks (s^2 pixels a beat) to a strided stem conv, "
+                        "rewritten over the blocks (passes/stem.py; docs/plan.md, \"Pixels per beat\"): auto = "
+                        "when the stem binds the ii, plan both and keep the faster; on = whenever the stem allows; "
+                        "off = never (default auto)")
     p.add_argument("--no-narrow", action="store_true",
                    help="keep the strategy's own foldings (skip the final pass that gives every block "
                         "the cheapest folding meeting the design ii; docs/plan.md)")
@@ -56,7 +62,8 @@ def run(args: argparse.Namespace) -> int:
     plan = plan_graph(graph, board, strategy=args.strategy, objective=args.objective,
                       time_limit=args.time_limit, seed=args.seed, parallel_window=args.parallel_window,
                       narrow_folding=not args.no_narrow, pixel_copies=args.pixel_copies,
-                      offchip_weights=args.offchip_weights, dsp_packing=args.dsp_packing, lut_macs=args.lut_macs)
+                      offchip_weights=args.offchip_weights, dsp_packing=args.dsp_packing, lut_macs=args.lut_macs,
+                      space_to_depth=args.space_to_depth)
     sys.stdout.write(plan.to_json() if args.json else format_plan(plan))
     return 0
 

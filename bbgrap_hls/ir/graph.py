@@ -103,6 +103,9 @@ class Graph:
         output_shapes: the model's declared shape of a graph output the IR holds in
             another shape (a 1-D model's (N, C, L) output held as (N, C, L, 1):
             frontend/lift1d.py); `declared_outputs` gives outputs their declared shapes.
+        input_blocks: graph inputs held as ``s`` x ``s`` pixel blocks (`passes/stem.py`): the
+            model's (N, C, H, W) input is the tensor (N, s²·C, H/s, W/s), ONNX SpaceToDepth
+            order; `held_input` turns an array of the model's shape into that one.
     """
 
     name: str
@@ -112,6 +115,32 @@ class Graph:
     nodes: list[Node]
     opset: int = 13
     output_shapes: dict[str, tuple[int, ...]] = field(default_factory=dict)
+    input_blocks: dict[str, int] = field(default_factory=dict)
+
+    def model_input_shape(self, name: str) -> tuple[int, ...]:
+        """The model's shape of graph input ``name`` (its held shape unless held in blocks)."""
+        shape = self.tensors[name].shape
+        s = self.input_blocks.get(name)
+        if not s:
+            return shape
+        n, c, h, w = shape
+        return (n, c // (s * s), h * s, w * s)
+
+    def held_input(self, name: str, x: np.ndarray) -> np.ndarray:
+        """``x`` as the graph holds input ``name``: an array of the model's shape (with or
+        without the batch dimension, or ``(K, *shape)`` samples) of an input held in blocks
+        becomes its block layout; anything else is returned as it is."""
+        s = self.input_blocks.get(name)
+        x = np.asarray(x)
+        model = self.model_input_shape(name)
+        if not s or x.ndim < 3 or x.shape[-3:] != model[-3:]:
+            return x
+        lead = x.shape[:-3]
+        c, h, w = model[1:]
+        y = x.reshape(*lead, c, h // s, s, w // s, s)
+        k = len(lead)
+        y = y.transpose(*range(k), k + 2, k + 4, k, k + 1, k + 3)  # (…, dy, dx, c, Y, X)
+        return np.ascontiguousarray(y.reshape(*lead, s * s * c, h // s, w // s))
 
     def declared_outputs(self, outputs: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
         """``outputs`` (by graph output name) in the model's declared shapes."""
@@ -169,7 +198,7 @@ class Graph:
         nodes = [Node(n.name, n.op, list(n.inputs), list(n.outputs), copy.copy(n.attrs), n.host)
                  for n in self.nodes]
         return Graph(self.name, list(self.inputs), list(self.outputs), tensors, nodes, self.opset,
-                     dict(self.output_shapes))
+                     dict(self.output_shapes), dict(self.input_blocks))
 
     def add_const(self, name: str, value: np.ndarray) -> str:
         """Add a constant tensor under a fresh name derived from ``name``; returns it."""

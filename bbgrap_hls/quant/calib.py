@@ -39,6 +39,7 @@ _MAX_VALUES = 1 << 16  # per tensor and sample kept by the percentile observer
 def _as_samples(graph: Graph, name: str, x: np.ndarray, where: str) -> np.ndarray:
     """Validate one input's calibration array; returns shape ``(N, *input_shape)`` float32."""
     want = graph.tensors[name].shape
+    x = graph.held_input(name, x)  # samples of the model's shape for an input held in blocks
     if x.dtype.kind not in "fiu":
         raise BadInputError(f"{where}: calibration data for input '{name}' has dtype {x.dtype}, "
                             "expected a numeric array")
@@ -104,7 +105,7 @@ def synthetic_calibration(graph: Graph, n: int | None = None, seed: int = 0) -> 
     warnings.warn(f"no calibration samples given: using {n} synthetic standard-normal samples; "
                   "int8 accuracy depends on calibrating with real samples (--calib)", stacklevel=3)
     rng = np.random.default_rng(seed)
-    return {name: rng.standard_normal((n,) + graph.tensors[name].shape).astype(np.float32)
+    return {name: graph.held_input(name, rng.standard_normal((n,) + graph.model_input_shape(name)).astype(np.float32))
             for name in graph.inputs}
 
 

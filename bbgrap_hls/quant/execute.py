@@ -36,7 +36,7 @@ def quantize_inputs(graph: Graph, feeds: dict[str, np.ndarray]) -> dict[str, np.
                          | {k: np.zeros(graph.tensors[k].shape, np.float32) for k in raw if k in graph.tensors})
     for name in graph.inputs:
         if name in raw:
-            x = np.asarray(raw[name])
+            x = graph.held_input(name, raw[name])
             want = graph.tensors[name].shape
             if x.shape != want:
                 if x.shape != want[1:] or want[0] != 1:

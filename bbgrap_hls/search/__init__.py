@@ -212,7 +212,7 @@ def make_plan(graph: Graph, board: Board, strategy: str = "search", objective: s
               time_limit: float = 10.0, seed: int = 0, baselines: bool = True,
               progress: Callable[[str], None] | None = None, parallel_window: bool = True,
               narrow_folding: bool = True, pixel_copies: bool = True, offchip_weights: bool = False,
-              dsp_packing: bool = DSP_PACKING, lut_macs: bool = LUT_MACS) -> Plan:
+              dsp_packing: bool = DSP_PACKING, lut_macs: bool = LUT_MACS, space_to_depth: str = "auto") -> Plan:
     """Plan ``graph`` (canonical) on ``board``.
 
     Args:
@@ -241,11 +241,51 @@ def make_plan(graph: Graph, board: Board, strategy: str = "search", objective: s
         lut_macs: let conv/dense blocks with their weights on chip compute their products
             in LUTs (``lut_mul.sv``, `LUT_MUL` LUTs per product, no DSP; docs/cost-model.md,
             "LUT multipliers"), chosen per block; the plan says which (``pack`` 0).
+        space_to_depth: ``auto``: when the graph's stem is a strided conv at the design's ii
+            (`passes.stem.stem_conv`), also plan with the input held as s x s pixel blocks
+            (s² pixels a beat; `passes.stem`) and keep the faster plan; ``on``: hold it in
+            blocks whenever the stem allows; ``off``: never. ``plan.input_blocks`` says
+            which; `passes.stem.as_planned` gives the graph the plan was made for.
 
     Raises:
         InfeasibleError: no plan fits (message: core, resource, shortfall, smallest change).
         UnsupportedError: a node without a cost model.
     """
+    from bbgrap_hls.passes.stem import SPACE_TO_DEPTH, space_to_depth_stem, stem_conv
+
+    if space_to_depth not in SPACE_TO_DEPTH:
+        raise BadInputError(f"unknown space_to_depth '{space_to_depth}': expected one of {', '.join(SPACE_TO_DEPTH)}")
+    kw = dict(strategy=strategy, objective=objective, time_limit=time_limit, seed=seed, baselines=baselines,
+              progress=progress, parallel_window=parallel_window, narrow_folding=narrow_folding,
+              pixel_copies=pixel_copies, offchip_weights=offchip_weights, dsp_packing=dsp_packing,
+              lut_macs=lut_macs)
+    stem = None if space_to_depth == "off" else stem_conv(graph)
+    t0 = time.monotonic()
+    if stem is not None and space_to_depth == "on":
+        plan = _make_plan(space_to_depth_stem(graph), board, **kw)
+    else:
+        plan = _make_plan(graph, board, **kw)
+        if stem is not None and plan.node(stem[1]).ii_cycles >= plan.ii_cycles:
+            # the stem binds (at one pixel a beat its input frame is its floor): try blocks
+            if progress:
+                progress(f"{strategy}: planning with the input as {stem[2]}x{stem[2]} pixel blocks")
+            try:
+                blocked = _make_plan(space_to_depth_stem(graph), board, **kw)
+            except InfeasibleError:
+                blocked = None
+            if blocked is not None and _key(blocked, objective) < _key(plan, objective):
+                plan = blocked
+    plan.optimizer.update(space_to_depth=space_to_depth)
+    plan.search_seconds = time.monotonic() - t0
+    return plan
+
+
+
+def _make_plan(graph: Graph, board: Board, strategy: str, objective: str, time_limit: float, seed: int,
+               baselines: bool, progress: Callable[[str], None] | None, parallel_window: bool,
+               narrow_folding: bool, pixel_copies: bool, offchip_weights: bool, dsp_packing: bool,
+               lut_macs: bool) -> Plan:
+    """`make_plan` for one graph (its input layout as it is)."""
     if strategy not in STRATEGIES:
         raise BadInputError(f"unknown strategy '{strategy}': expected one of {', '.join(STRATEGIES)}")
     if objective not in OBJECTIVES:
@@ -281,6 +321,7 @@ def make_plan(graph: Graph, board: Board, strategy: str = "search", objective: s
     plan.optimizer.update(dsp_packing=bool(chosen.dsp_packing), offchip_weights=chosen.offchip_memory is not None,
                           lut_macs=bool(chosen.lut_macs))
     _check_capacity(board, plan)
+    plan.input_blocks = dict(graph.input_blocks)
     plan.search_seconds = time.monotonic() - t0
     if objective == "latency":
         plan.optimality_note = (f"{strategy}, latency objective: not proved optimal (the exact "
