@@ -112,6 +112,7 @@ def check_plan(plan: Plan) -> None:
     for ch in plan.channels:
         if ch.dst_core is not None:
             bram[ch.dst_core] += ch.bram18
+            uram[ch.dst_core] += ch.uram  # a whole-frame FIFO on a core with URAM
     assert bram == {c.id: c.bram18 for c in plan.cores}
     assert uram == {c.id: c.uram for c in plan.cores}
     order = {k: i for i, k in enumerate(plan.core_order)}

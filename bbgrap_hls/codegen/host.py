@@ -56,7 +56,10 @@ class HostBuffer:
     #: bytes of the buffer object: an image's bytes; else the spec's frames back to back,
     #: padded to whole 64-byte words (design.mem_bytes, what the 512-bit movers read and write)
     bytes: int = 0
-    shape: list[int] = field(default_factory=list)  # NCHW (inputs, outputs)
+    shape: list[int] = field(default_factory=list)  # NCHW (inputs, outputs): the model's shape
+    #: an input the plan holds as block x block pixel blocks (passes/stem.py): the host
+    #: writes block (Y, X) as its (dy, dx, c) codes; 1: NHWC
+    block: int = 1
     scale: float = 0.0
     zp: int = 0
     file: str = ""  # role "weights": the image's file name in hls/
@@ -192,7 +195,9 @@ def host_spec(design: Design, g: Graph, card_of: dict[str, int] | None = None) -
                 hb = HostBuffer(name, role, p.link, t, n, c.name, k, mem_bytes(n, design.frames))
                 if role != "buffer":
                     q = g.tensors[t].quant
-                    hb.shape, hb.scale, hb.zp = list(g.shape(t)), float(np.float32(q.scale)), int(q.zp)
+                    hb.shape, hb.scale, hb.zp = list(g.model_input_shape(t) if role == "input" else g.shape(t)), \
+                        float(np.float32(q.scale)), int(q.zp)
+                    hb.block = g.input_blocks.get(t, 1) if role == "input" else 1
                 buffers[name] = hb
             args.append(KernelArg(k, p.name, "bo", name))
         args.append(KernelArg(len(ports), "frames", "scalar"))
@@ -265,8 +270,11 @@ def render_host(spec: HostSpec, design: Design) -> dict[str, str]:
     def hw_of(b: HostBuffer) -> int:
         return _hw_c(b.shape)[1]
 
+    def h_of(b: HostBuffer) -> int:
+        return b.shape[2] if len(b.shape) > 2 else 1
+
     files = {"host/host.cpp": env.get_template("host/host.cpp.j2").render(
-        spec=spec, host_ops=ops, outputs=outputs, c_of=c_of, hw_of=hw_of, hexf=lambda x: float(x).hex() + "f",
+        spec=spec, host_ops=ops, outputs=outputs, c_of=c_of, hw_of=hw_of, h_of=h_of, hexf=lambda x: float(x).hex() + "f",
         card_of=spec.card_of(), copy_src={cp["dst"]: cp["src"] for cp in spec.copies})}
     sim_args = {}
     nargs = {}

@@ -85,6 +85,15 @@ def stem_conv(graph: Graph) -> tuple[str, str, int] | None:
     return x, node.name, s
 
 
+def pixel_floor(graph: Graph, conv: str) -> int:
+    """Cycles a frame the stem ``conv``'s window generator walks at one pixel a beat: its
+    padded input, (H + pads) x (W + pads). A plan at or under it is bound by the input."""
+    node = graph.node(conv)
+    _, _, h, w = graph.shape(node.inputs[0])
+    p = node.attrs["pads"]
+    return (h + p[0] + p[2]) * (w + p[1] + p[3])
+
+
 def block_weights(w: np.ndarray, s: int, pads: tuple[int, ...]) -> np.ndarray:
     """The stem's weights ``w`` (Co, C, kh, kw) over s x s blocks (pads: top, left, ...)."""
     co, c, kh, kw = w.shape

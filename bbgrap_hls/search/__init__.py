@@ -251,7 +251,7 @@ def make_plan(graph: Graph, board: Board, strategy: str = "search", objective: s
         InfeasibleError: no plan fits (message: core, resource, shortfall, smallest change).
         UnsupportedError: a node without a cost model.
     """
-    from bbgrap_hls.passes.stem import SPACE_TO_DEPTH, space_to_depth_stem, stem_conv
+    from bbgrap_hls.passes.stem import SPACE_TO_DEPTH, pixel_floor, space_to_depth_stem, stem_conv
 
     if space_to_depth not in SPACE_TO_DEPTH:
         raise BadInputError(f"unknown space_to_depth '{space_to_depth}': expected one of {', '.join(SPACE_TO_DEPTH)}")
@@ -265,8 +265,8 @@ def make_plan(graph: Graph, board: Board, strategy: str = "search", objective: s
         plan = _make_plan(space_to_depth_stem(graph), board, **kw)
     else:
         plan = _make_plan(graph, board, **kw)
-        if stem is not None and plan.node(stem[1]).ii_cycles >= plan.ii_cycles:
-            # the stem binds (at one pixel a beat its input frame is its floor): try blocks
+        if stem is not None and plan.ii_cycles <= pixel_floor(graph, stem[1]):
+            # at one pixel a beat the stem's padded input frame is its floor: try blocks
             if progress:
                 progress(f"{strategy}: planning with the input as {stem[2]}x{stem[2]} pixel blocks")
             try:

@@ -265,11 +265,16 @@ def _hw_c(shape: list[int]) -> tuple[int, int]:
 
 
 def quantize(x: np.ndarray, b: dict) -> np.ndarray:
-    """NCHW float -> NHWC int8: clamp(round_half_even(x / s) + zp) (float32 math)."""
+    """NCHW float -> int8 codes clamp(round_half_even(x / s) + zp) (float32 math) in stream
+    order: NHWC, or with ``b["block"] = s > 1`` the frame as s x s pixel blocks, block (Y, X)
+    then (dy, dx, c) (the plan's space-to-depth stem)."""
     c, hw = _hw_c(b["shape"])
+    s = b.get("block", 1)
+    h = b["shape"][2] if len(b["shape"]) > 2 else 1
+    w = hw // h
     q = np.rint(np.asarray(x, np.float32) / np.float32(b["scale"])).astype(np.int64) + b["zp"]
-    q = np.clip(q, -128, 127).astype(np.int8).reshape(-1, c, hw)
-    return np.ascontiguousarray(q.transpose(0, 2, 1)).reshape(-1)
+    q = np.clip(q, -128, 127).astype(np.int8).reshape(-1, c, h // s, s, w // s, s)
+    return np.ascontiguousarray(q.transpose(0, 2, 4, 3, 5, 1)).reshape(-1)
 
 
 def dequantize(q: np.ndarray, b: dict) -> np.ndarray:
