@@ -154,10 +154,10 @@ def test_planner_blocks_the_stem_where_it_binds():
     """auto: a 64x64 input into a 3x3 stride-2 stem binds the design at one pixel a beat
     (66² cycles with padding); in 2x2 blocks the plan is faster and says so. Where a later
     layer binds (a heavy 3x3 conv after the stem) the input stays a pixel a beat."""
+    import tempfile
+
     from bbgrap_hls.board import load_board
     from bbgrap_hls.search import make_plan
-
-    import tempfile
 
     board = load_board("u250")
     with tempfile.TemporaryDirectory() as d:
