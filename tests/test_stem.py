@@ -197,3 +197,19 @@ def test_blocked_stem_twin_at_the_plan_ii(tmp_path):
     assert r.measured_ii_cycles == r.predicted_ii_cycles == plan["ii_cycles"], r.message
     assert abs(r.measured_latency_cycles - r.predicted_latency_cycles) <= max(8, 0.03 * r.predicted_latency_cycles), \
         r.message
+
+
+def test_api_blocked_stem_predicts_the_model(tmp_path):
+    """bbgrap_hls.compile(space_to_depth="on"): the design's graph holds the input in blocks,
+    predict still takes the model's NCHW input and gives what the unblocked design gives."""
+    import bbgrap_hls
+
+    path = models.save(stem_model(hw=16), tmp_path / "m.onnx")
+    on = bbgrap_hls.compile(path, "u250", space_to_depth="on")
+    off = bbgrap_hls.compile(path, "u250", space_to_depth="off")
+    assert on.plan.input_blocks == {"x": 2} and off.plan.input_blocks == {}
+    assert on.graph.input_blocks == {"x": 2} and on.graph.model_input_shape("x") == (1, 3, 16, 16)
+    x = np.random.default_rng(4).standard_normal((1, 3, 16, 16)).astype(np.float32)
+    np.testing.assert_array_equal(on.predict(x), off.predict(x))
+    with pytest.raises(Exception, match="space_to_depth"):
+        bbgrap_hls.compile(path, "u250", space_to_depth="sometimes")
