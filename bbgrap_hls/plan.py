@@ -66,7 +66,9 @@ class NodePlan:
     pack: int = 1
     """Conv/dense: output lanes per DSP48E2 multiplier, 2 with DSP packing (lanes ``2i`` and
     ``2i+1`` share one 27 × 18 product per input lane; an odd ``pe``'s last lane alone), 1
-    otherwise (option off, ``pe = 1``, weights off chip). A split node: each part says its own."""
+    otherwise (option off, ``pe = 1``, weights off chip). 0: every product in LUTs
+    (``lut_mul.sv``; a conv/dense with its weights on chip or a depthwise conv). A split node:
+    each part says its own."""
 
 
 @dataclass

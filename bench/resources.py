@@ -59,6 +59,11 @@ CONFIGS: dict[str, tuple[str, dict]] = {
     "dense-64x10-pack": ("mvu", {"MW": 64, "MH": 10, "SIMD": 8, "PE": 2, "PACK": 2, "nvec": 1}),
     # LUT multipliers (PACK = 0, lut_mul.sv): no DSP for the products
     "mvu-4x4-lut": ("mvu", {"MW": 16, "MH": 8, "SIMD": 4, "PE": 4, "PACK": 0, "nvec": 1}),
+    # the depthwise vector unit's products in LUTs (vvu.sv PACK = 0): 4 lanes, and 4 lanes x 9 taps
+    "dwconv-3x3-p4-lut": ("dwconv", {"C": 32, "P": 4, "PACK": 0, "H": 16, "W": 16, "KH": 3, "KW": 3, "SH": 1,
+                                     "SW": 1, "PT": 1, "PL": 1, "PB": 1, "PR": 1}),
+    "dwconv-3x3-p4j9-lut": ("dwconv", {"C": 32, "P": 4, "J": 9, "PACK": 0, "H": 16, "W": 16, "KH": 3, "KW": 3,
+                                       "SH": 1, "SW": 1, "PT": 1, "PL": 1, "PB": 1, "PR": 1}),
     # weight ROM in LUTs (W_STYLE = "logic", model/memory.py lut_rom): 288 and 36 words deep
     "conv-3x3-8x8-lutw": ("conv", {"C": 16, "CO": 32, "SIMD": 8, "PE": 8, "PACK": 2, "W_STYLE": "logic", "H": 16,
                                    "W": 16, "KH": 3, "KW": 3, "SH": 1, "SW": 1, "PT": 1, "PL": 1, "PB": 1, "PR": 1}),

@@ -120,7 +120,7 @@ def _pool(mode: str) -> Callable:
         rq = None if mode == "max" else golden.random_rq(rng, c, 128 * (k if mode == "sum" else 128 * k ** 0.5))
         j = p.get("J", 1)
         hdl = {"C": c, "P": p["P"], "PAD_VAL": zx} | ({"J": j} if j > 1 else {}) | _win(p) | \
-            _vector_files(w, bias, rq, c, p["P"], d, j)
+            (_pack(p) if mode == "mac" else {}) | _vector_files(w, bias, rq, c, p["P"], d, j)
         arrays = {"win": _windows(x, p, zx), "x": x} | (
             {} if mode == "max" else {"bias": bias, "rq": rq}) | ({"w": w} if w is not None else {})
         return hdl, arrays
@@ -282,7 +282,12 @@ PARAMS: dict[str, list[dict]] = {
                {"C": 4, "P": 4, "J": 3, "H": 5, "W": 4, "KH": 3, "KW": 3, "SH": 1, "SW": 1,
                 "PT": 1, "PL": 1, "PB": 1, "PR": 1},
                {"C": 3, "P": 1, "H": 7, "W": 6, "KH": 3, "KW": 3, "SH": 2, "SW": 1, "DH": 2, "DW": 1,
-                "PT": 1, "PL": 1, "PB": 0, "PR": 0}],
+                "PT": 1, "PL": 1, "PB": 0, "PR": 0},
+               # LUT multipliers (PACK = 0, lut_mul.sv in the vvu): plain, and with a parallel window
+               {"C": 4, "P": 2, "PACK": 0, "H": 5, "W": 5, "KH": 3, "KW": 3, "SH": 1, "SW": 1,
+                "PT": 1, "PL": 1, "PB": 1, "PR": 1},
+               {"C": 4, "P": 4, "J": 3, "PACK": 0, "H": 5, "W": 4, "KH": 3, "KW": 3, "SH": 1, "SW": 1,
+                "PT": 1, "PL": 1, "PB": 1, "PR": 1}],
     "maxpool": [{"C": 4, "P": 4, "H": 6, "W": 6, "KH": 2, "KW": 2, "SH": 2, "SW": 2, "PT": 0, "PL": 0, "PB": 0, "PR": 0},
                 {"C": 2, "P": 1, "H": 5, "W": 5, "KH": 3, "KW": 3, "SH": 2, "SW": 2, "PT": 1, "PL": 1, "PB": 1, "PR": 1}],
     "avgpool": [{"C": 4, "P": 2, "H": 4, "W": 4, "KH": 2, "KW": 2, "SH": 2, "SW": 2, "PT": 0, "PL": 0, "PB": 0, "PR": 0}],
@@ -344,7 +349,7 @@ PREPARE: dict[str, Callable] = {
 # RTL files each toplevel needs (besides its own)
 DEPS: dict[str, list[str]] = {
     "link": ["fifo"], "requant": ["rq_lane", "rq_round"], "mvu": ["mac2", "lut_mul", "rq_lane", "rq_round"],
-    "conv": ["swg", "mvu", "mac2", "lut_mul", "rq_lane", "rq_round", "dwc", "mmv_split", "mmv_merge"], "dwconv": ["swg", "vvu", "rq_lane", "rq_round"],
+    "conv": ["swg", "mvu", "mac2", "lut_mul", "rq_lane", "rq_round", "dwc", "mmv_split", "mmv_merge"], "dwconv": ["swg", "vvu", "lut_mul", "rq_lane", "rq_round"],
     "maxpool": ["swg", "vvu", "rq_lane", "rq_round"], "avgpool": ["swg", "vvu", "rq_lane", "rq_round"],
     "gap": ["vvu", "rq_lane", "rq_round"], "add": ["rq_round"], "mul": ["rq_round"],
     "channel_affine": ["rq_round"], "gmaxpool": ["vvu", "rq_lane", "rq_round"],

@@ -73,7 +73,7 @@ def block(module: str, p: dict) -> tuple[BlockCost, int]:
             pe, simd, lanes = p["P"], p["P"] * p.get("J", 1), p["P"]
         mmv = p.get("M", 1) if module == "conv" else 1  # pixel copies
         pack = module == "conv" and p.get("PACK", 1) == 2  # two output lanes per DSP (mac2.sv)
-        lut_macs = module == "conv" and p.get("PACK", 1) == 0  # products in LUTs (lut_mul.sv)
+        lut_macs = module in ("conv", "dwconv") and p.get("PACK", 1) == 0  # products in LUTs (lut_mul.sv)
         lutw = p.get("W_STYLE") == "logic"  # the weight ROM in LUTs
         return (block_cost(WINDOW_KIND[module], g, pe, simd, mmv=mmv, pack=pack, lut_macs=lut_macs, lutw=lutw),
                 g.h * g.w * g.c // lanes)

@@ -138,9 +138,11 @@ def _window_decl(h, w, c, k, s, d, pads, p, extra=""):
             f"PR = {pads[3]}, LANES = {p}{extra}; }};")
 
 
-def _dw_case(name, rng, h, w, c, k, s, pads, p, j=1, banks=False):
+def _dw_case(name, rng, h, w, c, k, s, pads, p, j=1, banks=False, extreme=False):
     x = rng.integers(-128, 128, (FRAMES, c, h, w), dtype=np.int8)
     wt = rng.integers(-128, 128, (c, 1, k[0], k[1]), dtype=np.int8)
+    if extreme:  # operands at the int8 extremes only
+        x, wt = rng.choice(EXTREMES, x.shape), rng.choice(EXTREMES, wt.shape)
     bias = rng.integers(-3000, 3000, c).astype(np.int32)
     mult = rng.integers(1 << 14, 1 << 15, c).astype(np.int32)
     shift = rng.integers(14, 18, c).astype(np.int32)
@@ -296,6 +298,7 @@ def all_cases() -> list[Case]:
         _dw_case("dwconv_pw_kw_banks", rng, 6, 7, 8, (3, 3), (2, 1), (1, 1, 1, 1), 4, j=3, banks=True),
         _loaded_dense_case("dense_loaded", rng, 24, 6, 4, 3),
         *pack_cases(),
+        *lut_cases(),
     ]
 
 
@@ -319,6 +322,29 @@ def pack_cases() -> list[Case]:
         _packed(_conv_case("conv3x3_banks", rng, 6, 5, 4, 8, (3, 3), (1, 1), (1, 1), p1, 2, 4, banks=True)),
         _packed(_dense_case("dense", rng, 48, 10, 12, 5)),
         _packed(_dense_case("dense_full", rng, 8, 4, 8, 4)),
+    ]
+
+
+def _lut(case):
+    """``case`` with LUT multipliers (P::PACK = 0, hw/hls/bb_pack.h: BIND_OP impl = fabric)."""
+    case.name += "_lut"
+    case.decls = case.decls.replace("; };", ", PACK = 0; };")
+    return case
+
+
+def lut_cases() -> list[Case]:
+    """Depthwise conv (dwconv2d's `mul_lane`) and conv with every product in LUTs: several
+    lanes, a parallel window of three and of all nine taps, weight banks, operands at the
+    int8 extremes (−128 × −128 included)."""
+    rng = np.random.default_rng(RNG_SEED + 17)
+    p1 = (1, 1, 1, 1)
+    return [
+        _lut(_dw_case("dwconv", rng, 6, 7, 8, (3, 3), (2, 1), p1, 4)),
+        _lut(_dw_case("dwconv_pw_kw", rng, 6, 7, 8, (3, 3), (2, 1), p1, 4, j=3)),
+        _lut(_dw_case("dwconv_pw_k", rng, 5, 5, 4, (3, 3), (1, 2), (0, 1, 1, 0), 2, j=9)),
+        _lut(_dw_case("dwconv_pw_kw_banks", rng, 6, 7, 8, (3, 3), (2, 1), p1, 4, j=3, banks=True)),
+        _lut(_dw_case("dwconv_extreme", rng, 5, 5, 4, (3, 3), (1, 1), p1, 2, extreme=True)),
+        _lut(_conv_case("conv3x3", rng, 6, 5, 4, 8, (3, 3), (1, 1), (1, 1), p1, 2, 4)),
     ]
 
 

@@ -95,17 +95,19 @@ def make_layer(g: Graph, node: Node, ident: str, pe: int, simd: int,
             weight image (`weights.ddr_image`).
         frame_uram: ``weights == "ddr"``: the frame buffers in URAM (the plan's block has URAM).
         pack: the plan's ``pack``: 2 packs a conv/dense's lane pairs into one product each
-            (``P::PACK = 2``, hw/hls/bb_pack.h; the RTL mvu's ``PACK``), 0 puts its
-            products in LUTs (``P::PACK = 0``; the RTL's lut_mul.sv).
+            (``P::PACK = 2``, hw/hls/bb_pack.h; the RTL mvu's ``PACK``), 0 puts the
+            products of a conv/dense or a depthwise conv in LUTs (``P::PACK = 0``; the
+            RTL's lut_mul.sv).
     """
     lay = _make_layer(g, node, ident, pe, simd, co_range, mmv)
     if pack != 1:
         kern = lay.call.split("<", 1)[0]
-        if kern not in ("bb::conv2d", "bb::conv2d_mmv", "bb::dense") or (pack == 2 and pe < 2) \
+        mvu = kern in ("bb::conv2d", "bb::conv2d_mmv", "bb::dense")
+        if not (mvu or (kern == "bb::dwconv2d" and pack == 0)) or (pack == 2 and pe < 2) \
                 or weights == "ddr" or pack not in (0, 2):
             raise UnsupportedError(f"node '{node.name}' ({node.op}): pack {pack} with pe={pe}: DSP packing (2) "
-                                   "and LUT multipliers (0) are for a conv or dense matrix-vector unit with its "
-                                   "weights on chip (packing: pe >= 2)")
+                                   "is for a conv or dense matrix-vector unit with pe >= 2 and its weights on "
+                                   "chip, LUT multipliers (0) for one with its weights on chip or a depthwise conv")
         lay.struct = lay.struct.replace(";\n};", f", PACK = {pack};\n}};")
         lay.pack = pack
     if lay.wmem is None:

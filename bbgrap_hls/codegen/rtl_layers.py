@@ -187,6 +187,8 @@ def rtl_layer(g: Graph, node: Node, lay: Layer, pe: int, simd: int, co_range: tu
             wk = wq.reshape(c, k).T.reshape(k // j, j, c // pe, pe).transpose(0, 2, 1, 3).reshape(-1, j * pe)
             files = _vector_files(ident, wk, bias, rq, c, pe, j)
             params = dict(C=c, P=pe, **win, PAD_VAL=int(q["zp_in"]), J=j) | _rom_style(lay)
+            if lay.pack == 0:  # LUT multipliers in the vvu (lut_mul.sv)
+                params["PACK"] = 0
             return RtlLayer("dwconv", params | _names(ident, files), files)
         lo, hi = co_range or (0, n)
         # pixel copies (mmv > 1): M mvus, output one whole pixel (CO lanes) per beat

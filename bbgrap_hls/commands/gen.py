@@ -43,7 +43,7 @@ def add_parser(sub) -> argparse.ArgumentParser:
                         "products of one input in one 27x18 multiply; HLS kernels and RTL twin; "
                         f"docs/cost-model.md; default {'on' if DSP_PACKING else 'off'})")
     p.add_argument("--lut-macs", action=argparse.BooleanOptionalAction, default=LUT_MACS,
-                   help="let conv/dense layers with their weights on chip compute their int8 products in LUTs "
+                   help="let conv/dense layers with their weights on chip and depthwise convs compute their int8 products in LUTs "
                         "instead of DSP48E2s where a core's LUTs are spare (lut_mul.sv, about 110 LUTs per "
                         f"product; chosen per layer; docs/cost-model.md; default {'on' if LUT_MACS else 'off'})")
     p.add_argument("--space-to-depth", choices=SPACE_TO_DEPTH, default="auto",

@@ -254,18 +254,22 @@ def _window_unit(g: Geometry, p: int, simd: int, extra: MemCost) -> tuple[BlockC
     return cost, mem
 
 
-def dwconv(g: Geometry, pe: int, simd: int, uram: bool = False, lutw: bool = False) -> BlockCost:
+def dwconv(g: Geometry, pe: int, simd: int, uram: bool = False, lutw: bool = False,
+           lut: bool = False) -> BlockCost:
     """Depthwise conv: ``p = pe`` channels at a time, one multiplier per lane.
 
     ``simd == pe`` normally; with a parallel window ``simd = p·j`` (``j | K``): ``j`` window
     positions of the ``p`` channels per cycle, ``simd`` multipliers, input at ``p`` lanes.
+    ``lut``: every product in LUTs (the vvu's ``PACK = 0``, ``lut_mul.sv``), `LUT_MUL` each,
+    no DSP but the requantisers', same cycles.
     """
     p = pe
     wmem, where = _weights(simd, 8, g.k * g.c // simd, uram, lutw)
     c, mem = _window_unit(g, p, simd, wmem + _params(p, g.c // p))
-    return replace(c, dsp=simd + REQUANT_DSP * p, bram18=mem.bram18, uram=mem.uram,
+    return replace(c, dsp=(0 if lut else simd) + REQUANT_DSP * p, bram18=mem.bram18, uram=mem.uram,
                    lut=LUT_VVU + _window_lut(p, simd // p) + LUT_VVU_LANE * p + LUT_PER_LANE * (simd - p)
-                   + (LUT_PER_PE + LUT_REQUANT) * p + mem.lut, weights=where)
+                   + (LUT_PER_PE + LUT_REQUANT) * p + (LUT_MUL * simd if lut else 0) + mem.lut,
+                   weights=where, lut_macs=lut)
 
 
 def pool(g: Geometry, pe: int, simd: int, requant: bool) -> BlockCost:
@@ -362,6 +366,10 @@ URAM_CAPABLE = ("conv", "dense", "dwconv")
 
 PACK_CAPABLE = ("conv", "dense")
 """Block kinds whose multipliers may pack two output lanes per DSP48E2 (``pack=True``, ``pe >= 2``)."""
+
+LUT_CAPABLE = ("conv", "dense", "dwconv")
+"""Block kinds whose products may be built from LUTs (``lut=True``: ``lut_mul.sv``; the matrix-vector
+unit's and the depthwise vector unit's ``PACK = 0``)."""
 
 OFFCHIP_CAPABLE = ("conv", "dense")
 """Block kinds whose weights may live in a board memory (``ddr=True``, `offchip_mvu`)."""

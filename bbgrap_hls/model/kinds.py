@@ -14,6 +14,7 @@ from bbgrap_hls.errors import UnsupportedError
 from bbgrap_hls.ir import Graph, Node
 from bbgrap_hls.model.blocks import (
     BLOCKS,
+    LUT_CAPABLE,
     OFFCHIP_CAPABLE,
     PACK_CAPABLE,
     URAM_CAPABLE,
@@ -153,7 +154,8 @@ def block_cost(kind: str, g: Geometry, pe: int, simd: int, uram: bool = False, m
     bytes)`` of the board memory as the block sees it (None: one beat per cycle, no latency);
     ``pack`` asks for DSP packing, applied where `packs` allows it (conv/dense on chip,
     ``pe >= 2``) and ignored elsewhere; ``lut_macs`` puts every product of a conv/dense on
-    chip in LUTs (`lut_macs`; it overrides ``pack``) and is ignored elsewhere; ``lutw`` builds
+    chip or a depthwise conv in LUTs (`lut_capable`; it overrides ``pack``) and is ignored
+    elsewhere; ``lutw`` builds
     the weight memory (`URAM_CAPABLE` kinds, at most `LUT_ROM_DEPTH` words) from LUTs instead
     of BRAM or URAM (``weights == "lut"``).
     """
@@ -188,9 +190,9 @@ def packs(kind: str, pe: int, ddr: bool = False) -> bool:
 
 def lut_capable(kind: str, ddr: bool = False) -> bool:
     """Whether a block may compute its products in LUTs (``lut_mul.sv``): a conv or dense
-    with its weights on chip (the matrix-vector unit; `offchip_mvu` and the depthwise vvu
-    keep DSPs)."""
-    return kind in PACK_CAPABLE and not ddr
+    with its weights on chip (the matrix-vector unit; `offchip_mvu` keeps DSPs) or a
+    depthwise conv (the vector unit, `LUT_CAPABLE`)."""
+    return kind in LUT_CAPABLE and not ddr
 
 
 MAX_COPIES = 4

@@ -28,7 +28,7 @@ from bbgrap_hls.ir import Graph
 from bbgrap_hls.plan import Plan
 from bbgrap_hls.search.build import repair, violations
 from bbgrap_hls.search.dp import Segmentation
-from bbgrap_hls.search.narrow import narrow
+from bbgrap_hls.search.narrow import narrow, segmentation_of
 from bbgrap_hls.search.problem import DSP_PACKING, LUT_MACS, Problem, build_problem, core_path
 from bbgrap_hls.search.roofline import roofline
 from bbgrap_hls.search.strategies import boost, even, exact, explain_infeasible, greedy, refine, single
@@ -126,21 +126,34 @@ def _run_best(prob: Problem, strategy: str, objective: str, time_limit: float, s
               progress: Callable[[str], None] | None) -> tuple[Problem, Plan, Segmentation]:
     """`_run`; with off-chip weights allowed, also without them, keeping the better plan: the
     segmentation's folding rules are heuristics over the resources, and more rows can steer
-    them to a worse plan, but allowing off-chip weights must never cost speed. Returns the
-    problem the plan was made from (its segmentation indexes that problem's tables)."""
-    if not prob.offchip_memory:
+    them to a worse plan, but allowing off-chip weights must never cost speed. Likewise with
+    depthwise convs that may take LUT products, also without those rows
+    (`_without_depthwise_lut`); a plan made so is returned against ``prob`` itself (its
+    tables hold every row of the variant's), so that narrowing still sees the LUT rows.
+    Returns the problem the plan was made from (its segmentation indexes that problem's
+    tables)."""
+    variants = [prob]
+    if prob.offchip_memory:
+        variants.append(_variant(prob, offchip_weights=False))
+        least = _offchip_least_reused(prob)
+        if least is not None:
+            variants.append(least)
+    dw = _without_depthwise_lut(prob)
+    if dw is not None:
+        variants.append(dw)
+    if len(variants) == 1:
         return (prob, *_run(prob, strategy, objective, time_limit, seed, progress))
     best, err = None, None
-    variants = [prob, _variant(prob, offchip_weights=False)]
-    least = _offchip_least_reused(prob)
-    if least is not None:
-        variants.append(least)
     for p in variants:
         try:
             got = _run(p, strategy, objective, time_limit, seed, progress)
         except InfeasibleError as e:
             err = err or e
             continue
+        if p is dw:  # the same plan indexed into prob's tables (the variant's rows are a subset)
+            plan, seg = got
+            got = (plan, replace(segmentation_of(prob, plan), target=seg.target, monotone=seg.monotone))
+            p = prob
         if best is None or _key(got[0], objective) < _key(best[1], objective):
             best = (p, *got)
     if best is None:
@@ -197,6 +210,24 @@ def _offchip_least_reused(prob: Problem) -> Problem | None:
     return replace(prob, units=units)
 
 
+def _without_depthwise_lut(prob: Problem) -> Problem | None:
+    """``prob`` without its depthwise convs' LUT-product rows (None when it has none).
+
+    A folding rule weighs every block's rows alike, and every LUT-product row trades about
+    `LUT_MUL` LUTs for one DSP, so under one rule either every block that may take LUT
+    products takes them or none does. Before depthwise convs could, the DSP rule put the
+    conv/dense products in LUTs and left the depthwise ones on DSPs, a mix that fitted where
+    all-LUT and all-DSP did not (DS-CNN on pynq-z2: 16,000 cycles; with the depthwise LUT
+    rows alone, 24,000). This variant is one more problem `_run_best` plans; the better plan
+    is kept, so allowing depthwise LUT products never costs speed.
+    """
+    if not any(u.kind == "dwconv" and u.table.lut.any() for u in prob.units):
+        return None
+    units = [replace(u, table=u.table.subset(~u.table.lut)) if u.kind == "dwconv" and u.table.lut.any() else u
+             for u in prob.units]
+    return replace(prob, units=units)
+
+
 def _equal_splits_only(prob: Problem) -> Problem:
     """``prob`` without the tables of uneven split parts."""
     return replace(prob, units=[replace(u, part_tables={}, granule=0) for u in prob.units])
@@ -238,9 +269,10 @@ def make_plan(graph: Graph, board: Board, strategy: str = "search", objective: s
         dsp_packing: let conv/dense blocks with ``pe >= 2`` compute two output lanes per
             DSP48E2 (``ceil(pe/2)·simd`` multipliers; docs/cost-model.md, "DSP"); the plan
             says per node whether it packs (``pack``).
-        lut_macs: let conv/dense blocks with their weights on chip compute their products
-            in LUTs (``lut_mul.sv``, `LUT_MUL` LUTs per product, no DSP; docs/cost-model.md,
-            "LUT multipliers"), chosen per block; the plan says which (``pack`` 0).
+        lut_macs: let conv/dense blocks with their weights on chip and depthwise convs
+            compute their products in LUTs (``lut_mul.sv``, `LUT_MUL` LUTs per product, no
+            DSP; docs/cost-model.md, "LUT multipliers"), chosen per block; the plan says
+            which (``pack`` 0).
         space_to_depth: ``auto``: when the graph's stem is a strided conv at the design's ii
             (`passes.stem.stem_conv`), also plan with the input held as s x s pixel blocks
             (s² pixels a beat; `passes.stem`) and keep the faster plan; ``on``: hold it in

@@ -62,8 +62,8 @@ class Table:
     in BRAM (``uram[i]`` False) and in URAM (True); with off-chip weights allowed, a conv or
     dense block also has each folding with its weights in the core's board memory
     (``ddr[i]``; ``uram[i]`` then says where its frame buffers are); with LUT multipliers
-    allowed, an on-chip conv or dense block has each folding once more with its products in
-    LUTs (``lut[i]``); a block with a weight memory of at most `LUT_ROM_DEPTH` words (and
+    allowed, an on-chip conv or dense block and a depthwise conv have each folding once more
+    with their products in LUTs (``lut[i]``); a block with a weight memory of at most `LUT_ROM_DEPTH` words (and
     more than LUTRAM-sized) also has each folding with that memory in LUTs (``lutw[i]``). The
     search picks per core what fits.
     """
@@ -139,7 +139,7 @@ def _table_of(kind: str, g: Geometry, inputs: _Inputs, parallel_window: bool, ur
     bytes/cycle, latency, beat bytes: `offchip_memory`) adds off-chip weight rows for
     conv/dense, their weight tiles whole beats of the port. ``pack``: on-chip conv/dense rows
     with ``pe >= 2`` pack two output lanes per DSP (`bbgrap_hls.model.packs`). ``lut_macs``:
-    on-chip conv/dense rows also come with their products in LUTs (`lut_capable`)."""
+    on-chip conv/dense and depthwise rows also come with their products in LUTs (`lut_capable`)."""
     rows = []
     # on_uram: the weights and the whole-frame input FIFOs in URAM (a block without weights:
     # its FIFOs only; the final plan places FIFOs by what each core's URAM has left)
@@ -232,7 +232,7 @@ class Problem:
     pixel_copies: bool = True
     offchip_memory: tuple[float, int, int] | None = None  # off-chip weight rows: (rate, latency, beat)
     dsp_packing: bool = False  # conv/dense with pe >= 2: two output lanes per DSP48E2
-    lut_macs: bool = False  # conv/dense on chip may compute their products in LUTs
+    lut_macs: bool = False  # conv/dense on chip and depthwise convs may compute their products in LUTs
 
     @property
     def m(self) -> int:
@@ -299,8 +299,8 @@ def build_problem(graph: Graph, board: Board, split_candidates: int = 8,
             memory (docs/cost-model.md, "Off-chip weights"), its bandwidth a planned resource.
         dsp_packing: conv/dense blocks with ``pe >= 2`` on chip pack two output lanes per
             DSP48E2 (docs/cost-model.md, "DSP").
-        lut_macs: conv/dense blocks on chip may compute their products in LUTs instead
-            (docs/cost-model.md, "LUT multipliers"), chosen per block by the search.
+        lut_macs: conv/dense blocks on chip and depthwise convs may compute their products in
+            LUTs instead (docs/cost-model.md, "LUT multipliers"), chosen per block by the search.
 
     Raises:
         UnsupportedError: a node has no cost model (names the node).

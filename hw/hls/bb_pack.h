@@ -59,6 +59,21 @@ inline void mul2(int8_t x, int8_t w_hi, int8_t w_lo, int32_t& p_hi, int32_t& p_l
   p_hi = static_cast<int32_t>((p >> 18) + ((p >> 17) & 1));
 }
 
+/// One int8 product x·w: PACK = 1 a plain product (a DSP48E2), PACK = 0 in LUTs (BIND_OP
+/// impl = fabric; the RTL's lut_mul.sv). The depthwise conv's lanes (dwconv2d.h) have no
+/// shared operand to pack, so 2 is not offered there.
+template <int PACK>
+inline int32_t mul_lane(int8_t x, int8_t w) {
+  BB_HLS(INLINE)
+  static_assert(PACK == 0 || PACK == 1, "mul_lane: PACK is 0 (LUT) or 1 (DSP)");
+  if (PACK == 0) {
+    int16_t p = static_cast<int16_t>(x * w);
+    BB_HLS(BIND_OP variable = p op = mul impl = fabric)
+    return p;
+  }
+  return static_cast<int32_t>(x) * static_cast<int32_t>(w);
+}
+
 /// a[pe] += Σ_s x[s]·w[pe][s] over PE output lanes; PACK = 2: lanes 2i and 2i+1 take their
 /// products from one `mul2` per s (an odd PE's last lane alone).
 template <int PACK, int PE, int SIMD>

@@ -7,9 +7,12 @@
 // memory `Word<SIMD> w[CF·K/J]` (what gen declares) or SIMD banks `const Word<1> w[SIMD][CF·K/J]`. Bank
 // p·J + j at address cf·K/J + kf holds the weight of channel cf·LANES + p at window
 // position k = kf·J + j, k = ky·KW + kx. Constants [LANES][CF] as in conv2d.
+// P::PACK = 0 (optional; bb_pack.h `mul_lane`) computes every product in LUTs (BIND_OP
+// impl = fabric; the RTL vvu's PACK = 0, lut_mul.sv) instead of DSP48E2s, bit-exact.
 #ifndef BBGRAP_DWCONV2D_H
 #define BBGRAP_DWCONV2D_H
 
+#include "bb_pack.h"
 #include "bb_weights.h"
 #include "bb_window.h"
 
@@ -20,6 +23,7 @@ void dwconv2d(Stream<P::LANES>& in, Stream<P::LANES>& out, const W* w,
               const int32_t bias[P::LANES][P::C / P::LANES], const int32_t mult[P::LANES][P::C / P::LANES],
               const int32_t shift[P::LANES][P::C / P::LANES], int frames) {
   static_assert(P::C % P::LANES == 0, "dwconv2d: P | C");
+  static_assert(pack_of<P>() == 0 || pack_of<P>() == 1, "dwconv2d: PACK is 0 (LUT) or 1 (DSP)");
   constexpr int K = P::KH * P::KW, CF = P::C / P::LANES, J = P::SIMD / P::LANES, L = P::LANES;
   static_assert(P::SIMD % P::LANES == 0 && K % J == 0, "dwconv2d: SIMD = LANES*J with J | KH*KW");
   constexpr int KF = K / J;
@@ -64,7 +68,7 @@ BB_LOOP(dw_beat)
         const int k = kf * J + j, ky = k / P::KW, kx = k % P::KW;
         const int word = (s.slot(ky * P::DH) * S::WP + col0 + kx * P::DW) * CF + cf;
         for (int p = 0; p < L; ++p) {
-          a[p] += static_cast<int32_t>(rows[j][word][p]) * static_cast<int32_t>(wv[p * J + j][0]);
+          a[p] += mul_lane<pack_of<P>()>(rows[j][word][p], wv[p * J + j][0]);
         }
       }
       Beat<L> o;

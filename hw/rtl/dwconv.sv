@@ -1,7 +1,8 @@
 `default_nettype none
 // Depthwise convolution: swg -> vvu (MAC). W_FILE holds w[ky][kx][c] tap-major (word k*C/P + g;
 // with a parallel window of J taps per beat, word kb*C/P + g holds taps kb*J .. kb*J+J-1);
-// PAD_VAL is the input zero point.
+// PAD_VAL is the input zero point. PACK = 0 builds the products from LUTs (lut_mul.sv), same
+// cycles.
 // ii = max(Hp*Wp*C/P, Ho*Wo*K*C/(P*J)) (docs/hardware.md).
 module dwconv #(
     parameter int C       = 4,
@@ -20,6 +21,7 @@ module dwconv #(
     parameter int PR      = 1,
     parameter int PAD_VAL = 0,
     parameter int J       = 1,
+    parameter int PACK    = 1,  // products: 1 in DSP48E2s, 0 in LUTs (lut_mul.sv; vvu.sv)
     parameter     W_FILE  = "",
     parameter     W_STYLE = "block",  // weight ROM: "block" or "logic" (vvu.sv)
     parameter     B_FILE  = "",
@@ -48,7 +50,7 @@ module dwconv #(
       .s_axis_tdata(s_axis_tdata), .s_axis_tlast(s_axis_tlast), .m_axis_tvalid(wv),
       .m_axis_tready(wr), .m_axis_tdata(wd), .m_axis_tlast(wl)
   );
-  vvu #(.C(C), .P(P), .K(KH * KW), .MODE(0), .J(J), .W_STYLE(W_STYLE), .W_FILE(W_FILE), .B_FILE(B_FILE), .RQ_FILE(RQ_FILE)) unit (
+  vvu #(.C(C), .P(P), .K(KH * KW), .MODE(0), .J(J), .PACK(PACK), .W_STYLE(W_STYLE), .W_FILE(W_FILE), .B_FILE(B_FILE), .RQ_FILE(RQ_FILE)) unit (
       .clk(clk), .rst(rst), .s_axis_tvalid(wv), .s_axis_tready(wr), .s_axis_tdata(wd),
       .s_axis_tlast(wl), .m_axis_tvalid(m_axis_tvalid), .m_axis_tready(m_axis_tready),
       .m_axis_tdata(m_axis_tdata), .m_axis_tlast(m_axis_tlast)

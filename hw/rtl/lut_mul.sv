@@ -6,9 +6,16 @@
 // summed in 16 bits (|p| <= 16384 fits, so the sum mod 2^16 is exact). use_dsp = "no"
 // tells Vivado to keep it in the fabric; Yosys maps it to LUTs and carry chains as written.
 // Timing as mac2.sv: p is registered when en is high, one cycle after the operands.
-module lut_mul (
+// REG = 0: p is the sum itself, in the operands' cycle (clk and en unused): the vector unit
+// (vvu.sv) adds its products into the accumulator in the cycle it reads them, as its DSP
+// version does.
+module lut_mul #(
+    parameter bit REG = 1
+) (
+    /* verilator lint_off UNUSEDSIGNAL */  // REG = 0: a combinational product
     input  wire               clk,
     input  wire               en,
+    /* verilator lint_on UNUSEDSIGNAL */
     input  wire signed [ 7:0] x,
     input  wire signed [ 7:0] w,
     output logic signed [15:0] p
@@ -37,8 +44,14 @@ module lut_mul (
   (* use_dsp = "no" *)
   logic signed [15:0] sum;
   assign sum = pp[0] + pp[1] + pp[2] + pp[3];
-  always_ff @(posedge clk) begin
-    if (en) p <= sum;
-  end
+  generate
+    if (REG) begin : g_reg
+      always_ff @(posedge clk) begin
+        if (en) p <= sum;
+      end
+    end else begin : g_comb
+      assign p = sum;
+    end
+  endgenerate
 endmodule
 `default_nettype wire

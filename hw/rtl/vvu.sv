@@ -11,6 +11,9 @@
 // beats per window and channel group.
 // Accumulators live in a memory of C/P words read one cycle ahead (forwarded when the
 // previous beat wrote the same word).
+// PACK (MODE 0): 1 computes each lane's product with a DSP48E2 multiply, 0 with lut_mul.sv
+// (radix-4 Booth in LUTs, no DSP48E2: FINN's resType "lut"), combinational in the same
+// stage-1 cycle, so cycles and latency are the same.
 // Memories ($readmemh): W_FILE  K*C/P/J words of J*P*8 bits (address kb*C/P + g, lane
 //                               j*P+i = w[kb*J+j][g*P+i]; MODE 0)
 //                       B_FILE  C/P words of P*32 bits (MODE 0, 2)
@@ -21,6 +24,7 @@ module vvu #(
     parameter int K       = 9,
     parameter int MODE    = 0,
     parameter int J       = 1,
+    parameter int PACK    = 1,  // MODE 0: 1 products in DSP48E2s, 0 in LUTs (lut_mul.sv)
     parameter     W_FILE  = "",
     /* verilator lint_off UNUSEDPARAM */  // read by synthesis only (the rom_style attribute)
     parameter     W_STYLE = "block",  // weight ROM: "block" (BRAM/URAM) or "logic" (LUTs)
@@ -49,6 +53,7 @@ module vvu #(
     if (P < 1 || C % P != 0) $error("vvu: P=%0d must divide C=%0d", P, C);
     if (MODE < 0 || MODE > 2) $error("vvu: MODE=%0d must be 0 (mac), 1 (max) or 2 (sum)", MODE);
     if (J < 1 || K % J != 0) $error("vvu: J=%0d must divide K=%0d", J, K);
+    if (PACK < 0 || PACK > 1) $error("vvu: PACK=%0d must be 0 (LUT) or 1 (DSP)", PACK);
   end
 
   /* verilator lint_off UNDRIVEN */  // ROMs: filled by $readmemh only
@@ -130,16 +135,38 @@ module vvu #(
   logic signed [31:0] xv[P], prev[P], term[P];
   assign aprev = fwd1 ? anew_q : a1;
 
+  // MODE 0 with PACK = 0: the J*P products of the beat from LUTs (lut_mul.sv without its
+  // register: read in this cycle, as the DSP multiply below is), lane l at lp[l]
+  /* verilator lint_off UNUSEDSIGNAL */  // read only when MODE = 0 and PACK = 0
+  logic signed [15:0] lp[J*P];
+  /* verilator lint_on UNUSEDSIGNAL */
+  generate
+    if (MODE == 0 && PACK == 0) begin : g_lut
+      for (genvar l = 0; l < J * P; l++) begin : g_l
+        lut_mul #(.REG(0)) m (
+            .clk(clk),
+            .en (en),
+            .x  (x1[8*l+:8]),
+            .w  (w1[8*l+:8]),
+            .p  (lp[l])
+        );
+      end
+    end else begin : g_nolut
+      always_comb for (int l = 0; l < J * P; l++) lp[l] = '0;
+    end
+  endgenerate
+
   // lane i of tap block j sits at bits [8*(j*P+i) +: 8]; xv: the max (MODE 1) or the sum
   // (MODE 2) of the J taps, term: what the beat adds (MODE 0: the J products)
   always_comb begin
     for (int i = 0; i < P; i++) begin
       xv[i] = 32'(signed'(x1[8*i+:8]));
-      term[i] = MODE == 0 ? 32'(signed'(x1[8*i+:8]) * signed'(w1[8*i+:8])) : xv[i];
+      term[i] = MODE != 0 ? xv[i] : PACK == 0 ? 32'(lp[i]) : 32'(signed'(x1[8*i+:8]) * signed'(w1[8*i+:8]));
       for (int j = 1; j < J; j++) begin
         if (MODE == 1) begin
           if (32'(signed'(x1[8*(j*P+i)+:8])) > xv[i]) xv[i] = 32'(signed'(x1[8*(j*P+i)+:8]));
         end else if (MODE == 2) xv[i] = xv[i] + 32'(signed'(x1[8*(j*P+i)+:8]));
+        else if (PACK == 0) term[i] = term[i] + 32'(lp[j*P+i]);
         else term[i] = term[i] + 32'(signed'(x1[8*(j*P+i)+:8]) * signed'(w1[8*(j*P+i)+:8]));
       end
       if (MODE != 0) term[i] = xv[i];

@@ -76,12 +76,20 @@ def small_design(model: onnx.ModelProto, board: str, out: Path, par: int = 4, se
     if lut_macs != LUT_MACS:
         kw["lut_macs"] = lut_macs
     plan = small_plan(graph, b, par, **kw)
+    write_design(model, graph, b, plan, out, seed)
+    return plan
+
+
+def write_design(model: onnx.ModelProto, graph, board, plan: Plan, out: Path, seed: int = 0):
+    """Write the gen folder of ``model`` (canonical graph ``graph``) on ``board`` (a `Board`)
+    with ``plan`` into ``out``, as `small_design` does (seeded synthetic calibration and
+    input, plan.json, the manifest `sim --input` reads); returns gen's `Design`."""
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")  # synthetic calibration
         gq = quantize(graph, None, seed=seed)
     rng = np.random.default_rng(seed)
     feeds = {t: rng.standard_normal(graph.shape(t)).astype(np.float32) for t in graph.inputs}
-    files, _ = generate(gq, plan, b, feeds)
+    files, design = generate(gq, plan, board, feeds)
     files["plan.json"] = plan.to_json(stable=True).encode()
     # what `sim --input` / `csim --input` read to recompute the reference for another input
     (out / "model").mkdir(parents=True, exist_ok=True)
@@ -92,4 +100,4 @@ def small_design(model: onnx.ModelProto, board: str, out: Path, par: int = 4, se
         f = out / rel
         f.parent.mkdir(parents=True, exist_ok=True)
         f.write_bytes(data)
-    return plan
+    return design
