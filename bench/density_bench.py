@@ -54,7 +54,7 @@ def row(name: str, board_name: str) -> dict:
     g = graph_of(name)
     board = load_board(board_name)
     t0 = time.perf_counter()
-    plan = make_plan(g, board, baselines=False, offchip_weights=name != "resnet8")
+    plan = make_plan(g, board, baselines=False, offchip_weights=name != "resnet8", space_to_depth="auto")
     secs = time.perf_counter() - t0
     macs = summarize(g, canonical=True)["macs"]
     dsp = sum(c.dsp for c in plan.cores)

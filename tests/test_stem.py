@@ -165,13 +165,14 @@ def test_planner_blocks_the_stem_where_it_binds():
 
         g = _graph(stem_model(hw=64), Path(d))
         off = make_plan(g, board, baselines=False, space_to_depth="off")
-        auto = make_plan(g, board, baselines=False)
+        auto = make_plan(g, board, baselines=False, space_to_depth="auto")
         assert off.input_blocks == {} and off.ii_cycles >= 66 * 66
         assert auto.input_blocks == {"x": 2} and auto.ii_cycles < off.ii_cycles
         assert auto.optimizer["space_to_depth"] == "auto"
         heavy = _graph(stem_model(hw=64, cout=32), Path(d))
         small = load_board("pynq-z2")
-        p = make_plan(heavy, small, baselines=False)
+        p = make_plan(heavy, small, baselines=False, space_to_depth="auto")
+        assert make_plan(g, board, baselines=False).input_blocks == {}  # the default here: off
         assert p.ii_cycles > 66 * 66 and p.input_blocks == {}
 
 
@@ -213,3 +214,15 @@ def test_api_blocked_stem_predicts_the_model(tmp_path):
     np.testing.assert_array_equal(on.predict(x), off.predict(x))
     with pytest.raises(Exception, match="space_to_depth"):
         bbgrap_hls.compile(path, "u250", space_to_depth="sometimes")
+
+
+def test_generate_refuses_a_plan_of_another_layout(tmp_path):
+    """A plan made with the input in blocks does not generate from the unblocked graph."""
+    from bbgrap_hls.board import load_board
+    from bbgrap_hls.codegen.project import generate
+    from bbgrap_hls.search import make_plan
+
+    g = _graph(stem_model(hw=16), tmp_path)
+    plan = make_plan(g, load_board("u250"), baselines=False, space_to_depth="on")
+    with pytest.raises(ValueError, match="as_planned"):
+        generate(quantize(g), plan, load_board("u250"), {"x": np.zeros((1, 3, 16, 16), np.float32)})

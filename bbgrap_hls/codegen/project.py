@@ -44,6 +44,9 @@ def generate(g: Graph, plan: Plan, board: Board, feeds: dict[str, np.ndarray]) -
         board: the board the plan is for.
         feeds: float input arrays (the seed input) for the test vectors.
     """
+    if plan.input_blocks != g.input_blocks:
+        raise ValueError(f"the plan holds inputs {plan.input_blocks} as pixel blocks, the graph {g.input_blocks}: "
+                         "quantise passes.stem.as_planned(graph, plan.input_blocks)")
     frames = int(g.shape(g.inputs[0])[0])
     design = build_design(g, plan, frames)
     files = {k: v.encode() for k, v in render_hls(design, g, {c.id: c.name for c in board.cores}).items()}

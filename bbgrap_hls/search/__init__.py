@@ -243,7 +243,7 @@ def make_plan(graph: Graph, board: Board, strategy: str = "search", objective: s
               time_limit: float = 10.0, seed: int = 0, baselines: bool = True,
               progress: Callable[[str], None] | None = None, parallel_window: bool = True,
               narrow_folding: bool = True, pixel_copies: bool = True, offchip_weights: bool = False,
-              dsp_packing: bool = DSP_PACKING, lut_macs: bool = LUT_MACS, space_to_depth: str = "auto") -> Plan:
+              dsp_packing: bool = DSP_PACKING, lut_macs: bool = LUT_MACS, space_to_depth: str = "off") -> Plan:
     """Plan ``graph`` (canonical) on ``board``.
 
     Args:
@@ -273,11 +273,14 @@ def make_plan(graph: Graph, board: Board, strategy: str = "search", objective: s
             compute their products in LUTs (``lut_mul.sv``, `LUT_MUL` LUTs per product, no
             DSP; docs/cost-model.md, "LUT multipliers"), chosen per block; the plan says
             which (``pack`` 0).
-        space_to_depth: ``auto``: when the graph's stem is a strided conv at the design's ii
-            (`passes.stem.stem_conv`), also plan with the input held as s x s pixel blocks
+        space_to_depth: ``auto`` (the CLI's and `bbgrap_hls.compile`'s default): when the
+            plan's ii is at or under the strided stem conv's padded input frame
+            (`passes.stem.pixel_floor`), also plan with the input held as s x s pixel blocks
             (s² pixels a beat; `passes.stem`) and keep the faster plan; ``on``: hold it in
-            blocks whenever the stem allows; ``off``: never. ``plan.input_blocks`` says
-            which; `passes.stem.as_planned` gives the graph the plan was made for.
+            blocks whenever the stem allows; ``off`` (the default here, so that a plan is
+            always of the graph given): never. ``plan.input_blocks`` says which;
+            `passes.stem.as_planned` gives the graph a plan was made for, which the caller
+            then quantises and generates (`codegen.project.generate` refuses a mismatch).
 
     Raises:
         InfeasibleError: no plan fits (message: core, resource, shortfall, smallest change).
