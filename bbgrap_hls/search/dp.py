@@ -69,6 +69,28 @@ class SegmentDP:
                        dtype=np.int64).reshape(-1, N_RES)
         return idx, res
 
+    def may_fit(self, cands: np.ndarray, lo: int, hi: int) -> list[int]:
+        """Positions ``lo <= c < hi`` of ``cands`` (ascending) whose targets pass a necessary
+        condition of `run`: every unit that cannot be split has a folding meeting the target,
+        no larger than the largest core, and those foldings together fit the cores' limits
+        summed (split units counted as using nothing)."""
+        if hi <= lo:
+            return []
+        t = cands[lo:hi]
+        need = np.zeros((len(t), N_RES), dtype=np.int64)
+        ok = np.ones(len(t), dtype=bool)
+        most = np.max(np.array(self.lims, dtype=np.int64), axis=0)
+        for u, c in enumerate(self.ch):
+            if u in self.split_ch or u in self.part_ch:
+                continue
+            pos = np.searchsorted(c.neg_ii, -t, side="left")
+            have = pos < len(c.best)
+            res = c.table.res[c.best[np.minimum(pos, len(c.best) - 1)]]
+            ok &= have & np.all(res <= most, axis=1)
+            need += res
+        ok &= np.all(need <= np.sum(np.array(self.lims, dtype=np.int64), axis=0), axis=1)
+        return [lo + int(i) for i in np.nonzero(ok)[0]]
+
     def _link_ok(self, q: int, bits: np.ndarray | int, target: int):
         w = self.widths[q]
         if w is None:
@@ -281,44 +303,60 @@ def best_segmentation(prob: Problem, n_cores: int | None = None,
 
     When a rule's folding choice is not monotone, every candidate between the lower bound
     and the bisection result is checked too (for at most ``prove_seconds``); the result's
-    ``monotone`` flag says whether the least target was proved under the rules.
+    ``monotone`` flag says whether the least target was proved under the rules. Such a rule
+    may also fit at a smaller target while it does not at the largest one (at the largest
+    target every block takes its cheapest row under the rule, which need not be the one that
+    leaves room for the others: LeNet on one core short of BRAM18 fits only with its dense
+    layer at a faster folding whose weights are LUTs), so then the candidates from the lower
+    bound up are checked as well, the first that fits being the rule's least target.
     """
     deadline = time.monotonic() + prove_seconds
     cands = candidate_targets(prob)
     cands = cands[cands > 0] if np.any(cands > 0) else cands
     best: Segmentation | None = None
+    lb_pos: int | None = None
+    unproved = False  # a non-monotone rule's scan ran out of time below the best target
     for w in rules(prob.limits(prob.core_path[0])):
         dp = SegmentDP(prob, w, n_cores)
         hi_limit = len(cands) - 1 if best is None else int(np.searchsorted(cands, best.target)) - 1
-        if hi_limit < 0 or not dp.run(int(cands[hi_limit])):
+        if hi_limit < 0:
             continue
-        lo, hi = 0, hi_limit
-        while lo < hi:
-            mid = (lo + hi) // 2
-            if dp.run(int(cands[mid])):
-                hi = mid
-            else:
-                lo = mid + 1
-        found = lo
+        if dp.run(int(cands[hi_limit])):
+            lo, hi = 0, hi_limit
+            while lo < hi:
+                mid = (lo + hi) // 2
+                if dp.run(int(cands[mid])):
+                    hi = mid
+                else:
+                    lo = mid + 1
+            found: int | None = lo
+        elif dp.monotone:
+            continue
+        else:
+            found, lo = None, hi_limit
+        proved = True
         if not dp.monotone:
             # Feasibility may not be monotone in the target: check every smaller candidate
             # above the lower bound (within the deadline) before calling the result exact.
-            lb = lower_bound(prob, n_cores)
-            proved = True
-            for c in range(int(np.searchsorted(cands, lb)), lo):
+            if lb_pos is None:
+                lb_pos = int(np.searchsorted(cands, lower_bound(prob, n_cores)))
+            for c in dp.may_fit(cands, lb_pos, lo):
                 if time.monotonic() > deadline:
                     proved = False
                     break
                 if dp.run(int(cands[c])):
                     found = c
                     break
-        else:
-            proved = True
+        if found is None:
+            unproved = unproved or not proved
+            continue
         seg = dp.run(int(cands[found]), reconstruct=True)
         if seg is not None:
             seg.monotone = proved
             if best is None or seg.target < best.target:
                 best = seg
+    if best is not None and unproved:
+        best.monotone = False
     return best
 
 

@@ -24,10 +24,15 @@ class Chooser:
     table: Table
     best: np.ndarray      # best[pos]: folding index of least cost among positions >= pos
     monotone: bool        # resources never decrease as the target tightens
+    neg_ii: np.ndarray = None  # -table.ii (ascending), for the searches
+
+    def __post_init__(self) -> None:
+        if self.neg_ii is None:
+            self.neg_ii = -self.table.ii
 
     def pick(self, target: int) -> int:
         """Folding index meeting ``target`` at least cost, or -1 when none does."""
-        pos = int(np.searchsorted(-self.table.ii, -target, side="left"))
+        pos = int(np.searchsorted(self.neg_ii, -target, side="left"))
         return -1 if pos >= len(self.best) else int(self.best[pos])
 
 
