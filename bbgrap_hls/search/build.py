@@ -136,6 +136,19 @@ def _route(prob: Problem, a: int, b: int) -> list[int]:
 
 def build_plan(prob: Problem, seg: Segmentation, strategy: str, objective: str) -> Plan:
     """Assemble the plan of ``seg`` (no repair; see `repair`)."""
+    return _build(prob, seg, strategy, objective, use_only=False)
+
+
+def core_use(prob: Problem, seg: Segmentation) -> dict[int, np.ndarray]:
+    """Per core id, what `build_plan` charges it, in `RES` order (the plan's ``CorePlan``
+    fields ``dsp``, ``bram18``, ``uram``, ``lut``, ``bw``): the same computation without
+    the latency profiles and the plan's records, for checking a fit before building."""
+    return _build(prob, seg, "", "", use_only=True)
+
+
+def _build(prob: Problem, seg: Segmentation, strategy: str, objective: str, use_only: bool):
+    """`build_plan`, or with ``use_only`` `core_use` (the row-by-row timing, which only the
+    latency needs, skipped)."""
     board, graph = prob.board, prob.graph
     parts = [unit_parts(prob, seg, u) for u in range(prob.m)]
     out_core = [p[-1].core for p in parts]
@@ -194,27 +207,32 @@ def build_plan(prob: Problem, seg: Segmentation, strategy: str, objective: str) 
         in_beats = max(1, unit.geom.in_elems // max(1, lanes_in))
         for t, pu in zip(unit.in_tensors, unit.producers, strict=False):
             cyc = cycles.get(pu, 0)
-            if pu < 0:  # the testbench offers the graph input one beat per cycle from cycle 0
-                h = hwc(graph.shape(t))[0] if len(graph.shape(t)) == 4 else 1
-                r = input_rows(h, max(1, prob.tensor_bits[t] // 8 // max(1, lanes_in) // h))
-            else:
-                r = rows[pu]
-            if pu >= 0 and out_core[pu] != parts[u][-1].core:
-                tr = transfers[tid_of[(t, parts[u][-1].core)]]
-                # A beat holds each hop ceil(beat_bits / width) cycles (LinkCost.profile).
-                beats = max(1, prob.tensor_bits[t] // 8 // max(1, out_lanes[pu]))
-                per_row = max(1, tr.ii_cycles // beats) * max(1, beats // len(r[0]))
-                r = stream_rows_out(r, len(r[0]), per_row, 0, 0, tr.latency_cycles)
+            tr = transfers[tid_of[(t, parts[u][-1].core)]] if pu >= 0 and out_core[pu] != parts[u][-1].core else None
+            if tr is not None:
                 cyc += tr.latency_cycles
-            # The FIFO's register stages (model.timing); a producer at other lanes reaches the
-            # block through a FIFO, a width converter and a second FIFO (codegen/design.py).
-            lanes_p = out_lanes[pu] if pu >= 0 else lanes_in
-            arrivals.append(shift(r, FIFO_DEPTH + (CONVERT if lanes_p != lanes_in else 0)))
+            if not use_only:
+                if pu < 0:  # the testbench offers the graph input one beat per cycle from cycle 0
+                    h = hwc(graph.shape(t))[0] if len(graph.shape(t)) == 4 else 1
+                    r = input_rows(h, max(1, prob.tensor_bits[t] // 8 // max(1, lanes_in) // h))
+                else:
+                    r = rows[pu]
+                if tr is not None:
+                    # A beat holds each hop ceil(beat_bits / width) cycles (LinkCost.profile).
+                    beats = max(1, prob.tensor_bits[t] // 8 // max(1, out_lanes[pu]))
+                    per_row = max(1, tr.ii_cycles // beats) * max(1, beats // len(r[0]))
+                    r = stream_rows_out(r, len(r[0]), per_row, 0, 0, tr.latency_cycles)
+                # The FIFO's register stages (model.timing); a producer at other lanes reaches the
+                # block through a FIFO, a width converter and a second FIFO (codegen/design.py).
+                lanes_p = out_lanes[pu] if pu >= 0 else lanes_in
+                arrivals.append(shift(r, FIFO_DEPTH + (CONVERT if lanes_p != lanes_in else 0)))
             in_cycles.append(cyc + FIFO_DEPTH)
             starts.append(struct_start.get(pu, 0.0) + (cyc + FIFO_DEPTH) / design_ii)
-        r_in = latest(arrivals, max(len(x[0]) for x in arrivals)) if arrivals else input_rows(1, in_beats)
         g = unit.geom
-        if unit.kind == "wire":
+        if not use_only:
+            r_in = latest(arrivals, max(len(x[0]) for x in arrivals)) if arrivals else input_rows(1, in_beats)
+        if use_only:
+            r_out = None
+        elif unit.kind == "wire":
             r_out = r_in
         elif unit.kind == "zeroinsert":  # rows of zeros need no input (model.timing)
             r_out = zeroinsert_rows_out(r_in, g.h, max(1, (g.ho - g.pads[0] - g.pads[2] - 1) // max(1, g.h - 1)),
@@ -243,11 +261,13 @@ def build_plan(prob: Problem, seg: Segmentation, strategy: str, objective: str) 
             # a part on another core also passes its output FIFO before the link
             to_cat = FIFO_DEPTH * (2 if gather else 1) + (
                 CONVERT if any(p.out_lanes != out_lanes[u] for p in parts[u]) else 0)
-            r_out = shift(r_out, gather + to_cat)
+            if not use_only:
+                r_out = shift(r_out, gather + to_cat)
         else:
             gather = 0
-        rows[u] = r_out
-        prof[u] = (int(r_out[0][0]), max(int(r_out[1][-1]), int(r_out[0][0])))
+        if not use_only:
+            rows[u] = r_out
+            prof[u] = (int(r_out[0][0]), max(int(r_out[1][-1]), int(r_out[0][0])))
         # Pipeline cycles to this output: latest input (FIFO register, links) + depth + gather.
         cycles[u] = max(in_cycles, default=1) + (0 if unit.kind == "wire" else c.depth) + gather
         if c.window is not None:  # a frame's padding delays the output in steady state (fifos.py)
@@ -297,6 +317,8 @@ def build_plan(prob: Problem, seg: Segmentation, strategy: str, objective: str) 
                 chans.append(ChannelPlan(t, src, unit.node.name, src_core, p.core, kind, tid, d,
                                          lanes, bits, ii, False, fc.bram18))
     _fifos_to_uram(board, use, chans, big_fifos)
+    if use_only:
+        return use
     for t in graph.outputs:
         for u, unit in enumerate(prob.units):
             if unit.out_tensor == t:

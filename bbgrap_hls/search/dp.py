@@ -321,11 +321,14 @@ def best_segmentation(prob: Problem, n_cores: int | None = None,
         hi_limit = len(cands) - 1 if best is None else int(np.searchsorted(cands, best.target)) - 1
         if hi_limit < 0:
             continue
-        if dp.run(int(cands[hi_limit])):
+        # targets failing `may_fit` cannot fit: `run` is not asked about them
+        may = np.zeros(len(cands), dtype=bool)
+        may[dp.may_fit(cands, 0, hi_limit + 1)] = True
+        if may[hi_limit] and dp.run(int(cands[hi_limit])):
             lo, hi = 0, hi_limit
             while lo < hi:
                 mid = (lo + hi) // 2
-                if dp.run(int(cands[mid])):
+                if may[mid] and dp.run(int(cands[mid])):
                     hi = mid
                 else:
                     lo = mid + 1
@@ -340,7 +343,7 @@ def best_segmentation(prob: Problem, n_cores: int | None = None,
             # above the lower bound (within the deadline) before calling the result exact.
             if lb_pos is None:
                 lb_pos = int(np.searchsorted(cands, lower_bound(prob, n_cores)))
-            for c in dp.may_fit(cands, lb_pos, lo):
+            for c in np.nonzero(may[lb_pos:lo])[0] + lb_pos:
                 if time.monotonic() > deadline:
                     proved = False
                     break

@@ -37,14 +37,26 @@ class Chooser:
 
 
 def make_chooser(table: Table, weights: np.ndarray) -> Chooser:
+    """The table's chooser under the rule ``weights``, kept on the table: the strategies ask
+    for the same one many times (each rule of each core the refinement folds)."""
+    key = weights.tobytes()
+    hit = table.choosers.get(key)
+    if hit is not None and hit[0] is table.ii and hit[1] is table.res:  # arrays not rebound since
+        return hit[2]
+    chooser = _chooser(table, weights)
+    table.choosers[key] = (table.ii, table.res, chooser)
+    return chooser
+
+
+def _chooser(table: Table, weights: np.ndarray) -> Chooser:
     cost = table.res @ weights
     n = len(cost)
-    best = np.empty(n, dtype=np.int64)
-    b = n - 1
-    for pos in range(n - 1, -1, -1):
-        if cost[pos] < cost[b] or (cost[pos] == cost[b] and table.ii[pos] > table.ii[b]):
-            b = pos
-        best[pos] = b
+    # best[pos]: the row of least cost among positions >= pos; ties to the slower row, then
+    # to the later position. Rank every row by that order, then a suffix minimum of ranks.
+    order = np.lexsort((-np.arange(n), -table.ii, cost))
+    rank = np.empty(n, dtype=np.int64)
+    rank[order] = np.arange(n)
+    best = order[np.minimum.accumulate(rank[::-1])[::-1]] if n else np.empty(0, dtype=np.int64)
     r = table.res[best]
     monotone = bool(np.all(r[1:] >= r[:-1])) if n > 1 else True
     return Chooser(table, best, monotone)

@@ -42,7 +42,7 @@ import numpy as np
 
 from bbgrap_hls.model import WEIGHTED
 from bbgrap_hls.plan import Plan
-from bbgrap_hls.search.build import build_plan, violations
+from bbgrap_hls.search.build import build_plan, core_use, violations
 from bbgrap_hls.search.dp import Segmentation
 from bbgrap_hls.search.problem import Problem, Table
 
@@ -206,7 +206,14 @@ def narrow(prob: Problem, seg: Segmentation, plan: Plan, objective: str, strateg
         the latency; else None and the cores over a limit."""
         nonlocal builds
         builds += 1
-        p = build_plan(prob, units.segmentation(fold), strategy, objective)
+        seg = units.segmentation(fold)
+        # what the plan would charge each core, without its latency profiles: most trials
+        # of a large model are over a limit, and only a fitting one needs the whole plan
+        use = core_use(prob, seg)
+        bad = sorted(k for k, x in use.items() if np.any(x > prob.limits(k)))
+        if bad:
+            return None, bad
+        p = build_plan(prob, seg, strategy, objective)
         bad = sorted({v[0] for v in violations(p)})
         if bad or p.ii_cycles > target or (objective == "latency" and p.latency_cycles > lat0):
             return None, bad
