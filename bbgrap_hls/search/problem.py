@@ -292,6 +292,8 @@ class Problem:
     offchip_memory: tuple[float, int, int] | None = None  # off-chip weight rows: (rate, latency, beat)
     dsp_packing: bool = False  # conv/dense with pe >= 2: two output lanes per DSP48E2
     lut_macs: bool = False  # conv/dense on chip may compute their products in LUTs
+    # `build._cached_parts`: a block's parts by core and row (each copy of a problem starts empty)
+    parts: dict = field(default_factory=dict, init=False, repr=False, compare=False)
 
     @property
     def m(self) -> int:
