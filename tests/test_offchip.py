@@ -76,7 +76,9 @@ host: {{kind: axi-hp, bandwidth_gbps: 3.2, latency_us: 1.0}}
 
 
 def test_lenet_fits_a_small_core_only_with_offchip_weights(lenet):
-    board = small_board(19.2)
+    # 12,000 LUTs: 20,000 hold LeNet's weights on chip, partly in LUT-built memories
+    # (test_onchip_search_finds_the_lut_weight_plan)
+    board = small_board(19.2, lut=SMALL_LUT)
     with pytest.raises(InfeasibleError, match="BRAM18"):
         make_plan(lenet, board, baselines=False)
     plan = make_plan(lenet, board, baselines=False, offchip_weights=True)
@@ -100,6 +102,31 @@ def test_lenet_fits_a_small_core_only_with_offchip_weights(lenet):
 
     assert "off-chip weights in ddr" in format_plan(plan)
     assert Plan.from_json(plan.to_json()).to_json() == plan.to_json()
+
+
+def test_onchip_search_finds_the_lut_weight_plan(lenet):
+    """On 20,000 LUTs LeNet fits the small core with every weight on chip (the small ones in
+    LUT-built memories, the dense layers' at foldings that leave BRAM18 for the rest), a plan
+    the off-chip search finds when its memory is too slow to be worth using. The on-chip
+    search must find it too: at its largest target the balanced rule gives every block its
+    cheapest row and BRAM18 is short by one, so the rule fits at a smaller target only
+    (feasibility not monotone in the target; it was skipped and LeNet refused)."""
+    kept = 0
+    for gbps in (19.2, 0.2):
+        board = small_board(gbps)
+        on = make_plan(lenet, board, baselines=False)
+        assert not on.optimizer["offchip_weights"]
+        assert all(n.weights != "ddr" for n in on.nodes)
+        assert any(n.weights == "lut" for n in on.nodes)
+        for r in ("dsp", "bram18", "uram", "lut"):
+            assert getattr(on.cores[0], r) <= getattr(on.cores[0], f"{r}_limit"), r
+        off = make_plan(lenet, board, baselines=False, offchip_weights=True)
+        if all(n.weights != "ddr" for n in off.nodes):
+            kept += 1
+            assert on.fps >= off.fps, gbps
+        else:
+            assert off.fps >= on.fps, gbps  # allowing off-chip weights never costs speed
+    assert kept, "the slow memory's plan keeps every weight on chip (test_bandwidth_bounds_the_ii)"
 
 
 def test_bandwidth_bounds_the_ii(lenet):

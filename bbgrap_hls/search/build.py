@@ -102,6 +102,20 @@ def unit_parts(prob: Problem, seg: Segmentation, u: int) -> list[_Part]:
                   t.copies(f))]
 
 
+def _cached_parts(prob: Problem, seg: Segmentation, u: int) -> list[_Part]:
+    """`unit_parts`, kept per problem by what they depend on (core and row, or the split's
+    cores, rows and channel counts): the narrowing pass rebuilds plans that differ in one
+    block. The parts are never modified."""
+    if u in seg.split:
+        key = (u, tuple(seg.split[u]), tuple(seg.part_co.get(u, ())))
+    else:
+        key = (u, seg.core[u], seg.fold[u])
+    got = prob.parts.get(key)
+    if got is None:
+        got = prob.parts[key] = unit_parts(prob, seg, u)
+    return got
+
+
 def _out_lanes(parts: list[_Part]) -> int:
     """Lanes of a unit's output stream: its part's, or a split's gather: lanes dividing
     every part's lanes (equal parts) or, for uneven parts, the gcd of their channel counts,
@@ -136,14 +150,39 @@ def _route(prob: Problem, a: int, b: int) -> list[int]:
 
 def build_plan(prob: Problem, seg: Segmentation, strategy: str, objective: str) -> Plan:
     """Assemble the plan of ``seg`` (no repair; see `repair`)."""
+    return _build(prob, seg, strategy, objective, use_only=False)
+
+
+def core_use(prob: Problem, seg: Segmentation, stop: bool = False) -> dict[int, np.ndarray] | None:
+    """Per core id, what `build_plan` charges it, in `RES` order (the plan's ``CorePlan``
+    fields ``dsp``, ``bram18``, ``uram``, ``lut``, ``bw``): the same computation without
+    the latency profiles and the plan's records, for checking a fit before building. With
+    ``stop``, None as soon as some core is sure to be over a limit: the blocks' own use is
+    charged first and nothing after it gives any back but the FIFO BRAM18 moved to URAM (so
+    the blocks alone over any limit, or the LUTs, DSPs, URAM or bandwidth so far over theirs)."""
+    return _build(prob, seg, "", "", use_only=True, stop=stop)
+
+
+def _build(prob: Problem, seg: Segmentation, strategy: str, objective: str, use_only: bool, stop: bool = False):
+    """`build_plan`, or with ``use_only`` `core_use` (the row-by-row timing, which only the
+    latency needs, skipped)."""
     board, graph = prob.board, prob.graph
-    parts = [unit_parts(prob, seg, u) for u in range(prob.m)]
+    parts = [_cached_parts(prob, seg, u) for u in range(prob.m)]
     out_core = [p[-1].core for p in parts]
     out_lanes = [_out_lanes(p) for p in parts]
-    use = {c.id: np.zeros(N_RES, dtype=np.int64) for c in board.cores}  # dsp, bram18, uram, lut, bw
+    # per core: dsp, bram18, uram, lut, bw (Python ints; arrays for the caller)
+    use = {c.id: [0] * N_RES for c in board.cores}
     for ps in parts:
         for p in ps:
-            use[p.core] += (p.cost.dsp, p.cost.bram18, p.cost.uram, p.cost.lut, p.bw)
+            d = use[p.core]
+            d[0] += p.cost.dsp
+            d[1] += p.cost.bram18
+            d[2] += p.cost.uram
+            d[3] += p.cost.lut
+            d[4] += p.bw
+    lut_limit = {c.id: c.lut_limit for c in board.cores}
+    if stop and any(np.any(np.array(x) > prob.limits(k)) for k, x in use.items()):
+        return None
     # -- transfers: one per (tensor, destination core) -------------------------------------
     readers: dict[tuple[str, int], list[str]] = {}
     src_of: dict[str, int] = {}
@@ -169,6 +208,8 @@ def build_plan(prob: Problem, seg: Segmentation, strategy: str, objective: str) 
         lanes = out_lanes[pu]
         for k, c in enumerate(route):
             use[c][3] += stream_endpoint_lut(lanes) * (1 if 0 < k < len(route) - 1 else 1)
+            if stop and use[c][3] > lut_limit[c]:
+                return None
         transfers.append(TransferPlan(tid, t, out_core[pu], dst, "stream", route, None, bits, 0, lat,
                                       False, sorted(set(names))))
     hop_ii = {h: link_cost(sum(ts.values()), board.link(*h).width_bits, 0).ii for h, ts in hop_bits.items()}
@@ -194,27 +235,32 @@ def build_plan(prob: Problem, seg: Segmentation, strategy: str, objective: str) 
         in_beats = max(1, unit.geom.in_elems // max(1, lanes_in))
         for t, pu in zip(unit.in_tensors, unit.producers, strict=False):
             cyc = cycles.get(pu, 0)
-            if pu < 0:  # the testbench offers the graph input one beat per cycle from cycle 0
-                h = hwc(graph.shape(t))[0] if len(graph.shape(t)) == 4 else 1
-                r = input_rows(h, max(1, prob.tensor_bits[t] // 8 // max(1, lanes_in) // h))
-            else:
-                r = rows[pu]
-            if pu >= 0 and out_core[pu] != parts[u][-1].core:
-                tr = transfers[tid_of[(t, parts[u][-1].core)]]
-                # A beat holds each hop ceil(beat_bits / width) cycles (LinkCost.profile).
-                beats = max(1, prob.tensor_bits[t] // 8 // max(1, out_lanes[pu]))
-                per_row = max(1, tr.ii_cycles // beats) * max(1, beats // len(r[0]))
-                r = stream_rows_out(r, len(r[0]), per_row, 0, 0, tr.latency_cycles)
+            tr = transfers[tid_of[(t, parts[u][-1].core)]] if pu >= 0 and out_core[pu] != parts[u][-1].core else None
+            if tr is not None:
                 cyc += tr.latency_cycles
-            # The FIFO's register stages (model.timing); a producer at other lanes reaches the
-            # block through a FIFO, a width converter and a second FIFO (codegen/design.py).
-            lanes_p = out_lanes[pu] if pu >= 0 else lanes_in
-            arrivals.append(shift(r, FIFO_DEPTH + (CONVERT if lanes_p != lanes_in else 0)))
+            if not use_only:
+                if pu < 0:  # the testbench offers the graph input one beat per cycle from cycle 0
+                    h = hwc(graph.shape(t))[0] if len(graph.shape(t)) == 4 else 1
+                    r = input_rows(h, max(1, prob.tensor_bits[t] // 8 // max(1, lanes_in) // h))
+                else:
+                    r = rows[pu]
+                if tr is not None:
+                    # A beat holds each hop ceil(beat_bits / width) cycles (LinkCost.profile).
+                    beats = max(1, prob.tensor_bits[t] // 8 // max(1, out_lanes[pu]))
+                    per_row = max(1, tr.ii_cycles // beats) * max(1, beats // len(r[0]))
+                    r = stream_rows_out(r, len(r[0]), per_row, 0, 0, tr.latency_cycles)
+                # The FIFO's register stages (model.timing); a producer at other lanes reaches the
+                # block through a FIFO, a width converter and a second FIFO (codegen/design.py).
+                lanes_p = out_lanes[pu] if pu >= 0 else lanes_in
+                arrivals.append(shift(r, FIFO_DEPTH + (CONVERT if lanes_p != lanes_in else 0)))
             in_cycles.append(cyc + FIFO_DEPTH)
             starts.append(struct_start.get(pu, 0.0) + (cyc + FIFO_DEPTH) / design_ii)
-        r_in = latest(arrivals, max(len(x[0]) for x in arrivals)) if arrivals else input_rows(1, in_beats)
         g = unit.geom
-        if unit.kind == "wire":
+        if not use_only:
+            r_in = latest(arrivals, max(len(x[0]) for x in arrivals)) if arrivals else input_rows(1, in_beats)
+        if use_only:
+            r_out = None
+        elif unit.kind == "wire":
             r_out = r_in
         elif unit.kind == "zeroinsert":  # rows of zeros need no input (model.timing)
             r_out = zeroinsert_rows_out(r_in, g.h, max(1, (g.ho - g.pads[0] - g.pads[2] - 1) // max(1, g.h - 1)),
@@ -243,11 +289,13 @@ def build_plan(prob: Problem, seg: Segmentation, strategy: str, objective: str) 
             # a part on another core also passes its output FIFO before the link
             to_cat = FIFO_DEPTH * (2 if gather else 1) + (
                 CONVERT if any(p.out_lanes != out_lanes[u] for p in parts[u]) else 0)
-            r_out = shift(r_out, gather + to_cat)
+            if not use_only:
+                r_out = shift(r_out, gather + to_cat)
         else:
             gather = 0
-        rows[u] = r_out
-        prof[u] = (int(r_out[0][0]), max(int(r_out[1][-1]), int(r_out[0][0])))
+        if not use_only:
+            rows[u] = r_out
+            prof[u] = (int(r_out[0][0]), max(int(r_out[1][-1]), int(r_out[0][0])))
         # Pipeline cycles to this output: latest input (FIFO register, links) + depth + gather.
         cycles[u] = max(in_cycles, default=1) + (0 if unit.kind == "wire" else c.depth) + gather
         if c.window is not None:  # a frame's padding delays the output in steady state (fifos.py)
@@ -293,10 +341,14 @@ def build_plan(prob: Problem, seg: Segmentation, strategy: str, objective: str) 
                     big_fifos.append((len(chans), p.core, lanes, d))
                 use[p.core][1] += fc.bram18
                 use[p.core][3] += fc.lut + width_converter_lut(lanes, part_lanes)
+                if stop and use[p.core][3] > lut_limit[p.core]:
+                    return None
                 ii = transfers[tid].ii_cycles if tid is not None else beats
                 chans.append(ChannelPlan(t, src, unit.node.name, src_core, p.core, kind, tid, d,
                                          lanes, bits, ii, False, fc.bram18))
     _fifos_to_uram(board, use, chans, big_fifos)
+    if use_only:
+        return {k: np.array(x, dtype=np.int64) for k, x in use.items()}
     for t in graph.outputs:
         for u, unit in enumerate(prob.units):
             if unit.out_tensor == t:

@@ -11,6 +11,7 @@ it is exact when feasibility is monotone in ``T`` (checked: `Segmentation.monoto
 
 from __future__ import annotations
 
+import hashlib
 import time
 from dataclasses import dataclass, field
 
@@ -49,8 +50,12 @@ UNEVEN_PARTS = 3
 class SegmentDP:
     """Feasibility and reconstruction for one problem, one rule and a core-path prefix."""
 
-    def __init__(self, prob: Problem, weights: np.ndarray, n_cores: int | None = None):
+    def __init__(self, prob: Problem, weights: np.ndarray, n_cores: int | None = None,
+                 memo: dict | None = None):
         self.prob = prob
+        # `run`'s answers by target and choices, shared by the rules of one problem and path:
+        # rules that pick the same rows at a target get the same answer
+        self.memo = memo
         self.path = prob.core_path[: n_cores or len(prob.core_path)]
         self.ch = [make_chooser(u.table, weights) for u in prob.units]
         self.split_ch = {u.index: {k: make_chooser(t, weights) for k, t in u.split_tables.items()
@@ -68,6 +73,46 @@ class SegmentDP:
         res = np.array([c.table.res[i] if i >= 0 else (BIG,) * N_RES for c, i in zip(self.ch, idx, strict=False)],
                        dtype=np.int64).reshape(-1, N_RES)
         return idx, res
+
+    def signature(self) -> bytes:
+        """A digest of every folding choice of the rule (per table, the row picked at each
+        target): two rules with the same signature give the same answers."""
+        h = hashlib.blake2b(digest_size=16)
+        for c in [*self.ch, *(c for d in self.split_ch.values() for c in d.values()),
+                  *(c for d in self.part_ch.values() for c in d.values())]:
+            h.update(c.best.tobytes())
+            h.update(b"|")
+        return h.digest()
+
+    def may_fit(self, cands: np.ndarray, lo: int, hi: int) -> list[int]:
+        """Positions ``lo <= c < hi`` of ``cands`` (ascending) whose targets pass a necessary
+        condition of `run`: the units that cannot be split, at their foldings meeting the
+        target (every one must have one), fill the cores of the path in order (each core as
+        far as it takes them, as `run` does; the split units counted as using nothing and
+        the links left out, which only removes constraints)."""
+        if hi <= lo:
+            return []
+        t = cands[lo:hi]
+        lims = np.array(self.lims, dtype=np.int64)
+        n = len(lims)
+        ok = np.ones(len(t), dtype=bool)
+        core = np.zeros(len(t), dtype=np.int64)  # the core each target's fill has reached
+        load = np.zeros((len(t), N_RES), dtype=np.int64)
+        for u, c in enumerate(self.ch):
+            if u in self.split_ch or u in self.part_ch:
+                continue
+            pos = np.searchsorted(c.neg_ii, -t, side="left")
+            ok &= pos < len(c.best)
+            res = c.table.res[c.best[np.minimum(pos, len(c.best) - 1)]]
+            for _ in range(n + 1):  # next core while the unit does not fit the current one
+                over = ok & np.any(load + res > lims[np.minimum(core, n - 1)], axis=1)
+                if not over.any():
+                    break
+                core[over] += 1
+                load[over] = 0
+                ok &= core < n
+            load += res
+        return [lo + int(i) for i in np.nonzero(ok)[0]]
 
     def _link_ok(self, q: int, bits: np.ndarray | int, target: int):
         w = self.widths[q]
@@ -90,8 +135,21 @@ class SegmentDP:
         units after its state; a split of unit ``i`` starts on a core after a run ``[s, i)``
         there, puts one part alone on each core in between and leaves a tail state.
         """
-        prob, m, n = self.prob, self.prob.m, len(self.path)
         idx, res = self._choose(target)
+        key = None
+        if self.memo is not None and not reconstruct:
+            key = (target, np.array(idx, dtype=np.int64).tobytes(),
+                   np.array([c.pick(target) for d in (*self.split_ch.values(), *self.part_ch.values())
+                             for c in d.values()], dtype=np.int64).tobytes())
+            if key in self.memo:
+                return self.memo[key]
+        got = self._run(target, reconstruct, idx, res)
+        if key is not None:
+            self.memo[key] = got
+        return got
+
+    def _run(self, target: int, reconstruct: bool, idx: list[int], res: np.ndarray):
+        prob, m, n = self.prob, self.prob.m, len(self.path)
         pre = np.vstack([np.zeros((1, N_RES), np.int64), np.cumsum(res, axis=0)])
         reach = np.zeros(m + 1, dtype=bool)
         reach[0] = True
@@ -281,44 +339,72 @@ def best_segmentation(prob: Problem, n_cores: int | None = None,
 
     When a rule's folding choice is not monotone, every candidate between the lower bound
     and the bisection result is checked too (for at most ``prove_seconds``); the result's
-    ``monotone`` flag says whether the least target was proved under the rules.
+    ``monotone`` flag says whether the least target was proved under the rules. Such a rule
+    may also fit at a smaller target while it does not at the largest one (at the largest
+    target every block takes its cheapest row under the rule, which need not be the one that
+    leaves room for the others: LeNet on one core short of BRAM18 fits only with its dense
+    layer at a faster folding whose weights are LUTs), so then the candidates from the lower
+    bound up are checked as well, the first that fits being the rule's least target.
     """
     deadline = time.monotonic() + prove_seconds
     cands = candidate_targets(prob)
     cands = cands[cands > 0] if np.any(cands > 0) else cands
     best: Segmentation | None = None
+    lb_pos: int | None = None
+    unproved = False  # a non-monotone rule's scan ran out of time below the best target
+    done: set[bytes] = set()  # `SegmentDP.signature` of the rules searched to the end
+    memo: dict = {}
     for w in rules(prob.limits(prob.core_path[0])):
-        dp = SegmentDP(prob, w, n_cores)
-        hi_limit = len(cands) - 1 if best is None else int(np.searchsorted(cands, best.target)) - 1
-        if hi_limit < 0 or not dp.run(int(cands[hi_limit])):
+        dp = SegmentDP(prob, w, n_cores, memo)
+        sig = dp.signature()
+        if sig in done:
+            # The same choices as a rule already searched (and proved) in full: it finds no
+            # smaller target (the off-chip rules priced out where no block takes off-chip rows).
             continue
-        lo, hi = 0, hi_limit
-        while lo < hi:
-            mid = (lo + hi) // 2
-            if dp.run(int(cands[mid])):
-                hi = mid
-            else:
-                lo = mid + 1
-        found = lo
+        hi_limit = len(cands) - 1 if best is None else int(np.searchsorted(cands, best.target)) - 1
+        if hi_limit < 0:
+            continue
+        # targets failing `may_fit` cannot fit: `run` is not asked about them
+        may = np.zeros(len(cands), dtype=bool)
+        may[dp.may_fit(cands, 0, hi_limit + 1)] = True
+        if may[hi_limit] and dp.run(int(cands[hi_limit])):
+            lo, hi = 0, hi_limit
+            while lo < hi:
+                mid = (lo + hi) // 2
+                if may[mid] and dp.run(int(cands[mid])):
+                    hi = mid
+                else:
+                    lo = mid + 1
+            found: int | None = lo
+        elif dp.monotone:
+            continue
+        else:
+            found, lo = None, hi_limit
+        proved = True
         if not dp.monotone:
             # Feasibility may not be monotone in the target: check every smaller candidate
             # above the lower bound (within the deadline) before calling the result exact.
-            lb = lower_bound(prob, n_cores)
-            proved = True
-            for c in range(int(np.searchsorted(cands, lb)), lo):
+            if lb_pos is None:
+                lb_pos = int(np.searchsorted(cands, lower_bound(prob, n_cores)))
+            for c in np.nonzero(may[lb_pos:lo])[0] + lb_pos:
                 if time.monotonic() > deadline:
                     proved = False
                     break
                 if dp.run(int(cands[c])):
                     found = c
                     break
-        else:
-            proved = True
+        if proved:
+            done.add(sig)
+        if found is None:
+            unproved = unproved or not proved
+            continue
         seg = dp.run(int(cands[found]), reconstruct=True)
         if seg is not None:
             seg.monotone = proved
             if best is None or seg.target < best.target:
                 best = seg
+    if best is not None and unproved:
+        best.monotone = False
     return best
 
 

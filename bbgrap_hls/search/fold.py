@@ -24,22 +24,39 @@ class Chooser:
     table: Table
     best: np.ndarray      # best[pos]: folding index of least cost among positions >= pos
     monotone: bool        # resources never decrease as the target tightens
+    neg_ii: np.ndarray = None  # -table.ii (ascending), for the searches
+
+    def __post_init__(self) -> None:
+        if self.neg_ii is None:
+            self.neg_ii = -self.table.ii
 
     def pick(self, target: int) -> int:
         """Folding index meeting ``target`` at least cost, or -1 when none does."""
-        pos = int(np.searchsorted(-self.table.ii, -target, side="left"))
+        pos = int(np.searchsorted(self.neg_ii, -target, side="left"))
         return -1 if pos >= len(self.best) else int(self.best[pos])
 
 
 def make_chooser(table: Table, weights: np.ndarray) -> Chooser:
+    """The table's chooser under the rule ``weights``, kept on the table: the strategies ask
+    for the same one many times (each rule of each core the refinement folds)."""
+    key = weights.tobytes()
+    hit = table.choosers.get(key)
+    if hit is not None and hit[0] is table.ii and hit[1] is table.res:  # arrays not rebound since
+        return hit[2]
+    chooser = _chooser(table, weights)
+    table.choosers[key] = (table.ii, table.res, chooser)
+    return chooser
+
+
+def _chooser(table: Table, weights: np.ndarray) -> Chooser:
     cost = table.res @ weights
     n = len(cost)
-    best = np.empty(n, dtype=np.int64)
-    b = n - 1
-    for pos in range(n - 1, -1, -1):
-        if cost[pos] < cost[b] or (cost[pos] == cost[b] and table.ii[pos] > table.ii[b]):
-            b = pos
-        best[pos] = b
+    # best[pos]: the row of least cost among positions >= pos; ties to the slower row, then
+    # to the later position. Rank every row by that order, then a suffix minimum of ranks.
+    order = np.lexsort((-np.arange(n), -table.ii, cost))
+    rank = np.empty(n, dtype=np.int64)
+    rank[order] = np.arange(n)
+    best = order[np.minimum.accumulate(rank[::-1])[::-1]] if n else np.empty(0, dtype=np.int64)
     r = table.res[best]
     monotone = bool(np.all(r[1:] >= r[:-1])) if n > 1 else True
     return Chooser(table, best, monotone)

@@ -42,7 +42,7 @@ import numpy as np
 
 from bbgrap_hls.model import WEIGHTED
 from bbgrap_hls.plan import Plan
-from bbgrap_hls.search.build import build_plan, violations
+from bbgrap_hls.search.build import build_plan, core_use, violations
 from bbgrap_hls.search.dp import Segmentation
 from bbgrap_hls.search.problem import Problem, Table
 
@@ -201,12 +201,21 @@ def narrow(prob: Problem, seg: Segmentation, plan: Plan, objective: str, strateg
     target, lat0 = plan.ii_cycles, plan.latency_cycles
     builds = 0
 
-    def accept(fold: dict[int, int]) -> tuple[Plan | None, list[int]]:
+    def accept(fold: dict[int, int], which: bool = True) -> tuple[Plan | None, list[int]]:
         """The plan of ``fold`` when it keeps the ii, fits and (latency objective) keeps
-        the latency; else None and the cores over a limit."""
+        the latency; else None and the cores over a limit (``which``: else None only)."""
         nonlocal builds
         builds += 1
-        p = build_plan(prob, units.segmentation(fold), strategy, objective)
+        seg = units.segmentation(fold)
+        # what the plan would charge each core, without its latency profiles: most trials
+        # of a large model are over a limit, and only a fitting one needs the whole plan
+        use = core_use(prob, seg, stop=not which)
+        if use is None:
+            return None, []
+        bad = sorted(k for k, x in use.items() if np.any(x > prob.limits(k)))
+        if bad:
+            return None, bad
+        p = build_plan(prob, seg, strategy, objective)
         bad = sorted({v[0] for v in violations(p)})
         if bad or p.ii_cycles > target or (objective == "latency" and p.latency_cycles > lat0):
             return None, bad
@@ -246,7 +255,7 @@ def narrow(prob: Problem, seg: Segmentation, plan: Plan, objective: str, strateg
                     break
                 trial = dict(fold)
                 trial[u] = g
-                p, _ = accept(trial)
+                p, _ = accept(trial, which=False)
                 if p is not None:
                     best_plan, fold, changed = p, trial, True
                     break

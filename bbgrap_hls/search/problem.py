@@ -8,8 +8,8 @@ graph of cores is acyclic by construction).
 
 from __future__ import annotations
 
-import functools
 import math
+from collections import OrderedDict
 from dataclasses import dataclass, field, replace
 
 import numpy as np
@@ -28,8 +28,10 @@ from bbgrap_hls.model import (
     in_lanes,
     lut_capable,
     node_geometry,
+    packs,
     pixel_copies,
 )
+from bbgrap_hls.model.blocks import PACK_CAPABLE
 from bbgrap_hls.model.geometry import Geometry, hwc
 from bbgrap_hls.model.links import fifo_cost, width_converter_lut
 from bbgrap_hls.quant.build import FUSING_KINDS
@@ -77,6 +79,8 @@ class Table:
     ddr: np.ndarray  # bool: weights in the core's board memory
     lut: np.ndarray  # bool: the block's products in LUTs (no product DSPs)
     lutw: np.ndarray  # bool: the block's weight memory in LUTs (`lut_rom`), placement "lut"
+    # `fold.make_chooser`'s cache, per rule (each copy of a table starts empty)
+    choosers: dict = field(default_factory=dict, init=False, repr=False, compare=False)
 
     def copies(self, i: int) -> int:
         """Pixel copies of row ``i``."""
@@ -127,19 +131,56 @@ def _table(kind: str, g: Geometry, inputs: _Inputs, parallel_window: bool, uram:
            lut_macs: bool = False) -> Table:
     """`_table_of`, cached: `make_plan` builds the same graph's tables for several variants
     (with and without packing or off-chip weights), most of them equal. Each call gets its own
-    `Table` object (its arrays shared and never written in place; callers may rebind them)."""
-    return replace(_table_of(kind, g, inputs, parallel_window, uram, copies, memory, pack, lut_macs))
+    `Table` object (its arrays shared and never written in place; callers may rebind them).
+
+    The options a kind ignores are dropped from the key (a pool's table is the same with or
+    without packing or off-chip weights). A conv/dense table with packing is built together
+    with the one without (`make_plan` asks for both; most rows are the same and are computed
+    once), and a table with off-chip rows leaves its on-chip rows as the table without them:
+    the same rows in the same order (the off-chip rows take no part in the on-chip rows'
+    construction, and the order is a stable sort, which a subset keeps)."""
+    if kind not in OFFCHIP_CAPABLE:
+        memory = None
+    if kind not in PACK_CAPABLE:
+        pack = False
+    if not lut_capable(kind):
+        lut_macs = False
+    key = (kind, g, inputs, parallel_window, uram, copies, memory, pack, lut_macs)
+    t = _TABLES.get(key)
+    if t is None:
+        fifos: dict = {}
+        for p in ((True, False) if pack else (False,)):
+            t = _table_of(kind, g, inputs, parallel_window, uram, copies, memory, p, lut_macs, fifos)
+            _remember((*key[:7], p, lut_macs), t)
+            if memory is not None:
+                _remember((*key[:6], None, p, lut_macs), t.subset(~t.ddr))
+        t = _TABLES[key]
+    else:
+        _TABLES.move_to_end(key)
+    return replace(t)
 
 
-@functools.lru_cache(maxsize=4096)
+_TABLES: OrderedDict[tuple, Table] = OrderedDict()
+"""`_table`'s cache, least recently used first."""
+TABLES_CACHED = 8192
+
+
+def _remember(key: tuple, table: Table) -> None:
+    _TABLES[key] = table
+    _TABLES.move_to_end(key)
+    while len(_TABLES) > TABLES_CACHED:
+        _TABLES.popitem(last=False)
+
+
 def _table_of(kind: str, g: Geometry, inputs: _Inputs, parallel_window: bool, uram: bool,
               copies: bool = True, memory: tuple[float, int, int] | None = None, pack: bool = False,
-              lut_macs: bool = False) -> Table:
+              lut_macs: bool = False, fifos: dict | None = None) -> Table:
     """Every folding (and weight placement) of a block with its cost. ``memory`` (rate
     bytes/cycle, latency, beat bytes: `offchip_memory`) adds off-chip weight rows for
     conv/dense, their weight tiles whole beats of the port. ``pack``: on-chip conv/dense rows
     with ``pe >= 2`` pack two output lanes per DSP (`bbgrap_hls.model.packs`). ``lut_macs``:
-    on-chip conv/dense and depthwise rows also come with their products in LUTs (`lut_capable`)."""
+    on-chip conv/dense and depthwise rows also come with their products in LUTs (`lut_capable`).
+    ``fifos``: `_input_fifos` results by their arguments, shared by the tables of one block."""
     rows = []
     # on_uram: the weights and the whole-frame input FIFOs in URAM (a block without weights:
     # its FIFOs only; the final plan places FIFOs by what each core's URAM has left)
@@ -152,13 +193,18 @@ def _table_of(kind: str, g: Geometry, inputs: _Inputs, parallel_window: bool, ur
                for m in (pixel_copies(kind, g, p) if copies else [1])]
     prev_ii = 0
     macs = (False, True) if lut_macs and lut_capable(kind) else (False,)
+    fifos = {} if fifos is None else fifos
     for pe, simd, mmv in rows_of:
+        base = {}  # the folding's cost with its weights in BRAM, per kind of multiplier
         for (on_uram, ddr, lutw), lut in ((p, m) for p in placements for m in macs):
             if ddr and (lut or not _offchip_ok(kind, g, pe, simd, mmv, memory[2])):
                 continue
+            # (packing where it applies only: the same call, and cached cost, for both tables)
             c = block_cost(kind, g, pe, simd, uram=on_uram, mmv=mmv, ddr=ddr, memory=memory if ddr else None,
-                           pack=pack, lut_macs=lut, lutw=lutw)
-            if lutw and c == block_cost(kind, g, pe, simd, mmv=mmv, pack=pack, lut_macs=lut):
+                           pack=pack and not lut and packs(kind, pe, ddr), lut_macs=lut, lutw=lutw)
+            if not (on_uram or ddr or lutw):
+                base[lut] = c
+            elif lutw and c == base[lut]:
                 continue  # too deep for LUTs, or LUTRAM-sized anyway: the same row as in BRAM
             bw = 0
             if ddr:  # the block reads its weights at the memory's rate through its own port
@@ -172,26 +218,13 @@ def _table_of(kind: str, g: Geometry, inputs: _Inputs, parallel_window: bool, ur
             bram, lut_use, uram_use = c.bram18, c.lut, c.uram
             big_fifo = False
             if kind != "wire":
-                lanes = in_lanes(kind, g, pe, simd)
-                beats = [max(1, e // lanes) for e in inputs.elems]
-                ii = max(1, c.ii)
-                starts = [s + (cy + 1) / ii for s, cy in zip(inputs.starts, inputs.cycles, strict=True)]
-                for d, b in zip(input_depths(beats, starts, g.h), beats, strict=True):
-                    # the producer's lanes are unknown here: the block's own (fifos.py)
-                    d = max(d, stall_depth(kind, g, pe, lanes))
-                    if kind == "eltwise2":  # a broadcast operand waits for its repeat unit
-                        d = max(d, broadcast_depth(b, max(1, g.out_elems // lanes)))
-                    if c.window is not None:  # the window generator's padding writes
-                        d = max(d, pad_depth(g, lanes, lanes, ii))
-                    if kind == "zeroinsert":  # rows of zeros take no input
-                        d = max(d, zeroinsert_depth(g, pe, lanes, ii))
-                    fifo = fifo_cost(lanes, d, on_uram)
-                    big_fifo = big_fifo or fifo.uram > 0
-                    # Each input's FIFO (reconvergence depth in the block's lanes) and a
-                    # worst-case width converter (from 1 lane).
-                    bram += fifo.bram18
-                    uram_use += fifo.uram
-                    lut_use += fifo.lut + width_converter_lut(1, lanes)
+                key = (in_lanes(kind, g, pe, simd), max(1, c.ii), pe, c.window is not None, on_uram)
+                if key not in fifos:
+                    fifos[key] = _input_fifos(kind, g, inputs, *key)
+                f_bram, f_uram, f_lut, big_fifo = fifos[key]
+                bram += f_bram
+                uram_use += f_uram
+                lut_use += f_lut
             if on_uram and kind not in URAM_CAPABLE and not ddr and not big_fifo:
                 continue  # no weights and no FIFO big enough for URAM: the same row twice
             rows.append((pe, simd, int(on_uram), c.ii, c.dsp, bram, uram_use, lut_use, bw, mmv, int(ddr), int(lut),
@@ -216,6 +249,32 @@ def _table_of(kind: str, g: Geometry, inputs: _Inputs, parallel_window: bool, ur
                  lutw=a[:, 12].astype(bool))
 
 
+def _input_fifos(kind: str, g: Geometry, inputs: _Inputs, lanes: int, ii: int, pe: int, window: bool,
+                 on_uram: bool) -> tuple[int, int, int, bool]:
+    """What a table row charges for a block's inputs: BRAM18, URAM and LUTs of each input's
+    FIFO (its reconvergence depth in the block's ``lanes``, the block at ``ii``) and a
+    worst-case width converter (from 1 lane), and whether a FIFO went to URAM."""
+    bram = uram = lut = 0
+    big_fifo = False
+    beats = [max(1, e // lanes) for e in inputs.elems]
+    starts = [s + (cy + 1) / ii for s, cy in zip(inputs.starts, inputs.cycles, strict=True)]
+    for d, b in zip(input_depths(beats, starts, g.h), beats, strict=True):
+        # the producer's lanes are unknown here: the block's own (fifos.py)
+        d = max(d, stall_depth(kind, g, pe, lanes))
+        if kind == "eltwise2":  # a broadcast operand waits for its repeat unit
+            d = max(d, broadcast_depth(b, max(1, g.out_elems // lanes)))
+        if window:  # the window generator's padding writes
+            d = max(d, pad_depth(g, lanes, lanes, ii))
+        if kind == "zeroinsert":  # rows of zeros take no input
+            d = max(d, zeroinsert_depth(g, pe, lanes, ii))
+        fifo = fifo_cost(lanes, d, on_uram)
+        big_fifo = big_fifo or fifo.uram > 0
+        bram += fifo.bram18
+        uram += fifo.uram
+        lut += fifo.lut + width_converter_lut(1, lanes)
+    return bram, uram, lut, big_fifo
+
+
 @dataclass
 class Problem:
     """Everything the strategies share for one graph on one board."""
@@ -233,6 +292,8 @@ class Problem:
     offchip_memory: tuple[float, int, int] | None = None  # off-chip weight rows: (rate, latency, beat)
     dsp_packing: bool = False  # conv/dense with pe >= 2: two output lanes per DSP48E2
     lut_macs: bool = False  # conv/dense on chip and depthwise convs may compute their products in LUTs
+    # `build._cached_parts`: a block's parts by core and row (each copy of a problem starts empty)
+    parts: dict = field(default_factory=dict, init=False, repr=False, compare=False)
 
     @property
     def m(self) -> int:
