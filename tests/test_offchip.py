@@ -129,6 +129,15 @@ def test_onchip_search_finds_the_lut_weight_plan(lenet):
     assert kept, "the slow memory's plan keeps every weight on chip (test_bandwidth_bounds_the_ii)"
 
 
+@pytest.mark.parametrize("board", ["zcu102", "kv260", "u280"])
+def test_latency_objective_with_offchip_weights(lenet, board):
+    """The latency objective seeds its boost from the even and greedy baselines; with off-chip
+    weights a variant's table may have no folding at the baseline's parallelism 1, which
+    crashed (``max() arg is an empty sequence``) instead of planning."""
+    plan = make_plan(lenet, load_board(board), objective="latency", offchip_weights=True)
+    assert plan.objective == "latency" and plan.latency_cycles > 0
+
+
 def test_bandwidth_bounds_the_ii(lenet):
     """With a slow memory the off-chip weights set the ii: the reserved rate can never pass
     the memory's usable rate, so ii >= off-chip bytes / usable bytes per cycle. The core has

@@ -61,15 +61,19 @@ def _balanced(prob: Problem, u: int) -> np.ndarray:
 
 
 def _uniform(prob: Problem, u: int, s: int) -> int:
+    """The row of unit ``u`` at parallelism ``s``: the largest pe and simd up to ``s`` (the
+    smallest the table has when none is: an off-chip variant's table may start above 1)."""
     t = prob.units[u].table
-    pe = max(int(p) for p in t.pe if p <= s)
-    simd = max(int(q) for q in t.simd if q <= s)
+    pes, simds = t.pe[t.pe <= s], t.simd[t.simd <= s]
+    pe = int(pes.max()) if pes.size else int(t.pe.min())
+    simd = int(simds.max()) if simds.size else int(t.simd.min())
     one = t.mmv == 1  # the baseline has no pixel copies
     hit = np.nonzero((t.pe == pe) & (t.simd == simd) & one)[0]
     if len(hit):
         cost = _balanced(prob, u)
         return int(min(hit, key=lambda i: (cost[i], i)))
-    return int(np.nonzero((t.pe <= s) & one)[0][-1])
+    below = np.nonzero((t.pe <= s) & one)[0]
+    return int(below[-1]) if len(below) else int(np.nonzero(one)[0][0])
 
 
 def _slowest(prob: Problem, u: int) -> int:
