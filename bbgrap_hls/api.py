@@ -88,7 +88,7 @@ def compile(model: str | os.PathLike | onnx.ModelProto, board: str | os.PathLike
     from bbgrap_hls.quant.qdq import check_qdq_model
     from bbgrap_hls.quant.split import rescale_concat_inputs
 
-    options = {"space_to_depth": "auto", **_check_options(plan_options)}  # gen's default
+    options = _check_options(plan_options)
     model_path = _model_path(model)
     shapes = _check_shapes(input_shape)
     board_obj, board_arg = _board(board)

@@ -50,11 +50,12 @@ def graph_of(name: str):
     return zoo.canonical(zoo.ZOO[name]())
 
 
-def row(name: str, board_name: str) -> dict:
+def row(name: str, board_name: str, space_to_depth: str = "off") -> dict:
     g = graph_of(name)
     board = load_board(board_name)
     t0 = time.perf_counter()
-    plan = make_plan(g, board, baselines=False, offchip_weights=name != "resnet8", space_to_depth="auto")
+    plan = make_plan(g, board, baselines=False, offchip_weights=name != "resnet8",
+                     space_to_depth=space_to_depth)
     secs = time.perf_counter() - t0
     macs = summarize(g, canonical=True)["macs"]
     dsp = sum(c.dsp for c in plan.cores)
@@ -89,12 +90,14 @@ def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--models", default="resnet8,resnet18,mobilenet_v2")
     ap.add_argument("--board", default="u250")
+    ap.add_argument("--space-to-depth", choices=("auto", "on", "off"), default="off",
+                    help="the stem's input as pixel blocks (gen --space-to-depth; default off, as gen)")
     args = ap.parse_args(argv)
     print("| model | board | ii | fps | MACs/DSP/cycle (design) | on the bottleneck's core | LUT MAC lanes | "
           "packed lanes | off-chip blocks | fps / roofline | binds | target | met | DPU fps | plan s |")
     print("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|")
     for name in args.models.split(","):
-        r = row(name, args.board)
+        r = row(name, args.board, args.space_to_depth)
         tgt = "-" if r["target"] is None else (f"ii <= {r['target']:,}" if r["kind"] == "ii" else
                                                f"fps >= {r['target']:,}")
         print(f"| {r['model']} | {r['board']} | {r['ii']:,} | {r['fps']:,.1f} | {r['macs_per_dsp']:.2f} | "

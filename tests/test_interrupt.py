@@ -139,8 +139,15 @@ def test_ctrl_c_during_gen(tmp_path):
     (its report child used to print a second one), no process left, no output folder."""
     path = models.save(models.resnet18(), tmp_path / "resnet18.onnx")
     out = tmp_path / "out"
-    # the report child is forked early in gen; planning and codegen take seconds after that
-    code, err, left = _interrupt(["gen", path, "--board", "u250", "-o", str(out), "--quiet"],
-                                 lambda names: len(names) > 0, group=True)
+    # the report child is forked early in gen; planning and codegen take seconds after that.
+    # On a loaded machine this test may first see the child when gen is already done (about
+    # 3 s of work since this round's planner speed-ups; CI at load 6 saw exit 0): a gen that
+    # finished with its files is tried again, at most three times.
+    for _ in range(3):
+        code, err, left = _interrupt(["gen", path, "--board", "u250", "-o", str(out), "--quiet"],
+                                     lambda names: len(names) > 0, group=True)
+        if not (code == 0 and (out / "manifest.json").exists()):
+            break
+        shutil.rmtree(out)
     assert (code, err, left) == (130, "bbgrap-hls gen: interrupted\n", []), (code, err, left)
     assert not out.exists() or not any(out.iterdir())

