@@ -230,8 +230,9 @@ def test_generate_refuses_a_plan_of_another_layout(tmp_path):
 
 @pytest.mark.slow
 @pytest.mark.xfail(strict=True, reason="known gap: the auto plan of a 64x64 ShuffleNetV2 (blocked stem, ii 2,304) "
-                   "runs at 2,944 in the twin (FIFO depths: 2,368 with every FIFO 4x + 64 deeper); "
-                   "why space_to_depth is off by default")
+                   "runs at 2,944 in the twin: a Concat's late input two beats deep stalls its producer "
+                   "while the Concat reads the other input's 48 beats of a pixel (2,368 with that FIFO "
+                   "rule, branch turn); why space_to_depth is off by default")
 def test_shufflenet_64_blocked_stem_twin_at_planned_ii(tmp_path):
     """The 64x64 ShuffleNetV2 of test_ops_resample with the input in 2x2 blocks: its plan
     (2,304 cycles, 4,356 at one pixel a beat) must hold in the twin."""
