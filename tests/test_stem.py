@@ -246,3 +246,14 @@ def test_shufflenet_64_blocked_stem_twin_at_planned_ii(tmp_path):
     r = design.sim(frames=3)
     assert r.match, r.message
     assert r.measured_ii_cycles == r.predicted_ii_cycles, r.message
+
+
+def test_plan_command_says_the_blocks(tmp_path, capsys):
+    """`plan --space-to-depth on` prints that the input is held in blocks; without, nothing."""
+    from bbgrap_hls.cli import main
+
+    path = models.save(stem_model(hw=16), tmp_path / "m.onnx")
+    assert main(["--quiet", "plan", path, "--board", "u250", "--space-to-depth", "on"]) == 0
+    assert "input x as 2x2 pixel blocks (4 pixels a beat" in capsys.readouterr().out
+    assert main(["--quiet", "plan", path, "--board", "u250"]) == 0
+    assert "pixel blocks" not in capsys.readouterr().out

@@ -72,6 +72,8 @@ def format_plan(plan: Plan) -> str:
     """The readable summary: one table per core, totals, speed-ups over the baselines."""
     lines = [f"model {plan.model} on {plan.board} ({plan.clock_mhz:g} MHz), strategy {plan.strategy}, "
              f"objective {plan.objective}", ""]
+    for t, s in sorted(plan.input_blocks.items()):  # --space-to-depth (passes/stem.py)
+        lines[-1:-1] = [f"input {t} as {s}x{s} pixel blocks ({s * s} pixels a beat; the stem conv reads them)"]
     by_name = {n.name: n for n in plan.nodes}
     for c in plan.cores:
         if not c.nodes:
