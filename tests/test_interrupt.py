@@ -52,8 +52,12 @@ def _interrupt(argv: list[str], ready: Callable[[list[str]], bool], timeout: flo
     its whole process group, as a terminal's Ctrl-C, with ``group``) once ``ready(names of the
     processes below it)`` holds; (exit code, stderr, processes of its session still alive 1 s
     after it exited)."""
+    # SIGINT as a terminal's shell leaves it: a job started in the background of a
+    # non-interactive shell (a CI runner's `cmd &`) inherits it ignored, and Python then
+    # installs no KeyboardInterrupt handler
     p = subprocess.Popen([shutil.which("bbgrap-hls"), *argv], cwd=ROOT, start_new_session=True,
-                         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+                         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                         preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
     t0 = time.monotonic()
     try:
         while True:
