@@ -18,6 +18,16 @@ import numpy as np
 from bbgrap_hls.errors import BadInputError
 
 
+def space_to_depth(x: np.ndarray, s: int) -> np.ndarray:
+    """ONNX SpaceToDepth over the last three axes: (…, C, H, W) -> (…, s²·C, H/s, W/s), channel
+    ``(dy·s + dx)·C + c`` of block (Y, X) holding pixel (s·Y + dy, s·X + dx) of channel c."""
+    *lead, c, h, w = x.shape
+    k = len(lead)
+    y = x.reshape(*lead, c, h // s, s, w // s, s)
+    y = y.transpose(*range(k), k + 2, k + 4, k, k + 1, k + 3)  # (…, dy, dx, c, Y, X)
+    return np.ascontiguousarray(y.reshape(*lead, s * s * c, h // s, w // s))
+
+
 @dataclass(frozen=True)
 class QuantParams:
     """Affine int8 quantisation of a tensor: ``q = clamp(round(x / scale) + zp)``.
@@ -135,12 +145,7 @@ class Graph:
         model = self.model_input_shape(name)
         if not s or x.ndim < 3 or x.shape[-3:] != model[-3:]:
             return x
-        lead = x.shape[:-3]
-        c, h, w = model[1:]
-        y = x.reshape(*lead, c, h // s, s, w // s, s)
-        k = len(lead)
-        y = y.transpose(*range(k), k + 2, k + 4, k, k + 1, k + 3)  # (…, dy, dx, c, Y, X)
-        return np.ascontiguousarray(y.reshape(*lead, s * s * c, h // s, w // s))
+        return space_to_depth(x, s)
 
     def declared_outputs(self, outputs: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
         """``outputs`` (by graph output name) in the model's declared shapes."""

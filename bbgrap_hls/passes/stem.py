@@ -28,7 +28,7 @@ from __future__ import annotations
 import numpy as np
 
 from bbgrap_hls.ir import Graph
-from bbgrap_hls.ir.graph import Tensor
+from bbgrap_hls.ir.graph import Tensor, space_to_depth
 from bbgrap_hls.ops.util import out_size
 from bbgrap_hls.passes.base import copy_graph
 
@@ -95,23 +95,14 @@ def pixel_floor(graph: Graph, conv: str) -> int:
 
 
 def block_weights(w: np.ndarray, s: int, pads: tuple[int, ...]) -> np.ndarray:
-    """The stem's weights ``w`` (Co, C, kh, kw) over s x s blocks (pads: top, left, ...)."""
-    co, c, kh, kw = w.shape
+    """The stem's weights ``w`` (Co, C, kh, kw) over s x s blocks (pads: top, left, ...): the
+    kernel placed on the block grid (zero taps around it) and blocked like the input."""
+    _, _, kh, kw = w.shape
     ly, kby = _taps(kh, s, pads[0])
     lx, kbx = _taps(kw, s, pads[1])
-    out = np.zeros((co, s * s * c, kby, kbx), dtype=w.dtype)
-    for ky in range(kby):
-        for dy in range(s):
-            y = s * (ky + ly) + dy + pads[0]
-            if not 0 <= y < kh:
-                continue
-            for kx in range(kbx):
-                for dx in range(s):
-                    x = s * (kx + lx) + dx + pads[1]
-                    if 0 <= x < kw:
-                        ch = (dy * s + dx) * c
-                        out[:, ch:ch + c, ky, kx] = w[:, :, y, x]
-    return out
+    top, left = -(s * ly + pads[0]), -(s * lx + pads[1])  # grid positions before tap 0
+    grid = np.pad(w, ((0, 0), (0, 0), (top, s * kby - top - kh), (left, s * kbx - left - kw)))
+    return space_to_depth(grid, s)
 
 
 def space_to_depth_stem(graph: Graph) -> Graph:
