@@ -4,6 +4,8 @@ computes, in float (onnxruntime) and in int8 (the same codes)."""
 
 from __future__ import annotations
 
+import warnings
+
 import numpy as np
 import onnxruntime as ort
 import pytest
@@ -122,8 +124,8 @@ def test_blocked_stem_gen_csim_and_host_drivers(tmp_path):
     g = _graph(model, tmp_path)
     from bbgrap_hls.quant.calib import synthetic_calibration
 
-    with __import__("warnings").catch_warnings():
-        __import__("warnings").simplefilter("ignore")
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
         q = quantize(g, synthetic_calibration(g, seed=0))
     want = run_int8(q, quantize_inputs(q, {"x": x}))[q.outputs[0]]
     ident = inp["ident"]
