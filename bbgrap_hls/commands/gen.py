@@ -37,7 +37,8 @@ def add_parser(sub) -> argparse.ArgumentParser:
                         "generator, each on every M-th output pixel (mmv; docs/cost-model.md; default on)")
     p.add_argument("--offchip-weights", action=argparse.BooleanOptionalAction, default=False,
                    help="let conv/dense layers keep their weights in their core's board memory, read once per "
-                        "frame (HLS kernel conv2d_offchip; the RTL twin does not implement it yet; default off)")
+                        "frame (HLS kernel conv2d_offchip over m_axi; the RTL twin's conv_offchip reads a simulated "
+                        "memory at the plan's rate; default off)")
     p.add_argument("--dsp-packing", action=argparse.BooleanOptionalAction, default=DSP_PACKING,
                    help="let conv/dense layers with pe >= 2 compute two output lanes per DSP48E2 (two int8 "
                         "products of one input in one 27x18 multiply; HLS kernels and RTL twin; "

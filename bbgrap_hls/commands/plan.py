@@ -32,8 +32,8 @@ def add_parser(sub) -> argparse.ArgumentParser:
                         "generator, each on every M-th output pixel (mmv; docs/cost-model.md; default on)")
     p.add_argument("--offchip-weights", action=argparse.BooleanOptionalAction, default=False,
                    help="let conv/dense layers keep their weights in the board memory, read once per frame, "
-                        "with its bandwidth planned like DSPs (docs/cost-model.md; a prediction only: gen "
-                        "does not write such designs yet; default off)")
+                        "with its bandwidth planned like DSPs (docs/cost-model.md; gen writes them: HLS "
+                        "conv2d_offchip and the RTL twin's conv_offchip; default off)")
     p.add_argument("--dsp-packing", action=argparse.BooleanOptionalAction, default=DSP_PACKING,
                    help="let conv/dense layers with pe >= 2 compute two output lanes per DSP48E2 (two int8 "
                         "products of one input in one 27x18 multiply; HLS kernels and RTL twin; "

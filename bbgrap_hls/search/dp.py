@@ -33,6 +33,7 @@ class Segmentation:
         part_co: unit index -> channels of each part, for an uneven split only.
         target: the target ii it was built for.
         monotone: feasibility was monotone in the target under its rule.
+        source: the strategy whose segmentation this is when ``search`` took a baseline's.
     """
 
     core: list[int]
@@ -41,6 +42,7 @@ class Segmentation:
     part_co: dict[int, list[int]] = field(default_factory=dict)
     target: int = 0
     monotone: bool = True
+    source: str = ""
 
 
 UNEVEN_PARTS = 3
