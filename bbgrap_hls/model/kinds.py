@@ -73,6 +73,11 @@ def block_kind(node: Node, graph: Graph) -> str:
         if g.group > 1 and g.group == g.c and g.co == g.c:
             return "dwconv"
         return "conv"
+    if node.op in ("Reshape", "Transpose") and len(graph.shape(node.outputs[0])) not in (2, 4):
+        # the middle of a layout chain (a channel shuffle's rank-5 view): nothing streams
+        # there; codegen follows the chain's indices and builds one shuffle at its end
+        # (codegen/design.py, `_layout`), so the plan charges one block too
+        return "wire"
     if node.op == "Reshape":
         out = graph.shape(node.outputs[0])
         src = graph.shape(graph.act_inputs(node)[0]) if graph.act_inputs(node) else out

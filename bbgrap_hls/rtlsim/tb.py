@@ -203,6 +203,27 @@ async def _wait_for_outputs(dut, cfg: dict, srcs: list, snks: list, starts: list
         await Timer(check * PERIOD_NS, unit="ns")
 
 
+async def _trace_channels(dut, channels: list[dict], t0: int, period: int, got: dict) -> None:
+    """Debugging aid (environment ``BBG_TRACE=file.json``, written when the run ends): every
+    channel's write and read handshakes, the cycles its writer was refused (``full``) and its
+    reader refused a beat (``waits``), as cycles since ``t0``."""
+    hs = []
+    for ch in channels:
+        try:
+            hs.append((ch["path"], _get(dut, ch["path"])))
+        except AttributeError:
+            continue
+    got.update({p: {"in": [], "out": [], "full": [], "waits": []} for p, _ in hs})
+    while True:
+        await RisingEdge(dut.clk)
+        cyc = int((get_sim_time() - t0) // period)
+        for p, h in hs:
+            if _bit(h, "s_axis_tvalid"):
+                got[p]["in" if _bit(h, "s_axis_tready") else "full"].append(cyc)
+            if _bit(h, "m_axis_tvalid"):
+                got[p]["out" if _bit(h, "m_axis_tready") else "waits"].append(cyc)
+
+
 @cocotb.test()
 async def run_design(dut) -> None:
     """Drive ``frames`` frames through the design, record outputs and cycle counts."""
@@ -237,9 +258,15 @@ async def run_design(dut) -> None:
                                            tx_complete=lambda fr, k=k: starts[k].append(fr.sim_time_start)))
     if cfg.get("progress"):
         cocotb.start_soon(_report_progress(cfg, t0, period, snks))
+    trace = os.environ.get("BBG_TRACE")
+    traced: dict = {}
+    if trace:
+        cocotb.start_soon(_trace_channels(dut, cfg["channels"], t0, period, traced))
     window = int(cfg["watchdog_cycles"])
     limit = int(cfg["limit_cycles"])
     result = await _wait_for_outputs(dut, cfg, srcs, snks, starts, t0, period, window, limit)
+    if trace:
+        Path(trace).write_text(json.dumps(traced))
     result["cycles"] = int((get_sim_time() - t0) // period)
     result["sim_wall_seconds"] = round(time.monotonic() - wall0, 3)
     outs, ends, firsts = {}, [], []

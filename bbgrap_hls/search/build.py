@@ -45,7 +45,9 @@ from bbgrap_hls.search.fifos import (
     narrowing_depth,
     pad_depth,
     pad_run,
+    ring_depth,
     stall_depth,
+    turn_depth,
     zeroinsert_depth,
 )
 from bbgrap_hls.search.problem import BW_CYCLES, N_RES, RES, Problem, gather_ii
@@ -251,10 +253,13 @@ def _build(prob: Problem, seg: Segmentation, strategy: str, objective: str, use_
                     r = stream_rows_out(r, len(r[0]), per_row, 0, 0, tr.latency_cycles)
                 # The FIFO's register stages (model.timing); a producer at other lanes reaches the
                 # block through a FIFO, a width converter and a second FIFO (codegen/design.py).
+                # A wire (a layout alias) has no FIFO of its own: its reader's FIFO is the one.
                 lanes_p = out_lanes[pu] if pu >= 0 else lanes_in
-                arrivals.append(shift(r, FIFO_DEPTH + (CONVERT if lanes_p != lanes_in else 0)))
-            in_cycles.append(cyc + FIFO_DEPTH)
-            starts.append(struct_start.get(pu, 0.0) + (cyc + FIFO_DEPTH) / design_ii)
+                arrivals.append(r if unit.kind == "wire" else
+                                shift(r, FIFO_DEPTH + (CONVERT if lanes_p != lanes_in else 0)))
+            fifo = 0 if unit.kind == "wire" else FIFO_DEPTH
+            in_cycles.append(cyc + fifo)
+            starts.append(struct_start.get(pu, 0.0) + (cyc + fifo) / design_ii)
         g = unit.geom
         if not use_only:
             r_in = latest(arrivals, max(len(x[0]) for x in arrivals)) if arrivals else input_rows(1, in_beats)
@@ -333,6 +338,10 @@ def _build(prob: Problem, seg: Segmentation, strategy: str, objective: str, use_
                     d = max(d, zeroinsert_depth(unit.geom, p.pe, lanes, p.cost.ii))
                 if unit.kind == "eltwise2":  # a broadcast operand waits for its repeat unit (fifos.py)
                     d = max(d, broadcast_depth(beats, max(1, unit.geom.out_elems // max(1, lanes))))
+                if unit.kind == "bilinear":  # the ring's refusals (fifos.py)
+                    d = max(d, ring_depth(unit.geom, part_lanes))
+                if unit.kind == "concat":  # the other inputs' turns (fifos.py)
+                    d = max(d, turn_depth(_pixel_channels(prob, unit), k, unit.geom.h * unit.geom.w, part_lanes))
                 if pu >= 0:  # a window block's row burst before a narrowing converter (fifos.py)
                     d = max(d, narrowing_depth(prob.units[pu].geom, parts[pu][-1].cost.window is not None, lanes,
                                                part_lanes))
@@ -422,6 +431,12 @@ def _build(prob: Problem, seg: Segmentation, strategy: str, objective: str, use_
         search_seconds=0.0, board=board.name, clock_mhz=board.clock_mhz,
         core_order=list(prob.core_path), cores=cores, nodes=nodes, channels=chans,
         transfers=transfers, host_ops=list(prob.host_ops), optimizer=optimizer)
+
+
+def _pixel_channels(prob, unit) -> list[int]:
+    """Elements of one pixel of each input of ``unit`` (its channels; a 2-D tensor: all)."""
+    pixels = max(1, unit.geom.h * unit.geom.w)
+    return [max(1, prob.tensor_bits[t] // 8 // pixels) for t in unit.in_tensors]
 
 
 def _fifos_to_uram(board, use: dict, chans: list[ChannelPlan], big: list[tuple[int, int, int, int]]) -> None:

@@ -150,6 +150,40 @@ def row_floor(beats: int, rows: int) -> int:
     return -(-beats // max(1, rows)) + FIFO_SLACK
 
 
+def turn_depth(channels: list[int], k: int, pixels: int, lanes: int) -> int:
+    """Input FIFO depth (beats) of input ``k`` of a Concat (``concat.sv``): the block reads its
+    inputs in turn, pixel by pixel (``channels[0] / lanes`` beats of input 0, then input 1's,
+    ...), so while it reads the others' beats of a pixel, input ``k``'s producer writes on, at
+    most a beat a cycle: the FIFO holds those beats, else a producer at the design's ii loses
+    the cycles. A 64 × 64 ShuffleNetV2 with a blocked stem (`passes.stem`, ii 2,304) ran at
+    2,944 in the twin with its late Concat inputs two beats deep (48 beats of the other
+    input a pixel at one lane).
+
+    Returns:
+        the other inputs' beats of one pixel at ``lanes`` (at most a frame's beats of input
+        ``k``) plus ``FIFO_SLACK``; ``DEFAULT_DEPTH`` with one input.
+    """
+    others = sum(-(-c // max(1, lanes)) for j, c in enumerate(channels) if j != k)
+    if others == 0:
+        return DEFAULT_DEPTH
+    return min(others, pixels * -(-channels[k] // max(1, lanes))) + FIFO_SLACK
+
+
+def ring_depth(g: Geometry, lanes: int) -> int:
+    """Input FIFO depth (beats) of a bilinear upsampling block (``bilinear.sv``): its ring of
+    three rows takes an input row at most one past the lower source row of the output row it
+    emits, so the ring refuses input while the output works through rows of the same source
+    rows, then waits for the next row. A producer at the design ii that was refused has
+    lost those cycles: an FPN (32 × 32, input in 2 × 2 blocks) planned at 1,024 cycles ran
+    at 1,032 with two beats before its last bilinear block, at 1,026 with 4, at 1,024 with 8
+    of its 16-beat rows. One input row lets the producer run on.
+
+    Returns:
+        one input row at ``lanes`` plus ``FIFO_SLACK``.
+    """
+    return g.w * -(-g.c // max(1, lanes)) + FIFO_SLACK
+
+
 def feeds_mvu_directly(kind: str, g: Geometry) -> bool:
     """Whether a block's matrix-vector unit reads its input FIFO without a window generator."""
     return kind == "dense" or (kind == "conv" and g.pointwise)

@@ -40,7 +40,9 @@ from bbgrap_hls.search.fifos import (
     input_depths,
     pad_depth,
     pad_run,
+    ring_depth,
     stall_depth,
+    turn_depth,
     zeroinsert_depth,
 )
 
@@ -258,11 +260,17 @@ def _input_fifos(kind: str, g: Geometry, inputs: _Inputs, lanes: int, ii: int, p
     big_fifo = False
     beats = [max(1, e // lanes) for e in inputs.elems]
     starts = [s + (cy + 1) / ii for s, cy in zip(inputs.starts, inputs.cycles, strict=True)]
-    for d, b in zip(input_depths(beats, starts, g.h), beats, strict=True):
+    pixels = max(1, g.h * g.w)
+    channels = [max(1, e // pixels) for e in inputs.elems]
+    for k, (d, b) in enumerate(zip(input_depths(beats, starts, g.h), beats, strict=True)):
         # the producer's lanes are unknown here: the block's own (fifos.py)
         d = max(d, stall_depth(kind, g, pe, lanes))
         if kind == "eltwise2":  # a broadcast operand waits for its repeat unit
             d = max(d, broadcast_depth(b, max(1, g.out_elems // lanes)))
+        if kind == "bilinear":  # the ring's refusals
+            d = max(d, ring_depth(g, lanes))
+        if kind == "concat":  # the other inputs' turns
+            d = max(d, turn_depth(channels, k, pixels, lanes))
         if window:  # the window generator's padding writes
             d = max(d, pad_depth(g, lanes, lanes, ii))
         if kind == "zeroinsert":  # rows of zeros take no input
