@@ -89,7 +89,8 @@ def format_plan(plan: Plan) -> str:
             mark = " *" if name == plan.bottleneck else ""
             lines.append(f"  {name[:32]:<32} {(n.op + tag)[:18]:<18} {src.pe:>5} {src.simd:>5} {src.mmv:>3} {src.ii_cycles:>10} "
                          f"{src.dsp:>6} {src.bram18:>7} {src.uram:>5} {src.lut:>8}  {src.weights or '-'}"
-                         f"{', packed' if src.pack == 2 else ', LUT MACs' if src.pack == 0 else ''}{mark}")
+                         f"{', packed' if src.pack == 2 else ', LUT MACs' if src.pack == 0 else ''}"
+                         f"{', LUT requant' if src.requant == 'lut' else ''}{mark}")
         lines.append(f"  {'use / limit':<55} {'':>10} {_frac(c.dsp, c.dsp_limit):>6} "
                      f"{_frac(c.bram18, c.bram18_limit):>7} {_frac(c.uram, c.uram_limit):>5} "
                      f"{_frac(c.lut, c.lut_limit):>8}")
