@@ -347,7 +347,7 @@ def _needs_dsp(prob: Problem) -> None:
     whose cores have few or no DSPs)."""
     most = max(c.dsp_limit for c in prob.board.cores)
     for u in prob.units:
-        tables = [u.table, *u.split_tables.values()]
+        tables = [u.table, *u.split_tables.values(), *u.part_tables.values()]
         least = min(int(t.res[:, 0].min()) for t in tables if len(t))
         if least > most:
             lut_only = "" if least == 0 else (
