@@ -162,6 +162,18 @@ def test_dsp_boards_keep_dsp_requantisers(tmp_path: Path) -> None:
     assert sum(n.dsp for n in plan.nodes) > 0
 
 
+def test_no_lut_requant_refuses_the_dsp_less_board(tmp_path: Path, capsys) -> None:
+    """``--no-lut-requant`` keeps the requantisers on DSPs: ResNet-8 on the DSP-less board is
+    then infeasible (exit 3, one line naming a node that needs DSPs)."""
+    from bbgrap_hls.cli import main
+    from tests import models
+
+    path = models.save(models.resnet8(), tmp_path / "resnet8.onnx")
+    assert main(["plan", path, "--board", str(LUT_ONLY), "--no-lut-requant"]) == 3
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and "needs DSPs" in err[0] and "at most 0" in err[0], err
+
+
 def test_kinds_without_a_lut_variant_name_the_node(tmp_path: Path, capsys) -> None:
     """A block that needs DSPs (LRN) on the DSP-less board: one line naming the node and that
     it needs DSPs (exit code 3), not a crash."""
