@@ -45,7 +45,7 @@ if TYPE_CHECKING:
 PLAN_OPTIONS: dict[str, type | tuple[type, ...]] = {
     "strategy": str, "objective": str, "time_limit": (int, float), "seed": int,
     "parallel_window": bool, "pixel_copies": bool, "offchip_weights": bool, "narrow_folding": bool,
-    "dsp_packing": bool, "lut_macs": bool, "space_to_depth": str,
+    "dsp_packing": bool, "lut_macs": bool, "lut_requant": bool, "space_to_depth": str,
 }
 #: what ``gen`` plans with when not told (`Design.write` warns when the design's plan differs)
 _GEN_DEFAULTS = {"time_limit": 10.0, "narrow_folding": True, "offchip_weights": False}
@@ -70,7 +70,8 @@ def compile(model: str | os.PathLike | onnx.ModelProto, board: str | os.PathLike
             the synthetic calibration and the test input, as ``gen --seed``),
             ``parallel_window`` (True), ``pixel_copies`` (True), ``offchip_weights``
             (False), ``narrow_folding`` (True), ``dsp_packing`` and ``lut_macs`` (`make_plan`'s
-            defaults).
+            defaults), ``lut_requant`` (default: only when the plan with DSP requantisers
+            does not fit).
 
     Returns:
         The planned `Design`; quantisation (calibration) runs on first use.
@@ -324,6 +325,8 @@ class Design:
             argv.append("--dsp-packing" if o["dsp_packing"] else "--no-dsp-packing")
         if "lut_macs" in o:
             argv.append("--lut-macs" if o["lut_macs"] else "--no-lut-macs")
+        if o.get("lut_requant") is not None:
+            argv.append("--lut-requant" if o["lut_requant"] else "--no-lut-requant")
         if "space_to_depth" in o:
             argv += ["--space-to-depth", o["space_to_depth"]]
         for name, dims in self._input_shape.items():

@@ -90,7 +90,7 @@ _TOP = {
 }
 _CORE = {
     "id": (_NONNEG_INT, None), "name": (_NAME, None), "slr": (_SLR, None), "device": (_NAME, _REQUIRED),
-    "dsp": (_POS_INT, _REQUIRED), "bram18": (_POS_INT, _REQUIRED), "uram": (_NONNEG_INT, _REQUIRED),
+    "dsp": (_NONNEG_INT, _REQUIRED), "bram18": (_POS_INT, _REQUIRED), "uram": (_NONNEG_INT, _REQUIRED),
     "lut": (_POS_INT, _REQUIRED), "cap": (_CAP, DEFAULT_CAP),
 }
 _LINK = {

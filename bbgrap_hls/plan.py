@@ -34,6 +34,8 @@ class SplitPart:
     offchip_bytes_per_frame: int = 0
     pack: int = 1
     """Output lanes per DSP48E2 multiplier: 2 when the part packs (`NodePlan.pack`)."""
+    requant: str = "dsp"
+    """Where the part's requantisers multiply (`NodePlan.requant`)."""
 
 
 @dataclass
@@ -69,6 +71,11 @@ class NodePlan:
     otherwise (option off, ``pe = 1``, weights off chip). 0: every product in LUTs
     (``lut_mul.sv``; a conv/dense with its weights on chip or a depthwise conv). A split node:
     each part says its own."""
+    requant: str = "dsp"
+    """Where the block's requantisers (or an add/mul's rescaling products) multiply: ``"dsp"``
+    (DSP48E2s, 4 per lane) or ``"lut"`` (``rq_lane.sv``/``eltwise.sv`` ``RQ_LUT = 1``, no DSP;
+    planned only when the board's DSPs are short: docs/cost-model.md, "LUT requantisers").
+    ``"dsp"`` also for blocks without requantisers."""
 
 
 @dataclass

@@ -87,6 +87,15 @@ CONFIGS: dict[str, tuple[str, dict]] = {
     "lrn-c64p8": ("lrn", {"C": 64, "P": 8, "pix": 3, "size": 5, "alpha": 1e-4, "beta": 0.75, "bias": 2.0, "s_x": 0.05,
                           "zp_in": -100, "s_y": 0.02, "zp_out": -5}),
     # bilinear upsampling: products in DSPs, the three-row ring in distributed RAM (four reads a cycle)
+    # LUT requantisers (rq_lane.sv / eltwise.sv RQ_LUT = 1, lut_mulw.sv): no DSP at all with LUT products
+    "mvu-4x4-lutrq": ("mvu", {"MW": 16, "MH": 8, "SIMD": 4, "PE": 4, "PACK": 0, "RQ_LUT": 1, "nvec": 1}),
+    "dwconv-3x3-p4-lutrq": ("dwconv", {"C": 32, "P": 4, "PACK": 0, "RQ_LUT": 1, "H": 16, "W": 16, "KH": 3, "KW": 3,
+                                       "SH": 1, "SW": 1, "PT": 1, "PL": 1, "PB": 1, "PR": 1}),
+    "gap-p2-lutrq": ("gap", {"C": 32, "P": 2, "H": 8, "W": 8, "RQ_LUT": 1}),
+    "add-p2-lutrq": ("add", {"P": 2, "OP": 0, "c": 4, "pix": 4, "MA": 1875846070, "MB": 1734484878, "ZA": 3, "ZB": -7,
+                             "ZY": -2, "S": 30, "LO": -128, "HI": 127, "RQ_LUT": 1}),
+    "mul-p2-lutrq": ("mul", {"P": 2, "OP": 1, "c": 4, "pix": 4, "M": 1875846070, "ZA": -5, "ZB": 9, "ZY": 4, "S": 30,
+                             "LO": 4, "HI": 127, "RQ_LUT": 1}),
     "bilinear-p8": ("bilinear", {"C": 32, "P": 8, "H": 8, "W": 8, "sh": 2, "sw": 2, "coord": "half_pixel"}),
 }
 QUICK = ("mvu-4x4", "lut_act-p4", "maxpool-3x3")

@@ -37,7 +37,7 @@ def _requant(p: dict, rng, d: Path) -> tuple[dict, dict]:
     acc = rng.integers(-(2**20), 2**20, size=(FRAMES, p["pix"], c), dtype=np.int64).astype(np.int32)
     rq = golden.random_rq(rng, c, 2**19)
     rqf = write_mem(d / "rq.mem", pack(np.array(golden.rq_words(rq)).reshape(-1, lanes), 64), 64 * lanes)
-    return {"C": c, "LANES": lanes, "RQ_FILE": rqf}, {"acc": acc, "rq": rq}
+    return {"C": c, "LANES": lanes, "RQ_FILE": rqf} | _rq_lut(p), {"acc": acc, "rq": rq}
 
 
 def mvu_files(w: np.ndarray, bias: np.ndarray, rq: np.ndarray, simd: int, pe: int, d: Path) -> dict:
@@ -67,7 +67,13 @@ def _mvu(p: dict, rng, d: Path) -> tuple[dict, dict]:
 def _pack(p: dict) -> dict:
     """``PACK`` when the case packs two output lanes per DSP (mvu.sv, mac2.sv) or puts its
     products in LUTs (``PACK = 0``, lut_mul.sv)."""
-    return ({"PACK": p["PACK"]} if p.get("PACK", 1) != 1 else {}) | ({"W_STYLE": p["W_STYLE"]} if "W_STYLE" in p else {})
+    return ({"PACK": p["PACK"]} if p.get("PACK", 1) != 1 else {}) | ({"W_STYLE": p["W_STYLE"]} if "W_STYLE" in p else {}) \
+        | _rq_lut(p)
+
+
+def _rq_lut(p: dict) -> dict:
+    """``RQ_LUT`` when the case builds its requantisers' products from LUTs (rq_lane.sv, lut_mulw.sv)."""
+    return {"RQ_LUT": 1} if p.get("RQ_LUT", 0) else {}
 
 
 def _win(p: dict) -> dict:
@@ -120,7 +126,7 @@ def _pool(mode: str) -> Callable:
         rq = None if mode == "max" else golden.random_rq(rng, c, 128 * (k if mode == "sum" else 128 * k ** 0.5))
         j = p.get("J", 1)
         hdl = {"C": c, "P": p["P"], "PAD_VAL": zx} | ({"J": j} if j > 1 else {}) | _win(p) | \
-            (_pack(p) if mode == "mac" else {}) | _vector_files(w, bias, rq, c, p["P"], d, j)
+            (_pack(p) if mode == "mac" else _rq_lut(p)) | _vector_files(w, bias, rq, c, p["P"], d, j)
         arrays = {"win": _windows(x, p, zx), "x": x} | (
             {} if mode == "max" else {"bias": bias, "rq": rq}) | ({"w": w} if w is not None else {})
         return hdl, arrays
@@ -132,7 +138,7 @@ def _gap(p: dict, rng, d: Path) -> tuple[dict, dict]:
     x = _i8(rng, FRAMES, p["H"], p["W"], c)
     bias = rng.integers(-(2**10), 2**10, size=c)
     rq = golden.random_rq(rng, c, 128 * p["H"] * p["W"])
-    hdl = {"C": c, "P": p["P"], "H": p["H"], "W": p["W"]} | _vector_files(None, bias, rq, c, p["P"], d)
+    hdl = {"C": c, "P": p["P"], "H": p["H"], "W": p["W"]} | _rq_lut(p) | _vector_files(None, bias, rq, c, p["P"], d)
     return hdl, {"x": x, "bias": bias, "rq": rq}
 
 
@@ -237,7 +243,9 @@ PARAMS: dict[str, list[dict]] = {
     "fifo": [{"WIDTH": 8, "DEPTH": 4, "beats": 20}, {"WIDTH": 24, "DEPTH": 33, "beats": 50}],
     "link": [{"WIDTH": 16, "LINK_W": 16, "LATENCY": 3, "beats": 24},
              {"WIDTH": 32, "LINK_W": 8, "LATENCY": 12, "beats": 16}],
-    "requant": [{"C": 4, "LANES": 1, "pix": 6}, {"C": 12, "LANES": 4, "pix": 5}],
+    "requant": [{"C": 4, "LANES": 1, "pix": 6}, {"C": 12, "LANES": 4, "pix": 5},
+                # LUT requantisers (rq_lane.sv RQ_LUT = 1, lut_mulw.sv): no DSP
+                {"C": 12, "LANES": 4, "pix": 5, "RQ_LUT": 1}],
     "mvu": [{"MW": 8, "MH": 4, "SIMD": 2, "PE": 2, "nvec": 3},
             {"MW": 12, "MH": 6, "SIMD": 12, "PE": 1, "nvec": 2},
             {"MW": 16, "MH": 8, "SIMD": 4, "PE": 8, "nvec": 3},
@@ -246,7 +254,9 @@ PARAMS: dict[str, list[dict]] = {
             {"MW": 8, "MH": 4, "SIMD": 2, "PE": 2, "PACK": 2, "nvec": 3},
             {"MW": 16, "MH": 6, "SIMD": 4, "PE": 3, "PACK": 2, "nvec": 2},
             # LUT multipliers (lut_mul.sv): no DSP for the products
-            {"MW": 16, "MH": 6, "SIMD": 4, "PE": 3, "PACK": 0, "nvec": 2}],
+            {"MW": 16, "MH": 6, "SIMD": 4, "PE": 3, "PACK": 0, "nvec": 2},
+            # and LUT requantisers (RQ_LUT = 1): no DSP at all
+            {"MW": 16, "MH": 6, "SIMD": 4, "PE": 3, "PACK": 0, "RQ_LUT": 1, "nvec": 2}],
     "conv": [{"C": 4, "CO": 4, "SIMD": 2, "PE": 2, "H": 5, "W": 5, "KH": 3, "KW": 3, "SH": 1, "SW": 1,
               "PT": 1, "PL": 1, "PB": 1, "PR": 1},
              {"C": 2, "CO": 2, "SIMD": 2, "PE": 2, "H": 7, "W": 6, "KH": 3, "KW": 2, "SH": 2, "SW": 2,
@@ -277,7 +287,10 @@ PARAMS: dict[str, list[dict]] = {
               "SH": 1, "SW": 1, "PT": 1, "PL": 1, "PB": 1, "PR": 1},
              # LUT multipliers (lut_mul.sv)
              {"C": 4, "CO": 4, "SIMD": 2, "PE": 2, "PACK": 0, "H": 5, "W": 5, "KH": 3, "KW": 3, "SH": 1, "SW": 1,
-              "PT": 1, "PL": 1, "PB": 1, "PR": 1}],
+              "PT": 1, "PL": 1, "PB": 1, "PR": 1},
+             # and LUT requantisers (RQ_LUT = 1), with pixel copies
+             {"C": 4, "CO": 12, "SIMD": 4, "PE": 3, "M": 2, "PACK": 0, "RQ_LUT": 1, "H": 6, "W": 6, "KH": 3, "KW": 3,
+              "SH": 1, "SW": 1, "PT": 1, "PL": 1, "PB": 1, "PR": 1}],
     "dwconv": [{"C": 4, "P": 2, "H": 5, "W": 5, "KH": 3, "KW": 3, "SH": 1, "SW": 1, "PT": 1, "PL": 1, "PB": 1, "PR": 1},
                {"C": 4, "P": 4, "J": 3, "H": 5, "W": 4, "KH": 3, "KW": 3, "SH": 1, "SW": 1,
                 "PT": 1, "PL": 1, "PB": 1, "PR": 1},
@@ -287,17 +300,29 @@ PARAMS: dict[str, list[dict]] = {
                {"C": 4, "P": 2, "PACK": 0, "H": 5, "W": 5, "KH": 3, "KW": 3, "SH": 1, "SW": 1,
                 "PT": 1, "PL": 1, "PB": 1, "PR": 1},
                {"C": 4, "P": 4, "J": 3, "PACK": 0, "H": 5, "W": 4, "KH": 3, "KW": 3, "SH": 1, "SW": 1,
+                "PT": 1, "PL": 1, "PB": 1, "PR": 1},
+               # and LUT requantisers (RQ_LUT = 1)
+               {"C": 4, "P": 2, "PACK": 0, "RQ_LUT": 1, "H": 5, "W": 5, "KH": 3, "KW": 3, "SH": 1, "SW": 1,
                 "PT": 1, "PL": 1, "PB": 1, "PR": 1}],
     "maxpool": [{"C": 4, "P": 4, "H": 6, "W": 6, "KH": 2, "KW": 2, "SH": 2, "SW": 2, "PT": 0, "PL": 0, "PB": 0, "PR": 0},
                 {"C": 2, "P": 1, "H": 5, "W": 5, "KH": 3, "KW": 3, "SH": 2, "SW": 2, "PT": 1, "PL": 1, "PB": 1, "PR": 1}],
-    "avgpool": [{"C": 4, "P": 2, "H": 4, "W": 4, "KH": 2, "KW": 2, "SH": 2, "SW": 2, "PT": 0, "PL": 0, "PB": 0, "PR": 0}],
-    "gap": [{"C": 8, "P": 2, "H": 4, "W": 4}, {"C": 3, "P": 3, "H": 2, "W": 3}],
+    "avgpool": [{"C": 4, "P": 2, "H": 4, "W": 4, "KH": 2, "KW": 2, "SH": 2, "SW": 2, "PT": 0, "PL": 0, "PB": 0, "PR": 0},
+                {"C": 4, "P": 2, "RQ_LUT": 1, "H": 4, "W": 4, "KH": 2, "KW": 2, "SH": 2, "SW": 2, "PT": 0, "PL": 0,
+                 "PB": 0, "PR": 0}],
+    "gap": [{"C": 8, "P": 2, "H": 4, "W": 4}, {"C": 3, "P": 3, "H": 2, "W": 3}, {"C": 8, "P": 2, "H": 4, "W": 4, "RQ_LUT": 1}],
     "add": [{"P": 2, "OP": 0, "c": 4, "pix": 6, "MA": 3 << 19, "MB": 5 << 18, "ZA": 3, "ZB": -7, "ZY": -2, "S": 20,
              "LO": -128, "HI": 127},
             # a Sub: negative MB; one lane
             {"P": 1, "OP": 0, "c": 3, "pix": 5, "MA": 1 << 18, "MB": -(3 << 17), "ZA": -4, "ZB": 6, "ZY": 1,
-             "S": 19, "LO": -100, "HI": 120}],
-    "mul": [{"P": 4, "OP": 1, "c": 4, "pix": 6, "M": 1 << 14, "ZA": -5, "ZB": 9, "ZY": 4, "S": 20, "LO": 4, "HI": 127}],
+             "S": 19, "LO": -100, "HI": 120},
+            # LUT products (RQ_LUT = 1, lut_mulw.sv): 31-bit multipliers as the quantiser writes them, and a Sub
+            {"P": 2, "OP": 0, "c": 4, "pix": 6, "MA": 1875846070, "MB": 1734484878, "ZA": 3, "ZB": -7, "ZY": -2,
+             "S": 30, "LO": -128, "HI": 127, "RQ_LUT": 1},
+            {"P": 1, "OP": 0, "c": 3, "pix": 5, "MA": 1 << 18, "MB": -(3 << 17), "ZA": -4, "ZB": 6, "ZY": 1,
+             "S": 19, "LO": -100, "HI": 120, "RQ_LUT": 1}],
+    "mul": [{"P": 4, "OP": 1, "c": 4, "pix": 6, "M": 1 << 14, "ZA": -5, "ZB": 9, "ZY": 4, "S": 20, "LO": 4, "HI": 127},
+            {"P": 4, "OP": 1, "c": 4, "pix": 6, "M": 1875846070, "ZA": -5, "ZB": 9, "ZY": 4, "S": 40, "LO": -128,
+             "HI": 127, "RQ_LUT": 1}],
     "concat": [{"P": 2, "C0": 4, "C1": 2, "pix": 5}],
     "lut_act": [{"P": 3, "C": 6, "pix": 5}],
     "channel_affine": [{"C": 6, "P": 2, "pix": 5, "ZP_IN": -3}, {"C": 4, "P": 4, "pix": 3, "ZP_IN": 17}],
@@ -348,11 +373,13 @@ PREPARE: dict[str, Callable] = {
 
 # RTL files each toplevel needs (besides its own)
 DEPS: dict[str, list[str]] = {
-    "link": ["fifo"], "requant": ["rq_lane", "rq_round"], "mvu": ["mac2", "lut_mul", "rq_lane", "rq_round"],
-    "conv": ["swg", "mvu", "mac2", "lut_mul", "rq_lane", "rq_round", "dwc", "mmv_split", "mmv_merge"], "dwconv": ["swg", "vvu", "lut_mul", "rq_lane", "rq_round"],
-    "maxpool": ["swg", "vvu", "rq_lane", "rq_round"], "avgpool": ["swg", "vvu", "rq_lane", "rq_round"],
-    "gap": ["vvu", "rq_lane", "rq_round"], "add": ["rq_round"], "mul": ["rq_round"],
-    "channel_affine": ["rq_round"], "gmaxpool": ["vvu", "rq_lane", "rq_round"],
+    "link": ["fifo"], "requant": ["rq_lane", "rq_round", "lut_mulw"],
+    "mvu": ["mac2", "lut_mul", "rq_lane", "rq_round", "lut_mulw"],
+    "conv": ["swg", "mvu", "mac2", "lut_mul", "rq_lane", "rq_round", "lut_mulw", "dwc", "mmv_split", "mmv_merge"],
+    "dwconv": ["swg", "vvu", "lut_mul", "rq_lane", "rq_round", "lut_mulw"],
+    "maxpool": ["swg", "vvu", "rq_lane", "rq_round", "lut_mulw"], "avgpool": ["swg", "vvu", "rq_lane", "rq_round", "lut_mulw"],
+    "gap": ["vvu", "rq_lane", "rq_round", "lut_mulw"], "add": ["rq_round", "lut_mulw"], "mul": ["rq_round", "lut_mulw"],
+    "channel_affine": ["rq_round"], "gmaxpool": ["vvu", "rq_lane", "rq_round", "lut_mulw"],
 }
 
 

@@ -63,7 +63,7 @@ def block(module: str, p: dict) -> tuple[BlockCost, int]:
     if module == "mvu":
         g = Geometry(h=p["nvec"], w=1, c=p["MW"], ho=p["nvec"], wo=1, co=p["MH"])
         return (block_cost("dense", g, p["PE"], p["SIMD"], pack=p.get("PACK", 1) == 2, lut_macs=p.get("PACK", 1) == 0,
-                           lutw=p.get("W_STYLE") == "logic"),
+                           lutw=p.get("W_STYLE") == "logic", lut_requant=bool(p.get("RQ_LUT", 0))),
                 p["nvec"] * p["MW"] // p["SIMD"])
     if module in WINDOW_KIND:
         g = window_geometry(p)
@@ -75,14 +75,16 @@ def block(module: str, p: dict) -> tuple[BlockCost, int]:
         pack = module == "conv" and p.get("PACK", 1) == 2  # two output lanes per DSP (mac2.sv)
         lut_macs = module in ("conv", "dwconv") and p.get("PACK", 1) == 0  # products in LUTs (lut_mul.sv)
         lutw = p.get("W_STYLE") == "logic"  # the weight ROM in LUTs
-        return (block_cost(WINDOW_KIND[module], g, pe, simd, mmv=mmv, pack=pack, lut_macs=lut_macs, lutw=lutw),
+        return (block_cost(WINDOW_KIND[module], g, pe, simd, mmv=mmv, pack=pack, lut_macs=lut_macs, lutw=lutw,
+                           lut_requant=bool(p.get("RQ_LUT", 0))),
                 g.h * g.w * g.c // lanes)
     if module == "gap":
         g = Geometry(h=p["H"], w=p["W"], c=p["C"], ho=1, wo=1, co=p["C"])
-        return block_cost("gap", g, p["P"], p["P"]), g.in_elems // p["P"]
+        return block_cost("gap", g, p["P"], p["P"], lut_requant=bool(p.get("RQ_LUT", 0))), g.in_elems // p["P"]
     if module in ("add", "mul"):
         g = _pixels(p["pix"], p["c"])
-        return block_cost("eltwise2", g, p["P"], p["P"]), g.in_elems // p["P"]
+        return (block_cost("eltwise2", g, p["P"], p["P"], lut_requant=bool(p.get("RQ_LUT", 0))),
+                g.in_elems // p["P"])
     if module == "concat":
         g = _pixels(p["pix"], p["C0"] + p["C1"], inputs=(p["C0"], p["C1"]))
         return block_cost("concat", g, p["P"], p["P"]), g.in_elems // p["P"]

@@ -30,7 +30,10 @@ pytestmark = pytest.mark.sim
 MMV_FIRST = next(i for i, p in enumerate(cases.PARAMS["conv"]) if p.get("M", 1) > 1)
 PACK_FIRST = {(m, next(i for i, p in enumerate(cases.PARAMS[m]) if p.get("PACK", 1) > 1)) for m in ("mvu", "conv")}
 LUT_FIRST = {("dwconv", next(i for i, p in enumerate(cases.PARAMS["dwconv"]) if p.get("PACK", 1) == 0))}
-DEFAULT = {("conv", MMV_FIRST)} | PACK_FIRST | LUT_FIRST
+# the LUT requantisers (RQ_LUT = 1) of requant, mvu and add run by default, the others are slow
+RQ_LUT_FIRST = {(m, next(i for i, p in enumerate(cases.PARAMS[m]) if p.get("RQ_LUT", 0)))
+                for m in ("requant", "mvu", "add")}
+DEFAULT = {("conv", MMV_FIRST)} | PACK_FIRST | LUT_FIRST | RQ_LUT_FIRST
 CASES = [pytest.param(m, i, id=f"{m}-{i}", marks=[pytest.mark.slow] if i and (m, i) not in DEFAULT else [])
          for m, sets in cases.PARAMS.items() for i in range(len(sets))]
 

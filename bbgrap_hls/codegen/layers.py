@@ -43,6 +43,12 @@ class Layer:
     wmem: WeightMem | None = None  # the weight memory ``<ident>_w`` (codegen/weights.py)
     mmv: int = 1  # conv: copies of the matrix-vector unit (the plan's ``mmv``)
     pack: int = 1  # conv/dense: output lanes per DSP multiplier (the plan's ``pack``; 2: P::PACK)
+    rq_lut: bool = False  # the requantisers' products in LUTs (the plan's ``requant == "lut"``: P::RQ_LUT)
+
+
+RQ_LUT_KERNELS = ("bb::conv2d", "bb::conv2d_mmv", "bb::dense", "bb::dwconv2d", "bb::avgpool2d", "bb::global_avgpool",
+                  "bb::add2", "bb::mul2")
+"""Kernels whose requantisers (add/mul: rescaling products) may be built from LUTs (``P::RQ_LUT``)."""
 
 
 def hwc(shape: tuple[int, ...]) -> tuple[int, int, int]:
@@ -80,7 +86,7 @@ def _window(node: Node, h: int, w: int, ho: int, wo: int) -> dict[str, int]:
 
 def make_layer(g: Graph, node: Node, ident: str, pe: int, simd: int,
                co_range: tuple[int, int] | None = None, weights: str | None = None, mmv: int = 1,
-               ddr_offset: int = 0, frame_uram: bool = False, pack: int = 1) -> Layer:
+               ddr_offset: int = 0, frame_uram: bool = False, pack: int = 1, requant: str = "dsp") -> Layer:
     """The kernel instance of ``node`` with folding ``pe``/``simd``.
 
     Args:
@@ -98,8 +104,20 @@ def make_layer(g: Graph, node: Node, ident: str, pe: int, simd: int,
             (``P::PACK = 2``, hw/hls/bb_pack.h; the RTL mvu's ``PACK``), 0 puts the
             products of a conv/dense or a depthwise conv in LUTs (``P::PACK = 0``; the
             RTL's lut_mul.sv).
+        requant: the plan's ``requant``: ``"lut"`` builds the requantisers' products (an
+            add's or mul's rescaling products) from LUTs (``P::RQ_LUT = 1``, hw/hls/bb_pack.h
+            ``requant_with``; the RTL's ``RQ_LUT = 1``).
     """
     lay = _make_layer(g, node, ident, pe, simd, co_range, mmv)
+    if requant not in ("dsp", "lut"):
+        raise BadInputError(f"node '{node.name}' ({node.op}): requant '{requant}' is not 'dsp' or 'lut'")
+    if requant == "lut":
+        kern = lay.call.split("<", 1)[0]
+        if kern not in RQ_LUT_KERNELS or weights == "ddr":
+            raise UnsupportedError(f"node '{node.name}' ({node.op}): LUT requantisers are for "
+                                   f"{', '.join(RQ_LUT_KERNELS)} with their weights on chip, not {kern}")
+        lay.struct = lay.struct.replace(";\n};", ", RQ_LUT = 1;\n};")
+        lay.rq_lut = True
     if pack != 1:
         kern = lay.call.split("<", 1)[0]
         mvu = kern in ("bb::conv2d", "bb::conv2d_mmv", "bb::dense")

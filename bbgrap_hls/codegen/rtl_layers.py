@@ -154,13 +154,28 @@ def tap_table(t: np.ndarray) -> str:
     return f"{48 * len(t)}'h{v:x}"
 
 
+RQ_LUT_MODULES = ("conv", "mvu", "dwconv", "avgpool", "gap", "eltwise")
+"""Modules with an ``RQ_LUT`` parameter (requantisers' products in LUTs: rq_lane.sv, eltwise.sv)."""
+
+
 def rtl_layer(g: Graph, node: Node, lay: Layer, pe: int, simd: int, co_range: tuple[int, int] | None) -> RtlLayer:
-    """The RTL instance of ``lay`` (node ``node``, folding ``pe``/``simd`` from the plan).
+    """The RTL instance of ``lay`` (node ``node``, folding ``pe``/``simd`` from the plan); a
+    layer with LUT requantisers (``lay.rq_lut``) sets its module's ``RQ_LUT = 1``.
 
     Raises:
         UnsupportedError: the op or folding has no RTL module yet (pad, constant
-            operands, averaging that excludes padding).
+            operands, averaging that excludes padding), or no LUT requantiser.
     """
+    r = _rtl_layer(g, node, lay, pe, simd, co_range)
+    if lay.rq_lut:
+        if r.module not in RQ_LUT_MODULES:
+            raise UnsupportedError(f"node '{node.name}' ({node.op}): module {r.module} has no LUT requantiser")
+        r.params["RQ_LUT"] = 1
+    return r
+
+
+def _rtl_layer(g: Graph, node: Node, lay: Layer, pe: int, simd: int, co_range: tuple[int, int] | None) -> RtlLayer:
+    """`rtl_layer` without the requantisers' placement."""
     q = node.attrs.get("q", {})
     acts = g.act_inputs(node)
     x = g.shape(acts[0]) if acts else ()

@@ -47,6 +47,11 @@ def add_parser(sub) -> argparse.ArgumentParser:
                    help="let conv/dense layers with their weights on chip and depthwise convs compute their int8 products in LUTs "
                         "instead of DSP48E2s where a core's LUTs are spare (lut_mul.sv, about 110 LUTs per "
                         f"product; chosen per layer; docs/cost-model.md; default {'on' if LUT_MACS else 'off'})")
+    p.add_argument("--lut-requant", action=argparse.BooleanOptionalAction, default=None,
+                   help="let the requantisers (and add/mul lanes) build their 32x32-bit products from LUTs instead of "
+                        "4 DSP48E2s a lane (rq_lane.sv RQ_LUT = 1, about 2,000 LUTs a lane; docs/cost-model.md, "
+                        "\"LUT requantisers\"); default: only when the plan with DSP requantisers does not fit "
+                        "(a board whose cores have few or no DSPs)")
     p.add_argument("--space-to-depth", choices=SPACE_TO_DEPTH, default="off",
                    help="send the graph input as s x s pixel blocks (s^2 pixels a beat) to a strided stem conv, "
                         "rewritten over the blocks (passes/stem.py; docs/plan.md, \"Pixels per beat\"): auto = "
@@ -108,7 +113,7 @@ def _run(args: argparse.Namespace, out: Path, old: list[str], worker: _ReportWor
                       seed=args.seed, parallel_window=args.parallel_window,
                       pixel_copies=args.pixel_copies, offchip_weights=args.offchip_weights,
                       dsp_packing=args.dsp_packing, lut_macs=args.lut_macs,
-                      space_to_depth=args.space_to_depth)
+                      space_to_depth=args.space_to_depth, lut_requant=args.lut_requant)
     if not qdq:  # the input layout the plan chose (passes/stem.py): quantised and generated so
         from bbgrap_hls.passes.stem import as_planned
 
@@ -158,7 +163,8 @@ def _finish(args, out: Path, old: list[str], worker: _ReportWorker, board, graph
     options = {"strategy": args.strategy, "objective": args.objective, "seed": args.seed,
                "parallel_window": args.parallel_window,
                "pixel_copies": args.pixel_copies, "offchip_weights": args.offchip_weights,
-               "dsp_packing": args.dsp_packing, "lut_macs": args.lut_macs, "kernels": args.kernels,
+               "dsp_packing": args.dsp_packing, "lut_macs": args.lut_macs, "lut_requant": args.lut_requant,
+               "kernels": args.kernels,
                "space_to_depth": args.space_to_depth,
                "input_shape": list(args.input_shape), "model_path": os.path.abspath(args.model),
                "board_arg": args.board, "calib_path": os.path.abspath(args.calib) if args.calib else None}

@@ -42,6 +42,11 @@ def add_parser(sub) -> argparse.ArgumentParser:
                    help="let conv/dense layers with their weights on chip and depthwise convs compute their int8 products in LUTs "
                         "instead of DSP48E2s where a core's LUTs are spare (lut_mul.sv, about 110 LUTs per "
                         f"product; chosen per layer; docs/cost-model.md; default {'on' if LUT_MACS else 'off'})")
+    p.add_argument("--lut-requant", action=argparse.BooleanOptionalAction, default=None,
+                   help="let the requantisers (and add/mul lanes) build their 32x32-bit products from LUTs instead of "
+                        "4 DSP48E2s a lane (rq_lane.sv RQ_LUT = 1, about 2,000 LUTs a lane; docs/cost-model.md, "
+                        "\"LUT requantisers\"); default: only when the plan with DSP requantisers does not fit "
+                        "(a board whose cores have few or no DSPs)")
     p.add_argument("--space-to-depth", choices=SPACE_TO_DEPTH, default="off",
                    help="send the graph input as s x s pixel blocks (s^2 pixels a beat) to a strided stem conv, "
                         "rewritten over the blocks (passes/stem.py; docs/plan.md, \"Pixels per beat\"): auto = "
@@ -63,7 +68,7 @@ def run(args: argparse.Namespace) -> int:
                       time_limit=args.time_limit, seed=args.seed, parallel_window=args.parallel_window,
                       narrow_folding=not args.no_narrow, pixel_copies=args.pixel_copies,
                       offchip_weights=args.offchip_weights, dsp_packing=args.dsp_packing, lut_macs=args.lut_macs,
-                      space_to_depth=args.space_to_depth)
+                      space_to_depth=args.space_to_depth, lut_requant=args.lut_requant)
     sys.stdout.write(plan.to_json() if args.json else format_plan(plan))
     return 0
 
@@ -89,7 +94,8 @@ def format_plan(plan: Plan) -> str:
             mark = " *" if name == plan.bottleneck else ""
             lines.append(f"  {name[:32]:<32} {(n.op + tag)[:18]:<18} {src.pe:>5} {src.simd:>5} {src.mmv:>3} {src.ii_cycles:>10} "
                          f"{src.dsp:>6} {src.bram18:>7} {src.uram:>5} {src.lut:>8}  {src.weights or '-'}"
-                         f"{', packed' if src.pack == 2 else ', LUT MACs' if src.pack == 0 else ''}{mark}")
+                         f"{', packed' if src.pack == 2 else ', LUT MACs' if src.pack == 0 else ''}"
+                         f"{', LUT requant' if src.requant == 'lut' else ''}{mark}")
         lines.append(f"  {'use / limit':<55} {'':>10} {_frac(c.dsp, c.dsp_limit):>6} "
                      f"{_frac(c.bram18, c.bram18_limit):>7} {_frac(c.uram, c.uram_limit):>5} "
                      f"{_frac(c.lut, c.lut_limit):>8}")

@@ -59,6 +59,11 @@ LUT_AXI_READ = 1500     # an AXI4 read master with its burst FIFO control (as a 
 LUT_FRAME_ADDR = 300    # off-chip weights: frame-buffer address generation (window taps, padding)
 LUT_MUL = 109           # LUT multipliers: one int8 × int8 product in LUTs (lut_mul.sv: radix-4
                         # Booth, 109 LUT6 + 10 CARRY4 in Yosys), instead of a DSP48E2
+LUT_RQ_MUL = 2005       # LUT requantiser (rq_lane.sv RQ_LUT = 1): the 32 x 32-bit acc·M product in LUTs
+                        # (lut_mulw.sv, radix-4 Booth), instead of REQUANT_DSP DSP48E2s (Yosys: the lane
+                        # 2,567 LUTs against 562 with its DSPs)
+LUT_ELTWISE_MUL = 1440  # LUT add / mul lane (eltwise.sv RQ_LUT = 1): its constant products in LUTs, instead of
+                        # ELTWISE_DSP DSP48E2s (Yosys, 31-bit constants: add 1,451, mul 1,420 per lane more)
 LUT_PACK = 2            # DSP packing: per packed lane pair and input lane, the operand's 9-bit
                         # pre-subtract and the correction's carry into the adder tree (Yosys)
 
@@ -85,6 +90,8 @@ class BlockCost:
             for a block without weights.
         offchip_bytes: bytes the block reads from its core's board memory per frame.
         lut_macs: the block's products are in LUTs (``lut_mul.sv``), not DSP48E2s.
+        lut_requant: the block's requantisers' products are in LUTs (``rq_lane.sv`` ``RQ_LUT = 1``,
+            ``eltwise.sv`` ``RQ_LUT = 1``), not DSP48E2s (`lut_requantised`).
     """
 
     ii: int
@@ -102,6 +109,7 @@ class BlockCost:
     weights: str | None = None
     offchip_bytes: int = 0
     lut_macs: bool = False
+    lut_requant: bool = False
 
 
 def _ceil(a: int, b: int) -> int:
@@ -370,6 +378,26 @@ PACK_CAPABLE = ("conv", "dense")
 LUT_CAPABLE = ("conv", "dense", "dwconv")
 """Block kinds whose products may be built from LUTs (``lut=True``: ``lut_mul.sv``; the matrix-vector
 unit's and the depthwise vector unit's ``PACK = 0``)."""
+
+LUT_REQUANT_CAPABLE = ("conv", "dense", "dwconv", "avgpool", "gap", "eltwise2")
+"""Block kinds whose requantisers may build their products from LUTs (`lut_requantised`). The
+other kinds with DSPs (affine, lrn, bilinear, an off-chip conv/dense) have no LUT-only variant."""
+
+
+def lut_requantised(kind: str, cost: BlockCost, pe: int, mmv: int = 1) -> BlockCost:
+    """``cost`` with its requantisers' products in LUTs (``rq_lane.sv``/``eltwise.sv``
+    ``RQ_LUT = 1``, ``lut_mulw.sv``): same cycles and memories, `REQUANT_DSP` DSPs fewer and
+    `LUT_RQ_MUL` LUTs more per requantised lane (``pe`` lanes in each of ``mmv`` copies); an
+    add/mul lane `ELTWISE_DSP` fewer and `LUT_ELTWISE_MUL` more. A conv/dense/dwconv with
+    DSP products keeps them (the planner offers this on its LUT-product rows only)."""
+    if kind not in LUT_REQUANT_CAPABLE:
+        raise ValueError(f"block kind '{kind}' has no LUT requantiser")
+    if kind == "eltwise2":
+        dsp, lut = ELTWISE_DSP * pe, LUT_ELTWISE_MUL * pe
+    else:
+        dsp, lut = REQUANT_DSP * pe * mmv, LUT_RQ_MUL * pe * mmv
+    return replace(cost, dsp=cost.dsp - dsp, lut=cost.lut + lut, lut_requant=True)
+
 
 OFFCHIP_CAPABLE = ("conv", "dense")
 """Block kinds whose weights may live in a board memory (``ddr=True``, `offchip_mvu`)."""

@@ -15,10 +15,12 @@ from bbgrap_hls.ir import Graph, Node
 from bbgrap_hls.model.blocks import (
     BLOCKS,
     LUT_CAPABLE,
+    LUT_REQUANT_CAPABLE,
     OFFCHIP_CAPABLE,
     PACK_CAPABLE,
     URAM_CAPABLE,
     BlockCost,
+    lut_requantised,
     offchip_mvu,
 )
 from bbgrap_hls.model.geometry import Geometry, geometry
@@ -148,7 +150,7 @@ def foldings(kind: str, g: Geometry, parallel_window: bool = False) -> list[tupl
 @functools.lru_cache(maxsize=1 << 16)
 def block_cost(kind: str, g: Geometry, pe: int, simd: int, uram: bool = False, mmv: int = 1,
                ddr: bool = False, memory: tuple[float, int, int] | None = None, pack: bool = False,
-               lut_macs: bool = False, lutw: bool = False) -> BlockCost:
+               lut_macs: bool = False, lutw: bool = False, lut_requant: bool = False) -> BlockCost:
     """Cost of a block kind at a folding (the folding must be legal).
 
     ``uram`` puts the weight memory in URAM (kinds in `URAM_CAPABLE`; ignored for the others,
@@ -162,7 +164,8 @@ def block_cost(kind: str, g: Geometry, pe: int, simd: int, uram: bool = False, m
     chip or a depthwise conv in LUTs (`lut_capable`; it overrides ``pack``) and is ignored
     elsewhere; ``lutw`` builds
     the weight memory (`URAM_CAPABLE` kinds, at most `LUT_ROM_DEPTH` words) from LUTs instead
-    of BRAM or URAM (``weights == "lut"``).
+    of BRAM or URAM (``weights == "lut"``); ``lut_requant`` builds the requantisers' products
+    from LUTs (kinds in `LUT_REQUANT_CAPABLE`, not off chip: `lut_requantised`; ignored elsewhere).
     """
     if ddr:
         if kind not in OFFCHIP_CAPABLE or mmv > 1:
@@ -184,7 +187,10 @@ def block_cost(kind: str, g: Geometry, pe: int, simd: int, uram: bool = False, m
         kw["lut"] = True
     elif pack and packs(kind, pe):
         kw["pack"] = True
-    return BLOCKS[kind](g, pe, simd, **kw)
+    cost = BLOCKS[kind](g, pe, simd, **kw)
+    if lut_requant and kind in LUT_REQUANT_CAPABLE:
+        cost = lut_requantised(kind, cost, pe, mmv)
+    return cost
 
 
 def packs(kind: str, pe: int, ddr: bool = False) -> bool:
@@ -198,6 +204,12 @@ def lut_capable(kind: str, ddr: bool = False) -> bool:
     with its weights on chip (the matrix-vector unit; `offchip_mvu` keeps DSPs) or a
     depthwise conv (the vector unit, `LUT_CAPABLE`)."""
     return kind in LUT_CAPABLE and not ddr
+
+
+def lut_requant_capable(kind: str) -> bool:
+    """Whether a block's requantisers may build their products from LUTs (`LUT_REQUANT_CAPABLE`;
+    an off-chip conv/dense keeps its DSPs)."""
+    return kind in LUT_REQUANT_CAPABLE
 
 
 MAX_COPIES = 4

@@ -25,6 +25,7 @@ from dataclasses import replace
 from bbgrap_hls.board import Board
 from bbgrap_hls.errors import BadInputError, InfeasibleError
 from bbgrap_hls.ir import Graph
+from bbgrap_hls.model.blocks import LUT_CAPABLE, LUT_REQUANT_CAPABLE
 from bbgrap_hls.plan import Plan
 from bbgrap_hls.search.build import repair, violations
 from bbgrap_hls.search.dp import Segmentation
@@ -177,7 +178,7 @@ def _variant(prob: Problem, **options) -> Problem:
     ``dsp_packing``): a fresh problem, whose tables are built for those options."""
     kw = dict(parallel_window=prob.parallel_window, pixel_copies=prob.pixel_copies,
               offchip_weights=prob.offchip_memory is not None, dsp_packing=prob.dsp_packing,
-              lut_macs=prob.lut_macs)
+              lut_macs=prob.lut_macs, lut_requant=prob.lut_requant)
     return build_problem(prob.graph, prob.board, **{**kw, **options})
 
 
@@ -254,7 +255,8 @@ def make_plan(graph: Graph, board: Board, strategy: str = "search", objective: s
               time_limit: float = 10.0, seed: int = 0, baselines: bool = True,
               progress: Callable[[str], None] | None = None, parallel_window: bool = True,
               narrow_folding: bool = True, pixel_copies: bool = True, offchip_weights: bool = False,
-              dsp_packing: bool = DSP_PACKING, lut_macs: bool = LUT_MACS, space_to_depth: str = "off") -> Plan:
+              dsp_packing: bool = DSP_PACKING, lut_macs: bool = LUT_MACS, space_to_depth: str = "off",
+              lut_requant: bool | None = None) -> Plan:
     """Plan ``graph`` (canonical) on ``board``.
 
     Args:
@@ -293,6 +295,12 @@ def make_plan(graph: Graph, board: Board, strategy: str = "search", objective: s
             planned, docs/plan.md "Pixels per beat"): never. ``plan.input_blocks`` says which;
             `passes.stem.as_planned` gives the graph a plan was made for, which the caller
             then quantises and generates (`codegen.project.generate` refuses a mismatch).
+        lut_requant: let the requantisers (and add/mul lanes) build their products from LUTs
+            (``rq_lane.sv``/``eltwise.sv`` ``RQ_LUT = 1``; docs/cost-model.md, "LUT
+            requantisers"): on the LUT-product rows of conv/dense/dwconv (with ``lut_macs``)
+            and every row of avgpool, gap, add and mul, so such blocks need no DSP. None (the
+            default): only when the plan without them does not fit (a board whose cores have
+            few or no DSPs); the plan says per node which it used (``requant``).
 
     Raises:
         InfeasibleError: no plan fits (message: core, resource, shortfall, smallest change).
@@ -305,7 +313,7 @@ def make_plan(graph: Graph, board: Board, strategy: str = "search", objective: s
     kw = dict(strategy=strategy, objective=objective, time_limit=time_limit, seed=seed, baselines=baselines,
               progress=progress, parallel_window=parallel_window, narrow_folding=narrow_folding,
               pixel_copies=pixel_copies, offchip_weights=offchip_weights, dsp_packing=dsp_packing,
-              lut_macs=lut_macs)
+              lut_macs=lut_macs, lut_requant=lut_requant)
     stem = None if space_to_depth == "off" else stem_conv(graph)
     t0 = time.monotonic()
     if stem is not None and space_to_depth == "on":
@@ -328,18 +336,53 @@ def make_plan(graph: Graph, board: Board, strategy: str = "search", objective: s
 
 
 
-def _make_plan(graph: Graph, board: Board, strategy: str, objective: str, time_limit: float, seed: int,
-               baselines: bool, progress: Callable[[str], None] | None, parallel_window: bool,
-               narrow_folding: bool, pixel_copies: bool, offchip_weights: bool, dsp_packing: bool,
-               lut_macs: bool) -> Plan:
-    """`make_plan` for one graph (its input layout as it is)."""
+def _make_plan(graph: Graph, board: Board, lut_requant: bool | None, **kw) -> Plan:
+    """`make_plan` for one graph (its input layout as it is): with LUT requantisers when asked,
+    and when auto (None) only if the plan without them does not fit."""
+    if lut_requant is not None:
+        return _make_plan_with(graph, board, lut_requant=lut_requant, **kw)
+    try:
+        return _make_plan_with(graph, board, lut_requant=False, **kw)
+    except InfeasibleError as first:
+        if kw.get("progress"):
+            kw["progress"](f"{kw['strategy']}: no plan with DSP requantisers; planning with LUT requantisers")
+        try:
+            return _make_plan_with(graph, board, lut_requant=True, **kw)
+        except InfeasibleError as second:
+            raise InfeasibleError(f"{first}; with LUT requantisers: {second}") from second
+
+
+def _needs_dsp(prob: Problem) -> None:
+    """Raise `InfeasibleError` for the first block that needs more DSP48E2s at its cheapest
+    folding than any core of the board has (a kind without a LUT-only variant on a board
+    whose cores have few or no DSPs)."""
+    most = max(c.dsp_limit for c in prob.board.cores)
+    for u in prob.units:
+        tables = [u.table, *u.split_tables.values(), *u.part_tables.values()]
+        least = min(int(t.res[:, 0].min()) for t in tables if len(t))
+        if least > most:
+            lut_only = "" if least == 0 else (
+                "; it has no LUT-only variant" if not prob.lut_requant or u.kind not in LUT_REQUANT_CAPABLE
+                or (u.kind in LUT_CAPABLE and not prob.lut_macs) else "")
+            raise InfeasibleError(
+                f"node '{u.node.name}' ({u.node.op}, {u.kind} block) needs DSPs: at least {least} DSP48E2 at its "
+                f"cheapest folding, and the cores of board '{prob.board.name}' have at most {most}{lut_only}")
+
+
+def _make_plan_with(graph: Graph, board: Board, strategy: str, objective: str, time_limit: float, seed: int,
+                    baselines: bool, progress: Callable[[str], None] | None, parallel_window: bool,
+                    narrow_folding: bool, pixel_copies: bool, offchip_weights: bool, dsp_packing: bool,
+                    lut_macs: bool, lut_requant: bool) -> Plan:
+    """`_make_plan` with LUT requantisers allowed or not."""
     if strategy not in STRATEGIES:
         raise BadInputError(f"unknown strategy '{strategy}': expected one of {', '.join(STRATEGIES)}")
     if objective not in OBJECTIVES:
         raise BadInputError(f"unknown objective '{objective}': expected one of {', '.join(OBJECTIVES)}")
     t0 = time.monotonic()
     prob = build_problem(graph, board, parallel_window=parallel_window, pixel_copies=pixel_copies,
-                         offchip_weights=offchip_weights, dsp_packing=dsp_packing, lut_macs=lut_macs)
+                         offchip_weights=offchip_weights, dsp_packing=dsp_packing, lut_macs=lut_macs,
+                         lut_requant=lut_requant)
+    _needs_dsp(prob)
     # With DSP packing allowed, also plan without it and keep the better plan (ties: packed,
     # fewer DSPs): packing makes every packed row cheaper in DSPs, which can steer the
     # segmentation's cheapest-folding heuristic to BRAM-heavier rows and a worse plan
@@ -366,7 +409,7 @@ def _make_plan(graph: Graph, board: Board, strategy: str, objective: str, time_l
     # the options of the problem the plan was made from (with packing or off-chip weights
     # allowed, make_plan may keep the plan made without them)
     plan.optimizer.update(dsp_packing=bool(chosen.dsp_packing), offchip_weights=chosen.offchip_memory is not None,
-                          lut_macs=bool(chosen.lut_macs))
+                          lut_macs=bool(chosen.lut_macs), lut_requant=bool(chosen.lut_requant))
     _check_capacity(board, plan)
     plan.input_blocks = dict(graph.input_blocks)
     plan.search_seconds = time.monotonic() - t0

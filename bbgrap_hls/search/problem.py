@@ -27,6 +27,7 @@ from bbgrap_hls.model import (
     foldings,
     in_lanes,
     lut_capable,
+    lut_requant_capable,
     node_geometry,
     packs,
     pixel_copies,
@@ -67,7 +68,9 @@ class Table:
     dense block also has each folding with its weights in the core's board memory
     (``ddr[i]``; ``uram[i]`` then says where its frame buffers are); with LUT multipliers
     allowed, an on-chip conv or dense block and a depthwise conv have each folding once more
-    with their products in LUTs (``lut[i]``); a block with a weight memory of at most `LUT_ROM_DEPTH` words (and
+    with their products in LUTs (``lut[i]``); with LUT requantisers allowed, those LUT rows and
+    every folding of the other requantising kinds once more with the requantisers' products in
+    LUTs (``lutrq[i]``: no DSP at all); a block with a weight memory of at most `LUT_ROM_DEPTH` words (and
     more than LUTRAM-sized) also has each folding with that memory in LUTs (``lutw[i]``). The
     search picks per core what fits.
     """
@@ -81,6 +84,7 @@ class Table:
     ddr: np.ndarray  # bool: weights in the core's board memory
     lut: np.ndarray  # bool: the block's products in LUTs (no product DSPs)
     lutw: np.ndarray  # bool: the block's weight memory in LUTs (`lut_rom`), placement "lut"
+    lutrq: np.ndarray  # bool: the block's requantisers' products in LUTs (`lut_requantised`)
     # `fold.make_chooser`'s cache, per rule (each copy of a table starts empty)
     choosers: dict = field(default_factory=dict, init=False, repr=False, compare=False)
 
@@ -92,7 +96,7 @@ class Table:
         """The rows where ``mask`` is true, in the same order."""
         i = np.nonzero(mask)[0]
         return Table(pe=self.pe[i], simd=self.simd[i], uram=self.uram[i], ii=self.ii[i], res=self.res[i],
-                     mmv=self.mmv[i], ddr=self.ddr[i], lut=self.lut[i], lutw=self.lutw[i])
+                     mmv=self.mmv[i], ddr=self.ddr[i], lut=self.lut[i], lutw=self.lutw[i], lutrq=self.lutrq[i])
 
     def __len__(self) -> int:
         return len(self.ii)
@@ -130,7 +134,7 @@ class _Inputs:
 
 def _table(kind: str, g: Geometry, inputs: _Inputs, parallel_window: bool, uram: bool,
            copies: bool = True, memory: tuple[float, int, int] | None = None, pack: bool = False,
-           lut_macs: bool = False) -> Table:
+           lut_macs: bool = False, lut_requant: bool = False) -> Table:
     """`_table_of`, cached: `make_plan` builds the same graph's tables for several variants
     (with and without packing or off-chip weights), most of them equal. Each call gets its own
     `Table` object (its arrays shared and never written in place; callers may rebind them).
@@ -147,15 +151,17 @@ def _table(kind: str, g: Geometry, inputs: _Inputs, parallel_window: bool, uram:
         pack = False
     if not lut_capable(kind):
         lut_macs = False
-    key = (kind, g, inputs, parallel_window, uram, copies, memory, pack, lut_macs)
+    if not lut_requant_capable(kind) or (lut_capable(kind) and not lut_macs):
+        lut_requant = False  # (a conv/dense/dwconv takes them on its LUT-product rows only)
+    key = (kind, g, inputs, parallel_window, uram, copies, memory, pack, lut_macs, lut_requant)
     t = _TABLES.get(key)
     if t is None:
         fifos: dict = {}
         for p in ((True, False) if pack else (False,)):
-            t = _table_of(kind, g, inputs, parallel_window, uram, copies, memory, p, lut_macs, fifos)
-            _remember((*key[:7], p, lut_macs), t)
+            t = _table_of(kind, g, inputs, parallel_window, uram, copies, memory, p, lut_macs, fifos, lut_requant)
+            _remember((*key[:7], p, lut_macs, lut_requant), t)
             if memory is not None:
-                _remember((*key[:6], None, p, lut_macs), t.subset(~t.ddr))
+                _remember((*key[:6], None, p, lut_macs, lut_requant), t.subset(~t.ddr))
         t = _TABLES[key]
     else:
         _TABLES.move_to_end(key)
@@ -176,13 +182,16 @@ def _remember(key: tuple, table: Table) -> None:
 
 def _table_of(kind: str, g: Geometry, inputs: _Inputs, parallel_window: bool, uram: bool,
               copies: bool = True, memory: tuple[float, int, int] | None = None, pack: bool = False,
-              lut_macs: bool = False, fifos: dict | None = None) -> Table:
+              lut_macs: bool = False, fifos: dict | None = None, lut_requant: bool = False) -> Table:
     """Every folding (and weight placement) of a block with its cost. ``memory`` (rate
     bytes/cycle, latency, beat bytes: `offchip_memory`) adds off-chip weight rows for
     conv/dense, their weight tiles whole beats of the port. ``pack``: on-chip conv/dense rows
     with ``pe >= 2`` pack two output lanes per DSP (`bbgrap_hls.model.packs`). ``lut_macs``:
     on-chip conv/dense and depthwise rows also come with their products in LUTs (`lut_capable`).
-    ``fifos``: `_input_fifos` results by their arguments, shared by the tables of one block."""
+    ``fifos``: `_input_fifos` results by their arguments, shared by the tables of one block.
+    ``lut_requant``: the LUT-product rows of conv/dense/dwconv (when ``lut_macs``) and every
+    on-chip row of the other requantising kinds also come with LUT requantisers
+    (`lut_requant_capable`): the block without any DSP."""
     rows = []
     # on_uram: the weights and the whole-frame input FIFOs in URAM (a block without weights:
     # its FIFOs only; the final plan places FIFOs by what each core's URAM has left)
@@ -194,26 +203,33 @@ def _table_of(kind: str, g: Geometry, inputs: _Inputs, parallel_window: bool, ur
     rows_of = [(p, q, m) for p, q in foldings(kind, g, parallel_window)
                for m in (pixel_copies(kind, g, p) if copies else [1])]
     prev_ii = 0
-    macs = (False, True) if lut_macs and lut_capable(kind) else (False,)
+    macs = [(False, False), (True, False)] if lut_macs and lut_capable(kind) else [(False, False)]
+    if lut_requant and lut_requant_capable(kind):
+        # a LUT requantiser where the block then needs no DSP: on LUT products, or a block without products
+        if not lut_capable(kind):
+            macs.append((False, True))
+        elif lut_macs:
+            macs.append((True, True))
     fifos = {} if fifos is None else fifos
     for pe, simd, mmv in rows_of:
         base = {}  # the folding's cost with its weights in BRAM, per kind of multiplier
-        for (on_uram, ddr, lutw), lut in ((p, m) for p in placements for m in macs):
-            if ddr and (lut or not _offchip_ok(kind, g, pe, simd, mmv, memory[2])):
+        for (on_uram, ddr, lutw), (lut, lutrq) in ((p, m) for p in placements for m in macs):
+            if ddr and (lut or lutrq or not _offchip_ok(kind, g, pe, simd, mmv, memory[2])):
                 continue
             # (packing where it applies only: the same call, and cached cost, for both tables)
             c = block_cost(kind, g, pe, simd, uram=on_uram, mmv=mmv, ddr=ddr, memory=memory if ddr else None,
-                           pack=pack and not lut and packs(kind, pe, ddr), lut_macs=lut, lutw=lutw)
+                           pack=pack and not lut and packs(kind, pe, ddr), lut_macs=lut, lutw=lutw,
+                           lut_requant=lutrq)
             if not (on_uram or ddr or lutw):
-                base[lut] = c
-            elif lutw and c == base[lut]:
+                base[(lut, lutrq)] = c
+            elif lutw and c == base[(lut, lutrq)]:
                 continue  # too deep for LUTs, or LUTRAM-sized anyway: the same row as in BRAM
             bw = 0
             if ddr:  # the block reads its weights at the memory's rate through its own port
                 bw = -(-BW_CYCLES * c.offchip_bytes // c.ii)
             elif on_uram and kind in URAM_CAPABLE and c.weights != "uram":
                 continue  # LUTRAM-sized weights: no URAM variant
-            if not on_uram and not ddr and not lut and not lutw:
+            if not on_uram and not ddr and not lut and not lutw and not lutrq:
                 if mmv > 1 and c.ii >= prev_ii:
                     break  # the window generator's writes already bound it: a copy buys nothing
                 prev_ii = c.ii
@@ -230,7 +246,7 @@ def _table_of(kind: str, g: Geometry, inputs: _Inputs, parallel_window: bool, ur
             if on_uram and kind not in URAM_CAPABLE and not ddr and not big_fifo:
                 continue  # no weights and no FIFO big enough for URAM: the same row twice
             rows.append((pe, simd, int(on_uram), c.ii, c.dsp, bram, uram_use, lut_use, bw, mmv, int(ddr), int(lut),
-                         int(lutw)))
+                         int(lutw), int(lutrq)))
     offchip = [r for r in rows if r[10]]
     if offchip:
         # The slowest off-chip folding may also read its weights slower (its AXI reader given
@@ -248,7 +264,7 @@ def _table_of(kind: str, g: Geometry, inputs: _Inputs, parallel_window: bool, ur
     a = a[order]
     return Table(pe=a[:, 0], simd=a[:, 1], uram=a[:, 2].astype(bool), ii=a[:, 3], res=a[:, 4:9].copy(),
                  mmv=a[:, 9].copy(), ddr=a[:, 10].astype(bool), lut=a[:, 11].astype(bool),
-                 lutw=a[:, 12].astype(bool))
+                 lutw=a[:, 12].astype(bool), lutrq=a[:, 13].astype(bool))
 
 
 def _input_fifos(kind: str, g: Geometry, inputs: _Inputs, lanes: int, ii: int, pe: int, window: bool,
@@ -300,6 +316,7 @@ class Problem:
     offchip_memory: tuple[float, int, int] | None = None  # off-chip weight rows: (rate, latency, beat)
     dsp_packing: bool = False  # conv/dense with pe >= 2: two output lanes per DSP48E2
     lut_macs: bool = False  # conv/dense on chip and depthwise convs may compute their products in LUTs
+    lut_requant: bool = False  # requantisers (and add/mul lanes) may build their products from LUTs
     # `build._cached_parts`: a block's parts by core and row (each copy of a problem starts empty)
     parts: dict = field(default_factory=dict, init=False, repr=False, compare=False)
 
@@ -354,7 +371,7 @@ def core_path(board: Board) -> list[int]:
 def build_problem(graph: Graph, board: Board, split_candidates: int = 8,
                   parallel_window: bool = True, pixel_copies: bool = True,
                   offchip_weights: bool = False, dsp_packing: bool = DSP_PACKING,
-                  lut_macs: bool = LUT_MACS) -> Problem:
+                  lut_macs: bool = LUT_MACS, lut_requant: bool = False) -> Problem:
     """Units, folding tables and cut sizes of ``graph`` on ``board``.
 
     Args:
@@ -370,6 +387,9 @@ def build_problem(graph: Graph, board: Board, split_candidates: int = 8,
             DSP48E2 (docs/cost-model.md, "DSP").
         lut_macs: conv/dense blocks on chip and depthwise convs may compute their products in
             LUTs instead (docs/cost-model.md, "LUT multipliers"), chosen per block by the search.
+        lut_requant: the requantisers of LUT-product conv/dense/dwconv rows and of the other
+            requantising kinds may build their products from LUTs (rows without any DSP;
+            docs/cost-model.md, "LUT requantisers").
 
     Raises:
         UnsupportedError: a node has no cost model (names the node).
@@ -407,7 +427,8 @@ def build_problem(graph: Graph, board: Board, split_candidates: int = 8,
         start, cycles = _start(kind, g, ins, parallel_window)
         u = Unit(index=len(units), node=n, kind=kind, geom=g, fused=fused, out_tensor=out,
                  in_tensors=list(acts), producers=producers,
-                 table=_table(kind, g, ins, parallel_window, use_uram, pixel_copies, mem, dsp_packing, lut_macs),
+                 table=_table(kind, g, ins, parallel_window, use_uram, pixel_copies, mem, dsp_packing, lut_macs,
+                              lut_requant),
                  start=start,
                  cycles=cycles)
         units.append(u)
@@ -429,7 +450,7 @@ def build_problem(graph: Graph, board: Board, split_candidates: int = 8,
         diff[last + 1] -= bits
     cut = np.cumsum(diff)[: m + 1]
     prob = Problem(graph, board, units, host_ops, fused_into, core_path(board), cut, tensor_bits,
-                   parallel_window, pixel_copies, mem, dsp_packing, lut_macs)
+                   parallel_window, pixel_copies, mem, dsp_packing, lut_macs, lut_requant)
     _add_split_tables(prob, split_candidates, use_uram)
     return prob
 
@@ -517,7 +538,7 @@ def _add_split_tables(prob: Problem, how_many: int, use_uram: bool) -> None:
         for k in range(2, n + 1):
             if u.geom.co % k == 0:
                 t = _table(u.kind, _replace_co(u.geom, u.geom.co // k), ins, prob.parallel_window, use_uram,
-                           prob.pixel_copies, prob.offchip_memory, prob.dsp_packing, prob.lut_macs)
+                           prob.pixel_copies, prob.offchip_memory, prob.dsp_packing, prob.lut_macs, prob.lut_requant)
                 # The gather on the last core streams whole parts per beat at most (the
                 # concat's lanes divide each part's channels): k beats per pixel.
                 t.ii = np.maximum(t.ii, gather_ii(u.geom, [u.geom.co // k] * k))

@@ -20,6 +20,10 @@
 // A layer opts in with `static constexpr int PACK = 2;` in its parameter struct
 // (`pack_of<P>()`: 1 when absent); `PACK = 0` puts every product in LUTs instead (BIND_OP
 // impl = fabric; the RTL's lut_mul.sv), for the LUT budget a plan spends on MACs.
+// `static constexpr int RQ_LUT = 1;` (`rq_lut_of<P>()`: 0 when absent) builds the
+// requantisers' 32 × 32-bit products (and an add's or mul's rescaling products) in LUTs
+// too (`requant_with`, `wide_mul`; the RTL's rq_lane.sv / eltwise.sv RQ_LUT = 1,
+// lut_mulw.sv): a block with no DSP48E2 at all, for cores without DSPs.
 #ifndef BBGRAP_BB_PACK_H
 #define BBGRAP_BB_PACK_H
 
@@ -44,6 +48,45 @@ struct PackOf<P, typename VoidOf<decltype(P::PACK)>::type> {
 template <class P>
 constexpr int pack_of() {
   return PackOf<P>::value;
+}
+
+/// P::RQ_LUT when the struct declares it, else 0.
+template <class P, class = void>
+struct RqLutOf {
+  static constexpr int value = 0;
+};
+template <class P>
+struct RqLutOf<P, typename VoidOf<decltype(P::RQ_LUT)>::type> {
+  static constexpr int value = P::RQ_LUT;
+};
+template <class P>
+constexpr int rq_lut_of() {
+  return RqLutOf<P>::value;
+}
+
+/// a·b in 64 bits: RQ_LUT = 0 as the tool maps it (DSP48E2s), 1 in the fabric (BIND_OP
+/// impl = fabric; the RTL's lut_mulw.sv). Same value either way.
+template <int RQ_LUT>
+inline int64_t wide_mul(int64_t a, int64_t b) {
+  BB_HLS(INLINE)
+  static_assert(RQ_LUT == 0, "wide_mul: RQ_LUT is 0 (DSP) or 1 (LUT)");
+  return a * b;
+}
+template <>
+inline int64_t wide_mul<1>(int64_t a, int64_t b) {
+  BB_HLS(INLINE)
+  int64_t p = a * b;
+  BB_HLS(BIND_OP variable = p op = mul impl = fabric)
+  return p;
+}
+
+/// `requant` with its acc·mult product bound as RQ_LUT says (`wide_mul`): bit-exact with it.
+template <int RQ_LUT>
+inline int8_t requant_with(int32_t acc, int32_t mult, int32_t shift, int32_t zp, int32_t lo, int32_t hi) {
+  BB_HLS(INLINE)
+  int64_t p = wide_mul<RQ_LUT>(acc, mult);
+  if (shift > 0) p += static_cast<int64_t>(1) << (shift - 1);
+  return clamp8(static_cast<int64_t>(zp) + (p >> shift), lo, hi);
 }
 
 /// The packed operand w_hi·2^18 + w_lo (27-bit signed).

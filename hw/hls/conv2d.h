@@ -156,7 +156,7 @@ BB_LOOP(mvu_px)
       mac_lanes<pack_of<P>(), P::PE, P::SIMD>(x, wv, a);
       for (int pe = 0; pe < P::PE; ++pe) {
         acc[pe] = a[pe];
-        o.d[pe] = requant(a[pe], mult[pe][nf], shift[pe][nf], P::ZP_OUT, P::LO, P::HI);
+        o.d[pe] = requant_with<rq_lut_of<P>()>(a[pe], mult[pe][nf], shift[pe][nf], P::ZP_OUT, P::LO, P::HI);
       }
       if (sf == SF - 1) out.write(o);
     }
@@ -262,7 +262,7 @@ BB_LOOP(mmv_fold)  // groups × NF·SF words, each shared by the M copies
       for (int pe = 0; pe < P::PE; ++pe) {
         acc[m][pe] = a[pe];
         if (sf == SF - 1) {
-          px[cur][m][nf * P::PE + pe] = requant(a[pe], mult[pe][nf], shift[pe][nf], P::ZP_OUT, P::LO, P::HI);
+          px[cur][m][nf * P::PE + pe] = requant_with<rq_lut_of<P>()>(a[pe], mult[pe][nf], shift[pe][nf], P::ZP_OUT, P::LO, P::HI);
         }
       }
     }
@@ -365,7 +365,7 @@ BB_LOOP(dense_word)  // weight word nf·SF + sf of the current frame
     Beat<P::PE> o;
     for (int pe = 0; pe < P::PE; ++pe) {
       acc[pe] = a[pe];
-      o.d[pe] = requant(a[pe], mult[pe][nf], shift[pe][nf], P::ZP_OUT, P::LO, P::HI);
+      o.d[pe] = requant_with<rq_lut_of<P>()>(a[pe], mult[pe][nf], shift[pe][nf], P::ZP_OUT, P::LO, P::HI);
     }
     if (sf == SF - 1) out.write(o);
     if (++sf == SF) {

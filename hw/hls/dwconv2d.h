@@ -74,7 +74,7 @@ BB_LOOP(dw_beat)
       Beat<L> o;
       for (int p = 0; p < L; ++p) {
         acc[p] = a[p];
-        o.d[p] = requant(a[p], mult[p][cf], shift[p][cf], P::ZP_OUT, P::LO, P::HI);
+        o.d[p] = requant_with<rq_lut_of<P>()>(a[p], mult[p][cf], shift[p][cf], P::ZP_OUT, P::LO, P::HI);
       }
       if (kf == KF - 1) out.write(o);
       ++nw;

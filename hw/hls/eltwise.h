@@ -6,6 +6,7 @@
 #define BBGRAP_ELTWISE_H
 
 #include "bb_common.h"
+#include "bb_pack.h"
 
 namespace bb {
 
@@ -20,7 +21,8 @@ BB_LOOP(add_beat)
     const Beat<P::LANES> x = a.read(), y = b.read();
     Beat<P::LANES> o;
     for (int p = 0; p < P::LANES; ++p) {
-      int64_t acc = static_cast<int64_t>(x.d[p] - P::ZA) * P::MA + static_cast<int64_t>(y.d[p] - P::ZB) * P::MB;
+      // (RQ_LUT = 1: both products in the fabric, `wide_mul`)
+      int64_t acc = wide_mul<rq_lut_of<P>()>(x.d[p] - P::ZA, P::MA) + wide_mul<rq_lut_of<P>()>(y.d[p] - P::ZB, P::MB);
       if (P::SHIFT > 0) acc += static_cast<int64_t>(1) << (P::SHIFT - 1);
       o.d[p] = clamp8(P::ZP_OUT + (acc >> P::SHIFT), P::LO, P::HI);
     }
@@ -38,8 +40,9 @@ BB_LOOP(mul_beat)
     const Beat<P::LANES> x = a.read(), y = b.read();
     Beat<P::LANES> o;
     for (int p = 0; p < P::LANES; ++p) {
-      const int32_t acc = (static_cast<int32_t>(x.d[p]) - P::ZA) * (static_cast<int32_t>(y.d[p]) - P::ZB);
-      o.d[p] = requant(acc, P::MULT, P::SHIFT, P::ZP_OUT, P::LO, P::HI);
+      const int32_t acc = static_cast<int32_t>(
+          wide_mul<rq_lut_of<P>()>(static_cast<int32_t>(x.d[p]) - P::ZA, static_cast<int32_t>(y.d[p]) - P::ZB));
+      o.d[p] = requant_with<rq_lut_of<P>()>(acc, P::MULT, P::SHIFT, P::ZP_OUT, P::LO, P::HI);
     }
     out.write(o);
   }

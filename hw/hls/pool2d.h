@@ -8,6 +8,7 @@
 #ifndef BBGRAP_POOL2D_H
 #define BBGRAP_POOL2D_H
 
+#include "bb_pack.h"
 #include "bb_window.h"
 
 namespace bb {
@@ -60,7 +61,7 @@ BB_LOOP(pool_beat)
         const int32_t a0 = first ? (AVG ? 0 : -128) : acc[p];
         const int32_t a = AVG ? a0 + v - P::ZP_IN : (v > a0 ? v : a0);
         acc[p] = a;
-        o.d[p] = AVG ? requant(a, mult[cnt], shift[cnt], P::ZP_OUT, P::LO, P::HI) : static_cast<int8_t>(a);
+        o.d[p] = AVG ? requant_with<rq_lut_of<P>()>(a, mult[cnt], shift[cnt], P::ZP_OUT, P::LO, P::HI) : static_cast<int8_t>(a);
       }
       n = cnt;
       if (last) out.write(o);
@@ -134,7 +135,7 @@ BB_LOOP(gap_beat)
     for (int p = 0; p < P::LANES; ++p) {
       const int32_t a = (i == 0 ? 0 : acc[cf][p]) + static_cast<int32_t>(b.d[p]) - P::ZP_IN;
       acc[cf][p] = a;
-      o.d[p] = requant(a, P::MULT, P::SHIFT, P::ZP_OUT, P::LO, P::HI);
+      o.d[p] = requant_with<rq_lut_of<P>()>(a, P::MULT, P::SHIFT, P::ZP_OUT, P::LO, P::HI);
     }
     if (i == HW - 1) out.write(o);
     if (++cf == CF) {

@@ -21,6 +21,7 @@ module avgpool #(
     parameter     W_FILE  = "",
     parameter     B_FILE  = "",
     parameter     RQ_FILE = "",
+    parameter bit RQ_LUT  = 0,  // 1: the requantisers' products in LUTs (rq_lane.sv)
     localparam int LI = P,
     localparam int LO = P
 ) (
@@ -45,7 +46,7 @@ module avgpool #(
       .s_axis_tdata(s_axis_tdata), .s_axis_tlast(s_axis_tlast), .m_axis_tvalid(wv),
       .m_axis_tready(wr), .m_axis_tdata(wd), .m_axis_tlast(wl)
   );
-  vvu #(.C(C), .P(P), .K(KH * KW), .MODE(2), .W_FILE(W_FILE), .B_FILE(B_FILE), .RQ_FILE(RQ_FILE)) unit (
+  vvu #(.C(C), .P(P), .K(KH * KW), .MODE(2), .W_FILE(W_FILE), .B_FILE(B_FILE), .RQ_FILE(RQ_FILE), .RQ_LUT(RQ_LUT)) unit (
       .clk(clk), .rst(rst), .s_axis_tvalid(wv), .s_axis_tready(wr), .s_axis_tdata(wd),
       .s_axis_tlast(wl), .m_axis_tvalid(m_axis_tvalid), .m_axis_tready(m_axis_tready),
       .m_axis_tdata(m_axis_tdata), .m_axis_tlast(m_axis_tlast)

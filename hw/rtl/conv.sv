@@ -36,6 +36,7 @@ module conv #(
     parameter     RQ_FILE = "",
     parameter int M       = 1,
     parameter int PACK    = 1,  // 2: two output lanes per DSP48E2 (mvu.sv, mac2.sv)
+    parameter bit RQ_LUT  = 0,  // 1: the requantisers' products in LUTs (rq_lane.sv)
     // parallel window: SIMD = C*J (J taps of the window per beat), input at C lanes
     localparam int J  = SIMD > C ? SIMD / C : 1,
     localparam int LI = SIMD > C ? C : SIMD,
@@ -79,7 +80,7 @@ module conv #(
   endgenerate
   generate
     if (M == 1) begin : g_one
-      mvu #(.MW(KH * KW * C), .MH(CO), .SIMD(SIMD), .PE(PE), .PACK(PACK), .W_STYLE(W_STYLE), .W_FILE(W_FILE), .B_FILE(B_FILE),
+      mvu #(.MW(KH * KW * C), .MH(CO), .SIMD(SIMD), .PE(PE), .PACK(PACK), .RQ_LUT(RQ_LUT), .W_STYLE(W_STYLE), .W_FILE(W_FILE), .B_FILE(B_FILE),
             .RQ_FILE(RQ_FILE)) unit (
           .clk(clk), .rst(rst), .s_axis_tvalid(wv), .s_axis_tready(wr), .s_axis_tdata(wd),
           .s_axis_tlast(wl), .m_axis_tvalid(m_axis_tvalid), .m_axis_tready(m_axis_tready),
@@ -98,7 +99,7 @@ module conv #(
       for (genvar i = 0; i < M; i++) begin : g_copy
         logic ov, or_, ol;
         logic [PE*8-1:0] od;
-        mvu #(.MW(KH * KW * C), .MH(CO), .SIMD(SIMD), .PE(PE), .PACK(PACK), .W_STYLE(W_STYLE), .W_FILE(W_FILE), .B_FILE(B_FILE),
+        mvu #(.MW(KH * KW * C), .MH(CO), .SIMD(SIMD), .PE(PE), .PACK(PACK), .RQ_LUT(RQ_LUT), .W_STYLE(W_STYLE), .W_FILE(W_FILE), .B_FILE(B_FILE),
               .RQ_FILE(RQ_FILE)) unit (
             .clk(clk), .rst(rst), .s_axis_tvalid(cv[i]), .s_axis_tready(cr[i]), .s_axis_tdata(cd),
             .s_axis_tlast(cl), .m_axis_tvalid(ov), .m_axis_tready(or_), .m_axis_tdata(od),

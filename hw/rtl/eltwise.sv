@@ -2,7 +2,9 @@
 // Elementwise Add (OP = 0) or Mul (OP = 1) of two int8 streams, requantised in one rounding:
 //   OP 0: y = clamp(ZY + ((MA*(a-ZA) + MB*(b-ZB) + 2^(S-1)) >>> S), LO, HI)
 //   OP 1: y = clamp(ZY + (((a-ZA)*(b-ZB)*M + 2^(S-1)) >>> S), LO, HI)
-// per tensor (constants are parameters; Sub is an Add with a negative MB). P lanes; one beat
+// per tensor (constants are parameters; Sub is an Add with a negative MB). RQ_LUT = 1 builds
+// the products from LUTs (lut_mulw.sv; the constant folds into shift-and-adds), no DSP48E2,
+// same bits and cycles. P lanes; one beat
 // of each input per cycle; output 2 cycles after the inputs' handshake; ii = H*W*C/P.
 module eltwise #(
     parameter int P  = 2,
@@ -15,7 +17,8 @@ module eltwise #(
     parameter int ZY = 0,
     parameter int S  = 20,
     parameter int LO = -128,
-    parameter int HI = 127
+    parameter int HI = 127,
+    parameter bit RQ_LUT = 0
 ) (
     input  wire              clk,
     input  wire              rst,
@@ -57,7 +60,26 @@ module eltwise #(
   end
 
   // stage 1: the operation's products (only the selected one is built)
-  if (OP == 0) begin : g_add
+  if (RQ_LUT && OP == 0) begin : g_add_lut
+    logic signed [40:0] pa[P], pb[P];
+    for (genvar i = 0; i < P; i++) begin : g_l
+      lut_mulw #(.XW(9), .MW(32)) ma (.x(da[i]), .m(32'(MA)), .p(pa[i]));
+      lut_mulw #(.XW(9), .MW(32)) mb (.x(db[i]), .m(32'(MB)), .p(pb[i]));
+    end
+    always_ff @(posedge clk) begin
+      if (en) for (int i = 0; i < P; i++) v1[i] <= 64'(pa[i]) + 64'(pb[i]);
+    end
+  end else if (RQ_LUT) begin : g_mul_lut
+    logic signed [17:0] ab[P];
+    logic signed [49:0] pm[P];
+    for (genvar i = 0; i < P; i++) begin : g_l
+      lut_mulw #(.XW(9), .MW(9)) mab (.x(da[i]), .m(db[i]), .p(ab[i]));
+      lut_mulw #(.XW(18), .MW(32)) mm (.x(ab[i]), .m(32'(M)), .p(pm[i]));
+    end
+    always_ff @(posedge clk) begin
+      if (en) for (int i = 0; i < P; i++) v1[i] <= 64'(pm[i]);
+    end
+  end else if (OP == 0) begin : g_add
     always_ff @(posedge clk) begin
       if (en) for (int i = 0; i < P; i++) v1[i] <= 64'(MA) * 64'(da[i]) + 64'(MB) * 64'(db[i]);
     end

@@ -26,7 +26,8 @@ module mvu #(
     parameter     W_STYLE = "block",  // weight ROM: "block" (BRAM/URAM) or "logic" (LUTs)
     /* verilator lint_on UNUSEDPARAM */
     parameter     B_FILE  = "",
-    parameter     RQ_FILE = ""
+    parameter     RQ_FILE = "",
+    parameter bit RQ_LUT  = 0  // 1: the requantisers' products in LUTs (rq_lane.sv), no DSP48E2
 ) (
     input  wire                 clk,
     input  wire                 rst,
@@ -247,7 +248,7 @@ module mvu #(
   end
 
   for (genvar p = 0; p < PE; p++) begin : g_rqlane
-    rq_lane lane (
+    rq_lane #(.RQ_LUT(RQ_LUT)) lane (
         .clk(clk),
         .en (en),
         .acc(acc3[32*p+:32]),

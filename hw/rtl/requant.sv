@@ -6,7 +6,8 @@
 module requant #(
     parameter int C       = 8,
     parameter int LANES   = 2,
-    parameter     RQ_FILE = ""
+    parameter     RQ_FILE = "",
+    parameter bit RQ_LUT  = 0  // 1: the products in LUTs (rq_lane.sv, lut_mulw.sv), no DSP48E2
 ) (
     input  wire                  clk,
     input  wire                  rst,
@@ -68,7 +69,7 @@ module requant #(
   end
 
   for (genvar i = 0; i < LANES; i++) begin : g_lane
-    rq_lane lane (
+    rq_lane #(.RQ_LUT(RQ_LUT)) lane (
         .clk(clk),
         .en (en),
         .acc(acc0[32*i+:32]),

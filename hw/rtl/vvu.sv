@@ -30,7 +30,8 @@ module vvu #(
     parameter     W_STYLE = "block",  // weight ROM: "block" (BRAM/URAM) or "logic" (LUTs)
     /* verilator lint_on UNUSEDPARAM */
     parameter     B_FILE  = "",
-    parameter     RQ_FILE = ""
+    parameter     RQ_FILE = "",
+    parameter bit RQ_LUT  = 0  // MODE 0, 2: 1 the requantisers' products in LUTs (rq_lane.sv)
 ) (
     input  wire                clk,
     input  wire                rst,
@@ -216,7 +217,7 @@ module vvu #(
   end
 
   for (genvar i = 0; i < P; i++) begin : g_lane
-    rq_lane lane (
+    rq_lane #(.RQ_LUT(RQ_LUT)) lane (
         .clk(clk),
         .en (en),
         .acc(acc2[32*i+:32]),
