@@ -4,7 +4,7 @@ A case is the conv's HDL parameters (upper case) plus the simulated memory (``L`
 from a burst's address handshake to its first beat; ``R``: bytes per cycle, a divisor of
 the beat's ``DATA_W/8`` bytes) and the frames to run. ``prepare`` writes the parameter
 memories and ``case.npz`` (input frames, weights, the weight image the memory serves);
-``predict`` asks the cost model (`bbgrap_hls.model.blocks.offchip_mvu`) for ``(ii, latency)``;
+``predict`` asks the cost model (`bbgrap_hls.model.offchip.offchip_mvu`) for ``(ii, latency)``;
 ``run`` builds (cached per parameter set, as `sim.runner`) and runs `sim/test_conv_offchip.py`.
 """
 
@@ -19,7 +19,7 @@ from pathlib import Path
 import numpy as np
 
 from bbgrap_hls.model import out_profile
-from bbgrap_hls.model.blocks import offchip_mvu
+from bbgrap_hls.model.offchip import offchip_mvu
 from bbgrap_hls.simtools import rtl_sources, verilator_environ
 
 from . import golden

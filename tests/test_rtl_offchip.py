@@ -1,6 +1,6 @@
 """The off-chip-weight conv (`hw/rtl/conv_offchip.sv`) in Verilator under cocotb against a
 simulated AXI4 memory: bit-exact outputs, and measured ii and latency equal to the cost
-model (`bbgrap_hls.model.blocks.offchip_mvu` with the memory's latency and rate).
+model (`bbgrap_hls.model.offchip.offchip_mvu` with the memory's latency and rate).
 
 Each case builds once into ``build/sim/conv_offchip-<hash>`` (`sim.offchip.run`). ``L`` is
 the memory's latency (address handshake to first beat), ``R`` its bytes per cycle.

@@ -3,6 +3,7 @@
 Formulas: docs/cost-model.md. Block behaviour: docs/hardware.md.
 """
 
+from bbgrap_hls.model import resample as _resample  # noqa: F401  (registers its blocks in BLOCKS)
 from bbgrap_hls.model.blocks import BLOCKS, OFFCHIP_CAPABLE, URAM_CAPABLE, BlockCost
 from bbgrap_hls.model.geometry import Geometry, geometry
 from bbgrap_hls.model.kinds import (

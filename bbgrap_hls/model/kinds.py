@@ -21,9 +21,9 @@ from bbgrap_hls.model.blocks import (
     URAM_CAPABLE,
     BlockCost,
     lut_requantised,
-    offchip_mvu,
 )
 from bbgrap_hls.model.geometry import Geometry, geometry
+from bbgrap_hls.model.offchip import offchip_mvu
 
 LUT_ACTIVATIONS = (
     "Relu", "Relu6", "Sigmoid", "Tanh", "HardSigmoid", "HardSwish", "LeakyRelu", "Clip", "Elu",

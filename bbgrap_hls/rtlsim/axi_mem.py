@@ -1,7 +1,7 @@
 """A simulated board memory behind an AXI4 read port (cocotb), for off-chip weights.
 
 `AxiReadMemory` is the memory the cost model assumes (docs/cost-model.md, "Off-chip
-weights"; `bbgrap_hls.model.blocks.offchip_mvu`): a burst's first beat ``latency`` cycles
+weights"; `bbgrap_hls.model.offchip.offchip_mvu`): a burst's first beat ``latency`` cycles
 after its address handshake, then one beat every ``beat_bytes / rate`` cycles, bursts in
 order, ``arready`` always high. It checks the AXI rules ``hw/rtl/axi_read.sv`` promises
 (INCR, full-width beats, at most 256 beats, no 4 KB crossing, inside the image, ``rready``

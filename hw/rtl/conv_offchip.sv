@@ -20,7 +20,7 @@
 //   fold n's first read S_n = max(E_{n-1} + 1, tile ready), its last E_n = S_n + Cf - 1;
 //   tile t ready: its last beat D + 1, D = max(E_{t-2} + 1 + L, D_{t-1} + P) + (NBT-1)*P;
 //   a result is written 5 cycles after its last read; a frame's last output beat leaves
-//   E_last + 6 + Ho*Wo*NF (model: bbgrap_hls/model/blocks.py offchip_mvu).
+//   E_last + 6 + Ho*Wo*NF (model: bbgrap_hls/model/offchip.py offchip_mvu).
 // Weight image: word a = n*SF + s of PE*SIMD int8, bank i lane j at byte i*SIMD + j (the mvu
 // ROM layout), words back to back from W_BASE. Constraints: SIMD | C, PE | CO, DATA_W a power
 // of two, DATA_W/8 and PE*SIMD one a multiple of the other, the tile a whole number of beats.

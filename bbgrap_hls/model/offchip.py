@@ -1,0 +1,112 @@
+"""Cost of a conv / dense block whose weights live in a board memory (weights reloading;
+docs/cost-model.md, "Off-chip weights"; RTL ``hw/rtl/conv_offchip.sv``, HLS
+``bb::conv2d_offchip``). Registered as the ``ddr`` rows of conv and dense by
+`bbgrap_hls.model.kinds`."""
+
+from __future__ import annotations
+
+import math
+
+from bbgrap_hls.model.blocks import (
+    LUT_AXI_READ,
+    LUT_BASE_MVU,
+    LUT_FRAME_ADDR,
+    LUT_PER_PE,
+    LUT_PER_SIMD,
+    LUT_REQUANT,
+    REQUANT_DSP,
+    BlockCost,
+    _lut_per_mac,
+    _params,
+)
+from bbgrap_hls.model.geometry import Geometry
+from bbgrap_hls.model.memory import memory, uram_memory
+
+OFFCHIP_DEPTH = 6
+"""conv_offchip.sv: a result is written to the output frame buffer 5 cycles after its last
+read (read, product, accumulate, requantise 2) and leaves through a registered read (1)."""
+
+OFFCHIP_BEAT_BYTES = 64
+"""Default AXI data width of the weight reader, in bytes (a 512-bit port, `Memory.port_width_bits`)."""
+
+
+def _offchip_last_read(nf: int, cf: int, in_beats: int, tile_beats: float, period: float,
+                       latency: int) -> float:
+    """Cycle of frame 0's last fold's last read in ``hw/rtl/conv_offchip.sv`` (first input
+    beat at cycle 0, input every cycle, tiles 0 and 1 loaded while the block idled).
+
+    Fold ``t`` reads from ``S_t`` to ``E_t = S_t + cf − 1``; ``S_0 = in_beats`` (the whole
+    frame stored), ``S_t = max(E_{t−1} + 1, D_t + 1)``; tile ``t ≥ 2`` is requested the cycle
+    after fold ``t − 2``'s last read, its first beat ``latency`` cycles after the request and
+    then one beat per ``period`` cycles, after the previous tile's beats:
+    ``D_t = max(E_{t−2} + 1 + latency, D_{t−1} + period) + (tile_beats − 1)·period``.
+    """
+    ends: list[float] = []
+    d_prev = float("-inf")
+    for t in range(nf):
+        d = float("-inf") if t < 2 else \
+            max(ends[t - 2] + 1 + latency, d_prev + period) + (tile_beats - 1) * period
+        s = in_beats if t == 0 else max(ends[t - 1] + 1, d + 1)
+        ends.append(s + cf - 1)
+        d_prev = d
+    return ends[-1]
+
+
+def offchip_mvu(g: Geometry, pe: int, simd: int, uram: bool = False, rate: float | None = None,
+                latency: int = 0, beat_bytes: int = OFFCHIP_BEAT_BYTES) -> BlockCost:
+    """Conv / dense whose weights live in a board memory, read once per frame.
+
+    Weights reloading (docs/cost-model.md, "Off-chip weights"; ``hw/rtl/conv_offchip.sv``):
+    the block stores its whole input frame, then computes the output ``pe`` channels at a
+    time (fold ``n`` of ``nf``) over every output pixel, ``cf = Ho·Wo·sf`` reads, while an
+    AXI4 read master fetches the next fold's weights (a tile of ``pe·K·C`` bytes,
+    ``tile_beats`` beats of ``beat_bytes``) into the other half of a double-buffered tile
+    memory; each weight is read from off chip exactly once per frame. The outputs of a
+    frame collect in an output frame buffer and stream out pixel by pixel (``pe`` lanes)
+    once the last fold is done. Input, compute and output each have two frame slots.
+
+    The memory delivers a tile's first beat ``latency`` cycles after its request and then
+    one beat every ``period = beat_bytes / rate`` cycles (``rate`` bytes per cycle; None:
+    one beat per cycle). Per fold the schedule repeats every
+    ``T = max(cf, tile_beats·period, (latency + (tile_beats − 1)·period + cf + 1) / 2)``
+    cycles (compute; memory bandwidth; a tile half's round trip: requested the cycle after
+    its last read, loaded, computed), so
+
+        ii = ceil(max(H·W·C/lanes, Ho·Wo·Co/pe, nf·T, (Ho·Wo·Co/pe + 4 + nf·T) / 2))
+
+    (the last term: an output slot is reused two frames later, from the cycle of its last
+    read; it binds only when ``sf = 1``, where the output is as long as the compute).
+
+    ``rate``/``latency``/``beat_bytes`` are the memory as this block sees it (the planner
+    also charges ``offchip_bytes`` per ii against the memory's share). ``uram`` puts the two
+    frame buffers in URAM instead of BRAM. Exact (RTL module tests) when ``rate`` divides
+    ``beat_bytes`` and the tile is whole beats.
+    """
+    vectors = g.ho * g.wo if g.pointwise and g.ho * g.wo < g.h * g.w else g.h * g.w
+    sf, nf = g.k * (g.in_elems // vectors if g.pointwise else g.c) // simd, g.co // pe
+    lanes = min(simd, g.c)
+    j = simd // lanes  # a parallel window reads j taps per cycle: j read ports (copies)
+    in_beats = g.in_elems // lanes
+    cf = g.ho * g.wo * sf
+    out_beats = g.ho * g.wo * nf
+    tile_beats = -(-pe * simd * sf // beat_bytes)
+    period = 1.0 if rate is None else max(1.0, beat_bytes / rate)
+    frame_mem = uram_memory if uram else memory
+    frames = frame_mem(lanes * 8, 2 * in_beats).times(j) + frame_mem(pe * 8, 2 * out_beats)
+    tiles = memory(pe * simd * 8, 2 * sf)  # one fold's weights, double-buffered
+    mem = frames + tiles + _params(pe, nf)
+    per_fold = max(cf, tile_beats * period, (latency + (tile_beats - 1) * period + cf + 1) / 2)
+    # an output slot is written again from the frame after next: its last read (a frame's
+    # results, then depth − 1, then out_beats reads) to that frame's last read
+    slot = (out_beats + OFFCHIP_DEPTH - 2 + nf * per_fold) / 2
+    ii = math.ceil(max(in_beats, out_beats, nf * per_fold, slot) - 1e-9)
+    last = math.ceil(_offchip_last_read(nf, cf, in_beats, tile_beats, period, latency) - 1e-9)
+    lead = last + 1  # the output frame buffer's first read: its first beat leaves at lead + depth
+    span = last + out_beats
+    lut_unit = round(_lut_per_mac(simd) * pe * simd) + (LUT_PER_PE + LUT_REQUANT) * pe + LUT_PER_SIMD * simd
+    return BlockCost(
+        ii=ii, depth=OFFCHIP_DEPTH, fill=1.0, first=sf, tail=span - (in_beats - 1), lead=lead,
+        span=span, window=None, dsp=pe * simd + REQUANT_DSP * pe, bram18=mem.bram18, uram=mem.uram,
+        lut=LUT_BASE_MVU + lut_unit + LUT_AXI_READ + LUT_FRAME_ADDR + mem.lut, weights="ddr",
+        offchip_bytes=sf * simd * nf * pe,  # the whole weight memory (a grouped conv's is block-diagonal)
+    )
