@@ -257,11 +257,33 @@ def test_auto_plan_twin_at_planned_ii(tmp_path, name, make, ii):
 
 
 def test_plan_command_says_the_blocks(tmp_path, capsys):
-    """`plan --space-to-depth on` prints that the input is held in blocks; without, nothing."""
+    """`plan --space-to-depth on` prints that the input is held in blocks; with off, nothing;
+    without the option (auto, the default) the blocks where they make the plan faster."""
     from bbgrap_hls.cli import main
 
     path = models.save(stem_model(hw=16), tmp_path / "m.onnx")
     assert main(["--quiet", "plan", path, "--board", "u250", "--space-to-depth", "on"]) == 0
     assert "input x as 2x2 pixel blocks (4 pixels a beat" in capsys.readouterr().out
-    assert main(["--quiet", "plan", path, "--board", "u250"]) == 0
+    assert main(["--quiet", "plan", path, "--board", "u250", "--space-to-depth", "off"]) == 0
     assert "pixel blocks" not in capsys.readouterr().out
+    assert main(["--quiet", "plan", path, "--board", "u250"]) == 0
+    auto = capsys.readouterr().out
+    blocked = "input x as 2x2 pixel blocks" in auto
+    assert blocked == (_ii(auto) < _ii_of(path, "off")), auto
+
+
+def _ii(out: str) -> int:
+    """The design ii a `plan` table prints (``ii N cycles``)."""
+    import re
+
+    return int(re.search(r"^ii ([\d,]+) cycles", out, re.M).group(1).replace(",", ""))
+
+
+def _ii_of(path: str, space_to_depth: str) -> int:
+    from bbgrap_hls.board import load_board
+    from bbgrap_hls.frontend import load_model
+    from bbgrap_hls.passes import canonicalize
+    from bbgrap_hls.search import make_plan
+
+    g = canonicalize(load_model(path))
+    return make_plan(g, load_board("u250"), baselines=False, space_to_depth=space_to_depth).ii_cycles
