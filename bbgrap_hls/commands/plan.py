@@ -65,11 +65,16 @@ def run(args: argparse.Namespace) -> int:
 
     board = load_board(args.board)
     graph = rescale_concat_inputs(load_canonical(args), seed=args.seed)  # as gen (quant/split.py)
+    qdq = is_qdq(graph)
+    if qdq:  # as gen: a QDQ model plans on its int8 graph (its Q/DQ pairs gone; no calibration)
+        from bbgrap_hls.quant.quantizer import quantize
+
+        graph = quantize(graph, None, seed=args.seed)
     plan = plan_graph(graph, board, strategy=args.strategy, objective=args.objective,
                       time_limit=args.time_limit, seed=args.seed, parallel_window=args.parallel_window,
                       narrow_folding=not args.no_narrow, pixel_copies=args.pixel_copies,
                       offchip_weights=args.offchip_weights, dsp_packing=args.dsp_packing, lut_macs=args.lut_macs,
-                      space_to_depth=stem_option(args.space_to_depth, is_qdq(graph)),
+                      space_to_depth=stem_option(args.space_to_depth, qdq),
                       lut_requant=args.lut_requant)
     sys.stdout.write(plan.to_json() if args.json else format_plan(plan))
     return 0
