@@ -82,7 +82,7 @@ def compile(model: str | os.PathLike | onnx.ModelProto, board: str | os.PathLike
         UnsupportedError: operators or QDQ schemes not supported (exit code 2).
         InfeasibleError: no plan fits the board (exit code 3).
     """
-    from bbgrap_hls.commands.common import plan_graph
+    from bbgrap_hls.commands.common import plan_graph, stem_option
     from bbgrap_hls.frontend import load_model
     from bbgrap_hls.passes import canonicalize
     from bbgrap_hls.quant import is_qdq
@@ -101,7 +101,8 @@ def compile(model: str | os.PathLike | onnx.ModelProto, board: str | os.PathLike
     # As gen: a QDQ model plans on its int8 graph (its Q/DQ pairs gone), any other before
     # quantising, so that an infeasible plan is refused before calibration runs.
     target = design.int8_graph if is_qdq(graph) else graph
-    design.plan = plan_graph(target, board_obj, **options)
+    stem = stem_option(options.get("space_to_depth", "auto"), target is not graph)  # gen's default
+    design.plan = plan_graph(target, board_obj, **{**options, "space_to_depth": stem})
     if target is graph:  # the input layout the plan chose (passes/stem.py)
         from bbgrap_hls.passes.stem import as_planned
 

@@ -50,7 +50,7 @@ def graph_of(name: str):
     return zoo.canonical(zoo.ZOO[name]())
 
 
-def row(name: str, board_name: str, space_to_depth: str = "off") -> dict:
+def row(name: str, board_name: str, space_to_depth: str = "auto") -> dict:
     g = graph_of(name)
     board = load_board(board_name)
     t0 = time.perf_counter()
@@ -90,8 +90,8 @@ def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--models", default="resnet8,resnet18,mobilenet_v2")
     ap.add_argument("--board", default="u250")
-    ap.add_argument("--space-to-depth", choices=("auto", "on", "off"), default="off",
-                    help="the stem's input as pixel blocks (gen --space-to-depth; default off, as gen)")
+    ap.add_argument("--space-to-depth", choices=("auto", "on", "off"), default="auto",
+                    help="the stem's input as pixel blocks (gen --space-to-depth; default auto, as gen)")
     args = ap.parse_args(argv)
     print("| model | board | ii | fps | MACs/DSP/cycle (design) | on the bottleneck's core | LUT MAC lanes | "
           "packed lanes | off-chip blocks | fps / roofline | binds | target | met | DPU fps | plan s |")

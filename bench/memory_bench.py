@@ -108,7 +108,8 @@ def _plan_child(conn, graph, board_name: str, offchip: bool) -> None:
 
     t = time.monotonic()
     try:
-        p = make_plan(graph, load_board(board_name), offchip_weights=offchip, baselines=False)
+        p = make_plan(graph, load_board(board_name), offchip_weights=offchip, baselines=False,
+                      space_to_depth="auto")  # gen's and plan's default
         cores = [(c.id, c.memory, c.bw, c.bw_limit, c.offchip_bytes_per_frame) for c in p.cores]
         # bytes of transfers through a board memory (an off-chip buffer: written once, read once)
         buffers = sum(2 * (tr.bits_per_frame // 8) for tr in p.transfers if tr.memory)

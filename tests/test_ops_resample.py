@@ -186,7 +186,8 @@ def test_yolo_64_default_plan_csim_and_twin(tmp_path):
 @pytest.mark.slow
 @pytest.mark.sim
 def test_shufflenet_64_default_plan_twin_at_planned_ii(tmp_path):
-    """A 64 × 64 ShuffleNetV2 (width 24) as `gen` plans it on u250: twin bit-exact at the
+    """A 64 × 64 ShuffleNetV2 (width 24) on u250 at one pixel a beat (``space_to_depth``
+    off; `gen`'s default, auto, blocks its input: tests/test_stem.py): twin bit-exact at the
     planned ii (4356). The FIFOs from conv_18 and conv_94 (the dw 3×3 s2 + 1×1 branch of the
     two downsampling units) into their Concats were planned at 11 and 16 beats, under one
     192-beat row, and the twin ran at 4864; an early input now holds at least one row
@@ -195,7 +196,8 @@ def test_shufflenet_64_default_plan_twin_at_planned_ii(tmp_path):
     pytest.importorskip("cocotb")
     import bbgrap_hls
 
-    design = bbgrap_hls.compile(models.shufflenet_tiny(hw=64, width=24), board="u250")
+    design = bbgrap_hls.compile(models.shufflenet_tiny(hw=64, width=24), board="u250", space_to_depth="off")
+    assert design.plan.input_blocks == {}
     design.write(tmp_path / "out")
     r = design.sim(frames=3)
     assert r.match, r.message

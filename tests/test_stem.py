@@ -4,6 +4,7 @@ computes, in float (onnxruntime) and in int8 (the same codes)."""
 
 from __future__ import annotations
 
+import json
 import warnings
 
 import numpy as np
@@ -257,11 +258,63 @@ def test_auto_plan_twin_at_planned_ii(tmp_path, name, make, ii):
 
 
 def test_plan_command_says_the_blocks(tmp_path, capsys):
-    """`plan --space-to-depth on` prints that the input is held in blocks; without, nothing."""
+    """`plan --space-to-depth on` prints that the input is held in blocks; with off, nothing;
+    without the option (auto, the default) the blocks where they make the plan faster."""
     from bbgrap_hls.cli import main
 
     path = models.save(stem_model(hw=16), tmp_path / "m.onnx")
     assert main(["--quiet", "plan", path, "--board", "u250", "--space-to-depth", "on"]) == 0
     assert "input x as 2x2 pixel blocks (4 pixels a beat" in capsys.readouterr().out
-    assert main(["--quiet", "plan", path, "--board", "u250"]) == 0
+    assert main(["--quiet", "plan", path, "--board", "u250", "--space-to-depth", "off"]) == 0
     assert "pixel blocks" not in capsys.readouterr().out
+    assert main(["--quiet", "plan", path, "--board", "u250"]) == 0
+    auto = capsys.readouterr().out
+    blocked = "input x as 2x2 pixel blocks" in auto
+    assert blocked == (_ii(auto) < _ii_of(path, "off")), auto
+
+
+def _ii(out: str) -> int:
+    """The design ii a `plan` table prints (``ii N cycles``)."""
+    import re
+
+    return int(re.search(r"^ii ([\d,]+) cycles", out, re.M).group(1).replace(",", ""))
+
+
+def _ii_of(path: str, space_to_depth: str) -> int:
+    from bbgrap_hls.board import load_board
+    from bbgrap_hls.frontend import load_model
+    from bbgrap_hls.passes import canonicalize
+    from bbgrap_hls.search import make_plan
+
+    g = canonicalize(load_model(path))
+    return make_plan(g, load_board("u250"), baselines=False, space_to_depth=space_to_depth).ii_cycles
+
+
+def test_qdq_model_keeps_one_pixel_a_beat(tmp_path, capsys):
+    """A QDQ model plans and generates on its int8 graph, whose stem is not rewritten over
+    blocks: `auto` (the default) keeps one pixel a beat, `on` is refused in one line."""
+    pytest.importorskip("onnxruntime")
+    import logging
+
+    from onnxruntime.quantization import QuantFormat, QuantType, quantize_static
+
+    from bbgrap_hls.cli import main
+    from tests.test_quant_qdq import _Reader
+
+    fp = models.save(stem_model(hw=16), tmp_path / "m.onnx")
+    qp = str(tmp_path / "m_qdq.onnx")
+    logging.disable(logging.WARNING)
+    try:
+        quantize_static(fp, qp, _Reader("x", [1, 3, 16, 16]), quant_format=QuantFormat.QDQ,
+                        activation_type=QuantType.QInt8, weight_type=QuantType.QInt8, per_channel=True)
+    finally:
+        logging.disable(logging.NOTSET)
+    assert main(["--quiet", "plan", fp, "--board", "u250", "--space-to-depth", "on"]) == 0
+    assert "pixel blocks" in capsys.readouterr().out  # the float model blocks
+    assert main(["--quiet", "plan", qp, "--board", "u250"]) == 0
+    assert "pixel blocks" not in capsys.readouterr().out
+    assert main(["--quiet", "gen", qp, "--board", "u250", "-o", str(tmp_path / "out"), "--space-to-depth", "on"]) == 2
+    err = capsys.readouterr().err
+    assert "QDQ" in err and len(err.strip().splitlines()) == 1, err
+    assert main(["--quiet", "gen", qp, "--board", "u250", "-o", str(tmp_path / "out")]) == 0
+    assert json.loads((tmp_path / "out" / "plan.json").read_text())["input_blocks"] == {}

@@ -6,6 +6,7 @@ import argparse
 from typing import TYPE_CHECKING, Any
 
 from bbgrap_hls import progress
+from bbgrap_hls.errors import BadInputError
 from bbgrap_hls.ir import Graph
 
 if TYPE_CHECKING:
@@ -27,6 +28,21 @@ def load_canonical(args: argparse.Namespace) -> Graph:
 
     graph = load_model(args.model, parse_input_shapes(args.input_shape))
     return canonicalize(graph)
+
+
+def stem_option(space_to_depth: str, qdq: bool) -> str:
+    """The ``space_to_depth`` a model plans with: a QDQ model (planned and generated on its
+    int8 graph, whose stem `passes.stem` does not rewrite yet) keeps one pixel a beat.
+
+    Raises:
+        BadInputError: ``on`` for a QDQ model.
+    """
+    if not qdq or space_to_depth == "off":
+        return space_to_depth
+    if space_to_depth == "on":
+        raise BadInputError("--space-to-depth on: a QDQ (pre-quantised) model's stem is not rewritten "
+                            "over pixel blocks yet; use auto or off")
+    return "off"
 
 
 def plan_graph(graph: Graph, board: Board, **options: Any) -> Plan:

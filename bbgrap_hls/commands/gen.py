@@ -52,11 +52,11 @@ def add_parser(sub) -> argparse.ArgumentParser:
                         "4 DSP48E2s a lane (rq_lane.sv RQ_LUT = 1, about 2,000 LUTs a lane; docs/cost-model.md, "
                         "\"LUT requantisers\"); default: only when the plan with DSP requantisers does not fit "
                         "(a board whose cores have few or no DSPs)")
-    p.add_argument("--space-to-depth", choices=SPACE_TO_DEPTH, default="off",
+    p.add_argument("--space-to-depth", choices=SPACE_TO_DEPTH, default="auto",
                    help="send the graph input as s x s pixel blocks (s^2 pixels a beat) to a strided stem conv, "
                         "rewritten over the blocks (passes/stem.py; docs/plan.md, \"Pixels per beat\"): auto = "
                         "when the stem binds the ii, plan both and keep the faster; on = whenever the stem allows; "
-                        "off = never (default off: the twin of some auto plans is slower than planned, docs/plan.md)")
+                        "off = never (default auto)")
     p.add_argument("--kernels", choices=("hls", "rtl"), default="hls",
                    help="Vitis kernels of vitis/: HLS C++ (default) or the RTL twin's cores as RTL kernels "
                         "(rtl_kernel/, package_xo scripts; docs/codegen.md, \"RTL kernels\")")
@@ -91,7 +91,7 @@ def run(args: argparse.Namespace) -> int:
 
 def _run(args: argparse.Namespace, out: Path, old: list[str], worker: _ReportWorker) -> int:
     from bbgrap_hls.board import load_board
-    from bbgrap_hls.commands.common import plan_graph
+    from bbgrap_hls.commands.common import plan_graph, stem_option
     from bbgrap_hls.quant import is_qdq
     from bbgrap_hls.quant.quantizer import quantize
     from bbgrap_hls.quant.split import rescale_concat_inputs
@@ -113,7 +113,7 @@ def _run(args: argparse.Namespace, out: Path, old: list[str], worker: _ReportWor
                       seed=args.seed, parallel_window=args.parallel_window,
                       pixel_copies=args.pixel_copies, offchip_weights=args.offchip_weights,
                       dsp_packing=args.dsp_packing, lut_macs=args.lut_macs,
-                      space_to_depth=args.space_to_depth, lut_requant=args.lut_requant)
+                      space_to_depth=stem_option(args.space_to_depth, qdq), lut_requant=args.lut_requant)
     if not qdq:  # the input layout the plan chose (passes/stem.py): quantised and generated so
         from bbgrap_hls.passes.stem import as_planned
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 import sys
 
-from bbgrap_hls.commands.common import add_model_args, load_canonical, plan_graph
+from bbgrap_hls.commands.common import add_model_args, load_canonical, plan_graph, stem_option
 from bbgrap_hls.passes.stem import SPACE_TO_DEPTH
 from bbgrap_hls.plan import Plan
 from bbgrap_hls.search.problem import DSP_PACKING, LUT_MACS
@@ -47,11 +47,11 @@ def add_parser(sub) -> argparse.ArgumentParser:
                         "4 DSP48E2s a lane (rq_lane.sv RQ_LUT = 1, about 2,000 LUTs a lane; docs/cost-model.md, "
                         "\"LUT requantisers\"); default: only when the plan with DSP requantisers does not fit "
                         "(a board whose cores have few or no DSPs)")
-    p.add_argument("--space-to-depth", choices=SPACE_TO_DEPTH, default="off",
+    p.add_argument("--space-to-depth", choices=SPACE_TO_DEPTH, default="auto",
                    help="send the graph input as s x s pixel blocks (s^2 pixels a beat) to a strided stem conv, "
                         "rewritten over the blocks (passes/stem.py; docs/plan.md, \"Pixels per beat\"): auto = "
                         "when the stem binds the ii, plan both and keep the faster; on = whenever the stem allows; "
-                        "off = never (default off: the twin of some auto plans is slower than planned, docs/plan.md)")
+                        "off = never (default auto)")
     p.add_argument("--no-narrow", action="store_true",
                    help="keep the strategy's own foldings (skip the final pass that gives every block "
                         "the cheapest folding meeting the design ii; docs/plan.md)")
@@ -60,15 +60,22 @@ def add_parser(sub) -> argparse.ArgumentParser:
 
 def run(args: argparse.Namespace) -> int:
     from bbgrap_hls.board import load_board
+    from bbgrap_hls.quant import is_qdq
     from bbgrap_hls.quant.split import rescale_concat_inputs
 
     board = load_board(args.board)
     graph = rescale_concat_inputs(load_canonical(args), seed=args.seed)  # as gen (quant/split.py)
+    qdq = is_qdq(graph)
+    if qdq:  # as gen: a QDQ model plans on its int8 graph (its Q/DQ pairs gone; no calibration)
+        from bbgrap_hls.quant.quantizer import quantize
+
+        graph = quantize(graph, None, seed=args.seed)
     plan = plan_graph(graph, board, strategy=args.strategy, objective=args.objective,
                       time_limit=args.time_limit, seed=args.seed, parallel_window=args.parallel_window,
                       narrow_folding=not args.no_narrow, pixel_copies=args.pixel_copies,
                       offchip_weights=args.offchip_weights, dsp_packing=args.dsp_packing, lut_macs=args.lut_macs,
-                      space_to_depth=args.space_to_depth, lut_requant=args.lut_requant)
+                      space_to_depth=stem_option(args.space_to_depth, qdq),
+                      lut_requant=args.lut_requant)
     sys.stdout.write(plan.to_json() if args.json else format_plan(plan))
     return 0
 

@@ -290,9 +290,9 @@ def make_plan(graph: Graph, board: Board, strategy: str = "search", objective: s
             plan's ii is at or under the strided stem conv's padded input frame
             (`passes.stem.pixel_floor`), also plan with the input held as s x s pixel blocks
             (s² pixels a beat; `passes.stem`) and keep the faster plan; ``on``: hold it in
-            blocks whenever the stem allows; ``off`` (the default, also of the CLI and the
-            API: a plan is of the graph given; the twin of some auto plans runs slower than
-            planned, docs/plan.md "Pixels per beat"): never. ``plan.input_blocks`` says which;
+            blocks whenever the stem allows; ``off`` (the default here, so that a plan is of
+            the graph given; ``gen``, ``plan`` and the API default to ``auto`` and quantise
+            the graph the plan was made for): never. ``plan.input_blocks`` says which;
             `passes.stem.as_planned` gives the graph a plan was made for, which the caller
             then quantises and generates (`codegen.project.generate` refuses a mismatch).
         lut_requant: let the requantisers (and add/mul lanes) build their products from LUTs
