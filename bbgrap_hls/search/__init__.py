@@ -344,11 +344,15 @@ def _make_plan(graph: Graph, board: Board, lut_requant: bool | None, **kw) -> Pl
     try:
         return _make_plan_with(graph, board, lut_requant=False, **kw)
     except InfeasibleError as first:
+        if "dsp" not in str(first).lower():
+            raise  # LUT requantisers only trade DSPs for LUTs: another resource short stays short
         if kw.get("progress"):
             kw["progress"](f"{kw['strategy']}: no plan with DSP requantisers; planning with LUT requantisers")
         try:
             return _make_plan_with(graph, board, lut_requant=True, **kw)
         except InfeasibleError as second:
+            if str(second) == str(first):
+                raise InfeasibleError(f"{first} (also with LUT requantisers)") from second
             raise InfeasibleError(f"{first}; with LUT requantisers: {second}") from second
 
 
