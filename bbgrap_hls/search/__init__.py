@@ -18,6 +18,7 @@ core fits: the partition and the ii stay, the DSPs and LUTs that bought no speed
 
 from __future__ import annotations
 
+import re
 import time
 from collections.abc import Callable
 from dataclasses import replace
@@ -344,7 +345,7 @@ def _make_plan(graph: Graph, board: Board, lut_requant: bool | None, **kw) -> Pl
     try:
         return _make_plan_with(graph, board, lut_requant=False, **kw)
     except InfeasibleError as first:
-        if "dsp" not in str(first).lower():
+        if not _dsp_short(str(first)):
             raise  # LUT requantisers only trade DSPs for LUTs: another resource short stays short
         if kw.get("progress"):
             kw["progress"](f"{kw['strategy']}: no plan with DSP requantisers; planning with LUT requantisers")
@@ -354,6 +355,17 @@ def _make_plan(graph: Graph, board: Board, lut_requant: bool | None, **kw) -> Pl
             if str(second) == str(first):
                 raise InfeasibleError(f"{first} (also with LUT requantisers)") from second
             raise InfeasibleError(f"{first}; with LUT requantisers: {second}") from second
+
+
+_SHORT = re.compile(r"needs \d+ (\w+) (?:with every block|even at its lowest|at the lowest folding)"
+                    r"|; (\w+) is short by")
+
+
+def _dsp_short(message: str) -> bool:
+    """Whether an `InfeasibleError` message (`explain_infeasible`, `_run`) names DSPs as the
+    resource that runs short (True when it names none)."""
+    named = [a or b for a, b in _SHORT.findall(message)]
+    return not named or any(n.lower() == "dsp" for n in named)
 
 
 def _needs_dsp(prob: Problem) -> None:
