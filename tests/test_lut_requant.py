@@ -256,3 +256,16 @@ def test_lut_only_design_rtl_twin_at_the_planned_ii(tmp_path: Path, model: str) 
     r = simulate(out, frames=3, cache=root / "design", runtime=root)
     assert r.deadlock is None and r.match, r.message
     assert r.measured_ii_cycles == r.predicted_ii_cycles == plan.ii_cycles, r.message
+
+
+def test_retry_only_when_dsps_run_short() -> None:
+    """`make_plan` plans again with LUT requantisers only when the refusal names DSPs: every
+    'most economical folding' message lists DSP among the resources, the short one counts."""
+    from bbgrap_hls.search import _dsp_short
+
+    assert not _dsp_short("the 72 blocks do not fit cores [0] together: with every block at its most economical "
+                          "folding they need 1213 / 998 DSP, 631 / 230 BRAM18, 374 / 51 URAM; URAM is short by 323.")
+    assert not _dsp_short("the model needs 326 BRAM18 at the lowest folding, the 1 core(s) [0] allow 230 together")
+    assert _dsp_short("search: core 0 needs 3545 dsp with every block at its lowest folding, limit 1382: short by 2163.")
+    assert _dsp_short("node 'c' (Conv, output 8x8x8) needs 40 DSP even at its lowest folding (pe=1, simd=1)")
+    assert _dsp_short("node 'c' (Conv, conv block) needs DSPs: at least 4 DSP48E2 at its cheapest folding")
