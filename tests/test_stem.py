@@ -254,6 +254,7 @@ def test_auto_plan_twin_at_planned_ii(tmp_path, name, make, ii):
     r = design.sim(frames=6)
     assert r.match, r.message
     assert r.measured_ii_cycles == r.predicted_ii_cycles, r.message
+    assert len(r.frame_intervals) == 5 and r.frame_intervals[-2:] == [ii, ii], r.frame_intervals
     assert abs(r.measured_latency_cycles / r.predicted_latency_cycles - 1) <= 0.03, r.message
 
 

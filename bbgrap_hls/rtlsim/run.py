@@ -56,6 +56,7 @@ class SimResult:
     cycles_per_second: float | None = None
     deadlock: dict | None = None
     waves: str | None = None
+    frame_intervals: list[int] = field(default_factory=list)  # cycles between output frame ends
     outputs: dict[str, np.ndarray] = field(default_factory=dict, repr=False)
 
     @property
@@ -230,8 +231,14 @@ def _score(man: dict, res: dict, expect: dict, frames: int, b, tr: float, m: int
     elif frames == 2:
         ii = max(e[1] - e[0] for e in ends)
     n = sum(v.size for v in got.values())
+    gaps = [max(e[f] - e[f - 1] for e in ends) for f in range(1, frames)]
     ii_text = (f"ii {ii} cycles (plan {pred_ii})" if ii is not None else
                f"ii not measured (one frame; --frames 2 or more measures it; plan {pred_ii})")
+    if len(gaps) >= 2 * m and gaps[-m:] != gaps[-2 * m:-m] or len(gaps) < 2 * m and ii is not None and ii != pred_ii:
+        # the intervals still change (a deep design fills its FIFOs over its first frames)
+        ii_text += (f"; frame intervals {', '.join(f'{g:,}' for g in gaps)}: not yet steady, "
+                    f"--frames {max(6, 2 + 4 * m)} or more for the steady state")
     msg = (f"PASS: {len(got)} output(s), {frames} frame(s), {n} int8 values bit-exact; {ii_text}, "
            f"latency {lat} cycles (plan {pred_lat})")
-    return SimResult(True, measured_ii_cycles=ii, measured_latency_cycles=int(lat), message=msg, **common)
+    return SimResult(True, measured_ii_cycles=ii, measured_latency_cycles=int(lat), message=msg,
+                     frame_intervals=gaps, **common)
