@@ -65,6 +65,11 @@ def _struct(ident: str, **vals: int) -> str:
     return f"struct {ident}_P {{\n  static constexpr int {body};\n}};\n"
 
 
+def _add_fields(lay: Layer, **vals: int) -> None:
+    """Append ``vals`` to the constants of ``lay``'s parameter struct (`_struct`)."""
+    lay.struct = lay.struct.replace(";\n};", "".join(f", {k} = {int(v)}" for k, v in vals.items()) + ";\n};")
+
+
 def _arrays(ident: str, **arrs: np.ndarray) -> list[str]:
     out = []
     for k, v in arrs.items():
@@ -109,24 +114,23 @@ def make_layer(g: Graph, node: Node, ident: str, pe: int, simd: int,
             ``requant_with``; the RTL's ``RQ_LUT = 1``).
     """
     lay = _make_layer(g, node, ident, pe, simd, co_range, mmv)
+    kern = lay.call.split("<", 1)[0]
     if requant not in ("dsp", "lut"):
         raise BadInputError(f"node '{node.name}' ({node.op}): requant '{requant}' is not 'dsp' or 'lut'")
     if requant == "lut":
-        kern = lay.call.split("<", 1)[0]
         if kern not in RQ_LUT_KERNELS or weights == "ddr":
             raise UnsupportedError(f"node '{node.name}' ({node.op}): LUT requantisers are for "
                                    f"{', '.join(RQ_LUT_KERNELS)} with their weights on chip, not {kern}")
-        lay.struct = lay.struct.replace(";\n};", ", RQ_LUT = 1;\n};")
+        _add_fields(lay, RQ_LUT=1)
         lay.rq_lut = True
     if pack != 1:
-        kern = lay.call.split("<", 1)[0]
         mvu = kern in ("bb::conv2d", "bb::conv2d_mmv", "bb::dense")
         if not (mvu or (kern == "bb::dwconv2d" and pack == 0)) or (pack == 2 and pe < 2) \
                 or weights == "ddr" or pack not in (0, 2):
             raise UnsupportedError(f"node '{node.name}' ({node.op}): pack {pack} with pe={pe}: DSP packing (2) "
                                    "is for a conv or dense matrix-vector unit with pe >= 2 and its weights on "
                                    "chip, LUT multipliers (0) for one with its weights on chip or a depthwise conv")
-        lay.struct = lay.struct.replace(";\n};", f", PACK = {pack};\n}};")
+        _add_fields(lay, PACK=pack)
         lay.pack = pack
     if lay.wmem is None:
         return lay
@@ -155,7 +159,7 @@ def _offchip(lay: Layer, g: Graph, node: Node, simd: int, offset: int, frame_ura
         raise UnsupportedError(f"node '{node.name}' (Conv): off-chip weights need simd | C, got simd {simd}, C {c} "
                                "(no parallel window)")
     lay.wmem.storage = "ddr"
-    lay.struct = lay.struct.replace(";\n};", f", OFF = {offset}, URAM = {int(frame_uram)};\n}};")
+    _add_fields(lay, OFF=offset, URAM=frame_uram)
     lay.call = lay.call.replace(f"{kern}<", f"{kern}_offchip<", 1).replace(f"{lay.ident}_w,", f"wddr_{lay.ident},")
     return lay
 

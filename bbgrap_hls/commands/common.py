@@ -8,6 +8,8 @@ from typing import TYPE_CHECKING, Any
 from bbgrap_hls import progress
 from bbgrap_hls.errors import BadInputError
 from bbgrap_hls.ir import Graph
+from bbgrap_hls.passes.stem import SPACE_TO_DEPTH
+from bbgrap_hls.search.problem import DSP_PACKING, LUT_MACS
 
 if TYPE_CHECKING:
     from bbgrap_hls.board import Board
@@ -19,6 +21,39 @@ def add_model_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("model", metavar="MODEL", help="ONNX model file")
     p.add_argument("--input-shape", action="append", metavar="NAME=DxD...", default=[],
                    help="fix a dynamic input shape, e.g. input=1x3x224x224 (repeatable)")
+
+
+def add_plan_options(p: argparse.ArgumentParser) -> None:
+    """The planner's hardware options, shared by ``plan`` and ``gen`` (`make_plan` keywords)."""
+
+    p.add_argument("--parallel-window", action=argparse.BooleanOptionalAction, default=True,
+                   help="let convolutions read several window positions per cycle (simd = C·j, FINN's "
+                        "parallel window; HLS kernels and RTL twin support it; default on)")
+    p.add_argument("--pixel-copies", action=argparse.BooleanOptionalAction, default=True,
+                   help="let a convolution run up to 4 copies of its matrix-vector unit behind one window "
+                        "generator, each on every M-th output pixel (mmv; docs/cost-model.md; default on)")
+    p.add_argument("--offchip-weights", action=argparse.BooleanOptionalAction, default=False,
+                   help="let conv/dense layers keep their weights in the board memory, read once per frame, "
+                        "with its bandwidth planned like DSPs (docs/cost-model.md; gen writes them: HLS "
+                        "conv2d_offchip and the RTL twin's conv_offchip; default off)")
+    p.add_argument("--dsp-packing", action=argparse.BooleanOptionalAction, default=DSP_PACKING,
+                   help="let conv/dense layers with pe >= 2 compute two output lanes per DSP48E2 (two int8 "
+                        "products of one input in one 27x18 multiply; HLS kernels and RTL twin; "
+                        f"docs/cost-model.md; default {'on' if DSP_PACKING else 'off'})")
+    p.add_argument("--lut-macs", action=argparse.BooleanOptionalAction, default=LUT_MACS,
+                   help="let conv/dense layers with their weights on chip and depthwise convs compute their int8 products in LUTs "
+                        "instead of DSP48E2s where a core's LUTs are spare (lut_mul.sv, about 110 LUTs per "
+                        f"product; chosen per layer; docs/cost-model.md; default {'on' if LUT_MACS else 'off'})")
+    p.add_argument("--lut-requant", action=argparse.BooleanOptionalAction, default=None,
+                   help="let the requantisers (and add/mul lanes) build their 32x32-bit products from LUTs instead of "
+                        "4 DSP48E2s a lane (rq_lane.sv RQ_LUT = 1, about 2,000 LUTs a lane; docs/cost-model.md, "
+                        "\"LUT requantisers\"); default: only when the plan with DSP requantisers does not fit "
+                        "(a board whose cores have few or no DSPs)")
+    p.add_argument("--space-to-depth", choices=SPACE_TO_DEPTH, default="auto",
+                   help="send the graph input as s x s pixel blocks (s^2 pixels a beat) to a strided stem conv, "
+                        "rewritten over the blocks (passes/stem.py; docs/plan.md, \"Pixels per beat\"): auto = "
+                        "when the stem binds the ii, plan both and keep the faster; on = whenever the stem allows; "
+                        "off = never (default auto)")
 
 
 def load_canonical(args: argparse.Namespace) -> Graph:

@@ -101,7 +101,7 @@ def unit_parts(prob: Problem, seg: Segmentation, u: int) -> list[_Part]:
     cost = block_cost(unit.kind, unit.geom, int(t.pe[f]), int(t.simd[f]), uram=bool(t.uram[f]),
                       mmv=t.copies(f), ddr=bool(t.ddr[f]), memory=prob.offchip_memory if t.ddr[f] else None,
                       pack=prob.dsp_packing, lut_macs=bool(t.lut[f]), lutw=bool(t.lutw[f]),
-                              lut_requant=bool(t.lutrq[f]))
+                      lut_requant=bool(t.lutrq[f]))
     return [_Part(seg.core[u], 0, unit.geom.co, int(t.pe[f]), int(t.simd[f]), _at_least(cost, int(t.ii[f])),
                   t.copies(f))]
 
