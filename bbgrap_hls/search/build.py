@@ -174,6 +174,9 @@ def _build(prob: Problem, seg: Segmentation, strategy: str, objective: str, use_
     parts = [_cached_parts(prob, seg, u) for u in range(prob.m)]
     out_core = [p[-1].core for p in parts]
     out_lanes = [_out_lanes(p) for p in parts]
+    for u, unit in enumerate(prob.units):  # a wire streams its producer's beats (a layout alias)
+        if unit.kind == "wire" and unit.producers and unit.producers[0] >= 0:
+            out_lanes[u] = out_lanes[unit.producers[0]]
     # per core: dsp, bram18, uram, lut, bw (Python ints; arrays for the caller)
     use = {c.id: [0] * N_RES for c in board.cores}
     for ps in parts:
