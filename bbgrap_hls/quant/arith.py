@@ -18,8 +18,14 @@ QMIN, QMAX = -128, 127
 WMAX = 127
 #: Largest requantisation shift: keeps ``acc * M + 2^(S-1)`` inside int64 for |acc| < 2^31.
 MAX_SHIFT = 62
-#: Largest requantisation multiplier ``M`` (the hardware's unsigned 31-bit field).
-MAX_MULT = (1 << 31) - 1
+#: Significant bits of a requantisation multiplier ``M``: 24, so that ``M`` with its sign bit
+#: (25) is the 27-bit A operand of a DSP48E2: a requantiser lane's 32 x 25-bit product is two
+#: DSP48E2s (not four), an add lane's 9 x 25-bit products one each (docs/numerics.md,
+#: "Requantisation multipliers"). 2^-25 relative error keeps QDQ models equal to onnxruntime
+#: on every tested element (17 bits did not: tests/test_quant_qdq.py).
+MULT_BITS = 24
+#: Largest requantisation multiplier ``M`` (unsigned, `MULT_BITS` bits).
+MAX_MULT = (1 << MULT_BITS) - 1
 #: A calibrated range narrower than this is a zero-range tensor (a dead ReLU, a constant
 #: zero branch): it gets `ZERO_RANGE_SCALE` (docs/numerics.md, "Degenerate numbers").
 MIN_RANGE = 1e-8
@@ -97,11 +103,11 @@ def quantize_bias(b: np.ndarray, scale: np.ndarray) -> np.ndarray:
 def quantize_multiplier(real: float) -> tuple[int, int]:
     """The requantisation pair ``(M, S)`` with ``M / 2^S ≈ real``.
 
-    ``M`` is in ``[2^30, 2^31 - 1]`` (31 significant bits) and ``1 <= S <= 62``. Both ends
-    saturate without changing any result (docs/numerics.md, "Degenerate numbers"): below
-    ``2^-32`` the shift stays at 62 and ``M`` gets smaller, down to ``(0, 62)`` for
+    ``M`` is in ``[2^23, 2^24 - 1]`` (`MULT_BITS` = 24 significant bits) and ``1 <= S <= 62``.
+    Both ends saturate without changing any result (docs/numerics.md, "Degenerate numbers"):
+    below ``2^-39`` the shift stays at 62 and ``M`` gets smaller, down to ``(0, 62)`` for
     ``real < 2^-63`` or 0 (``|acc·real| < 2^-32``: every output is the zero point);
-    from ``2^30`` on the pair is ``(2^31 - 1, 1)`` (every non-zero accumulator saturates
+    from ``2^23`` on the pair is ``(2^24 - 1, 1)`` (every non-zero accumulator saturates
     the int8 clamp either way, and a zero one gives the zero point).
 
     Raises:
@@ -112,15 +118,15 @@ def quantize_multiplier(real: float) -> tuple[int, int]:
         raise ValueError(f"requantisation multiplier must be finite and >= 0, got {real}")
     if real < 2.0**-MAX_SHIFT / 2:
         return 0, MAX_SHIFT
-    if real >= 2.0**30:
+    if real >= 2.0 ** (MULT_BITS - 1):
         return MAX_MULT, 1
     m, e = math.frexp(real)  # real = m * 2^e, m in [0.5, 1)
-    mult, shift = round(m * (1 << 31)), 31 - e
-    if mult == 1 << 31:
-        mult, shift = 1 << 30, shift - 1
+    mult, shift = round(m * (1 << MULT_BITS)), MULT_BITS - e
+    if mult == 1 << MULT_BITS:
+        mult, shift = 1 << (MULT_BITS - 1), shift - 1
     if shift > MAX_SHIFT:
         mult, shift = round(real * 2.0**MAX_SHIFT), MAX_SHIFT
-    if shift < 1:  # real rounds up to 2^30
+    if shift < 1:  # real rounds up to 2^23
         return MAX_MULT, 1
     return int(mult), int(shift)
 

@@ -101,7 +101,7 @@ def _affine(node: Node, g: Graph) -> dict:
     """ChannelAffine ``y = a[c]·x + b[c]``: one signed multiplier per channel, bias after it.
 
     ``y = clamp(zp_out + (((x - zp_in)·mult[c] + bias[c] + 2^(shift-1)) >> shift), lo, hi)``
-    with ``mult[c] ≈ a[c]·s_x/s_y·2^shift`` (|mult| < 2^31) and ``bias[c] = round(b[c]/s_y·2^shift)``.
+    with ``mult[c] ≈ a[c]·s_x/s_y·2^shift`` (|mult| < 2^24) and ``bias[c] = round(b[c]/s_y·2^shift)``.
     """
     s_x, z_x = qp(g, node.inputs[0])
     s_y, z_y = qp(g, node.outputs[0])
@@ -146,7 +146,7 @@ def _add(node: Node, g: Graph) -> dict:
     s_y, z_y = qp(g, node.outputs[0])
     r_a, r_b = s_a / s_y, s_b / s_y
     m, shift = arith.quantize_multiplier(max(r_a, r_b))
-    # saturated like `quantize_multiplier` when a ratio reaches 2^30 (docs/numerics.md)
+    # saturated like `quantize_multiplier` when a ratio reaches 2^23 (docs/numerics.md)
     m_a, m_b = (min(round(r * 2.0**shift), arith.MAX_MULT) for r in (r_a, r_b))
     if node.op == "Sub":
         m_b = -m_b

@@ -77,10 +77,23 @@ inline int8_t clamp8(int64_t v, int32_t lo, int32_t hi) {
   return static_cast<int8_t>(v);
 }
 
-/// y = clamp(zp + ((acc·mult + 2^(shift-1)) >> shift), lo, hi); shift in [0, 62].
+/// acc·mult for a requantisation multiplier 0 <= mult < 2^24 (quant/arith.py MULT_BITS):
+/// mult (25 bits with its sign) on a DSP48E2's 27-bit A port times each half of acc on its
+/// 18-bit B port, acc = (acc >> 17)·2^17 + (acc & 0x1FFFF): two 25 x 18-bit products (two
+/// DSP48E2s, as rq_lane.sv), exact for every int32 acc.
+inline int64_t rq_mul(int32_t acc, int32_t mult) {
+  BB_HLS(INLINE)
+  const int64_t m = static_cast<int64_t>(mult & 0xFFFFFF);
+  const int64_t lo = static_cast<int64_t>(acc & 0x1FFFF) * m;
+  const int64_t hi = static_cast<int64_t>(acc >> 17) * m;
+  return hi * (static_cast<int64_t>(1) << 17) + lo;
+}
+
+/// y = clamp(zp + ((acc·mult + 2^(shift-1)) >> shift), lo, hi); shift in [0, 62],
+/// 0 <= mult < 2^24 (`rq_mul`).
 inline int8_t requant(int32_t acc, int32_t mult, int32_t shift, int32_t zp, int32_t lo, int32_t hi) {
   BB_HLS(INLINE)
-  int64_t p = static_cast<int64_t>(acc) * static_cast<int64_t>(mult);
+  int64_t p = rq_mul(acc, mult);
   if (shift > 0) p += static_cast<int64_t>(1) << (shift - 1);
   return clamp8(static_cast<int64_t>(zp) + (p >> shift), lo, hi);
 }

@@ -21,7 +21,7 @@
 // (`pack_of<P>()`: 1 when absent); `PACK = 0` puts every product in LUTs instead (BIND_OP
 // impl = fabric; the RTL's lut_mul.sv), for the LUT budget a plan spends on MACs.
 // `static constexpr int RQ_LUT = 1;` (`rq_lut_of<P>()`: 0 when absent) builds the
-// requantisers' 32 × 32-bit products (and an add's or mul's rescaling products) in LUTs
+// requantisers' 32 × 25-bit products (and an add's or mul's rescaling products) in LUTs
 // too (`requant_with`, `wide_mul`; the RTL's rq_lane.sv / eltwise.sv RQ_LUT = 1,
 // lut_mulw.sv): a block with no DSP48E2 at all, for cores without DSPs.
 #ifndef BBGRAP_BB_PACK_H
@@ -80,11 +80,12 @@ inline int64_t wide_mul<1>(int64_t a, int64_t b) {
   return p;
 }
 
-/// `requant` with its acc·mult product bound as RQ_LUT says (`wide_mul`): bit-exact with it.
+/// `requant` with its acc·mult product bound as RQ_LUT says (0: `rq_mul`'s two DSP48E2s,
+/// 1: `wide_mul` in the fabric, the multiplier's 24 bits as rq_lane.sv): bit-exact with it.
 template <int RQ_LUT>
 inline int8_t requant_with(int32_t acc, int32_t mult, int32_t shift, int32_t zp, int32_t lo, int32_t hi) {
   BB_HLS(INLINE)
-  int64_t p = wide_mul<RQ_LUT>(acc, mult);
+  int64_t p = RQ_LUT ? wide_mul<RQ_LUT>(acc, mult & 0xFFFFFF) : rq_mul(acc, mult);
   if (shift > 0) p += static_cast<int64_t>(1) << (shift - 1);
   return clamp8(static_cast<int64_t>(zp) + (p >> shift), lo, hi);
 }

@@ -64,7 +64,7 @@ BB_LOOP(lut_beat)
 
 /// Per-channel affine (BatchNormalization that no Conv/Dense absorbed, Mul/Add by a
 /// per-channel constant): y = clamp(ZP_OUT + (((x - ZP_IN)·mult[c] + bias[c] + 2^(shift[c]-1))
-/// >> shift[c]), LO, HI) with a SIGNED 32-bit mult and a 64-bit bias at the product's scale
+/// >> shift[c]), LO, HI) with a SIGNED mult (|mult| < 2^24, quant/arith.py MULT_BITS) and a 64-bit bias at the product's scale
 /// (docs/numerics.md). P gives N, C, LANES, ZP_IN, ZP_OUT, LO, HI; constants are [P][C/P]
 /// (channel cf·P + p at [p][cf]).
 template <class P>
@@ -84,7 +84,9 @@ BB_LOOP(aff_beat)
     Beat<P::LANES> o;
     for (int p = 0; p < P::LANES; ++p) {
       const int32_t s = shift[p][cf];
-      int64_t acc = static_cast<int64_t>(static_cast<int32_t>(x.d[p]) - P::ZP_IN) * mult[p][cf] + bias[p][cf];
+      // the multiplier's 25 bits (|mult| < 2^24): a 9 x 25-bit product, one DSP48E2
+      const int32_t m = static_cast<int32_t>(static_cast<uint32_t>(mult[p][cf]) << 7) >> 7;
+      int64_t acc = static_cast<int64_t>(static_cast<int32_t>(x.d[p]) - P::ZP_IN) * m + bias[p][cf];
       if (s > 0) acc += static_cast<int64_t>(1) << (s - 1);
       o.d[p] = clamp8(static_cast<int64_t>(P::ZP_OUT) + (acc >> s), P::LO, P::HI);
     }

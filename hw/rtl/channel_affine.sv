@@ -2,7 +2,8 @@
 // Per-channel affine map (a BatchNorm or Mul/Add by a per-channel constant that no conv
 // absorbed), the integer form of bbgrap_hls.quant ("affine", docs/numerics.md):
 //   y = clamp(zp_out + (((x - ZP_IN)*mult[c] + bias[c] + 2^(s[c]-1)) >>> s[c]), lo, hi)
-// with a signed 32-bit mult, a signed 64-bit bias and a 64-bit product (s = 0: no
+// with a signed mult (|mult| < 2^24, the quantiser's MULT_BITS: the low 25 bits of its
+// 32-bit word, a 9 x 25-bit product in one DSP48E2) and a signed 64-bit bias (s = 0: no
 // rounding term). P lanes; channel group g = beat index modulo C/P. One beat per cycle,
 // output 4 cycles after the input (load, multiply, add bias, round and clamp).
 // Memories ($readmemh): M_FILE  C/P words of P*32 bits (mult, two's complement)
@@ -54,7 +55,20 @@ module channel_affine #(
   logic [GW-1:0] g;
   logic [3:0] v, last;
   logic [P*8-1:0] x1;
-  logic [P*32-1:0] m1, cfg1, cfg2, cfg3;
+  logic [P*32-1:0] cfg1, cfg2, cfg3;
+  /* verilator lint_off UNUSEDSIGNAL */
+  logic [P*32-1:0] m1;  // bits 31:25 of each word: the multiplier's sign extension
+  /* verilator lint_on UNUSEDSIGNAL */
+  logic signed [8:0] xa[P];
+  logic signed [24:0] ma[P];
+  logic signed [33:0] pr[P];  // 9 x 25 bits: one DSP48E2
+  always_comb begin
+    for (int i = 0; i < P; i++) begin
+      xa[i] = 9'(signed'(x1[8*i+:8])) - 9'(ZP_IN);
+      ma[i] = signed'(m1[32*i+:25]);
+      pr[i] = xa[i] * ma[i];
+    end
+  end
   logic [P*64-1:0] b1, b2, p2, v3;
   assign en = !v[3] || m_axis_tready;
   assign s_axis_tready = en;
@@ -70,7 +84,7 @@ module channel_affine #(
       cfg2 <= cfg1;
       cfg3 <= cfg2;
       for (int i = 0; i < P; i++) begin
-        p2[64*i+:64] <= (64'(signed'(x1[8*i+:8])) - 64'(ZP_IN)) * 64'(signed'(m1[32*i+:32]));
+        p2[64*i+:64] <= 64'(pr[i]);
         v3[64*i+:64] <= p2[64*i+:64] + b2[64*i+:64];
       end
     end

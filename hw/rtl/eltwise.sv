@@ -2,7 +2,9 @@
 // Elementwise Add (OP = 0) or Mul (OP = 1) of two int8 streams, requantised in one rounding:
 //   OP 0: y = clamp(ZY + ((MA*(a-ZA) + MB*(b-ZB) + 2^(S-1)) >>> S), LO, HI)
 //   OP 1: y = clamp(ZY + (((a-ZA)*(b-ZB)*M + 2^(S-1)) >>> S), LO, HI)
-// per tensor (constants are parameters; Sub is an Add with a negative MB). RQ_LUT = 1 builds
+// per tensor (constants are parameters; Sub is an Add with a negative MB). The multipliers
+// are the quantiser's (|MA|, |MB|, M < 2^24, MULT_BITS), so each product is 9 x 25 or
+// 18 x 25 bits: one DSP48E2 each (27 x 18), two a lane. RQ_LUT = 1 builds
 // the products from LUTs (lut_mulw.sv; the constant folds into shift-and-adds), no DSP48E2,
 // same bits and cycles. P lanes; one beat
 // of each input per cycle; output 2 cycles after the inputs' handshake; ii = H*W*C/P.
@@ -41,7 +43,10 @@ module eltwise #(
     if (OP != 0 && OP != 1) $error("eltwise: OP=%0d must be 0 (add) or 1 (mul)", OP);
     if (S < 0 || S > 62) $error("eltwise: S=%0d must be in 0..62", S);
     if (LO > HI || LO < -128 || HI > 127) $error("eltwise: LO=%0d HI=%0d must be an int8 range", LO, HI);
+    if (MA <= -(1 << 24) || MA >= (1 << 24) || MB <= -(1 << 24) || MB >= (1 << 24) || M < 0 || M >= (1 << 24))
+      $error("eltwise: MA=%0d MB=%0d M=%0d must be below 2^24 in magnitude (M >= 0)", MA, MB, M);
   end
+  localparam logic signed [24:0] MA25 = 25'(MA), MB25 = 25'(MB), M25 = 25'(M);
   localparam logic [31:0] CFG = {8'(S), 8'(ZY), 8'(LO), 8'(HI)};
 
   logic en, fire, v1q, v2q, last1, last2;
@@ -61,31 +66,46 @@ module eltwise #(
 
   // stage 1: the operation's products (only the selected one is built)
   if (RQ_LUT && OP == 0) begin : g_add_lut
-    logic signed [40:0] pa[P], pb[P];
+    logic signed [33:0] pa[P], pb[P];
     for (genvar i = 0; i < P; i++) begin : g_l
-      lut_mulw #(.XW(9), .MW(32)) ma (.x(da[i]), .m(32'(MA)), .p(pa[i]));
-      lut_mulw #(.XW(9), .MW(32)) mb (.x(db[i]), .m(32'(MB)), .p(pb[i]));
+      lut_mulw #(.XW(9), .MW(25)) ma (.x(da[i]), .m(MA25), .p(pa[i]));
+      lut_mulw #(.XW(9), .MW(25)) mb (.x(db[i]), .m(MB25), .p(pb[i]));
     end
     always_ff @(posedge clk) begin
       if (en) for (int i = 0; i < P; i++) v1[i] <= 64'(pa[i]) + 64'(pb[i]);
     end
   end else if (RQ_LUT) begin : g_mul_lut
     logic signed [17:0] ab[P];
-    logic signed [49:0] pm[P];
+    logic signed [42:0] pm[P];
     for (genvar i = 0; i < P; i++) begin : g_l
       lut_mulw #(.XW(9), .MW(9)) mab (.x(da[i]), .m(db[i]), .p(ab[i]));
-      lut_mulw #(.XW(18), .MW(32)) mm (.x(ab[i]), .m(32'(M)), .p(pm[i]));
+      lut_mulw #(.XW(18), .MW(25)) mm (.x(ab[i]), .m(M25), .p(pm[i]));
     end
     always_ff @(posedge clk) begin
       if (en) for (int i = 0; i < P; i++) v1[i] <= 64'(pm[i]);
     end
   end else if (OP == 0) begin : g_add
+    logic signed [33:0] pa[P], pb[P];  // 9 x 25 bits: one DSP48E2 each
+    always_comb begin
+      for (int i = 0; i < P; i++) begin
+        pa[i] = da[i] * MA25;
+        pb[i] = db[i] * MB25;
+      end
+    end
     always_ff @(posedge clk) begin
-      if (en) for (int i = 0; i < P; i++) v1[i] <= 64'(MA) * 64'(da[i]) + 64'(MB) * 64'(db[i]);
+      if (en) for (int i = 0; i < P; i++) v1[i] <= 64'(pa[i]) + 64'(pb[i]);
     end
   end else begin : g_mul
+    logic signed [17:0] ab[P];
+    logic signed [42:0] pm[P];  // 9 x 9 and 18 x 25 bits: one DSP48E2 each
+    always_comb begin
+      for (int i = 0; i < P; i++) begin
+        ab[i] = 18'(da[i]) * 18'(db[i]);
+        pm[i] = ab[i] * M25;
+      end
+    end
     always_ff @(posedge clk) begin
-      if (en) for (int i = 0; i < P; i++) v1[i] <= 64'(18'(da[i]) * 18'(db[i])) * 64'(M);
+      if (en) for (int i = 0; i < P; i++) v1[i] <= 64'(pm[i]);
     end
   end
 

@@ -5,7 +5,7 @@
 //   p = sum_i (d_i * x) * 4^i,
 // D partial products of 0, +-x, +-2x (a shift and a negation, no multiplier) summed in
 // XW+MW bits (|x*m| <= 2^(XW+MW-2), so the sum modulo 2^(XW+MW) is exact). The requantiser's
-// LUT variant (rq_lane.sv, RQ_LUT = 1: 32 x 32 bits) and the LUT elementwise lanes
+// LUT variant (rq_lane.sv, RQ_LUT = 1: 32 x 25 bits) and the LUT elementwise lanes
 // (eltwise.sv, RQ_LUT = 1: a constant m, which synthesis folds into a fixed shift-and-add)
 // use it. use_dsp = "no" keeps Vivado in the fabric; Yosys sees no $mul cell.
 module lut_mulw #(
