@@ -56,7 +56,7 @@ def _weight_bytes(graph: Graph, name: str) -> int:
     return int(np.prod(w.shape)) * group
 
 
-SMALL_LUT = 12000  # LUTs of a small core that cannot hold LeNet's weights in LUTs too
+SMALL_LUT = 10000  # LUTs of a small core that cannot hold LeNet's weights in LUTs too
 
 
 def small_board(gbps: float, bram18: int = 40, capacity_gb: float = 4, lut: int = 20000) -> object:
@@ -76,7 +76,8 @@ host: {{kind: axi-hp, bandwidth_gbps: 3.2, latency_us: 1.0}}
 
 
 def test_lenet_fits_a_small_core_only_with_offchip_weights(lenet):
-    # 12,000 LUTs: 20,000 hold LeNet's weights on chip, partly in LUT-built memories
+    # 10,000 LUTs: 12,000 hold LeNet's weights on chip, partly in LUT-built memories, since
+    # requantisers use 24-bit multipliers
     # (test_onchip_search_finds_the_lut_weight_plan)
     board = small_board(19.2, lut=SMALL_LUT)
     with pytest.raises(InfeasibleError, match="BRAM18"):
@@ -141,8 +142,9 @@ def test_latency_objective_with_offchip_weights(lenet, board):
 def test_bandwidth_bounds_the_ii(lenet):
     """With a slow memory the off-chip weights set the ii: the reserved rate can never pass
     the memory's usable rate, so ii >= off-chip bytes / usable bytes per cycle. The core has
-    12,000 LUTs: since LUT-built weights are charged at their distinct bit columns (the Yosys
-    re-fit), 20,000 hold LeNet's weights and a slow memory then goes unused."""
+    10,000 LUTs: since LUT-built weights are charged at their distinct bit columns (the Yosys
+    re-fit) and requantisers use 24-bit multipliers, 12,000 hold LeNet's weights and a slow memory then
+    goes unused."""
     fast = make_plan(lenet, small_board(19.2, lut=SMALL_LUT), baselines=False, offchip_weights=True)
     slow = make_plan(lenet, small_board(0.2, lut=SMALL_LUT), baselines=False, offchip_weights=True)
     usable = 0.8 * 0.2e9 / 200e6  # B/cycle

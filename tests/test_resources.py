@@ -28,9 +28,7 @@ pytestmark = pytest.mark.slow
 
 # A configuration whose model is known to be off; strict, so fixing the model fails here
 # until the mark goes.
-KNOWN_OFF: dict[str, str] = {
-    "mul-p2": "Mul takes 3 DSP48E2 per lane ((a-za)(b-zb) then a 31-bit multiplier); the model charges every add/mul lane Add's 4 (one block kind for both)",
-}
+KNOWN_OFF: dict[str, str] = {}
 
 
 @pytest.fixture(scope="module")
