@@ -20,25 +20,25 @@ module lut_mul #(
     input  wire signed [ 7:0] w,
     output logic signed [15:0] p
 );
-  logic signed [9:0] x1, x2;
+  // Booth digit i from g = (w[2i+1], w[2i], w[2i-1]): x (g = 001, 010), 2x (011), -2x (100),
+  // -x (101, 110), 0 (000, 111); the four choices computed once for all digits. Continuous
+  // assignments only (loop variables in an always_comb are kept per instance by Verilator,
+  // whose C++ for a 768-product unit this form halves).
+  logic signed [9:0] x1, x2, n1, n2;
+  logic [8:0] we;
   logic signed [15:0] pp[4];
   assign x1 = 10'(x);
   assign x2 = 10'(x) <<< 1;
-
-  always_comb begin
-    for (int i = 0; i < 4; i++) begin
-      logic [2:0] g;
-      logic signed [9:0] t;
-      g = {w[2*i+1], w[2*i], i == 0 ? 1'b0 : w[2*i-1]};
-      case (g)
-        3'b001, 3'b010: t = x1;
-        3'b011: t = x2;
-        3'b100: t = -x2;
-        3'b101, 3'b110: t = -x1;
-        default: t = '0;  // 000, 111
-      endcase
-      pp[i] = 16'(t) <<< (2 * i);
-    end
+  assign n1 = -x1;
+  assign n2 = -x2;
+  assign we = {w, 1'b0};
+  for (genvar i = 0; i < 4; i++) begin : g_d
+    wire [2:0] g = we[2*i+:3];
+    wire signed [9:0] t = (g == 3'b001 || g == 3'b010) ? x1
+                        : (g == 3'b011) ? x2
+                        : (g == 3'b100) ? n2
+                        : (g == 3'b101 || g == 3'b110) ? n1 : 10'sd0;
+    assign pp[i] = 16'(t) <<< (2 * i);
   end
 
   (* use_dsp = "no" *)
