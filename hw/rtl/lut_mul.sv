@@ -20,6 +20,15 @@ module lut_mul #(
     input  wire signed [ 7:0] w,
     output logic signed [15:0] p
 );
+  (* use_dsp = "no" *)
+  logic signed [15:0] sum;
+`ifdef BBG_TWIN_MUL
+  // The design-level RTL twin (bbgrap_hls/rtlsim/build.py defines BBG_TWIN_MUL) computes the
+  // product as x * w: tests/test_lut_macs.py proves it equal to the Booth sum below on all
+  // 2^16 operand pairs, and Verilator's C++ for the Booth form, inlined per product, was most
+  // of a LUT-multiplier design's build time. Synthesis and the module tests use the Booth form.
+  assign sum = 16'(x) * 16'(w);
+`else
   // Booth digit i from g = (w[2i+1], w[2i], w[2i-1]): x (g = 001, 010), 2x (011), -2x (100),
   // -x (101, 110), 0 (000, 111); the four choices computed once for all digits. Continuous
   // assignments only (loop variables in an always_comb are kept per instance by Verilator,
@@ -41,9 +50,8 @@ module lut_mul #(
     assign pp[i] = 16'(t) <<< (2 * i);
   end
 
-  (* use_dsp = "no" *)
-  logic signed [15:0] sum;
   assign sum = pp[0] + pp[1] + pp[2] + pp[3];
+`endif
   generate
     if (REG) begin : g_reg
       always_ff @(posedge clk) begin
