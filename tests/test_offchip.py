@@ -143,8 +143,8 @@ def test_bandwidth_bounds_the_ii(lenet):
     """With a slow memory the off-chip weights set the ii: the reserved rate can never pass
     the memory's usable rate, so ii >= off-chip bytes / usable bytes per cycle. The core has
     10,000 LUTs: since LUT-built weights are charged at their distinct bit columns (the Yosys
-    re-fit) and requantisers use 24-bit multipliers, 12,000 hold LeNet's weights and a slow memory then
-    goes unused."""
+    re-fit) and requantisers use 24-bit multipliers, 12,000 hold LeNet's weights and a slow
+    memory then goes unused."""
     fast = make_plan(lenet, small_board(19.2, lut=SMALL_LUT), baselines=False, offchip_weights=True)
     slow = make_plan(lenet, small_board(0.2, lut=SMALL_LUT), baselines=False, offchip_weights=True)
     usable = 0.8 * 0.2e9 / 200e6  # B/cycle

@@ -183,14 +183,15 @@ def build(out: Path, modules: list[str], cache: Path, runtime: Path | None = Non
 
 
 def _build(runner, kw: dict, folder: Path, waves: bool) -> None:
+    args = list(TWIN_DEFINES)
     try:
-        runner.build(**kw, build_args=[*TWIN_DEFINES, *(["--trace-fst"] if waves else [])])
+        runner.build(**kw, build_args=args + (["--trace-fst"] if waves else []))
     except (SystemExit, Exception):
         # The wheel's FST writer needs lz4.h, which a machine without system packages
         # lacks: fall back to VCD (dump.vcd) rather than no waveform.
         if not (waves and "lz4.h" in (folder / "build.log").read_text(errors="replace")):
             raise
-        runner.build(**kw, build_args=list(TWIN_DEFINES), always=True)
+        runner.build(**kw, build_args=args, always=True)
 
 
 def _phase(folder: Path) -> str:

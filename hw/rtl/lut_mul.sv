@@ -30,9 +30,7 @@ module lut_mul #(
   assign sum = 16'(x) * 16'(w);
 `else
   // Booth digit i from g = (w[2i+1], w[2i], w[2i-1]): x (g = 001, 010), 2x (011), -2x (100),
-  // -x (101, 110), 0 (000, 111); the four choices computed once for all digits. Continuous
-  // assignments only (loop variables in an always_comb are kept per instance by Verilator,
-  // whose C++ for a 768-product unit this form halves).
+  // -x (101, 110), 0 (000, 111); the four choices computed once for all digits.
   logic signed [9:0] x1, x2, n1, n2;
   logic [8:0] we;
   logic signed [15:0] pp[4];
