@@ -235,7 +235,15 @@ def _lrn(p: dict, rng, d: Path) -> tuple[dict, dict]:
 
 
 def _plain(p: dict, rng, d: Path) -> tuple[dict, dict]:
-    return {k: v for k, v in p.items() if k.isupper()}, {"x": _i8(rng, FRAMES, p["bytes"])}
+    hdl, x = {k: v for k, v in p.items() if k.isupper()}, _i8(rng, FRAMES, p["bytes"])
+    if p.get("NF", 1) == 1:
+        return hdl, {"x": x}
+    # a trimming converter (padded folds): each pixel's NF beats of IN lanes keep
+    # (NF-1)·IN + LAST channels, the padding lanes of its last beat (random here) are dropped
+    nf, lanes = p["NF"], p["IN"]
+    co = (nf - 1) * lanes + p["LAST"]
+    y = np.asarray(x).reshape(FRAMES, -1, nf * lanes)[:, :, :co].reshape(FRAMES, -1)
+    return hdl, {"x": x, "y": y}
 
 
 # parameter sets per module: HDL parameters in upper case, test sizes in lower case
@@ -331,7 +339,9 @@ PARAMS: dict[str, list[dict]] = {
     "concat": [{"P": 2, "C0": 4, "C1": 2, "pix": 5}],
     "lut_act": [{"P": 3, "C": 6, "pix": 5}],
     "channel_affine": [{"C": 6, "P": 2, "pix": 5, "ZP_IN": -3}, {"C": 4, "P": 4, "pix": 3, "ZP_IN": 17}],
-    "dwc": [{"IN": 2, "OUT": 3, "bytes": 36}, {"IN": 4, "OUT": 1, "bytes": 16}],
+    "dwc": [{"IN": 2, "OUT": 3, "bytes": 36}, {"IN": 4, "OUT": 1, "bytes": 16},
+            # trimming (padded folds): 18 channels at pe 5, 4 folds, 3 lanes of the last kept
+            {"IN": 5, "OUT": 6, "NF": 4, "LAST": 3, "bytes": 60}],
     "channel_shuffle": [{"C": 12, "P": 4, "pix": 5, "groups": 3}, {"C": 6, "P": 1, "pix": 4},
                         {"C": 8, "P": 8, "pix": 6}, {"C": 12, "P": 3, "pix": 3}],
     "repeat_pixel": [{"C": 6, "P": 2, "PIXELS": 5}, {"C": 4, "P": 4, "PIXELS": 1},

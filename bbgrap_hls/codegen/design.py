@@ -162,9 +162,16 @@ def build_design(g: Graph, plan: Plan, frames: int = 1) -> Design:
             for k, (t, lanes) in enumerate(zip(lay.inputs, lay.in_lanes, strict=True)):
                 fmt[f"in{k}"] = _operand(b, g, node, core, k, t, lanes, lay, depth)
             out_key = node.outputs[0] if not np_.split else f"{node.outputs[0]}#part{j}"
-            fmt["out"] = b.produce(core, out_key, lay.out_lanes, lay.out_elems)
+            out = b.produce(core, out_key, lay.out_lanes, lay.out_elems)
+            if lay.trim is not None:  # padded folds: the kernel's PE lanes, then the trimming converter
+                pixels, nf, pe_, co_, lanes = lay.trim
+                fmt["out"] = b.fresh(core, "t", pe_, elems=pixels * nf * pe_)
+            else:
+                fmt["out"] = out
             cd.calls.append(lay.call.format(**fmt))
             cd.call_layer[cd.calls[-1]] = lay.ident
+            if lay.trim is not None:
+                cd.calls.append(f"bb::trim_convert<{pixels}, {nf}, {pe_}, {co_}, {lanes}>({fmt['out']}, {out}, frames);")
             part_keys.append((out_key, lay.out_lanes, rng))
         if np_.split:  # concatenate the parts' channels on the last part's core
             core = parts[-1][0]

@@ -42,6 +42,20 @@ def fold_mvu(mat: np.ndarray, pe: int, simd: int) -> np.ndarray:
     return np.ascontiguousarray(m.transpose(1, 0, 2, 3).reshape(pe, nf * sf, simd))
 
 
+def pad_rows(a: np.ndarray, pe: int, repeat: bool = False) -> np.ndarray:
+    """``a`` with its first axis padded to a multiple of ``pe`` (padded folds: the last
+    neuron fold of a matrix-vector unit whose ``pe`` does not divide its rows): zero rows,
+    or with ``repeat`` copies of the last row (per-channel constants that must stay in the
+    requantiser's range; the padding rows' outputs are dropped)."""
+    a = np.asarray(a)
+    n = a.shape[0]
+    m = -(-n // pe) * pe
+    if m == n:
+        return a
+    fill = np.repeat(a[-1:], m - n, axis=0) if repeat else np.zeros((m - n, *a.shape[1:]), dtype=a.dtype)
+    return np.concatenate([a, fill])
+
+
 def fold_channels(v: np.ndarray, lanes: int) -> np.ndarray:
     """A per-channel vector ``(C,)`` as ``[lanes][C / lanes]`` (channel ``f·lanes + p`` at [p][f])."""
     v = np.asarray(v).reshape(-1)

@@ -13,10 +13,11 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from bbgrap_hls.codegen.carray import c_array
-from bbgrap_hls.codegen.fold import conv_matrix, fold_channels, fold_dw, fold_mvu
+from bbgrap_hls.codegen.fold import conv_matrix, fold_channels, fold_dw, fold_mvu, pad_rows
 from bbgrap_hls.codegen.weights import STORAGE_IMPL, WeightMem, rom_array
 from bbgrap_hls.errors import BadInputError, UnsupportedError
 from bbgrap_hls.ir import Graph, Node
+from bbgrap_hls.model.blocks import padded_out_lanes
 from bbgrap_hls.ops import REGISTRY
 
 #: Op kinds that only relabel the NHWC stream (no block) when the stream order is kept.
@@ -44,6 +45,9 @@ class Layer:
     mmv: int = 1  # conv: copies of the matrix-vector unit (the plan's ``mmv``)
     pack: int = 1  # conv/dense: output lanes per DSP multiplier (the plan's ``pack``; 2: P::PACK)
     rq_lut: bool = False  # the requantisers' products in LUTs (the plan's ``requant == "lut"``: P::RQ_LUT)
+    # padded folds (pe does not divide the channels): ``(pixels, NF, PE, CO, lanes)`` of the
+    # ``bb::trim_convert`` after the kernel, which drops the padding rows' lanes
+    trim: tuple[int, int, int, int, int] | None = None
 
 
 RQ_LUT_KERNELS = ("bb::conv2d", "bb::conv2d_mmv", "bb::dense", "bb::dwconv2d", "bb::avgpool2d", "bb::global_avgpool",
@@ -58,6 +62,25 @@ def hwc(shape: tuple[int, ...]) -> tuple[int, int, int]:
     if len(shape) == 2:
         return 1, 1, shape[1]
     raise UnsupportedError(f"tensor of shape {shape}: only (N, C) and (N, C, H, W) stream")
+
+
+def _mvu_constants(bias, mult, shift, pe: int) -> dict[str, np.ndarray]:
+    """A matrix-vector unit's per-channel constants as ``[PE][NF]`` arrays, the padding rows of
+    padded folds with the last channel's constants (their outputs are dropped)."""
+    return {k: fold_channels(pad_rows(np.asarray(v).reshape(-1), pe, repeat=True), pe)
+            for k, v in (("bias", bias), ("mult", mult), ("shift", shift))}
+
+
+def _trimmed(lay: Layer, pixels: int, co: int) -> Layer:
+    """``lay`` (a matrix-vector kernel at ``PE = lay.out_lanes`` lanes) with padded folds when
+    its ``PE`` does not divide its ``co`` channels: its output stream is then the trimming
+    converter's (`padded_out_lanes` lanes)."""
+    pe = lay.out_lanes
+    if co % pe == 0:
+        return lay
+    lay.trim = (pixels, -(-co // pe), pe, co, padded_out_lanes(co, pe))
+    lay.out_lanes = lay.trim[-1]
+    return lay
 
 
 def _struct(ident: str, **vals: int) -> str:
@@ -151,6 +174,9 @@ def _offchip(lay: Layer, g: Graph, node: Node, simd: int, offset: int, frame_ura
     once per frame from the core's board memory through the m_axi port ``wddr_<ident>``
     (hw/hls/conv2d_offchip.h), from beat ``offset`` of the core's off-chip image."""
     kern = lay.call.split("<", 1)[0]
+    if lay.trim is not None:
+        raise UnsupportedError(f"node '{node.name}' ({node.op}): off-chip weights need pe | CO (no padded folds), "
+                               f"got pe {lay.trim[2]} for {lay.trim[3]} channels")
     if kern not in ("bb::conv2d", "bb::dense"):
         raise UnsupportedError(f"node '{node.name}' ({node.op}): the plan keeps its weights off chip, but only "
                                f"a conv or dense layer without pixel copies can (HLS kernel {kern} has none)")
@@ -196,17 +222,19 @@ def _make_layer(g: Graph, node: Node, ident: str, pe: int, simd: int,
             call = f"bb::dwconv2d<{ident}_P>({{in0}}, {{out}}, {ident}_w, {ident}_bias, {ident}_mult, {ident}_shift, frames);"
             return Layer(ident, node.name, op, [acts[0]], [pe], pe, n_out, call, _struct(ident, **vals),
                          _arrays(ident, **arrs), WeightMem(fold_dw(wq, pe, simd)))
-        mat = conv_matrix(wq, group)[lo:hi]
+        mat = pad_rows(conv_matrix(wq, group)[lo:hi], pe)
         n_out = ho * wo * (hi - lo)
-        vals = dict(_window(node, h, w, ho, wo), C=c, CO=hi - lo, SIMD=simd, PE=pe, ZP_IN=q["zp_in"],
+        vals = dict(_window(node, h, w, ho, wo), C=c, CO=len(mat), SIMD=simd, PE=pe, ZP_IN=q["zp_in"],
                     ZP_OUT=q["zp_out"], LO=q["lo"], HI=q["hi"])
-        arrs = dict(bias=fold_channels(bias[lo:hi], pe), mult=fold_channels(mult[lo:hi], pe),
-                    shift=fold_channels(shift[lo:hi], pe))
+        arrs = _mvu_constants(bias[lo:hi], mult[lo:hi], shift[lo:hi], pe)
         if c % simd and (simd % c or (kk * c) % simd):
             raise UnsupportedError(f"node '{node.name}' (Conv): simd {simd} neither divides C={c} nor is "
                                    f"C·j with j | kh·kw={kk} (parallel window)")
         kern, out_lanes = "conv2d", pe
         if mmv > 1:  # M MVU copies (hw/hls conv2d_mmv): one whole pixel (CO lanes) per output beat
+            if (hi - lo) % pe:
+                raise UnsupportedError(f"node '{node.name}' (Conv): mmv {mmv} with pe {pe} not dividing "
+                                       f"{hi - lo} channels (pixel copies need whole folds)")
             nf = (hi - lo) // pe
             if mmv > nf:
                 raise UnsupportedError(f"node '{node.name}' (Conv): mmv {mmv} exceeds NF = CO/PE = "
@@ -215,17 +243,18 @@ def _make_layer(g: Graph, node: Node, ident: str, pe: int, simd: int,
             kern, out_lanes = "conv2d_mmv", hi - lo
         call = f"bb::{kern}<{ident}_P>({{in0}}, {{out}}, {ident}_w, {ident}_bias, {ident}_mult, {ident}_shift, frames);"
         # A parallel window (simd = C·j) still reads its input one pixel (C lanes) per beat.
-        return Layer(ident, node.name, op, [acts[0]], [min(simd, c)], out_lanes, n_out, call, _struct(ident, **vals),
-                     _arrays(ident, **arrs), WeightMem(fold_mvu(mat, pe, simd)), mmv)
+        return _trimmed(Layer(ident, node.name, op, [acts[0]], [min(simd, c)], out_lanes, n_out, call,
+                              _struct(ident, **vals), _arrays(ident, **arrs), WeightMem(fold_mvu(mat, pe, simd)), mmv),
+                        ho * wo, hi - lo)
     if op == "Dense":
         c = int(np.prod(x[1:]))
         bias, mult, shift = (np.asarray(q[k]) for k in ("bias", "mult", "shift"))
-        vals = dict(C=c, CO=hi - lo, SIMD=simd, PE=pe, ZP_OUT=q["zp_out"], LO=q["lo"], HI=q["hi"])
-        arrs = dict(bias=fold_channels(bias[lo:hi], pe), mult=fold_channels(mult[lo:hi], pe),
-                    shift=fold_channels(shift[lo:hi], pe))
+        mat = pad_rows(np.asarray(q["w"])[lo:hi], pe)
+        vals = dict(C=c, CO=len(mat), SIMD=simd, PE=pe, ZP_OUT=q["zp_out"], LO=q["lo"], HI=q["hi"])
+        arrs = _mvu_constants(bias[lo:hi], mult[lo:hi], shift[lo:hi], pe)
         call = f"bb::dense<{ident}_P>({{in0}}, {{out}}, {ident}_w, {ident}_bias, {ident}_mult, {ident}_shift, frames);"
-        return Layer(ident, node.name, op, [acts[0]], [simd], pe, hi - lo, call, _struct(ident, **vals),
-                     _arrays(ident, **arrs), WeightMem(fold_mvu(np.asarray(q["w"])[lo:hi], pe, simd)))
+        return _trimmed(Layer(ident, node.name, op, [acts[0]], [simd], pe, hi - lo, call, _struct(ident, **vals),
+                              _arrays(ident, **arrs), WeightMem(fold_mvu(mat, pe, simd))), 1, hi - lo)
     if co_range is not None:
         raise UnsupportedError(f"node '{node.name}' ({op}): only Conv and Dense can be split over cores")
     p = pe

@@ -28,10 +28,11 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from bbgrap_hls.codegen.fold import conv_matrix
+from bbgrap_hls.codegen.fold import conv_matrix, pad_rows
 from bbgrap_hls.codegen.layers import LUT_KINDS, Layer, _window, hwc
 from bbgrap_hls.errors import UnsupportedError
 from bbgrap_hls.ir import Graph, Node
+from bbgrap_hls.model.blocks import padded_out_lanes
 from bbgrap_hls.model.memory import LUTRAM_BITS
 from bbgrap_hls.quant.arith import MULT_BITS
 from bbgrap_hls.ops import REGISTRY
@@ -184,7 +185,7 @@ def _rtl_layer(g: Graph, node: Node, lay: Layer, pe: int, simd: int, co_range: t
     ho, wo, co = hwc(g.shape(node.outputs[0]))
     op, ident = node.op, lay.ident
     where = f"node '{node.name}' ({op})"
-    if op == "Dense" and (simd != lay.in_lanes[0] or pe != lay.out_lanes):
+    if op == "Dense" and (simd != lay.in_lanes[0] or padded_out_lanes(lay.out_elems, pe) != lay.out_lanes):
         raise UnsupportedError(f"{where}: pe={pe}, simd={simd} reads {lay.in_lanes[0]} lanes: "
                                "the RTL mvu reads simd lanes")
     if op == "Conv":
@@ -208,17 +209,19 @@ def _rtl_layer(g: Graph, node: Node, lay: Layer, pe: int, simd: int, co_range: t
                 params["PACK"] = 0
             return RtlLayer("dwconv", params | _names(ident, files), files)
         lo, hi = co_range or (0, n)
-        # pixel copies (mmv > 1): M mvus, output one whole pixel (CO lanes) per beat
-        if (pe if lay.mmv == 1 else hi - lo) != lay.out_lanes or lay.in_lanes[0] != min(simd, c) or (
+        # pixel copies (mmv > 1): M mvus, output one whole pixel (CO lanes) per beat; padded
+        # folds: the trimming converter's lanes after the mvu (codegen/layers.py `_trimmed`)
+        if (padded_out_lanes(hi - lo, pe) if lay.mmv == 1 else hi - lo) != lay.out_lanes \
+                or lay.in_lanes[0] != min(simd, c) or (
                 simd > c and (simd % c or k % (simd // c))):
             raise UnsupportedError(f"{where}: pe={pe}, simd={simd}, mmv={lay.mmv} with C={c}, window {k}: simd "
                                    f"must divide C or be C·j with j | {k} (parallel window), input at "
                                    f"min(simd, C) lanes, output at pe lanes (CO lanes with mmv > 1)")
         # Parallel window (simd = C·j): the swg emits j taps of C lanes per beat, so the mvu's
         # columns (ky·KW + kx)·C + c keep the order of the plain layout below.
-        mat = conv_matrix(wq, node.attrs["group"])[lo:hi]
-        files = _mvu_files(ident, mat, bias[lo:hi], rq[lo:hi], pe, simd)
-        params = dict(C=c, CO=hi - lo, SIMD=simd, PE=pe, **win, PAD_VAL=int(q["zp_in"]))
+        mat = pad_rows(conv_matrix(wq, node.attrs["group"])[lo:hi], pe)
+        files = _mvu_files(ident, mat, pad_rows(bias[lo:hi], pe, True), pad_rows(rq[lo:hi], pe, True), pe, simd)
+        params = dict(C=c, CO=len(mat), SIMD=simd, PE=pe, **win, PAD_VAL=int(q["zp_in"]))
         if lay.mmv > 1:  # every copy reads the same memories (hw/rtl/conv.sv)
             params["M"] = lay.mmv
         if lay.pack != 1:  # DSP packing (mac2.sv) or LUT multipliers (PACK = 0, lut_mul.sv)
@@ -230,8 +233,9 @@ def _rtl_layer(g: Graph, node: Node, lay: Layer, pe: int, simd: int, co_range: t
         lo, hi = co_range or (0, n)
         rq = rq_rows(q["mult"], q["shift"], q["zp_out"], q["lo"], q["hi"], n)
         bias = np.broadcast_to(np.asarray(q["bias"], np.int64).reshape(-1), (n,))
-        files = _mvu_files(ident, wq[lo:hi], bias[lo:hi], rq[lo:hi], pe, simd)
-        params = dict(MW=wq.shape[1], MH=hi - lo, SIMD=simd, PE=pe) | ({"PACK": lay.pack} if lay.pack != 1 else {})
+        mat = pad_rows(wq[lo:hi], pe)
+        files = _mvu_files(ident, mat, pad_rows(bias[lo:hi], pe, True), pad_rows(rq[lo:hi], pe, True), pe, simd)
+        params = dict(MW=wq.shape[1], MH=len(mat), SIMD=simd, PE=pe) | ({"PACK": lay.pack} if lay.pack != 1 else {})
         return RtlLayer("mvu", params | _rom_style(lay) | _names(ident, files), files)
     p = pe
     if op == "ChannelAffine":

@@ -36,7 +36,7 @@ MEM_WORD = 64
 MODELLED = frozenset({
     "conv2d", "conv2d_mmv", "dense", "dwconv2d", "maxpool2d", "avgpool2d", "global_avgpool", "add2", "mul2",
     "lut_act", "channel_affine", "requantize", "concat_part", "fanout", "mem_to_stream", "stream_to_mem",
-    "const_stream", "width_convert", "channel_shuffle", "concat", "repeat_pixel", "pad2d", "lrn",
+    "const_stream", "width_convert", "trim_convert", "channel_shuffle", "concat", "repeat_pixel", "pad2d", "lrn",
     "conv2d_offchip", "dense_offchip", "slice2d", "global_maxpool", "upsample2d", "zeroinsert2d", "depth2space",
     "bilinear2d"})
 
@@ -244,6 +244,9 @@ def kernel_bounds(call: str, p: dict[str, int]) -> list[tuple[str, str, float, i
     if kern == "width_convert":
         n, a, b, gg = map(int, args)
         return [("", kern, n // gg * max(gg // a, gg // b), 1)]
+    if kern == "trim_convert":  # one iteration per input beat: NF a pixel
+        pixels, nf = int(args[0]), int(args[1])
+        return [("", kern, pixels * nf, 1)]
     if kern == "channel_shuffle":
         pixels, c, lanes = map(int, args)
         return [("", kern, pixels * c // lanes, 1)]

@@ -23,6 +23,7 @@ from bbgrap_hls.model.memory import (
     rom,
     uram_weights,
 )
+from bbgrap_hls.model.links import width_converter_lut
 from bbgrap_hls.model.timing import RTL_DEPTH, WindowRows, window_rows, window_schedule
 
 # LUT constants (per block, per lane); see docs/cost-model.md, "LUT".
@@ -175,6 +176,18 @@ def _params(lanes: int, words: int) -> MemCost:
     return rom(BIAS_BITS * lanes, words) + rom(RQ_BITS * lanes, words)
 
 
+def padded_out_lanes(co: int, pe: int) -> int:
+    """Lanes of the output stream of a conv/dense at ``pe`` output lanes: ``pe`` when it
+    divides ``co``; else (padded folds: ``ceil(co/pe)`` neuron folds, the last one's
+    ``nf·pe - co`` padding rows computed and dropped) the least divisor of ``co`` above
+    ``pe``: the block's trimming width converter (``dwc.sv`` with ``NF``/``LAST``,
+    ``bb::trim_convert``) drops the padding lanes and, at least as wide as its input, takes
+    an input beat every cycle."""
+    if co % pe == 0:
+        return pe
+    return min(d for d in range(pe + 1, co + 1) if co % d == 0)
+
+
 def mvu(g: Geometry, pe: int, simd: int, uram: bool = False, mmv: int = 1, pack: bool = False,
         lut: bool = False, lutw: bool = False) -> BlockCost:
     """Conv (sliding window + matrix-vector unit); dense is the 1×1×1 case.
@@ -199,7 +212,7 @@ def mvu(g: Geometry, pe: int, simd: int, uram: bool = False, mmv: int = 1, pack:
     # A dense layer on a flattened image (ho·wo < h·w) is one vector of h·w·c per output
     # pixel: the mvu stores all of it (MW = h·w·c), not h·w vectors of c.
     vectors = g.ho * g.wo if g.pointwise and g.ho * g.wo < g.h * g.w else g.h * g.w
-    sf, nf = g.k * (g.in_elems // vectors if g.pointwise else g.c) // simd, g.co // pe
+    sf, nf = g.k * (g.in_elems // vectors if g.pointwise else g.c) // simd, -(-g.co // pe)
     folds = sf * nf
     if mmv > 1 and (g.pointwise or mmv > nf):
         raise ValueError(f"pixel copies need a window generator and 2 <= mmv <= Co/pe = {nf} (mmv={mmv})")
@@ -241,6 +254,11 @@ def mvu(g: Geometry, pe: int, simd: int, uram: bool = False, mmv: int = 1, pack:
     mults = 0 if lut else (pe - pairs) * simd
     # each further copy its control; with copies, every copy's collector and merge input
     lut_copies = 0 if mmv == 1 else LUT_BASE_MVU * (mmv - 1) + LUT_MERGE_BIT * 8 * g.co * mmv
+    if nf * pe > g.co:  # padded folds: the trimming converter after the unit
+        if mmv > 1:
+            raise ValueError(f"pixel copies need pe | Co (pe={pe}, Co={g.co})")
+        lut_copies += width_converter_lut(pe, padded_out_lanes(g.co, pe))
+        depth += RTL_DEPTH["converter"]
     return BlockCost(
         ii=ii, depth=depth, fill=fill, first=first, tail=tail, lead=lead, span=span, window=rows,
         dsp=mmv * (mults + REQUANT_DSP * pe), bram18=mem.bram18, uram=mem.uram,

@@ -51,6 +51,37 @@ BB_LOOP(wc_beat)
   }
 }
 
+/// Padded folds: a matrix-vector unit whose PE lanes do not divide its CO channels writes
+/// NF = ceil(CO/PE) beats of PE lanes per pixel, the last one's lanes from CO - (NF-1)·PE on
+/// padding. Drop those and repack the pixel's CO channels into B-lane beats (B | CO, B >= PE,
+/// so at most one output beat per input beat): one pipelined loop of NF iterations per
+/// pixel, each reading an input beat and writing an output beat when one is complete.
+template <int PIXELS, int NF, int PE, int CO, int B>
+void trim_convert(Stream<PE>& in, Stream<B>& out, int frames) {
+  static_assert(CO % B == 0 && B >= PE && (NF - 1) * PE < CO && NF * PE >= CO,
+                "trim_convert: B | CO, B >= PE, NF = ceil(CO / PE)");
+  int8_t buf[NF * PE];
+  BB_HLS(ARRAY_PARTITION variable = buf complete)
+  int j = 0, done = 0;  // input beat of the pixel, output beats of the pixel written
+BB_LOOP(trim_beat)
+  for (long i = 0; i < static_cast<long>(frames) * PIXELS * NF; ++i) {
+    BB_PIPELINE(1)
+    const Beat<PE> b = in.read();
+    for (int a = 0; a < PE; ++a) buf[j * PE + a] = b.d[a];
+    const int have = (j + 1) * PE < CO ? (j + 1) * PE : CO;  // real channels in so far
+    if ((done + 1) * B <= have) {
+      Beat<B> o;
+      for (int e = 0; e < B; ++e) o.d[e] = buf[done * B + e];
+      out.write(o);
+      ++done;
+    }
+    if (++j == NF) {
+      j = 0;
+      done = 0;
+    }
+  }
+}
+
 /// Permute the C channels of every pixel: out channel c = in channel perm[c] (P lanes).
 /// Streaming: one pipelined loop of C/P iterations per pixel, plus one pixel at the end of
 /// the call, each iteration reading beat cb of pixel i into buffer i mod 2 and writing beat
