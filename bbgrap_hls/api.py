@@ -45,7 +45,7 @@ if TYPE_CHECKING:
 PLAN_OPTIONS: dict[str, type | tuple[type, ...]] = {
     "strategy": str, "objective": str, "time_limit": (int, float), "seed": int,
     "parallel_window": bool, "pixel_copies": bool, "offchip_weights": bool, "narrow_folding": bool,
-    "dsp_packing": bool, "lut_macs": bool, "lut_requant": bool, "space_to_depth": str,
+    "dsp_packing": bool, "lut_macs": bool, "lut_requant": bool, "space_to_depth": str, "padded_folds": bool,
 }
 #: what ``gen`` plans with when not told (`Design.write` warns when the design's plan differs)
 _GEN_DEFAULTS = {"time_limit": 10.0, "narrow_folding": True, "offchip_weights": False}
@@ -69,8 +69,8 @@ def compile(model: str | os.PathLike | onnx.ModelProto, board: str | os.PathLike
             ``objective`` ("throughput"), ``time_limit`` (10.0 s), ``seed`` (0; also seeds
             the synthetic calibration and the test input, as ``gen --seed``),
             ``parallel_window`` (True), ``pixel_copies`` (True), ``offchip_weights``
-            (False), ``narrow_folding`` (True), ``dsp_packing`` and ``lut_macs`` (`make_plan`'s
-            defaults), ``lut_requant`` (default: only when the plan with DSP requantisers
+            (False), ``narrow_folding`` (True), ``dsp_packing``, ``lut_macs`` and
+            ``padded_folds`` (`make_plan`'s defaults), ``lut_requant`` (default: only when the plan with DSP requantisers
             does not fit).
 
     Returns:
@@ -326,6 +326,8 @@ class Design:
             argv.append("--dsp-packing" if o["dsp_packing"] else "--no-dsp-packing")
         if "lut_macs" in o:
             argv.append("--lut-macs" if o["lut_macs"] else "--no-lut-macs")
+        if "padded_folds" in o:
+            argv.append("--padded-folds" if o["padded_folds"] else "--no-padded-folds")
         if o.get("lut_requant") is not None:
             argv.append("--lut-requant" if o["lut_requant"] else "--no-lut-requant")
         if "space_to_depth" in o:

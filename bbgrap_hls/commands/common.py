@@ -9,7 +9,7 @@ from bbgrap_hls import progress
 from bbgrap_hls.errors import BadInputError
 from bbgrap_hls.ir import Graph
 from bbgrap_hls.passes.stem import SPACE_TO_DEPTH
-from bbgrap_hls.search.problem import DSP_PACKING, LUT_MACS
+from bbgrap_hls.search.problem import DSP_PACKING, LUT_MACS, PADDED_FOLDS
 
 if TYPE_CHECKING:
     from bbgrap_hls.board import Board
@@ -44,6 +44,11 @@ def add_plan_options(p: argparse.ArgumentParser) -> None:
                    help="let conv/dense layers with their weights on chip and depthwise convs compute their int8 products in LUTs "
                         "instead of DSP48E2s where a core's LUTs are spare (lut_mul.sv, about 110 LUTs per "
                         f"product; chosen per layer; docs/cost-model.md; default {'on' if LUT_MACS else 'off'})")
+    p.add_argument("--padded-folds", action=argparse.BooleanOptionalAction, default=PADDED_FOLDS,
+                   help="let conv/dense layers with their weights on chip take a pe that does not divide their "
+                        "output channels: ceil(CO/pe) folds, the last one padded with zero rows whose outputs a "
+                        "trimming width converter drops (finer steps than the divisors; docs/cost-model.md, "
+                        f"\"Padded folds\"; default {'on' if PADDED_FOLDS else 'off'})")
     p.add_argument("--lut-requant", action=argparse.BooleanOptionalAction, default=None,
                    help="let the requantisers (and add/mul lanes) build their 32x25-bit products from LUTs instead of "
                         "2 DSP48E2s a lane (rq_lane.sv RQ_LUT = 1, about 1,600 LUTs a lane; docs/cost-model.md, "

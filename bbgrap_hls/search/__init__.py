@@ -31,7 +31,7 @@ from bbgrap_hls.plan import Plan
 from bbgrap_hls.search.build import repair, violations
 from bbgrap_hls.search.dp import Segmentation
 from bbgrap_hls.search.narrow import narrow, segmentation_of
-from bbgrap_hls.search.problem import DSP_PACKING, LUT_MACS, Problem, build_problem, core_path
+from bbgrap_hls.search.problem import DSP_PACKING, LUT_MACS, PADDED_FOLDS, Problem, build_problem, core_path
 from bbgrap_hls.search.roofline import roofline
 from bbgrap_hls.search.strategies import boost, even, exact, explain_infeasible, greedy, refine, single
 from bbgrap_hls.search.why import bottleneck_note
@@ -179,7 +179,7 @@ def _variant(prob: Problem, **options) -> Problem:
     ``dsp_packing``): a fresh problem, whose tables are built for those options."""
     kw = dict(parallel_window=prob.parallel_window, pixel_copies=prob.pixel_copies,
               offchip_weights=prob.offchip_memory is not None, dsp_packing=prob.dsp_packing,
-              lut_macs=prob.lut_macs, lut_requant=prob.lut_requant)
+              lut_macs=prob.lut_macs, lut_requant=prob.lut_requant, padded_folds=prob.padded_folds)
     return build_problem(prob.graph, prob.board, **{**kw, **options})
 
 
@@ -257,7 +257,7 @@ def make_plan(graph: Graph, board: Board, strategy: str = "search", objective: s
               progress: Callable[[str], None] | None = None, parallel_window: bool = True,
               narrow_folding: bool = True, pixel_copies: bool = True, offchip_weights: bool = False,
               dsp_packing: bool = DSP_PACKING, lut_macs: bool = LUT_MACS, space_to_depth: str = "off",
-              lut_requant: bool | None = None) -> Plan:
+              lut_requant: bool | None = None, padded_folds: bool = PADDED_FOLDS) -> Plan:
     """Plan ``graph`` (canonical) on ``board``.
 
     Args:
@@ -302,6 +302,10 @@ def make_plan(graph: Graph, board: Board, strategy: str = "search", objective: s
             and every row of avgpool, gap, add and mul, so such blocks need no DSP. None (the
             default): only when the plan without them does not fit (a board whose cores have
             few or no DSPs); the plan says per node which it used (``requant``).
+        padded_folds: let conv/dense blocks with their weights on chip take a ``pe`` that
+            does not divide ``Co``: ``ceil(Co/pe)`` neuron folds, the last one padded with zero
+            rows whose outputs a trimming width converter drops (docs/cost-model.md, "Padded
+            folds"); the plan's ``pe`` then does not divide the node's channels.
 
     Raises:
         InfeasibleError: no plan fits (message: core, resource, shortfall, smallest change).
@@ -314,7 +318,7 @@ def make_plan(graph: Graph, board: Board, strategy: str = "search", objective: s
     kw = dict(strategy=strategy, objective=objective, time_limit=time_limit, seed=seed, baselines=baselines,
               progress=progress, parallel_window=parallel_window, narrow_folding=narrow_folding,
               pixel_copies=pixel_copies, offchip_weights=offchip_weights, dsp_packing=dsp_packing,
-              lut_macs=lut_macs, lut_requant=lut_requant)
+              lut_macs=lut_macs, lut_requant=lut_requant, padded_folds=padded_folds)
     stem = None if space_to_depth == "off" else stem_conv(graph)
     t0 = time.monotonic()
     if stem is not None and space_to_depth == "on":
@@ -388,7 +392,7 @@ def _needs_dsp(prob: Problem) -> None:
 def _make_plan_with(graph: Graph, board: Board, strategy: str, objective: str, time_limit: float, seed: int,
                     baselines: bool, progress: Callable[[str], None] | None, parallel_window: bool,
                     narrow_folding: bool, pixel_copies: bool, offchip_weights: bool, dsp_packing: bool,
-                    lut_macs: bool, lut_requant: bool) -> Plan:
+                    lut_macs: bool, lut_requant: bool, padded_folds: bool) -> Plan:
     """`_make_plan` with LUT requantisers allowed or not."""
     if strategy not in STRATEGIES:
         raise BadInputError(f"unknown strategy '{strategy}': expected one of {', '.join(STRATEGIES)}")
@@ -397,7 +401,7 @@ def _make_plan_with(graph: Graph, board: Board, strategy: str, objective: str, t
     t0 = time.monotonic()
     prob = build_problem(graph, board, parallel_window=parallel_window, pixel_copies=pixel_copies,
                          offchip_weights=offchip_weights, dsp_packing=dsp_packing, lut_macs=lut_macs,
-                         lut_requant=lut_requant)
+                         lut_requant=lut_requant, padded_folds=padded_folds)
     _needs_dsp(prob)
     # With DSP packing allowed, also plan without it and keep the better plan (ties: packed,
     # fewer DSPs): packing makes every packed row cheaper in DSPs, which can steer the
@@ -425,7 +429,8 @@ def _make_plan_with(graph: Graph, board: Board, strategy: str, objective: str, t
     # the options of the problem the plan was made from (with packing or off-chip weights
     # allowed, make_plan may keep the plan made without them)
     plan.optimizer.update(dsp_packing=bool(chosen.dsp_packing), offchip_weights=chosen.offchip_memory is not None,
-                          lut_macs=bool(chosen.lut_macs), lut_requant=bool(chosen.lut_requant))
+                          lut_macs=bool(chosen.lut_macs), lut_requant=bool(chosen.lut_requant),
+                          padded_folds=bool(chosen.padded_folds))
     _check_capacity(board, plan)
     plan.input_blocks = dict(graph.input_blocks)
     plan.search_seconds = time.monotonic() - t0

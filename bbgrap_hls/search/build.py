@@ -10,7 +10,7 @@ from dataclasses import dataclass, replace
 import numpy as np
 
 from bbgrap_hls.model import block_cost, in_lanes, packs
-from bbgrap_hls.model.blocks import BlockCost
+from bbgrap_hls.model.blocks import BlockCost, padded_out_lanes
 from bbgrap_hls.model.geometry import hwc
 from bbgrap_hls.model.links import (
     fifo_cost,
@@ -74,7 +74,10 @@ class _Part:
     @property
     def out_lanes(self) -> int:
         """Lanes of the part's output stream (a whole pixel with pixel copies)."""
-        return self.co_end - self.co_begin if self.mmv > 1 else self.pe
+        co = self.co_end - self.co_begin
+        if self.mmv > 1:
+            return co
+        return padded_out_lanes(co, self.pe)
 
 
 def unit_parts(prob: Problem, seg: Segmentation, u: int) -> list[_Part]:

@@ -57,6 +57,8 @@ DSP_PACKING = True
 """Default of the planner's ``dsp_packing`` option (`build_problem`, `make_plan`, ``--dsp-packing``)."""
 LUT_MACS = True
 """Default of the planner's ``lut_macs`` option (`build_problem`, `make_plan`, ``--lut-macs``)."""
+PADDED_FOLDS = True
+"""Default of the planner's ``padded_folds`` option (`build_problem`, `make_plan`, ``--padded-folds``)."""
 
 
 @dataclass
@@ -134,7 +136,7 @@ class _Inputs:
 
 def _table(kind: str, g: Geometry, inputs: _Inputs, parallel_window: bool, uram: bool,
            copies: bool = True, memory: tuple[float, int, int] | None = None, pack: bool = False,
-           lut_macs: bool = False, lut_requant: bool = False) -> Table:
+           lut_macs: bool = False, lut_requant: bool = False, padded: bool = False) -> Table:
     """`_table_of`, cached: `make_plan` builds the same graph's tables for several variants
     (with and without packing or off-chip weights), most of them equal. Each call gets its own
     `Table` object (its arrays shared and never written in place; callers may rebind them).
@@ -153,15 +155,18 @@ def _table(kind: str, g: Geometry, inputs: _Inputs, parallel_window: bool, uram:
         lut_macs = False
     if not lut_requant_capable(kind) or (lut_capable(kind) and not lut_macs):
         lut_requant = False  # (a conv/dense/dwconv takes them on its LUT-product rows only)
-    key = (kind, g, inputs, parallel_window, uram, copies, memory, pack, lut_macs, lut_requant)
+    if kind not in WEIGHTED:
+        padded = False
+    key = (kind, g, inputs, parallel_window, uram, copies, memory, pack, lut_macs, lut_requant, padded)
     t = _TABLES.get(key)
     if t is None:
         fifos: dict = {}
         for p in ((True, False) if pack else (False,)):
-            t = _table_of(kind, g, inputs, parallel_window, uram, copies, memory, p, lut_macs, fifos, lut_requant)
-            _remember((*key[:7], p, lut_macs, lut_requant), t)
+            t = _table_of(kind, g, inputs, parallel_window, uram, copies, memory, p, lut_macs, fifos, lut_requant,
+                          padded)
+            _remember((*key[:7], p, lut_macs, lut_requant, padded), t)
             if memory is not None:
-                _remember((*key[:6], None, p, lut_macs, lut_requant), t.subset(~t.ddr))
+                _remember((*key[:6], None, p, lut_macs, lut_requant, padded), t.subset(~t.ddr))
         t = _TABLES[key]
     else:
         _TABLES.move_to_end(key)
@@ -182,7 +187,8 @@ def _remember(key: tuple, table: Table) -> None:
 
 def _table_of(kind: str, g: Geometry, inputs: _Inputs, parallel_window: bool, uram: bool,
               copies: bool = True, memory: tuple[float, int, int] | None = None, pack: bool = False,
-              lut_macs: bool = False, fifos: dict | None = None, lut_requant: bool = False) -> Table:
+              lut_macs: bool = False, fifos: dict | None = None, lut_requant: bool = False,
+              padded: bool = False) -> Table:
     """Every folding (and weight placement) of a block with its cost. ``memory`` (rate
     bytes/cycle, latency, beat bytes: `offchip_memory`) adds off-chip weight rows for
     conv/dense, their weight tiles whole beats of the port. ``pack``: on-chip conv/dense rows
@@ -200,7 +206,7 @@ def _table_of(kind: str, g: Geometry, inputs: _Inputs, parallel_window: bool, ur
         placements.append((False, False, True))  # the weights in LUTs (shallow memories: `lut_rom`)
     if memory is not None and kind in OFFCHIP_CAPABLE:
         placements.append((uram, True, False))  # frame buffers in URAM where the board has it
-    rows_of = [(p, q, m) for p, q in foldings(kind, g, parallel_window)
+    rows_of = [(p, q, m) for p, q in foldings(kind, g, parallel_window, padded)
                for m in (pixel_copies(kind, g, p) if copies else [1])]
     prev_ii = 0
     macs = [(False, False), (True, False)] if lut_macs and lut_capable(kind) else [(False, False)]
@@ -317,6 +323,7 @@ class Problem:
     dsp_packing: bool = False  # conv/dense with pe >= 2: two output lanes per DSP48E2
     lut_macs: bool = False  # conv/dense on chip and depthwise convs may compute their products in LUTs
     lut_requant: bool = False  # requantisers (and add/mul lanes) may build their products from LUTs
+    padded_folds: bool = False  # conv/dense may take a pe that does not divide Co (`padded_lanes`)
     # `build._cached_parts`: a block's parts by core and row (each copy of a problem starts empty)
     parts: dict = field(default_factory=dict, init=False, repr=False, compare=False)
 
@@ -371,7 +378,8 @@ def core_path(board: Board) -> list[int]:
 def build_problem(graph: Graph, board: Board, split_candidates: int = 8,
                   parallel_window: bool = True, pixel_copies: bool = True,
                   offchip_weights: bool = False, dsp_packing: bool = DSP_PACKING,
-                  lut_macs: bool = LUT_MACS, lut_requant: bool = False) -> Problem:
+                  lut_macs: bool = LUT_MACS, lut_requant: bool = False,
+                  padded_folds: bool = PADDED_FOLDS) -> Problem:
     """Units, folding tables and cut sizes of ``graph`` on ``board``.
 
     Args:
@@ -390,6 +398,9 @@ def build_problem(graph: Graph, board: Board, split_candidates: int = 8,
         lut_requant: the requantisers of LUT-product conv/dense/dwconv rows and of the other
             requantising kinds may build their products from LUTs (rows without any DSP;
             docs/cost-model.md, "LUT requantisers").
+        padded_folds: conv/dense blocks on chip may take a ``pe`` that does not divide
+            ``Co``, the last neuron fold padded (`padded_lanes`; docs/cost-model.md, "Padded
+            folds"); not split parts, pixel copies or off-chip weights.
 
     Raises:
         UnsupportedError: a node has no cost model (names the node).
@@ -428,7 +439,7 @@ def build_problem(graph: Graph, board: Board, split_candidates: int = 8,
         u = Unit(index=len(units), node=n, kind=kind, geom=g, fused=fused, out_tensor=out,
                  in_tensors=list(acts), producers=producers,
                  table=_table(kind, g, ins, parallel_window, use_uram, pixel_copies, mem, dsp_packing, lut_macs,
-                              lut_requant),
+                              lut_requant, padded_folds),
                  start=start,
                  cycles=cycles)
         units.append(u)
@@ -450,7 +461,7 @@ def build_problem(graph: Graph, board: Board, split_candidates: int = 8,
         diff[last + 1] -= bits
     cut = np.cumsum(diff)[: m + 1]
     prob = Problem(graph, board, units, host_ops, fused_into, core_path(board), cut, tensor_bits,
-                   parallel_window, pixel_copies, mem, dsp_packing, lut_macs, lut_requant)
+                   parallel_window, pixel_copies, mem, dsp_packing, lut_macs, lut_requant, padded_folds)
     _add_split_tables(prob, split_candidates, use_uram)
     return prob
 
@@ -475,7 +486,7 @@ def _offchip_ok(kind: str, g: Geometry, pe: int, simd: int, mmv: int, beat: int)
     """Foldings the off-chip kernels build (hw/rtl/conv_offchip.sv, hw/hls/conv2d_offchip.h):
     no pixel copies, ``simd | C`` (no parallel window), ``pe·simd`` and the beat dividing one
     another and every fold's tile whole beats."""
-    if mmv > 1 or simd > g.c:
+    if mmv > 1 or simd > g.c or g.co % pe:
         return False
     word = pe * simd
     if word % beat and beat % word:
