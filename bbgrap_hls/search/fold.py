@@ -75,6 +75,15 @@ def rules(limits: np.ndarray) -> list[np.ndarray]:
         w = inv * 1e-3
         w[r] = inv[r]
         out.append(w)
+    have = [r for r in range(len(limits)) if limits[r] > 0]
+    if len(have) > 2:
+        # balanced but for one resource, a tie-breaker: a resource the balanced rule prices
+        # high but that no core runs short of (URAM on u250 for MobileNetV2) does not push
+        # every block to rows heavy in the others
+        for r in have:
+            w = inv.copy()
+            w[r] *= 1e-3
+            out.append(w)
     bw = len(limits) - 1  # RES[-1]: the board memory's bandwidth (off-chip weight rows)
     if limits[bw] > 0:
         # Each rule once more with off-chip rows priced out: an off-chip row saves BRAM/URAM
