@@ -64,7 +64,8 @@ def _chooser(table: Table, weights: np.ndarray) -> Chooser:
 
 def rules(limits: np.ndarray) -> list[np.ndarray]:
     """The weightings tried: balanced (each resource over its limit), then each one alone
-    with the others as tie-breakers (resources the core does not have are skipped)."""
+    with the others as tie-breakers, then balanced with BRAM18 or URAM as a tie-breaker
+    (resources the core does not have are skipped)."""
     # a resource the core lacks (no URAM, no memory bandwidth) weighs so much that a row
     # using it is never the cheapest while another row meets the target
     inv = np.where(limits > 0, 1.0 / np.maximum(limits.astype(float), 1.0), 1e6)
@@ -75,12 +76,11 @@ def rules(limits: np.ndarray) -> list[np.ndarray]:
         w = inv * 1e-3
         w[r] = inv[r]
         out.append(w)
-    have = [r for r in range(len(limits)) if limits[r] > 0]
-    if len(have) > 2:
-        # balanced but for one resource, a tie-breaker: a resource the balanced rule prices
-        # high but that no core runs short of (URAM on u250 for MobileNetV2) does not push
-        # every block to rows heavy in the others
-        for r in have:
+    for r in (1, 2):  # RES[1:3]: BRAM18 and URAM
+        if limits[r] > 0 and np.count_nonzero(limits > 0) > 2:
+            # balanced but for one memory, a tie-breaker: a memory the balanced rule prices
+            # high that no core runs short of (URAM on u250 for MobileNetV2) then does not
+            # push every block to rows heavy in the others (LUT weights)
             w = inv.copy()
             w[r] *= 1e-3
             out.append(w)

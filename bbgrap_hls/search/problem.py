@@ -222,6 +222,8 @@ def _table_of(kind: str, g: Geometry, inputs: _Inputs, parallel_window: bool, ur
         for (on_uram, ddr, lutw), (lut, lutrq) in ((p, m) for p in placements for m in macs):
             if ddr and (lut or lutrq or not _offchip_ok(kind, g, pe, simd, mmv, memory[2])):
                 continue
+            if lut and g.co % pe:
+                continue  # padded folds with DSP products only (LUT ones: twice the rows, no gain measured)
             # (packing where it applies only: the same call, and cached cost, for both tables)
             c = block_cost(kind, g, pe, simd, uram=on_uram, mmv=mmv, ddr=ddr, memory=memory if ddr else None,
                            pack=pack and not lut and packs(kind, pe, ddr), lut_macs=lut, lutw=lutw,
