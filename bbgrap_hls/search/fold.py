@@ -171,11 +171,13 @@ def balance(tables: list[Table], limits: np.ndarray, start: list[int]) -> list[i
         if len(faster) == 0:
             break
         room = limits - (use - t.res[idx[u]])
-        ok = [f for f in faster if np.all(t.res[f] <= room)]
-        if not ok:
+        ok = faster[np.all(t.res[faster] <= room, axis=1)]
+        if len(ok) == 0:
             break
-        f = min(ok, key=lambda f: (float(t.res[f] @ inv), int(t.pe[f] * t.simd[f] * t.copies(f)), -int(t.ii[f]),
-                                   int(f)))
+        # least (cost, lanes, -ii, row): lexsort's last key is the primary one
+        cost = t.res[ok] @ inv
+        lanes = t.pe[ok] * t.simd[ok] * t.mmv[ok]
+        f = int(ok[np.lexsort((ok, -t.ii[ok], lanes, cost))[0]])
         use = use - t.res[idx[u]] + t.res[f]
         idx[u] = int(f)
     return idx
