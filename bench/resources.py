@@ -97,6 +97,10 @@ CONFIGS: dict[str, tuple[str, dict]] = {
     "mul-p2-lutrq": ("mul", {"P": 2, "OP": 1, "c": 4, "pix": 4, "M": 14654985, "ZA": -5, "ZB": 9, "ZY": 4, "S": 23,
                              "LO": 4, "HI": 127, "RQ_LUT": 1}),
     "bilinear-p8": ("bilinear", {"C": 32, "P": 8, "H": 8, "W": 8, "sh": 2, "sw": 2, "coord": "half_pixel"}),
+    # padded folds' trimming converters (model: `trim_lut`): MobileNetV2's 144 channels at 21
+    # lanes (6 output beats a pixel) and its 192 at 7 (24 beats: the wide multiplexer)
+    "trim-21-144": ("trim", {"IN": 21, "OUT": 24, "NF": 7, "LAST": 18, "bytes": 441}),
+    "trim-7-192": ("trim", {"IN": 7, "OUT": 8, "NF": 28, "LAST": 3, "bytes": 392}),
 }
 QUICK = ("mvu-4x4", "lut_act-p4", "maxpool-3x3")
 LUT_BAND = (0.80, 1.15)  # Yosys / model LUTs
@@ -217,6 +221,11 @@ def synthesise(module: str, hdl: dict, folder: Path) -> tuple[Resources, float]:
 
 def predicted(module: str, params: dict) -> Resources:
     """The cost model's resources of a module configuration."""
+    if module == "trim":  # not a block: part of a padded conv/dense block's cost
+        from bbgrap_hls.model.blocks import trim_lut
+
+        co = (params["NF"] - 1) * params["IN"] + params["LAST"]
+        return Resources(dsp=0, bram18=0, uram=0, lut=trim_lut(co, params["IN"]))
     cost, _ = expect.block(module, params)
     return Resources(dsp=cost.dsp, bram18=cost.bram18, uram=cost.uram, lut=cost.lut)
 

@@ -236,9 +236,9 @@ def _lrn(p: dict, rng, d: Path) -> tuple[dict, dict]:
 
 def _plain(p: dict, rng, d: Path) -> tuple[dict, dict]:
     hdl, x = {k: v for k, v in p.items() if k.isupper()}, _i8(rng, FRAMES, p["bytes"])
-    if p.get("NF", 1) == 1:
+    if "NF" not in p:
         return hdl, {"x": x}
-    # a trimming converter (padded folds): each pixel's NF beats of IN lanes keep
+    # the trimming converter (padded folds): each pixel's NF beats of IN lanes keep
     # (NF-1)·IN + LAST channels, the padding lanes of its last beat (random here) are dropped
     nf, lanes = p["NF"], p["IN"]
     co = (nf - 1) * lanes + p["LAST"]
@@ -339,9 +339,13 @@ PARAMS: dict[str, list[dict]] = {
     "concat": [{"P": 2, "C0": 4, "C1": 2, "pix": 5}],
     "lut_act": [{"P": 3, "C": 6, "pix": 5}],
     "channel_affine": [{"C": 6, "P": 2, "pix": 5, "ZP_IN": -3}, {"C": 4, "P": 4, "pix": 3, "ZP_IN": 17}],
-    "dwc": [{"IN": 2, "OUT": 3, "bytes": 36}, {"IN": 4, "OUT": 1, "bytes": 16},
-            # trimming (padded folds): 18 channels at pe 5, 4 folds, 3 lanes of the last kept
-            {"IN": 5, "OUT": 6, "NF": 4, "LAST": 3, "bytes": 60}],
+    "dwc": [{"IN": 2, "OUT": 3, "bytes": 36}, {"IN": 4, "OUT": 1, "bytes": 16}],
+    # the trimming converter after a matrix-vector unit with padded folds (bytes: frames of
+    # NF·IN-lane pixels, padding included)
+    "trim": [{"IN": 5, "OUT": 6, "NF": 4, "LAST": 3, "bytes": 60},
+             {"IN": 21, "OUT": 24, "NF": 7, "LAST": 18, "bytes": 441},
+             {"IN": 3, "OUT": 10, "NF": 4, "LAST": 1, "bytes": 24},
+             {"IN": 7, "OUT": 8, "NF": 28, "LAST": 3, "bytes": 392}],
     "channel_shuffle": [{"C": 12, "P": 4, "pix": 5, "groups": 3}, {"C": 6, "P": 1, "pix": 4},
                         {"C": 8, "P": 8, "pix": 6}, {"C": 12, "P": 3, "pix": 3}],
     "repeat_pixel": [{"C": 6, "P": 2, "PIXELS": 5}, {"C": 4, "P": 4, "PIXELS": 1},
@@ -381,7 +385,7 @@ PREPARE: dict[str, Callable] = {
     "fifo": _fifo, "link": _link, "requant": _requant, "mvu": _mvu, "conv": _conv,
     "dwconv": _pool("mac"), "maxpool": _pool("max"), "avgpool": _pool("sum"), "gap": _gap,
     "add": _binary, "mul": _binary, "concat": _binary, "lut_act": _lut, "channel_affine": _affine,
-    "dwc": _plain, "offchip_buffer": _plain, "channel_shuffle": _shuffle, "repeat_pixel": _repeat,
+    "dwc": _plain, "trim": _plain, "offchip_buffer": _plain, "channel_shuffle": _shuffle, "repeat_pixel": _repeat,
     "slice": _frames, "gmaxpool": _frames, "upsample": _frames, "zeroinsert": _frames, "depth2space": _frames,
     "bilinear": _bilinear, "lrn": _lrn,
 }

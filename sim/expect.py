@@ -186,6 +186,8 @@ def predict(module: str, p: dict) -> tuple[int, int]:
         return _stream(p["pix"] * p["C"] // p["LANES"], RTL_DEPTH["requant"])
     if module == "dwc":
         return _stream(width_converter_ii(p["bytes"], p["IN"], p["OUT"]), RTL_DEPTH["converter"])
+    if module == "trim":  # one input beat a cycle (NF a pixel), as the mvu before it
+        return _stream(p["bytes"] // p["IN"], RTL_DEPTH["converter"])
     if module == "repeat_pixel":  # not a block of the model: the broadcast operand of Add/Mul
         beats = p["C"] // p["P"]
         ii = p["PIXELS"] * beats

@@ -14,9 +14,8 @@ import pytest
 from bbgrap_hls.board import load_board
 from bbgrap_hls.frontend import load_model
 from bbgrap_hls.model import Geometry, block_cost, foldings
-from bbgrap_hls.model.blocks import padded_out_lanes
+from bbgrap_hls.model.blocks import padded_out_lanes, trim_lut
 from bbgrap_hls.model.kinds import PADDED_STEP, divisors, padded_lanes
-from bbgrap_hls.model.links import width_converter_lut
 from bbgrap_hls.passes import canonicalize
 from tests import models
 
@@ -58,7 +57,7 @@ def test_padded_conv_cost_is_the_unit_at_ceil_folds_plus_its_trimmer():
         # the same unit on nf·pe channels (padding rows included), plus the trimming converter
         full = block_cost("conv", Geometry(h=8, w=8, c=16, ho=8, wo=8, co=nf * pe, kh=1, kw=1), pe, simd)
         assert (c.ii, c.dsp, c.bram18, c.uram) == (full.ii, full.dsp, full.bram18, full.uram)
-        assert c.lut == full.lut + width_converter_lut(pe, padded_out_lanes(144, pe))
+        assert c.lut == full.lut + trim_lut(144, pe)
         assert c.depth == full.depth + 1
     with pytest.raises(ValueError, match="pixel copies"):
         block_cost("conv", Geometry(h=8, w=8, c=16, ho=8, wo=8, co=144, kh=3, kw=3), 21, 16, mmv=2)

@@ -4,7 +4,7 @@ The design's per-core kernel calls (`bbgrap_hls.codegen.design`) are read as a n
 every HLS stream becomes a `fifo` at its depth (the plan's depth for a layer input, 2
 elsewhere; pass-through copies (``concat_part``, memory ports) merge into one FIFO), every
 layer the ``hw/rtl`` module of `rtl_layers`, fan-outs a `broadcast`, width converters a
-`dwc` (a trimming one after a matrix-vector unit with padded folds), gathers of split parts a chain of `concat`, channel shuffles a `channel_shuffle`
+`dwc` (after a matrix-vector unit with padded folds a `trim`), gathers of split parts a chain of `concat`, channel shuffles a `channel_shuffle`
 and the per-pixel broadcast of an Add/Mul operand a `repeat_pixel`. The top wires the cores with a `link`
 per inter-core stream (the board's width, the route's latency) and an `offchip_buffer` per
 buffer channel (the memory's bytes per cycle); graph inputs are ``s_axis_<ident>`` and
@@ -218,10 +218,10 @@ def core_module(cd: CoreDesign, g: Graph, plan: Plan, files: dict[str, str],
             name = f"u_dwc{n_glue}"
             mod.insts.append(Inst("dwc", name, [("IN", str(a)), ("OUT", str(c))],
                                   [("s_axis", r(args[0], name)), ("m_axis", w(args[1], name))], f"{a} -> {c} lanes"))
-        elif kern == "trim_convert":  # padded folds: drop the last fold's padding lanes (dwc NF/LAST)
+        elif kern == "trim_convert":  # padded folds: drop the last fold's padding lanes (trim.sv)
             _, nf, a, co, c = (int(x) for x in targs)
             name = f"u_trim{n_glue}"
-            mod.insts.append(Inst("dwc", name, [("IN", str(a)), ("OUT", str(c)), ("NF", str(nf)),
+            mod.insts.append(Inst("trim", name, [("IN", str(a)), ("OUT", str(c)), ("NF", str(nf)),
                                                 ("LAST", str(co - (nf - 1) * a))],
                                   [("s_axis", r(args[0], name)), ("m_axis", w(args[1], name))],
                                   f"{a} -> {c} lanes, the last of {nf} beats a pixel trimmed to {co - (nf - 1) * a}"))

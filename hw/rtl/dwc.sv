@@ -3,15 +3,9 @@
 // buffer of IN + OUT lanes (lanes leave in arrival order; tlast rides on its lane). Moves
 // min(IN, OUT) lanes per cycle at best, so ii = H*W*C/min(IN, OUT) (docs/hardware.md).
 // The frame's lane count must be a multiple of lcm(IN, OUT).
-// Trimming (padded folds, NF > 1): every NF-th input beat, the last of a pixel of a
-// matrix-vector unit whose IN lanes do not divide its channels, keeps only its first LAST
-// lanes (the rest are padding rows' outputs); the pixel's NF beats then carry
-// (NF-1)*IN + LAST lanes, a multiple of OUT. With OUT >= IN it takes an input beat every cycle.
 module dwc #(
-    parameter int IN   = 2,
-    parameter int OUT  = 4,
-    parameter int NF   = 1,
-    parameter int LAST = IN
+    parameter int IN  = 2,
+    parameter int OUT = 4
 ) (
     input  wire                clk,
     input  wire                rst,
@@ -28,12 +22,7 @@ module dwc #(
   localparam int NW = $clog2(CAP + 1);
   initial begin
     if (IN < 1 || OUT < 1) $error("dwc: IN=%0d and OUT=%0d must be positive", IN, OUT);
-    if (NF < 1 || LAST < 1 || LAST > IN) $error("dwc: NF=%0d >= 1 and 1 <= LAST=%0d <= IN=%0d", NF, LAST, IN);
   end
-  localparam int FW = NF > 1 ? $clog2(NF) : 1;
-  logic [FW-1:0] fold;  // input beat of the pixel (trimming)
-  logic [NW-1:0] cnt;   // lanes the input beat brings
-  assign cnt = NF > 1 && 32'(fold) == NF - 1 ? NW'(LAST) : NW'(IN);
 
   logic [CAP*8-1:0] buf_d, buf_n, buf_s;
   logic [CAP-1:0] lst, lst_n, lst_s;  // tlast flag per lane
@@ -55,9 +44,9 @@ module dwc #(
     lst_n = lst_s;
     if (in_fire) begin
       for (int i = 0; i < CAP; i++) begin
-        if (i >= int'(n_after) && i < int'(n_after) + int'(cnt)) begin
+        if (i >= int'(n_after) && i < int'(n_after) + IN) begin
           buf_n[8*i+:8] = s_axis_tdata[8*(i-int'(n_after))+:8];
-          lst_n[i] = s_axis_tlast && i == int'(n_after) + int'(cnt) - 1;
+          lst_n[i] = s_axis_tlast && i == int'(n_after) + IN - 1;
         end
       end
     end
@@ -68,11 +57,9 @@ module dwc #(
     if (rst) begin
       n <= '0;
       lst <= '0;
-      fold <= '0;
     end else begin
-      n <= n_after + (in_fire ? cnt : '0);
+      n <= n_after + (in_fire ? NW'(IN) : '0);
       lst <= lst_n;
-      if (in_fire) fold <= NF > 1 && 32'(fold) == NF - 1 ? '0 : fold + 1'b1;
     end
   end
 endmodule
