@@ -71,8 +71,10 @@ def test_family_gen_csim_bit_exact(tmp_path, name):
 @pytest.mark.parametrize("name", sorted(TINY))
 def test_family_twin_bit_exact(tmp_path, name):
     """The RTL twin of the default u250 plan: every layer has an RTL module (no
-    UNSUPPORTED.txt), bit-exact over 3 frames, measured ii within 1 % of the plan's (measured:
-    every family at the planned ii). Before the FIFO rules of search/fifos.py lost their
+    UNSUPPORTED.txt), bit-exact over 6 frames, measured ii (frames 1.. : steady state) within
+    1 % of the plan's (measured: every family at the planned ii). With padded folds the
+    MobileNetV3-Small plan's first intervals are longer while its FIFOs fill (356, 344, then
+    324 = the plan): 3 frames measured 344. Before the FIFO rules of search/fifos.py lost their
     two-frame cap and gained the broadcast and narrowing depths, MobileNetV3-Small ran at
     2,976 / 1,156, -Large 2,075, EfficientNet 1,273 and the three-head YOLO 5,156. Latency is
     not checked here: the squeeze-excite families measure 4-6 % above the plan (MobileNetV3-
@@ -86,7 +88,7 @@ def test_family_twin_bit_exact(tmp_path, name):
         design = bbgrap_hls.compile(TINY[name](), board="u250")
     design.write(tmp_path / "out")
     assert not (tmp_path / "out" / "rtl" / "UNSUPPORTED.txt").exists()
-    r = design.sim(frames=3)
+    r = design.sim(frames=6)
     print(f"{name}: ii {r.measured_ii_cycles} / {r.predicted_ii_cycles}, "
           f"latency {r.measured_latency_cycles} / {r.predicted_latency_cycles}")
     assert r.match, r.message

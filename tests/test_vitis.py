@@ -129,7 +129,7 @@ def _weight_memory_shape(gq, plan, lay) -> tuple[int, int]:
     if "dwconv2d" in lay.call:
         return simd * 8, w.shape[0] * w.shape[2] * w.shape[3] // simd  # simd one-lane banks
     k = int(np.prod(w.shape[1:])) * (node.attrs.get("group", 1) if node.op == "Conv" else 1)
-    return pe * simd * 8, (k // simd) * (co // pe)  # pe banks of simd lanes, side by side
+    return pe * simd * 8, (k // simd) * -(-co // pe)  # pe banks of simd lanes, side by side (padded folds: ceil)
 
 
 @pytest.mark.parametrize("placement", ["uram", "bram", "lut"])
