@@ -220,11 +220,10 @@ def core_module(cd: CoreDesign, g: Graph, plan: Plan, files: dict[str, str],
                                   [("s_axis", r(args[0], name)), ("m_axis", w(args[1], name))], f"{a} -> {c} lanes"))
         elif kern == "trim_convert":  # padded folds: drop the last fold's padding lanes (trim.sv)
             _, nf, a, co, c = (int(x) for x in targs)
-            name = f"u_trim{n_glue}"
-            mod.insts.append(Inst("trim", name, [("IN", str(a)), ("OUT", str(c)), ("NF", str(nf)),
-                                                ("LAST", str(co - (nf - 1) * a))],
+            name, last = f"u_trim{n_glue}", co - (nf - 1) * a
+            mod.insts.append(Inst("trim", name, [("IN", str(a)), ("OUT", str(c)), ("NF", str(nf)), ("LAST", str(last))],
                                   [("s_axis", r(args[0], name)), ("m_axis", w(args[1], name))],
-                                  f"{a} -> {c} lanes, the last of {nf} beats a pixel trimmed to {co - (nf - 1) * a}"))
+                                  f"{a} -> {c} lanes, the last of {nf} beats a pixel trimmed to {last}"))
         elif kern == "concat":
             _concat_chain(mod, f"u_cat{n_glue}", int(targs[1]), [int(x) for x in targs[2:]],
                           [r(s, f"u_cat{n_glue}") for s in args[2:]], w(args[0], f"u_cat{n_glue}"))

@@ -34,8 +34,8 @@ from bbgrap_hls.errors import UnsupportedError
 from bbgrap_hls.ir import Graph, Node
 from bbgrap_hls.model.blocks import padded_out_lanes
 from bbgrap_hls.model.memory import LUTRAM_BITS
-from bbgrap_hls.quant.arith import MULT_BITS
 from bbgrap_hls.ops import REGISTRY
+from bbgrap_hls.quant.arith import MULT_BITS
 
 
 @dataclass
@@ -94,6 +94,9 @@ def rq_rows(mult, shift, zp: int, lo, hi, n: int) -> np.ndarray:
 
 
 def _mvu_files(ident: str, mat: np.ndarray, bias, rq: np.ndarray, pe: int, simd: int) -> dict[str, str]:
+    """The mvu's memory files; a ``pe`` that does not divide the rows pads them (padded folds:
+    zero weights, the last row's bias and requantiser; `fold.pad_rows`)."""
+    mat, bias, rq = pad_rows(mat, pe), pad_rows(np.asarray(bias), pe, True), pad_rows(rq, pe, True)
     mh, mw = mat.shape
     nf, sf = mh // pe, mw // simd
     wl = np.asarray(mat, np.int64).reshape(nf, pe, sf, simd).transpose(0, 2, 1, 3).reshape(nf * sf, pe * simd)
@@ -219,9 +222,9 @@ def _rtl_layer(g: Graph, node: Node, lay: Layer, pe: int, simd: int, co_range: t
                                    f"min(simd, C) lanes, output at pe lanes (CO lanes with mmv > 1)")
         # Parallel window (simd = C·j): the swg emits j taps of C lanes per beat, so the mvu's
         # columns (ky·KW + kx)·C + c keep the order of the plain layout below.
-        mat = pad_rows(conv_matrix(wq, node.attrs["group"])[lo:hi], pe)
-        files = _mvu_files(ident, mat, pad_rows(bias[lo:hi], pe, True), pad_rows(rq[lo:hi], pe, True), pe, simd)
-        params = dict(C=c, CO=len(mat), SIMD=simd, PE=pe, **win, PAD_VAL=int(q["zp_in"]))
+        mat = conv_matrix(wq, node.attrs["group"])[lo:hi]
+        files = _mvu_files(ident, mat, bias[lo:hi], rq[lo:hi], pe, simd)
+        params = dict(C=c, CO=-(-(hi - lo) // pe) * pe, SIMD=simd, PE=pe, **win, PAD_VAL=int(q["zp_in"]))
         if lay.mmv > 1:  # every copy reads the same memories (hw/rtl/conv.sv)
             params["M"] = lay.mmv
         if lay.pack != 1:  # DSP packing (mac2.sv) or LUT multipliers (PACK = 0, lut_mul.sv)
@@ -233,9 +236,8 @@ def _rtl_layer(g: Graph, node: Node, lay: Layer, pe: int, simd: int, co_range: t
         lo, hi = co_range or (0, n)
         rq = rq_rows(q["mult"], q["shift"], q["zp_out"], q["lo"], q["hi"], n)
         bias = np.broadcast_to(np.asarray(q["bias"], np.int64).reshape(-1), (n,))
-        mat = pad_rows(wq[lo:hi], pe)
-        files = _mvu_files(ident, mat, pad_rows(bias[lo:hi], pe, True), pad_rows(rq[lo:hi], pe, True), pe, simd)
-        params = dict(MW=wq.shape[1], MH=len(mat), SIMD=simd, PE=pe) | ({"PACK": lay.pack} if lay.pack != 1 else {})
+        files = _mvu_files(ident, wq[lo:hi], bias[lo:hi], rq[lo:hi], pe, simd)
+        params = dict(MW=wq.shape[1], MH=-(-(hi - lo) // pe) * pe, SIMD=simd, PE=pe) | ({"PACK": lay.pack} if lay.pack != 1 else {})
         return RtlLayer("mvu", params | _rom_style(lay) | _names(ident, files), files)
     p = pe
     if op == "ChannelAffine":

@@ -271,15 +271,16 @@ def mvu(g: Geometry, pe: int, simd: int, uram: bool = False, mmv: int = 1, pack:
     mults = 0 if lut else (pe - pairs) * simd
     # each further copy its control; with copies, every copy's collector and merge input
     lut_copies = 0 if mmv == 1 else LUT_BASE_MVU * (mmv - 1) + LUT_MERGE_BIT * 8 * g.co * mmv
+    lut_trim = 0
     if nf * pe > g.co:  # padded folds: the trimming converter after the unit
         if mmv > 1:
             raise ValueError(f"pixel copies need pe | Co (pe={pe}, Co={g.co})")
-        lut_copies += trim_lut(g.co, pe)
+        lut_trim = trim_lut(g.co, pe)
         depth += RTL_DEPTH["converter"]
     return BlockCost(
         ii=ii, depth=depth, fill=fill, first=first, tail=tail, lead=lead, span=span, window=rows,
         dsp=mmv * (mults + REQUANT_DSP * pe), bram18=mem.bram18, uram=mem.uram,
-        lut=LUT_BASE_MVU + mmv * lut_unit + lut_copies + (0 if g.pointwise else _window_lut(lanes, simd // lanes))
+        lut=LUT_BASE_MVU + mmv * lut_unit + lut_copies + lut_trim + (0 if g.pointwise else _window_lut(lanes, simd // lanes))
         + mem.lut,
         weights=where, lut_macs=lut,
     )
