@@ -101,6 +101,21 @@ CONFIGS: dict[str, tuple[str, dict]] = {
     # lanes (6 output beats a pixel) and its 192 at 7 (24 beats: the wide multiplexer)
     "trim-21-144": ("trim", {"IN": 21, "OUT": 24, "NF": 7, "LAST": 18, "bytes": 441}),
     "trim-7-192": ("trim", {"IN": 7, "OUT": 8, "NF": 28, "LAST": 3, "bytes": 392}),
+    # width converters (model: `width_converter_lut`): trim.sv without padding where one lane
+    # count divides the other, widening (no multiplexer) and narrowing (an a/b-way one)
+    "widen-2-8": ("trim", {"IN": 2, "OUT": 8, "NF": 4, "LAST": 2, "bytes": 32}),
+    "widen-8-64": ("trim", {"IN": 8, "OUT": 64, "NF": 8, "LAST": 8, "bytes": 128}),
+    "widen-1-32": ("trim", {"IN": 1, "OUT": 32, "NF": 32, "LAST": 1, "bytes": 64}),
+    "narrow-8-2": ("trim", {"IN": 8, "OUT": 2, "NF": 1, "LAST": 8, "bytes": 32}),
+    "narrow-32-8": ("trim", {"IN": 32, "OUT": 8, "NF": 1, "LAST": 32, "bytes": 64}),
+    "narrow-64-4": ("trim", {"IN": 64, "OUT": 4, "NF": 1, "LAST": 64, "bytes": 128}),
+    # ... and dwc.sv where neither divides the other (an input lane lands at any offset)
+    "dwc-2-3": ("dwc", {"IN": 2, "OUT": 3, "bytes": 36}),
+    "dwc-3-2": ("dwc", {"IN": 3, "OUT": 2, "bytes": 36}),
+    "dwc-11-16": ("dwc", {"IN": 11, "OUT": 16, "bytes": 176}),
+    "dwc-16-11": ("dwc", {"IN": 16, "OUT": 11, "bytes": 176}),
+    "dwc-21-24": ("dwc", {"IN": 21, "OUT": 24, "bytes": 168}),
+    "dwc-24-21": ("dwc", {"IN": 24, "OUT": 21, "bytes": 168}),
 }
 QUICK = ("mvu-4x4", "lut_act-p4", "maxpool-3x3")
 LUT_BAND = (0.80, 1.15)  # Yosys / model LUTs
@@ -221,11 +236,16 @@ def synthesise(module: str, hdl: dict, folder: Path) -> tuple[Resources, float]:
 
 def predicted(module: str, params: dict) -> Resources:
     """The cost model's resources of a module configuration."""
-    if module == "trim":  # not a block: part of a padded conv/dense block's cost
-        from bbgrap_hls.model.blocks import trim_lut
+    if module == "trim":  # not a block: a padded conv/dense block's trimmer, or a width converter
+        from bbgrap_hls.model.links import trim_converter_lut
 
         co = (params["NF"] - 1) * params["IN"] + params["LAST"]
-        return Resources(dsp=0, bram18=0, uram=0, lut=trim_lut(co, params["IN"]))
+        lut = trim_converter_lut(params["NF"], params["OUT"], co // params["OUT"])
+        return Resources(dsp=0, bram18=0, uram=0, lut=lut)
+    if module == "dwc":  # a width converter whose lane counts do not divide each other
+        from bbgrap_hls.model.links import width_converter_lut
+
+        return Resources(dsp=0, bram18=0, uram=0, lut=width_converter_lut(params["IN"], params["OUT"]))
     cost, _ = expect.block(module, params)
     return Resources(dsp=cost.dsp, bram18=cost.bram18, uram=cost.uram, lut=cost.lut)
 

@@ -345,7 +345,11 @@ PARAMS: dict[str, list[dict]] = {
     "trim": [{"IN": 5, "OUT": 6, "NF": 4, "LAST": 3, "bytes": 60},
              {"IN": 21, "OUT": 24, "NF": 7, "LAST": 18, "bytes": 441},
              {"IN": 3, "OUT": 10, "NF": 4, "LAST": 1, "bytes": 24},
-             {"IN": 7, "OUT": 8, "NF": 28, "LAST": 3, "bytes": 392}],
+             {"IN": 7, "OUT": 8, "NF": 28, "LAST": 3, "bytes": 392},
+             # without padding: the width converters where one lane count divides the other
+             {"IN": 2, "OUT": 8, "NF": 4, "LAST": 2, "bytes": 32},
+             {"IN": 8, "OUT": 2, "NF": 1, "LAST": 8, "bytes": 32},
+             {"IN": 12, "OUT": 3, "NF": 1, "LAST": 12, "bytes": 36}],
     "channel_shuffle": [{"C": 12, "P": 4, "pix": 5, "groups": 3}, {"C": 6, "P": 1, "pix": 4},
                         {"C": 8, "P": 8, "pix": 6}, {"C": 12, "P": 3, "pix": 3}],
     "repeat_pixel": [{"C": 6, "P": 2, "PIXELS": 5}, {"C": 4, "P": 4, "PIXELS": 1},

@@ -186,8 +186,10 @@ def predict(module: str, p: dict) -> tuple[int, int]:
         return _stream(p["pix"] * p["C"] // p["LANES"], RTL_DEPTH["requant"])
     if module == "dwc":
         return _stream(width_converter_ii(p["bytes"], p["IN"], p["OUT"]), RTL_DEPTH["converter"])
-    if module == "trim":  # one input beat a cycle (NF a pixel), as the mvu before it
-        return _stream(p["bytes"] // p["IN"], RTL_DEPTH["converter"])
+    if module == "trim":  # one beat of the busier side a cycle (padded folds: the input's, NF a pixel)
+        co = (p["NF"] - 1) * p["IN"] + p["LAST"]
+        out_bytes = p["bytes"] * co // (p["NF"] * p["IN"])
+        return _stream(max(p["bytes"] // p["IN"], out_bytes // p["OUT"]), RTL_DEPTH["converter"])
     if module == "repeat_pixel":  # not a block of the model: the broadcast operand of Add/Mul
         beats = p["C"] // p["P"]
         ii = p["PIXELS"] * beats

@@ -84,6 +84,57 @@ def test_plans_take_padded_folds_and_say_so(tmp_path):
     assert all(n.mmv == 1 and n.weights != "ddr" and not n.split for n in padded)
 
 
+def test_tables_mark_padded_rows_and_planning_keeps_the_plan_without_them_when_faster(tmp_path):
+    """`Table.padded` marks exactly the conv/dense rows whose ``pe`` does not divide ``Co``;
+    `_run_best` returns the better of the plan with those rows and the plan of the same
+    problem without them, its segmentation indexing the problem it returns."""
+    from bbgrap_hls.search import _run, _run_best, _without_padded
+    from bbgrap_hls.search.build import build_plan
+    from bbgrap_hls.search.problem import build_problem
+
+    g = _graph(models.resnet8(), tmp_path)
+    board = load_board("zcu102")
+    prob = build_problem(g, board, padded_folds=True)
+    for u in prob.units:
+        t = u.table
+        want = (u.geom.co % t.pe != 0) if u.kind in ("conv", "dense") else np.zeros(len(t), bool)
+        assert np.array_equal(t.padded, want), u.node.name
+    assert any(u.table.padded.any() for u in prob.units)
+    plain = _without_padded(prob)
+    assert not any(u.table.padded.any() for u in plain.units)
+    assert sum(map(len, (u.table for u in plain.units))) < sum(map(len, (u.table for u in prob.units)))
+    with_rows = _run(prob, "search", "throughput", 2.0, 0, None)[0].ii_cycles
+    without = _run(plain, "search", "throughput", 2.0, 0, None)[0].ii_cycles
+    p, plan, seg = _run_best(prob, "search", "throughput", 2.0, 0, None)
+    assert plan.ii_cycles == min(with_rows, without)
+    assert build_plan(p, seg, "search", "throughput").ii_cycles == plan.ii_cycles
+
+
+def test_planning_keeps_the_plan_without_padded_rows_when_they_steer_it_slower(tmp_path, monkeypatch):
+    """When the plan made with padded-fold rows is the slower one (here forced: that run uses
+    the ``even`` baseline), `_run_best` returns the plan made without them, its segmentation
+    indexed into the tables of the problem it returns (rows found, the same plan rebuilt)."""
+    import bbgrap_hls.search as search
+    from bbgrap_hls.search.build import build_plan
+    from bbgrap_hls.search.problem import build_problem
+
+    real = search._run
+
+    def steered(prob, strategy, *args):
+        padded = any(u.table.padded.any() for u in prob.units)
+        return real(prob, "even" if padded else strategy, *args)
+
+    monkeypatch.setattr(search, "_run", steered)
+    g = _graph(models.resnet8(), tmp_path)
+    prob = build_problem(g, load_board("kv260"), padded_folds=True)
+    slow = steered(prob, "search", "throughput", 2.0, 0, None)[0].ii_cycles
+    fast = real(search._without_padded(prob), "search", "throughput", 2.0, 0, None)[0].ii_cycles
+    assert fast < slow
+    p, plan, seg = search._run_best(prob, "search", "throughput", 2.0, 0, None)
+    assert p is prob and plan.ii_cycles == fast
+    assert build_plan(p, seg, "search", "throughput").ii_cycles == fast
+
+
 def _padded_plan(graph, board, par: int):
     """`small_plan`'s even plan at parallelism ``par``, every conv/dense that has one at a
     padded folding (the largest padded ``pe`` up to ``2·par`` at its uniform row's simd)."""

@@ -46,6 +46,17 @@ class Inst:
     axi: list[tuple[str, str]] = field(default_factory=list)  # AXI4 read port prefix -> net prefix
 
 
+def width_converter(a: int, c: int) -> tuple[str, list[tuple[str, str]]]:
+    """Module and parameters of the width converter from ``a`` to ``c`` lanes: ``trim`` without
+    padding where one lane count divides the other (widening: ``c/a`` beats written side by
+    side; narrowing: one word read out as ``a/c`` beats; no shifter), else ``dwc``
+    (docs/cost-model.md, "LUT")."""
+    if c % a == 0 or a % c == 0:
+        nf = c // a if c % a == 0 else 1
+        return "trim", [("IN", str(a)), ("OUT", str(c)), ("NF", str(nf)), ("LAST", str(a))]
+    return "dwc", [("IN", str(a)), ("OUT", str(c))]
+
+
 @dataclass
 class Module:
     """A generated module: ports (name, "in"|"out", width in bits), nets, instances."""
@@ -216,8 +227,9 @@ def core_module(cd: CoreDesign, g: Graph, plan: Plan, files: dict[str, str],
         elif kern == "width_convert":
             a, c = int(targs[1]), int(targs[2])
             name = f"u_dwc{n_glue}"
-            mod.insts.append(Inst("dwc", name, [("IN", str(a)), ("OUT", str(c))],
-                                  [("s_axis", r(args[0], name)), ("m_axis", w(args[1], name))], f"{a} -> {c} lanes"))
+            module, params = width_converter(a, c)
+            mod.insts.append(Inst(module, name, params, [("s_axis", r(args[0], name)), ("m_axis", w(args[1], name))],
+                                  f"{a} -> {c} lanes"))
         elif kern == "trim_convert":  # padded folds: drop the last fold's padding lanes (trim.sv)
             _, nf, a, co, c = (int(x) for x in targs)
             name, last = f"u_trim{n_glue}", co - (nf - 1) * a
@@ -339,7 +351,8 @@ def top_module(design: Design, cores: list[Module], plan: Plan, board: Board) ->
         for (core, port, lanes), net in zip(users, nets, strict=True):
             if 8 * lanes != width:  # this core reads the input at other lanes (an uneven split's part)
                 top.nets.append((f"{port}_{core}_w", 8 * lanes))
-                top.insts.append(Inst("dwc", f"u_dwc_{port}_{core}", [("IN", str(width // 8)), ("OUT", str(lanes))],
+                module, params = width_converter(width // 8, lanes)
+                top.insts.append(Inst(module, f"u_dwc_{port}_{core}", params,
                                       [("s_axis", net), ("m_axis", f"{port}_{core}_w")],
                                       f"input {ident} to {core} at {lanes} lanes"))
                 net = f"{port}_{core}_w"

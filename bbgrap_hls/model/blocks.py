@@ -9,11 +9,13 @@ then live in URAM288 instead of BRAM (the planner decides per node).
 
 from __future__ import annotations
 
+import functools
 import math
 from collections.abc import Callable
 from dataclasses import dataclass, replace
 
 from bbgrap_hls.model.geometry import Geometry
+from bbgrap_hls.model.links import trim_converter_lut
 from bbgrap_hls.model.memory import (
     LUT_ROM_DEPTH,
     MemCost,
@@ -116,6 +118,7 @@ def _ceil(a: int, b: int) -> int:
     return -(-a // b)
 
 
+@functools.lru_cache(maxsize=1 << 14)
 def _lut_per_mac(simd: int) -> float:
     """Adder-tree LUTs per product of a matrix-vector unit with ``simd`` input lanes:
     ``LUT_PER_MAC + LUT_PER_MAC_WIDE·clamp(log2(simd/4), 0, 2)``: 20 up to 4 lanes, 24 at 8,
@@ -150,6 +153,7 @@ def _line_buffer(g: Geometry, lanes: int, j: int = 1) -> MemCost:
     return memory(lanes * 8, window_rows(g) * g.wp * (g.c // lanes)).times(j)
 
 
+@functools.lru_cache(maxsize=1 << 14)
 def _weights(banks: int, bank_bits: int, depth: int, uram: bool, lutw: bool = False) -> tuple[MemCost, str]:
     """Weight memory of ``banks`` banks read at the same address every cycle.
 
@@ -170,11 +174,13 @@ def _weights(banks: int, bank_bits: int, depth: int, uram: bool, lutw: bool = Fa
     return bram, "bram"
 
 
+@functools.lru_cache(maxsize=1 << 14)
 def _params(lanes: int, words: int) -> MemCost:
     """Per-channel bias (32 bits) and requantisation word (64 bits) of ``lanes`` lanes."""
     return rom(BIAS_BITS * lanes, words) + rom(RQ_BITS * lanes, words)
 
 
+@functools.lru_cache(maxsize=1 << 14)
 def padded_out_lanes(co: int, pe: int) -> int:
     """Lanes of the output stream of a conv/dense at ``pe`` output lanes: ``pe`` when it
     divides ``co``; else (padded folds: ``ceil(co/pe)`` neuron folds, the last one's
@@ -186,11 +192,7 @@ def padded_out_lanes(co: int, pe: int) -> int:
     return min(d for d in range(pe + 1, co + 1) if co % d == 0)
 
 
-LUT_TRIM = 30          # trim.sv control (fold/beat counters, NEED/FREE tables)
-LUT_TRIM_FOLD = 2      # per input fold: its write enable and FREE entry
-LUT_TRIM_WIDE = 0.53   # per output bit and beat choice of a multiplexer of more than 8 beats
-
-
+@functools.lru_cache(maxsize=1 << 14)
 def trim_lut(co: int, pe: int) -> int:
     """LUTs of ``trim.sv`` after a unit at ``pe`` lanes with padded folds (``pe ∤ co``): a
     pixel buffer of ``nf·pe`` lanes written without a multiplexer (one enable per fold) and an
@@ -199,10 +201,8 @@ def trim_lut(co: int, pe: int) -> int:
     `LUT_TRIM_WIDE`·``(kb−1)`` above (Yosys 0.70, ``synth_xilinx`` + ``abc -lut 6``, on nine
     configurations: 21→24 lanes of 144 channels 412 LUTs, 10→16 of 512 2,127, 14→16 of 1,280
     5,450; the flip-flops are not LUTs)."""
-    nf, lanes = -(-co // pe), padded_out_lanes(co, pe)
-    kb = co // lanes
-    per_bit = -(-(kb - 1) // 3) if kb <= 8 else LUT_TRIM_WIDE * (kb - 1)
-    return round(LUT_TRIM + LUT_TRIM_FOLD * nf + 8 * lanes * per_bit)
+    lanes = padded_out_lanes(co, pe)
+    return trim_converter_lut(-(-co // pe), lanes, co // lanes)
 
 
 def mvu(g: Geometry, pe: int, simd: int, uram: bool = False, mmv: int = 1, pack: bool = False,

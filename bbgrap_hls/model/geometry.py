@@ -7,6 +7,7 @@ Activations stream NHWC with channels innermost; a 2-D tensor ``(N, C)`` is one 
 
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass
 
 from bbgrap_hls.ir import Graph, Node
@@ -43,6 +44,14 @@ class Geometry:
     group: int = 1
     in_channels: tuple[int, ...] = ()
 
+    def __hash__(self) -> int:  # cached: the cost model's caches hash a geometry per lookup
+        h = self.__dict__.get("_hash")
+        if h is None:
+            h = hash((self.h, self.w, self.c, self.ho, self.wo, self.co, self.kh, self.kw, self.sh, self.sw,
+                      self.dh, self.dw, self.pads, self.group, self.in_channels))
+            object.__setattr__(self, "_hash", h)
+        return h
+
     @property
     def hp(self) -> int:
         return self.h + self.pads[0] + self.pads[2]
@@ -51,7 +60,7 @@ class Geometry:
     def wp(self) -> int:
         return self.w + self.pads[1] + self.pads[3]
 
-    @property
+    @functools.cached_property
     def k(self) -> int:
         """Kernel taps (``kh·kw`` without dilation)."""
         return ((self.kh - 1) // self.dh + 1) * ((self.kw - 1) // self.dw + 1)
@@ -64,7 +73,7 @@ class Geometry:
     def out_elems(self) -> int:
         return self.ho * self.wo * self.co
 
-    @property
+    @functools.cached_property
     def pointwise(self) -> bool:
         """A 1×1, stride-1, unpadded window: no line buffer needed."""
         return self.k == 1 and self.sh == 1 and self.sw == 1 and not any(self.pads)

@@ -22,8 +22,9 @@ from bbgrap_hls.model.timing import FIFO_DEPTH
 
 LUT_STREAM_ENDPOINT = 60   # serialiser / deserialiser control per tensor and core
 LUT_PER_LINK_BIT = 1       # lane muxing onto the link per bit of tensor width
-LUT_CONVERTER = 20         # width converter control
-LUT_PER_CONVERTER_LANE = 8  # per lane of the wider side
+LUT_CONVERTER = 50         # dwc.sv control (lanes held, ready)
+LUT_DWC_BIT = 1.0          # dwc.sv: per buffer bit and LUT6 of its input choice
+LUT_PER_CONVERTER_LANE = 8  # the search tables' allowance for a block's input converter, per lane
 
 
 @dataclass(frozen=True)
@@ -119,9 +120,41 @@ def width_converter_ii(elems: int, a: int, b: int) -> int:
     return elems // min(a, b)
 
 
+LUT_TRIM = 30          # trim.sv control (fold/beat counters, NEED/FREE tables)
+LUT_TRIM_FOLD = 2      # per input fold: its write enable and FREE entry
+LUT_TRIM_WIDE = 0.53   # per output bit and beat choice of a multiplexer of more than 8 beats
+LUT_NARROW = 13        # trim.sv with one input beat a pixel (a narrowing converter): its control
+LUT_WIDEN = 10         # trim.sv with one output beat a pixel (a widening converter): its control
+LUT_WIDEN_FOLD = 1.25  # ... and per input beat (write enable)
+
+
+
+def trim_converter_lut(nf: int, lanes: int, kb: int) -> int:
+    """LUTs of ``trim.sv``: ``nf`` input beats written side by side into a pixel buffer (one
+    write enable each, no multiplexer), read out as ``kb`` beats of ``lanes`` lanes through a
+    ``kb``-way multiplexer per output bit: ``ceil((kb−1)/3)`` LUT6 per bit up to 8 beats, about
+    `LUT_TRIM_WIDE`·``(kb−1)`` above; at one output beat (widening) no multiplexer at all, at
+    one input beat (narrowing) a lighter control (Yosys 0.70, ``synth_xilinx`` + ``abc -lut 6``: see
+    `blocks.trim_lut` and docs/cost-model.md, "LUT"; the flip-flops are not LUTs)."""
+    if kb == 1:  # the buffer is the output: write enables and the fold counter only
+        return round(LUT_WIDEN + LUT_WIDEN_FOLD * nf)
+    per_bit = -(-(kb - 1) // 3) if kb <= 8 else LUT_TRIM_WIDE * (kb - 1)
+    return round((LUT_TRIM if nf > 1 else LUT_NARROW) + LUT_TRIM_FOLD * nf + 8 * lanes * per_bit)
+
+
 def width_converter_lut(a: int, b: int) -> int:
-    """LUTs of a width converter from ``a`` to ``b`` lanes (0 when ``a == b``)."""
-    return 0 if a == b else LUT_CONVERTER + LUT_PER_CONVERTER_LANE * max(a, b)
+    """LUTs of the width converter from ``a`` to ``b`` lanes (0 when ``a == b``): where one
+    divides the other ``trim.sv`` without padding (`trim_converter_lut`: widening ``b/a``
+    beats into one, narrowing one word into ``a/b`` beats); else ``dwc.sv``, whose
+    ``a + b``-lane buffer takes an input lane at any offset: `LUT_CONVERTER` plus
+    `LUT_DWC_BIT` per buffer bit and input lane choice (docs/cost-model.md, "LUT")."""
+    if a == b:
+        return 0
+    if b % a == 0:
+        return trim_converter_lut(b // a, b, 1)
+    if a % b == 0:
+        return trim_converter_lut(1, b, a // b)
+    return round(LUT_CONVERTER + LUT_DWC_BIT * 8 * (a + b) * -(-a // 3))
 
 
 def stream_endpoint_lut(lanes: int) -> int:

@@ -34,7 +34,7 @@ from bbgrap_hls.model import (
 )
 from bbgrap_hls.model.blocks import PACK_CAPABLE
 from bbgrap_hls.model.geometry import Geometry, hwc
-from bbgrap_hls.model.links import fifo_cost, width_converter_lut
+from bbgrap_hls.model.links import LUT_CONVERTER, LUT_PER_CONVERTER_LANE, fifo_cost
 from bbgrap_hls.quant.build import FUSING_KINDS
 from bbgrap_hls.search.fifos import (
     broadcast_depth,
@@ -87,6 +87,7 @@ class Table:
     lut: np.ndarray  # bool: the block's products in LUTs (no product DSPs)
     lutw: np.ndarray  # bool: the block's weight memory in LUTs (`lut_rom`), placement "lut"
     lutrq: np.ndarray  # bool: the block's requantisers' products in LUTs (`lut_requantised`)
+    padded: np.ndarray  # bool: pe does not divide the block's Co (padded folds, `padded_lanes`)
     # `fold.make_chooser`'s cache, per rule (each copy of a table starts empty)
     choosers: dict = field(default_factory=dict, init=False, repr=False, compare=False)
 
@@ -98,7 +99,7 @@ class Table:
         """The rows where ``mask`` is true, in the same order."""
         i = np.nonzero(mask)[0]
         return Table(pe=self.pe[i], simd=self.simd[i], uram=self.uram[i], ii=self.ii[i], res=self.res[i],
-                     mmv=self.mmv[i], ddr=self.ddr[i], lut=self.lut[i], lutw=self.lutw[i], lutrq=self.lutrq[i])
+                     mmv=self.mmv[i], ddr=self.ddr[i], lut=self.lut[i], lutw=self.lutw[i], lutrq=self.lutrq[i], padded=self.padded[i])
 
     def __len__(self) -> int:
         return len(self.ii)
@@ -254,7 +255,7 @@ def _table_of(kind: str, g: Geometry, inputs: _Inputs, parallel_window: bool, ur
             if on_uram and kind not in URAM_CAPABLE and not ddr and not big_fifo:
                 continue  # no weights and no FIFO big enough for URAM: the same row twice
             rows.append((pe, simd, int(on_uram), c.ii, c.dsp, bram, uram_use, lut_use, bw, mmv, int(ddr), int(lut),
-                         int(lutw), int(lutrq)))
+                         int(lutw), int(lutrq), int(kind in WEIGHTED and g.co % pe != 0)))
     offchip = [r for r in rows if r[10]]
     if offchip:
         # The slowest off-chip folding may also read its weights slower (its AXI reader given
@@ -272,7 +273,7 @@ def _table_of(kind: str, g: Geometry, inputs: _Inputs, parallel_window: bool, ur
     a = a[order]
     return Table(pe=a[:, 0], simd=a[:, 1], uram=a[:, 2].astype(bool), ii=a[:, 3], res=a[:, 4:9].copy(),
                  mmv=a[:, 9].copy(), ddr=a[:, 10].astype(bool), lut=a[:, 11].astype(bool),
-                 lutw=a[:, 12].astype(bool), lutrq=a[:, 13].astype(bool))
+                 lutw=a[:, 12].astype(bool), lutrq=a[:, 13].astype(bool), padded=a[:, 14].astype(bool))
 
 
 def _input_fifos(kind: str, g: Geometry, inputs: _Inputs, lanes: int, ii: int, pe: int, window: bool,
@@ -303,8 +304,16 @@ def _input_fifos(kind: str, g: Geometry, inputs: _Inputs, lanes: int, ii: int, p
         big_fifo = big_fifo or fifo.uram > 0
         bram += fifo.bram18
         uram += fifo.uram
-        lut += fifo.lut + width_converter_lut(1, lanes)
+        lut += fifo.lut + _converter_allowance(lanes)
     return bram, uram, lut, big_fifo
+
+
+def _converter_allowance(lanes: int) -> int:
+    """What a table row charges for a width converter into a block of ``lanes`` input lanes,
+    whose producer's lanes are unknown here: ``LUT_CONVERTER + 8·lanes`` (0 at one lane). An
+    allowance, not a converter's cost: the final plan charges each real one
+    (`width_converter_lut`), and the repair lowers foldings where a core is then over."""
+    return 0 if lanes == 1 else LUT_CONVERTER + LUT_PER_CONVERTER_LANE * lanes
 
 
 @dataclass

@@ -9,6 +9,11 @@
 // pixel's beat j is written once the output beats reading its lanes have left (FREE), so the
 // input is never stalled without back-pressure: ii = NF beats a pixel; an output beat leaves
 // the cycle after the input beat that completes it.
+// Without padding (LAST = IN) it is also the width converter between lane counts of which one
+// divides the other (codegen/rtl.py; dwc.sv takes the others): widening, NF = OUT/IN beats
+// written side by side, one output beat (no multiplexer at all); narrowing, NF = 1 and
+// OUT < IN allowed, one input word read out as IN/OUT beats, the next word written as its
+// last beat leaves (ii = one output beat a cycle).
 module trim #(
     parameter int IN   = 3,
     parameter int OUT  = 4,
@@ -31,9 +36,9 @@ module trim #(
   localparam int JW = NF > 1 ? $clog2(NF) : 1;
   localparam int KW = KB > 1 ? $clog2(KB) : 1;
   initial begin
-    if (IN < 1 || NF < 1 || LAST < 1 || LAST > IN || OUT < IN || CO % OUT != 0)
-      $error("trim: IN=%0d, OUT=%0d, NF=%0d, LAST=%0d: need 1 <= LAST <= IN <= OUT and OUT | CO", IN, OUT, NF,
-             LAST);
+    if (IN < 1 || NF < 1 || LAST < 1 || LAST > IN || CO % OUT != 0 || (OUT < IN && (NF != 1 || LAST != IN)))
+      $error("trim: IN=%0d, OUT=%0d, NF=%0d, LAST=%0d: need 1 <= LAST <= IN, OUT | CO, and IN <= OUT unless NF = 1, LAST = IN",
+             IN, OUT, NF, LAST);
   end
 
   // folds an output beat needs, and output beats that must have left before a fold is rewritten
@@ -70,9 +75,13 @@ module trim #(
   assign in_fire = s_axis_tvalid && s_axis_tready;
   assign in_done = in_fire && 32'(j) == NF - 1;
   assign m_axis_tlast = olast && 32'(k) == KB - 1;
-  always_comb begin
-    m_axis_tdata = '0;
-    for (int x = 0; x < KB; x++) if (32'(k) == x) m_axis_tdata = buf_q[x*OUT*8+:OUT*8];
+  if (KB == 1) begin : g_one  // one beat a pixel (widening): the buffer is the output, no multiplexer
+    assign m_axis_tdata = buf_q[OUT*8-1:0];
+  end else begin : g_mux
+    always_comb begin
+      m_axis_tdata = '0;
+      for (int x = 0; x < KB; x++) if (32'(k) == x) m_axis_tdata = buf_q[x*OUT*8+:OUT*8];
+    end
   end
 
   always_ff @(posedge clk) begin
