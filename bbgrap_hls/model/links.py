@@ -24,7 +24,6 @@ LUT_STREAM_ENDPOINT = 60   # serialiser / deserialiser control per tensor and co
 LUT_PER_LINK_BIT = 1       # lane muxing onto the link per bit of tensor width
 LUT_CONVERTER = 50         # dwc.sv control (lanes held, ready)
 LUT_DWC_BIT = 1.0          # dwc.sv: per buffer bit and LUT6 of its input choice
-LUT_PER_CONVERTER_LANE = 8  # the search tables' allowance for a block's input converter, per lane
 
 
 @dataclass(frozen=True)
@@ -126,7 +125,6 @@ LUT_TRIM_WIDE = 0.53   # per output bit and beat choice of a multiplexer of more
 LUT_NARROW = 13        # trim.sv with one input beat a pixel (a narrowing converter): its control
 LUT_WIDEN = 10         # trim.sv with one output beat a pixel (a widening converter): its control
 LUT_WIDEN_FOLD = 1.25  # ... and per input beat (write enable)
-
 
 
 def trim_converter_lut(nf: int, lanes: int, kb: int) -> int:

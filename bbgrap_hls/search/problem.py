@@ -34,7 +34,7 @@ from bbgrap_hls.model import (
 )
 from bbgrap_hls.model.blocks import PACK_CAPABLE
 from bbgrap_hls.model.geometry import Geometry, hwc
-from bbgrap_hls.model.links import LUT_CONVERTER, LUT_PER_CONVERTER_LANE, fifo_cost
+from bbgrap_hls.model.links import fifo_cost
 from bbgrap_hls.quant.build import FUSING_KINDS
 from bbgrap_hls.search.fifos import (
     broadcast_depth,
@@ -138,7 +138,7 @@ class _Inputs:
 def _table(kind: str, g: Geometry, inputs: _Inputs, parallel_window: bool, uram: bool,
            copies: bool = True, memory: tuple[float, int, int] | None = None, pack: bool = False,
            lut_macs: bool = False, lut_requant: bool = False, padded: bool = False) -> Table:
-    """`_table_of`, cached: `make_plan` builds the same graph's tables for several variants
+    """`_tables_of`, cached: `make_plan` builds the same graph's tables for several variants
     (with and without packing or off-chip weights), most of them equal. Each call gets its own
     `Table` object (its arrays shared and never written in place; callers may rebind them).
 
@@ -161,10 +161,9 @@ def _table(kind: str, g: Geometry, inputs: _Inputs, parallel_window: bool, uram:
     key = (kind, g, inputs, parallel_window, uram, copies, memory, pack, lut_macs, lut_requant, padded)
     t = _TABLES.get(key)
     if t is None:
-        fifos: dict = {}
-        for p in ((True, False) if pack else (False,)):
-            t = _table_of(kind, g, inputs, parallel_window, uram, copies, memory, p, lut_macs, fifos, lut_requant,
-                          padded)
+        modes = (True, False) if pack else (False,)
+        for p, t in zip(modes, _tables_of(kind, g, inputs, parallel_window, uram, copies, memory, modes, lut_macs,
+                                          lut_requant, padded), strict=True):
             _remember((*key[:7], p, lut_macs, lut_requant, padded), t)
             if memory is not None:
                 _remember((*key[:6], None, p, lut_macs, lut_requant, padded), t.subset(~t.ddr))
@@ -186,20 +185,21 @@ def _remember(key: tuple, table: Table) -> None:
         _TABLES.popitem(last=False)
 
 
-def _table_of(kind: str, g: Geometry, inputs: _Inputs, parallel_window: bool, uram: bool,
-              copies: bool = True, memory: tuple[float, int, int] | None = None, pack: bool = False,
-              lut_macs: bool = False, fifos: dict | None = None, lut_requant: bool = False,
-              padded: bool = False) -> Table:
-    """Every folding (and weight placement) of a block with its cost. ``memory`` (rate
+def _tables_of(kind: str, g: Geometry, inputs: _Inputs, parallel_window: bool, uram: bool, copies: bool,
+               memory: tuple[float, int, int] | None, modes: tuple[bool, ...], lut_macs: bool,
+               lut_requant: bool, padded: bool) -> list[Table]:
+    """Every folding (and weight placement) of a block with its cost, one table per packing
+    mode of ``modes``. ``memory`` (rate
     bytes/cycle, latency, beat bytes: `offchip_memory`) adds off-chip weight rows for
-    conv/dense, their weight tiles whole beats of the port. ``pack``: on-chip conv/dense rows
+    conv/dense, their weight tiles whole beats of the port. A packing mode True: on-chip conv/dense rows
     with ``pe >= 2`` pack two output lanes per DSP (`bbgrap_hls.model.packs`). ``lut_macs``:
     on-chip conv/dense and depthwise rows also come with their products in LUTs (`lut_capable`).
-    ``fifos``: `_input_fifos` results by their arguments, shared by the tables of one block.
     ``lut_requant``: the LUT-product rows of conv/dense/dwconv (when ``lut_macs``) and every
     on-chip row of the other requantising kinds also come with LUT requantisers
-    (`lut_requant_capable`): the block without any DSP."""
-    rows = []
+    (`lut_requant_capable`): the block without any DSP. One pass over the foldings for all
+    modes: packing changes a row's DSPs and LUTs only (never its ii, memories or whether it is
+    kept), so the tables have the same rows, each with its own cost."""
+    rows: list[list[tuple]] = [[] for _ in modes]
     # on_uram: the weights and the whole-frame input FIFOs in URAM (a block without weights:
     # its FIFOs only; the final plan places FIFOs by what each core's URAM has left)
     placements = [(False, False, False), (True, False, False)] if uram and kind != "wire" else [(False, False, False)]
@@ -217,7 +217,7 @@ def _table_of(kind: str, g: Geometry, inputs: _Inputs, parallel_window: bool, ur
             macs.append((False, True))
         elif lut_macs:
             macs.append((True, True))
-    fifos = {} if fifos is None else fifos
+    fifos: dict = {}
     for pe, simd, mmv in rows_of:
         base = {}  # the folding's cost with its weights in BRAM, per kind of multiplier
         for (on_uram, ddr, lutw), (lut, lutrq) in ((p, m) for p in placements for m in macs):
@@ -225,10 +225,11 @@ def _table_of(kind: str, g: Geometry, inputs: _Inputs, parallel_window: bool, ur
                 continue
             if lut and g.co % pe:
                 continue  # padded folds with DSP products only (LUT ones: twice the rows, no gain measured)
-            # (packing where it applies only: the same call, and cached cost, for both tables)
-            c = block_cost(kind, g, pe, simd, uram=on_uram, mmv=mmv, ddr=ddr, memory=memory if ddr else None,
-                           pack=pack and not lut and packs(kind, pe, ddr), lut_macs=lut, lutw=lutw,
-                           lut_requant=lutrq)
+            # the row's cost per packing mode (packing where it applies only)
+            packable = not lut and packs(kind, pe, ddr)
+            cs = [block_cost(kind, g, pe, simd, uram=on_uram, mmv=mmv, ddr=ddr, memory=memory if ddr else None,
+                             pack=m and packable, lut_macs=lut, lutw=lutw, lut_requant=lutrq) for m in modes]
+            c = cs[0]
             if not (on_uram or ddr or lutw):
                 base[(lut, lutrq)] = c
             elif lutw and c == base[(lut, lutrq)]:
@@ -242,7 +243,7 @@ def _table_of(kind: str, g: Geometry, inputs: _Inputs, parallel_window: bool, ur
                 if mmv > 1 and c.ii >= prev_ii:
                     break  # the window generator's writes already bound it: a copy buys nothing
                 prev_ii = c.ii
-            bram, lut_use, uram_use = c.bram18, c.lut, c.uram
+            bram, uram_use, f_lut = c.bram18, c.uram, 0
             big_fifo = False
             if kind != "wire":
                 key = (in_lanes(kind, g, pe, simd), max(1, c.ii), pe, c.window is not None, on_uram)
@@ -251,11 +252,17 @@ def _table_of(kind: str, g: Geometry, inputs: _Inputs, parallel_window: bool, ur
                 f_bram, f_uram, f_lut, big_fifo = fifos[key]
                 bram += f_bram
                 uram_use += f_uram
-                lut_use += f_lut
             if on_uram and kind not in URAM_CAPABLE and not ddr and not big_fifo:
                 continue  # no weights and no FIFO big enough for URAM: the same row twice
-            rows.append((pe, simd, int(on_uram), c.ii, c.dsp, bram, uram_use, lut_use, bw, mmv, int(ddr), int(lut),
-                         int(lutw), int(lutrq), int(kind in WEIGHTED and g.co % pe != 0)))
+            flags = (mmv, int(ddr), int(lut), int(lutw), int(lutrq), int(kind in WEIGHTED and g.co % pe != 0))
+            for out, cm in zip(rows, cs, strict=True):
+                out.append((pe, simd, int(on_uram), c.ii, cm.dsp, bram, uram_use, cm.lut + f_lut, bw, *flags))
+    return [_finish_table(kind, g, memory, r) for r in rows]
+
+
+def _finish_table(kind: str, g: Geometry, memory: tuple[float, int, int] | None, rows: list[tuple]) -> Table:
+    """A `Table` of ``rows`` (`_tables_of`'s tuples) sorted by ii descending, with the slower
+    off-chip rows added."""
     offchip = [r for r in rows if r[10]]
     if offchip:
         # The slowest off-chip folding may also read its weights slower (its AXI reader given
@@ -308,12 +315,18 @@ def _input_fifos(kind: str, g: Geometry, inputs: _Inputs, lanes: int, ii: int, p
     return bram, uram, lut, big_fifo
 
 
+CONVERTER_ALLOWANCE = (20, 8)
+"""LUTs a table row charges for a width converter into a block: a constant and a term per input lane."""
+
+
 def _converter_allowance(lanes: int) -> int:
     """What a table row charges for a width converter into a block of ``lanes`` input lanes,
-    whose producer's lanes are unknown here: ``LUT_CONVERTER + 8·lanes`` (0 at one lane). An
+    whose producer's lanes are unknown here: `CONVERTER_ALLOWANCE` (``20 + 8·lanes``, 0 at one
+    lane; the converter formula before the width converters were fitted to Yosys). An
     allowance, not a converter's cost: the final plan charges each real one
     (`width_converter_lut`), and the repair lowers foldings where a core is then over."""
-    return 0 if lanes == 1 else LUT_CONVERTER + LUT_PER_CONVERTER_LANE * lanes
+    base, per_lane = CONVERTER_ALLOWANCE
+    return 0 if lanes == 1 else base + per_lane * lanes
 
 
 @dataclass
