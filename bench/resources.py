@@ -125,6 +125,7 @@ CONVERTERS: dict[str, tuple[str, dict]] = {
     "dwc-24-21": ("dwc", {"IN": 24, "OUT": 21, "bytes": 168}),
 }
 """The width converters `width_converter_lut` was fitted to (``--converters``)."""
+KNOWN = {**CONFIGS, **CONVERTERS}
 UNTESTED = ("mvu-16x4-pack", "mvu-32x4-pack", "maxpool-p1", "maxpool-p16", "lrn-c64p8", "dwconv-3x3-p4j9-lut",
             "add-p2-lutrq", "mul-p2-lutrq", "gap-p2-lutrq", "dense-64x10-pack", "mvu-4x4-lutw", "trim-7-192")
 """Configurations of `CONFIGS` the test suite leaves to this bench (``--tested`` runs the others):
@@ -267,7 +268,7 @@ def predicted(module: str, params: dict) -> Resources:
 
 def measure(name: str, seed: int = 1) -> dict:
     """Synthesise one configuration and compare it with the model."""
-    module, params = {**CONFIGS, **CONVERTERS}[name]
+    module, params = KNOWN[name]
     with tempfile.TemporaryDirectory(prefix="bbg-yosys-") as tmp:
         folder = Path(tmp)
         hdl = cases.prepare(module, params, seed, folder)
@@ -309,9 +310,9 @@ def main(argv: list[str] | None = None) -> int:
     names = args.only or (list(QUICK) if args.quick else list(CONVERTERS if args.converters else CONFIGS))
     if args.tested:
         names = [n for n in names if n not in UNTESTED]
-    unknown = [n for n in names if n not in CONFIGS and n not in CONVERTERS]
+    unknown = [n for n in names if n not in KNOWN]
     if unknown:
-        print(f"unknown configuration {', '.join(unknown)}; known: {', '.join({**CONFIGS, **CONVERTERS})}",
+        print(f"unknown configuration {', '.join(unknown)}; known: {', '.join(KNOWN)}",
               file=sys.stderr)
         return 2
     rows = []

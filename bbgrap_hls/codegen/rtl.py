@@ -28,6 +28,7 @@ from bbgrap_hls.codegen.names import comment
 from bbgrap_hls.codegen.rtl_layers import AXI_ADDR_W, rtl_layer, rtl_offchip, rtl_shuffle
 from bbgrap_hls.errors import UnsupportedError
 from bbgrap_hls.ir import Graph
+from bbgrap_hls.model.links import trim_folds
 from bbgrap_hls.plan import Plan, path_route
 
 _CALL = re.compile(r"^bb::(\w+)<([^>]*)>\((.*)\);$")
@@ -51,8 +52,8 @@ def width_converter(a: int, c: int) -> tuple[str, list[tuple[str, str]]]:
     padding where one lane count divides the other (widening: ``c/a`` beats written side by
     side; narrowing: one word read out as ``a/c`` beats; no shifter), else ``dwc``
     (docs/cost-model.md, "LUT")."""
-    if c % a == 0 or a % c == 0:
-        nf = c // a if c % a == 0 else 1
+    nf = trim_folds(a, c)
+    if nf is not None:
         return "trim", [("IN", str(a)), ("OUT", str(c)), ("NF", str(nf)), ("LAST", str(a))]
     return "dwc", [("IN", str(a)), ("OUT", str(c))]
 

@@ -194,13 +194,10 @@ def padded_out_lanes(co: int, pe: int) -> int:
 
 @functools.lru_cache(maxsize=1 << 14)
 def trim_lut(co: int, pe: int) -> int:
-    """LUTs of ``trim.sv`` after a unit at ``pe`` lanes with padded folds (``pe ∤ co``): a
-    pixel buffer of ``nf·pe`` lanes written without a multiplexer (one enable per fold) and an
-    output multiplexer choosing one of the pixel's ``kb = co/lanes`` beats per output bit
-    (``lanes = padded_out_lanes``): ``ceil((kb−1)/3)`` LUT6 per bit up to 8 beats, about
-    `LUT_TRIM_WIDE`·``(kb−1)`` above (Yosys 0.70, ``synth_xilinx`` + ``abc -lut 6``, on nine
-    configurations: 21→24 lanes of 144 channels 412 LUTs, 10→16 of 512 2,127, 14→16 of 1,280
-    5,450; the flip-flops are not LUTs)."""
+    """LUTs of ``trim.sv`` after a unit at ``pe`` lanes with padded folds (``pe ∤ co``):
+    `trim_converter_lut` of its ``ceil(co/pe)`` input beats a pixel, read out at
+    ``padded_out_lanes`` lanes (Yosys 0.70 on nine configurations: 21→24 lanes of 144 channels
+    412 LUTs, 10→16 of 512 2,127, 14→16 of 1,280 5,450)."""
     lanes = padded_out_lanes(co, pe)
     return trim_converter_lut(-(-co // pe), lanes, co // lanes)
 

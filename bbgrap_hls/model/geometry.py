@@ -8,7 +8,7 @@ Activations stream NHWC with channels innermost; a 2-D tensor ``(N, C)`` is one 
 from __future__ import annotations
 
 import functools
-from dataclasses import dataclass
+from dataclasses import dataclass, fields
 
 from bbgrap_hls.ir import Graph, Node
 
@@ -47,8 +47,7 @@ class Geometry:
     def __hash__(self) -> int:  # cached: the cost model's caches hash a geometry per lookup
         h = self.__dict__.get("_hash")
         if h is None:
-            h = hash((self.h, self.w, self.c, self.ho, self.wo, self.co, self.kh, self.kw, self.sh, self.sw,
-                      self.dh, self.dw, self.pads, self.group, self.in_channels))
+            h = hash(tuple(getattr(self, f.name) for f in fields(self)))
             object.__setattr__(self, "_hash", h)
         return h
 

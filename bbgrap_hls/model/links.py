@@ -140,6 +140,15 @@ def trim_converter_lut(nf: int, lanes: int, kb: int) -> int:
     return round((LUT_TRIM if nf > 1 else LUT_NARROW) + LUT_TRIM_FOLD * nf + 8 * lanes * per_bit)
 
 
+def trim_folds(a: int, b: int) -> int | None:
+    """Input beats per word of the width converter from ``a`` to ``b`` lanes when it is
+    ``trim.sv`` without padding (one lane count divides the other: ``b/a`` widening, 1
+    narrowing), None when it is ``dwc.sv``."""
+    if b % a == 0:
+        return b // a
+    return 1 if a % b == 0 else None
+
+
 def width_converter_lut(a: int, b: int) -> int:
     """LUTs of the width converter from ``a`` to ``b`` lanes (0 when ``a == b``): where one
     divides the other ``trim.sv`` without padding (`trim_converter_lut`: widening ``b/a``
@@ -148,10 +157,9 @@ def width_converter_lut(a: int, b: int) -> int:
     `LUT_DWC_BIT` per buffer bit and input lane choice (docs/cost-model.md, "LUT")."""
     if a == b:
         return 0
-    if b % a == 0:
-        return trim_converter_lut(b // a, b, 1)
-    if a % b == 0:
-        return trim_converter_lut(1, b, a // b)
+    nf = trim_folds(a, b)
+    if nf is not None:
+        return trim_converter_lut(nf, b, nf * a // b)
     return round(LUT_CONVERTER + LUT_DWC_BIT * 8 * (a + b) * -(-a // 3))
 
 

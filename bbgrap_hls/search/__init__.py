@@ -159,9 +159,7 @@ def _run_best(prob: Problem, strategy: str, objective: str, time_limit: float, s
             pass
         else:
             if _key(plan, objective) < _key(best[1], objective):
-                # indexed into the tables of the problem returned (its rows a superset)
-                return best[0], plan, replace(segmentation_of(best[0], plan), target=seg.target,
-                                              monotone=seg.monotone, source=seg.source)
+                return best[0], plan, _reindexed(best[0], plan, seg)
     return best[:3]
 
 
@@ -187,15 +185,19 @@ def _run_variants(prob: Problem, strategy: str, objective: str, time_limit: floa
             continue
         made = p
         if p is dw:  # the same plan indexed into prob's tables (the variant's rows are a subset)
-            plan, seg = got
-            got = (plan, replace(segmentation_of(prob, plan), target=seg.target, monotone=seg.monotone,
-                                 source=seg.source))
+            got = (got[0], _reindexed(prob, *got))
             p = prob
         if best is None or _key(got[0], objective) < _key(best[1], objective):
             best = (p, *got, made)
     if best is None:
         raise err
     return best
+
+
+def _reindexed(prob: Problem, plan: Plan, seg: Segmentation) -> Segmentation:
+    """``seg`` (of a plan made from a row subset of ``prob``) indexed into ``prob``'s tables,
+    its target, monotone flag and source kept."""
+    return replace(segmentation_of(prob, plan), target=seg.target, monotone=seg.monotone, source=seg.source)
 
 
 def _variant(prob: Problem, **options) -> Problem:

@@ -228,7 +228,9 @@ def _tables_of(kind: str, g: Geometry, inputs: _Inputs, parallel_window: bool, u
             # the row's cost per packing mode (packing where it applies only)
             packable = not lut and packs(kind, pe, ddr)
             cs = [block_cost(kind, g, pe, simd, uram=on_uram, mmv=mmv, ddr=ddr, memory=memory if ddr else None,
-                             pack=m and packable, lut_macs=lut, lutw=lutw, lut_requant=lutrq) for m in modes]
+                             pack=m and packable, lut_macs=lut, lutw=lutw, lut_requant=lutrq)
+                  for m in (modes if packable else modes[:1])]
+            cs *= len(modes) // len(cs)  # an unpackable row: the same cost in every mode
             c = cs[0]
             if not (on_uram or ddr or lutw):
                 base[(lut, lutrq)] = c
