@@ -9,7 +9,6 @@ graph of cores is acyclic by construction).
 from __future__ import annotations
 
 import math
-from collections import OrderedDict
 from dataclasses import dataclass, field, replace
 
 import numpy as np
@@ -19,90 +18,26 @@ from bbgrap_hls.errors import BadInputError
 from bbgrap_hls.ir import Graph, Node
 from bbgrap_hls.model import (
     FUSABLE_ACTS,
-    OFFCHIP_CAPABLE,
-    URAM_CAPABLE,
     WEIGHTED,
     block_cost,
     block_kind,
     foldings,
     in_lanes,
-    lut_capable,
-    lut_requant_capable,
     node_geometry,
-    packs,
-    pixel_copies,
 )
-from bbgrap_hls.model.blocks import PACK_CAPABLE
 from bbgrap_hls.model.geometry import Geometry, hwc
-from bbgrap_hls.model.links import fifo_cost
 from bbgrap_hls.quant.build import FUSING_KINDS
 from bbgrap_hls.search.fifos import (
-    broadcast_depth,
-    input_depths,
-    pad_depth,
     pad_run,
-    ring_depth,
-    stall_depth,
-    turn_depth,
-    zeroinsert_depth,
 )
+from bbgrap_hls.search.tables import BW_CYCLES, N_RES, RES, Table, _Inputs, _offchip_ok, _table  # noqa: F401
 
-RES = ("dsp", "bram18", "uram", "lut", "bw")
-"""Resources every core has a limit for, in the column order of `Table.res`. ``bw`` is the
-bandwidth of the core's board memory the block reserves, in bytes per `BW_CYCLES` cycles
-(``ceil(BW_CYCLES·offchip_bytes / ii)`` at the row's own ii: the rate it reads at)."""
-BW_CYCLES = 1024
-N_RES = len(RES)
 DSP_PACKING = True
 """Default of the planner's ``dsp_packing`` option (`build_problem`, `make_plan`, ``--dsp-packing``)."""
 LUT_MACS = True
 """Default of the planner's ``lut_macs`` option (`build_problem`, `make_plan`, ``--lut-macs``)."""
 PADDED_FOLDS = True
 """Default of the planner's ``padded_folds`` option (`build_problem`, `make_plan`, ``--padded-folds``)."""
-
-
-@dataclass
-class Table:
-    """All legal foldings of a unit (or of a split part) with their costs, as arrays.
-
-    A block with a weight memory has each folding twice when the board has URAM: weights
-    in BRAM (``uram[i]`` False) and in URAM (True); with off-chip weights allowed, a conv or
-    dense block also has each folding with its weights in the core's board memory
-    (``ddr[i]``; ``uram[i]`` then says where its frame buffers are); with LUT multipliers
-    allowed, an on-chip conv or dense block and a depthwise conv have each folding once more
-    with their products in LUTs (``lut[i]``); with LUT requantisers allowed, those LUT rows and
-    every folding of the other requantising kinds once more with the requantisers' products in
-    LUTs (``lutrq[i]``: no DSP at all); a block with a weight memory of at most `LUT_ROM_DEPTH` words (and
-    more than LUTRAM-sized) also has each folding with that memory in LUTs (``lutw[i]``). The
-    search picks per core what fits.
-    """
-
-    pe: np.ndarray
-    simd: np.ndarray
-    uram: np.ndarray  # bool: weights in URAM (frame buffers, for a ddr row)
-    ii: np.ndarray
-    res: np.ndarray  # (n_rows, 5): dsp, bram18, uram, lut, bw (block + its input FIFOs/converters)
-    mmv: np.ndarray  # a conv's pixel copies (1 for every other block)
-    ddr: np.ndarray  # bool: weights in the core's board memory
-    lut: np.ndarray  # bool: the block's products in LUTs (no product DSPs)
-    lutw: np.ndarray  # bool: the block's weight memory in LUTs (`lut_rom`), placement "lut"
-    lutrq: np.ndarray  # bool: the block's requantisers' products in LUTs (`lut_requantised`)
-    padded: np.ndarray  # bool: pe does not divide the block's Co (padded folds, `padded_lanes`)
-    # `fold.make_chooser`'s cache, per rule (each copy of a table starts empty)
-    choosers: dict = field(default_factory=dict, init=False, repr=False, compare=False)
-
-    def copies(self, i: int) -> int:
-        """Pixel copies of row ``i``."""
-        return int(self.mmv[i])
-
-    def subset(self, mask: np.ndarray) -> Table:
-        """The rows where ``mask`` is true, in the same order."""
-        i = np.nonzero(mask)[0]
-        return Table(pe=self.pe[i], simd=self.simd[i], uram=self.uram[i], ii=self.ii[i], res=self.res[i],
-                     mmv=self.mmv[i], ddr=self.ddr[i], lut=self.lut[i], lutw=self.lutw[i], lutrq=self.lutrq[i], padded=self.padded[i])
-
-    def __len__(self) -> int:
-        return len(self.ii)
 
 
 @dataclass
@@ -123,212 +58,6 @@ class Unit:
     granule: int = 0    # uneven parts' channel counts are multiples of it (0: no uneven split)
     start: float = 0.0  # structural start of its output in frames (fifos.py), links excluded
     cycles: int = 0     # pipeline cycles from the graph input to its output, links excluded
-
-
-@dataclass(frozen=True)
-class _Inputs:
-    """What a table needs to charge a block's input FIFOs: per input, its elements per
-    frame and its producer's structural start (frames) and cycles (fifos.py)."""
-
-    elems: tuple[int, ...]
-    starts: tuple[float, ...]
-    cycles: tuple[int, ...]
-
-
-def _table(kind: str, g: Geometry, inputs: _Inputs, parallel_window: bool, uram: bool,
-           copies: bool = True, memory: tuple[float, int, int] | None = None, pack: bool = False,
-           lut_macs: bool = False, lut_requant: bool = False, padded: bool = False) -> Table:
-    """`_tables_of`, cached: `make_plan` builds the same graph's tables for several variants
-    (with and without packing or off-chip weights), most of them equal. Each call gets its own
-    `Table` object (its arrays shared and never written in place; callers may rebind them).
-
-    The options a kind ignores are dropped from the key (a pool's table is the same with or
-    without packing or off-chip weights). A conv/dense table with packing is built together
-    with the one without (`make_plan` asks for both; most rows are the same and are computed
-    once), and a table with off-chip rows leaves its on-chip rows as the table without them:
-    the same rows in the same order (the off-chip rows take no part in the on-chip rows'
-    construction, and the order is a stable sort, which a subset keeps)."""
-    if kind not in OFFCHIP_CAPABLE:
-        memory = None
-    if kind not in PACK_CAPABLE:
-        pack = False
-    if not lut_capable(kind):
-        lut_macs = False
-    if not lut_requant_capable(kind) or (lut_capable(kind) and not lut_macs):
-        lut_requant = False  # (a conv/dense/dwconv takes them on its LUT-product rows only)
-    if kind not in WEIGHTED:
-        padded = False
-    key = (kind, g, inputs, parallel_window, uram, copies, memory, pack, lut_macs, lut_requant, padded)
-    t = _TABLES.get(key)
-    if t is None:
-        modes = (True, False) if pack else (False,)
-        for p, t in zip(modes, _tables_of(kind, g, inputs, parallel_window, uram, copies, memory, modes, lut_macs,
-                                          lut_requant, padded), strict=True):
-            _remember((*key[:7], p, lut_macs, lut_requant, padded), t)
-            if memory is not None:
-                _remember((*key[:6], None, p, lut_macs, lut_requant, padded), t.subset(~t.ddr))
-        t = _TABLES[key]
-    else:
-        _TABLES.move_to_end(key)
-    return replace(t)
-
-
-_TABLES: OrderedDict[tuple, Table] = OrderedDict()
-"""`_table`'s cache, least recently used first."""
-TABLES_CACHED = 8192
-
-
-def _remember(key: tuple, table: Table) -> None:
-    _TABLES[key] = table
-    _TABLES.move_to_end(key)
-    while len(_TABLES) > TABLES_CACHED:
-        _TABLES.popitem(last=False)
-
-
-def _tables_of(kind: str, g: Geometry, inputs: _Inputs, parallel_window: bool, uram: bool, copies: bool,
-               memory: tuple[float, int, int] | None, modes: tuple[bool, ...], lut_macs: bool,
-               lut_requant: bool, padded: bool) -> list[Table]:
-    """Every folding (and weight placement) of a block with its cost, one table per packing
-    mode of ``modes``. ``memory`` (rate
-    bytes/cycle, latency, beat bytes: `offchip_memory`) adds off-chip weight rows for
-    conv/dense, their weight tiles whole beats of the port. A packing mode True: on-chip conv/dense rows
-    with ``pe >= 2`` pack two output lanes per DSP (`bbgrap_hls.model.packs`). ``lut_macs``:
-    on-chip conv/dense and depthwise rows also come with their products in LUTs (`lut_capable`).
-    ``lut_requant``: the LUT-product rows of conv/dense/dwconv (when ``lut_macs``) and every
-    on-chip row of the other requantising kinds also come with LUT requantisers
-    (`lut_requant_capable`): the block without any DSP. One pass over the foldings for all
-    modes: packing changes a row's DSPs and LUTs only (never its ii, memories or whether it is
-    kept), so the tables have the same rows, each with its own cost."""
-    rows: list[list[tuple]] = [[] for _ in modes]
-    # on_uram: the weights and the whole-frame input FIFOs in URAM (a block without weights:
-    # its FIFOs only; the final plan places FIFOs by what each core's URAM has left)
-    placements = [(False, False, False), (True, False, False)] if uram and kind != "wire" else [(False, False, False)]
-    if kind in URAM_CAPABLE:
-        placements.append((False, False, True))  # the weights in LUTs (shallow memories: `lut_rom`)
-    if memory is not None and kind in OFFCHIP_CAPABLE:
-        placements.append((uram, True, False))  # frame buffers in URAM where the board has it
-    rows_of = [(p, q, m) for p, q in foldings(kind, g, parallel_window, padded)
-               for m in (pixel_copies(kind, g, p) if copies else [1])]
-    prev_ii = 0
-    macs = [(False, False), (True, False)] if lut_macs and lut_capable(kind) else [(False, False)]
-    if lut_requant and lut_requant_capable(kind):
-        # a LUT requantiser where the block then needs no DSP: on LUT products, or a block without products
-        if not lut_capable(kind):
-            macs.append((False, True))
-        elif lut_macs:
-            macs.append((True, True))
-    fifos: dict = {}
-    for pe, simd, mmv in rows_of:
-        base = {}  # the folding's cost with its weights in BRAM, per kind of multiplier
-        for (on_uram, ddr, lutw), (lut, lutrq) in ((p, m) for p in placements for m in macs):
-            if ddr and (lut or lutrq or not _offchip_ok(kind, g, pe, simd, mmv, memory[2])):
-                continue
-            if lut and g.co % pe:
-                continue  # padded folds with DSP products only (LUT ones: twice the rows, no gain measured)
-            # the row's cost per packing mode (packing where it applies only)
-            packable = not lut and packs(kind, pe, ddr)
-            cs = [block_cost(kind, g, pe, simd, uram=on_uram, mmv=mmv, ddr=ddr, memory=memory if ddr else None,
-                             pack=m and packable, lut_macs=lut, lutw=lutw, lut_requant=lutrq)
-                  for m in (modes if packable else modes[:1])]
-            cs *= len(modes) // len(cs)  # an unpackable row: the same cost in every mode
-            c = cs[0]
-            if not (on_uram or ddr or lutw):
-                base[(lut, lutrq)] = c
-            elif lutw and c == base[(lut, lutrq)]:
-                continue  # too deep for LUTs, or LUTRAM-sized anyway: the same row as in BRAM
-            bw = 0
-            if ddr:  # the block reads its weights at the memory's rate through its own port
-                bw = -(-BW_CYCLES * c.offchip_bytes // c.ii)
-            elif on_uram and kind in URAM_CAPABLE and c.weights != "uram":
-                continue  # LUTRAM-sized weights: no URAM variant
-            if not on_uram and not ddr and not lut and not lutw and not lutrq:
-                if mmv > 1 and c.ii >= prev_ii:
-                    break  # the window generator's writes already bound it: a copy buys nothing
-                prev_ii = c.ii
-            bram, uram_use, f_lut = c.bram18, c.uram, 0
-            big_fifo = False
-            if kind != "wire":
-                key = (in_lanes(kind, g, pe, simd), max(1, c.ii), pe, c.window is not None, on_uram)
-                if key not in fifos:
-                    fifos[key] = _input_fifos(kind, g, inputs, *key)
-                f_bram, f_uram, f_lut, big_fifo = fifos[key]
-                bram += f_bram
-                uram_use += f_uram
-            if on_uram and kind not in URAM_CAPABLE and not ddr and not big_fifo:
-                continue  # no weights and no FIFO big enough for URAM: the same row twice
-            flags = (mmv, int(ddr), int(lut), int(lutw), int(lutrq), int(kind in WEIGHTED and g.co % pe != 0))
-            for out, cm in zip(rows, cs, strict=True):
-                out.append((pe, simd, int(on_uram), c.ii, cm.dsp, bram, uram_use, cm.lut + f_lut, bw, *flags))
-    return [_finish_table(kind, g, memory, r) for r in rows]
-
-
-def _finish_table(kind: str, g: Geometry, memory: tuple[float, int, int] | None, rows: list[tuple]) -> Table:
-    """A `Table` of ``rows`` (`_tables_of`'s tuples) sorted by ii descending, with the slower
-    off-chip rows added."""
-    offchip = [r for r in rows if r[10]]
-    if offchip:
-        # The slowest off-chip folding may also read its weights slower (its AXI reader given
-        # a rate halving 12 times), so that a memory too slow for every block's compute still
-        # plans, bound by its bandwidth.
-        r = max(offchip, key=lambda r: (r[3], -r[4]))
-        rate, latency, beat = memory
-        for k in range(1, 13):
-            c = block_cost(kind, g, int(r[0]), int(r[1]), uram=bool(r[2]), ddr=True,
-                           memory=(rate / (1 << k), latency, beat))
-            if c.ii > r[3]:
-                rows.append((*r[:3], c.ii, *r[4:8], -(-BW_CYCLES * c.offchip_bytes // c.ii), *r[9:]))
-    a = np.array(rows, dtype=np.int64)
-    order = np.lexsort((a[:, 4:9].sum(axis=1), a[:, 3]))[::-1]  # ii descending
-    a = a[order]
-    return Table(pe=a[:, 0], simd=a[:, 1], uram=a[:, 2].astype(bool), ii=a[:, 3], res=a[:, 4:9].copy(),
-                 mmv=a[:, 9].copy(), ddr=a[:, 10].astype(bool), lut=a[:, 11].astype(bool),
-                 lutw=a[:, 12].astype(bool), lutrq=a[:, 13].astype(bool), padded=a[:, 14].astype(bool))
-
-
-def _input_fifos(kind: str, g: Geometry, inputs: _Inputs, lanes: int, ii: int, pe: int, window: bool,
-                 on_uram: bool) -> tuple[int, int, int, bool]:
-    """What a table row charges for a block's inputs: BRAM18, URAM and LUTs of each input's
-    FIFO (its reconvergence depth in the block's ``lanes``, the block at ``ii``) and a
-    worst-case width converter (from 1 lane), and whether a FIFO went to URAM."""
-    bram = uram = lut = 0
-    big_fifo = False
-    beats = [max(1, e // lanes) for e in inputs.elems]
-    starts = [s + (cy + 1) / ii for s, cy in zip(inputs.starts, inputs.cycles, strict=True)]
-    pixels = max(1, g.h * g.w)
-    channels = [max(1, e // pixels) for e in inputs.elems]
-    for k, (d, b) in enumerate(zip(input_depths(beats, starts, g.h), beats, strict=True)):
-        # the producer's lanes are unknown here: the block's own (fifos.py)
-        d = max(d, stall_depth(kind, g, pe, lanes))
-        if kind == "eltwise2":  # a broadcast operand waits for its repeat unit
-            d = max(d, broadcast_depth(b, max(1, g.out_elems // lanes)))
-        if kind == "bilinear":  # the ring's refusals
-            d = max(d, ring_depth(g, lanes))
-        if kind == "concat":  # the other inputs' turns
-            d = max(d, turn_depth(channels, k, pixels, lanes))
-        if window:  # the window generator's padding writes
-            d = max(d, pad_depth(g, lanes, lanes, ii))
-        if kind == "zeroinsert":  # rows of zeros take no input
-            d = max(d, zeroinsert_depth(g, pe, lanes, ii))
-        fifo = fifo_cost(lanes, d, on_uram)
-        big_fifo = big_fifo or fifo.uram > 0
-        bram += fifo.bram18
-        uram += fifo.uram
-        lut += fifo.lut + _converter_allowance(lanes)
-    return bram, uram, lut, big_fifo
-
-
-CONVERTER_ALLOWANCE = (20, 8)
-"""LUTs a table row charges for a width converter into a block: a constant and a term per input lane."""
-
-
-def _converter_allowance(lanes: int) -> int:
-    """What a table row charges for a width converter into a block of ``lanes`` input lanes,
-    whose producer's lanes are unknown here: `CONVERTER_ALLOWANCE` (``20 + 8·lanes``, 0 at one
-    lane; the converter formula before the width converters were fitted to Yosys). An
-    allowance, not a converter's cost: the final plan charges each real one
-    (`width_converter_lut`), and the repair lowers foldings where a core is then over."""
-    base, per_lane = CONVERTER_ALLOWANCE
-    return 0 if lanes == 1 else base + per_lane * lanes
 
 
 @dataclass
@@ -506,20 +235,6 @@ def offchip_memory(board: Board) -> tuple[float, int, int] | None:
     if not seen:
         return None
     return min(r for r, _, _ in seen), max(lat for _, lat, _ in seen), min(b for _, _, b in seen)
-
-
-def _offchip_ok(kind: str, g: Geometry, pe: int, simd: int, mmv: int, beat: int) -> bool:
-    """Foldings the off-chip kernels build (hw/rtl/conv_offchip.sv, hw/hls/conv2d_offchip.h):
-    no pixel copies, ``simd | C`` (no parallel window), ``pe·simd`` and the beat dividing one
-    another and every fold's tile whole beats."""
-    if mmv > 1 or simd > g.c or g.co % pe:
-        return False
-    word = pe * simd
-    if word % beat and beat % word:
-        return False
-    vectors = g.ho * g.wo if g.pointwise and g.ho * g.wo < g.h * g.w else g.h * g.w
-    sf = g.k * (g.in_elems // vectors if g.pointwise else g.c) // simd
-    return (word * sf) % beat == 0
 
 
 def _start(kind: str, g: Geometry, ins: _Inputs, parallel_window: bool) -> tuple[float, int]:
