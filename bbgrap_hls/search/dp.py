@@ -69,11 +69,12 @@ class SegmentDP:
         self.lims = [prob.limits(k) for k in self.path]
         self._picks: dict[tuple[int, int], tuple] = {}  # `_uneven`: part sizes, folds, resources
         self.widths = [prob.link_width(a, b) for a, b in zip(self.path, self.path[1:], strict=False)]
+        self._rows, self._offset = _unit_rows(prob)
 
     def _choose(self, target: int) -> tuple[list[int], np.ndarray]:
         idx = [c.pick(target) for c in self.ch]
-        res = np.array([c.table.res[i] if i >= 0 else (BIG,) * N_RES for c, i in zip(self.ch, idx, strict=False)],
-                       dtype=np.int64).reshape(-1, N_RES)
+        at = np.array(idx, dtype=np.int64)
+        res = self._rows[np.where(at >= 0, self._offset + at, len(self._rows) - 1)]
         return idx, res
 
     def signature(self) -> bytes:
@@ -122,11 +123,15 @@ class SegmentDP:
             return np.zeros_like(bits, dtype=bool) if isinstance(bits, np.ndarray) else False
         return -(-bits // w) <= target
 
-    def _jmax(self, pre: np.ndarray, s: int, room: np.ndarray) -> int:
-        """Largest ``j`` with units ``[s, j)`` fitting in ``room`` (``s`` itself always)."""
-        j = min(int(np.searchsorted(pre[:, r], pre[s, r] + room[r], side="right")) - 1
-                for r in range(N_RES))
-        return max(j, s)
+    @staticmethod
+    def _jmax(pre: np.ndarray, s: np.ndarray, room: np.ndarray) -> np.ndarray:
+        """Per start ``s[t]``: the largest ``j`` with units ``[s[t], j)`` fitting in
+        ``room[t]`` (``s[t]`` itself always)."""
+        j = None
+        for r in range(N_RES):
+            jr = np.searchsorted(pre[:, r], pre[s, r] + room[:, r], side="right") - 1
+            j = jr if j is None else np.minimum(j, jr)
+        return np.maximum(j, s)
 
     def run(self, target: int, reconstruct: bool = False) -> Segmentation | None | bool:
         """Whether ``target`` is feasible; with ``reconstruct`` the segmentation (or None).
@@ -169,12 +174,16 @@ class SegmentDP:
             np.add.at(diff, starts, 1)
             np.add.at(diff, np.maximum(jmax[starts], starts) + 1, -1)
             tails = tails_at[q]
-            for key, (base, origin) in list(tails.items()):
-                s = key[0]
-                jt = self._jmax(pre, s, lim - base)
-                tails[key] = (base, origin, jt)
-                diff[s] += 1
-                diff[jt + 1] -= 1
+            if tails:
+                keys = list(tails)
+                s_t = np.array([key[0] for key in keys], dtype=np.int64)
+                room = lim - np.array([tails[key][0] for key in keys], dtype=np.int64).reshape(-1, N_RES)
+                jt = self._jmax(pre, s_t, room)
+                for key, j in zip(keys, jt.tolist(), strict=True):
+                    base, origin = tails[key][:2]
+                    tails[key] = (base, origin, j)
+                np.add.at(diff, s_t, 1)
+                np.add.at(diff, jt + 1, -1)
             placed = np.cumsum(diff)[: m + 1] > 0
             hist.append((reach.copy(), jmax, tails))
             if placed[m]:
@@ -192,12 +201,12 @@ class SegmentDP:
     def _try_split(self, i, q, target, pre, reach, jmax, tails, lim, tails_at) -> None:
         """Record the tail states of splitting unit ``i`` from core position ``q``: equal
         parts (key ``(i + 1, k, 0)``) and uneven ones (``(i + 1, k, 1)``, `_uneven`)."""
-        plain = [s for s in np.nonzero(reach[: i + 1])[0][::-1]]
+        plain = np.flatnonzero(reach[: i + 1])
         # Start states on core q whose run [s, i) may precede the first part, with the room
         # they leave: the largest plain s is the lightest plain run, then the tails.
         origins = []
-        if plain:
-            origins.append((("plain", int(plain[0])), lim - (pre[i] - pre[plain[0]])))
+        if len(plain):
+            origins.append((("plain", int(plain[-1])), lim - (pre[i] - pre[plain[-1]])))
         for key, (base, _, _jt) in tails.items():
             if key[0] <= i:
                 origins.append((("tail", key), lim - (pre[i] - pre[key[0]]) - base))
@@ -240,37 +249,29 @@ class SegmentDP:
         the best origin's room allows, each middle part as large as a core allows, the
         last part the rest (the smallest tail it can leave for the units after it).
         """
-        unit = self.prob.units[i]
-        g, co = unit.geom, unit.geom.co
-        steps = [c for c in range(unit.granule, co, unit.granule)
-                 if co % c == 0 and g.ho * g.wo * (co // c) <= target]
-        if not steps:
-            return None
-        c0 = steps[0]
+        co = self.prob.units[i].geom.co
         key = (i, target)
         if key not in self._picks:
             self._picks = {k: v for k, v in self._picks.items() if k[1] == target}  # one target at a time
-            got = [(c, f, ch.table.res[f]) for c, ch in self.part_ch[i].items() if (f := ch.pick(target)) >= 0]
-            self._picks[key] = (np.array([c for c, _, _ in got], np.int64),
-                                {c: (int(f), r.astype(np.int64)) for c, f, r in got},
-                                np.array([r for _, _, r in got], np.int64).reshape(-1, N_RES))
-        sizes_all, picks, res_all = self._picks[key]
-        ok_step = sizes_all % c0 == 0
-
-        def largest(room: np.ndarray, most: int) -> int:
-            fit = ok_step & (sizes_all <= most) & np.all(res_all <= room, axis=1)
-            return int(sizes_all[fit].max()) if fit.any() else 0
-
-        best = None
-        for origin, room in origins:
-            c = largest(room, co - c0 * (k - 1))
-            if c and (best is None or c > best[0]):
-                best = (c, origin)
-        if best is None:
+            self._picks[key] = self._part_picks(i, target)
+        if self._picks[key] is None:
             return None
-        sizes, origin = [best[0]], best[1]
+        c0, sizes_all, picks, res_all, ok_step = self._picks[key]
+
+        def largest(room: np.ndarray, most: int) -> np.ndarray:
+            """Per row of ``room``: the largest part size of at most ``most`` channels
+            fitting that room, 0 when none does."""
+            fit = (ok_step & (sizes_all <= most)) & np.all(res_all <= room[:, None, :], axis=2)
+            return np.where(fit, sizes_all, 0).max(axis=1, initial=0)
+
+        got = largest(np.array([room for _, room in origins], dtype=np.int64).reshape(-1, N_RES),
+                      co - c0 * (k - 1))
+        first = int(np.argmax(got))  # the first origin of the largest first part
+        if got[first] == 0:
+            return None
+        sizes, origin = [int(got[first])], origins[first][0]
         for p in range(1, k - 1):
-            c = largest(self.lims[q + p], co - sum(sizes) - c0 * (k - 1 - p))
+            c = int(largest(np.asarray(self.lims[q + p], dtype=np.int64)[None], co - sum(sizes) - c0 * (k - 1 - p))[0])
             if not c:
                 return None
             sizes.append(c)
@@ -282,6 +283,21 @@ class SegmentDP:
         if not all(self._link_ok(q + p, self._cross(i, int(done[p]), co), target) for p in range(k - 1)):
             return None
         return picks[rest][1], (q, i, [(int(picks[c][0]), c) for c in sizes], origin)
+
+    def _part_picks(self, i: int, target: int) -> tuple | None:
+        """Unit ``i``'s uneven parts at ``target``: the step ``c0`` (None when no step keeps
+        the gather within ``target``), the part sizes with a folding, each size's (folding,
+        resources), the resources as rows, and which sizes are multiples of ``c0``."""
+        unit = self.prob.units[i]
+        g, co = unit.geom, unit.geom.co
+        c0 = next((c for c in range(unit.granule, co, unit.granule)
+                   if co % c == 0 and g.ho * g.wo * (co // c) <= target), None)
+        if c0 is None:
+            return None
+        got = [(c, f, ch.table.res[f]) for c, ch in self.part_ch[i].items() if (f := ch.pick(target)) >= 0]
+        sizes = np.array([c for c, _, _ in got], np.int64)
+        return (c0, sizes, {c: (int(f), r.astype(np.int64)) for c, f, r in got},
+                np.array([r for _, _, r in got], np.int64).reshape(-1, N_RES), sizes % c0 == 0)
 
     def _rebuild(self, q_end, hist, idx, target) -> Segmentation:
         m = self.prob.m
@@ -312,6 +328,19 @@ class SegmentDP:
             j, q, state = i, q0, origin
         return Segmentation(core=core, fold=fold, split=split, part_co=part_co, target=target,
                             monotone=self.monotone)
+
+
+def _unit_rows(prob: Problem) -> tuple[np.ndarray, np.ndarray]:
+    """Every unit table's rows in one array (and a last row of BIG: no folding) with each
+    table's first row, so that `SegmentDP._choose` gathers a target's rows in one indexing;
+    kept on the problem while its tables' arrays stay the same."""
+    res = [u.table.res for u in prob.units]
+    got = prob.unit_rows
+    if got is None or len(got[0]) != len(res) or any(a is not b for a, b in zip(got[0], res, strict=True)):
+        rows = np.vstack([*(r.astype(np.int64).reshape(-1, N_RES) for r in res),
+                          np.full((1, N_RES), BIG, dtype=np.int64)])
+        got = prob.unit_rows = (res, rows, np.cumsum([0, *(len(r) for r in res)])[:-1])
+    return got[1], got[2]
 
 
 def part_tables(prob: Problem, seg: Segmentation, u: int) -> list[Table]:

@@ -7,7 +7,8 @@ descending, so the foldings meeting ``T`` are a suffix and the choice is a suffi
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from bisect import bisect_left
+from dataclasses import dataclass, field
 
 import numpy as np
 
@@ -25,15 +26,28 @@ class Chooser:
     best: np.ndarray      # best[pos]: folding index of least cost among positions >= pos
     monotone: bool        # resources never decrease as the target tightens
     neg_ii: np.ndarray = None  # -table.ii (ascending), for the searches
+    # `best` as runs of one row, for `pick` (called millions of times per plan): a bisection
+    # over a short Python list instead of a NumPy search. The run holding position ``pos``
+    # is the last whose start ``p`` has ``neg_ii[p - 1] < -target`` (``pos`` counts the
+    # rows with ``neg_ii < -target``), so ``_th`` holds those ``neg_ii[p - 1]`` (-inf for
+    # the first run) and a last run, -1, starts past the table.
+    _th: list = field(default=None, repr=False)
+    _val: list = field(default=None, repr=False)
 
     def __post_init__(self) -> None:
         if self.neg_ii is None:
             self.neg_ii = -self.table.ii
+        n = len(self.best)
+        if not n:
+            self._th, self._val = [-np.inf], [-1]
+            return
+        starts = np.flatnonzero(self.best[1:] != self.best[:-1]) + 1
+        self._th = [-np.inf, *self.neg_ii[np.append(starts, n) - 1].tolist()]
+        self._val = [*self.best[np.insert(starts, 0, 0)].tolist(), -1]
 
     def pick(self, target: int) -> int:
         """Folding index meeting ``target`` at least cost, or -1 when none does."""
-        pos = int(np.searchsorted(self.neg_ii, -target, side="left"))
-        return -1 if pos >= len(self.best) else int(self.best[pos])
+        return self._val[bisect_left(self._th, -target) - 1]
 
 
 def make_chooser(table: Table, weights: np.ndarray) -> Chooser:
@@ -52,8 +66,14 @@ def _chooser(table: Table, weights: np.ndarray) -> Chooser:
     cost = table.res @ weights
     n = len(cost)
     # best[pos]: the row of least cost among positions >= pos; ties to the slower row, then
-    # to the later position. Rank every row by that order, then a suffix minimum of ranks.
-    order = np.lexsort((-np.arange(n), -table.ii, cost))
+    # to the later position. Rank every row by that order (a stable sort by cost of the rows
+    # in tie order, which does not depend on the rule and is kept on the table), then a
+    # suffix minimum of ranks.
+    ties = table.choosers.get(b"ties")
+    if ties is None or ties[0] is not table.ii:
+        ties = (table.ii, np.lexsort((-np.arange(n), -table.ii)))
+        table.choosers[b"ties"] = ties
+    order = ties[1][np.argsort(cost[ties[1]], kind="stable")]
     rank = np.empty(n, dtype=np.int64)
     rank[order] = np.arange(n)
     best = order[np.minimum.accumulate(rank[::-1])[::-1]] if n else np.empty(0, dtype=np.int64)

@@ -81,6 +81,8 @@ class Problem:
     padded_folds: bool = False  # conv/dense may take a pe that does not divide Co (`padded_lanes`)
     # `build._cached_parts`: a block's parts by core and row (each copy of a problem starts empty)
     parts: dict = field(default_factory=dict, init=False, repr=False, compare=False)
+    # `dp.SegmentDP`: every unit table's rows stacked, with the tables they came from
+    unit_rows: tuple | None = field(default=None, init=False, repr=False, compare=False)
 
     @property
     def m(self) -> int:
