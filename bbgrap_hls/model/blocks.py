@@ -220,9 +220,8 @@ def mvu(g: Geometry, pe: int, simd: int, uram: bool = False, mmv: int = 1, pack:
     """
     if pack and lut:
         raise ValueError("a block's products are packed in DSPs or in LUTs, not both")
-    if pack and pe < 2:
-        raise ValueError(f"DSP packing pairs output lanes: pe={pe} cannot pack")
-    pairs = pe // 2 if pack else 0
+    if pack:
+        return packed(mvu(g, pe, simd, uram=uram, mmv=mmv, lutw=lutw), pe, simd, mmv)
     # A dense layer on a flattened image (ho·wo < h·w) is one vector of h·w·c per output
     # pixel: the mvu stores all of it (MW = h·w·c), not h·w vectors of c.
     vectors = g.ho * g.wo if g.pointwise and g.ho * g.wo < g.h * g.w else g.h * g.w
@@ -264,8 +263,8 @@ def mvu(g: Geometry, pe: int, simd: int, uram: bool = False, mmv: int = 1, pack:
         tail = max(0, span - ws.last_in)
         fill, first = ws.fill, sf
     lut_unit = round(_lut_per_mac(simd) * pe * simd) + (LUT_PER_PE + LUT_REQUANT) * pe + LUT_PER_SIMD * simd \
-        + LUT_PACK * pairs * simd + (LUT_MUL * pe * simd if lut else 0)
-    mults = 0 if lut else (pe - pairs) * simd
+        + (LUT_MUL * pe * simd if lut else 0)
+    mults = 0 if lut else pe * simd
     # each further copy its control; with copies, every copy's collector and merge input
     lut_copies = 0 if mmv == 1 else LUT_BASE_MVU * (mmv - 1) + LUT_MERGE_BIT * 8 * g.co * mmv
     lut_trim = 0
@@ -281,6 +280,17 @@ def mvu(g: Geometry, pe: int, simd: int, uram: bool = False, mmv: int = 1, pack:
         + mem.lut,
         weights=where, lut_macs=lut,
     )
+
+
+def packed(cost: BlockCost, pe: int, simd: int, mmv: int = 1) -> BlockCost:
+    """An mvu's ``cost`` (DSP products, unpacked) with DSP packing: output lanes ``2i`` and
+    ``2i+1`` share one DSP48E2 per input lane, ``floor(pe/2)·simd`` multipliers fewer and
+    `LUT_PACK` LUTs more per pair and input lane, in each of ``mmv`` copies; same cycles and
+    memories (`mvu` with ``pack``; the planner's tables derive their packed rows so)."""
+    if pe < 2:
+        raise ValueError(f"DSP packing pairs output lanes: pe={pe} cannot pack")
+    pairs = pe // 2
+    return replace(cost, dsp=cost.dsp - mmv * pairs * simd, lut=cost.lut + mmv * LUT_PACK * pairs * simd)
 
 
 def _window_unit(g: Geometry, p: int, simd: int, extra: MemCost) -> tuple[BlockCost, MemCost]:

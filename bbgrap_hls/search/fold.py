@@ -41,9 +41,9 @@ class Chooser:
         if not n:
             self._th, self._val = [-np.inf], [-1]
             return
-        starts = np.flatnonzero(self.best[1:] != self.best[:-1]) + 1
-        self._th = [-np.inf, *self.neg_ii[np.append(starts, n) - 1].tolist()]
-        self._val = [*self.best[np.insert(starts, 0, 0)].tolist(), -1]
+        firsts = _run_starts(self.best)
+        self._th = [-np.inf, *self.neg_ii[np.concatenate((firsts[1:], [n])) - 1].tolist()]
+        self._val = [*self.best[firsts].tolist(), -1]
 
     def pick(self, target: int) -> int:
         """Folding index meeting ``target`` at least cost, or -1 when none does."""
@@ -77,9 +77,14 @@ def _chooser(table: Table, weights: np.ndarray) -> Chooser:
     rank = np.empty(n, dtype=np.int64)
     rank[order] = np.arange(n)
     best = order[np.minimum.accumulate(rank[::-1])[::-1]] if n else np.empty(0, dtype=np.int64)
-    r = table.res[best]
-    monotone = bool(np.all(r[1:] >= r[:-1])) if n > 1 else True
+    r = table.res[best[_run_starts(best)]]  # one row per run of equal picks
+    monotone = bool(np.all(r[1:] >= r[:-1])) if len(r) > 1 else True
     return Chooser(table, best, monotone)
+
+
+def _run_starts(best: np.ndarray) -> np.ndarray:
+    """The positions where a run of equal values of ``best`` begins (0 first)."""
+    return np.concatenate(([0], np.flatnonzero(best[1:] != best[:-1]) + 1)) if len(best) else best[:0]
 
 
 def rules(limits: np.ndarray) -> list[np.ndarray]:

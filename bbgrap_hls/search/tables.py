@@ -23,7 +23,7 @@ from bbgrap_hls.model import (
     packs,
     pixel_copies,
 )
-from bbgrap_hls.model.blocks import PACK_CAPABLE
+from bbgrap_hls.model.blocks import PACK_CAPABLE, packed
 from bbgrap_hls.model.geometry import Geometry
 from bbgrap_hls.model.links import fifo_cost
 from bbgrap_hls.search.fifos import (
@@ -102,7 +102,8 @@ def _table(kind: str, g: Geometry, inputs: _Inputs, parallel_window: bool, uram:
            lut_macs: bool = False, lut_requant: bool = False, padded: bool = False) -> Table:
     """`_tables_of`, cached: `make_plan` builds the same graph's tables for several variants
     (with and without packing or off-chip weights), most of them equal. Each call gets its own
-    `Table` object (its arrays shared and never written in place; callers may rebind them).
+    `Table` object (its arrays shared and never written in place; callers may rebind them)
+    sharing the cached table's choosers (`fold.make_chooser`).
 
     The options a kind ignores are dropped from the key (a pool's table is the same with or
     without packing or off-chip weights). A conv/dense table with packing is built together
@@ -132,7 +133,11 @@ def _table(kind: str, g: Geometry, inputs: _Inputs, parallel_window: bool, uram:
         t = _TABLES[key]
     else:
         _TABLES.move_to_end(key)
-    return replace(t)
+    copy = replace(t)
+    # the copies share the choosers: `fold.make_chooser` checks that a hit was made for the
+    # same arrays, so a copy whose arrays are rebound gets its own
+    copy.choosers = t.choosers
+    return copy
 
 
 _TABLES: OrderedDict[tuple, Table] = OrderedDict()
@@ -189,11 +194,10 @@ def _tables_of(kind: str, g: Geometry, inputs: _Inputs, parallel_window: bool, u
                 continue  # padded folds with DSP products only (LUT ones: twice the rows, no gain measured)
             # the row's cost per packing mode (packing where it applies only)
             packable = not lut and packs(kind, pe, ddr)
-            cs = [block_cost(kind, g, pe, simd, uram=on_uram, mmv=mmv, ddr=ddr, memory=memory if ddr else None,
-                             pack=m and packable, lut_macs=lut, lutw=lutw, lut_requant=lutrq)
-                  for m in (modes if packable else modes[:1])]
-            cs *= len(modes) // len(cs)  # an unpackable row: the same cost in every mode
-            c = cs[0]
+            c = block_cost(kind, g, pe, simd, uram=on_uram, mmv=mmv, ddr=ddr, memory=memory if ddr else None,
+                           lut_macs=lut, lutw=lutw, lut_requant=lutrq)
+            # packing changes the DSPs and LUTs only (`packed`, as `block_cost` with ``pack``)
+            cs = [packed(c, pe, simd, mmv) if m and packable else c for m in modes]
             if not (on_uram or ddr or lutw):
                 base[(lut, lutrq)] = c
             elif lutw and c == base[(lut, lutrq)]:
