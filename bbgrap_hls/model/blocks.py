@@ -283,14 +283,22 @@ def mvu(g: Geometry, pe: int, simd: int, uram: bool = False, mmv: int = 1, pack:
 
 
 def packed(cost: BlockCost, pe: int, simd: int, mmv: int = 1) -> BlockCost:
-    """An mvu's ``cost`` (DSP products, unpacked) with DSP packing: output lanes ``2i`` and
+    """An mvu's ``cost`` (DSP products, unpacked) with DSP packing (`pack_change`); same
+    cycles and memories (`mvu` with ``pack``).
+    """
+    dsp, lut = pack_change(pe, simd, mmv)
+    return replace(cost, dsp=cost.dsp + dsp, lut=cost.lut + lut)
+
+
+def pack_change(pe: int, simd: int, mmv: int = 1) -> tuple[int, int]:
+    """What DSP packing changes in an mvu's cost, ``(dsp, lut)``: output lanes ``2i`` and
     ``2i+1`` share one DSP48E2 per input lane, ``floor(pe/2)·simd`` multipliers fewer and
-    `LUT_PACK` LUTs more per pair and input lane, in each of ``mmv`` copies; same cycles and
-    memories (`mvu` with ``pack``; the planner's tables derive their packed rows so)."""
+    `LUT_PACK` LUTs more per pair and input lane, in each of ``mmv`` copies (the planner's
+    tables derive their packed rows so)."""
     if pe < 2:
         raise ValueError(f"DSP packing pairs output lanes: pe={pe} cannot pack")
     pairs = pe // 2
-    return replace(cost, dsp=cost.dsp - mmv * pairs * simd, lut=cost.lut + mmv * LUT_PACK * pairs * simd)
+    return -mmv * pairs * simd, mmv * LUT_PACK * pairs * simd
 
 
 def _window_unit(g: Geometry, p: int, simd: int, extra: MemCost) -> tuple[BlockCost, MemCost]:

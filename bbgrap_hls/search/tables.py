@@ -23,7 +23,7 @@ from bbgrap_hls.model import (
     packs,
     pixel_copies,
 )
-from bbgrap_hls.model.blocks import PACK_CAPABLE, packed
+from bbgrap_hls.model.blocks import PACK_CAPABLE, pack_change
 from bbgrap_hls.model.geometry import Geometry
 from bbgrap_hls.model.links import fifo_cost
 from bbgrap_hls.search.fifos import (
@@ -196,8 +196,9 @@ def _tables_of(kind: str, g: Geometry, inputs: _Inputs, parallel_window: bool, u
             packable = not lut and packs(kind, pe, ddr)
             c = block_cost(kind, g, pe, simd, uram=on_uram, mmv=mmv, ddr=ddr, memory=memory if ddr else None,
                            lut_macs=lut, lutw=lutw, lut_requant=lutrq)
-            # packing changes the DSPs and LUTs only (`packed`, as `block_cost` with ``pack``)
-            cs = [packed(c, pe, simd, mmv) if m and packable else c for m in modes]
+            # packing changes the DSPs and LUTs only (`pack_change`, as `block_cost` with ``pack``)
+            change = pack_change(pe, simd, mmv) if packable else (0, 0)
+            cs = [(c.dsp + change[0], c.lut + change[1]) if m else (c.dsp, c.lut) for m in modes]
             if not (on_uram or ddr or lutw):
                 base[(lut, lutrq)] = c
             elif lutw and c == base[(lut, lutrq)]:
@@ -223,8 +224,8 @@ def _tables_of(kind: str, g: Geometry, inputs: _Inputs, parallel_window: bool, u
             if on_uram and kind not in URAM_CAPABLE and not ddr and not big_fifo:
                 continue  # no weights and no FIFO big enough for URAM: the same row twice
             flags = (mmv, int(ddr), int(lut), int(lutw), int(lutrq), int(kind in WEIGHTED and g.co % pe != 0))
-            for out, cm in zip(rows, cs, strict=True):
-                out.append((pe, simd, int(on_uram), c.ii, cm.dsp, bram, uram_use, cm.lut + f_lut, bw, *flags))
+            for out, (dsp, lut_use) in zip(rows, cs, strict=True):
+                out.append((pe, simd, int(on_uram), c.ii, dsp, bram, uram_use, lut_use + f_lut, bw, *flags))
     return [_finish_table(kind, g, memory, r) for r in rows]
 
 
