@@ -31,6 +31,7 @@ from bbgrap_hls.plan import Plan
 from bbgrap_hls.search.build import repair, violations
 from bbgrap_hls.search.dp import Segmentation
 from bbgrap_hls.search.narrow import narrow, segmentation_of
+from bbgrap_hls.search.parallel import Aside
 from bbgrap_hls.search.problem import DSP_PACKING, LUT_MACS, PADDED_FOLDS, Problem, build_problem, core_path
 from bbgrap_hls.search.roofline import roofline
 from bbgrap_hls.search.strategies import boost, even, exact, explain_infeasible, greedy, refine, single
@@ -116,6 +117,19 @@ def _run(prob: Problem, strategy: str, objective: str, time_limit: float, seed: 
     if best is None:
         raise err or InfeasibleError(explain_infeasible(prob))
     return best
+
+
+def _portable(got: tuple[Problem, Plan, Segmentation]) -> tuple[Problem, Plan, Segmentation]:
+    """A planned problem's result without the caches its receiver rebuilds when it needs
+    them (the tables' choosers, the problem's parts and stacked rows): what `Aside` sends
+    back from its child."""
+    p, plan, seg = got
+    for u in p.units:
+        for t in (u.table, *u.split_tables.values(), *u.part_tables.values()):
+            t.choosers = {}
+    p.parts.clear()
+    p.unit_rows = None
+    return p, plan, seg
 
 
 def _check_capacity(board: Board, plan: Plan) -> None:
@@ -441,20 +455,34 @@ def _make_plan_with(graph: Graph, board: Board, strategy: str, objective: str, t
     # (MobileNetV2 on u250: 56,448 instead of 51,076 cycles); allowing it must never cost speed.
     best, err = None, None
     probs = [prob, _variant(prob, dsp_packing=False)] if dsp_packing else [prob]
-    for p in probs:
-        try:
-            p, plan, seg = _run_best(p, strategy, objective, time_limit, seed, progress)
-        except InfeasibleError as e:
-            err = err or e
-            continue
+
+    def plan_one(p: Problem, progress=progress) -> tuple[Problem, Plan, Segmentation]:
+        p, plan, seg = _run_best(p, strategy, objective, time_limit, seed, progress)
         if narrow_folding:
             if progress:
                 progress(f"{strategy}: narrowing foldings to the design ii")
             plan, seg, st = narrow(p, seg, plan, objective, strategy)
             plan.optimizer.update(narrowed_blocks=st.refolded, lanes_before=st.lanes_before,
                                   lanes_after=st.lanes_after)
-        if best is None or _key(plan, objective) < _key(best[1], objective):
-            best = (p, plan, seg)
+        return p, plan, seg
+
+    # The problem without packing is planned in a second process where one can be forked
+    # (`parallel.Aside`); its result is taken exactly as if planned here, after the first.
+    aside = Aside(lambda: plan_one(probs[1], None), _portable) if len(probs) > 1 else None
+    if aside is not None and aside.started and progress:
+        progress(f"{strategy}: planning without DSP packing in a second process")
+    try:
+        for k, p in enumerate(probs):
+            try:
+                p, plan, seg = plan_one(p) if k == 0 or aside is None else aside.result()
+            except InfeasibleError as e:
+                err = err or e
+                continue
+            if best is None or _key(plan, objective) < _key(best[1], objective):
+                best = (p, plan, seg)
+    finally:
+        if aside is not None:
+            aside.close()
     if best is None:
         raise err
     chosen, plan, seg = best

@@ -70,6 +70,7 @@ class SegmentDP:
         self._picks: dict[tuple[int, int], tuple] = {}  # `_uneven`: part sizes, folds, resources
         self.widths = [prob.link_width(a, b) for a, b in zip(self.path, self.path[1:], strict=False)]
         self._rows, self._offset = _unit_rows(prob)
+        self._splittable = sorted(set(self.split_ch) | set(self.part_ch))
 
     def _choose(self, target: int) -> tuple[list[int], np.ndarray]:
         idx = [c.pick(target) for c in self.ch]
@@ -192,7 +193,7 @@ class SegmentDP:
                 return self._rebuild(q, hist, idx, target)
             if q == n - 1:
                 break
-            for i in sorted(set(self.split_ch) | set(self.part_ch)):
+            for i in self._splittable:
                 if i < m and placed[i]:
                     self._try_split(i, q, target, pre, reach, jmax, tails, lim, tails_at)
             reach = placed & self._link_ok(q, prob.cut_bits, target)
@@ -201,21 +202,28 @@ class SegmentDP:
     def _try_split(self, i, q, target, pre, reach, jmax, tails, lim, tails_at) -> None:
         """Record the tail states of splitting unit ``i`` from core position ``q``: equal
         parts (key ``(i + 1, k, 0)``) and uneven ones (``(i + 1, k, 1)``, `_uneven`)."""
+        n = len(self.path)
+        equal = [(k, ch) for k, ch in self.split_ch.get(i, {}).items()
+                 if q + k - 1 < n and (i + 1, k, 0) not in tails_at[q + k - 1]]
+        uneven = [k for k in range(2, min(UNEVEN_PARTS, n - q) + 1)
+                  if (i + 1, k, 1) not in tails_at[q + k - 1]] if i in self.part_ch else []
+        if not equal and not uneven:
+            return
+        # Start states on core q whose run [s, i) may precede the first part (``origins``),
+        # with the room each leaves (a row of ``rooms``): the largest plain s is the lightest
+        # plain run, then the tails.
         plain = np.flatnonzero(reach[: i + 1])
-        # Start states on core q whose run [s, i) may precede the first part, with the room
-        # they leave: the largest plain s is the lightest plain run, then the tails.
-        origins = []
-        if len(plain):
-            origins.append((("plain", int(plain[-1])), lim - (pre[i] - pre[plain[-1]])))
-        for key, (base, _, _jt) in tails.items():
-            if key[0] <= i:
-                origins.append((("tail", key), lim - (pre[i] - pre[key[0]]) - base))
+        origins = [("plain", int(plain[-1]))] if len(plain) else []
+        rooms = [(lim - (pre[i] - pre[plain[-1]]))[None]] if len(plain) else []
+        at = [key for key in tails if key[0] <= i]
+        if at:
+            base = np.array([tails[key][0] for key in at], dtype=np.int64).reshape(-1, N_RES)
+            rooms.append(lim - (pre[i] - pre[[key[0] for key in at]]) - base)
+            origins += [("tail", key) for key in at]
         if not origins:
             return
-        for k, ch in self.split_ch.get(i, {}).items():
-            last = q + k - 1
-            if last >= len(self.path) or (i + 1, k, 0) in tails_at[last]:
-                continue
+        rooms = np.concatenate(rooms)
+        for k, ch in equal:
             f = ch.pick(target)
             if f < 0:
                 continue
@@ -224,16 +232,13 @@ class SegmentDP:
                 continue
             if not all(self._link_ok(q + p, self._cross(i, p + 1, k), target) for p in range(k - 1)):
                 continue
-            origin = next((o for o, room in origins if np.all(part <= room)), None)
-            if origin is not None:
-                tails_at[last][(i + 1, k, 0)] = (part, (q, i, [(int(f), None)] * k, origin))
-        if i in self.part_ch:
-            for k in range(2, min(UNEVEN_PARTS, len(self.path) - q) + 1):
-                key = (i + 1, k, 1)
-                if key not in tails_at[q + k - 1]:
-                    found = self._uneven(i, q, k, target, origins)
-                    if found is not None:
-                        tails_at[q + k - 1][key] = found
+            fit = np.flatnonzero(np.all(part <= rooms, axis=1))
+            if len(fit):
+                tails_at[q + k - 1][(i + 1, k, 0)] = (part, (q, i, [(int(f), None)] * k, origins[fit[0]]))
+        for k in uneven:
+            found = self._uneven(i, q, k, target, origins, rooms)
+            if found is not None:
+                tails_at[q + k - 1][(i + 1, k, 1)] = found
 
     def _cross(self, i: int, num: int, den: int) -> int:
         """Bits per frame on the link after a split part of unit ``i``: what crosses the cut
@@ -241,8 +246,9 @@ class SegmentDP:
         prob = self.prob
         return int(prob.cut_bits[i]) + prob.tensor_bits[prob.units[i].out_tensor] * num // den
 
-    def _uneven(self, i: int, q: int, k: int, target: int, origins: list) -> tuple | None:
-        """Unit ``i`` split into ``k`` uneven parts from core position ``q``, or None.
+    def _uneven(self, i: int, q: int, k: int, target: int, origins: list, rooms: np.ndarray) -> tuple | None:
+        """Unit ``i`` split into ``k`` uneven parts from core position ``q`` (its first part
+        after one of ``origins``, whose rooms are the rows of ``rooms``), or None.
 
         Parts are multiples of a step ``c0`` (a multiple of the unit's granule dividing
         ``Co``, the least whose gather keeps ``target``). Greedy: the first part as large as
@@ -264,12 +270,11 @@ class SegmentDP:
             fit = (ok_step & (sizes_all <= most)) & np.all(res_all <= room[:, None, :], axis=2)
             return np.where(fit, sizes_all, 0).max(axis=1, initial=0)
 
-        got = largest(np.array([room for _, room in origins], dtype=np.int64).reshape(-1, N_RES),
-                      co - c0 * (k - 1))
+        got = largest(rooms, co - c0 * (k - 1))
         first = int(np.argmax(got))  # the first origin of the largest first part
         if got[first] == 0:
             return None
-        sizes, origin = [int(got[first])], origins[first][0]
+        sizes, origin = [int(got[first])], origins[first]
         for p in range(1, k - 1):
             c = int(largest(np.asarray(self.lims[q + p], dtype=np.int64)[None], co - sum(sizes) - c0 * (k - 1 - p))[0])
             if not c:

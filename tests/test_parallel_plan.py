@@ -1,0 +1,89 @@
+"""`search.parallel.Aside`: planning work in a forked second process gives what planning it
+in one process gives (value, tool errors, other failures), and `make_plan` with it makes the
+same plan as without it."""
+
+from __future__ import annotations
+
+import os
+import time
+
+import pytest
+
+from bbgrap_hls.board import load_board
+from bbgrap_hls.errors import InfeasibleError
+from bbgrap_hls.frontend import load_model
+from bbgrap_hls.passes import canonicalize
+from bbgrap_hls.search import make_plan
+from bbgrap_hls.search.parallel import JOBS_ENV, Aside, can_fork
+from tests import models
+
+needs_fork = pytest.mark.skipif(not can_fork(), reason="no second core or no fork here")
+
+
+@needs_fork
+def test_the_value_comes_from_the_child():
+    parent = os.getpid()
+    aside = Aside(lambda: os.getpid())
+    assert aside.started
+    assert aside.result() not in (parent, None)
+
+
+@needs_fork
+def test_a_tool_error_in_the_child_is_raised_here():
+    def fn():
+        raise InfeasibleError("core 0 is short by 3 DSP")
+
+    aside = Aside(fn)
+    with pytest.raises(InfeasibleError, match="short by 3 DSP"):
+        aside.result()
+
+
+@needs_fork
+def test_a_child_that_dies_or_fails_otherwise_is_redone_here():
+    parent = os.getpid()
+
+    def dies():
+        if os.getpid() != parent:
+            os._exit(3)
+        return "here"
+
+    assert Aside(dies).result() == "here"
+
+    def fails():
+        if os.getpid() != parent:
+            raise RuntimeError("in the child")
+        raise ValueError("in the parent")
+
+    with pytest.raises(ValueError, match="in the parent"):  # the parent's own traceback
+        Aside(fails).result()
+
+
+@needs_fork
+def test_close_stops_a_child_still_working():
+    aside = Aside(lambda: time.sleep(60))
+    t = time.monotonic()
+    aside.close()
+    assert time.monotonic() - t < 10 and not aside.started
+
+
+def test_without_fork_the_work_runs_here(monkeypatch):
+    monkeypatch.setenv(JOBS_ENV, "1")
+    aside = Aside(lambda: os.getpid())
+    assert not aside.started and aside.result() == os.getpid()
+
+
+@needs_fork
+@pytest.mark.parametrize("name,board", [("resnet8", "u250"), ("mobilenet_v1", "zcu102")])
+def test_make_plan_is_the_same_with_the_second_process(tmp_path, monkeypatch, name, board):
+    """The plan without packing made in the child is taken as if made here: the same plan
+    (stable JSON) with and without the child; the child is used (its progress line)."""
+    g = canonicalize(load_model(models.save(getattr(models, name)(), tmp_path / "m.onnx")))
+    said: list[str] = []
+    kw = dict(baselines=False, offchip_weights=board == "zcu102")
+    forked = make_plan(g, load_board(board), progress=said.append, **kw)
+    assert any("second process" in s for s in said)
+    monkeypatch.setenv(JOBS_ENV, "1")
+    said.clear()
+    alone = make_plan(g, load_board(board), progress=said.append, **kw)
+    assert not any("second process" in s for s in said)
+    assert forked.to_json(stable=True) == alone.to_json(stable=True)
