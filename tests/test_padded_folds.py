@@ -88,7 +88,7 @@ def test_tables_mark_padded_rows_and_planning_keeps_the_plan_without_them_when_f
     """`Table.padded` marks exactly the conv/dense rows whose ``pe`` does not divide ``Co``;
     `_run_best` returns the better of the plan with those rows and the plan of the same
     problem without them, its segmentation indexing the problem it returns."""
-    from bbgrap_hls.search import _run, _run_best, _without_padded
+    from bbgrap_hls.search.runs import _run, _run_best, _without_padded
     from bbgrap_hls.search.build import build_plan
     from bbgrap_hls.search.problem import build_problem
 
@@ -114,7 +114,7 @@ def test_planning_keeps_the_plan_without_padded_rows_when_they_steer_it_slower(t
     """When the plan made with padded-fold rows is the slower one (here forced: that run uses
     the ``even`` baseline), `_run_best` returns the plan made without them, its segmentation
     indexed into the tables of the problem it returns (rows found, the same plan rebuilt)."""
-    import bbgrap_hls.search as search
+    import bbgrap_hls.search.runs as search
     from bbgrap_hls.search.build import build_plan
     from bbgrap_hls.search.problem import build_problem
 
