@@ -71,6 +71,7 @@ class SegmentDP:
         self.widths = [prob.link_width(a, b) for a, b in zip(self.path, self.path[1:], strict=False)]
         self._rows, self._offset = _unit_rows(prob)
         self._splittable = sorted(set(self.split_ch) | set(self.part_ch))
+        self._part_choosers = [c for d in (*self.split_ch.values(), *self.part_ch.values()) for c in d.values()]
 
     def _choose(self, target: int) -> tuple[list[int], np.ndarray]:
         idx = [c.pick(target) for c in self.ch]
@@ -102,18 +103,20 @@ class SegmentDP:
         ok = np.ones(len(t), dtype=bool)
         core = np.zeros(len(t), dtype=np.int64)  # the core each target's fill has reached
         load = np.zeros((len(t), N_RES), dtype=np.int64)
+        cur = np.broadcast_to(lims[0], load.shape).copy()  # each target's current core's limits
         for u, c in enumerate(self.ch):
             if u in self.split_ch or u in self.part_ch:
                 continue
-            pos = np.searchsorted(c.neg_ii, -t, side="left")
+            pos = c.neg_ii.searchsorted(-t, side="left")
             ok &= pos < len(c.best)
             res = c.table.res[c.best[np.minimum(pos, len(c.best) - 1)]]
             for _ in range(n + 1):  # next core while the unit does not fit the current one
-                over = ok & np.any(load + res > lims[np.minimum(core, n - 1)], axis=1)
+                over = ok & (load + res > cur).any(axis=1)
                 if not over.any():
                     break
                 core[over] += 1
                 load[over] = 0
+                cur[over] = lims[np.minimum(core[over], n - 1)]
                 ok &= core < n
             load += res
         return [lo + int(i) for i in np.nonzero(ok)[0]]
@@ -146,9 +149,7 @@ class SegmentDP:
         idx, res = self._choose(target)
         key = None
         if self.memo is not None and not reconstruct:
-            key = (target, np.array(idx, dtype=np.int64).tobytes(),
-                   np.array([c.pick(target) for d in (*self.split_ch.values(), *self.part_ch.values())
-                             for c in d.values()], dtype=np.int64).tobytes())
+            key = (target, tuple(idx), tuple(c.pick(target) for c in self._part_choosers))
             if key in self.memo:
                 return self.memo[key]
         got = self._run(target, reconstruct, idx, res)
