@@ -88,9 +88,9 @@ def test_tables_mark_padded_rows_and_planning_keeps_the_plan_without_them_when_f
     """`Table.padded` marks exactly the conv/dense rows whose ``pe`` does not divide ``Co``;
     `_run_best` returns the better of the plan with those rows and the plan of the same
     problem without them, its segmentation indexing the problem it returns."""
-    from bbgrap_hls.search.runs import _run, _run_best, _without_padded
     from bbgrap_hls.search.build import build_plan
     from bbgrap_hls.search.problem import build_problem
+    from bbgrap_hls.search.runs import _run, _run_best, _without_padded
 
     g = _graph(models.resnet8(), tmp_path)
     board = load_board("zcu102")

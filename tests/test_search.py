@@ -19,9 +19,10 @@ from bbgrap_hls.model.kinds import in_lanes, node_geometry
 from bbgrap_hls.passes import canonicalize
 from bbgrap_hls.plan import Plan
 from bbgrap_hls.search import build_problem, make_plan
-from bbgrap_hls.search.build import build_plan, violations
+from bbgrap_hls.search.build import build_plan
 from bbgrap_hls.search.fifos import input_depths, pad_run, stall_depth
 from bbgrap_hls.search.narrow import fold_cost, segmentation_of
+from bbgrap_hls.search.repair import violations
 from tests import models
 
 MODELS = ("mlp", "lenet", "resnet8", "ds_cnn", "mlp_autoencoder", "residual_block", "inception_block")

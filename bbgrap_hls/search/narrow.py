@@ -42,9 +42,10 @@ import numpy as np
 
 from bbgrap_hls.model import WEIGHTED
 from bbgrap_hls.plan import Plan
-from bbgrap_hls.search.build import build_plan, core_use, violations
+from bbgrap_hls.search.build import build_plan, core_use
 from bbgrap_hls.search.dp import Segmentation
 from bbgrap_hls.search.problem import Problem, Table
+from bbgrap_hls.search.repair import violations
 
 MAX_BUILDS = 3000
 """Default cap on the plans the descent builds (about 1 ms each for a 20-block model)."""

@@ -12,10 +12,10 @@ from dataclasses import replace
 
 from bbgrap_hls.errors import InfeasibleError
 from bbgrap_hls.plan import Plan
-from bbgrap_hls.search.build import repair, violations
 from bbgrap_hls.search.dp import Segmentation
 from bbgrap_hls.search.narrow import segmentation_of
 from bbgrap_hls.search.problem import Problem, build_problem
+from bbgrap_hls.search.repair import repair, violations
 from bbgrap_hls.search.strategies import boost, even, exact, explain_infeasible, greedy, refine, single
 
 
