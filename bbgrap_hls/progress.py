@@ -109,6 +109,10 @@ class Task:
         if self._mode == "bar":
             from tqdm import tqdm
 
+            # no tqdm monitor thread: with only this module's tickers beside it, planning may
+            # fork a second process (`bbgrap_hls.search.parallel.can_fork`)
+            tqdm.monitor_interval = 0
+
             # a terminal of unknown size (a bare pty) says 0 x 0, and tqdm hides a bar below row 0
             sized = _columns(self._stream) > 0
             self._bar = tqdm(total=total, desc=desc, unit=unit, file=self._stream, delay=DELAY, leave=False,
@@ -118,6 +122,9 @@ class Task:
         self._thread = None
         if self._mode != "quiet" and (ticker or poll is not None):
             self._thread = threading.Thread(target=self._tick, name=f"progress {desc}", daemon=True)
+            # it only writes this task's lines: a forked child that never reports progress and
+            # writes nothing to these streams is safe beside it (`search.parallel.can_fork`)
+            self._thread.fork_safe = True
             self._thread.start()
 
     def __enter__(self) -> Task:

@@ -87,3 +87,26 @@ def test_make_plan_is_the_same_with_the_second_process(tmp_path, monkeypatch, na
     alone = make_plan(g, load_board(board), progress=said.append, **kw)
     assert not any("second process" in s for s in said)
     assert forked.to_json(stable=True) == alone.to_json(stable=True)
+
+
+@needs_fork
+def test_no_child_beside_another_thread_unless_it_is_marked_fork_safe():
+    """A thread that may hold a lock at the fork keeps planning in one process; the CLI's
+    progress tickers (`bbgrap_hls.progress`, marked ``fork_safe``) do not."""
+    import threading
+
+    from bbgrap_hls import progress
+
+    stop = threading.Event()
+    other = threading.Thread(target=stop.wait, daemon=True)
+    other.start()
+    try:
+        assert not can_fork()
+        other.fork_safe = True
+        assert can_fork()
+    finally:
+        stop.set()
+        other.join()
+    with progress.task("planning (test)", ticker=True) as t:
+        assert t._thread is None or t._thread.fork_safe  # quiet mode starts no ticker
+        assert can_fork()

@@ -33,12 +33,15 @@ def _cores() -> int:
 
 def can_fork() -> bool:
     """Whether `Aside` may start a child: not turned off (`JOBS_ENV`), a second core to run it
-    on, the fork start method (POSIX), and no other thread in this process (a forked copy of
-    a threaded process can deadlock on a lock another thread held)."""
+    on, the fork start method (POSIX), and no other thread in this process but ones marked
+    ``fork_safe`` (a forked copy of a threaded process can deadlock on a lock another thread
+    held; `bbgrap_hls.progress` marks its tickers, whose locks the child never takes: it
+    reports no progress and writes nothing to the parent's streams)."""
     if os.environ.get(JOBS_ENV, "").strip() == "1" or _cores() < 2:
         return False
-    if threading.active_count() > 1:
-        return False
+    me = threading.current_thread()
+    if any(t is not me and not getattr(t, "fork_safe", False) for t in threading.enumerate()):
+        return False  # (a thread may mark itself ``fork_safe``: the CLI's progress tickers)
     import multiprocessing as mp
 
     return "fork" in mp.get_all_start_methods()
@@ -82,7 +85,7 @@ class Aside:
         if self.conn is not None:
             try:
                 status, value = self.conn.recv()
-            except (EOFError, OSError, ValueError, TypeError, AttributeError, ImportError):
+            except (EOFError, OSError, pickle.UnpicklingError, ValueError, TypeError, AttributeError, ImportError):
                 status = None  # the child died or sent something this process cannot read
             self.close()
         if status == "ok":
@@ -107,6 +110,9 @@ def _child(fn: Callable[[], Any], portable: Callable[[Any], Any] | None, conn) -
     # Ctrl-C reaches the whole process group: the parent stops this child (`Aside.close`),
     # which itself stays quiet instead of printing a second traceback
     signal.signal(signal.SIGINT, signal.SIG_IGN)
+    # the parent's stream objects may be locked by a thread that did not come along (a
+    # progress ticker writing a line): the child writes nothing through them
+    sys.stdout = sys.stderr = open(os.devnull, "w")  # noqa: SIM115 - lives as long as the child
     try:
         value = fn()
         got = ("ok", portable(value) if portable else value)
