@@ -70,7 +70,9 @@ class Table:
     lutw: np.ndarray  # bool: the block's weight memory in LUTs (`lut_rom`), placement "lut"
     lutrq: np.ndarray  # bool: the block's requantisers' products in LUTs (`lut_requantised`)
     padded: np.ndarray  # bool: pe does not divide the block's Co (padded folds, `padded_lanes`)
-    # `fold.make_chooser`'s cache, per rule (each copy of a table starts empty)
+    # `fold.make_chooser`'s cache: a chooser per rule, and under b"ties" the rule-independent
+    # tie order (`fold._chooser`); `_table`'s copies of a cached table share it, any other
+    # copy starts empty (entries are checked against the arrays they were made for)
     choosers: dict = field(default_factory=dict, init=False, repr=False, compare=False)
 
     def copies(self, i: int) -> int:
