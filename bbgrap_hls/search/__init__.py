@@ -28,6 +28,7 @@ from bbgrap_hls.ir import Graph
 from bbgrap_hls.model.blocks import LUT_CAPABLE, LUT_REQUANT_CAPABLE
 from bbgrap_hls.plan import Plan
 from bbgrap_hls.search.dp import Segmentation
+from bbgrap_hls.search.ilp import one_core_plan
 from bbgrap_hls.search.narrow import narrow
 from bbgrap_hls.search.parallel import Aside
 from bbgrap_hls.search.problem import DSP_PACKING, LUT_MACS, PADDED_FOLDS, Problem, build_problem, core_path
@@ -242,6 +243,21 @@ def _make_plan_with(graph: Graph, board: Board, strategy: str, objective: str, t
     finally:
         if aside is not None:
             aside.close()
+    # On one core the folding choice is the whole plan: an integer program over the tables
+    # may find one that fits where the rules' block-by-block choice did not (`ilp.py`).
+    jointly = False
+    if strategy == "search" and objective == "throughput" and len(prob.core_path) == 1:
+        if progress:
+            progress(f"{strategy}: choosing the foldings jointly (integer program)")
+        got = one_core_plan(prob, strategy, objective, below=best[1].ii_cycles if best else None)
+        if got is not None:
+            plan, seg = got
+            if narrow_folding:
+                plan, seg, st = narrow(prob, seg, plan, objective, strategy)
+                plan.optimizer.update(narrowed_blocks=st.refolded, lanes_before=st.lanes_before,
+                                      lanes_after=st.lanes_after)
+            if best is None or _key(plan, objective) < _key(best[1], objective):
+                best, jointly = (prob, plan, seg), True
     if best is None:
         raise err
     chosen, plan, seg = best
@@ -256,6 +272,13 @@ def _make_plan_with(graph: Graph, board: Board, strategy: str, objective: str, t
     if objective == "latency":
         plan.optimality_note = (f"{strategy}, latency objective: not proved optimal (the exact "
                                 "segmentation minimises the ii, not the latency)")
+    elif jointly:
+        plan.optimal = False
+        plan.optimality_note = (
+            "search chose the foldings of its one core jointly: an integer program (HiGHS) over the "
+            "folding tables, the least target at which the built plan fits found by bisection, the "
+            "program re-solved with the limits less what the built plan uses beyond its rows (FIFOs, "
+            "converters); faster than the segmentation's block-by-block folding rules; NOT proved optimal")
     elif strategy in ("exact", "search"):
         # search keeps the exact segmentation unless its refinement beat it (then the
         # segmentation is marked not monotone): proved in the first case only.

@@ -1,0 +1,164 @@
+"""Foldings for one core chosen jointly by an integer program (HiGHS, `highspy`).
+
+The segmentation's folding rules pick each block's cheapest row meeting a target under a
+weighting of the resources, one block at a time (`fold.py`). Where several resources bind
+at once (a Zynq part: BRAM18, URAM, LUTs and the memory bandwidth all short), a choice made
+block by block can fail although some combination of rows fits: ResNet-18 on zcu104 and
+MobileNetV2 on zcu104 were refused that way, and ResNet-18 on zcu102 planned at 7.2 M
+cycles a frame where rows fitting at 1.8 M existed.
+
+`fit_rows` solves the choice exactly: one row per table with ``ii <= target``, the rows'
+resources summed within the core's limits, minimising the sum of each row's resources over
+the limits (the least-used design, which leaves the most room for what the tables do not
+charge). `one_core_plan` searches the least target at which the built plan fits: the tables
+charge a block and its input FIFOs, not the FIFOs around off-chip blocks or the converters
+the built plan adds, so at each target the program is solved again with the limits lowered
+by what the built plan used beyond its rows (`REFITS` times at most), and targets are
+bisected over the tables' ii values. Only problems on one core: there the segmentation is
+trivial and the folding choice is the whole plan.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+
+import numpy as np
+
+from bbgrap_hls.plan import Plan
+from bbgrap_hls.search.build import build_plan
+from bbgrap_hls.search.dp import Segmentation
+from bbgrap_hls.search.problem import N_RES, RES, Problem
+from bbgrap_hls.search.repair import violations
+from bbgrap_hls.search.tables import Table
+
+REFITS = 4
+"""Programs solved at one target, each with the limits less the built plan's extra use."""
+
+TIME_LIMIT = 30.0
+"""Seconds HiGHS may spend on one program (a safety net: the programs seen solve in well
+under a second; a program stopped by it uses the best rows found, or none)."""
+
+
+_QUIET: list[bool] = []
+
+
+def _highs():
+    """A silent `highspy.Highs`. The first one of a process prints HiGHS' banner on file
+    descriptor 1 (the C library's stdout, before any option can be set): it is sent to
+    /dev/null (the plan's own output stays what it is)."""
+    import highspy
+
+    if _QUIET:
+        h = highspy.Highs()
+    else:
+        sys.stdout.flush()
+        saved, null = os.dup(1), os.open(os.devnull, os.O_WRONLY)
+        try:
+            os.dup2(null, 1)
+            h = highspy.Highs()
+        finally:
+            os.dup2(saved, 1)
+            os.close(saved)
+            os.close(null)
+        _QUIET.append(True)
+    h.setOptionValue("output_flag", False)
+    return h
+
+
+def fit_rows(tables: list[Table], limits: np.ndarray, target: int, scale: np.ndarray | None = None) -> list[int] | None:
+    """One row index per table, each with ``ii <= target``, whose resources sum to at most
+    ``limits`` (`RES` order), minimising the sum of the rows' resources over ``scale``
+    (default ``limits``); None when no choice fits (or HiGHS found none in `TIME_LIMIT`)."""
+    import highspy
+
+    scale = np.maximum((limits if scale is None else scale).astype(float), 1.0)
+    rows = [np.nonzero(t.ii <= target)[0] for t in tables]
+    if any(len(r) == 0 for r in rows):
+        return None
+    res = np.concatenate([t.res[r] for t, r in zip(tables, rows, strict=True)]).astype(float)
+    owner = np.repeat(np.arange(len(tables)), [len(r) for r in rows])
+    n, u = len(res), len(tables)
+    # the constraint matrix by columns: column j has a 1 in its table's row (choose exactly
+    # one row per table) and its nonzero resources in rows u .. u + N_RES - 1
+    cols, q = np.nonzero(res)
+    col = np.concatenate((np.arange(n), cols))
+    order = np.argsort(col, kind="stable")
+    index = np.concatenate((owner, u + q))[order].astype(np.int32)
+    value = np.concatenate((np.ones(n), res[cols, q]))[order]
+    start = np.concatenate(([0], np.cumsum(np.bincount(col, minlength=n)))).astype(np.int32)
+    lp = highspy.HighsLp()
+    lp.num_col_, lp.num_row_ = n, u + N_RES
+    lp.col_cost_ = (res / scale).sum(axis=1)
+    lp.col_lower_ = np.zeros(n)
+    lp.col_upper_ = np.ones(n)
+    lp.row_lower_ = np.concatenate((np.ones(u), np.full(N_RES, -highspy.kHighsInf)))
+    lp.row_upper_ = np.concatenate((np.ones(u), limits.astype(float)))
+    lp.a_matrix_.format_ = highspy.MatrixFormat.kColwise
+    lp.a_matrix_.start_ = start
+    lp.a_matrix_.index_ = index
+    lp.a_matrix_.value_ = value
+    lp.integrality_ = [highspy.HighsVarType.kInteger] * n
+    h = _highs()
+    h.setOptionValue("time_limit", TIME_LIMIT)
+    h.setOptionValue("random_seed", 0)
+    h.passModel(lp)
+    h.run()
+    if h.getInfo().primal_solution_status != 2:  # no feasible point
+        return None
+    x = np.asarray(h.getSolution().col_value)
+    pick = [-1] * u
+    for j in np.nonzero(x > 0.5)[0]:
+        pick[owner[j]] = int(rows[owner[j]][j - np.searchsorted(owner, owner[j])])
+    return pick if min(pick) >= 0 else None
+
+
+def _extra(prob: Problem, seg: Segmentation, plan: Plan) -> np.ndarray:
+    """What the built plan's core uses beyond the sum of its rows (FIFOs, converters)."""
+    cp = plan.cores[0]
+    rows = sum(prob.units[i].table.res[f] for i, f in enumerate(seg.fold))
+    return np.maximum(np.array([getattr(cp, r) for r in RES], dtype=np.int64) - rows, 0)
+
+
+def _at(prob: Problem, target: int, strategy: str, objective: str) -> tuple[Plan, Segmentation] | None:
+    """A plan on the one core whose blocks all meet ``target`` and which fits, or None."""
+    core = prob.core_path[0]
+    limits = prob.limits(core)
+    tables = [u.table for u in prob.units]
+    room = limits.copy()
+    for _ in range(REFITS):
+        fold = fit_rows(tables, room, target, scale=limits)
+        if fold is None:
+            return None
+        seg = Segmentation(core=[core] * prob.m, fold=fold, target=int(target), monotone=False)
+        plan = build_plan(prob, seg, strategy, objective)
+        if not violations(plan):
+            return plan, seg
+        room = np.minimum(room, limits - _extra(prob, seg, plan))
+    return None
+
+
+def one_core_plan(prob: Problem, strategy: str, objective: str, below: int | None = None
+                  ) -> tuple[Plan, Segmentation] | None:
+    """The plan of the least target (bisected over the tables' ii values, under ``below``
+    when given) at which `_at` finds a fitting plan; None when none fits. ``prob`` must have
+    one core on its path."""
+    if len(prob.core_path) != 1 or not prob.units:
+        return None
+    floor = max(int(u.table.ii.min()) for u in prob.units)
+    iis = np.unique(np.concatenate([u.table.ii for u in prob.units]))
+    iis = iis[(iis >= floor) & (iis < (below if below is not None else np.inf))]
+    if not len(iis):
+        return None
+    best = _at(prob, int(iis[-1]), strategy, objective)
+    if best is None:
+        return None
+    lo, hi = 0, len(iis) - 1  # iis[hi] fits
+    while lo < hi:
+        mid = (lo + hi) // 2
+        got = _at(prob, int(iis[mid]), strategy, objective)
+        if got is None:
+            lo = mid + 1
+        else:
+            hi, best = mid, got
+    return best
