@@ -66,14 +66,44 @@ def _highs():
     return h
 
 
-def fit_rows(tables: list[Table], limits: np.ndarray, target: int, scale: np.ndarray | None = None) -> list[int] | None:
-    """One row index per table, each with ``ii <= target``, whose resources sum to at most
-    ``limits`` (`RES` order), minimising the sum of the rows' resources over ``scale``
-    (default ``limits``); None when no choice fits (or HiGHS found none in `TIME_LIMIT`)."""
+MIP_GAP = 0.01
+"""Relative gap at which HiGHS stops: the objective only ranks fitting choices."""
+
+
+def _pareto(res: np.ndarray, rows: np.ndarray) -> np.ndarray:
+    """Of ``rows``, those no other row of ``rows`` matches or beats in every column of
+    ``res`` (of equal rows the first); a choice using a dominated row fits with its dominator
+    too."""
+    if len(rows) < 2:
+        return rows
+    r = res[rows]
+    order = np.lexsort((rows, r.sum(axis=1)))
+    kept: list[int] = []
+    for i in order:
+        if not kept or not np.any(np.all(r[kept] <= r[i], axis=1)):
+            kept.append(int(i))
+    return np.sort(rows[kept])
+
+
+def candidates(t: Table) -> np.ndarray:
+    """The rows of ``t`` no other row matches or beats in ii and every resource: the only ones
+    a least-resource choice at any target needs. Off-chip rows and the others separately:
+    `_at` may surcharge the off-chip ones."""
+    key = np.column_stack((t.ii, t.res))
+    return np.sort(np.concatenate([_pareto(key, np.nonzero(t.ddr == d)[0]) for d in (False, True)]))
+
+
+def fit_rows(tables: list[Table], limits: np.ndarray, target: int, scale: np.ndarray | None = None,
+             among: list[np.ndarray] | None = None) -> list[int] | None:
+    """One row index per table, each with ``ii <= target`` (and in ``among[i]`` when given:
+    e.g. `candidates`), whose resources sum to at most ``limits`` (`RES` order), minimising
+    the sum of the rows' resources over ``scale`` (default ``limits``); None when no choice
+    fits (or HiGHS found none in `TIME_LIMIT`)."""
     import highspy
 
     scale = np.maximum((limits if scale is None else scale).astype(float), 1.0)
-    rows = [np.nonzero(t.ii <= target)[0] for t in tables]
+    among = among or [np.arange(len(t)) for t in tables]
+    rows = [_pareto(t.res, a[t.ii[a] <= target]) for t, a in zip(tables, among, strict=True)]
     if any(len(r) == 0 for r in rows):
         return None
     res = np.concatenate([t.res[r] for t, r in zip(tables, rows, strict=True)]).astype(float)
@@ -102,6 +132,7 @@ def fit_rows(tables: list[Table], limits: np.ndarray, target: int, scale: np.nda
     h = _highs()
     h.setOptionValue("time_limit", TIME_LIMIT)
     h.setOptionValue("random_seed", 0)
+    h.setOptionValue("mip_rel_gap", MIP_GAP)
     h.passModel(lp)
     h.run()
     if h.getInfo().primal_solution_status != 2:  # no feasible point
@@ -120,22 +151,42 @@ def _extra(prob: Problem, seg: Segmentation, plan: Plan) -> np.ndarray:
     return np.maximum(np.array([getattr(cp, r) for r in RES], dtype=np.int64) - rows, 0)
 
 
-def _at(prob: Problem, target: int, strategy: str, objective: str) -> tuple[Plan, Segmentation] | None:
-    """A plan on the one core whose blocks all meet ``target`` and which fits, or None."""
+def _at(prob: Problem, target: int, strategy: str, objective: str, among: list[np.ndarray]
+        ) -> tuple[Plan, Segmentation] | None:
+    """A plan on the one core whose blocks all meet ``target`` and which fits, or None.
+
+    What the built plan uses beyond its rows is mostly the FIFOs of the reconvergent paths
+    around off-chip blocks (each needs its whole input frame before its first output,
+    fifos.py). First the limits are lowered by it (`REFITS` programs); if that finds no
+    fitting plan, it is spread over the off-chip rows of every table as a surcharge instead
+    (the next program then weighs fewer off-chip blocks against their weights on chip)."""
     core = prob.core_path[0]
     limits = prob.limits(core)
     tables = [u.table for u in prob.units]
-    room = limits.copy()
-    for _ in range(REFITS):
-        fold = fit_rows(tables, room, target, scale=limits)
-        if fold is None:
-            return None
-        seg = Segmentation(core=[core] * prob.m, fold=fold, target=int(target), monotone=False)
-        plan = build_plan(prob, seg, strategy, objective)
-        if not violations(plan):
-            return plan, seg
-        room = np.minimum(room, limits - _extra(prob, seg, plan))
+    for spread in (False, True):
+        room, surcharge = limits.copy(), np.zeros(N_RES, dtype=np.int64)
+        for _ in range(REFITS):
+            charged = [replace_res(t, t.res + np.outer(t.ddr, surcharge)) for t in tables] if spread else tables
+            fold = fit_rows(charged, room, target, scale=limits, among=among)
+            if fold is None:
+                break
+            seg = Segmentation(core=[core] * prob.m, fold=fold, target=int(target), monotone=False)
+            plan = build_plan(prob, seg, strategy, objective)
+            if not violations(plan):
+                return plan, seg
+            extra = _extra(prob, seg, plan)
+            n_ddr = sum(int(t.ddr[f]) for t, f in zip(tables, fold, strict=True))
+            if spread and n_ddr:
+                surcharge = surcharge + -(-extra // n_ddr)
+            else:
+                room = np.minimum(room, limits - extra)
     return None
+
+
+def replace_res(t: Table, res: np.ndarray) -> Table:
+    """``t`` with other resource columns (the same rows)."""
+    return Table(pe=t.pe, simd=t.simd, uram=t.uram, ii=t.ii, res=res, mmv=t.mmv, ddr=t.ddr, lut=t.lut,
+                 lutw=t.lutw, lutrq=t.lutrq, padded=t.padded)
 
 
 def one_core_plan(prob: Problem, strategy: str, objective: str, below: int | None = None
@@ -150,13 +201,14 @@ def one_core_plan(prob: Problem, strategy: str, objective: str, below: int | Non
     iis = iis[(iis >= floor) & (iis < (below if below is not None else np.inf))]
     if not len(iis):
         return None
-    best = _at(prob, int(iis[-1]), strategy, objective)
+    among = [candidates(u.table) for u in prob.units]
+    best = _at(prob, int(iis[-1]), strategy, objective, among)
     if best is None:
         return None
     lo, hi = 0, len(iis) - 1  # iis[hi] fits
     while lo < hi:
         mid = (lo + hi) // 2
-        got = _at(prob, int(iis[mid]), strategy, objective)
+        got = _at(prob, int(iis[mid]), strategy, objective, among)
         if got is None:
             lo = mid + 1
         else:
