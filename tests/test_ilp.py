@@ -12,7 +12,7 @@ from bbgrap_hls.board import load_board
 from bbgrap_hls.frontend.onnx_loader import load_model
 from bbgrap_hls.passes import canonicalize
 from bbgrap_hls.search import build_problem, make_plan
-from bbgrap_hls.search.ilp import _pareto, candidates, fit_rows, one_core_plan
+from bbgrap_hls.search.ilp import _pareto, candidates, fit_rows, joint_plan
 from bbgrap_hls.search.repair import violations
 from bbgrap_hls.search.runs import _run_best
 from bbgrap_hls.search.tables import N_RES, Table
@@ -88,7 +88,7 @@ def test_joint_choice_beats_the_rules_on_one_core(model_file, model, board):
     bd = load_board(board)
     prob = build_problem(g, bd)
     rules = _run_best(prob, "search", "throughput", 60.0, 0, None)[1]
-    got = one_core_plan(prob, "search", "throughput")
+    got = joint_plan(prob, "search", "throughput")
     assert got is not None
     plan = got[0]
     assert not violations(plan)
@@ -101,4 +101,4 @@ def test_joint_choice_beats_the_rules_on_one_core(model_file, model, board):
 
 def test_many_cores_are_left_to_the_segmentation(model_file):
     prob = build_problem(_graph(model_file, "resnet8"), load_board("u250"))
-    assert one_core_plan(prob, "search", "throughput") is None
+    assert joint_plan(prob, "search", "throughput") is None

@@ -19,6 +19,7 @@ core fits: the partition and the ii stay, the DSPs and LUTs that bought no speed
 from __future__ import annotations
 
 import re
+import sys
 import time
 from collections.abc import Callable
 
@@ -28,7 +29,7 @@ from bbgrap_hls.ir import Graph
 from bbgrap_hls.model.blocks import LUT_CAPABLE, LUT_REQUANT_CAPABLE
 from bbgrap_hls.plan import Plan
 from bbgrap_hls.search.dp import Segmentation
-from bbgrap_hls.search.ilp import one_core_plan
+from bbgrap_hls.search.ilp import JOINT, joint_plan
 from bbgrap_hls.search.narrow import narrow
 from bbgrap_hls.search.parallel import Aside
 from bbgrap_hls.search.problem import DSP_PACKING, LUT_MACS, PADDED_FOLDS, Problem, build_problem, core_path
@@ -216,14 +217,41 @@ def _make_plan_with(graph: Graph, board: Board, strategy: str, objective: str, t
     best, err = None, None
     probs = [prob, _variant(prob, dsp_packing=False)] if dsp_packing else [prob]
 
-    def plan_one(p: Problem, progress=progress) -> tuple[Problem, Plan, Segmentation]:
-        p, plan, seg = _run_best(p, strategy, objective, time_limit, seed, progress)
-        if narrow_folding:
+    joint = strategy == "search" and objective == "throughput"
+
+    def narrowed(p: Problem, plan: Plan, seg: Segmentation, progress) -> tuple[Plan, Segmentation]:
+        if not narrow_folding:
+            return plan, seg
+        if progress:
+            progress(f"{strategy}: narrowing foldings to the design ii")
+        plan, seg, st = narrow(p, seg, plan, objective, strategy)
+        plan.optimizer.update(narrowed_blocks=st.refolded, lanes_before=st.lanes_before,
+                              lanes_after=st.lanes_after)
+        return plan, seg
+
+    def plan_one(p0: Problem, progress=progress) -> tuple[Problem, Plan, Segmentation]:
+        try:
+            p, plan, seg = _run_best(p0, strategy, objective, time_limit, seed, progress)
+            plan, seg = narrowed(p, plan, seg, progress)
+        except InfeasibleError:
+            if not (joint and len(p0.core_path) == 1):
+                raise
+            p, plan, seg, failed = p0, None, None, sys.exc_info()[1]
+        if joint:
+            # The foldings chosen jointly by an integer program per core (`ilp.py`): on one
+            # core over every row of the problem, else with the segmentation's cores and splits.
             if progress:
-                progress(f"{strategy}: narrowing foldings to the design ii")
-            plan, seg, st = narrow(p, seg, plan, objective, strategy)
-            plan.optimizer.update(narrowed_blocks=st.refolded, lanes_before=st.lanes_before,
-                                  lanes_after=st.lanes_after)
+                progress(f"{strategy}: choosing the foldings jointly (integer program)")
+            q = p0 if len(p0.core_path) == 1 else p
+            got = joint_plan(q, strategy, objective, seg=None if q is p0 and len(p0.core_path) == 1 else seg,
+                             below=plan.ii_cycles if plan is not None else None)
+            if got is not None:
+                jplan, jseg = narrowed(q, *got, progress)
+                jseg.source = JOINT
+                if plan is None or _key(jplan, objective) < _key(plan, objective):
+                    p, plan, seg = q, jplan, jseg
+        if plan is None:
+            raise failed
         return p, plan, seg
 
     # The problem without packing is planned in a second process where one can be forked
@@ -243,21 +271,6 @@ def _make_plan_with(graph: Graph, board: Board, strategy: str, objective: str, t
     finally:
         if aside is not None:
             aside.close()
-    # On one core the folding choice is the whole plan: an integer program over the tables
-    # may find one that fits where the rules' block-by-block choice did not (`ilp.py`).
-    jointly = False
-    if strategy == "search" and objective == "throughput" and len(prob.core_path) == 1:
-        if progress:
-            progress(f"{strategy}: choosing the foldings jointly (integer program)")
-        got = one_core_plan(prob, strategy, objective, below=best[1].ii_cycles if best else None)
-        if got is not None:
-            plan, seg = got
-            if narrow_folding:
-                plan, seg, st = narrow(prob, seg, plan, objective, strategy)
-                plan.optimizer.update(narrowed_blocks=st.refolded, lanes_before=st.lanes_before,
-                                      lanes_after=st.lanes_after)
-            if best is None or _key(plan, objective) < _key(best[1], objective):
-                best, jointly = (prob, plan, seg), True
     if best is None:
         raise err
     chosen, plan, seg = best
@@ -272,11 +285,12 @@ def _make_plan_with(graph: Graph, board: Board, strategy: str, objective: str, t
     if objective == "latency":
         plan.optimality_note = (f"{strategy}, latency objective: not proved optimal (the exact "
                                 "segmentation minimises the ii, not the latency)")
-    elif jointly:
+    elif seg.source == JOINT:
         plan.optimal = False
         plan.optimality_note = (
-            "search chose the foldings of its one core jointly: an integer program (HiGHS) over the "
-            "folding tables, the least target at which the built plan fits found by bisection, the "
+            "search chose the foldings jointly: per core an integer program (HiGHS) over the folding "
+            "tables (on one core: every row; else with the segmentation's cores and splits), the "
+            "least target at which the built plan fits found by bisection, the "
             "program re-solved with the limits less what the built plan uses beyond its rows (FIFOs, "
             "converters); faster than the segmentation's block-by-block folding rules; NOT proved optimal")
     elif strategy in ("exact", "search"):

@@ -22,15 +22,19 @@ from __future__ import annotations
 
 import os
 import sys
+from dataclasses import dataclass
 
 import numpy as np
 
 from bbgrap_hls.plan import Plan
 from bbgrap_hls.search.build import build_plan
-from bbgrap_hls.search.dp import Segmentation
+from bbgrap_hls.search.dp import Segmentation, part_tables
 from bbgrap_hls.search.problem import N_RES, RES, Problem
 from bbgrap_hls.search.repair import violations
 from bbgrap_hls.search.tables import Table
+
+JOINT = "integer program"
+"""`Segmentation.source` of a plan whose foldings `joint_plan` chose."""
 
 REFITS = 4
 """Programs solved at one target, each with the limits less the built plan's extra use."""
@@ -63,6 +67,10 @@ def _highs():
             os.close(null)
         _QUIET.append(True)
     h.setOptionValue("output_flag", False)
+    # one thread: HiGHS keeps its worker threads after a run, and `make_plan` forks a second
+    # planning process (`parallel.Aside`), whose copy of a threaded HiGHS would wait on workers
+    # it does not have (a hang, seen on GoogLeNet)
+    h.setOptionValue("threads", 1)
     return h
 
 
@@ -73,16 +81,29 @@ MIP_GAP = 0.01
 def _pareto(res: np.ndarray, rows: np.ndarray) -> np.ndarray:
     """Of ``rows``, those no other row of ``rows`` matches or beats in every column of
     ``res`` (of equal rows the first); a choice using a dominated row fits with its dominator
-    too."""
+    too. Rows are visited by ascending sum (a dominator comes first), a block at a time: the
+    block is checked against the rows kept so far at once, its survivors one by one."""
     if len(rows) < 2:
         return rows
     r = res[rows]
     order = np.lexsort((rows, r.sum(axis=1)))
-    kept: list[int] = []
-    for i in order:
-        if not kept or not np.any(np.all(r[kept] <= r[i], axis=1)):
-            kept.append(int(i))
-    return np.sort(rows[kept])
+    kept = np.empty((0, r.shape[1]), dtype=r.dtype)
+    out: list[int] = []
+    for a in range(0, len(order), _CHUNK):
+        block = order[a:a + _CHUNK]
+        if len(kept):
+            block = block[~np.any(np.all(kept[None, :, :] <= r[block][:, None, :], axis=2), axis=1)]
+        new: list[int] = []
+        for i in block:
+            if not new or not np.any(np.all(r[new] <= r[i], axis=1)):
+                new.append(int(i))
+        out += new
+        kept = np.concatenate((kept, r[new]))
+    return np.sort(rows[out])
+
+
+_CHUNK = 256
+"""Rows `_pareto` checks against the kept ones at once (bounds its memory)."""
 
 
 def candidates(t: Table) -> np.ndarray:
@@ -135,6 +156,7 @@ def fit_rows(tables: list[Table], limits: np.ndarray, target: int, scale: np.nda
     h.setOptionValue("mip_rel_gap", MIP_GAP)
     h.passModel(lp)
     h.run()
+    highspy.Highs.resetGlobalScheduler(True)  # no HiGHS thread left for a fork to miss
     if h.getInfo().primal_solution_status != 2:  # no feasible point
         return None
     x = np.asarray(h.getSolution().col_value)
@@ -144,42 +166,85 @@ def fit_rows(tables: list[Table], limits: np.ndarray, target: int, scale: np.nda
     return pick if min(pick) >= 0 else None
 
 
-def _extra(prob: Problem, seg: Segmentation, plan: Plan) -> np.ndarray:
-    """What the built plan's core uses beyond the sum of its rows (FIFOs, converters)."""
-    cp = plan.cores[0]
-    rows = sum(prob.units[i].table.res[f] for i, f in enumerate(seg.fold))
-    return np.maximum(np.array([getattr(cp, r) for r in RES], dtype=np.int64) - rows, 0)
+@dataclass(frozen=True)
+class _Item:
+    """A block (``part`` -1) or one part of a split block on ``core``, folding from ``table``."""
+
+    unit: int
+    part: int
+    core: int
+    table: Table
 
 
-def _at(prob: Problem, target: int, strategy: str, objective: str, among: list[np.ndarray]
-        ) -> tuple[Plan, Segmentation] | None:
-    """A plan on the one core whose blocks all meet ``target`` and which fits, or None.
+def _items(prob: Problem, seg: Segmentation) -> list[_Item]:
+    out = []
+    for u in range(prob.m):
+        if u in seg.split:
+            for j, ((c, _), t) in enumerate(zip(seg.split[u], part_tables(prob, seg, u), strict=True)):
+                out.append(_Item(u, j, c, t))
+        else:
+            out.append(_Item(u, -1, seg.core[u], prob.units[u].table))
+    return out
+
+
+def _with_folds(seg: Segmentation, items: list[_Item], folds: dict[int, int], target: int) -> Segmentation:
+    """``seg`` with item ``i``'s row ``folds[i]``, its cores and splits as they were."""
+    fold = list(seg.fold)
+    split = {u: list(ps) for u, ps in seg.split.items()}
+    for i, f in folds.items():
+        it = items[i]
+        if it.part < 0:
+            fold[it.unit] = f
+        else:
+            split[it.unit][it.part] = (it.core, f)
+    return Segmentation(core=list(seg.core), fold=fold, split=split, part_co=dict(seg.part_co),
+                        target=int(target), monotone=False)
+
+
+def _at(prob: Problem, seg0: Segmentation, items: list[_Item], target: int, strategy: str, objective: str,
+        among: list[np.ndarray]) -> tuple[Plan, Segmentation] | None:
+    """A plan with ``seg0``'s cores and splits whose blocks all meet ``target`` and which
+    fits, or None; each core's rows chosen by its own program.
 
     What the built plan uses beyond its rows is mostly the FIFOs of the reconvergent paths
     around off-chip blocks (each needs its whole input frame before its first output,
-    fifos.py). First the limits are lowered by it (`REFITS` programs); if that finds no
-    fitting plan, it is spread over the off-chip rows of every table as a surcharge instead
-    (the next program then weighs fewer off-chip blocks against their weights on chip)."""
-    core = prob.core_path[0]
-    limits = prob.limits(core)
-    tables = [u.table for u in prob.units]
+    fifos.py) and, across cores, the links' endpoints. First a core's limits are lowered by
+    what its plan used beyond its rows (`REFITS` programs); if that finds no fitting plan,
+    that extra is spread over the core's off-chip rows as a surcharge instead (the next
+    program then weighs fewer off-chip blocks against their weights on chip)."""
+    on = {k: [i for i, it in enumerate(items) if it.core == k] for k in prob.core_path}
+    limits = {k: prob.limits(k) for k in on}
     for spread in (False, True):
-        room, surcharge = limits.copy(), np.zeros(N_RES, dtype=np.int64)
+        room = {k: limits[k].copy() for k in on}
+        surcharge = {k: np.zeros(N_RES, dtype=np.int64) for k in on}
+        folds: dict[int, int] = {}
         for _ in range(REFITS):
-            charged = [replace_res(t, t.res + np.outer(t.ddr, surcharge)) for t in tables] if spread else tables
-            fold = fit_rows(charged, room, target, scale=limits, among=among)
-            if fold is None:
-                break
-            seg = Segmentation(core=[core] * prob.m, fold=fold, target=int(target), monotone=False)
-            plan = build_plan(prob, seg, strategy, objective)
-            if not violations(plan):
-                return plan, seg
-            extra = _extra(prob, seg, plan)
-            n_ddr = sum(int(t.ddr[f]) for t, f in zip(tables, fold, strict=True))
-            if spread and n_ddr:
-                surcharge = surcharge + -(-extra // n_ddr)
+            for k, idx in on.items():
+                tables = [items[i].table for i in idx]
+                if spread and surcharge[k].any():
+                    tables = [replace_res(t, t.res + np.outer(t.ddr, surcharge[k])) for t in tables]
+                pick = fit_rows(tables, room[k], target, scale=limits[k], among=[among[i] for i in idx]) if idx else []
+                if pick is None:
+                    break
+                folds.update(zip(idx, pick, strict=True))
             else:
-                room = np.minimum(room, limits - extra)
+                seg = _with_folds(seg0, items, folds, target)
+                plan = build_plan(prob, seg, strategy, objective)
+                bad = {c for c, *_ in violations(plan)}
+                if not bad:
+                    return plan, seg
+                for cp in plan.cores:
+                    if cp.id not in bad:
+                        continue
+                    rows = sum((items[i].table.res[folds[i]] for i in on[cp.id]), np.zeros(N_RES, dtype=np.int64))
+                    extra = np.maximum(np.array([getattr(cp, r) for r in RES], dtype=np.int64) - rows, 0)
+                    n_ddr = sum(int(items[i].table.ddr[folds[i]]) for i in on[cp.id])
+                    if spread and n_ddr:
+                        surcharge[cp.id] = surcharge[cp.id] + -(-extra // n_ddr)
+                    else:
+                        room[cp.id] = np.minimum(room[cp.id], limits[cp.id] - extra)
+                continue
+            break
     return None
 
 
@@ -189,26 +254,31 @@ def replace_res(t: Table, res: np.ndarray) -> Table:
                  lutw=t.lutw, lutrq=t.lutrq, padded=t.padded)
 
 
-def one_core_plan(prob: Problem, strategy: str, objective: str, below: int | None = None
-                  ) -> tuple[Plan, Segmentation] | None:
-    """The plan of the least target (bisected over the tables' ii values, under ``below``
-    when given) at which `_at` finds a fitting plan; None when none fits. ``prob`` must have
-    one core on its path."""
-    if len(prob.core_path) != 1 or not prob.units:
+def joint_plan(prob: Problem, strategy: str, objective: str, seg: Segmentation | None = None,
+               below: int | None = None) -> tuple[Plan, Segmentation] | None:
+    """The plan of the least target (bisected over the rows' ii values, under ``below`` when
+    given) at which `_at` finds a fitting plan with ``seg``'s cores and splits (default: every
+    block on the path's one core); None when none fits."""
+    if seg is None:
+        if len(prob.core_path) != 1:
+            return None
+        seg = Segmentation(core=[prob.core_path[0]] * prob.m, fold=[0] * prob.m)
+    items = _items(prob, seg)
+    if not items:
         return None
-    floor = max(int(u.table.ii.min()) for u in prob.units)
-    iis = np.unique(np.concatenate([u.table.ii for u in prob.units]))
+    floor = max(int(it.table.ii.min()) for it in items)
+    iis = np.unique(np.concatenate([it.table.ii for it in items]))
     iis = iis[(iis >= floor) & (iis < (below if below is not None else np.inf))]
     if not len(iis):
         return None
-    among = [candidates(u.table) for u in prob.units]
-    best = _at(prob, int(iis[-1]), strategy, objective, among)
+    among = [candidates(it.table) for it in items]
+    best = _at(prob, seg, items, int(iis[-1]), strategy, objective, among)
     if best is None:
         return None
     lo, hi = 0, len(iis) - 1  # iis[hi] fits
     while lo < hi:
         mid = (lo + hi) // 2
-        got = _at(prob, int(iis[mid]), strategy, objective, among)
+        got = _at(prob, seg, items, int(iis[mid]), strategy, objective, among)
         if got is None:
             lo = mid + 1
         else:
