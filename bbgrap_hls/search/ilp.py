@@ -1,21 +1,24 @@
-"""Foldings for one core chosen jointly by an integer program (HiGHS, `highspy`).
+"""Foldings chosen jointly per core by an integer program (HiGHS, `highspy`).
 
 The segmentation's folding rules pick each block's cheapest row meeting a target under a
 weighting of the resources, one block at a time (`fold.py`). Where several resources bind
-at once (a Zynq part: BRAM18, URAM, LUTs and the memory bandwidth all short), a choice made
-block by block can fail although some combination of rows fits: ResNet-18 on zcu104 and
-MobileNetV2 on zcu104 were refused that way, and ResNet-18 on zcu102 planned at 7.2 M
-cycles a frame where rows fitting at 1.8 M existed.
+at once (a Zynq part: BRAM18, URAM, LUTs and the memory bandwidth all short; an SLR whose
+DSPs and LUTs are both nearly full), a choice made block by block can fail although some
+combination of rows fits: ResNet-18 and MobileNetV2 on zcu104 were refused that way,
+ResNet-18 on zcu102 planned at 7.2 M cycles a frame where rows fitting at 1.8 M existed, and
+ResNet-18 on u250 at 112,896 where 102,312 fits the same segmentation.
 
 `fit_rows` solves the choice exactly: one row per table with ``ii <= target``, the rows'
-resources summed within the core's limits, minimising the sum of each row's resources over
+resources summed within a core's limits, minimising the sum of each row's resources over
 the limits (the least-used design, which leaves the most room for what the tables do not
-charge). `one_core_plan` searches the least target at which the built plan fits: the tables
-charge a block and its input FIFOs, not the FIFOs around off-chip blocks or the converters
-the built plan adds, so at each target the program is solved again with the limits lowered
-by what the built plan used beyond its rows (`REFITS` times at most), and targets are
-bisected over the tables' ii values. Only problems on one core: there the segmentation is
-trivial and the folding choice is the whole plan.
+charge). Rows dominated in ii and every resource are dropped first (`candidates`).
+`joint_plan` keeps a segmentation's cores and splits (on a one-core path: every block on
+it) and searches the least target at which the built plan fits, each core's rows chosen
+by its own program: the tables charge a block and its input FIFOs, not the FIFOs around
+off-chip blocks, link endpoints or the converters the built plan adds, so at each target the
+programs are solved again with a core's limits lowered by what its built plan used beyond
+its rows (`REFITS` times at most), and targets are bisected over the rows' ii values (a
+target that fails is taken to mean every lower one fails: not proved).
 """
 
 from __future__ import annotations
