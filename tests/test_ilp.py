@@ -4,6 +4,9 @@ against brute force, the row pruning, and plans it makes that the block-by-block
 from __future__ import annotations
 
 import itertools
+import os
+import signal
+import time
 
 import numpy as np
 import pytest
@@ -112,3 +115,27 @@ def test_many_cores_keep_the_segmentation(model_file):
     assert plan.ii_cycles < rules.ii_cycles and not violations(plan)
     assert jseg.core == seg.core and {u: [c for c, _ in ps] for u, ps in jseg.split.items()} == \
         {u: [c for c, _ in ps] for u, ps in seg.split.items()}
+
+
+@pytest.mark.skipif(not hasattr(os, "fork") or not os.path.isdir("/proc/self/task"), reason="needs fork and /proc")
+def test_a_fork_after_a_program_can_solve_one():
+    """HiGHS keeps worker threads after a run unless told otherwise; `make_plan` forks its
+    second planner after the first has solved programs, and a child whose HiGHS waits on
+    threads it does not have never returns (seen on GoogLeNet)."""
+    a = _table([1, 1], [[8, 1, 0, 0, 0], [1, 8, 0, 0, 0]])
+    limits = np.array([10, 10, 0, 0, 0])
+    threads = len(os.listdir("/proc/self/task"))
+    assert fit_rows([a, a], limits, 1) is not None
+    assert len(os.listdir("/proc/self/task")) == threads  # no HiGHS thread left behind
+    pid = os.fork()
+    if pid == 0:  # the child solves one program and exits 0 if it found the fit
+        os._exit(0 if fit_rows([a, a], limits, 1) is not None else 1)
+    for _ in range(300):
+        done, status = os.waitpid(pid, os.WNOHANG)
+        if done:
+            assert os.waitstatus_to_exitcode(status) == 0
+            return
+        time.sleep(0.1)
+    os.kill(pid, signal.SIGKILL)
+    os.waitpid(pid, 0)
+    pytest.fail("a program in a forked child did not finish in 30 s")
