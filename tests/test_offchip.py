@@ -57,6 +57,7 @@ def _weight_bytes(graph: Graph, name: str) -> int:
 
 
 SMALL_LUT = 10000  # LUTs of a small core that cannot hold LeNet's weights in LUTs too
+SMALL_BRAM = 30  # its BRAM18: with 40, the joint folding choice (search/ilp.py) fits every weight on chip
 
 
 def small_board(gbps: float, bram18: int = 40, capacity_gb: float = 4, lut: int = 20000) -> object:
@@ -79,7 +80,7 @@ def test_lenet_fits_a_small_core_only_with_offchip_weights(lenet):
     # 10,000 LUTs: 12,000 hold LeNet's weights on chip, partly in LUT-built memories, since
     # requantisers use 24-bit multipliers
     # (test_onchip_search_finds_the_lut_weight_plan)
-    board = small_board(19.2, lut=SMALL_LUT)
+    board = small_board(19.2, lut=SMALL_LUT, bram18=SMALL_BRAM)
     with pytest.raises(InfeasibleError, match="BRAM18"):
         make_plan(lenet, board, baselines=False)
     plan = make_plan(lenet, board, baselines=False, offchip_weights=True)
@@ -145,8 +146,8 @@ def test_bandwidth_bounds_the_ii(lenet):
     10,000 LUTs: since LUT-built weights are charged at their distinct bit columns (the Yosys
     re-fit) and requantisers use 24-bit multipliers, 12,000 hold LeNet's weights and a slow
     memory then goes unused."""
-    fast = make_plan(lenet, small_board(19.2, lut=SMALL_LUT), baselines=False, offchip_weights=True)
-    slow = make_plan(lenet, small_board(0.2, lut=SMALL_LUT), baselines=False, offchip_weights=True)
+    fast = make_plan(lenet, small_board(19.2, lut=SMALL_LUT, bram18=SMALL_BRAM), baselines=False, offchip_weights=True)
+    slow = make_plan(lenet, small_board(0.2, lut=SMALL_LUT, bram18=SMALL_BRAM), baselines=False, offchip_weights=True)
     usable = 0.8 * 0.2e9 / 200e6  # B/cycle
     assert slow.cores[0].bw <= slow.cores[0].bw_limit == math.floor(BW_CYCLES * usable)
     assert slow.ii_cycles >= slow.cores[0].offchip_bytes_per_frame / usable
@@ -227,7 +228,7 @@ def test_roofline_bounds_the_plan(resnet18, lenet, board):
         full = load_board("u55c")
         g, b = resnet18, dataclasses.replace(full, cores=[dataclasses.replace(c, uram=0) for c in full.cores])
     else:
-        g, b = lenet, small_board(0.2, lut=SMALL_LUT)  # weights off chip (test_bandwidth_bounds_the_ii)
+        g, b = lenet, small_board(0.2, lut=SMALL_LUT, bram18=SMALL_BRAM)  # weights off chip (test_bandwidth_bounds_the_ii)
     plan = make_plan(g, b, baselines=False, offchip_weights=True)
     r = plan.roofline
     macs = summarize(g, canonical=True)["macs"]
