@@ -19,7 +19,6 @@ core fits: the partition and the ii stay, the DSPs and LUTs that bought no speed
 from __future__ import annotations
 
 import re
-import sys
 import time
 from collections.abc import Callable
 
@@ -230,20 +229,22 @@ def _make_plan_with(graph: Graph, board: Board, strategy: str, objective: str, t
         return plan, seg
 
     def plan_one(p0: Problem, progress=progress) -> tuple[Problem, Plan, Segmentation]:
+        one_core = len(p0.core_path) == 1
+        failed: InfeasibleError | None = None
         try:
             p, plan, seg = _run_best(p0, strategy, objective, time_limit, seed, progress)
             plan, seg = narrowed(p, plan, seg, progress)
-        except InfeasibleError:
-            if not (joint and len(p0.core_path) == 1):
+        except InfeasibleError as e:
+            if not (joint and one_core):
                 raise
-            p, plan, seg, failed = p0, None, None, sys.exc_info()[1]
+            p, plan, seg, failed = p0, None, None, e
         if joint:
             # The foldings chosen jointly by an integer program per core (`ilp.py`): on one
             # core over every row of the problem, else with the segmentation's cores and splits.
             if progress:
                 progress(f"{strategy}: choosing the foldings jointly (integer program)")
-            q = p0 if len(p0.core_path) == 1 else p
-            got = joint_plan(q, strategy, objective, seg=None if q is p0 and len(p0.core_path) == 1 else seg,
+            q = p0 if one_core else p
+            got = joint_plan(q, strategy, objective, seg=None if one_core else seg,
                              below=plan.ii_cycles if plan is not None else None)
             if got is not None:
                 jplan, jseg = narrowed(q, *got, progress)

@@ -25,7 +25,7 @@ from __future__ import annotations
 
 import os
 import sys
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 
@@ -225,7 +225,7 @@ def _at(prob: Problem, seg0: Segmentation, items: list[_Item], target: int, stra
             for k, idx in on.items():
                 tables = [items[i].table for i in idx]
                 if spread and surcharge[k].any():
-                    tables = [replace_res(t, t.res + np.outer(t.ddr, surcharge[k])) for t in tables]
+                    tables = [replace(t, res=t.res + np.outer(t.ddr, surcharge[k])) for t in tables]
                 pick = fit_rows(tables, room[k], target, scale=limits[k], among=[among[i] for i in idx]) if idx else []
                 if pick is None:
                     break
@@ -249,12 +249,6 @@ def _at(prob: Problem, seg0: Segmentation, items: list[_Item], target: int, stra
                 continue
             break
     return None
-
-
-def replace_res(t: Table, res: np.ndarray) -> Table:
-    """``t`` with other resource columns (the same rows)."""
-    return Table(pe=t.pe, simd=t.simd, uram=t.uram, ii=t.ii, res=res, mmv=t.mmv, ddr=t.ddr, lut=t.lut,
-                 lutw=t.lutw, lutrq=t.lutrq, padded=t.padded)
 
 
 def joint_plan(prob: Problem, strategy: str, objective: str, seg: Segmentation | None = None,
