@@ -268,7 +268,11 @@ def joint_plan(prob: Problem, strategy: str, objective: str, seg: Segmentation |
     iis = iis[(iis >= floor) & (iis < (below if below is not None else np.inf))]
     if not len(iis):
         return None
-    among = [candidates(it.table) for it in items]
+    pruned: dict[int, np.ndarray] = {}  # equal split parts share one table: prune it once
+    for it in items:
+        if id(it.table) not in pruned:
+            pruned[id(it.table)] = candidates(it.table)
+    among = [pruned[id(it.table)] for it in items]
     best = _at(prob, seg, items, int(iis[-1]), strategy, objective, among)
     if best is None:
         return None
