@@ -81,31 +81,33 @@ MIP_GAP = 0.01
 """Relative gap at which HiGHS stops: the objective only ranks fitting choices."""
 
 
-def _pareto(res: np.ndarray, rows: np.ndarray) -> np.ndarray:
+def _pareto(res: np.ndarray, rows: np.ndarray, tie: np.ndarray | None = None) -> np.ndarray:
     """Of ``rows``, those no other row of ``rows`` matches or beats in every column of
-    ``res`` (of equal rows the first); a choice using a dominated row fits with its dominator
-    too. Rows are visited by ascending sum (a dominator comes first), a block at a time: the
-    block is checked against the rows kept so far at once, its survivors one by one."""
+    ``res`` (of equal rows the one of least ``tie``, then the first); a choice using a
+    dominated row fits with its dominator too. Rows are visited by ascending sum (a dominator comes first), `_CHUNK` at a time: a
+    row of the block is dropped when an earlier row of the block, or a row kept before the
+    block, matches or beats it (dominance is transitive, so earlier rows that were themselves
+    dropped may be counted: their dominators were earlier still)."""
     if len(rows) < 2:
         return rows
     r = res[rows]
-    order = np.lexsort((rows, r.sum(axis=1)))
+    order = np.lexsort((rows, np.zeros(len(rows)) if tie is None else tie[rows], r.sum(axis=1)))
+    r = r[order]
+    keep = np.zeros(len(r), dtype=bool)
     kept = np.empty((0, r.shape[1]), dtype=r.dtype)
-    out: list[int] = []
-    for a in range(0, len(order), _CHUNK):
-        block = order[a:a + _CHUNK]
+    earlier = np.tri(_CHUNK, k=-1, dtype=bool)  # [i, j]: j comes before i
+    for a in range(0, len(r), _CHUNK):
+        block = r[a:a + _CHUNK]
+        n = len(block)
+        ok = ~np.any(np.all(block[None, :, :] <= block[:, None, :], axis=2) & earlier[:n, :n], axis=1)
         if len(kept):
-            block = block[~np.any(np.all(kept[None, :, :] <= r[block][:, None, :], axis=2), axis=1)]
-        new: list[int] = []
-        for i in block:
-            if not new or not np.any(np.all(r[new] <= r[i], axis=1)):
-                new.append(int(i))
-        out += new
-        kept = np.concatenate((kept, r[new]))
-    return np.sort(rows[out])
+            ok[ok] = ~np.any(np.all(kept[None, :, :] <= block[ok][:, None, :], axis=2), axis=1)
+        keep[a:a + n] = ok
+        kept = np.concatenate((kept, block[ok]))
+    return np.sort(rows[order[keep]])
 
 
-_CHUNK = 256
+_CHUNK = 64
 """Rows `_pareto` checks against the kept ones at once (bounds its memory)."""
 
 
@@ -118,16 +120,20 @@ def candidates(t: Table) -> np.ndarray:
 
 
 def fit_rows(tables: list[Table], limits: np.ndarray, target: int, scale: np.ndarray | None = None,
-             among: list[np.ndarray] | None = None) -> list[int] | None:
+             among: list[np.ndarray] | None = None, prune: bool = True) -> list[int] | None:
     """One row index per table, each with ``ii <= target`` (and in ``among[i]`` when given:
     e.g. `candidates`), whose resources sum to at most ``limits`` (`RES` order), minimising
     the sum of the rows' resources over ``scale`` (default ``limits``); None when no choice
-    fits (or HiGHS found none in `TIME_LIMIT`)."""
+    fits (or HiGHS found none in `TIME_LIMIT`). Rows another row of the table matches or
+    beats in every resource are dropped first unless ``prune`` is False (``among`` already
+    pruned at this target: `_rows_at`)."""
     import highspy
 
     scale = np.maximum((limits if scale is None else scale).astype(float), 1.0)
     among = among or [np.arange(len(t)) for t in tables]
-    rows = [_pareto(t.res, a[t.ii[a] <= target]) for t, a in zip(tables, among, strict=True)]
+    rows = [a[t.ii[a] <= target] for t, a in zip(tables, among, strict=True)]
+    if prune:
+        rows = [_pareto(t.res, r) for t, r in zip(tables, rows, strict=True)]
     if any(len(r) == 0 for r in rows):
         return None
     res = np.concatenate([t.res[r] for t, r in zip(tables, rows, strict=True)]).astype(float)
@@ -204,8 +210,18 @@ def _with_folds(seg: Segmentation, items: list[_Item], folds: dict[int, int], ta
                         target=int(target), monotone=False)
 
 
+def _rows_at(t: Table, among: np.ndarray | None, target: int) -> np.ndarray:
+    """The rows of ``among`` (default: all) meeting ``target`` that no other such row matches
+    or beats in every resource (of equal ones the least ii), off-chip rows and the others
+    apart (so the set stays right when `_at` surcharges the off-chip rows). The same rows from
+    all rows as from `candidates`."""
+    a = np.arange(len(t)) if among is None else among
+    a = a[t.ii[a] <= target]
+    return np.sort(np.concatenate([_pareto(t.res, a[t.ddr[a] == d], tie=t.ii) for d in (False, True)]))
+
+
 def _at(prob: Problem, seg0: Segmentation, items: list[_Item], target: int, strategy: str, objective: str,
-        among: list[np.ndarray]) -> tuple[Plan, Segmentation] | None:
+        among: list[np.ndarray] | None) -> tuple[Plan, Segmentation] | None:
     """A plan with ``seg0``'s cores and splits whose blocks all meet ``target`` and which
     fits, or None; each core's rows chosen by its own program.
 
@@ -217,17 +233,25 @@ def _at(prob: Problem, seg0: Segmentation, items: list[_Item], target: int, stra
     program then weighs fewer off-chip blocks against their weights on chip)."""
     on = {k: [i for i, it in enumerate(items) if it.core == k] for k in prob.core_path}
     limits = {k: prob.limits(k) for k in on}
+    pruned: dict[int, np.ndarray] = {}  # per table: equal split parts share one
+    for i, it in enumerate(items):
+        if id(it.table) not in pruned:
+            pruned[id(it.table)] = _rows_at(it.table, None if among is None else among[i], target)
+    rows_at = [pruned[id(it.table)] for it in items]
     for spread in (False, True):
         room = {k: limits[k].copy() for k in on}
         surcharge = {k: np.zeros(N_RES, dtype=np.int64) for k in on}
         folds: dict[int, int] = {}
-        for _ in range(REFITS):
+        for refit in range(REFITS):
             for k, idx in on.items():
                 tables = [items[i].table for i in idx]
                 if spread and surcharge[k].any():
                     tables = [replace(t, res=t.res + np.outer(t.ddr, surcharge[k])) for t in tables]
-                pick = fit_rows(tables, room[k], target, scale=limits[k], among=[among[i] for i in idx]) if idx else []
+                pick = (fit_rows(tables, room[k], target, scale=limits[k], among=[rows_at[i] for i in idx],
+                                 prune=False) if idx else [])
                 if pick is None:
+                    if not spread and not refit:
+                        return None  # at the full limits: the spread pass's first programs are these
                     break
                 folds.update(zip(idx, pick, strict=True))
             else:
@@ -268,14 +292,16 @@ def joint_plan(prob: Problem, strategy: str, objective: str, seg: Segmentation |
     iis = iis[(iis >= floor) & (iis < (below if below is not None else np.inf))]
     if not len(iis):
         return None
+    # the first target from all rows (`_rows_at` prunes them as it would `candidates`), which
+    # are computed only if it fits: the bisection tries several targets
+    best = _at(prob, seg, items, int(iis[-1]), strategy, objective, None)
+    if best is None:
+        return None
     pruned: dict[int, np.ndarray] = {}  # equal split parts share one table: prune it once
     for it in items:
         if id(it.table) not in pruned:
             pruned[id(it.table)] = candidates(it.table)
     among = [pruned[id(it.table)] for it in items]
-    best = _at(prob, seg, items, int(iis[-1]), strategy, objective, among)
-    if best is None:
-        return None
     lo, hi = 0, len(iis) - 1  # iis[hi] fits
     while lo < hi:
         mid = (lo + hi) // 2
