@@ -228,50 +228,79 @@ def _make_plan_with(graph: Graph, board: Board, strategy: str, objective: str, t
                               lanes_after=st.lanes_after)
         return plan, seg
 
-    def plan_one(p0: Problem, progress=progress) -> tuple[Problem, Plan, Segmentation]:
-        one_core = len(p0.core_path) == 1
-        failed: InfeasibleError | None = None
+    def rules_one(p0: Problem, progress=progress) -> tuple:
+        """The segmentation's plan of ``p0``, narrowed: (problem, plan, segmentation, None);
+        on a one-core path where the joint choice follows, (p0, None, None, error) when it
+        finds none (the integer program may still fit one)."""
         try:
             p, plan, seg = _run_best(p0, strategy, objective, time_limit, seed, progress)
-            plan, seg = narrowed(p, plan, seg, progress)
+            return (p, *narrowed(p, plan, seg, progress), None)
         except InfeasibleError as e:
-            if not (joint and one_core):
+            if not (joint and len(p0.core_path) == 1):
                 raise
-            p, plan, seg, failed = p0, None, None, e
-        if joint:
-            # The foldings chosen jointly by an integer program per core (`ilp.py`): on one
-            # core over every row of the problem, else with the segmentation's cores and splits.
-            if progress:
-                progress(f"{strategy}: choosing the foldings jointly (integer program)")
-            q = p0 if one_core else p
-            got = joint_plan(q, strategy, objective, seg=None if one_core else seg,
-                             below=plan.ii_cycles if plan is not None else None)
-            if got is not None:
-                jplan, jseg = narrowed(q, *got, progress)
-                jseg.source = JOINT
-                if plan is None or _key(jplan, objective) < _key(plan, objective):
-                    p, plan, seg = q, jplan, jseg
-        if plan is None:
-            raise failed
-        return p, plan, seg
+            return p0, None, None, e
+
+    def joint_one(p0: Problem, got: tuple, below: int | None, progress=progress) -> tuple | None:
+        """The foldings chosen jointly by an integer program per core (`ilp.py`), on one core
+        over every row of ``p0``, else with the cores and splits of ``got``'s segmentation, at
+        an ii below ``below``: (on p0 or not, plan, segmentation), or None."""
+        p, plan, seg, _ = got
+        one_core = len(p0.core_path) == 1
+        if plan is None and not one_core:
+            return None
+        if progress:
+            progress(f"{strategy}: choosing the foldings jointly (integer program)")
+        q = p0 if one_core else p
+        found = joint_plan(q, strategy, objective, seg=None if one_core else seg, below=below)
+        if found is None:
+            return None
+        jplan, jseg = narrowed(q, *found, progress)
+        jseg.source = JOINT
+        return one_core, jplan, jseg
 
     # The problem without packing is planned in a second process where one can be forked
     # (`parallel.Aside`); its result is taken exactly as if planned here, after the first.
-    aside = Aside(lambda: plan_one(probs[1], None), _portable) if len(probs) > 1 else None
+    # The joint choice then runs on each problem below the better of the two plans (a slower
+    # target could not win), the second again aside.
+    aside = Aside(lambda: rules_one(probs[1], None), lambda g: (*_portable(g[:3]), g[3])) if len(probs) > 1 else None
     if aside is not None and aside.started and progress:
         progress(f"{strategy}: planning without DSP packing in a second process")
+    got: list = []  # per problem: rules_one's tuple, or the InfeasibleError it raised
     try:
-        for k, p in enumerate(probs):
+        for k, p0 in enumerate(probs):
             try:
-                p, plan, seg = plan_one(p) if k == 0 or aside is None else aside.result()
+                got.append(rules_one(p0) if k == 0 or aside is None else aside.result())
             except InfeasibleError as e:
-                err = err or e
-                continue
-            if best is None or _key(plan, objective) < _key(best[1], objective):
-                best = (p, plan, seg)
+                got.append(e)
     finally:
         if aside is not None:
             aside.close()
+    ruled = [g[1] for g in got if isinstance(g, tuple) and g[1] is not None]
+    below = min(pl.ii_cycles for pl in ruled) if ruled else None
+    joined: list = [None] * len(probs)
+    if joint:
+        todo = [k for k, g in enumerate(got) if isinstance(g, tuple)]
+        aside = (Aside(lambda: joint_one(probs[todo[1]], got[todo[1]], below, None))
+                 if len(todo) > 1 else None)
+        try:
+            for n, k in enumerate(todo):
+                joined[k] = joint_one(probs[k], got[k], below) if n == 0 or aside is None else aside.result()
+        finally:
+            if aside is not None:
+                aside.close()
+    for k, g in enumerate(got):
+        if isinstance(g, InfeasibleError):
+            err = err or g
+            continue
+        p, plan, seg, failed = g
+        err = err or failed
+        tried = [] if plan is None else [(p, plan, seg)]
+        if joined[k] is not None:
+            on_p0, jplan, jseg = joined[k]
+            tried.append((probs[k] if on_p0 else p, jplan, jseg))
+        for t in tried:
+            if best is None or _key(t[1], objective) < _key(best[1], objective):
+                best = t
     if best is None:
         raise err
     chosen, plan, seg = best
