@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field, replace
+from types import SimpleNamespace
 
 import numpy as np
 
@@ -30,7 +31,7 @@ from bbgrap_hls.quant.build import FUSING_KINDS
 from bbgrap_hls.search.fifos import (
     pad_run,
 )
-from bbgrap_hls.search.tables import BW_CYCLES, N_RES, RES, Table, _Inputs, _offchip_ok, _table  # noqa: F401
+from bbgrap_hls.search.tables import BW_CYCLES, N_RES, RES, Table, _Inputs, _offchip_ok, _table, prefetch  # noqa: F401
 
 DSP_PACKING = True
 """Default of the planner's ``dsp_packing`` option (`build_problem`, `make_plan`, ``--dsp-packing``)."""
@@ -182,6 +183,9 @@ def build_problem(graph: Graph, board: Board, split_candidates: int = 8,
     unit_of_tensor: dict[str, int] = {}
     use_uram = any(c.uram_limit > 0 for c in board.cores)
     mem = offchip_memory(board) if offchip_weights else None
+    # the units without their tables first (a table needs its inputs' structural starts
+    # only), then every table at once (`prefetch`: half in a second process where it can run)
+    specs: list[SimpleNamespace] = []
     for n in fabric:
         if n.name in fused_into:
             continue
@@ -191,16 +195,17 @@ def build_problem(graph: Graph, board: Board, split_candidates: int = 8,
         fused = [fuse_next[n.name].name] if n.name in fuse_next else []
         out = fuse_next[n.name].outputs[0] if fused else n.outputs[0]
         producers = [unit_of_tensor.get(t, -1) for t in acts]
-        ins = _inputs(graph, units, acts, producers)
+        ins = _inputs(graph, specs, acts, producers)
         start, cycles = _start(kind, g, ins, parallel_window)
-        u = Unit(index=len(units), node=n, kind=kind, geom=g, fused=fused, out_tensor=out,
-                 in_tensors=list(acts), producers=producers,
-                 table=_table(kind, g, ins, parallel_window, use_uram, pixel_copies, mem, dsp_packing, lut_macs,
-                              lut_requant, padded_folds),
-                 start=start,
-                 cycles=cycles)
-        units.append(u)
-        unit_of_tensor[out] = u.index
+        specs.append(SimpleNamespace(
+            node=n, kind=kind, geom=g, fused=fused, out_tensor=out, in_tensors=list(acts), producers=producers,
+            start=start, cycles=cycles, call=(kind, g, ins, parallel_window, use_uram, pixel_copies, mem, dsp_packing,
+                                              lut_macs, lut_requant, padded_folds)))
+        unit_of_tensor[out] = len(specs) - 1
+    prefetch([sp.call for sp in specs])
+    for sp in specs:
+        fields = vars(sp)
+        units.append(Unit(index=len(units), table=_table(*fields.pop("call")), **fields))
     if not units:
         raise BadInputError(f"graph '{graph.name}': no node runs on the fabric (all are host ops)")
     tensor_bits = {t: 8 * _elems(graph, t) for u in units for t in [u.out_tensor, *u.in_tensors]}
@@ -254,8 +259,9 @@ def _start(kind: str, g: Geometry, ins: _Inputs, parallel_window: bool) -> tuple
     return s_in + c.fill, c_in + c.depth + run
 
 
-def _inputs(graph: Graph, units: list[Unit], tensors: list[str], producers: list[int]) -> _Inputs:
-    """A block's inputs as its tables need them (their producers already built)."""
+def _inputs(graph: Graph, units: list, tensors: list[str], producers: list[int]) -> _Inputs:
+    """A block's inputs as its tables need them (their producers already built: `Unit`s, or
+    anything with their ``start`` and ``cycles``)."""
     return _Inputs(tuple(_elems(graph, t) for t in tensors),
                    tuple(units[p].start if p >= 0 else 0.0 for p in producers),
                    tuple(units[p].cycles if p >= 0 else 0 for p in producers))
@@ -287,23 +293,32 @@ def _add_split_tables(prob: Problem, how_many: int, use_uram: bool) -> None:
     # (an off-chip row that fits does not count: the search may still want them on chip)
     must = [u for u in weighted if np.any(u.table.res[slowest_on_chip(u)] > lim)]
     chosen = {u.index: u for u in weighted[:how_many] + must}
+    calls: dict[tuple[int, str, int], tuple] = {}  # (unit, "split" k parts or "part" of c channels): `_table` call
     for u in chosen.values():
         ins = _inputs(prob.graph, prob.units, u.in_tensors, u.producers)
         for k in range(2, n + 1):
             if u.geom.co % k == 0:
-                t = _table(u.kind, _replace_co(u.geom, u.geom.co // k), ins, prob.parallel_window, use_uram,
-                           prob.pixel_copies, prob.offchip_memory, prob.dsp_packing, prob.lut_macs, prob.lut_requant)
-                # The gather on the last core streams whole parts per beat at most (the
-                # concat's lanes divide each part's channels): k beats per pixel.
-                t.ii = np.maximum(t.ii, gather_ii(u.geom, [u.geom.co // k] * k))
-                u.split_tables[k] = t
+                calls[(u.index, "split", k)] = (
+                    u.kind, _replace_co(u.geom, u.geom.co // k), ins, prob.parallel_window, use_uram,
+                    prob.pixel_copies, prob.offchip_memory, prob.dsp_packing, prob.lut_macs, prob.lut_requant)
         u.granule = granule(u.geom.co)
         for c in range(u.granule, u.geom.co, u.granule):
             # The block alone: the gather's rate depends on all the parts (`gather_ii`).
             # (no pixel copies nor LUT multipliers: they would double or triple the tables,
             # half of planning time, for a rare combination)
-            u.part_tables[c] = _table(u.kind, _replace_co(u.geom, c), ins, prob.parallel_window, use_uram,
-                                      copies=False, memory=prob.offchip_memory, pack=prob.dsp_packing)
+            calls[(u.index, "part", c)] = (u.kind, _replace_co(u.geom, c), ins, prob.parallel_window, use_uram,
+                                           False, prob.offchip_memory, prob.dsp_packing)
+    prefetch(list(calls.values()))
+    for (i, what, k), call in calls.items():
+        u = chosen[i]
+        t = _table(*call)
+        if what == "split":
+            # The gather on the last core streams whole parts per beat at most (the
+            # concat's lanes divide each part's channels): k beats per pixel.
+            t.ii = np.maximum(t.ii, gather_ii(u.geom, [u.geom.co // k] * k))
+            u.split_tables[k] = t
+        else:
+            u.part_tables[k] = t
 
 
 UNEVEN_SIZES = 16

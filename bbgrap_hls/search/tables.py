@@ -99,20 +99,11 @@ class _Inputs:
     cycles: tuple[int, ...]
 
 
-def _table(kind: str, g: Geometry, inputs: _Inputs, parallel_window: bool, uram: bool,
-           copies: bool = True, memory: tuple[float, int, int] | None = None, pack: bool = False,
-           lut_macs: bool = False, lut_requant: bool = False, padded: bool = False) -> Table:
-    """`_tables_of`, cached: `make_plan` builds the same graph's tables for several variants
-    (with and without packing or off-chip weights), most of them equal. Each call gets its own
-    `Table` object (its arrays shared and never written in place; callers may rebind them)
-    sharing the cached table's choosers (`fold.make_chooser`).
-
-    The options a kind ignores are dropped from the key (a pool's table is the same with or
-    without packing or off-chip weights). A conv/dense table with packing is built together
-    with the one without (`make_plan` asks for both; most rows are the same and are computed
-    once), and a table with off-chip rows leaves its on-chip rows as the table without them:
-    the same rows in the same order (the off-chip rows take no part in the on-chip rows'
-    construction, and the order is a stable sort, which a subset keeps)."""
+def _key(kind: str, g: Geometry, inputs: _Inputs, parallel_window: bool, uram: bool, copies: bool = True,
+         memory: tuple[float, int, int] | None = None, pack: bool = False, lut_macs: bool = False,
+         lut_requant: bool = False, padded: bool = False) -> tuple:
+    """`_table`'s cache key for its arguments: the options the kind ignores dropped (a pool's
+    table is the same with or without packing or off-chip weights)."""
     if kind not in OFFCHIP_CAPABLE:
         memory = None
     if kind not in PACK_CAPABLE:
@@ -123,23 +114,74 @@ def _table(kind: str, g: Geometry, inputs: _Inputs, parallel_window: bool, uram:
         lut_requant = False  # (a conv/dense/dwconv takes them on its LUT-product rows only)
     if kind not in WEIGHTED:
         padded = False
-    key = (kind, g, inputs, parallel_window, uram, copies, memory, pack, lut_macs, lut_requant, padded)
-    t = _TABLES.get(key)
-    if t is None:
-        modes = (True, False) if pack else (False,)
-        for p, t in zip(modes, _tables_of(kind, g, inputs, parallel_window, uram, copies, memory, modes, lut_macs,
-                                          lut_requant, padded), strict=True):
-            _remember((*key[:7], p, lut_macs, lut_requant, padded), t)
-            if memory is not None:
-                _remember((*key[:6], None, p, lut_macs, lut_requant, padded), t.subset(~t.ddr))
-        t = _TABLES[key]
-    else:
-        _TABLES.move_to_end(key)
+    return (kind, g, inputs, parallel_window, uram, copies, memory, pack, lut_macs, lut_requant, padded)
+
+
+def _build(key: tuple) -> None:
+    """The tables of ``key`` (`_key`) into the cache. A conv/dense table with packing is built
+    together with the one without (`make_plan` asks for both; most rows are the same and are
+    computed once), and a table with off-chip rows leaves its on-chip rows as the table without
+    them: the same rows in the same order (the off-chip rows take no part in the on-chip rows'
+    construction, and the order is a stable sort, which a subset keeps)."""
+    kind, g, inputs, parallel_window, uram, copies, memory, pack, lut_macs, lut_requant, padded = key
+    modes = (True, False) if pack else (False,)
+    for p, t in zip(modes, _tables_of(kind, g, inputs, parallel_window, uram, copies, memory, modes, lut_macs,
+                                      lut_requant, padded), strict=True):
+        _remember((*key[:7], p, *key[8:]), t)
+        if memory is not None:
+            _remember((*key[:6], None, p, *key[8:]), t.subset(~t.ddr))
+
+
+def _table(*args, **kw) -> Table:
+    """`_tables_of`, cached (`_key`, `_build`): `make_plan` builds the same graph's tables for
+    several variants (with and without packing or off-chip weights), most of them equal. Each
+    call gets its own `Table` object (its arrays shared and never written in place; callers
+    may rebind them) sharing the cached table's choosers (`fold.make_chooser`)."""
+    key = _key(*args, **kw)
+    if key not in _TABLES:
+        _build(key)
+    t = _TABLES[key]
+    _TABLES.move_to_end(key)
     copy = replace(t)
     # the copies share the choosers: `fold.make_chooser` checks that a hit was made for the
     # same arrays, so a copy whose arrays are rebound gets its own
     copy.choosers = t.choosers
     return copy
+
+
+PREFETCH_ASIDE = 48
+"""`prefetch` builds half the tables in a second process when at least this many are missing."""
+
+
+def prefetch(calls: list[tuple]) -> None:
+    """Build and cache the tables of the `_table` calls ``calls`` (argument tuples) that are
+    not cached yet, every other one in a forked child when there are `PREFETCH_ASIDE` or more
+    and a child can start (`parallel.Aside`; else, or if it fails, here). A table is a function
+    of its key alone, so the cache holds the same tables whichever process built them."""
+    from bbgrap_hls.search.parallel import Aside
+
+    keys = list(dict.fromkeys(k for k in (_key(*c) for c in calls) if k not in _TABLES))
+    aside = None
+    if len(keys) >= PREFETCH_ASIDE:
+        theirs, keys = keys[1::2], keys[0::2]
+
+        def build_theirs() -> list[tuple[tuple, Table]]:
+            before = set(_TABLES)
+            for k in theirs:
+                _build(k)
+            return [(k, t) for k, t in _TABLES.items() if k not in before]
+
+        aside = Aside(build_theirs)
+    try:
+        for k in keys:
+            if k not in _TABLES:
+                _build(k)
+        if aside is not None:
+            for k, t in aside.result():
+                _remember(k, t)
+    finally:
+        if aside is not None:
+            aside.close()
 
 
 _TABLES: OrderedDict[tuple, Table] = OrderedDict()
