@@ -15,7 +15,7 @@ from bbgrap_hls.board import load_board
 from bbgrap_hls.frontend.onnx_loader import load_model
 from bbgrap_hls.passes import canonicalize
 from bbgrap_hls.search import build_problem, make_plan
-from bbgrap_hls.search.ilp import _pareto, candidates, fit_rows, joint_plan
+from bbgrap_hls.search.ilp import Lag, _pareto, _rows_at, candidates, fit_rows, joint_plan
 from bbgrap_hls.search.repair import violations
 from bbgrap_hls.search.runs import _run_best
 from bbgrap_hls.search.tables import N_RES, Table
@@ -66,6 +66,55 @@ def test_fit_rows_agrees_with_brute_force():
         if pick is not None:
             assert all(t.ii[i] <= target for t, i in zip(tables, pick, strict=True))
             assert np.all(sum(t.res[i] for t, i in zip(tables, pick, strict=True)) <= limits)
+
+
+def _brute_lags(tables, limits, target, lags):
+    """Whether some choice fits ``limits`` with each lag's frames (the sum of the chosen rows'
+    weights) in the cheapest mix of its memories: checked over frame splits in steps of 1/8."""
+    rows = [[i for i in range(len(t)) if t.ii[i] <= target] for t in tables]
+    for pick in itertools.product(*rows):
+        used = sum(t.res[i] for t, i in zip(tables, pick, strict=True)).astype(float)
+        frames = [sum(w[pick[ti]] for ti, w in lag.weights) for lag in lags]
+        # each lag here has two memories: try its frames split between them
+        for split in itertools.product(np.linspace(0, 1, 9), repeat=len(lags)):
+            need = used + sum(f * (s * lag.per_frame[0] + (1 - s) * lag.per_frame[1])
+                              for f, s, lag in zip(frames, split, lags, strict=True))
+            if np.all(need <= limits + 1e-9):
+                return True
+    return False
+
+
+def test_fit_rows_charges_the_lags_of_reconvergent_fifos():
+    # Block a's off-chip row is cheap but makes b's other input wait two frames of 4 BRAM18
+    # each (or 1 URAM each): with 6 BRAM18 and no URAM it cannot be chosen.
+    a = _table([10, 10], [[4, 6, 0, 0, 0], [4, 0, 0, 0, 0]], ddr=[False, True])
+    b = _table([10], [[1, 0, 0, 0, 0]])
+    lag = Lag(np.array([[0, 4, 0, 0, 0], [0, 0, 1, 0, 0]], float), [(0, np.where(a.ddr, 2.0, 0.0))])
+    assert fit_rows([a, b], np.array([9, 6, 0, 0, 0]), 10, lags=[lag]) == [0, 0]
+    assert fit_rows([a, b], np.array([9, 5, 0, 0, 0]), 10, lags=[lag]) is None
+    assert fit_rows([a, b], np.array([9, 5, 2, 0, 0]), 10, lags=[lag]) == [1, 0]  # the lag in URAM
+    assert fit_rows([a, b], np.array([9, 5, 0, 0, 0]), 10) == [1, 0]  # without the lag: off chip
+    rng = np.random.default_rng(11)
+    for _ in range(40):
+        tables = [_table(rng.integers(1, 4, n), rng.integers(0, 6, (n, N_RES)), ddr=rng.integers(0, 2, n))
+                  for n in rng.integers(1, 4, rng.integers(1, 4))]
+        lags = [Lag(rng.integers(0, 3, (2, N_RES)).astype(float),
+                    [(int(ti), np.where(tables[ti].ddr, float(rng.integers(1, 3)), 0.0))
+                     for ti in rng.choice(len(tables), rng.integers(1, len(tables) + 1), replace=False)])
+                for _ in range(rng.integers(1, 3))]
+        limits = rng.integers(4, 20, N_RES)
+        target = int(rng.integers(1, 4))
+        pick = fit_rows(tables, limits, target, lags=lags)
+        assert (pick is not None) == _brute_lags(tables, limits, target, lags)
+
+
+def test_rows_at_a_target_are_the_same_from_all_rows_as_from_candidates():
+    rng = np.random.default_rng(5)
+    for _ in range(20):
+        n = int(rng.integers(5, 200))
+        t = _table(rng.integers(1, 9, n), rng.integers(0, 5, (n, N_RES)), ddr=rng.integers(0, 2, n))
+        for target in range(1, 9):
+            assert np.array_equal(_rows_at(t, None, target), _rows_at(t, candidates(t), target))
 
 
 def test_pruned_rows_each_have_a_kept_dominator():

@@ -29,6 +29,7 @@ from dataclasses import dataclass, replace
 
 import numpy as np
 
+from bbgrap_hls.model import block_cost, foldings
 from bbgrap_hls.plan import Plan
 from bbgrap_hls.search.build import build_plan
 from bbgrap_hls.search.dp import Segmentation, part_tables
@@ -119,46 +120,80 @@ def candidates(t: Table) -> np.ndarray:
     return np.sort(np.concatenate([_pareto(key, np.nonzero(t.ddr == d)[0]) for d in (False, True)]))
 
 
+@dataclass(frozen=True)
+class Lag:
+    """A reconvergent FIFO's frames of lag beyond what its reader's rows charge (`fit_rows`):
+    at least the sum, over the chosen rows, of ``weights`` (pairs: a table's index in the
+    program, a weight per row of that table), each frame in one of the memories of
+    ``per_frame`` (a row of resources in `RES` order per kind of memory: BRAM18, URAM)."""
+
+    per_frame: np.ndarray
+    weights: list[tuple[int, np.ndarray]]
+
+
 def fit_rows(tables: list[Table], limits: np.ndarray, target: int, scale: np.ndarray | None = None,
-             among: list[np.ndarray] | None = None, prune: bool = True) -> list[int] | None:
+             among: list[np.ndarray] | None = None, prune: bool = True,
+             lags: list[Lag] | None = None, lag_use: np.ndarray | None = None) -> list[int] | None:
     """One row index per table, each with ``ii <= target`` (and in ``among[i]`` when given:
     e.g. `candidates`), whose resources sum to at most ``limits`` (`RES` order), minimising
     the sum of the rows' resources over ``scale`` (default ``limits``); None when no choice
     fits (or HiGHS found none in `TIME_LIMIT`). Rows another row of the table matches or
-    beats in every resource are dropped first unless ``prune`` is False (``among`` already
-    pruned at this target: `_rows_at`)."""
+    beats in every resource are dropped first (`_rows_at`) unless ``prune`` is False
+    (``among`` already pruned at this target). Each of ``lags`` adds what a reconvergent FIFO holds
+    beyond its rows' charge: its frames of lag (at least the sum of the chosen rows'
+    ``weights``) times its resources per frame; what they charge in all is written to
+    ``lag_use`` when given (`RES` order)."""
     import highspy
 
     scale = np.maximum((limits if scale is None else scale).astype(float), 1.0)
     among = among or [np.arange(len(t)) for t in tables]
-    rows = [a[t.ii[a] <= target] for t, a in zip(tables, among, strict=True)]
-    if prune:
-        rows = [_pareto(t.res, r) for t, r in zip(tables, rows, strict=True)]
+    rows = ([_rows_at(t, a, target) for t, a in zip(tables, among, strict=True)] if prune
+            else [a[t.ii[a] <= target] for t, a in zip(tables, among, strict=True)])
     if any(len(r) == 0 for r in rows):
         return None
     res = np.concatenate([t.res[r] for t, r in zip(tables, rows, strict=True)]).astype(float)
     owner = np.repeat(np.arange(len(tables)), [len(r) for r in rows])
-    n, u = len(res), len(tables)
-    # the constraint matrix by columns: column j has a 1 in its table's row (choose exactly
-    # one row per table) and its nonzero resources in rows u .. u + N_RES - 1
+    first = np.concatenate(([0], np.cumsum([len(r) for r in rows])))
+    lags = lags or []
+    kinds = [len(lag.per_frame) for lag in lags]
+    n, u, z = len(res), len(tables), sum(kinds)
+    # The constraint matrix by columns, from (row, column, value) triples. Column j < n (a
+    # table row) has a 1 in its table's row (choose exactly one row per table), its nonzero
+    # resources in rows u .. u + N_RES - 1 and minus its lag weights in the lags' rows
+    # u + N_RES + l; lag l has a column per memory (its frames there, continuous) with that
+    # memory's resources per frame and a 1 in its row (frames - sum of the chosen weights >= 0).
     cols, q = np.nonzero(res)
-    col = np.concatenate((np.arange(n), cols))
+    r_, c_, v_ = [owner, u + q], [np.arange(n), cols], [np.ones(n), res[cols, q]]
+    col_of = n + np.concatenate(([0], np.cumsum(kinds)))
+    for lag_i, lag in enumerate(lags):
+        for ti, w in lag.weights:
+            j = np.nonzero(w[rows[ti]])[0]
+            r_.append(np.full(len(j), u + N_RES + lag_i))
+            c_.append(first[ti] + j)
+            v_.append(-w[rows[ti]][j].astype(float))
+        for a, per in enumerate(lag.per_frame):
+            q = np.nonzero(per)[0]
+            r_ += [u + q, [u + N_RES + lag_i]]
+            c_ += [np.full(len(q), col_of[lag_i] + a), [col_of[lag_i] + a]]
+            v_ += [per[q].astype(float), [1.0]]
+    row, col, value = (np.concatenate([np.asarray(a) for a in x]) for x in (r_, c_, v_))
     order = np.argsort(col, kind="stable")
-    index = np.concatenate((owner, u + q))[order].astype(np.int32)
-    value = np.concatenate((np.ones(n), res[cols, q]))[order]
-    start = np.concatenate(([0], np.cumsum(np.bincount(col, minlength=n)))).astype(np.int32)
+    index = row[order].astype(np.int32)
+    value = value[order]
+    start = np.concatenate(([0], np.cumsum(np.bincount(col.astype(np.int64), minlength=n + z)))).astype(np.int32)
+    per_frame = np.concatenate([np.asarray(lag.per_frame, dtype=float) for lag in lags]) if lags else np.zeros((0, N_RES))
     lp = highspy.HighsLp()
-    lp.num_col_, lp.num_row_ = n, u + N_RES
-    lp.col_cost_ = (res / scale).sum(axis=1)
-    lp.col_lower_ = np.zeros(n)
-    lp.col_upper_ = np.ones(n)
-    lp.row_lower_ = np.concatenate((np.ones(u), np.full(N_RES, -highspy.kHighsInf)))
-    lp.row_upper_ = np.concatenate((np.ones(u), limits.astype(float)))
+    lp.num_col_, lp.num_row_ = n + z, u + N_RES + len(lags)
+    lp.col_cost_ = np.concatenate(((res / scale).sum(axis=1), (per_frame / scale).sum(axis=1)))
+    lp.col_lower_ = np.zeros(n + z)
+    lp.col_upper_ = np.concatenate((np.ones(n), np.full(z, highspy.kHighsInf)))
+    lp.row_lower_ = np.concatenate((np.ones(u), np.full(N_RES, -highspy.kHighsInf), np.zeros(len(lags))))
+    lp.row_upper_ = np.concatenate((np.ones(u), limits.astype(float), np.full(len(lags), highspy.kHighsInf)))
     lp.a_matrix_.format_ = highspy.MatrixFormat.kColwise
     lp.a_matrix_.start_ = start
     lp.a_matrix_.index_ = index
     lp.a_matrix_.value_ = value
-    lp.integrality_ = [highspy.HighsVarType.kInteger] * n
+    lp.integrality_ = [highspy.HighsVarType.kInteger] * n + [highspy.HighsVarType.kContinuous] * z
     h = _highs()
     h.setOptionValue("time_limit", TIME_LIMIT)
     h.setOptionValue("random_seed", 0)
@@ -169,9 +204,12 @@ def fit_rows(tables: list[Table], limits: np.ndarray, target: int, scale: np.nda
     if h.getInfo().primal_solution_status != 2:  # no feasible point
         return None
     x = np.asarray(h.getSolution().col_value)
+    if lag_use is not None:
+        lag_use[:] = x[n:] @ per_frame
+    x = x[:n]
     pick = [-1] * u
     for j in np.nonzero(x > 0.5)[0]:
-        pick[owner[j]] = int(rows[owner[j]][j - np.searchsorted(owner, owner[j])])
+        pick[owner[j]] = int(rows[owner[j]][j - first[owner[j]]])
     return pick if min(pick) >= 0 else None
 
 
@@ -217,7 +255,73 @@ def _rows_at(t: Table, among: np.ndarray | None, target: int) -> np.ndarray:
     all rows as from `candidates`."""
     a = np.arange(len(t)) if among is None else among
     a = a[t.ii[a] <= target]
-    return np.sort(np.concatenate([_pareto(t.res, a[t.ddr[a] == d], tie=t.ii) for d in (False, True)]))
+    # off-chip rows by ii too: their ii sets the lag they add (`_lags`)
+    return np.sort(np.concatenate((_pareto(t.res, a[~t.ddr[a]], tie=t.ii),
+                                   _pareto(np.column_stack((t.ii, t.res)), a[t.ddr[a]]))))
+
+
+FRAME_BITS_PER_BRAM18 = 16384
+"""Bits of a deep FIFO per RAMB18 (8 of every 9 bits: `model.memory` of an 8-bit lane)."""
+FRAME_BITS_PER_URAM = 4096 * 64
+"""Bits of a deep FIFO per URAM288 at 8 lanes (64 of its 72 bits; `model.memory.uram_memory`)."""
+
+
+def _lags(prob: Problem, items: list[_Item], idx: list[int], target: int) -> list[Lag]:
+    """The FIFOs on one core's reconvergent paths that grow when a block on another path to
+    the same reader keeps its weights off chip (`Lag`, for the program of ``items[i]``,
+    ``i`` in ``idx``).
+
+    The tables charge a reader's input FIFOs at the structural starts of its producers' most
+    parallel on-chip foldings (`problem._start`). An off-chip row stores its whole input frame
+    and computes every fold before its first output (build.py: fill 1 and its lead), a lag of
+    at most ``1 - fill + (ii + 7) / target`` frames on its path more than that folding's (whose
+    ``fill`` of a frame a dense layer has already); an input of the reader then waits that
+    long for every such block on the other inputs' paths that is not on its own, in beats of
+    its frame (an upper bound where its own path is late anyway). Only blocks on the reader's
+    core count: the program of another core does not choose theirs (a refit catches those)."""
+    anc: list[int] = []  # per unit, a bit per unit it reads from, itself included
+    for unit in prob.units:
+        a = 1 << unit.index
+        for pu in unit.producers:
+            if pu >= 0:
+                a |= anc[pu]
+        anc.append(a)
+    offchip: dict[int, list[int]] = {}  # unit -> its tables' indices in the program (off-chip rows)
+    for pos, i in enumerate(idx):
+        if items[i].table.ddr.any():
+            offchip.setdefault(items[i].unit, []).append(pos)
+    if not offchip:
+        return []
+    fill = {}  # the structural fill the tables assumed (`problem._start`)
+    for b in offchip:
+        unit = prob.units[b]
+        fill[b] = block_cost(unit.kind, unit.geom, *foldings(unit.kind, unit.geom, prob.parallel_window)[-1]).fill
+    here = {items[i].unit for i in idx}
+    uram = int(prob.board.cores[items[idx[0]].core].uram_limit > 0)
+    out = []
+    for unit in prob.units:
+        ps = unit.producers
+        if len(ps) < 2 or unit.index not in here:
+            continue
+        for k, (t, pk) in enumerate(zip(unit.in_tensors, ps, strict=False)):
+            other = 0
+            for j, pj in enumerate(ps):
+                if j != k and pj >= 0:
+                    other |= anc[pj]
+            late = other & ~(anc[pk] if pk >= 0 else 0)
+            weights = []
+            for b, positions in offchip.items():
+                if late >> b & 1:
+                    for pos in positions:
+                        tb = items[idx[pos]].table
+                        weights.append((pos, np.where(tb.ddr, 1.0 - fill[b] + (tb.ii + 7) / target, 0.0)))
+            if weights:
+                per_frame = np.zeros((1 + uram, N_RES))
+                per_frame[0, RES.index("bram18")] = prob.tensor_bits[t] / FRAME_BITS_PER_BRAM18
+                if uram:  # the build moves big FIFOs to URAM while the core has some left
+                    per_frame[1, RES.index("uram")] = prob.tensor_bits[t] / FRAME_BITS_PER_URAM
+                out.append(Lag(per_frame, weights))
+    return out
 
 
 def _at(prob: Problem, seg0: Segmentation, items: list[_Item], target: int, strategy: str, objective: str,
@@ -225,10 +329,10 @@ def _at(prob: Problem, seg0: Segmentation, items: list[_Item], target: int, stra
     """A plan with ``seg0``'s cores and splits whose blocks all meet ``target`` and which
     fits, or None; each core's rows chosen by its own program.
 
-    What the built plan uses beyond its rows is mostly the FIFOs of the reconvergent paths
-    around off-chip blocks (each needs its whole input frame before its first output,
-    fifos.py) and, across cores, the links' endpoints. First a core's limits are lowered by
-    what its plan used beyond its rows (`REFITS` programs); if that finds no fitting plan,
+    The programs charge the reconvergent FIFOs that off-chip rows lengthen (`_lags`, bounds);
+    what the built plan uses beyond its rows and those charges is the rest of them (blocks on
+    other cores, the bounds' rounding) and, across cores, the links' endpoints. First a core's
+    limits are lowered by that excess (`REFITS` programs); if that finds no fitting plan,
     that extra is spread over the core's off-chip rows as a surcharge instead (the next
     program then weighs fewer off-chip blocks against their weights on chip)."""
     on = {k: [i for i, it in enumerate(items) if it.core == k] for k in prob.core_path}
@@ -238,17 +342,19 @@ def _at(prob: Problem, seg0: Segmentation, items: list[_Item], target: int, stra
         if id(it.table) not in pruned:
             pruned[id(it.table)] = _rows_at(it.table, None if among is None else among[i], target)
     rows_at = [pruned[id(it.table)] for it in items]
+    lags = {k: _lags(prob, items, idx, target) for k, idx in on.items()}
     for spread in (False, True):
         room = {k: limits[k].copy() for k in on}
         surcharge = {k: np.zeros(N_RES, dtype=np.int64) for k in on}
         folds: dict[int, int] = {}
+        charged = {k: np.zeros(N_RES) for k in on}  # what each core's program charged for its lags
         for refit in range(REFITS):
             for k, idx in on.items():
                 tables = [items[i].table for i in idx]
                 if spread and surcharge[k].any():
                     tables = [replace(t, res=t.res + np.outer(t.ddr, surcharge[k])) for t in tables]
                 pick = (fit_rows(tables, room[k], target, scale=limits[k], among=[rows_at[i] for i in idx],
-                                 prune=False) if idx else [])
+                                 prune=False, lags=lags[k], lag_use=charged[k]) if idx else [])
                 if pick is None:
                     if not spread and not refit:
                         return None  # at the full limits: the spread pass's first programs are these
@@ -264,6 +370,7 @@ def _at(prob: Problem, seg0: Segmentation, items: list[_Item], target: int, stra
                     if cp.id not in bad:
                         continue
                     rows = sum((items[i].table.res[folds[i]] for i in on[cp.id]), np.zeros(N_RES, dtype=np.int64))
+                    rows = rows + np.floor(charged[cp.id]).astype(np.int64)
                     extra = np.maximum(np.array([getattr(cp, r) for r in RES], dtype=np.int64) - rows, 0)
                     n_ddr = sum(int(items[i].table.ddr[folds[i]]) for i in on[cp.id])
                     if spread and n_ddr:
