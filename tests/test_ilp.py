@@ -188,3 +188,4 @@ def test_a_fork_after_a_program_can_solve_one():
     os.kill(pid, signal.SIGKILL)
     os.waitpid(pid, 0)
     pytest.fail("a program in a forked child did not finish in 30 s")
+

@@ -253,3 +253,25 @@ def test_memory_capacity_is_a_limit(lenet):
     """A memory smaller than the weights the plan puts there refuses the plan, naming it."""
     with pytest.raises(InfeasibleError, match=r"memory ddr: the plan keeps [\d,]+ bytes of weights there, its capacity"):
         make_plan(lenet, small_board(19.2, capacity_gb=1e-5), baselines=False, offchip_weights=True)
+
+
+def test_a_refusal_on_one_core_says_what_the_integer_programs_prove(lenet):
+    """Neither the rules nor the joint choice fit LeNet on chip on a core of 30 BRAM18 and
+    10,000 LUTs: the message adds the least BRAM18 any choice of rows needs with the other
+    resources within limits (HiGHS' proved bound), and that bound is consistent: a core with
+    one BRAM18 less than it is refused too, one with that many plans."""
+    import re
+
+    with pytest.raises(InfeasibleError) as e:
+        make_plan(lenet, small_board(19.2, lut=SMALL_LUT, bram18=SMALL_BRAM), baselines=False)
+    m = re.search(r"integer program, HiGHS\) no choice fits: with the other resources within limits, "
+                  r"BRAM18 is short by at least (\d+) \((\d+) / (\d+)\)", str(e.value))
+    assert m, str(e.value)
+    need, limit = int(m[2]), int(m[3])
+    assert int(m[1]) == need - limit > 0
+    assert str(e.value).startswith("the model needs") or "do not fit" in str(e.value)  # the rules' message first
+    cap = 0.8  # small_board's share of its resources a plan may use
+    with pytest.raises(InfeasibleError):
+        make_plan(lenet, small_board(19.2, lut=SMALL_LUT, bram18=int((need - 1) / cap)), baselines=False)
+    plan = make_plan(lenet, small_board(19.2, lut=SMALL_LUT, bram18=int(need / cap) + 40), baselines=False)
+    assert plan.cores[0].bram18 <= plan.cores[0].bram18_limit

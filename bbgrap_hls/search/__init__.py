@@ -28,7 +28,7 @@ from bbgrap_hls.ir import Graph
 from bbgrap_hls.model.blocks import LUT_CAPABLE, LUT_REQUANT_CAPABLE
 from bbgrap_hls.plan import Plan
 from bbgrap_hls.search.dp import Segmentation
-from bbgrap_hls.search.ilp import JOINT, joint_plan
+from bbgrap_hls.search.ilp import JOINT, explain, joint_plan
 from bbgrap_hls.search.narrow import narrow
 from bbgrap_hls.search.parallel import Aside
 from bbgrap_hls.search.problem import DSP_PACKING, LUT_MACS, PADDED_FOLDS, Problem, build_problem, core_path
@@ -243,7 +243,11 @@ def _make_plan_with(graph: Graph, board: Board, strategy: str, objective: str, t
     def joint_one(p0: Problem, got: tuple, below: int | None, progress=progress) -> tuple | None:
         """The foldings chosen jointly by an integer program per core (`ilp.py`), on one core
         over every row of ``p0``, else with the cores and splits of ``got``'s segmentation, at
-        an ii below ``below``: (on p0 or not, plan, segmentation), or None."""
+        an ii below ``below``: (on p0 or not, plan, segmentation), or None.
+
+        Raises:
+            InfeasibleError: on one core when neither problem has a plan: the rules' message
+                and what integer programs over every row prove (`ilp.explain`)."""
         p, plan, seg, _ = got
         one_core = len(p0.core_path) == 1
         if plan is None and not one_core:
@@ -251,8 +255,12 @@ def _make_plan_with(graph: Graph, board: Board, strategy: str, objective: str, t
         if progress:
             progress(f"{strategy}: choosing the foldings jointly (integer program)")
         q = p0 if one_core else p
-        found = joint_plan(q, strategy, objective, seg=None if one_core else seg, below=below)
+        last: dict = {}
+        found = joint_plan(q, strategy, objective, seg=None if one_core else seg, below=below, last=last)
         if found is None:
+            if plan is None and below is None:  # no plan at all: say what the programs prove
+                why = explain(q, last)
+                raise InfeasibleError(f"{got[3]}; {why}" if why else str(got[3])) from got[3]
             return None
         jplan, jseg = narrowed(q, *found, progress)
         jseg.source = JOINT
@@ -284,7 +292,10 @@ def _make_plan_with(graph: Graph, board: Board, strategy: str, objective: str, t
                  if len(todo) > 1 else None)
         try:
             for n, k in enumerate(todo):
-                joined[k] = joint_one(probs[k], got[k], below) if n == 0 or aside is None else aside.result()
+                try:
+                    joined[k] = joint_one(probs[k], got[k], below) if n == 0 or aside is None else aside.result()
+                except InfeasibleError as e:  # neither the rules nor the programs fit (one core)
+                    got[k] = e
         finally:
             if aside is not None:
                 aside.close()

@@ -133,7 +133,7 @@ class Lag:
 
 def fit_rows(tables: list[Table], limits: np.ndarray, target: int, scale: np.ndarray | None = None,
              among: list[np.ndarray] | None = None, prune: bool = True,
-             lags: list[Lag] | None = None, lag_use: np.ndarray | None = None) -> list[int] | None:
+             lags: list[Lag] | None = None, least: int | None = None, info: dict | None = None) -> list[int] | None:
     """One row index per table, each with ``ii <= target`` (and in ``among[i]`` when given:
     e.g. `candidates`), whose resources sum to at most ``limits`` (`RES` order), minimising
     the sum of the rows' resources over ``scale`` (default ``limits``); None when no choice
@@ -141,8 +141,10 @@ def fit_rows(tables: list[Table], limits: np.ndarray, target: int, scale: np.nda
     beats in every resource are dropped first (`_rows_at`) unless ``prune`` is False
     (``among`` already pruned at this target). Each of ``lags`` adds what a reconvergent FIFO holds
     beyond its rows' charge: its frames of lag (at least the sum of the chosen rows'
-    ``weights``) times its resources per frame; what they charge in all is written to
-    ``lag_use`` when given (`RES` order)."""
+    ``weights``) times its resources per frame. With ``least`` (a `RES` index) the program
+    minimises that resource's total instead, without its limit. ``info`` (when given)
+    receives ``lag_use`` (what the lags charge, `RES` order), ``objective`` and ``bound`` (the
+    objective found and HiGHS' proved lower bound on it)."""
     import highspy
 
     scale = np.maximum((limits if scale is None else scale).astype(float), 1.0)
@@ -184,11 +186,16 @@ def fit_rows(tables: list[Table], limits: np.ndarray, target: int, scale: np.nda
     per_frame = np.concatenate([np.asarray(lag.per_frame, dtype=float) for lag in lags]) if lags else np.zeros((0, N_RES))
     lp = highspy.HighsLp()
     lp.num_col_, lp.num_row_ = n + z, u + N_RES + len(lags)
-    lp.col_cost_ = np.concatenate(((res / scale).sum(axis=1), (per_frame / scale).sum(axis=1)))
+    weight = 1.0 / scale
+    upper = limits.astype(float)
+    if least is not None:
+        weight = np.eye(N_RES)[least]
+        upper[least] = highspy.kHighsInf
+    lp.col_cost_ = np.concatenate((res @ weight, per_frame @ weight))
     lp.col_lower_ = np.zeros(n + z)
     lp.col_upper_ = np.concatenate((np.ones(n), np.full(z, highspy.kHighsInf)))
     lp.row_lower_ = np.concatenate((np.ones(u), np.full(N_RES, -highspy.kHighsInf), np.zeros(len(lags))))
-    lp.row_upper_ = np.concatenate((np.ones(u), limits.astype(float), np.full(len(lags), highspy.kHighsInf)))
+    lp.row_upper_ = np.concatenate((np.ones(u), upper, np.full(len(lags), highspy.kHighsInf)))
     lp.a_matrix_.format_ = highspy.MatrixFormat.kColwise
     lp.a_matrix_.start_ = start
     lp.a_matrix_.index_ = index
@@ -204,8 +211,9 @@ def fit_rows(tables: list[Table], limits: np.ndarray, target: int, scale: np.nda
     if h.getInfo().primal_solution_status != 2:  # no feasible point
         return None
     x = np.asarray(h.getSolution().col_value)
-    if lag_use is not None:
-        lag_use[:] = x[n:] @ per_frame
+    if info is not None:
+        got = h.getInfo()
+        info.update(lag_use=x[n:] @ per_frame, objective=got.objective_function_value, bound=got.mip_dual_bound)
     x = x[:n]
     pick = [-1] * u
     for j in np.nonzero(x > 0.5)[0]:
@@ -325,7 +333,7 @@ def _lags(prob: Problem, items: list[_Item], idx: list[int], target: int) -> lis
 
 
 def _at(prob: Problem, seg0: Segmentation, items: list[_Item], target: int, strategy: str, objective: str,
-        among: list[np.ndarray] | None) -> tuple[Plan, Segmentation] | None:
+        among: list[np.ndarray] | None, last: dict | None = None) -> tuple[Plan, Segmentation] | None:
     """A plan with ``seg0``'s cores and splits whose blocks all meet ``target`` and which
     fits, or None; each core's rows chosen by its own program.
 
@@ -334,7 +342,8 @@ def _at(prob: Problem, seg0: Segmentation, items: list[_Item], target: int, stra
     other cores, the bounds' rounding) and, across cores, the links' endpoints. First a core's
     limits are lowered by that excess (`REFITS` programs); if that finds no fitting plan,
     that extra is spread over the core's off-chip rows as a surcharge instead (the next
-    program then weighs fewer off-chip blocks against their weights on chip)."""
+    program then weighs fewer off-chip blocks against their weights on chip). ``last`` (when
+    given) receives the violations of the last plan built (`repair.violations`)."""
     on = {k: [i for i, it in enumerate(items) if it.core == k] for k in prob.core_path}
     limits = {k: prob.limits(k) for k in on}
     pruned: dict[int, np.ndarray] = {}  # per table: equal split parts share one
@@ -347,14 +356,14 @@ def _at(prob: Problem, seg0: Segmentation, items: list[_Item], target: int, stra
         room = {k: limits[k].copy() for k in on}
         surcharge = {k: np.zeros(N_RES, dtype=np.int64) for k in on}
         folds: dict[int, int] = {}
-        charged = {k: np.zeros(N_RES) for k in on}  # what each core's program charged for its lags
+        charged = {k: {"lag_use": np.zeros(N_RES)} for k in on}  # what each core's program charged for its lags
         for refit in range(REFITS):
             for k, idx in on.items():
                 tables = [items[i].table for i in idx]
                 if spread and surcharge[k].any():
                     tables = [replace(t, res=t.res + np.outer(t.ddr, surcharge[k])) for t in tables]
                 pick = (fit_rows(tables, room[k], target, scale=limits[k], among=[rows_at[i] for i in idx],
-                                 prune=False, lags=lags[k], lag_use=charged[k]) if idx else [])
+                                 prune=False, lags=lags[k], info=charged[k]) if idx else [])
                 if pick is None:
                     if not spread and not refit:
                         return None  # at the full limits: the spread pass's first programs are these
@@ -363,14 +372,17 @@ def _at(prob: Problem, seg0: Segmentation, items: list[_Item], target: int, stra
             else:
                 seg = _with_folds(seg0, items, folds, target)
                 plan = build_plan(prob, seg, strategy, objective)
-                bad = {c for c, *_ in violations(plan)}
+                over = violations(plan)
+                if last is not None:
+                    last["violations"] = over
+                bad = {c for c, *_ in over}
                 if not bad:
                     return plan, seg
                 for cp in plan.cores:
                     if cp.id not in bad:
                         continue
                     rows = sum((items[i].table.res[folds[i]] for i in on[cp.id]), np.zeros(N_RES, dtype=np.int64))
-                    rows = rows + np.floor(charged[cp.id]).astype(np.int64)
+                    rows = rows + np.floor(charged[cp.id]["lag_use"]).astype(np.int64)
                     extra = np.maximum(np.array([getattr(cp, r) for r in RES], dtype=np.int64) - rows, 0)
                     n_ddr = sum(int(items[i].table.ddr[folds[i]]) for i in on[cp.id])
                     if spread and n_ddr:
@@ -383,10 +395,11 @@ def _at(prob: Problem, seg0: Segmentation, items: list[_Item], target: int, stra
 
 
 def joint_plan(prob: Problem, strategy: str, objective: str, seg: Segmentation | None = None,
-               below: int | None = None) -> tuple[Plan, Segmentation] | None:
+               below: int | None = None, last: dict | None = None) -> tuple[Plan, Segmentation] | None:
     """The plan of the least target (bisected over the rows' ii values, under ``below`` when
     given) at which `_at` finds a fitting plan with ``seg``'s cores and splits (default: every
-    block on the path's one core); None when none fits."""
+    block on the path's one core); None when none fits. ``last`` (when given) receives the
+    violations of the last plan built at the first (slowest) target (`_at`)."""
     if seg is None:
         if len(prob.core_path) != 1:
             return None
@@ -401,7 +414,7 @@ def joint_plan(prob: Problem, strategy: str, objective: str, seg: Segmentation |
         return None
     # the first target from all rows (`_rows_at` prunes them as it would `candidates`), which
     # are computed only if it fits: the bisection tries several targets
-    best = _at(prob, seg, items, int(iis[-1]), strategy, objective, None)
+    best = _at(prob, seg, items, int(iis[-1]), strategy, objective, None, last=last)
     if best is None:
         return None
     pruned: dict[int, np.ndarray] = {}  # equal split parts share one table: prune it once
@@ -418,3 +431,42 @@ def joint_plan(prob: Problem, strategy: str, objective: str, seg: Segmentation |
         else:
             hi, best = mid, got
     return best
+
+
+NAMES = ("DSP", "BRAM18", "URAM", "LUT", "bytes per 1,024 cycles of memory bandwidth")
+"""`RES` as a refusal names them (`strategies.explain_infeasible`)."""
+
+
+def explain(prob: Problem, last: dict) -> str | None:
+    """Why no joint choice fits a one-core path, proved by integer programs over every row at
+    the slowest target (None on more cores): either every choice of rows is short of some
+    resource, each alone by at least HiGHS' bound on its least use (the program minimising it
+    with the other limits kept), or rows fit, the FIFOs their lags lengthen charged, and the
+    built plan does not: what it needs beyond, from ``last`` (`joint_plan`'s at that target)."""
+    if len(prob.core_path) != 1:
+        return None
+    k = prob.core_path[0]
+    seg = Segmentation(core=[k] * prob.m, fold=[0] * prob.m)
+    items = _items(prob, seg)
+    if not items:
+        return None
+    target = max(int(it.table.ii.max()) for it in items)
+    tables = [it.table for it in items]
+    lags = _lags(prob, items, list(range(len(items))), target)
+    limits = prob.limits(k)
+    head = "over every folding and weight placement jointly (integer program, HiGHS)"
+    if fit_rows(tables, limits, target, lags=lags) is not None:
+        over = [f"{used} / {limit} {NAMES[RES.index(r)]}" for _, r, used, limit in last.get("violations", [])]
+        return (f"{head} some choice of rows fits (with bounds on the FIFOs that off-chip blocks "
+                f"lengthen), but the built plan needs {', '.join(over) or 'more'} (FIFOs, converters) and "
+                "no refit fits")
+    short = []
+    for r in range(N_RES):
+        info: dict = {}
+        if fit_rows(tables, limits, target, lags=lags, least=r, info=info) is not None:
+            need = int(np.ceil(info["bound"] - 1e-6))
+            if need > limits[r]:
+                short.append(f"{NAMES[r]} is short by at least {need - int(limits[r])} ({need} / {int(limits[r])})")
+    if not short:
+        return f"{head} no choice fits, and none would with any one resource unlimited"
+    return f"{head} no choice fits: with the other resources within limits, " + ", or ".join(short)
