@@ -264,7 +264,7 @@ def test_a_refusal_on_one_core_says_what_the_integer_programs_prove(lenet):
 
     with pytest.raises(InfeasibleError) as e:
         make_plan(lenet, small_board(19.2, lut=SMALL_LUT, bram18=SMALL_BRAM), baselines=False)
-    m = re.search(r"integer program, HiGHS\) no choice fits: with the other resources within limits, "
+    m = re.search(r"integer program, HiGHS\) no choice of rows fits: with the other resources within limits, "
                   r"BRAM18 is short by at least (\d+) \((\d+) / (\d+)\)", str(e.value))
     assert m, str(e.value)
     need, limit = int(m[2]), int(m[3])

@@ -438,11 +438,13 @@ NAMES = ("DSP", "BRAM18", "URAM", "LUT", "bytes per 1,024 cycles of memory bandw
 
 
 def explain(prob: Problem, last: dict) -> str | None:
-    """Why no joint choice fits a one-core path, proved by integer programs over every row at
-    the slowest target (None on more cores): either every choice of rows is short of some
-    resource, each alone by at least HiGHS' bound on its least use (the program minimising it
-    with the other limits kept), or rows fit, the FIFOs their lags lengthen charged, and the
-    built plan does not: what it needs beyond, from ``last`` (`joint_plan`'s at that target)."""
+    """Why no joint choice fits a one-core path, by integer programs over every row at the
+    slowest target (None on more cores). Either no choice of rows fits even with nothing
+    charged beyond the rows: each resource short by at least HiGHS' proved lower bound on its
+    least use with the other limits kept (a lower bound for any plan: the FIFO lags `_lags`
+    bounds from above are left out). Or some choice of rows fits, and the plans built from
+    the programs' choices need more: what the last one built at that target used beyond its
+    limits, from ``last`` (`joint_plan`'s)."""
     if len(prob.core_path) != 1:
         return None
     k = prob.core_path[0]
@@ -452,21 +454,20 @@ def explain(prob: Problem, last: dict) -> str | None:
         return None
     target = max(int(it.table.ii.max()) for it in items)
     tables = [it.table for it in items]
-    lags = _lags(prob, items, list(range(len(items))), target)
     limits = prob.limits(k)
     head = "over every folding and weight placement jointly (integer program, HiGHS)"
-    if fit_rows(tables, limits, target, lags=lags) is not None:
+    if fit_rows(tables, limits, target) is not None:
         over = [f"{used} / {limit} {NAMES[RES.index(r)]}" for _, r, used, limit in last.get("violations", [])]
-        return (f"{head} some choice of rows fits (with bounds on the FIFOs that off-chip blocks "
-                f"lengthen), but the built plan needs {', '.join(over) or 'more'} (FIFOs, converters) and "
-                "no refit fits")
+        return (f"{head} some choice of rows fits, but the plans built from the programs' choices do "
+                f"not (the last needs {', '.join(over) or 'more'}: the FIFOs around off-chip blocks, "
+                "converters)")
     short = []
     for r in range(N_RES):
         info: dict = {}
-        if fit_rows(tables, limits, target, lags=lags, least=r, info=info) is not None:
+        if fit_rows(tables, limits, target, least=r, info=info) is not None:
             need = int(np.ceil(info["bound"] - 1e-6))
             if need > limits[r]:
                 short.append(f"{NAMES[r]} is short by at least {need - int(limits[r])} ({need} / {int(limits[r])})")
     if not short:
-        return f"{head} no choice fits, and none would with any one resource unlimited"
-    return f"{head} no choice fits: with the other resources within limits, " + ", or ".join(short)
+        return f"{head} no choice of rows fits, and none would with any one resource unlimited"
+    return f"{head} no choice of rows fits: with the other resources within limits, " + ", or ".join(short)
