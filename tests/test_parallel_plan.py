@@ -110,3 +110,36 @@ def test_no_child_beside_another_thread_unless_it_is_marked_fork_safe():
     with progress.task("planning (test)", ticker=True) as t:
         assert t._thread is None or t._thread.fork_safe  # quiet mode starts no ticker
         assert can_fork()
+
+
+@needs_fork
+def test_tables_built_in_the_child_are_the_ones_built_here(tmp_path, monkeypatch):
+    """`tables.prefetch` builds every other missing table in a forked child: the problem's
+    tables are the same, row for row, as those built in one process (the cache cleared
+    before each)."""
+    import numpy as np
+
+    from bbgrap_hls.search import build_problem, parallel, tables
+
+    g = canonicalize(load_model(models.save(models.resnet8(), tmp_path / "m.onnx")))
+    board = load_board("u250")
+    built: list = []
+    started = []  # per Aside prefetch made: whether its child started
+
+    class Watched(parallel.Aside):
+        def __init__(self, *a, **kw):
+            super().__init__(*a, **kw)
+            started.append(self.started)
+
+    monkeypatch.setattr(parallel, "Aside", Watched)  # (prefetch imports it when it runs)
+    monkeypatch.setattr(tables, "PREFETCH_ASIDE", 2)
+    for jobs in ("", "1"):
+        monkeypatch.setenv(JOBS_ENV, jobs)
+        tables._TABLES.clear()
+        prob = build_problem(g, board, offchip_weights=True)
+        built.append([t for u in prob.units for t in (u.table, *u.split_tables.values(), *u.part_tables.values())])
+    assert started[0] and not started[-1]  # the first build used a child, the second did not
+    assert len(built[0]) == len(built[1])
+    for a, b in zip(*built, strict=True):
+        for f in ("pe", "simd", "ii", "res", "ddr", "mmv", "lut", "lutw", "lutrq", "padded", "uram"):
+            assert np.array_equal(getattr(a, f), getattr(b, f)), f
