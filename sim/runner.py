@@ -76,7 +76,11 @@ def _keep_runtime(folder: Path) -> None:
     store.mkdir(parents=True, exist_ok=True)
     for n in RUNTIME:
         if (folder / f"{n}.o").exists():
-            shutil.copy2(folder / f"{n}.o", store / f"{n}.o")
+            # copied under a private name, then renamed: a test worker building beside this
+            # one links either no object or a whole one, never a half-written one
+            tmp = store / f".{n}.o.{os.getpid()}.tmp"
+            shutil.copy2(folder / f"{n}.o", tmp)
+            os.replace(tmp, store / f"{n}.o")
 
 
 def run_module(module: str, params: dict, seed: int = 1) -> ModuleRun:
@@ -100,6 +104,7 @@ def run_module(module: str, params: dict, seed: int = 1) -> ModuleRun:
         runner = get_runner("verilator")
         runner.build(sources=srcs, hdl_toplevel=top, build_dir=folder, log_file=folder / "build.log",
                      parameters={k: _hdl_value(v) for k, v in hdl.items()})
+        _keep_runtime(folder)
         xml = runner.test(test_module=f"sim.test_{module}", hdl_toplevel=top, build_dir=folder,
                           test_dir=folder, extra_env=env, results_xml=str(folder / "results.xml"),
                           log_file=folder / "test.log")
