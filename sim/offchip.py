@@ -20,12 +20,13 @@ import numpy as np
 
 from bbgrap_hls.model import out_profile
 from bbgrap_hls.model.offchip import offchip_mvu
+from bbgrap_hls.rtlsim import build as rtlbuild
 from bbgrap_hls.simtools import rtl_sources, verilator_environ
 
 from . import golden
 from .expect import window_geometry
 from .memfile import pack, write_mem
-from .runner import CACHE, ROOT, _hdl_value, _keep_runtime, _runtime_makeflags
+from .runner import CACHE, OPT, ROOT, _hdl_value
 
 MODULES = ("conv_offchip", "axi_read", "rq_lane", "rq_round")
 FRAMES = 6  # frame 0: latency; intervals 1..4 (an even count: a fold schedule may alternate)
@@ -118,12 +119,12 @@ def run(p: dict, seed: int = 1) -> OffchipRun:
         "PYTHONPATH": str(ROOT),
     }
     with verilator_environ():
-        os.environ.update(_runtime_makeflags())
+        os.environ.update(rtlbuild._makeflags(CACHE, OPT))
         runner = get_runner("verilator")
         runner.build(sources=srcs, hdl_toplevel="conv_offchip", build_dir=folder,
                      log_file=folder / "build.log",
                      parameters={k: _hdl_value(v) for k, v in hdl.items()})
-        _keep_runtime(folder)
+        rtlbuild._keep_runtime(folder, CACHE)
         xml = runner.test(test_module="sim.test_conv_offchip", hdl_toplevel="conv_offchip",
                           build_dir=folder, test_dir=folder, extra_env=env,
                           results_xml=str(folder / "results.xml"), log_file=folder / "test.log")

