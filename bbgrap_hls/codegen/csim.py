@@ -18,7 +18,9 @@ Two modes (docs/codegen.md, "C simulation"):
   simulation's semantics), which cannot see a FIFO that is too shallow.
 
 Both compile as ISO C++17 (``-pedantic-errors``): the kernels must be what Vitis HLS reads
-with ``-std=c++17`` (the cfgs' ``syn.cflags``). The binary is cached under
+with ``-std=c++17`` (the cfgs' ``syn.cflags``). A design whose simulation is small (`work`
+under `QUICK_WORK` lane-cycles) compiles at ``-O0``, any other at ``-O2`` (`opt_flag`: g++'s
+optimiser is most of a small design's csim time and saves it nothing). The binary is cached under
 ``OUT/.csim/<hash of the sources and flags>`` so that a second run with other inputs does not
 recompile; the translation units compile in parallel.
 """
@@ -26,6 +28,7 @@ recompile; the translation units compile in parallel.
 from __future__ import annotations
 
 import hashlib
+import json
 import os
 import re
 import shutil
@@ -39,7 +42,17 @@ import numpy as np
 from bbgrap_hls import progress
 from bbgrap_hls.errors import BadInputError
 
-CXXFLAGS = ["-std=c++17", "-pedantic-errors", "-O2", "-Wall", "-Wextra"]
+CXXFLAGS = ["-std=c++17", "-pedantic-errors", "-Wall", "-Wextra"]
+"""g++ flags of every csim build but the optimisation level (`opt_flag`)."""
+OPT_FULL = "-O2"
+OPT_QUICK = "-O0"
+QUICK_WORK = 5e8
+"""Lane-cycles (`work`) below which a csim build is ``-O0``. Measured on one 2-core machine
+(threaded csim on u250 plans, g++ build + run seconds at -O2 / -O0): the README's ResNet-8
+(1.25e7 lane-cycles, one frame) 6.6 + 0.14 / 3.6 + 0.26; EfficientNet-tiny 13.9 + 0.3 / 5.0 + 0.2;
+ResNet-18 at 64x64 (1.6e8) 13.4 + 1.9 / 8.0 + 2.2; at 128x128 (5.8e8) 12.7 + 5.9 / 7.5 + 8.7
+(-O1: 9.5 + 7.3). The run costs about 5e-9 s a lane-cycle more at -O0, the build about 5 s
+less, so the two meet near 1e9; the threshold is half that."""
 #: the threaded C simulation's extra flags (hw/hls/bb_dataflow.h)
 THREAD_FLAGS = ["-DBB_CSIM_THREADS", "-pthread"]
 #: ``csim`` runs threaded unless ``--no-threads`` (measured in docs/codegen.md)
@@ -120,13 +133,31 @@ def _sources(out: Path) -> list[Path]:
     return sorted((out / "hls").glob("*.cpp")) + [out / "tb" / "tb.cpp"]
 
 
-def flags(werror: bool = False, threads: bool = False) -> list[str]:
-    """The g++ flags of a csim build."""
-    return CXXFLAGS + (["-Werror"] if werror else []) + (THREAD_FLAGS if threads else [])
+def work(out: Path) -> float:
+    """Lane-cycles the testbench simulates: the vectors' frames times the sum over the plan's
+    nodes of ``ii · pe · simd`` (a conv's or dense's MACs; a stream block's lanes times its
+    cycles). Infinite when ``plan.json`` or ``tb/vectors.json`` is missing or unreadable."""
+    try:
+        nodes = json.loads((out / "plan.json").read_text())["nodes"]
+        frames = int(json.loads((out / "tb" / "vectors.json").read_text()).get("frames", 1))
+        return frames * float(sum(n["ii_cycles"] * max(1, n["pe"] * n["simd"]) for n in nodes))
+    except (OSError, ValueError, KeyError, TypeError):
+        return float("inf")
 
 
-def build(out: Path, werror: bool = False, threads: bool = False) -> tuple[Path, float]:
-    """Compile (or reuse) the testbench binary; returns its path and the build time."""
+def opt_flag(out: Path) -> str:
+    """`OPT_QUICK` for a design of less than `QUICK_WORK` lane-cycles, else `OPT_FULL`."""
+    return OPT_QUICK if work(out) < QUICK_WORK else OPT_FULL
+
+
+def flags(werror: bool = False, threads: bool = False, opt: str = OPT_FULL) -> list[str]:
+    """The g++ flags of a csim build at optimisation level ``opt``."""
+    return CXXFLAGS + [opt] + (["-Werror"] if werror else []) + (THREAD_FLAGS if threads else [])
+
+
+def build(out: Path, werror: bool = False, threads: bool = False, opt: str | None = None) -> tuple[Path, float]:
+    """Compile (or reuse) the testbench binary; returns its path and the build time.
+    ``opt``: g++'s optimisation level, `opt_flag` (by the design's size) when None."""
     import time
 
     if shutil.which("g++") is None:
@@ -134,7 +165,7 @@ def build(out: Path, werror: bool = False, threads: bool = False) -> tuple[Path,
     if threads and not (out / "hls" / "bb_dataflow.h").exists():
         raise BadInputError(f"{out}: written by an older gen without the threaded C simulation; "
                             "run gen again or csim --no-threads")
-    cxx = flags(werror, threads)
+    cxx = flags(werror, threads, opt_flag(out) if opt is None else opt)
     h = hashlib.sha256()
     # sources only: the URAM weight images (hls/*.bin) are read when the testbench runs
     for p in sorted(q for q in (out / "hls").glob("*") if q.suffix in (".h", ".cpp")) + [out / "tb" / "tb.cpp"]:
@@ -238,17 +269,18 @@ def _inlined_kernels(hls: Path) -> set[str]:
 
 
 def run(out: Path, vec_dir: Path, outputs: list[tuple[str, str, int]], werror: bool = False,
-        threads: bool = DEFAULT_THREADS, repeat: int = 1, frames: int = 1) -> CsimResult:
+        threads: bool = DEFAULT_THREADS, repeat: int = 1, frames: int = 1, opt: str | None = None) -> CsimResult:
     """Run the testbench on ``vec_dir/in_*.bin`` and compare with ``vec_dir/expect_*.bin``.
 
     ``threads``: the threaded C simulation (bounded FIFOs, deadlock detection) rather than
     the sequential one. ``repeat``: the vectors' frames run that many times in one call (the
     testbench's third argument), the outputs compared with the expected ones repeated;
-    ``frames``: the vectors' frames (tb/vectors.json), for `CsimResult.frames`.
+    ``frames``: the vectors' frames (tb/vectors.json), for `CsimResult.frames`. ``opt``:
+    g++'s optimisation level (`build`).
     """
     import time
 
-    exe, tb = build(out, werror, threads)
+    exe, tb = build(out, werror, threads, opt)
     t0 = time.perf_counter()
     # argv[2]: where the URAM weight images (hls/weights_core<k>.bin) are; argv[3]: repeat
     r = subprocess.run([str(exe), str(vec_dir), str(out / "hls"), str(repeat)], capture_output=True, text=True)
