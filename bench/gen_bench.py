@@ -55,7 +55,7 @@ def main() -> int:
               f"{len(meta['cores'])} core(s)")
         print(f"gen:         {t_gen:6.2f} s  (quantise, plan, codegen, report, write)")
         print(f"gen cpu:     {c_gen:6.2f} s  in process + {k_gen:.2f} s in the report child")
-        print(f"csim build:  {res.build_seconds:6.2f} s  (g++ -O2, all cores + testbench)")
+        print(f"csim build:  {res.build_seconds:6.2f} s  (g++ {csim.opt_flag(out)}, all cores + testbench)")
         print(f"csim run:    {res.run_seconds:6.2f} s")
         print(res.message)
         return 0 if res.ok else 1
