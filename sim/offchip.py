@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import hashlib
 import json
-import os
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -20,13 +19,12 @@ import numpy as np
 
 from bbgrap_hls.model import out_profile
 from bbgrap_hls.model.offchip import offchip_mvu
-from bbgrap_hls.rtlsim import build as rtlbuild
-from bbgrap_hls.simtools import rtl_sources, verilator_environ
+from bbgrap_hls.simtools import rtl_sources
 
 from . import golden
 from .expect import window_geometry
 from .memfile import pack, write_mem
-from .runner import CACHE, OPT, ROOT, _hdl_value
+from .runner import CACHE, ROOT, build_and_test
 
 MODULES = ("conv_offchip", "axi_read", "rq_lane", "rq_round")
 FRAMES = 6  # frame 0: latency; intervals 1..4 (an even count: a fold schedule may alternate)
@@ -102,9 +100,6 @@ class OffchipRun:
 
 def run(p: dict, seed: int = 1) -> OffchipRun:
     """Build (cached) and run the testbench on case ``p``."""
-    from cocotb_tools.check_results import get_results
-    from cocotb_tools.runner import get_runner
-
     srcs = rtl_sources(*MODULES)
     h = hashlib.sha256(json.dumps([p, seed], sort_keys=True).encode())
     for s in srcs:
@@ -118,16 +113,6 @@ def run(p: dict, seed: int = 1) -> OffchipRun:
         "BBG_SIM_TIMING": str(timing_file),
         "PYTHONPATH": str(ROOT),
     }
-    with verilator_environ():
-        os.environ.update(rtlbuild._makeflags(CACHE, OPT))
-        runner = get_runner("verilator")
-        runner.build(sources=srcs, hdl_toplevel="conv_offchip", build_dir=folder,
-                     log_file=folder / "build.log",
-                     parameters={k: _hdl_value(v) for k, v in hdl.items()})
-        rtlbuild._keep_runtime(folder, CACHE)
-        xml = runner.test(test_module="sim.test_conv_offchip", hdl_toplevel="conv_offchip",
-                          build_dir=folder, test_dir=folder, extra_env=env,
-                          results_xml=str(folder / "results.xml"), log_file=folder / "test.log")
-    tests, failed = get_results(Path(xml))
-    timing = json.loads(timing_file.read_text()) if timing_file.exists() else None
+    tests, failed, timing = build_and_test(srcs, "conv_offchip", "sim.test_conv_offchip", folder, hdl, env,
+                                           timing_file)
     return OffchipRun(tests=tests, failed=failed, folder=folder, timing=timing)

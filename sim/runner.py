@@ -56,9 +56,6 @@ OPT = "OPT_FAST=-O0 OPT_SLOW=-O0"
 
 def run_module(module: str, params: dict, seed: int = 1) -> ModuleRun:
     """Prepare the case, build (cached) and run ``sim/test_<module>.py`` on ``module``."""
-    from cocotb_tools.check_results import get_results
-    from cocotb_tools.runner import get_runner
-
     folder = build_folder(module, params, seed)
     hdl = cases.prepare(module, params, seed, folder)
     top = cases.TOP.get(module, module)
@@ -70,15 +67,26 @@ def run_module(module: str, params: dict, seed: int = 1) -> ModuleRun:
         "BBG_SIM_TIMING": str(timing_file),
         "PYTHONPATH": str(ROOT),
     }
+    tests, failed, timing = build_and_test(srcs, top, f"sim.test_{module}", folder, hdl, env, timing_file)
+    return ModuleRun(tests=tests, failed=failed, folder=folder, timing=timing)
+
+
+def build_and_test(srcs: list[Path], top: str, test_module: str, folder: Path, hdl: dict, env: dict,
+                   timing_file: Path) -> tuple[int, int, dict | None]:
+    """Build ``top`` (cached in ``folder``, linking the runtime objects kept in `CACHE`) and run
+    the cocotb module ``test_module``; returns its tests, its failures and the timing record."""
+    from cocotb_tools.check_results import get_results
+    from cocotb_tools.runner import get_runner
+
     with verilator_environ():
-        os.environ.update(rtlbuild._makeflags(CACHE, OPT))
+        os.environ.update(rtlbuild.makeflags(CACHE, OPT))
         runner = get_runner("verilator")
         runner.build(sources=srcs, hdl_toplevel=top, build_dir=folder, log_file=folder / "build.log",
                      parameters={k: _hdl_value(v) for k, v in hdl.items()})
-        rtlbuild._keep_runtime(folder, CACHE)
-        xml = runner.test(test_module=f"sim.test_{module}", hdl_toplevel=top, build_dir=folder,
+        rtlbuild.keep_runtime(folder, CACHE)
+        xml = runner.test(test_module=test_module, hdl_toplevel=top, build_dir=folder,
                           test_dir=folder, extra_env=env, results_xml=str(folder / "results.xml"),
                           log_file=folder / "test.log")
     tests, failed = get_results(Path(xml))
     timing = json.loads(timing_file.read_text()) if timing_file.exists() else None
-    return ModuleRun(tests=tests, failed=failed, folder=folder, timing=timing)
+    return tests, failed, timing

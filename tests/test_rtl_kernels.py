@@ -299,13 +299,13 @@ def test_ctrl_axilite_register_semantics():
 
     from cocotb_tools.runner import get_runner
 
-    from bbgrap_hls.rtlsim.build import _makeflags
+    from bbgrap_hls.rtlsim.build import makeflags
     from bbgrap_hls.simtools import rtl_sources, verilator_environ
 
     folder = CACHE / "ctrl_axilite"
     folder.mkdir(parents=True, exist_ok=True)
     with verilator_environ():
-        os.environ.update(_makeflags(ROOT / "build" / "sim"))
+        os.environ.update(makeflags(ROOT / "build" / "sim"))
         get_runner("verilator").build(sources=rtl_sources("ctrl_axilite"), hdl_toplevel="ctrl_axilite",
                                       build_dir=folder, parameters={"NARGS": 3}, log_file=folder / "build.log")
         xml = get_runner("verilator").test(test_module="sim.test_ctrl_axilite", hdl_toplevel="ctrl_axilite",

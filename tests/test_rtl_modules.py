@@ -65,7 +65,7 @@ def test_pointwise_copies_are_not_planned() -> None:
 
 
 def test_module_builds_link_the_kept_verilator_runtime(tmp_path, monkeypatch) -> None:
-    """After one module build the Verilator runtime objects are kept (`rtlbuild._keep_runtime`),
+    """After one module build the Verilator runtime objects are kept (`rtlbuild.keep_runtime`),
     and a fresh build links them rather than compiling them again. Until stop 28 the module
     runner never kept them: each of the ~95 builds compiled verilated*.cpp anew, about 6 of its
     9 seconds (test_rtl_modules.py took 1,727 s of a 2,824 s CI run)."""
@@ -77,7 +77,7 @@ def test_module_builds_link_the_kept_verilator_runtime(tmp_path, monkeypatch) ->
     params = cases.PARAMS["fifo"][0]
     run = runner.run_module("fifo", params)
     assert run.failed == 0
-    assert "VK_GLOBAL_OBJS" in rtlbuild._makeflags(tmp_path)["MAKEFLAGS"], "no kept runtime objects after a module build"
+    assert "VK_GLOBAL_OBJS" in rtlbuild.makeflags(tmp_path)["MAKEFLAGS"], "no kept runtime objects after a module build"
     folder = runner.build_folder("fifo", params, 7)  # another seed: a build of its own
     run = runner.run_module("fifo", params, seed=7)
     assert run.failed == 0 and run.tests == 4

@@ -113,7 +113,7 @@ def _runtime_store(runtime: Path) -> Path:
     return runtime / f"_runtime-{verilator.__version__}-{_cxx_key()}"
 
 
-def _makeflags(runtime: Path | None, opt: str = "OPT_FAST=-O1 OPT_SLOW=-O0") -> dict[str, str]:
+def makeflags(runtime: Path | None, opt: str = "OPT_FAST=-O1 OPT_SLOW=-O0") -> dict[str, str]:
     """Make variables: the wheel's empty ``CFG_CXXFLAGS_PCH_I`` breaks the precompiled header of
     split (large) models, so give it; ``opt`` for the model's C++ (the runtime objects keep
     Verilator's flags, so every build may share them); with ``runtime``, link the kept runtime
@@ -125,7 +125,7 @@ def _makeflags(runtime: Path | None, opt: str = "OPT_FAST=-O1 OPT_SLOW=-O0") -> 
     return {"MAKEFLAGS": flags}
 
 
-def _keep_runtime(folder: Path, runtime: Path) -> None:
+def keep_runtime(folder: Path, runtime: Path) -> None:
     store = _runtime_store(runtime)
     if all((store / f"{n}.o").exists() for n in RUNTIME):
         return
@@ -164,7 +164,7 @@ def build(out: Path, modules: list[str], cache: Path, runtime: Path | None = Non
     t0 = time.perf_counter()
     with verilator_environ():
         # traced builds compile their runtime with tracing on: no shared objects
-        os.environ.update(_makeflags(None if waves else runtime))
+        os.environ.update(makeflags(None if waves else runtime))
         runner = _runner()
         (folder / "public.vlt").write_text(PUBLIC_VLT)
         kw = dict(sources=[folder / "public.vlt", *srcs], hdl_toplevel="top", build_dir=folder,
@@ -179,7 +179,7 @@ def build(out: Path, modules: list[str], cache: Path, runtime: Path | None = Non
             log = (folder / "build.log").read_text(errors="replace")[-3000:] if (folder / "build.log").exists() else ""
             raise BadInputError(f"{out}: Verilator build failed ({e}):\n{log}") from None
     if not waves:
-        _keep_runtime(folder, runtime)
+        keep_runtime(folder, runtime)
     done.write_text("ok\n")
     return Build(folder, srcs, time.perf_counter() - t0, waves)
 

@@ -48,7 +48,7 @@ def _hash(rk: Path) -> str:
 
 def build_kernels(out: Path, cache: Path) -> tuple[Path, float]:
     """Build (or reuse) the Verilator model of ``out/rtl_kernel/platform.sv``; (folder, seconds)."""
-    from bbgrap_hls.rtlsim.build import _makeflags, _runner
+    from bbgrap_hls.rtlsim.build import _runner, makeflags
 
     rk = out / "rtl_kernel"
     if not (rk / "platform.sv").is_file():
@@ -63,7 +63,7 @@ def build_kernels(out: Path, cache: Path) -> tuple[Path, float]:
     (folder / "public.vlt").write_text(PUBLIC_VLT)
     t0 = time.perf_counter()
     with verilator_environ():
-        os.environ.update(_makeflags(cache))
+        os.environ.update(makeflags(cache))
         try:
             _runner().build(sources=[folder / "public.vlt", *[rk / s for s in spec["sources"]]],
                             hdl_toplevel="platform", build_dir=folder, log_file=folder / "build.log")
