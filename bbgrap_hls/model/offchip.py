@@ -52,8 +52,42 @@ def _offchip_last_read(nf: int, cf: int, in_beats: int, tile_beats: float, perio
     return ends[-1]
 
 
+SINGLE_SLOT_FRAMES = 6
+"""Frames `_single_slot_ii` runs: its ii is the mean of intervals 2..5 between the frames' last
+reads (the module test's measure; a schedule whose folds wait for tiles may alternate)."""
+
+
+def _single_slot_ii(nf: int, cf: int, in_beats: int, out_beats: int, tile_beats: float, period: float,
+                    latency: int) -> float:
+    """Steady-state cycles per frame of ``conv_offchip.sv`` with ``SLOTS = 1`` (one input and
+    one output frame slot), input offered every cycle and output taken every cycle.
+
+    The recurrence of `_offchip_last_read` runs on over frames (fold ``u = k·nf + t``; tile
+    ``u`` is requested the cycle after fold ``u − 2``'s last read, across frames too), and a
+    frame's fold 0 also waits for its input slot and its output slot: the slot of the input
+    is free the cycle after the previous frame's last read (``E``), so the frame's last
+    input beat arrives at ``E + in_beats`` and fold 0 may read from ``E + in_beats + 1``; the
+    previous frame's results leave the output slot from ``E + 6`` on, one beat a cycle, and
+    fold 0 may read in the cycle of its last beat, ``E + out_beats + 5``."""
+    ends: list[float] = []
+    d_prev = float("-inf")
+    for u in range(SINGLE_SLOT_FRAMES * nf):
+        d = float("-inf") if u < 2 else \
+            max(ends[u - 2] + 1 + latency, d_prev + period) + (tile_beats - 1) * period
+        if u == 0:
+            s = in_beats
+        elif u % nf:
+            s = max(ends[u - 1] + 1, d + 1)
+        else:
+            s = max(ends[u - 1] + max(in_beats + 1, out_beats + OFFCHIP_DEPTH - 1), d + 1)
+        ends.append(s + cf - 1)
+        d_prev = d
+    last = [ends[(k + 1) * nf - 1] for k in range(SINGLE_SLOT_FRAMES)]
+    return (last[-1] - last[1]) / (SINGLE_SLOT_FRAMES - 2)
+
+
 def offchip_mvu(g: Geometry, pe: int, simd: int, uram: bool = False, rate: float | None = None,
-                latency: int = 0, beat_bytes: int = OFFCHIP_BEAT_BYTES) -> BlockCost:
+                latency: int = 0, beat_bytes: int = OFFCHIP_BEAT_BYTES, slots: int = 2) -> BlockCost:
     """Conv / dense whose weights live in a board memory, read once per frame.
 
     Weights reloading (docs/cost-model.md, "Off-chip weights"; ``hw/rtl/conv_offchip.sv``):
@@ -63,7 +97,8 @@ def offchip_mvu(g: Geometry, pe: int, simd: int, uram: bool = False, rate: float
     ``tile_beats`` beats of ``beat_bytes``) into the other half of a double-buffered tile
     memory; each weight is read from off chip exactly once per frame. The outputs of a
     frame collect in an output frame buffer and stream out pixel by pixel (``pe`` lanes)
-    once the last fold is done. Input, compute and output each have two frame slots.
+    once the last fold is done. With ``slots = 2`` input, compute and output each have two
+    frame slots, so three frames overlap:
 
     The memory delivers a tile's first beat ``latency`` cycles after its request and then
     one beat every ``period = beat_bytes / rate`` cycles (``rate`` bytes per cycle; None:
@@ -76,6 +111,11 @@ def offchip_mvu(g: Geometry, pe: int, simd: int, uram: bool = False, rate: float
 
     (the last term: an output slot is reused two frames later, from the cycle of its last
     read; it binds only when ``sf = 1``, where the output is as long as the compute).
+
+    With ``slots = 1`` (half the frame memory) a frame's input waits for the previous
+    frame's last read and its first fold for its input and for the previous frame's output
+    to have left: ``ii ≈ max(H·W·C/lanes + 1, Ho·Wo·Co/pe + 5) + nf·T`` (`_single_slot_ii`,
+    exact). Frame 0's schedule, so the latency, is the same.
 
     ``rate``/``latency``/``beat_bytes`` are the memory as this block sees it (the planner
     also charges ``offchip_bytes`` per ii against the memory's share). ``uram`` puts the two
@@ -92,14 +132,19 @@ def offchip_mvu(g: Geometry, pe: int, simd: int, uram: bool = False, rate: float
     tile_beats = -(-pe * simd * sf // beat_bytes)
     period = 1.0 if rate is None else max(1.0, beat_bytes / rate)
     frame_mem = uram_memory if uram else memory
-    frames = frame_mem(lanes * 8, 2 * in_beats).times(j) + frame_mem(pe * 8, 2 * out_beats)
+    if slots not in (1, 2):
+        raise ValueError(f"offchip_mvu: slots={slots}, expected 1 or 2")
+    frames = frame_mem(lanes * 8, slots * in_beats).times(j) + frame_mem(pe * 8, slots * out_beats)
     tiles = memory(pe * simd * 8, 2 * sf)  # one fold's weights, double-buffered
     mem = frames + tiles + _params(pe, nf)
     per_fold = max(cf, tile_beats * period, (latency + (tile_beats - 1) * period + cf + 1) / 2)
     # an output slot is written again from the frame after next: its last read (a frame's
     # results, then depth − 1, then out_beats reads) to that frame's last read
     slot = (out_beats + OFFCHIP_DEPTH - 2 + nf * per_fold) / 2
-    ii = math.ceil(max(in_beats, out_beats, nf * per_fold, slot) - 1e-9)
+    if slots == 2:
+        ii = math.ceil(max(in_beats, out_beats, nf * per_fold, slot) - 1e-9)
+    else:
+        ii = math.ceil(_single_slot_ii(nf, cf, in_beats, out_beats, tile_beats, period, latency) - 1e-9)
     last = math.ceil(_offchip_last_read(nf, cf, in_beats, tile_beats, period, latency) - 1e-9)
     lead = last + 1  # the output frame buffer's first read: its first beat leaves at lead + depth
     span = last + out_beats
@@ -109,4 +154,5 @@ def offchip_mvu(g: Geometry, pe: int, simd: int, uram: bool = False, rate: float
         span=span, window=None, dsp=pe * simd + REQUANT_DSP * pe, bram18=mem.bram18, uram=mem.uram,
         lut=LUT_BASE_MVU + lut_unit + LUT_AXI_READ + LUT_FRAME_ADDR + mem.lut, weights="ddr",
         offchip_bytes=sf * simd * nf * pe,  # the whole weight memory (a grouped conv's is block-diagonal)
+        frame_slots=slots,
     )
