@@ -36,8 +36,6 @@ class SplitPart:
     """Output lanes per DSP48E2 multiplier: 2 when the part packs (`NodePlan.pack`)."""
     requant: str = "dsp"
     """Where the part's requantisers multiply (`NodePlan.requant`)."""
-    frame_slots: int = 0
-    """The part's frame slots when its weights are off chip (`NodePlan.frame_slots`)."""
 
 
 @dataclass
@@ -78,10 +76,6 @@ class NodePlan:
     (DSP48E2s, 4 per lane) or ``"lut"`` (``rq_lane.sv``/``eltwise.sv`` ``RQ_LUT = 1``, no DSP;
     planned only when the board's DSPs are short: docs/cost-model.md, "LUT requantisers").
     ``"dsp"`` also for blocks without requantisers."""
-    frame_slots: int = 0
-    """``weights == "ddr"``: the block's input and output frame slots, 2 (three frames
-    overlap) or 1 (half the frame memory, a frame's input stored after the previous frame's
-    compute; docs/cost-model.md, "Off-chip weights"). 0 for any other block."""
 
 
 @dataclass

@@ -30,8 +30,7 @@ def _table(ii, res, ddr=None) -> Table:
     z = np.zeros(n, dtype=bool)
     return Table(pe=np.ones(n, np.int64), simd=np.ones(n, np.int64), uram=z, ii=np.asarray(ii, np.int64),
                  res=np.asarray(res, np.int64).reshape(n, N_RES), mmv=np.ones(n, np.int64),
-                 ddr=z if ddr is None else np.asarray(ddr, bool), lut=z, lutw=z, lutrq=z, padded=z,
-                 slots=np.full(n, 2, np.int64))
+                 ddr=z if ddr is None else np.asarray(ddr, bool), lut=z, lutw=z, lutrq=z, padded=z)
 
 
 def _brute(tables, limits, target):

@@ -29,20 +29,19 @@ pytestmark = [pytest.mark.csim, pytest.mark.filterwarnings("ignore:no calibratio
 BEAT = 64  # bb::DDR_BEAT
 
 
-def _offchip(case, off_beats: int, uram: int, rng, slots: int = 2):
+def _offchip(case, off_beats: int, uram: int, rng):
     """Turn an on-chip conv/dense case into its off-chip twin: the weights as a byte image
-    (``off_beats`` beats of other data first, the words, padding to a whole beat), ``slots``
-    frame slots (``P::SLOTS``)."""
+    (``off_beats`` beats of other data first, the words, padding to a whole beat)."""
     words = wide_words(case.consts.pop("w")).astype(np.int8)
     pad = -words.size % BEAT
     img = np.concatenate([rng.integers(-128, 128, off_beats * BEAT, dtype=np.int8), words.reshape(-1),
                           rng.integers(-128, 128, pad, dtype=np.int8)])
     case.consts = {"img": img, **case.consts}
-    case.decls = re.sub(r"; \};$", f", OFF = {off_beats}, URAM = {uram}, SLOTS = {slots}; }};", case.decls)
+    case.decls = re.sub(r"; \};$", f", OFF = {off_beats}, URAM = {uram}; }};", case.decls)
     kern = "conv2d_offchip" if "bb::conv2d<P>" in case.body else "dense_offchip"
     case.body = (f"  bb::{kern}<P>(in0, out, reinterpret_cast<const bb::Word<bb::DDR_BEAT>*>(img), "
                  f"bias, mult, shift, {FRAMES});")
-    case.name += "_offchip" if slots == 2 else "_offchip_1slot"
+    case.name += "_offchip"
     return case
 
 
@@ -62,12 +61,6 @@ def offchip_cases():
         _offchip(_conv_case("conv1x1", rng, 4, 4, 8, 16, (1, 1), (1, 1), (1, 1), (0, 0, 0, 0), 4, 16), 0, 0, rng),
         _offchip(_dense_case("dense", rng, 48, 10, 12, 5), 2, 0, rng),
         _offchip(_dense_case("dense_wide", rng, 96, 8, 96, 2), 0, 0, rng),
-        # one frame slot each (SLOTS = 1): frames one after another through single buffers
-        _offchip(_conv_case("conv_stride_pads", rng, 7, 6, 4, 6, (3, 2), (2, 2), (1, 1), (2, 0, 1, 1), 2, 3),
-                 3, 0, rng, slots=1),
-        _offchip(_conv_case("conv_wide", rng, 5, 5, 16, 16, (3, 3), (2, 2), (1, 1), (1, 1, 1, 1), 16, 8, group=2),
-                 1, 1, rng, slots=1),
-        _offchip(_dense_case("dense", rng, 48, 10, 12, 5), 2, 0, rng, slots=1),
     ]
 
 

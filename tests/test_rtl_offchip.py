@@ -49,13 +49,14 @@ CASES = {
     "odd_folds": {"C": 16, "CO": 12, "SIMD": 8, "PE": 4, "H": 1, "W": 1, "KH": 1, "KW": 1, "SH": 1,
                   "SW": 1, **_NOPAD, "DATA_W": 256, "W_BASE": 0, "L": 20},
 }
-# one frame slot each for input and output (SLOTS = 1): a frame's fold 0 waits for its input,
-# stored after the previous frame's last read, and for the previous frame's output to leave
+# one frame slot each for input and output (SLOTS = 1; the module only, the planner does not
+# use it: docs/cost-model.md "One frame slot"): a frame's fold 0 waits for its input, stored
+# after the previous frame's last read, and for the previous frame's output to leave
 CASES |= {
-    # the input store (50 beats) binds the gap between frames
+    # the output (100 beats) is longer than the input (50): the output slot binds the gap
     "conv3x3_1slot": CASES["conv3x3"] | {"SLOTS": 1},
-    # the output (16 beats) is longer than the input (4): the output slot binds
-    "dense_sf1_1slot": CASES["dense_sf1"] | {"SLOTS": 1},
+    # the input (42 beats) is longer than the output (24): the input store binds the gap
+    "strided_1slot": CASES["strided"] | {"SLOTS": 1},
     # memory-bound folds across the frame gap: the tiles run on while the frame waits
     "dense_slow_1slot": CASES["dense_slow"] | {"SLOTS": 1},
     # three folds and a one-beat input frame (IB = 4·1): address widths of one slot

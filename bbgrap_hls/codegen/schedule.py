@@ -280,10 +280,7 @@ def offchip_cycles(p: dict[str, int]) -> float:
     input frame (H·W·C/SIMD), the fetch of the NF·SF weight words (one loop iteration per word
     or per 64-byte beat, whichever are more, plus the first, which only reads), the compute
     (fold 0's SF words, then NF folds of HO·WO·SF; the next fold's words arrive during a fold,
-    one a cycle, as the fetch delivers them) and the emit of the output frame (HO·WO·CO/PE).
-    With one frame slot (``SLOTS = 1``) a frame is two regions one after the other: the
-    slower of the store and the previous frame's emit, then the slower of the fetch and the
-    compute."""
+    one a cycle, as the fetch delivers them) and the emit of the output frame (HO·WO·CO/PE)."""
     g = _geom(p)
     cb = p["C"] // p["SIMD"]
     sf, nf, n = p["KH"] * p["KW"] * cb, p["CO"] // p["PE"], p["PE"] * p["SIMD"]
@@ -291,8 +288,6 @@ def offchip_cycles(p: dict[str, int]) -> float:
     beats = -(-words * n // MEM_WORD)
     store, fetch = p["H"] * p["W"] * cb, max(words, beats) + 1
     compute, emit = sf + nf * g["HO"] * g["WO"] * sf, g["HO"] * g["WO"] * nf
-    if p.get("SLOTS", 2) == 1:
-        return max(store, emit) + max(fetch, compute)
     return max(store, fetch, compute, emit)
 
 

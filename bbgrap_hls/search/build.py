@@ -93,7 +93,7 @@ def unit_parts(prob: Problem, seg: Segmentation, u: int) -> list[_Part]:
             g = replace(unit.geom, co=co)
             cost = block_cost(unit.kind, g, int(t.pe[f]), int(t.simd[f]), uram=bool(t.uram[f]), mmv=t.copies(f),
                               ddr=bool(t.ddr[f]), memory=prob.offchip_memory if t.ddr[f] else None,
-                              slots=t.frame_slots(f), pack=prob.dsp_packing, lut_macs=bool(t.lut[f]), lutw=bool(t.lutw[f]),
+                              pack=prob.dsp_packing, lut_macs=bool(t.lut[f]), lutw=bool(t.lutw[f]),
                               lut_requant=bool(t.lutrq[f]))
             out.append(_Part(c, begin, begin + co, int(t.pe[f]), int(t.simd[f]),
                              _at_least(cost, max(gather, int(t.ii[f]))), t.copies(f)))
@@ -103,7 +103,7 @@ def unit_parts(prob: Problem, seg: Segmentation, u: int) -> list[_Part]:
     # a table row's ii may exceed its block's (an off-chip row slowed to its port's rate)
     cost = block_cost(unit.kind, unit.geom, int(t.pe[f]), int(t.simd[f]), uram=bool(t.uram[f]),
                       mmv=t.copies(f), ddr=bool(t.ddr[f]), memory=prob.offchip_memory if t.ddr[f] else None,
-                      slots=t.frame_slots(f), pack=prob.dsp_packing, lut_macs=bool(t.lut[f]), lutw=bool(t.lutw[f]),
+                      pack=prob.dsp_packing, lut_macs=bool(t.lut[f]), lutw=bool(t.lutw[f]),
                       lut_requant=bool(t.lutrq[f]))
     return [_Part(seg.core[u], 0, unit.geom.co, int(t.pe[f]), int(t.simd[f]), _at_least(cost, int(t.ii[f])),
                   t.copies(f))]
@@ -393,7 +393,7 @@ def _build(prob: Problem, seg: Segmentation, strategy: str, objective: str, use_
                 split = [SplitPart(p.core, p.co_begin, p.co_end, p.pe, p.simd, p.cost.ii, p.cost.dsp,
                                    p.cost.bram18, p.cost.uram, p.cost.lut, p.cost.weights, p.mmv,
                                    p.cost.offchip_bytes, _pack(prob, prob.units[u].kind, p),
-                                   "lut" if p.cost.lut_requant else "dsp", p.cost.frame_slots) for p in ps]
+                                   "lut" if p.cost.lut_requant else "dsp") for p in ps]
             nodes.append(NodePlan(
                 n.name, n.op, prob.units[u].kind, ps[0].core, ps[0].pe, ps[0].simd,
                 max(p.cost.ii for p in ps), max(p.cost.depth for p in ps),
@@ -401,7 +401,7 @@ def _build(prob: Problem, seg: Segmentation, strategy: str, objective: str, use_
                 sum(p.cost.uram for p in ps), sum(p.cost.lut for p in ps), None, split,
                 _placement([p.cost.weights for p in ps]), ps[0].mmv,
                 sum(p.cost.offchip_bytes for p in ps), _node_pack([_pack(prob, prob.units[u].kind, p) for p in ps]),
-                "lut" if any(p.cost.lut_requant for p in ps) else "dsp", ps[0].cost.frame_slots))
+                "lut" if any(p.cost.lut_requant for p in ps) else "dsp"))
     cores = []
     for c in board.cores:
         names = [nd.name for nd in nodes if nd.block not in ("host", "fused") and c.id in (

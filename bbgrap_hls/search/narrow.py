@@ -153,7 +153,7 @@ class _Units:
 
 
 def row_of(table: Table, pe: int, simd: int, weights: str | None, mmv: int = 1, lut: bool = False,
-           lutrq: bool = False, slots: int = 0) -> int:
+           lutrq: bool = False) -> int:
     """The row of ``table`` with this folding, weight placement, pixel copies and kind of
     multiplier (``lut``: products in LUTs, the plan's ``pack == 0``; ``lutrq``: requantisers in
     LUTs, the plan's ``requant == "lut"``).
@@ -161,8 +161,8 @@ def row_of(table: Table, pe: int, simd: int, weights: str | None, mmv: int = 1, 
     Raises:
         ValueError: no such row (the plan was not made for this problem).
     """
-    ddr = weights == "ddr"  # off-chip rows per folding: its frame slots (their place is fixed)
-    hit = np.nonzero(((not ddr) | (table.slots == (slots or 2))) & (table.pe == pe) & (table.simd == simd) & (ddr | (table.uram == (weights == "uram")))
+    ddr = weights == "ddr"  # one off-chip row per folding (its frame buffers' place is fixed)
+    hit = np.nonzero((table.pe == pe) & (table.simd == simd) & (ddr | (table.uram == (weights == "uram")))
                      & (table.ddr == ddr) & (table.mmv == mmv) & (table.lut == lut)
                      & (table.lutrq == lutrq))[0]
     if weights == "lut" and table.lutw[hit].any():  # a LUT-built memory (else LUTRAM-sized anyway)
@@ -188,13 +188,12 @@ def segmentation_of(prob: Problem, plan: Plan) -> Segmentation:
                 tables = [unit.part_tables[c] for c in sizes]
             else:
                 tables = [unit.split_tables[len(n.split)]] * len(n.split)
-            split[u] = [(p.core, row_of(t, p.pe, p.simd, p.weights, p.mmv, p.pack == 0, p.requant == "lut",
-                                         p.frame_slots))
+            split[u] = [(p.core, row_of(t, p.pe, p.simd, p.weights, p.mmv, p.pack == 0, p.requant == "lut"))
                         for p, t in zip(n.split, tables, strict=True)]
             core[u], fold[u] = n.split[-1].core, -1
         else:
             core[u], fold[u] = n.core, row_of(unit.table, n.pe, n.simd, n.weights, n.mmv, n.pack == 0,
-                                                   n.requant == "lut", n.frame_slots)
+                                                   n.requant == "lut")
     return Segmentation(core=core, fold=fold, split=split, part_co=part_co, target=plan.ii_cycles)
 
 

@@ -70,7 +70,6 @@ class Table:
     lutw: np.ndarray  # bool: the block's weight memory in LUTs (`lut_rom`), placement "lut"
     lutrq: np.ndarray  # bool: the block's requantisers' products in LUTs (`lut_requantised`)
     padded: np.ndarray  # bool: pe does not divide the block's Co (padded folds, `padded_lanes`)
-    slots: np.ndarray  # an off-chip row's frame slots (`offchip_mvu`: 2, or 1 for half the memory); 2 elsewhere
     # `fold.make_chooser`'s cache: a chooser per rule, and under b"ties" the rule-independent
     # tie order (`fold._chooser`); `_table`'s copies of a cached table share it, any other
     # copy starts empty (entries are checked against the arrays they were made for)
@@ -80,15 +79,11 @@ class Table:
         """Pixel copies of row ``i``."""
         return int(self.mmv[i])
 
-    def frame_slots(self, i: int) -> int:
-        """Frame slots of row ``i`` (an off-chip row's; 2 for any other)."""
-        return int(self.slots[i])
-
     def subset(self, mask: np.ndarray) -> Table:
         """The rows where ``mask`` is true, in the same order."""
         i = np.nonzero(mask)[0]
         return Table(pe=self.pe[i], simd=self.simd[i], uram=self.uram[i], ii=self.ii[i], res=self.res[i],
-                     mmv=self.mmv[i], ddr=self.ddr[i], lut=self.lut[i], lutw=self.lutw[i], lutrq=self.lutrq[i], padded=self.padded[i], slots=self.slots[i])
+                     mmv=self.mmv[i], ddr=self.ddr[i], lut=self.lut[i], lutw=self.lutw[i], lutrq=self.lutrq[i], padded=self.padded[i])
 
     def __len__(self) -> int:
         return len(self.ii)
@@ -218,14 +213,11 @@ def _tables_of(kind: str, g: Geometry, inputs: _Inputs, parallel_window: bool, u
     rows: list[list[tuple]] = [[] for _ in modes]
     # on_uram: the weights and the whole-frame input FIFOs in URAM (a block without weights:
     # its FIFOs only; the final plan places FIFOs by what each core's URAM has left)
-    # (on_uram, ddr, lutw, frame slots): the slots matter to an off-chip row only
-    placements = [(False, False, False, 2), (True, False, False, 2)] if uram and kind != "wire" \
-        else [(False, False, False, 2)]
+    placements = [(False, False, False), (True, False, False)] if uram and kind != "wire" else [(False, False, False)]
     if kind in URAM_CAPABLE:
-        placements.append((False, False, True, 2))  # the weights in LUTs (shallow memories: `lut_rom`)
+        placements.append((False, False, True))  # the weights in LUTs (shallow memories: `lut_rom`)
     if memory is not None and kind in OFFCHIP_CAPABLE:
-        # frame buffers in URAM where the board has it, two slots or one (half the memory)
-        placements += [(uram, True, False, 2), (uram, True, False, 1)]
+        placements.append((uram, True, False))  # frame buffers in URAM where the board has it
     rows_of = [(p, q, m) for p, q in foldings(kind, g, parallel_window, padded)
                for m in (pixel_copies(kind, g, p) if copies else [1])]
     prev_ii = 0
@@ -239,7 +231,7 @@ def _tables_of(kind: str, g: Geometry, inputs: _Inputs, parallel_window: bool, u
     fifos: dict = {}
     for pe, simd, mmv in rows_of:
         base = {}  # the folding's cost with its weights in BRAM, per kind of multiplier
-        for (on_uram, ddr, lutw, slots), (lut, lutrq) in ((p, m) for p in placements for m in macs):
+        for (on_uram, ddr, lutw), (lut, lutrq) in ((p, m) for p in placements for m in macs):
             if ddr and (lut or lutrq or not _offchip_ok(kind, g, pe, simd, mmv, memory[2])):
                 continue
             if lut and g.co % pe:
@@ -247,7 +239,7 @@ def _tables_of(kind: str, g: Geometry, inputs: _Inputs, parallel_window: bool, u
             # the row's cost per packing mode (packing where it applies only)
             packable = not lut and packs(kind, pe, ddr)
             c = block_cost(kind, g, pe, simd, uram=on_uram, mmv=mmv, ddr=ddr, memory=memory if ddr else None,
-                           lut_macs=lut, lutw=lutw, lut_requant=lutrq, slots=slots)
+                           lut_macs=lut, lutw=lutw, lut_requant=lutrq)
             # packing changes the DSPs and LUTs only (`pack_change`, as `block_cost` with ``pack``)
             change = pack_change(pe, simd, mmv) if packable else (0, 0)
             cs = [(c.dsp + change[0], c.lut + change[1]) if m else (c.dsp, c.lut) for m in modes]
@@ -275,7 +267,7 @@ def _tables_of(kind: str, g: Geometry, inputs: _Inputs, parallel_window: bool, u
                 uram_use += f_uram
             if on_uram and kind not in URAM_CAPABLE and not ddr and not big_fifo:
                 continue  # no weights and no FIFO big enough for URAM: the same row twice
-            flags = (mmv, int(ddr), int(lut), int(lutw), int(lutrq), int(kind in WEIGHTED and g.co % pe != 0), slots)
+            flags = (mmv, int(ddr), int(lut), int(lutw), int(lutrq), int(kind in WEIGHTED and g.co % pe != 0))
             for out, (dsp, lut_use) in zip(rows, cs, strict=True):
                 out.append((pe, simd, int(on_uram), c.ii, dsp, bram, uram_use, lut_use + f_lut, bw, *flags))
     return [_finish_table(kind, g, memory, r) for r in rows]
@@ -293,7 +285,7 @@ def _finish_table(kind: str, g: Geometry, memory: tuple[float, int, int] | None,
         rate, latency, beat = memory
         for k in range(1, 13):
             c = block_cost(kind, g, int(r[0]), int(r[1]), uram=bool(r[2]), ddr=True,
-                           memory=(rate / (1 << k), latency, beat), slots=int(r[15]))
+                           memory=(rate / (1 << k), latency, beat))
             if c.ii > r[3]:
                 rows.append((*r[:3], c.ii, *r[4:8], -(-BW_CYCLES * c.offchip_bytes // c.ii), *r[9:]))
     a = np.array(rows, dtype=np.int64)
@@ -301,7 +293,7 @@ def _finish_table(kind: str, g: Geometry, memory: tuple[float, int, int] | None,
     a = a[order]
     return Table(pe=a[:, 0], simd=a[:, 1], uram=a[:, 2].astype(bool), ii=a[:, 3], res=a[:, 4:9].copy(),
                  mmv=a[:, 9].copy(), ddr=a[:, 10].astype(bool), lut=a[:, 11].astype(bool),
-                 lutw=a[:, 12].astype(bool), lutrq=a[:, 13].astype(bool), padded=a[:, 14].astype(bool), slots=a[:, 15].copy())
+                 lutw=a[:, 12].astype(bool), lutrq=a[:, 13].astype(bool), padded=a[:, 14].astype(bool))
 
 
 def _input_fifos(kind: str, g: Geometry, inputs: _Inputs, lanes: int, ii: int, pe: int, window: bool,

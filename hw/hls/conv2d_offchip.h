@@ -4,9 +4,8 @@
 // P is conv2d's parameter struct (H, W, C, CO, KH, KW, SH, SW, DH, DW, PT, PL, PB, PR, SIMD,
 // PE, ZP_IN, ZP_OUT, LO, HI) with SIMD | C (no parallel window, no pixel copies), plus
 //   OFF   the layer's first beat in the weight port (its image part starts OFF·DDR_BEAT bytes in),
-//   URAM  1: the frame buffers in URAM, 0: in BRAM;
-//   SLOTS 2: two slots in each frame buffer (ping-pong), 1: one (half the memory; below).
-// dense_offchip takes dense's struct (C, CO, SIMD, PE, ZP_OUT, LO, HI) plus OFF, URAM and SLOTS.
+//   URAM  1: the two frame buffers in URAM, 0: in BRAM.
+// dense_offchip takes dense's struct (C, CO, SIMD, PE, ZP_OUT, LO, HI) plus OFF and URAM.
 //
 // Weight image (codegen/weights.py, hls/ddr_weights_core<k>.bin): the layer's NF·SF words of
 // N = PE·SIMD bytes in address order, word a = nf·SF + sf at byte OFF·DDR_BEAT + a·N, lane
@@ -29,13 +28,8 @@
 //                    a fold whose next words have not all arrived waits for them at its end;
 //   offchip_emit     HO·WO·CO/PE cycles: y pixel-major onto the output stream (PE lanes).
 // Bias, multiplier and shift are conv2d's [PE][NF] constants (bias' with -zp_in·Σw folded).
-// With SLOTS = 1 the frame buffers are single arrays outside the frame loop, and each frame
-// is two DATAFLOW regions one after the other (the RTL conv_offchip's SLOTS = 1 order):
-// offchip_swap (the previous frame's emit beside this frame's store) and offchip_fold_frame
-// (fetch beside compute); one more swap after the last frame emits it.
-// C simulation runs the stages one after another in the kernel's thread (emit before store,
-// so that a frame's output never waits for the next frame's input); the threaded build counts
-// a region at its slowest stage (BB_STAGE, bb_dataflow.h; codegen/schedule.py
+// C simulation runs the four stages one after another in the kernel's thread; the threaded
+// build counts a frame at its slowest stage (BB_STAGE, bb_dataflow.h; codegen/schedule.py
 // `offchip_cycles` is the bound).
 #ifndef BBGRAP_CONV2D_OFFCHIP_H
 #define BBGRAP_CONV2D_OFFCHIP_H
@@ -64,9 +58,9 @@ struct OffchipGeom {
 
 /// Process 1: the input frame, one SIMD-element word per cycle, pixel-major.
 template <class P>
-void offchip_store(Stream<P::SIMD>& in, Word<P::SIMD> x[OffchipGeom<P>::XW], bool on = true) {
+void offchip_store(Stream<P::SIMD>& in, Word<P::SIMD> x[OffchipGeom<P>::XW]) {
 BB_LOOP(offchip_store)
-  for (int i = 0; i < (on ? OffchipGeom<P>::XW : 0); ++i) {
+  for (int i = 0; i < OffchipGeom<P>::XW; ++i) {
     BB_PIPELINE(1)
     const Beat<P::SIMD> b = in.read();
     Word<P::SIMD> v;
@@ -203,9 +197,9 @@ BB_LOOP(offchip_fold)
 
 /// Process 4: the output frame, pixel-major, PE channels a beat.
 template <class P>
-void offchip_emit(const Word<P::PE> y[OffchipGeom<P>::YW], Stream<P::PE>& out, bool on = true) {
+void offchip_emit(const Word<P::PE> y[OffchipGeom<P>::YW], Stream<P::PE>& out) {
 BB_LOOP(offchip_emit)
-  for (int i = 0; i < (on ? OffchipGeom<P>::YW : 0); ++i) {
+  for (int i = 0; i < OffchipGeom<P>::YW; ++i) {
     BB_PIPELINE(1)
     const Word<P::PE> v = y[i];
     Beat<P::PE> b;
@@ -264,84 +258,13 @@ BB_LOOP(offchip_frame)
   }
 }
 
-/// SLOTS = 1: the previous frame's output leaves (``emit``) while this frame's input is
-/// stored (``store``); both buffers have one slot, so the frame's compute waits for both.
-template <class P>
-void offchip_swap(Stream<P::SIMD>& in, Stream<P::PE>& out, Word<P::SIMD> x[OffchipGeom<P>::XW],
-                  const Word<P::PE> y[OffchipGeom<P>::YW], bool store, bool emit) {
-  BB_HLS(DATAFLOW)
-  BB_STAGES()
-  BB_STAGE(offchip_emit<P>(y, out, emit);)
-  BB_STAGE(offchip_store<P>(in, x, store);)
-  BB_STAGES_END()
-}
-
-/// SLOTS = 1: one frame's weights fetched and computed over the stored input frame.
-template <class P>
-void offchip_fold_frame(const Word<DDR_BEAT>* wddr, const Word<P::SIMD> x[OffchipGeom<P>::XW],
-                        Word<P::PE> y[OffchipGeom<P>::YW], const int32_t bias[P::PE][P::CO / P::PE],
-                        const int32_t mult[P::PE][P::CO / P::PE], const int32_t shift[P::PE][P::CO / P::PE]) {
-  BB_HLS(DATAFLOW)
-  Stream<OffchipGeom<P>::N> wq("offchip_w");
-  BB_HLS(STREAM variable = wq depth = 2)
-  BB_STAGES()
-  BB_STAGE(offchip_fetch<P>(wddr, wq);)
-  BB_STAGE(offchip_compute<P>(x, wq, y, bias, mult, shift);)
-  BB_STAGES_END()
-}
-
-/// SLOTS = 1: the frame loop over single frame buffers ``x`` and ``y``; the swap after the
-/// last frame emits it.
-template <class P>
-void offchip_one_slot(Stream<P::SIMD>& in, Stream<P::PE>& out, const Word<DDR_BEAT>* wddr,
-                      const int32_t bias[P::PE][P::CO / P::PE], const int32_t mult[P::PE][P::CO / P::PE],
-                      const int32_t shift[P::PE][P::CO / P::PE], int frames, Word<P::SIMD> x[OffchipGeom<P>::XW],
-                      Word<P::PE> y[OffchipGeom<P>::YW]) {
-BB_LOOP(offchip_frame)
-  for (int f = 0; f <= frames; ++f) {
-    offchip_swap<P>(in, out, x, y, f < frames, f > 0);
-    if (f < frames) offchip_fold_frame<P>(wddr, x, y, bias, mult, shift);
-  }
-}
-
-template <class P>
-void offchip_one_slot(Stream<P::SIMD>& in, Stream<P::PE>& out, const Word<DDR_BEAT>* wddr,
-                      const int32_t bias[P::PE][P::CO / P::PE], const int32_t mult[P::PE][P::CO / P::PE],
-                      const int32_t shift[P::PE][P::CO / P::PE], int frames, std::false_type /* BRAM */) {
-  static Word<P::SIMD> x[OffchipGeom<P>::XW];
-  BB_HLS(AGGREGATE variable = x compact = bit)
-  BB_HLS(BIND_STORAGE variable = x type = ram_2p impl = bram)
-  static Word<P::PE> y[OffchipGeom<P>::YW];
-  BB_HLS(AGGREGATE variable = y compact = bit)
-  BB_HLS(BIND_STORAGE variable = y type = ram_2p impl = bram)
-  offchip_one_slot<P>(in, out, wddr, bias, mult, shift, frames, x, y);
-}
-
-template <class P>
-void offchip_one_slot(Stream<P::SIMD>& in, Stream<P::PE>& out, const Word<DDR_BEAT>* wddr,
-                      const int32_t bias[P::PE][P::CO / P::PE], const int32_t mult[P::PE][P::CO / P::PE],
-                      const int32_t shift[P::PE][P::CO / P::PE], int frames, std::true_type /* URAM */) {
-  static Word<P::SIMD> x[OffchipGeom<P>::XW];
-  BB_HLS(AGGREGATE variable = x compact = bit)
-  BB_HLS(BIND_STORAGE variable = x type = ram_2p impl = uram)
-  static Word<P::PE> y[OffchipGeom<P>::YW];
-  BB_HLS(AGGREGATE variable = y compact = bit)
-  BB_HLS(BIND_STORAGE variable = y type = ram_2p impl = uram)
-  offchip_one_slot<P>(in, out, wddr, bias, mult, shift, frames, x, y);
-}
-
 /// Convolution whose weights stream from board memory once per frame (see the header).
 /// `wddr` is the core's weight port; the layer reads from beat P::OFF on.
 template <class P>
 void conv2d_offchip(Stream<P::SIMD>& in, Stream<P::PE>& out, const Word<DDR_BEAT>* wddr,
                     const int32_t bias[P::PE][P::CO / P::PE], const int32_t mult[P::PE][P::CO / P::PE],
                     const int32_t shift[P::PE][P::CO / P::PE], int frames) {
-  static_assert(P::SLOTS == 1 || P::SLOTS == 2, "conv_offchip: SLOTS is 1 or 2");
-  if constexpr (P::SLOTS == 1) {
-    offchip_one_slot<P>(in, out, wddr, bias, mult, shift, frames, std::integral_constant<bool, P::URAM != 0>());
-  } else {
-    offchip_frames<P>(in, out, wddr, bias, mult, shift, frames, std::integral_constant<bool, P::URAM != 0>());
-  }
+  offchip_frames<P>(in, out, wddr, bias, mult, shift, frames, std::integral_constant<bool, P::URAM != 0>());
 }
 
 /// A dense layer's struct as a 1×1 convolution over one pixel of C channels.
@@ -350,7 +273,7 @@ struct DenseAsConv {
   static constexpr int H = 1, W = 1, KH = 1, KW = 1, SH = 1, SW = 1, DH = 1, DW = 1, PT = 0, PL = 0, PB = 0,
                        PR = 0, ZP_IN = 0;
   static constexpr int C = D::C, CO = D::CO, SIMD = D::SIMD, PE = D::PE, ZP_OUT = D::ZP_OUT, LO = D::LO,
-                       HI = D::HI, OFF = D::OFF, URAM = D::URAM, SLOTS = D::SLOTS;
+                       HI = D::HI, OFF = D::OFF, URAM = D::URAM;
 };
 
 /// Dense layer whose weights stream from board memory once per frame: conv2d_offchip on
