@@ -94,9 +94,6 @@ class BlockCost:
         lut_macs: the block's products are in LUTs (``lut_mul.sv``), not DSP48E2s.
         lut_requant: the block's requantisers' products are in LUTs (``rq_lane.sv`` ``RQ_LUT = 1``,
             ``eltwise.sv`` ``RQ_LUT = 1``), not DSP48E2s (`lut_requantised`).
-        frame_slots: an off-chip block's input and output frame slots (2: three frames
-            overlap; 1: half the frame memory, the frames one after another; `offchip_mvu`),
-            0 for any other block.
     """
 
     ii: int
@@ -115,7 +112,6 @@ class BlockCost:
     offchip_bytes: int = 0
     lut_macs: bool = False
     lut_requant: bool = False
-    frame_slots: int = 0
 
 
 def _ceil(a: int, b: int) -> int:

@@ -154,5 +154,4 @@ def offchip_mvu(g: Geometry, pe: int, simd: int, uram: bool = False, rate: float
         span=span, window=None, dsp=pe * simd + REQUANT_DSP * pe, bram18=mem.bram18, uram=mem.uram,
         lut=LUT_BASE_MVU + lut_unit + LUT_AXI_READ + LUT_FRAME_ADDR + mem.lut, weights="ddr",
         offchip_bytes=sf * simd * nf * pe,  # the whole weight memory (a grouped conv's is block-diagonal)
-        frame_slots=slots,
     )
