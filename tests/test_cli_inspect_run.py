@@ -16,7 +16,7 @@ from bbgrap_hls.cli import main
 from bbgrap_hls.frontend import load_model
 from bbgrap_hls.ops import get_op
 from bbgrap_hls.reference import run_float
-from tests import models
+from tests import model_builder, models
 
 
 def _json(capsys, argv) -> tuple[int, dict]:
@@ -151,7 +151,7 @@ def test_run_bad_inputs(kind, words, tmp_path, capsys):
 
 
 def test_run_input_shape_fixes_dynamic_batch(tmp_path, capsys):
-    m = models.node_model("Relu", [(1, 5)])
+    m = model_builder.node_model("Relu", [(1, 5)])
     m.graph.input[0].type.tensor_type.shape.dim[0].dim_param = "N"
     m.graph.output[0].type.tensor_type.shape.dim[0].dim_param = "N"
     path = models.save(m, tmp_path / "dyn.onnx")

@@ -17,7 +17,7 @@ from bbgrap_hls.errors import BadInputError, UnsupportedError
 from bbgrap_hls.frontend import load_model, parse_input_shapes
 from bbgrap_hls.ops import get_op
 from bbgrap_hls.reference import run_float
-from tests import models
+from tests import model_builder, models
 from tests.conftest import LIGHT_MODELS, LIGHT_ZOO
 
 
@@ -180,7 +180,7 @@ def test_input_shape_errors(shapes, words, tmp_path):
 
 def test_unused_optional_outputs_are_ignored(tmp_path):
     """MaxPool's Indices and Dropout's mask are fine while nobody reads them."""
-    m = models.node_model("MaxPool", [(1, 2, 6, 6)], {"kernel_shape": [2, 2], "strides": [2, 2]}, 13,
+    m = model_builder.node_model("MaxPool", [(1, 2, 6, 6)], {"kernel_shape": [2, 2], "strides": [2, 2]}, 13,
                           ["y0", "idx"])
     m.graph.output.pop()  # Indices computed but unused
     graph = load_model(models.save(m, tmp_path / "m.onnx"))
