@@ -14,7 +14,8 @@ from bbgrap_hls.errors import BadInputError
 from bbgrap_hls.frontend import load_model
 from bbgrap_hls.ops import REGISTRY, get_op
 from bbgrap_hls.reference import run_float
-from tests.models import node_model, save
+from tests.model_builder import node_model
+from tests.models import save
 
 R = np.random.default_rng(1234)
 

@@ -26,7 +26,8 @@ from bbgrap_hls.quant import quantize, run_int8
 from bbgrap_hls.quant.execute import dequantize_outputs
 from bbgrap_hls.reference import run_float
 from tests import models
-from tests.models import node_model, save
+from tests.model_builder import node_model
+from tests.models import save
 from tests.twin import check_even_plan_csim, check_small_design_twin
 
 pytestmark = pytest.mark.filterwarnings("ignore:no calibration samples")
