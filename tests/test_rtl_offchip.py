@@ -59,7 +59,7 @@ CASES |= {
     "strided_1slot": CASES["strided"] | {"SLOTS": 1},
     # memory-bound folds across the frame gap: the tiles run on while the frame waits
     "dense_slow_1slot": CASES["dense_slow"] | {"SLOTS": 1},
-    # three folds and a one-beat input frame (IB = 4·1): address widths of one slot
+    # three folds and a two-beat input frame (IB = 2): address widths of one slot
     "odd_folds_1slot": CASES["odd_folds"] | {"SLOTS": 1},
 }
 SLOW = {"strided", "pointwise", "odd_folds", "conv3x3_1slot", "dense_slow_1slot"}

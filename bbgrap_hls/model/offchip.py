@@ -30,26 +30,33 @@ OFFCHIP_BEAT_BYTES = 64
 """Default AXI data width of the weight reader, in bytes (a 512-bit port, `Memory.port_width_bits`)."""
 
 
-def _offchip_last_read(nf: int, cf: int, in_beats: int, tile_beats: float, period: float,
-                       latency: int) -> float:
-    """Cycle of frame 0's last fold's last read in ``hw/rtl/conv_offchip.sv`` (first input
-    beat at cycle 0, input every cycle, tiles 0 and 1 loaded while the block idled).
+def _fold_ends(nf: int, cf: int, in_beats: int, tile_beats: float, period: float, latency: int,
+               frames: int = 1, gap: int = 0) -> list[float]:
+    """Cycle of every fold's last read in ``hw/rtl/conv_offchip.sv`` over ``frames`` frames
+    (first input beat at cycle 0, input offered and output taken every cycle, tiles 0 and 1
+    loaded while the block idled).
 
-    Fold ``t`` reads from ``S_t`` to ``E_t = S_t + cf − 1``; ``S_0 = in_beats`` (the whole
-    frame stored), ``S_t = max(E_{t−1} + 1, D_t + 1)``; tile ``t ≥ 2`` is requested the cycle
-    after fold ``t − 2``'s last read, its first beat ``latency`` cycles after the request and
-    then one beat per ``period`` cycles, after the previous tile's beats:
-    ``D_t = max(E_{t−2} + 1 + latency, D_{t−1} + period) + (tile_beats − 1)·period``.
+    Fold ``u`` (fold ``u mod nf`` of frame ``u // nf``) reads from ``S_u`` to
+    ``E_u = S_u + cf − 1``; ``S_0 = in_beats`` (the whole frame stored),
+    ``S_u = max(E_{u−1} + 1, D_u + 1)``; tile ``u ≥ 2`` is requested the cycle after fold
+    ``u − 2``'s last read (across frames too), its first beat ``latency`` cycles after the
+    request and then one beat per ``period`` cycles, after the previous tile's beats:
+    ``D_u = max(E_{u−2} + 1 + latency, D_{u−1} + period) + (tile_beats − 1)·period``. A later
+    frame's fold 0 also waits ``gap`` cycles after the previous frame's last read (one frame
+    slot: `_single_slot_ii`; with two the frames after the first are not run here).
     """
     ends: list[float] = []
     d_prev = float("-inf")
-    for t in range(nf):
-        d = float("-inf") if t < 2 else \
-            max(ends[t - 2] + 1 + latency, d_prev + period) + (tile_beats - 1) * period
-        s = in_beats if t == 0 else max(ends[t - 1] + 1, d + 1)
+    for u in range(frames * nf):
+        d = float("-inf") if u < 2 else \
+            max(ends[u - 2] + 1 + latency, d_prev + period) + (tile_beats - 1) * period
+        if u == 0:
+            s = in_beats
+        else:
+            s = max(ends[u - 1] + (1 if u % nf else gap), d + 1)
         ends.append(s + cf - 1)
         d_prev = d
-    return ends[-1]
+    return ends
 
 
 SINGLE_SLOT_FRAMES = 6
@@ -60,29 +67,16 @@ reads (the module test's measure; a schedule whose folds wait for tiles may alte
 def _single_slot_ii(nf: int, cf: int, in_beats: int, out_beats: int, tile_beats: float, period: float,
                     latency: int) -> float:
     """Steady-state cycles per frame of ``conv_offchip.sv`` with ``SLOTS = 1`` (one input and
-    one output frame slot), input offered every cycle and output taken every cycle.
-
-    The recurrence of `_offchip_last_read` runs on over frames (fold ``u = k·nf + t``; tile
-    ``u`` is requested the cycle after fold ``u − 2``'s last read, across frames too), and a
-    frame's fold 0 also waits for its input slot and its output slot: the slot of the input
-    is free the cycle after the previous frame's last read (``E``), so the frame's last
-    input beat arrives at ``E + in_beats`` and fold 0 may read from ``E + in_beats + 1``; the
-    previous frame's results leave the output slot from ``E + 6`` on, one beat a cycle, and
-    fold 0 may read in the cycle of its last beat, ``E + out_beats + 5``."""
-    ends: list[float] = []
-    d_prev = float("-inf")
-    for u in range(SINGLE_SLOT_FRAMES * nf):
-        d = float("-inf") if u < 2 else \
-            max(ends[u - 2] + 1 + latency, d_prev + period) + (tile_beats - 1) * period
-        if u == 0:
-            s = in_beats
-        elif u % nf:
-            s = max(ends[u - 1] + 1, d + 1)
-        else:
-            s = max(ends[u - 1] + max(in_beats + 1, out_beats + OFFCHIP_DEPTH - 1), d + 1)
-        ends.append(s + cf - 1)
-        d_prev = d
-    last = [ends[(k + 1) * nf - 1] for k in range(SINGLE_SLOT_FRAMES)]
+    one output frame slot), input offered every cycle and output taken every cycle: the
+    fold/tile recurrence (`_fold_ends`) over `SINGLE_SLOT_FRAMES` frames, a frame's fold 0
+    waiting for its input slot and its output slot. The input slot is free the cycle after
+    the previous frame's last read ``E``, so the frame's last input beat arrives at
+    ``E + in_beats`` and fold 0 may read from ``E + in_beats + 1``; the previous frame's
+    results leave the output slot from ``E + 6`` on, one beat a cycle, and fold 0 may read in
+    the cycle of its last beat, ``E + out_beats + 5``."""
+    gap = max(in_beats + 1, out_beats + OFFCHIP_DEPTH - 1)
+    ends = _fold_ends(nf, cf, in_beats, tile_beats, period, latency, SINGLE_SLOT_FRAMES, gap)
+    last = ends[nf - 1::nf]  # each frame's last read
     return (last[-1] - last[1]) / (SINGLE_SLOT_FRAMES - 2)
 
 
@@ -145,7 +139,7 @@ def offchip_mvu(g: Geometry, pe: int, simd: int, uram: bool = False, rate: float
         ii = math.ceil(max(in_beats, out_beats, nf * per_fold, slot) - 1e-9)
     else:
         ii = math.ceil(_single_slot_ii(nf, cf, in_beats, out_beats, tile_beats, period, latency) - 1e-9)
-    last = math.ceil(_offchip_last_read(nf, cf, in_beats, tile_beats, period, latency) - 1e-9)
+    last = math.ceil(_fold_ends(nf, cf, in_beats, tile_beats, period, latency)[-1] - 1e-9)
     lead = last + 1  # the output frame buffer's first read: its first beat leaves at lead + depth
     span = last + out_beats
     lut_unit = round(_lut_per_mac(simd) * pe * simd) + (LUT_PER_PE + LUT_REQUANT) * pe + LUT_PER_SIMD * simd
