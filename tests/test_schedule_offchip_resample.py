@@ -5,7 +5,8 @@ against what the C++ loops count.
 resample.h's kernels run alone in the sequential build (all input present, output unbounded:
 no stall) with BB_PIPELINE redefined to count: per frame in steady state exactly the bound.
 In designs, the threaded csim's counts equal the bound (bilinear2d: between the bound, which
-assumes a producer that keeps up, and one more iteration per input beat), and every bound is
+assumes a producer that keeps up, and one more iteration per input beat; less by the short
+run's lateness, as the count is the difference of two runs), and every bound is
 within 5 % of its block's ii
 except DepthToSpace, a known gap asserted as it is (the test fails when it closes).
 """
@@ -19,7 +20,7 @@ import pytest
 from bbgrap_hls.cli import main
 from bbgrap_hls.codegen import schedule
 from bbgrap_hls.codegen.csim import CXXFLAGS
-from bbgrap_hls.commands.csim import csim_design
+from bbgrap_hls.commands.csim import SCHEDULE_REPEAT, csim_design
 from bbgrap_hls.ops.resize_linear import taps
 from tests import models
 from tests.test_hls_kernels import hls_dir
@@ -123,8 +124,12 @@ def test_design_counts_match_the_bound(tmp_path, name):
             # between the bound (all ahead but the first row's) and one more iteration per
             # input beat. Wait-loop iterations are reads at the producer's pace, not kernel time
             # (CI on 28f770c: 158.4 against a bound of 144, producer block at ii 196).
-            beats_in = r["counted"] - r["bound"]
-            assert 0 <= beats_in <= _bilinear_in_beats(out), r
+            # `counted` is the difference of two runs (SCHEDULE_REPEAT x the frames, and once):
+            # a late producer in the short run adds up to its input beats there, which the
+            # difference takes off, spread over the SCHEDULE_REPEAT - 1 frames (CI on 9d64a87:
+            # 143.75 against 144).
+            beats_in, n_in = r["counted"] - r["bound"], _bilinear_in_beats(out)
+            assert -n_in / (SCHEDULE_REPEAT - 1) <= beats_in <= n_in, r
         else:
             assert r["counted"] == pytest.approx(r["bound"], rel=0.001), r
             assert r["counted"] <= 1.05 * r["plan_ii"], r
