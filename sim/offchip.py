@@ -29,11 +29,11 @@ from .runner import CACHE, ROOT, build_and_test
 MODULES = ("conv_offchip", "axi_read", "rq_lane", "rq_round")
 FRAMES = 6  # frame 0: latency; intervals 1..4 (an even count: a fold schedule may alternate)
 HDL_KEYS = ("C", "CO", "SIMD", "PE", "H", "W", "KH", "KW", "SH", "SW", "DH", "DW", "PT", "PL",
-            "PB", "PR", "DATA_W", "W_BASE", "SLOTS")
+            "PB", "PR", "DATA_W", "W_BASE", "ISLOTS", "OSLOTS")
 
 
 def _full(p: dict) -> dict:
-    return {"DH": 1, "DW": 1, "DATA_W": 128, "W_BASE": 0, "SLOTS": 2, "L": 1, "frames": FRAMES} | p
+    return {"DH": 1, "DW": 1, "DATA_W": 128, "W_BASE": 0, "ISLOTS": 2, "OSLOTS": 2, "L": 1, "frames": FRAMES} | p
 
 
 def geometry(p: dict):
@@ -45,7 +45,8 @@ def cost(p: dict):
     """The cost model's `BlockCost` of a case, with its memory's rate and latency."""
     p = _full(p)
     return offchip_mvu(geometry(p), p["PE"], p["SIMD"], rate=p.get("R"), latency=p["L"],
-                       beat_bytes=p["DATA_W"] // 8, slots=p["SLOTS"])
+                       beat_bytes=p["DATA_W"] // 8, in_slots=p["ISLOTS"],
+                       out_slots=p["OSLOTS"])
 
 
 def predict(p: dict) -> tuple[int, int]:

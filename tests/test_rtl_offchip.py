@@ -49,20 +49,46 @@ CASES = {
     "odd_folds": {"C": 16, "CO": 12, "SIMD": 8, "PE": 4, "H": 1, "W": 1, "KH": 1, "KW": 1, "SH": 1,
                   "SW": 1, **_NOPAD, "DATA_W": 256, "W_BASE": 0, "L": 20},
 }
-# one frame slot each for input and output (SLOTS = 1; the module only, the planner does not
-# use it: docs/cost-model.md "One frame slot"): a frame's fold 0 waits for its input, stored
-# after the previous frame's last read, and for the previous frame's output to leave
+# one frame slot each for input and output (ISLOTS = OSLOTS = 1; the module only, the planner
+# does not use it: docs/cost-model.md "One frame slot"): a frame's fold 0 waits for its input,
+# stored after the previous frame's last read, and for the previous frame's output to leave
+_ONE = {"ISLOTS": 1, "OSLOTS": 1}
 CASES |= {
     # the output (100 beats) is longer than the input (50): the output slot binds the gap
-    "conv3x3_1slot": CASES["conv3x3"] | {"SLOTS": 1},
-    # the input (42 beats) is longer than the output (24): the input store binds the gap
-    "strided_1slot": CASES["strided"] | {"SLOTS": 1},
+    "conv3x3_1slot": CASES["conv3x3"] | _ONE,
+    # the input (42 beats) is longer than the output (18): the input store binds the gap
+    "strided_1slot": CASES["strided"] | _ONE,
     # memory-bound folds across the frame gap: the tiles run on while the frame waits
-    "dense_slow_1slot": CASES["dense_slow"] | {"SLOTS": 1},
+    "dense_slow_1slot": CASES["dense_slow"] | _ONE,
     # three folds and a two-beat input frame (IB = 2): address widths of one slot
-    "odd_folds_1slot": CASES["odd_folds"] | {"SLOTS": 1},
+    "odd_folds_1slot": CASES["odd_folds"] | _ONE,
 }
-SLOW = {"strided", "pointwise", "odd_folds", "conv3x3_1slot", "dense_slow_1slot"}
+# one input slot, two output slots (ISLOTS = 1, which the planner gives a block after an
+# off-chip producer: docs/cost-model.md "One input slot"): fold 0 waits for its input, stored
+# from the cycle after the previous frame's last read (the output slot of the frame two before
+# is free)
+CASES |= {
+    # the input store alone between frames: 50 + 1 + 4·450 − 1 (1904 with one output slot)
+    "conv3x3_in1": CASES["conv3x3"] | {"ISLOTS": 1},
+    # the input store binds as with one slot of each (42 + 1 + 2·54 − 1)
+    "strided_in1": CASES["strided"] | {"ISLOTS": 1},
+    # bandwidth-bound: the store hides in the tile reads
+    "dense_slow_in1": CASES["dense_slow"] | {"ISLOTS": 1},
+    # a two-beat input slot (IAW of 2 beats), two three-beat output slots
+    "odd_folds_in1": CASES["odd_folds"] | {"ISLOTS": 1},
+    # sf = 1: one output slot would bind (36), the input store does (4 + 1 + 4·4 − 1)
+    "dense_sf1_in1": CASES["dense_sf1"] | {"ISLOTS": 1},
+}
+# two input slots, one output slot (OSLOTS = 1): the next frame's input is stored while this
+# one computes; fold 0 waits for the previous frame's output to have left
+CASES |= {
+    # the output binds as with one slot of each: 100 + 5 + 4·450 − 1
+    "conv3x3_out1": CASES["conv3x3"] | {"OSLOTS": 1},
+    # the output (18 beats) binds, not the input store (42): 18 + 5 + 2·54 − 1
+    "strided_out1": CASES["strided"] | {"OSLOTS": 1},
+}
+SLOW = {"strided", "pointwise", "odd_folds", "conv3x3_1slot", "dense_slow_1slot",
+        "conv3x3_in1", "strided_in1", "dense_slow_in1", "conv3x3_out1"}
 
 
 @pytest.mark.parametrize("name", [pytest.param(n, marks=[pytest.mark.slow] if n in SLOW else [])
@@ -84,3 +110,29 @@ def test_bandwidth_bound_case_is_bandwidth_bound() -> None:
     assert c.ii == c.offchip_bytes // p["R"] == 256
     g = offchip.geometry(p)
     assert c.ii > g.ho * g.wo * (g.c // p["SIMD"]) * (g.co // p["PE"])  # the compute alone
+
+
+def test_one_input_slot_ii_follows_the_producers_pace() -> None:
+    """`offchip_mvu(in_slots=1, in_cycles=A)`: a frame that arrives over A cycles (a slower
+    producer) adds A − H·W·C/lanes to a compute-bound block's ii (conv3x3_in1: 50 beats a
+    frame, 1850 cycles), nothing to a bandwidth-bound one's while the folds wait for tiles
+    anyway; A below the beats, or with two input slots, is refused. (The twin checks it in a
+    design: tests/test_sim_offchip.py, `pair`.)"""
+    from bbgrap_hls.model.offchip import offchip_mvu
+
+    p = offchip._full(CASES["conv3x3_in1"])
+    g = offchip.geometry(p)
+    kw = dict(rate=p.get("R"), latency=p["L"], beat_bytes=p["DATA_W"] // 8, in_slots=1)
+    base = offchip_mvu(g, p["PE"], p["SIMD"], **kw).ii
+    assert base == 1850
+    for extra in (0, 7, 400):
+        assert offchip_mvu(g, p["PE"], p["SIMD"], in_cycles=50 + extra, **kw).ii == base + extra
+    slow = offchip._full(CASES["dense_slow_in1"])
+    kws = dict(rate=slow["R"], latency=slow["L"], beat_bytes=slow["DATA_W"] // 8, in_slots=1)
+    gs = offchip.geometry(slow)
+    assert offchip_mvu(gs, slow["PE"], slow["SIMD"], in_cycles=3 * gs.in_elems // slow["SIMD"], **kws).ii == \
+        offchip_mvu(gs, slow["PE"], slow["SIMD"], **kws).ii == 256
+    with pytest.raises(ValueError):
+        offchip_mvu(g, p["PE"], p["SIMD"], in_cycles=49, **kw)
+    with pytest.raises(ValueError):
+        offchip_mvu(g, p["PE"], p["SIMD"], in_cycles=60, **{**kw, "in_slots": 2})

@@ -94,6 +94,8 @@ class BlockCost:
         lut_macs: the block's products are in LUTs (``lut_mul.sv``), not DSP48E2s.
         lut_requant: the block's requantisers' products are in LUTs (``rq_lane.sv`` ``RQ_LUT = 1``,
             ``eltwise.sv`` ``RQ_LUT = 1``), not DSP48E2s (`lut_requantised`).
+        in_slots, out_slots: an off-chip block's input and output frame slots, 1 or 2
+            (`offchip_mvu`; ``conv_offchip.sv`` ``ISLOTS``, ``OSLOTS``); 2 for other blocks.
     """
 
     ii: int
@@ -112,6 +114,8 @@ class BlockCost:
     offchip_bytes: int = 0
     lut_macs: bool = False
     lut_requant: bool = False
+    in_slots: int = 2
+    out_slots: int = 2
 
 
 def _ceil(a: int, b: int) -> int:

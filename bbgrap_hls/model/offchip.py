@@ -30,58 +30,86 @@ OFFCHIP_BEAT_BYTES = 64
 """Default AXI data width of the weight reader, in bytes (a 512-bit port, `Memory.port_width_bits`)."""
 
 
-def _fold_ends(nf: int, cf: int, in_beats: int, tile_beats: float, period: float, latency: int,
-               frames: int = 1, gap: int = 0) -> list[float]:
-    """Cycle of every fold's last read in ``hw/rtl/conv_offchip.sv`` over ``frames`` frames
-    (first input beat at cycle 0, input offered and output taken every cycle, tiles 0 and 1
-    loaded while the block idled).
+def _schedule(nf: int, cf: int, in_beats: int, out_beats: int, tile_beats: float, period: float,
+              latency: int, frames: int = 1, in_slots: int = 2,
+              out_slots: int = 2, arrive: float | None = None) -> tuple[list[float], list[float]]:
+    """Cycle of every fold's last read and of every frame's last output read in
+    ``hw/rtl/conv_offchip.sv`` with ``ISLOTS = in_slots``, ``OSLOTS = out_slots`` over
+    ``frames`` frames (first input beat at cycle 0, the frames' beats offered back to back
+    every cycle, output taken every cycle, tiles 0 and 1 loaded while the block idled).
 
     Fold ``u`` (fold ``u mod nf`` of frame ``u // nf``) reads from ``S_u`` to
-    ``E_u = S_u + cf − 1``; ``S_0 = in_beats`` (the whole frame stored),
-    ``S_u = max(E_{u−1} + 1, D_u + 1)``; tile ``u ≥ 2`` is requested the cycle after fold
-    ``u − 2``'s last read (across frames too), its first beat ``latency`` cycles after the
-    request and then one beat per ``period`` cycles, after the previous tile's beats:
-    ``D_u = max(E_{u−2} + 1 + latency, D_{u−1} + period) + (tile_beats − 1)·period``. A later
-    frame's fold 0 also waits ``gap`` cycles after the previous frame's last read (one frame
-    slot: `_single_slot_ii`; with two the frames after the first are not run here).
+    ``E_u = S_u + cf − 1``, ``S_u = max(E_{u−1} + 1, D_u + 1)``; tile ``u ≥ 2`` is requested
+    the cycle after fold ``u − 2``'s last read (across frames too), its first beat ``latency``
+    cycles after the request and then one beat per ``period`` cycles, after the previous
+    tile's beats: ``D_u = max(E_{u−2} + 1 + latency, D_{u−1} + period) + (tile_beats − 1)·period``.
+    Frame ``f``'s fold 0 also waits for
+
+    - its input: the frame's first beat ``A_f`` comes after the previous frame's last,
+      ``A_f = max(A_{f−1} + in_beats, X_{f−in_slots} + 1)`` (``A_0 = 0``; an input slot is
+      free the cycle after the last read ``X`` of the frame ``in_slots`` before), and fold 0
+      reads from the cycle after its last beat, ``A_f + in_beats``; with ``arrive`` (default
+      ``in_beats``) the producer takes that many cycles to deliver a frame: ``in_beats``
+      becomes ``arrive`` in both;
+    - an output slot: free from the cycle of the last output read ``O`` of the frame
+      ``out_slots`` before, ``O_f = max(X_f + OFFCHIP_DEPTH, O_{f−1} + 1) + out_beats − 1``
+      (a result is written 5 cycles after its last read, the streamer reads it the cycle
+      after, one frame after the other; its last beat leaves at ``O_f + 1``).
     """
-    ends: list[float] = []
+    arrive = in_beats if arrive is None else arrive
+    ends: list[float] = []  # E_u
+    outs: list[float] = []  # O_f
+    first_in = 0.0  # A_f
     d_prev = float("-inf")
     for u in range(frames * nf):
+        f, n = divmod(u, nf)
         d = float("-inf") if u < 2 else \
             max(ends[u - 2] + 1 + latency, d_prev + period) + (tile_beats - 1) * period
-        if u == 0:
-            s = in_beats
-        else:
-            s = max(ends[u - 1] + (1 if u % nf else gap), d + 1)
+        s = max(ends[u - 1] + 1 if u else float("-inf"), d + 1)
+        if n == 0:
+            if f:
+                free = ends[(f - in_slots + 1) * nf - 1] + 1 if f >= in_slots else float("-inf")
+                first_in = max(first_in + arrive, free)
+            s = max(s, first_in + arrive)
+            if f >= out_slots:
+                s = max(s, outs[f - out_slots])
         ends.append(s + cf - 1)
+        if n == nf - 1:
+            outs.append(max(ends[-1] + OFFCHIP_DEPTH, outs[-1] + 1 if outs else float("-inf")) + out_beats - 1)
         d_prev = d
-    return ends
+    return ends, outs
 
 
-SINGLE_SLOT_FRAMES = 6
-"""Frames `_single_slot_ii` runs: its ii is the mean of intervals 2..5 between the frames' last
-reads (the module test's measure; a schedule whose folds wait for tiles may alternate)."""
+def _fold_ends(nf: int, cf: int, in_beats: int, tile_beats: float, period: float,
+               latency: int) -> list[float]:
+    """Cycle of every fold's last read of frame 0 (`_schedule`: ``S_0 = in_beats``, the
+    whole frame stored; the frame slots do not matter)."""
+    return _schedule(nf, cf, in_beats, 0, tile_beats, period, latency)[0]
 
 
-def _single_slot_ii(nf: int, cf: int, in_beats: int, out_beats: int, tile_beats: float, period: float,
-                    latency: int) -> float:
-    """Steady-state cycles per frame of ``conv_offchip.sv`` with ``SLOTS = 1`` (one input and
-    one output frame slot), input offered every cycle and output taken every cycle: the
-    fold/tile recurrence (`_fold_ends`) over `SINGLE_SLOT_FRAMES` frames, a frame's fold 0
-    waiting for its input slot and its output slot. The input slot is free the cycle after
-    the previous frame's last read ``E``, so the frame's last input beat arrives at
-    ``E + in_beats`` and fold 0 may read from ``E + in_beats + 1``; the previous frame's
-    results leave the output slot from ``E + 6`` on, one beat a cycle, and fold 0 may read in
-    the cycle of its last beat, ``E + out_beats + 5``."""
-    gap = max(in_beats + 1, out_beats + OFFCHIP_DEPTH - 1)
-    ends = _fold_ends(nf, cf, in_beats, tile_beats, period, latency, SINGLE_SLOT_FRAMES, gap)
-    last = ends[nf - 1::nf]  # each frame's last read
-    return (last[-1] - last[1]) / (SINGLE_SLOT_FRAMES - 2)
+SCHEDULE_FRAMES = 6
+"""Frames `_slots_ii` runs: its ii is the mean of intervals 2..5 between the frames' last
+output beats (the module test's measure; a schedule whose folds wait for tiles may alternate,
+and with one fold a frame, memory-bound, the two tiles loaded before frame 0 may still show)."""
+
+
+def _slots_ii(nf: int, cf: int, in_beats: int, out_beats: int, tile_beats: float, period: float,
+              latency: int, in_slots: int, out_slots: int, arrive: float | None = None) -> float:
+    """Cycles per frame of ``conv_offchip.sv`` with ``ISLOTS = in_slots`` and
+    ``OSLOTS = out_slots``, input offered and output taken every cycle, as the module test
+    measures them: `_schedule` over `SCHEDULE_FRAMES` frames. With one input slot a frame's fold 0 reads from
+    ``X + in_beats + 1`` at the earliest (``X`` the previous frame's last read: its input is
+    stored from ``X + 1``); with one output slot from ``X + out_beats + 5`` (the previous
+    frame's last output read); with two of either, the slot is the one the frame two before
+    used."""
+    outs = _schedule(nf, cf, in_beats, out_beats, tile_beats, period, latency, SCHEDULE_FRAMES,
+                     in_slots, out_slots, arrive)[1]
+    return (outs[-1] - outs[1]) / (SCHEDULE_FRAMES - 2)
 
 
 def offchip_mvu(g: Geometry, pe: int, simd: int, uram: bool = False, rate: float | None = None,
-                latency: int = 0, beat_bytes: int = OFFCHIP_BEAT_BYTES, slots: int = 2) -> BlockCost:
+                latency: int = 0, beat_bytes: int = OFFCHIP_BEAT_BYTES, in_slots: int = 2,
+                out_slots: int = 2, in_cycles: int | None = None) -> BlockCost:
     """Conv / dense whose weights live in a board memory, read once per frame.
 
     Weights reloading (docs/cost-model.md, "Off-chip weights"; ``hw/rtl/conv_offchip.sv``):
@@ -91,8 +119,8 @@ def offchip_mvu(g: Geometry, pe: int, simd: int, uram: bool = False, rate: float
     ``tile_beats`` beats of ``beat_bytes``) into the other half of a double-buffered tile
     memory; each weight is read from off chip exactly once per frame. The outputs of a
     frame collect in an output frame buffer and stream out pixel by pixel (``pe`` lanes)
-    once the last fold is done. With ``slots = 2`` input, compute and output each have two
-    frame slots, so three frames overlap:
+    once the last fold is done. With ``in_slots = out_slots = 2`` input, compute and output
+    each have two frame slots, so three frames overlap:
 
     The memory delivers a tile's first beat ``latency`` cycles after its request and then
     one beat every ``period = beat_bytes / rate`` cycles (``rate`` bytes per cycle; None:
@@ -106,10 +134,19 @@ def offchip_mvu(g: Geometry, pe: int, simd: int, uram: bool = False, rate: float
     (the last term: an output slot is reused two frames later, from the cycle of its last
     read; it binds only when ``sf = 1``, where the output is as long as the compute).
 
-    With ``slots = 1`` (half the frame memory) a frame's input waits for the previous
-    frame's last read and its first fold for its input and for the previous frame's output
-    to have left: ``ii ≈ max(H·W·C/lanes + 1, Ho·Wo·Co/pe + 5) + nf·T`` (`_single_slot_ii`,
-    exact). Frame 0's schedule, so the latency, is the same.
+    ``in_slots``/``out_slots`` (1 or 2, ``ISLOTS``/``OSLOTS`` of the RTL) are the frame slots of
+    the input and of the output buffer (memory ``in_slots·H·W·C/lanes`` and
+    ``out_slots·Ho·Wo·Co/pe`` beats). With one input slot a frame's input is stored from the
+    cycle after the previous frame's last read, so its fold 0 waits for it; with one output
+    slot fold 0 waits for the previous frame's output to have left. Any slot count but two
+    and two: the frame recurrence over 6 frames (`_slots_ii`, exact with the input offered
+    every cycle); compute-bound, one of each gives ``ii = max(H·W·C/lanes, Ho·Wo·Co/pe + 4) + nf·T``,
+    one input slot only ``H·W·C/lanes + nf·T``, one output slot only ``Ho·Wo·Co/pe + 4 + nf·T``.
+    Frame 0's schedule, so the latency, is the same for every slot count. ``in_cycles`` (one
+    input slot; default ``H·W·C/lanes``): the cycles the producer takes to deliver a frame
+    (in a design, after an off-chip producer emitting ``pe_p`` lanes a beat,
+    ``max(H·W·C/lanes, H·W·C/pe_p)``: the frame waits there, whole, while this block
+    computes, docs/cost-model.md "One input slot").
 
     ``rate``/``latency``/``beat_bytes`` are the memory as this block sees it (the planner
     also charges ``offchip_bytes`` per ii against the memory's share). ``uram`` puts the two
@@ -126,19 +163,22 @@ def offchip_mvu(g: Geometry, pe: int, simd: int, uram: bool = False, rate: float
     tile_beats = -(-pe * simd * sf // beat_bytes)
     period = 1.0 if rate is None else max(1.0, beat_bytes / rate)
     frame_mem = uram_memory if uram else memory
-    if slots not in (1, 2):
-        raise ValueError(f"offchip_mvu: slots={slots}, expected 1 or 2")
-    frames = frame_mem(lanes * 8, slots * in_beats).times(j) + frame_mem(pe * 8, slots * out_beats)
+    if in_cycles is not None and (in_slots != 1 or in_cycles < in_beats):
+        raise ValueError(f"offchip_mvu: in_cycles={in_cycles} needs one input slot and at least {in_beats}")
+    if in_slots not in (1, 2) or out_slots not in (1, 2):
+        raise ValueError(f"offchip_mvu: in_slots={in_slots}, out_slots={out_slots}, expected 1 or 2")
+    frames = frame_mem(lanes * 8, in_slots * in_beats).times(j) + frame_mem(pe * 8, out_slots * out_beats)
     tiles = memory(pe * simd * 8, 2 * sf)  # one fold's weights, double-buffered
     mem = frames + tiles + _params(pe, nf)
     per_fold = max(cf, tile_beats * period, (latency + (tile_beats - 1) * period + cf + 1) / 2)
     # an output slot is written again from the frame after next: its last read (a frame's
     # results, then depth − 1, then out_beats reads) to that frame's last read
     slot = (out_beats + OFFCHIP_DEPTH - 2 + nf * per_fold) / 2
-    if slots == 2:
+    if (in_slots, out_slots) == (2, 2):
         ii = math.ceil(max(in_beats, out_beats, nf * per_fold, slot) - 1e-9)
     else:
-        ii = math.ceil(_single_slot_ii(nf, cf, in_beats, out_beats, tile_beats, period, latency) - 1e-9)
+        ii = math.ceil(_slots_ii(nf, cf, in_beats, out_beats, tile_beats, period, latency,
+                                 in_slots, out_slots, in_cycles) - 1e-9)
     last = math.ceil(_fold_ends(nf, cf, in_beats, tile_beats, period, latency)[-1] - 1e-9)
     lead = last + 1  # the output frame buffer's first read: its first beat leaves at lead + depth
     span = last + out_beats
@@ -148,4 +188,5 @@ def offchip_mvu(g: Geometry, pe: int, simd: int, uram: bool = False, rate: float
         span=span, window=None, dsp=pe * simd + REQUANT_DSP * pe, bram18=mem.bram18, uram=mem.uram,
         lut=LUT_BASE_MVU + lut_unit + LUT_AXI_READ + LUT_FRAME_ADDR + mem.lut, weights="ddr",
         offchip_bytes=sf * simd * nf * pe,  # the whole weight memory (a grouped conv's is block-diagonal)
+        in_slots=in_slots, out_slots=out_slots,
     )

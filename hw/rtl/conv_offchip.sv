@@ -2,30 +2,36 @@
 // Convolution (or dense: H vectors of C values, a 1x1 kernel) whose weights live in a board
 // memory, read once per frame through an AXI4 read master (docs/cost-model.md, "Off-chip
 // weights"; docs/rtl.md). Schedule:
-//   input   : the frame is stored whole (H*W*C/SIMD beats of SIMD lanes; SLOTS frame slots);
+//   input   : the frame is stored whole (H*W*C/SIMD beats of SIMD lanes; ISLOTS frame slots);
 //             padding is not stored, the window read inserts PAD_VAL.
 //   compute : for fold n = 0..NF-1 (NF = CO/PE), for every output pixel, SF = K*C/SIMD steps
 //             (taps in (ky, kx, c) order, as conv/mvu) reading the frame buffer and row s of
 //             weight tile n; requantised as mvu (rq_lane), written to the output frame buffer
-//             at pixel*NF + n. A fold starts once its tile is loaded, the previous fold is
-//             done and, for fold 0, its input frame is complete and an output slot is free
-//             (in the cycle of the previous frame's last output beat at the latest).
+//             at pixel*NF + n (OSLOTS frame slots). A fold starts once its tile is loaded,
+//             the previous fold is done and, for fold 0, its input frame is complete and an
+//             output slot is free (from the cycle of the last output read of the frame OSLOTS
+//             before, the frame's first write coming 5 cycles later).
 //   weights : axi_read fetches tile n (PE*SIMD*SF bytes at W_BASE + n*PE*SIMD*SF) into one
 //             half of a double-buffered tile memory while the other half is computed; a tile
 //             is requested the cycle after its half's previous tile was last read (the first
 //             two at reset).
 //   output  : once a frame's last result is written, it streams pixel-major (per pixel NF
-//             beats of PE lanes, tlast on the last), while the next frame computes (two slots)
-//             or is stored (one slot).
-// SLOTS = 2: two input and two output frame slots, three consecutive frames overlap. SLOTS = 1:
-// half the frame memory; a frame's input is stored from the cycle after the previous frame's
-// last read, and its fold 0 also waits for the previous frame's output to have left.
+//             beats of PE lanes, tlast on the last), while the next frame computes (OSLOTS = 2;
+//             with OSLOTS = 1 the next frame's fold 0 waits for it).
+// ISLOTS, OSLOTS (each 1 or 2, independent): frame slots of the input and of the output buffer.
+// ISLOTS = 2: the next frame's input is stored while this one computes (from the cycle after
+// the last read of the frame two before); ISLOTS = 1: half the input memory, a frame's input is
+// accepted from the cycle after the previous frame's last read. OSLOTS = 2: an output slot is
+// reused two frames later; OSLOTS = 1: half the output memory, a frame's fold 0 waits for the
+// previous frame's output to have left (its last output read, at the latest in the same cycle).
+// Both 2: three consecutive frames overlap.
 // Cycles (first input beat at 0, input every cycle, memory latency L from a burst's address
 // handshake to its first beat, then a beat every P cycles; NBT = tile beats, Cf = Ho*Wo*SF):
 //   fold n's first read S_n = max(E_{n-1} + 1, tile ready), its last E_n = S_n + Cf - 1;
 //   tile t ready: its last beat D + 1, D = max(E_{t-2} + 1 + L, D_{t-1} + P) + (NBT-1)*P;
-//   a result is written 5 cycles after its last read; a frame's last output beat leaves
-//   E_last + 6 + Ho*Wo*NF (model: bbgrap_hls/model/offchip.py offchip_mvu).
+//   a later frame's fold 0 also waits for its last input beat + 1 and its output slot;
+//   a result is written 5 cycles after its last read; frame 0's last output beat leaves
+//   E_last + 6 + Ho*Wo*NF (model: bbgrap_hls/model/offchip.py offchip_mvu, _schedule).
 // Weight image: word a = n*SF + s of PE*SIMD int8, bank i lane j at byte i*SIMD + j (the mvu
 // ROM layout), words back to back from W_BASE. Constraints: SIMD | C, PE | CO, DATA_W a power
 // of two, DATA_W/8 and PE*SIMD one a multiple of the other, the tile a whole number of beats.
@@ -53,7 +59,8 @@ module conv_offchip #(
     parameter int DATA_W  = 128,
     parameter int ADDR_W  = 32,
     parameter logic [63:0] W_BASE = 0,
-    parameter int SLOTS   = 2    // frame slots of the input and of the output buffer: 1 or 2
+    parameter int ISLOTS  = 2,   // frame slots of the input buffer: 1 or 2
+    parameter int OSLOTS  = 2    // frame slots of the output buffer: 1 or 2
 ) (
     input  wire                 clk,
     input  wire                 rst,
@@ -94,8 +101,8 @@ module conv_offchip #(
   localparam int WPR = RB / WB;              // words per row
   localparam int TR = SF * WB / RB;          // rows per tile
   localparam int NBT = SF * WB / DB;         // beats per tile
-  localparam int IAW = SLOTS * IB > 1 ? $clog2(SLOTS * IB) : 1;
-  localparam int OAW = SLOTS * OB > 1 ? $clog2(SLOTS * OB) : 1;
+  localparam int IAW = ISLOTS * IB > 1 ? $clog2(ISLOTS * IB) : 1;
+  localparam int OAW = OSLOTS * OB > 1 ? $clog2(OSLOTS * OB) : 1;
   localparam int TAW = $clog2(2 * TR);
   localparam int NW = NF > 1 ? $clog2(NF) : 1;
   localparam int XW = $clog2(HO > WO ? HO + 1 : WO + 1);
@@ -114,7 +121,8 @@ module conv_offchip #(
     if ((SF * WB) % DB != 0)
       $error("conv_offchip: a weight tile (%0d bytes) must be whole %0d-byte beats", SF * WB, DB);
     if (HO < 1 || WO < 1) $error("conv_offchip: kernel larger than the padded input");
-    if (SLOTS != 1 && SLOTS != 2) $error("conv_offchip: SLOTS=%0d must be 1 or 2", SLOTS);
+    if (ISLOTS != 1 && ISLOTS != 2) $error("conv_offchip: ISLOTS=%0d must be 1 or 2", ISLOTS);
+    if (OSLOTS != 1 && OSLOTS != 2) $error("conv_offchip: OSLOTS=%0d must be 1 or 2", OSLOTS);
   end
 
   /* verilator lint_off UNDRIVEN */  // ROMs: filled by $readmemh only
@@ -130,9 +138,9 @@ module conv_offchip #(
     end
   endgenerate
 
-  logic [SIMD*8-1:0] ibuf[SLOTS*IB];  // input frame slots
+  logic [SIMD*8-1:0] ibuf[ISLOTS*IB];  // input frame slots
   logic [RB*8-1:0] tmem[2*TR];        // two weight tiles
-  logic [PE*8-1:0] obuf[SLOTS*OB];    // output frame slots
+  logic [PE*8-1:0] obuf[OSLOTS*OB];    // output frame slots
 
   // ---- counters shared between the stages (frames, tiles) ----------------------------------
   logic [1:0] in_used;   // input slots being written or not yet fully computed
@@ -146,7 +154,7 @@ module conv_offchip #(
   logic in_fire, in_end;
   logic in_slot;
   logic [BW-1:0] in_cnt;
-  assign s_axis_tready = in_cnt != '0 || in_used != 2'(SLOTS);
+  assign s_axis_tready = in_cnt != '0 || in_used != 2'(ISLOTS);
   assign in_fire = s_axis_tvalid && s_axis_tready;
   assign in_end = in_fire && in_cnt == BW'(IB - 1);
 
@@ -159,7 +167,7 @@ module conv_offchip #(
       in_slot <= 1'b0;
     end else if (in_fire) begin
       in_cnt <= in_end ? '0 : in_cnt + 1'b1;
-      if (in_end && SLOTS == 2) in_slot <= !in_slot;
+      if (in_end && ISLOTS == 2) in_slot <= !in_slot;
     end
   end
 
@@ -208,7 +216,7 @@ module conv_offchip #(
   logic [IAW-1:0] iaddr;
 
   // an output slot is free from the cycle of its last read (the frame's first write comes 5 later)
-  assign start = !busy && t_ready != 2'd0 && (n != '0 || (in_done != 2'd0 && (o_used != 2'(SLOTS) || rd_end)));
+  assign start = !busy && t_ready != 2'd0 && (n != '0 || (in_done != 2'd0 && (o_used != 2'(OSLOTS) || rd_end)));
   assign fire = busy || start;
   assign step_last = 32'(g) == CG - 1 && 32'(kx) == KW - 1 && 32'(ky) == KH - 1;
   assign pix_last = 32'(ox) == WO - 1 && 32'(oy) == HO - 1;
@@ -271,10 +279,8 @@ module conv_offchip #(
         c_half <= !c_half;
         n <= frame_end ? '0 : n + 1'b1;
       end
-      if (frame_end && SLOTS == 2) begin
-        c_islot <= !c_islot;
-        c_oslot <= !c_oslot;
-      end
+      if (frame_end && ISLOTS == 2) c_islot <= !c_islot;
+      if (frame_end && OSLOTS == 2) c_oslot <= !c_oslot;
     end
   end
 
@@ -405,7 +411,7 @@ module conv_offchip #(
     end else begin
       if (rd) begin
         o_cnt <= rd_end ? '0 : o_cnt + 1'b1;
-        if (rd_end && SLOTS == 2) o_slot <= !o_slot;
+        if (rd_end && OSLOTS == 2) o_slot <= !o_slot;
         m_axis_tvalid <= 1'b1;
       end else if (m_axis_tready) m_axis_tvalid <= 1'b0;
     end
