@@ -76,6 +76,11 @@ class NodePlan:
     (DSP48E2s, 4 per lane) or ``"lut"`` (``rq_lane.sv``/``eltwise.sv`` ``RQ_LUT = 1``, no DSP;
     planned only when the board's DSPs are short: docs/cost-model.md, "LUT requantisers").
     ``"dsp"`` also for blocks without requantisers."""
+    in_slots: int = 2
+    """``weights == "ddr"``: input frame slots, 2 (the next frame stored while this one
+    computes) or 1 (half the input frame memory: the next frame is taken after this one's
+    compute, from an off-chip producer that holds it; docs/cost-model.md, "One input slot").
+    2 for every other block."""
 
 
 @dataclass

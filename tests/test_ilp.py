@@ -189,3 +189,46 @@ def test_a_fork_after_a_program_can_solve_one():
     os.waitpid(pid, 0)
     pytest.fail("a program in a forked child did not finish in 30 s")
 
+
+
+def _pair_tables(rng):
+    """A producer (off-chip rows of several ``pe``, and on-chip ones) and a reader with
+    two-slot and one-slot off-chip rows of several ``simd``, random ii and resources."""
+    n, m = int(rng.integers(2, 6)), int(rng.integers(2, 6))
+    p = _table(rng.integers(5, 40, n), rng.integers(0, 9, (n, N_RES)), ddr=rng.random(n) < 0.6)
+    p.pe = rng.choice([1, 2, 4, 8], n)
+    r = _table(rng.integers(5, 40, m), rng.integers(0, 9, (m, N_RES)), ddr=np.ones(m, bool))
+    r.in1, r.simd = rng.random(m) < 0.6, rng.choice([1, 2, 4, 8], m)
+    return p, r
+
+
+def _brute_pair(p, r, limits, target, elems):
+    """Whether some pair of rows fits: the reader's one-slot row only with an off-chip
+    producer row whose frame (elems / pe cycles) keeps the row's ii plus the slowdown within
+    the target."""
+    for i, j in itertools.product(range(len(p)), range(len(r))):
+        if p.ii[i] > target or r.ii[j] > target or np.any(p.res[i] + r.res[j] > limits):
+            continue
+        if r.in1[j] and not (p.ddr[i] and r.ii[j] + -(-elems // p.pe[i]) - elems // r.simd[j] <= target):
+            continue
+        return True
+    return False
+
+
+def test_one_input_slot_rows_need_a_serving_producer():
+    """`Pair`: a reader's one-input-slot row is chosen only with an off-chip producer row fast
+    enough for it (brute force over random tables), and never without the constraint's
+    producer off chip."""
+    from bbgrap_hls.search.ilp import Pair
+
+    rng = np.random.default_rng(31)
+    seen = 0
+    for _ in range(150):
+        p, r = _pair_tables(rng)
+        limits, target, elems = rng.integers(4, 16, N_RES), int(rng.integers(10, 45)), 16
+        pick = fit_rows([p, r], limits, target, pairs=[Pair(1, 0, elems)])
+        assert (pick is not None) == _brute_pair(p, r, limits, target, elems)
+        if pick is not None and r.in1[pick[1]]:
+            seen += 1
+            assert p.ddr[pick[0]] and r.ii[pick[1]] + elems // p.pe[pick[0]] - elems // r.simd[pick[1]] <= target
+    assert seen > 5  # the constraint was exercised, not only avoided

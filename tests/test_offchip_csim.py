@@ -29,19 +29,21 @@ pytestmark = [pytest.mark.csim, pytest.mark.filterwarnings("ignore:no calibratio
 BEAT = 64  # bb::DDR_BEAT
 
 
-def _offchip(case, off_beats: int, uram: int, rng):
+def _offchip(case, off_beats: int, uram: int, rng, islots: int = 2):
     """Turn an on-chip conv/dense case into its off-chip twin: the weights as a byte image
-    (``off_beats`` beats of other data first, the words, padding to a whole beat)."""
+    (``off_beats`` beats of other data first, the words, padding to a whole beat); ``islots``
+    1: one input frame slot (``P::ISLOTS``, absent from the struct when 2)."""
     words = wide_words(case.consts.pop("w")).astype(np.int8)
     pad = -words.size % BEAT
     img = np.concatenate([rng.integers(-128, 128, off_beats * BEAT, dtype=np.int8), words.reshape(-1),
                           rng.integers(-128, 128, pad, dtype=np.int8)])
     case.consts = {"img": img, **case.consts}
-    case.decls = re.sub(r"; \};$", f", OFF = {off_beats}, URAM = {uram}; }};", case.decls)
+    slots = "" if islots == 2 else f", ISLOTS = {islots}"
+    case.decls = re.sub(r"; \};$", f", OFF = {off_beats}, URAM = {uram}{slots}; }};", case.decls)
     kern = "conv2d_offchip" if "bb::conv2d<P>" in case.body else "dense_offchip"
     case.body = (f"  bb::{kern}<P>(in0, out, reinterpret_cast<const bb::Word<bb::DDR_BEAT>*>(img), "
                  f"bias, mult, shift, {FRAMES});")
-    case.name += "_offchip"
+    case.name += "_offchip" + ("" if islots == 2 else f"_in{islots}")
     return case
 
 
@@ -61,6 +63,13 @@ def offchip_cases():
         _offchip(_conv_case("conv1x1", rng, 4, 4, 8, 16, (1, 1), (1, 1), (1, 1), (0, 0, 0, 0), 4, 16), 0, 0, rng),
         _offchip(_dense_case("dense", rng, 48, 10, 12, 5), 2, 0, rng),
         _offchip(_dense_case("dense_wide", rng, 96, 8, 96, 2), 0, 0, rng),
+        # one input frame slot (the frame stored, then computed, then the next stored), BRAM
+        # and URAM, a conv and a dense
+        _offchip(_conv_case("conv_stride_pads", rng, 7, 6, 4, 6, (3, 2), (2, 2), (1, 1), (2, 0, 1, 1), 2, 3),
+                 1, 0, rng, islots=1),
+        _offchip(_conv_case("conv_dilated", rng, 8, 7, 8, 16, (3, 3), (1, 1), (2, 2), (2, 2, 2, 2), 8, 8),
+                 0, 1, rng, islots=1),
+        _offchip(_dense_case("dense", rng, 48, 10, 12, 5), 2, 0, rng, islots=1),
     ]
 
 

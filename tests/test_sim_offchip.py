@@ -41,17 +41,31 @@ def _cnn():
     return offchip_cnn()
 
 
+def pair_cnn(seed: int = 0):
+    """Two 3x3 convs of 128 channels on 8x8 pixels (147 KB of weights each), global
+    pooling and a dense layer: on `board_yaml`'s 36 BRAM18 both convs go off chip and the
+    second takes one input frame slot (docs/cost-model.md, "One input slot")."""
+    b = models.Builder(seed)
+    x = b.conv(b.input("x", (1, 128, 8, 8)), 128, 3)
+    x = b.conv(x, 128, 3)
+    x = b.flatten(b.gap(x))
+    return models._rename_output(b, b.gemm(x, 10), "pair_cnn")
+
+
 #: design -> (model, cores, BRAM18 per core, DSP per core): BRAM forces some weights off chip
 #: (and the LUTs, `LUTS` per core, since weight memories may also be built from LUTs).
 #: LeNet's 400 -> 120 dense goes off chip and its weights' reads bound the design: the
 #: memory-bound case, checked at design level (the plan's roofline says memory binds). 24 BRAM18:
 #: with 32 the joint folding choice (search/ilp.py) keeps every weight on chip.
-DESIGNS = {"cnn": (_cnn, 1, 20, 64), "resnet8": (models.resnet8, 2, 40, 400), "lenet": (models.lenet, 1, 24, 600)}
+DESIGNS = {"cnn": (_cnn, 1, 20, 64), "resnet8": (models.resnet8, 2, 40, 400), "lenet": (models.lenet, 1, 24, 600),
+           "pair": (pair_cnn, 1, 36, 64)}
 MEMORY_BOUND = {"lenet"}
 #: ResNet-8's 12,000: since the width converters cost what Yosys measures (`trim.sv` where one
 #: lane count divides the other, 14-294 LUTs), 20,000 LUTs a core hold all of its weights on chip
 #: (LUT and BRAM weights, ii 73,728); at 12,000 one conv goes off chip (ii 147,456).
-LUTS = {"cnn": 20000, "resnet8": 12000, "lenet": 20000}
+LUTS = {"cnn": 20000, "resnet8": 12000, "lenet": 20000, "pair": 12000}
+#: designs with an off-chip conv on one input frame slot after an off-chip producer
+ONE_INPUT_SLOT = {"pair"}
 #: Known timing gaps by design, (low, high) relative ii error; a test fails when a gap closes
 #: too, so that its entry goes. ResNet-8 had (0.02, 0.035): with conv_59 (pe 1, simd 16) off
 #: chip its reader's rate did not divide the 8-byte beat, where `offchip_mvu` is not exact
@@ -121,6 +135,8 @@ def test_some_weights_off_chip_and_top_lints_clean(root, name):
     man = json.loads((out / "tb" / "rtl.json").read_text())
     ddr = [n["name"] for n in plan["nodes"] if n["weights"] == "ddr"]
     assert sorted(a["node"] for a in man["axi"]) == sorted(ddr)
+    one = [n["name"] for n in plan["nodes"] if n.get("in_slots", 2) == 1]
+    assert bool(one) == (name in ONE_INPUT_SLOT), one
     cores = DESIGNS[name][1]
     for a in man["axi"]:  # the memory the planner modelled: 4 bytes per cycle shared by the cores
         assert (a["rate"], a["beat_bytes"], a["latency"]) == (4.0 / cores, 8, 20)

@@ -45,6 +45,7 @@ class Layer:
     mmv: int = 1  # conv: copies of the matrix-vector unit (the plan's ``mmv``)
     pack: int = 1  # conv/dense: output lanes per DSP multiplier (the plan's ``pack``; 2: P::PACK)
     rq_lut: bool = False  # the requantisers' products in LUTs (the plan's ``requant == "lut"``: P::RQ_LUT)
+    in_slots: int = 2  # an off-chip layer's input frame slots (the plan's ``in_slots``: P::ISLOTS)
     # padded folds (pe does not divide the channels): ``(pixels, NF, PE, CO, lanes)`` of the
     # ``bb::trim_convert`` after the kernel, which drops the padding rows' lanes
     trim: tuple[int, int, int, int, int] | None = None
@@ -114,7 +115,8 @@ def _window(node: Node, h: int, w: int, ho: int, wo: int) -> dict[str, int]:
 
 def make_layer(g: Graph, node: Node, ident: str, pe: int, simd: int,
                co_range: tuple[int, int] | None = None, weights: str | None = None, mmv: int = 1,
-               ddr_offset: int = 0, frame_uram: bool = False, pack: int = 1, requant: str = "dsp") -> Layer:
+               ddr_offset: int = 0, frame_uram: bool = False, pack: int = 1, requant: str = "dsp",
+               in_slots: int = 2) -> Layer:
     """The kernel instance of ``node`` with folding ``pe``/``simd``.
 
     Args:
@@ -128,6 +130,8 @@ def make_layer(g: Graph, node: Node, ident: str, pe: int, simd: int,
         ddr_offset: ``weights == "ddr"``: the layer's first beat in its core's off-chip
             weight image (`weights.ddr_image`).
         frame_uram: ``weights == "ddr"``: the frame buffers in URAM (the plan's block has URAM).
+        in_slots: ``weights == "ddr"``: input frame slots, 2 or 1 (the plan's ``in_slots``;
+            ``P::ISLOTS``).
         pack: the plan's ``pack``: 2 packs a conv/dense's lane pairs into one product each
             (``P::PACK = 2``, hw/hls/bb_pack.h; the RTL mvu's ``PACK``), 0 puts the
             products of a conv/dense or a depthwise conv in LUTs (``P::PACK = 0``; the
@@ -158,7 +162,7 @@ def make_layer(g: Graph, node: Node, ident: str, pe: int, simd: int,
     if lay.wmem is None:
         return lay
     if weights == "ddr":
-        return _offchip(lay, g, node, simd, ddr_offset, frame_uram)
+        return _offchip(lay, g, node, simd, ddr_offset, frame_uram, in_slots)
     if weights is not None:
         if weights not in STORAGE_IMPL:
             raise BadInputError(f"node '{node.name}' ({node.op}): weights placement '{weights}' is not one of "
@@ -169,10 +173,14 @@ def make_layer(g: Graph, node: Node, ident: str, pe: int, simd: int,
     return lay
 
 
-def _offchip(lay: Layer, g: Graph, node: Node, simd: int, offset: int, frame_uram: bool) -> Layer:
+def _offchip(lay: Layer, g: Graph, node: Node, simd: int, offset: int, frame_uram: bool,
+             in_slots: int = 2) -> Layer:
     """``lay`` (conv2d or dense) as ``bb::conv2d_offchip`` / ``bb::dense_offchip``: weights read
     once per frame from the core's board memory through the m_axi port ``wddr_<ident>``
-    (hw/hls/conv2d_offchip.h), from beat ``offset`` of the core's off-chip image."""
+    (hw/hls/conv2d_offchip.h), from beat ``offset`` of the core's off-chip image, with
+    ``in_slots`` input frame slots (``P::ISLOTS``)."""
+    if in_slots not in (1, 2):
+        raise BadInputError(f"node '{node.name}' ({node.op}): in_slots {in_slots} is not 1 or 2")
     kern = lay.call.split("<", 1)[0]
     if lay.trim is not None:
         raise UnsupportedError(f"node '{node.name}' ({node.op}): off-chip weights need pe | CO (no padded folds), "
@@ -185,7 +193,8 @@ def _offchip(lay: Layer, g: Graph, node: Node, simd: int, offset: int, frame_ura
         raise UnsupportedError(f"node '{node.name}' (Conv): off-chip weights need simd | C, got simd {simd}, C {c} "
                                "(no parallel window)")
     lay.wmem.storage = "ddr"
-    _add_fields(lay, OFF=offset, URAM=frame_uram)
+    _add_fields(lay, OFF=offset, URAM=frame_uram, ISLOTS=in_slots)
+    lay.in_slots = in_slots
     lay.call = lay.call.replace(f"{kern}<", f"{kern}_offchip<", 1).replace(f"{lay.ident}_w,", f"wddr_{lay.ident},")
     return lay
 

@@ -280,7 +280,9 @@ def offchip_cycles(p: dict[str, int]) -> float:
     input frame (H·W·C/SIMD), the fetch of the NF·SF weight words (one loop iteration per word
     or per 64-byte beat, whichever are more, plus the first, which only reads), the compute
     (fold 0's SF words, then NF folds of HO·WO·SF; the next fold's words arrive during a fold,
-    one a cycle, as the fetch delivers them) and the emit of the output frame (HO·WO·CO/PE)."""
+    one a cycle, as the fetch delivers them) and the emit of the output frame (HO·WO·CO/PE).
+    With one input frame slot (``ISLOTS = 1``) the store and the compute are one process,
+    one after the other."""
     g = _geom(p)
     cb = p["C"] // p["SIMD"]
     sf, nf, n = p["KH"] * p["KW"] * cb, p["CO"] // p["PE"], p["PE"] * p["SIMD"]
@@ -288,6 +290,8 @@ def offchip_cycles(p: dict[str, int]) -> float:
     beats = -(-words * n // MEM_WORD)
     store, fetch = p["H"] * p["W"] * cb, max(words, beats) + 1
     compute, emit = sf + nf * g["HO"] * g["WO"] * sf, g["HO"] * g["WO"] * nf
+    if p.get("ISLOTS", 2) == 1:
+        return max(store + compute, fetch, emit)
     return max(store, fetch, compute, emit)
 
 

@@ -176,14 +176,16 @@ def foldings(kind: str, g: Geometry, parallel_window: bool = False,
 @functools.lru_cache(maxsize=1 << 16)
 def block_cost(kind: str, g: Geometry, pe: int, simd: int, uram: bool = False, mmv: int = 1,
                ddr: bool = False, memory: tuple[float, int, int] | None = None, pack: bool = False,
-               lut_macs: bool = False, lutw: bool = False, lut_requant: bool = False) -> BlockCost:
+               lut_macs: bool = False, lutw: bool = False, lut_requant: bool = False,
+               in_slots: int = 2, in_cycles: int | None = None) -> BlockCost:
     """Cost of a block kind at a folding (the folding must be legal).
 
     ``uram`` puts the weight memory in URAM (kinds in `URAM_CAPABLE`; ignored for the others,
     whose input FIFOs the planner places); ``mmv`` is a
     conv's pixel copies (`pixel_copies`); ``ddr`` keeps the weights in the core's board
     memory (kinds in `OFFCHIP_CAPABLE`, no copies: `offchip_mvu`), and then ``uram`` puts
-    its frame buffers in URAM; ``memory`` is ``(rate bytes/cycle, latency cycles, beat
+    its frame buffers in URAM, ``in_slots`` (2 or 1) is its input frame slots and ``in_cycles``
+    (one slot) the cycles its producer takes to deliver a frame (`offchip_mvu`); ``memory`` is ``(rate bytes/cycle, latency cycles, beat
     bytes)`` of the board memory as the block sees it (None: one beat per cycle, no latency);
     ``pack`` asks for DSP packing, applied where `packs` allows it (conv/dense on chip,
     ``pe >= 2``) and ignored elsewhere; ``lut_macs`` puts every product of a conv/dense on
@@ -197,9 +199,10 @@ def block_cost(kind: str, g: Geometry, pe: int, simd: int, uram: bool = False, m
         if kind not in OFFCHIP_CAPABLE or mmv > 1:
             raise ValueError(f"block kind '{kind}' (mmv={mmv}) cannot keep its weights off chip")
         if memory is None:
-            return offchip_mvu(g, pe, simd, uram=uram)
+            return offchip_mvu(g, pe, simd, uram=uram, in_slots=in_slots, in_cycles=in_cycles)
         rate, latency, beat = memory
-        return offchip_mvu(g, pe, simd, uram=uram, rate=rate, latency=latency, beat_bytes=beat)
+        return offchip_mvu(g, pe, simd, uram=uram, rate=rate, latency=latency, beat_bytes=beat, in_slots=in_slots,
+                           in_cycles=in_cycles)
     kw: dict = {}
     if uram and kind in URAM_CAPABLE:  # a block without weights: nothing of its own moves
         kw["uram"] = True

@@ -99,12 +99,18 @@ def unit_parts(prob: Problem, seg: Segmentation, u: int) -> list[_Part]:
                              _at_least(cost, max(gather, int(t.ii[f]))), t.copies(f)))
             begin += co
         return out
-    t, f = unit.table, seg.fold[u]
+    t, f = unit.table.full(), seg.fold[u]  # (rows past the table's own: `Table.extra`, `ilp`'s choice)
+    in_cycles = None
+    if t.in1[f]:  # one input slot: the frame arrives at its off-chip producer's pace (`ilp.Pair`)
+        p = unit.producers[0]
+        pe_p = int(prob.units[p].table.full().pe[seg.fold[p]])
+        elems = prob.tensor_bits[prob.units[p].out_tensor] // 8
+        in_cycles = max(elems // int(t.simd[f]), -(-elems // pe_p))
     # a table row's ii may exceed its block's (an off-chip row slowed to its port's rate)
     cost = block_cost(unit.kind, unit.geom, int(t.pe[f]), int(t.simd[f]), uram=bool(t.uram[f]),
                       mmv=t.copies(f), ddr=bool(t.ddr[f]), memory=prob.offchip_memory if t.ddr[f] else None,
                       pack=prob.dsp_packing, lut_macs=bool(t.lut[f]), lutw=bool(t.lutw[f]),
-                      lut_requant=bool(t.lutrq[f]))
+                      lut_requant=bool(t.lutrq[f]), in_slots=1 if t.in1[f] else 2, in_cycles=in_cycles)
     return [_Part(seg.core[u], 0, unit.geom.co, int(t.pe[f]), int(t.simd[f]), _at_least(cost, int(t.ii[f])),
                   t.copies(f))]
 
@@ -117,6 +123,8 @@ def _cached_parts(prob: Problem, seg: Segmentation, u: int) -> list[_Part]:
         key = (u, tuple(seg.split[u]), tuple(seg.part_co.get(u, ())))
     else:
         key = (u, seg.core[u], seg.fold[u])
+        if seg.fold[u] >= len(prob.units[u].table):  # one input slot: its producer's row sets its ii
+            key += (seg.fold[prob.units[u].producers[0]],)
     got = prob.parts.get(key)
     if got is None:
         got = prob.parts[key] = unit_parts(prob, seg, u)
@@ -401,7 +409,7 @@ def _build(prob: Problem, seg: Segmentation, strategy: str, objective: str, use_
                 sum(p.cost.uram for p in ps), sum(p.cost.lut for p in ps), None, split,
                 _placement([p.cost.weights for p in ps]), ps[0].mmv,
                 sum(p.cost.offchip_bytes for p in ps), _node_pack([_pack(prob, prob.units[u].kind, p) for p in ps]),
-                "lut" if any(p.cost.lut_requant for p in ps) else "dsp"))
+                "lut" if any(p.cost.lut_requant for p in ps) else "dsp", ps[0].cost.in_slots if len(ps) == 1 else 2))
     cores = []
     for c in board.cores:
         names = [nd.name for nd in nodes if nd.block not in ("host", "fused") and c.id in (

@@ -117,7 +117,13 @@ def candidates(t: Table) -> np.ndarray:
     a least-resource choice at any target needs. Off-chip rows and the others separately:
     `_at` may surcharge the off-chip ones."""
     key = np.column_stack((t.ii, t.res))
-    return np.sort(np.concatenate([_pareto(key, np.nonzero(t.ddr == d)[0]) for d in (False, True)]))
+    return np.sort(np.concatenate([_pareto(key, np.nonzero(m)[0]) for m in _groups(t)]))
+
+
+def _groups(t: Table) -> tuple[np.ndarray, ...]:
+    """Row masks of ``t`` that dominance may not cross: on-chip rows, off-chip rows, and
+    off-chip rows with one input slot (legal only after some producers: `Pair`)."""
+    return ~t.ddr, t.ddr & ~t.in1, t.in1
 
 
 @dataclass(frozen=True)
@@ -131,9 +137,43 @@ class Lag:
     weights: list[tuple[int, np.ndarray]]
 
 
+@dataclass(frozen=True)
+class Pair:
+    """A block that may take a row with one input frame slot (`Table.in1`, table ``reader``
+    in the program) and its one producer (table ``producer``), over a tensor of ``elems``
+    elements a frame. Such a row needs the producer off chip with two output slots (the next
+    frame waits there, whole, while the reader computes; docs/cost-model.md "One input
+    slot") and fast enough: the row's ii assumes its frame arrives a beat a cycle
+    (``elems / simd`` cycles), a producer of ``pe`` lanes takes ``elems / pe``, and the
+    difference adds to the reader's ii (at most: `offchip_mvu` ``in_cycles``), which must
+    stay within the target."""
+
+    reader: int
+    producer: int
+    elems: int
+
+
+def _pair_rows(pair: Pair, tables: list[Table], rows: list[np.ndarray],
+               target: int) -> list[tuple[np.ndarray, np.ndarray]]:
+    """The reader's one-slot rows among ``rows``, grouped by the producer rows that allow
+    them at ``target``: (reader rows, producer rows), positions within each table's ``rows``."""
+    tx, tu = tables[pair.reader], tables[pair.producer]
+    rx, ru = rows[pair.reader], rows[pair.producer]
+    ok = tu.ddr[ru] & ~tu.padded[ru]
+    arrive = -(-pair.elems // tu.pe[ru])  # the producer's frame, a beat a cycle
+    groups: dict[bytes, tuple[list[int], np.ndarray]] = {}
+    for k in np.nonzero(tx.in1[rx])[0]:
+        r = rx[k]
+        slack = target - int(tx.ii[r]) + pair.elems // int(tx.simd[r])
+        allow = np.nonzero(ok & (arrive <= slack))[0]
+        groups.setdefault(allow.tobytes(), ([], allow))[0].append(int(k))
+    return [(np.asarray(xs), us) for xs, us in groups.values()]
+
+
 def fit_rows(tables: list[Table], limits: np.ndarray, target: int, scale: np.ndarray | None = None,
              among: list[np.ndarray] | None = None, prune: bool = True,
-             lags: list[Lag] | None = None, least: int | None = None, info: dict | None = None) -> list[int] | None:
+             lags: list[Lag] | None = None, least: int | None = None, info: dict | None = None,
+             pairs: list[Pair] | None = None) -> list[int] | None:
     """One row index per table, each with ``ii <= target`` (and in ``among[i]`` when given:
     e.g. `candidates`), whose resources sum to at most ``limits`` (`RES` order), minimising
     the sum of the rows' resources over ``scale`` (default ``limits``); None when no choice
@@ -142,7 +182,8 @@ def fit_rows(tables: list[Table], limits: np.ndarray, target: int, scale: np.nda
     (``among`` already pruned at this target). Each of ``lags`` adds what a reconvergent FIFO holds
     beyond its rows' charge: its frames of lag (at least the sum of the chosen rows'
     ``weights``) times its resources per frame. With ``least`` (a `RES` index) the program
-    minimises that resource's total instead, without its limit. ``info`` (when given)
+    minimises that resource's total instead, without its limit. Each of ``pairs`` allows a
+    reader's one-input-slot rows only with a producer row that serves them (`Pair`). ``info`` (when given)
     receives ``lag_use`` (what the lags charge, `RES` order), ``objective`` and ``bound`` (the
     objective found and HiGHS' proved lower bound on it)."""
     import highspy
@@ -178,6 +219,16 @@ def fit_rows(tables: list[Table], limits: np.ndarray, target: int, scale: np.nda
             r_ += [u + q, [u + N_RES + lag_i]]
             c_ += [np.full(len(q), col_of[lag_i] + a), [col_of[lag_i] + a]]
             v_ += [per[q].astype(float), [1.0]]
+    # pair constraints: the reader's one-slot rows of a lane count minus the producer rows
+    # that allow them <= 0
+    n_pairs = 0
+    for pair in pairs or []:
+        for xs, us in _pair_rows(pair, tables, rows, target):
+            at = u + N_RES + len(lags) + n_pairs
+            r_ += [np.full(len(xs), at), np.full(len(us), at)]
+            c_ += [first[pair.reader] + xs, first[pair.producer] + us]
+            v_ += [np.ones(len(xs)), -np.ones(len(us))]
+            n_pairs += 1
     row, col, value = (np.concatenate([np.asarray(a) for a in x]) for x in (r_, c_, v_))
     order = np.argsort(col, kind="stable")
     index = row[order].astype(np.int32)
@@ -185,7 +236,7 @@ def fit_rows(tables: list[Table], limits: np.ndarray, target: int, scale: np.nda
     start = np.concatenate(([0], np.cumsum(np.bincount(col.astype(np.int64), minlength=n + z)))).astype(np.int32)
     per_frame = np.concatenate([np.asarray(lag.per_frame, dtype=float) for lag in lags]) if lags else np.zeros((0, N_RES))
     lp = highspy.HighsLp()
-    lp.num_col_, lp.num_row_ = n + z, u + N_RES + len(lags)
+    lp.num_col_, lp.num_row_ = n + z, u + N_RES + len(lags) + n_pairs
     weight = 1.0 / scale
     upper = limits.astype(float)
     if least is not None:
@@ -194,8 +245,9 @@ def fit_rows(tables: list[Table], limits: np.ndarray, target: int, scale: np.nda
     lp.col_cost_ = np.concatenate((res @ weight, per_frame @ weight))
     lp.col_lower_ = np.zeros(n + z)
     lp.col_upper_ = np.concatenate((np.ones(n), np.full(z, highspy.kHighsInf)))
-    lp.row_lower_ = np.concatenate((np.ones(u), np.full(N_RES, -highspy.kHighsInf), np.zeros(len(lags))))
-    lp.row_upper_ = np.concatenate((np.ones(u), upper, np.full(len(lags), highspy.kHighsInf)))
+    lp.row_lower_ = np.concatenate((np.ones(u), np.full(N_RES, -highspy.kHighsInf), np.zeros(len(lags)),
+                                    np.full(n_pairs, -highspy.kHighsInf)))
+    lp.row_upper_ = np.concatenate((np.ones(u), upper, np.full(len(lags), highspy.kHighsInf), np.zeros(n_pairs)))
     lp.a_matrix_.format_ = highspy.MatrixFormat.kColwise
     lp.a_matrix_.start_ = start
     lp.a_matrix_.index_ = index
@@ -231,14 +283,48 @@ class _Item:
     table: Table
 
 
-def _items(prob: Problem, seg: Segmentation) -> list[_Item]:
+def _items(prob: Problem, seg: Segmentation, one_slot: bool = True) -> list[_Item]:
+    """The program's blocks and split parts; with ``one_slot``, a block that `_in1_producer`
+    allows has its one-input-slot rows too (`Table.full`)."""
     out = []
     for u in range(prob.m):
         if u in seg.split:
             for j, ((c, _), t) in enumerate(zip(seg.split[u], part_tables(prob, seg, u), strict=True)):
                 out.append(_Item(u, j, c, t))
         else:
-            out.append(_Item(u, -1, seg.core[u], prob.units[u].table))
+            t = prob.units[u].table
+            if one_slot and _in1_producer(prob, seg, u) is not None:
+                t = t.full()
+            out.append(_Item(u, -1, seg.core[u], t))
+    return out
+
+
+def _in1_producer(prob: Problem, seg: Segmentation, u: int) -> int | None:
+    """The producer of unit ``u`` when ``u`` may take a one-input-slot row (`Table.extra`):
+    its only input comes from one unit on the same core, neither split, that may keep its
+    weights off chip and whose output nothing else reads; else None."""
+    unit = prob.units[u]
+    if unit.table.extra is None or u in seg.split or len(unit.producers) != 1:
+        return None
+    p = unit.producers[0]
+    if p < 0 or p in seg.split or seg.core[p] != seg.core[u] or not prob.units[p].table.ddr.any():
+        return None
+    out = prob.units[p].out_tensor
+    if out in prob.graph.outputs or sum(w.producers.count(p) for w in prob.units) != 1:
+        return None
+    return p
+
+
+def _pairs(prob: Problem, seg: Segmentation, items: list[_Item], idx: list[int]) -> list[Pair]:
+    """The `Pair` constraints of one program (``items[i]``, ``i`` in ``idx``)."""
+    pos = {items[i].unit: k for k, i in enumerate(idx) if items[i].part < 0}
+    out = []
+    for k, i in enumerate(idx):
+        it = items[i]
+        if it.part < 0 and it.table.in1.any():
+            p = _in1_producer(prob, seg, it.unit)
+            if p in pos:
+                out.append(Pair(k, pos[p], prob.tensor_bits[prob.units[p].out_tensor] // 8))
     return out
 
 
@@ -264,8 +350,9 @@ def _rows_at(t: Table, among: np.ndarray | None, target: int) -> np.ndarray:
     a = np.arange(len(t)) if among is None else among
     a = a[t.ii[a] <= target]
     # off-chip rows by ii too: their ii sets the lag they add (`_lags`)
-    return np.sort(np.concatenate((_pareto(t.res, a[~t.ddr[a]], tie=t.ii),
-                                   _pareto(np.column_stack((t.ii, t.res)), a[t.ddr[a]]))))
+    on, off, in1 = (m[a] for m in _groups(t))
+    key = np.column_stack((t.ii, t.res))
+    return np.sort(np.concatenate((_pareto(t.res, a[on], tie=t.ii), _pareto(key, a[off]), _pareto(key, a[in1]))))
 
 
 FRAME_BITS_PER_BRAM18 = 16384
@@ -352,6 +439,7 @@ def _at(prob: Problem, seg0: Segmentation, items: list[_Item], target: int, stra
             pruned[id(it.table)] = _rows_at(it.table, None if among is None else among[i], target)
     rows_at = [pruned[id(it.table)] for it in items]
     lags = {k: _lags(prob, items, idx, target) for k, idx in on.items()}
+    pairs = {k: _pairs(prob, seg0, items, idx) for k, idx in on.items()}
     for spread in (False, True):
         room = {k: limits[k].copy() for k in on}
         surcharge = {k: np.zeros(N_RES, dtype=np.int64) for k in on}
@@ -363,7 +451,7 @@ def _at(prob: Problem, seg0: Segmentation, items: list[_Item], target: int, stra
                 if spread and surcharge[k].any():
                     tables = [replace(t, res=t.res + np.outer(t.ddr, surcharge[k])) for t in tables]
                 pick = (fit_rows(tables, room[k], target, scale=limits[k], among=[rows_at[i] for i in idx],
-                                 prune=False, lags=lags[k], info=charged[k]) if idx else [])
+                                 prune=False, lags=lags[k], info=charged[k], pairs=pairs[k]) if idx else [])
                 if pick is None:
                     if not spread and not refit:
                         return None  # at the full limits: the spread pass's first programs are these
@@ -449,7 +537,7 @@ def explain(prob: Problem, last: dict) -> str | None:
         return None
     k = prob.core_path[0]
     seg = Segmentation(core=[k] * prob.m, fold=[0] * prob.m)
-    items = _items(prob, seg)
+    items = _items(prob, seg, one_slot=False)
     if not items:
         return None
     target = max(int(it.table.ii.max()) for it in items)

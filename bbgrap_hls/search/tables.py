@@ -70,10 +70,30 @@ class Table:
     lutw: np.ndarray  # bool: the block's weight memory in LUTs (`lut_rom`), placement "lut"
     lutrq: np.ndarray  # bool: the block's requantisers' products in LUTs (`lut_requantised`)
     padded: np.ndarray  # bool: pe does not divide the block's Co (padded folds, `padded_lanes`)
+    # bool: an off-chip row with one input frame slot (`offchip_mvu` ``in_slots=1``), legal only
+    # after an off-chip producer that holds the next frame (`ilp`'s pairs); none in a table the
+    # rules and the DP choose from: they are its `extra` rows, which `full` appends
+    in1: np.ndarray | None = None
+    extra: Table | None = field(default=None, repr=False, compare=False)
     # `fold.make_chooser`'s cache: a chooser per rule, and under b"ties" the rule-independent
     # tie order (`fold._chooser`); `_table`'s copies of a cached table share it, any other
     # copy starts empty (entries are checked against the arrays they were made for)
     choosers: dict = field(default_factory=dict, init=False, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        if self.in1 is None:
+            self.in1 = np.zeros(len(self.ii), dtype=bool)
+
+    def full(self) -> Table:
+        """The rows and, after them, the `extra` rows (the same row indices below ``len(self)``)."""
+        if self.extra is None:
+            return self
+        got = self.choosers.get(b"full")
+        if got is None or got[0] is not self.extra:
+            e = self.extra
+            t = Table(**{k: np.concatenate((getattr(self, k), getattr(e, k))) for k in _COLUMNS})
+            got = self.choosers[b"full"] = (e, t)
+        return got[1]
 
     def copies(self, i: int) -> int:
         """Pixel copies of row ``i``."""
@@ -82,11 +102,14 @@ class Table:
     def subset(self, mask: np.ndarray) -> Table:
         """The rows where ``mask`` is true, in the same order."""
         i = np.nonzero(mask)[0]
-        return Table(pe=self.pe[i], simd=self.simd[i], uram=self.uram[i], ii=self.ii[i], res=self.res[i],
-                     mmv=self.mmv[i], ddr=self.ddr[i], lut=self.lut[i], lutw=self.lutw[i], lutrq=self.lutrq[i], padded=self.padded[i])
+        return Table(**{k: getattr(self, k)[i] for k in _COLUMNS})
 
     def __len__(self) -> int:
         return len(self.ii)
+
+
+_COLUMNS = ("pe", "simd", "uram", "ii", "res", "mmv", "ddr", "lut", "lutw", "lutrq", "padded", "in1")
+"""`Table`'s per-row arrays."""
 
 
 @dataclass(frozen=True)
@@ -213,11 +236,14 @@ def _tables_of(kind: str, g: Geometry, inputs: _Inputs, parallel_window: bool, u
     rows: list[list[tuple]] = [[] for _ in modes]
     # on_uram: the weights and the whole-frame input FIFOs in URAM (a block without weights:
     # its FIFOs only; the final plan places FIFOs by what each core's URAM has left)
-    placements = [(False, False, False), (True, False, False)] if uram and kind != "wire" else [(False, False, False)]
+    # (on_uram, ddr, lutw, one input frame slot)
+    placements = [(False, False, False, False), (True, False, False, False)] if uram and kind != "wire" \
+        else [(False, False, False, False)]
     if kind in URAM_CAPABLE:
-        placements.append((False, False, True))  # the weights in LUTs (shallow memories: `lut_rom`)
+        placements.append((False, False, True, False))  # the weights in LUTs (shallow memories: `lut_rom`)
     if memory is not None and kind in OFFCHIP_CAPABLE:
-        placements.append((uram, True, False))  # frame buffers in URAM where the board has it
+        # frame buffers in URAM where the board has it; two input frame slots, or one (`Table.in1`)
+        placements += [(uram, True, False, False), (uram, True, False, True)]
     rows_of = [(p, q, m) for p, q in foldings(kind, g, parallel_window, padded)
                for m in (pixel_copies(kind, g, p) if copies else [1])]
     prev_ii = 0
@@ -231,7 +257,7 @@ def _tables_of(kind: str, g: Geometry, inputs: _Inputs, parallel_window: bool, u
     fifos: dict = {}
     for pe, simd, mmv in rows_of:
         base = {}  # the folding's cost with its weights in BRAM, per kind of multiplier
-        for (on_uram, ddr, lutw), (lut, lutrq) in ((p, m) for p in placements for m in macs):
+        for (on_uram, ddr, lutw, in1), (lut, lutrq) in ((p, m) for p in placements for m in macs):
             if ddr and (lut or lutrq or not _offchip_ok(kind, g, pe, simd, mmv, memory[2])):
                 continue
             if lut and g.co % pe:
@@ -239,7 +265,7 @@ def _tables_of(kind: str, g: Geometry, inputs: _Inputs, parallel_window: bool, u
             # the row's cost per packing mode (packing where it applies only)
             packable = not lut and packs(kind, pe, ddr)
             c = block_cost(kind, g, pe, simd, uram=on_uram, mmv=mmv, ddr=ddr, memory=memory if ddr else None,
-                           lut_macs=lut, lutw=lutw, lut_requant=lutrq)
+                           lut_macs=lut, lutw=lutw, lut_requant=lutrq, in_slots=1 if in1 else 2)
             # packing changes the DSPs and LUTs only (`pack_change`, as `block_cost` with ``pack``)
             change = pack_change(pe, simd, mmv) if packable else (0, 0)
             cs = [(c.dsp + change[0], c.lut + change[1]) if m else (c.dsp, c.lut) for m in modes]
@@ -267,7 +293,8 @@ def _tables_of(kind: str, g: Geometry, inputs: _Inputs, parallel_window: bool, u
                 uram_use += f_uram
             if on_uram and kind not in URAM_CAPABLE and not ddr and not big_fifo:
                 continue  # no weights and no FIFO big enough for URAM: the same row twice
-            flags = (mmv, int(ddr), int(lut), int(lutw), int(lutrq), int(kind in WEIGHTED and g.co % pe != 0))
+            flags = (mmv, int(ddr), int(lut), int(lutw), int(lutrq), int(kind in WEIGHTED and g.co % pe != 0),
+                     int(in1))
             for out, (dsp, lut_use) in zip(rows, cs, strict=True):
                 out.append((pe, simd, int(on_uram), c.ii, dsp, bram, uram_use, lut_use + f_lut, bw, *flags))
     return [_finish_table(kind, g, memory, r) for r in rows]
@@ -276,7 +303,7 @@ def _tables_of(kind: str, g: Geometry, inputs: _Inputs, parallel_window: bool, u
 def _finish_table(kind: str, g: Geometry, memory: tuple[float, int, int] | None, rows: list[tuple]) -> Table:
     """A `Table` of ``rows`` (`_tables_of`'s tuples) sorted by ii descending, with the slower
     off-chip rows added."""
-    offchip = [r for r in rows if r[10]]
+    offchip = [r for r in rows if r[10] and not r[15]]
     if offchip:
         # The slowest off-chip folding may also read its weights slower (its AXI reader given
         # a rate halving 12 times), so that a memory too slow for every block's compute still
@@ -291,9 +318,15 @@ def _finish_table(kind: str, g: Geometry, memory: tuple[float, int, int] | None,
     a = np.array(rows, dtype=np.int64)
     order = np.lexsort((a[:, 4:9].sum(axis=1), a[:, 3]))[::-1]  # ii descending
     a = a[order]
-    return Table(pe=a[:, 0], simd=a[:, 1], uram=a[:, 2].astype(bool), ii=a[:, 3], res=a[:, 4:9].copy(),
-                 mmv=a[:, 9].copy(), ddr=a[:, 10].astype(bool), lut=a[:, 11].astype(bool),
-                 lutw=a[:, 12].astype(bool), lutrq=a[:, 13].astype(bool), padded=a[:, 14].astype(bool))
+    t = Table(pe=a[:, 0], simd=a[:, 1], uram=a[:, 2].astype(bool), ii=a[:, 3], res=a[:, 4:9].copy(),
+              mmv=a[:, 9].copy(), ddr=a[:, 10].astype(bool), lut=a[:, 11].astype(bool),
+              lutw=a[:, 12].astype(bool), lutrq=a[:, 13].astype(bool), padded=a[:, 14].astype(bool),
+              in1=a[:, 15].astype(bool))
+    if not t.in1.any():
+        return t
+    base = t.subset(~t.in1)
+    base.extra = t.subset(t.in1)
+    return base
 
 
 def _input_fifos(kind: str, g: Geometry, inputs: _Inputs, lanes: int, ii: int, pe: int, window: bool,

@@ -4,8 +4,10 @@
 // P is conv2d's parameter struct (H, W, C, CO, KH, KW, SH, SW, DH, DW, PT, PL, PB, PR, SIMD,
 // PE, ZP_IN, ZP_OUT, LO, HI) with SIMD | C (no parallel window, no pixel copies), plus
 //   OFF   the layer's first beat in the weight port (its image part starts OFF·DDR_BEAT bytes in),
-//   URAM  1: the two frame buffers in URAM, 0: in BRAM.
-// dense_offchip takes dense's struct (C, CO, SIMD, PE, ZP_OUT, LO, HI) plus OFF and URAM.
+//   URAM  1: the frame buffers in URAM, 0: in BRAM,
+//   ISLOTS (optional, default 2) 2: two input frame slots (ping-pong), 1: one (below).
+// dense_offchip takes dense's struct (C, CO, SIMD, PE, ZP_OUT, LO, HI) plus OFF, URAM and
+// optionally ISLOTS.
 //
 // Weight image (codegen/weights.py, hls/ddr_weights_core<k>.bin): the layer's NF·SF words of
 // N = PE·SIMD bytes in address order, word a = nf·SF + sf at byte OFF·DDR_BEAT + a·N, lane
@@ -28,6 +30,11 @@
 //                    a fold whose next words have not all arrived waits for them at its end;
 //   offchip_emit     HO·WO·CO/PE cycles: y pixel-major onto the output stream (PE lanes).
 // Bias, multiplier and shift are conv2d's [PE][NF] constants (bias' with -zp_in·Σw folded).
+// With ISLOTS = 1 the input frame buffer is one array that offchip_store_compute keeps (a
+// static of that process): it stores a frame, then computes it, then stores the next (the
+// RTL conv_offchip's ISLOTS = 1 order), beside the fetch and the emit, whose output frame
+// buffer stays ping-pong; the producer must hold the next frame meanwhile (the planner puts
+// such a block after an off-chip block only: docs/cost-model.md, "One input slot").
 // C simulation runs the four stages one after another in the kernel's thread; the threaded
 // build counts a frame at its slowest stage (BB_STAGE, bb_dataflow.h; codegen/schedule.py
 // `offchip_cycles` is the bound).
@@ -258,13 +265,95 @@ BB_LOOP(offchip_frame)
   }
 }
 
+/// Input slots of P: P::ISLOTS where the struct has it, else 2.
+template <class P, class = void>
+struct OffchipInSlots : std::integral_constant<int, 2> {};
+template <class P>
+struct OffchipInSlots<P, std::void_t<decltype(P::ISLOTS)>> : std::integral_constant<int, P::ISLOTS> {};
+
+/// ISLOTS = 1: the input frame into the one input slot ``x``, then the frame's folds over it.
+template <class P>
+void offchip_store_compute(Stream<P::SIMD>& in, Stream<OffchipGeom<P>::N>& wq, Word<P::SIMD> x[OffchipGeom<P>::XW],
+                           Word<P::PE> y[OffchipGeom<P>::YW], const int32_t bias[P::PE][P::CO / P::PE],
+                           const int32_t mult[P::PE][P::CO / P::PE], const int32_t shift[P::PE][P::CO / P::PE]) {
+  offchip_store<P>(in, x);
+  offchip_compute<P>(x, wq, y, bias, mult, shift);
+}
+
+template <class P>
+void offchip_store_compute(Stream<P::SIMD>& in, Stream<OffchipGeom<P>::N>& wq, Word<P::PE> y[OffchipGeom<P>::YW],
+                           const int32_t bias[P::PE][P::CO / P::PE], const int32_t mult[P::PE][P::CO / P::PE],
+                           const int32_t shift[P::PE][P::CO / P::PE], std::false_type /* BRAM */) {
+  static Word<P::SIMD> x[OffchipGeom<P>::XW];
+  BB_HLS(AGGREGATE variable = x compact = bit)
+  BB_HLS(BIND_STORAGE variable = x type = ram_2p impl = bram)
+  offchip_store_compute<P>(in, wq, x, y, bias, mult, shift);
+}
+
+template <class P>
+void offchip_store_compute(Stream<P::SIMD>& in, Stream<OffchipGeom<P>::N>& wq, Word<P::PE> y[OffchipGeom<P>::YW],
+                           const int32_t bias[P::PE][P::CO / P::PE], const int32_t mult[P::PE][P::CO / P::PE],
+                           const int32_t shift[P::PE][P::CO / P::PE], std::true_type /* URAM */) {
+  static Word<P::SIMD> x[OffchipGeom<P>::XW];
+  BB_HLS(AGGREGATE variable = x compact = bit)
+  BB_HLS(BIND_STORAGE variable = x type = ram_2p impl = uram)
+  offchip_store_compute<P>(in, wq, x, y, bias, mult, shift);
+}
+
+// ISLOTS = 1: three processes a frame (fetch, store-then-compute, emit); only y is ping-pong.
+template <class P>
+void offchip_frames_in1(Stream<P::SIMD>& in, Stream<P::PE>& out, const Word<DDR_BEAT>* wddr,
+                        const int32_t bias[P::PE][P::CO / P::PE], const int32_t mult[P::PE][P::CO / P::PE],
+                        const int32_t shift[P::PE][P::CO / P::PE], int frames, std::false_type /* BRAM */) {
+BB_LOOP(offchip_frame)
+  for (int f = 0; f < frames; ++f) {
+    BB_HLS(DATAFLOW)
+    Word<P::PE> y[OffchipGeom<P>::YW];
+    BB_HLS(AGGREGATE variable = y compact = bit)
+    BB_HLS(BIND_STORAGE variable = y type = ram_2p impl = bram)
+    Stream<OffchipGeom<P>::N> wq("offchip_w");
+    BB_HLS(STREAM variable = wq depth = 2)
+    BB_STAGES()  // csim --threads: the frame counted at its slowest stage (bb_dataflow.h)
+    BB_STAGE(offchip_fetch<P>(wddr, wq);)
+    BB_STAGE(offchip_store_compute<P>(in, wq, y, bias, mult, shift, std::false_type());)
+    BB_STAGE(offchip_emit<P>(y, out);)
+    BB_STAGES_END()
+  }
+}
+
+template <class P>
+void offchip_frames_in1(Stream<P::SIMD>& in, Stream<P::PE>& out, const Word<DDR_BEAT>* wddr,
+                        const int32_t bias[P::PE][P::CO / P::PE], const int32_t mult[P::PE][P::CO / P::PE],
+                        const int32_t shift[P::PE][P::CO / P::PE], int frames, std::true_type /* URAM */) {
+BB_LOOP(offchip_frame)
+  for (int f = 0; f < frames; ++f) {
+    BB_HLS(DATAFLOW)
+    Word<P::PE> y[OffchipGeom<P>::YW];
+    BB_HLS(AGGREGATE variable = y compact = bit)
+    BB_HLS(BIND_STORAGE variable = y type = ram_2p impl = uram)
+    Stream<OffchipGeom<P>::N> wq("offchip_w");
+    BB_HLS(STREAM variable = wq depth = 2)
+    BB_STAGES()  // csim --threads: the frame counted at its slowest stage (bb_dataflow.h)
+    BB_STAGE(offchip_fetch<P>(wddr, wq);)
+    BB_STAGE(offchip_store_compute<P>(in, wq, y, bias, mult, shift, std::true_type());)
+    BB_STAGE(offchip_emit<P>(y, out);)
+    BB_STAGES_END()
+  }
+}
+
 /// Convolution whose weights stream from board memory once per frame (see the header).
 /// `wddr` is the core's weight port; the layer reads from beat P::OFF on.
 template <class P>
 void conv2d_offchip(Stream<P::SIMD>& in, Stream<P::PE>& out, const Word<DDR_BEAT>* wddr,
                     const int32_t bias[P::PE][P::CO / P::PE], const int32_t mult[P::PE][P::CO / P::PE],
                     const int32_t shift[P::PE][P::CO / P::PE], int frames) {
-  offchip_frames<P>(in, out, wddr, bias, mult, shift, frames, std::integral_constant<bool, P::URAM != 0>());
+  constexpr int islots = OffchipInSlots<P>::value;
+  static_assert(islots == 1 || islots == 2, "conv_offchip: ISLOTS is 1 or 2");
+  if constexpr (islots == 1) {
+    offchip_frames_in1<P>(in, out, wddr, bias, mult, shift, frames, std::integral_constant<bool, P::URAM != 0>());
+  } else {
+    offchip_frames<P>(in, out, wddr, bias, mult, shift, frames, std::integral_constant<bool, P::URAM != 0>());
+  }
 }
 
 /// A dense layer's struct as a 1×1 convolution over one pixel of C channels.
@@ -273,7 +362,7 @@ struct DenseAsConv {
   static constexpr int H = 1, W = 1, KH = 1, KW = 1, SH = 1, SW = 1, DH = 1, DW = 1, PT = 0, PL = 0, PB = 0,
                        PR = 0, ZP_IN = 0;
   static constexpr int C = D::C, CO = D::CO, SIMD = D::SIMD, PE = D::PE, ZP_OUT = D::ZP_OUT, LO = D::LO,
-                       HI = D::HI, OFF = D::OFF, URAM = D::URAM;
+                       HI = D::HI, OFF = D::OFF, URAM = D::URAM, ISLOTS = OffchipInSlots<D>::value;
 };
 
 /// Dense layer whose weights stream from board memory once per frame: conv2d_offchip on
