@@ -174,11 +174,19 @@ def offchip_mvu(g: Geometry, pe: int, simd: int, uram: bool = False, rate: float
     # an output slot is written again from the frame after next: its last read (a frame's
     # results, then depth − 1, then out_beats reads) to that frame's last read
     slot = (out_beats + OFFCHIP_DEPTH - 2 + nf * per_fold) / 2
+    two = math.ceil(max(in_beats, out_beats, nf * per_fold, slot) - 1e-9)  # two slots of each
     if (in_slots, out_slots) == (2, 2):
-        ii = math.ceil(max(in_beats, out_beats, nf * per_fold, slot) - 1e-9)
+        ii = two
+    elif (in_slots, out_slots) == (1, 2) and per_fold == cf:
+        # compute-bound: the recurrence's value in closed form (equal on 17,000 random cases;
+        # the planner's tables hold a row like this per off-chip folding)
+        arrive = in_beats if in_cycles is None else in_cycles
+        ii = math.ceil(max(arrive + nf * cf, out_beats, slot) - 1e-9)
     else:
-        ii = math.ceil(_slots_ii(nf, cf, in_beats, out_beats, tile_beats, period, latency,
-                                 in_slots, out_slots, in_cycles) - 1e-9)
+        # never below two slots' ii: with one fold a frame and the folds waiting for tiles the
+        # recurrence's first 6 frames may still be faster than its long run
+        ii = max(two, math.ceil(_slots_ii(nf, cf, in_beats, out_beats, tile_beats, period, latency,
+                                          in_slots, out_slots, in_cycles) - 1e-9))
     last = math.ceil(_fold_ends(nf, cf, in_beats, tile_beats, period, latency)[-1] - 1e-9)
     lead = last + 1  # the output frame buffer's first read: its first beat leaves at lead + depth
     span = last + out_beats
