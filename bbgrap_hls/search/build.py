@@ -101,7 +101,7 @@ def unit_parts(prob: Problem, seg: Segmentation, u: int) -> list[_Part]:
         return out
     t, f = unit.table.full(), seg.fold[u]  # (rows past the table's own: `Table.extra`, `ilp`'s choice)
     in_cycles = None
-    if t.in1[f]:  # one input slot: the frame arrives at its off-chip producer's pace (`ilp.Pair`)
+    if t.in1[f]:  # one input slot: the frame arrives at its off-chip producer's pace (`couplings.Pair`)
         p = unit.producers[0]
         pe_p = int(prob.units[p].table.full().pe[seg.fold[p]])
         elems = prob.tensor_bits[prob.units[p].out_tensor] // 8

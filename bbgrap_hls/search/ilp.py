@@ -25,13 +25,14 @@ from __future__ import annotations
 
 import os
 import sys
-from dataclasses import dataclass, replace
+from dataclasses import replace
 
 import numpy as np
 
-from bbgrap_hls.model import block_cost, foldings
 from bbgrap_hls.plan import Plan
+from bbgrap_hls.search import couplings
 from bbgrap_hls.search.build import build_plan
+from bbgrap_hls.search.couplings import Item, Lag, Pair, in1_producer, pair_rows
 from bbgrap_hls.search.dp import Segmentation, part_tables
 from bbgrap_hls.search.problem import N_RES, RES, Problem
 from bbgrap_hls.search.repair import violations
@@ -126,50 +127,6 @@ def _groups(t: Table) -> tuple[np.ndarray, ...]:
     return ~t.ddr, t.ddr & ~t.in1, t.in1
 
 
-@dataclass(frozen=True)
-class Lag:
-    """A reconvergent FIFO's frames of lag beyond what its reader's rows charge (`fit_rows`):
-    at least the sum, over the chosen rows, of ``weights`` (pairs: a table's index in the
-    program, a weight per row of that table), each frame in one of the memories of
-    ``per_frame`` (a row of resources in `RES` order per kind of memory: BRAM18, URAM)."""
-
-    per_frame: np.ndarray
-    weights: list[tuple[int, np.ndarray]]
-
-
-@dataclass(frozen=True)
-class Pair:
-    """A block that may take a row with one input frame slot (`Table.in1`, table ``reader``
-    in the program) and its one producer (table ``producer``), over a tensor of ``elems``
-    elements a frame. Such a row needs the producer off chip with two output slots (the next
-    frame waits there, whole, while the reader computes; docs/cost-model.md "One input
-    slot") and fast enough: the row's ii assumes its frame arrives a beat a cycle
-    (``elems / simd`` cycles), a producer of ``pe`` lanes takes ``elems / pe``, and the
-    difference adds to the reader's ii (at most: `offchip_mvu` ``in_cycles``), which must
-    stay within the target."""
-
-    reader: int
-    producer: int
-    elems: int
-
-
-def _pair_rows(pair: Pair, tables: list[Table], rows: list[np.ndarray],
-               target: int) -> list[tuple[np.ndarray, np.ndarray]]:
-    """The reader's one-slot rows among ``rows``, grouped by the producer rows that allow
-    them at ``target``: (reader rows, producer rows), positions within each table's ``rows``."""
-    tx, tu = tables[pair.reader], tables[pair.producer]
-    rx, ru = rows[pair.reader], rows[pair.producer]
-    ok = tu.ddr[ru] & ~tu.padded[ru]
-    arrive = -(-pair.elems // tu.pe[ru])  # the producer's frame, a beat a cycle
-    groups: dict[bytes, tuple[list[int], np.ndarray]] = {}
-    for k in np.nonzero(tx.in1[rx])[0]:
-        r = rx[k]
-        slack = target - int(tx.ii[r]) + pair.elems // int(tx.simd[r])
-        allow = np.nonzero(ok & (arrive <= slack))[0]
-        groups.setdefault(allow.tobytes(), ([], allow))[0].append(int(k))
-    return [(np.asarray(xs), us) for xs, us in groups.values()]
-
-
 def fit_rows(tables: list[Table], limits: np.ndarray, target: int, scale: np.ndarray | None = None,
              among: list[np.ndarray] | None = None, prune: bool = True,
              lags: list[Lag] | None = None, least: int | None = None, info: dict | None = None,
@@ -223,7 +180,7 @@ def fit_rows(tables: list[Table], limits: np.ndarray, target: int, scale: np.nda
     # that allow them <= 0
     n_pairs = 0
     for pair in pairs or []:
-        for xs, us in _pair_rows(pair, tables, rows, target):
+        for xs, us in pair_rows(pair, tables, rows, target):
             at = u + N_RES + len(lags) + n_pairs
             r_ += [np.full(len(xs), at), np.full(len(us), at)]
             c_ += [first[pair.reader] + xs, first[pair.producer] + us]
@@ -273,62 +230,23 @@ def fit_rows(tables: list[Table], limits: np.ndarray, target: int, scale: np.nda
     return pick if min(pick) >= 0 else None
 
 
-@dataclass(frozen=True)
-class _Item:
-    """A block (``part`` -1) or one part of a split block on ``core``, folding from ``table``."""
-
-    unit: int
-    part: int
-    core: int
-    table: Table
-
-
-def _items(prob: Problem, seg: Segmentation, one_slot: bool = True) -> list[_Item]:
-    """The program's blocks and split parts; with ``one_slot``, a block that `_in1_producer`
+def _items(prob: Problem, seg: Segmentation, one_slot: bool = True) -> list[Item]:
+    """The program's blocks and split parts; with ``one_slot``, a block that `couplings.in1_producer`
     allows has its one-input-slot rows too (`Table.full`)."""
     out = []
     for u in range(prob.m):
         if u in seg.split:
             for j, ((c, _), t) in enumerate(zip(seg.split[u], part_tables(prob, seg, u), strict=True)):
-                out.append(_Item(u, j, c, t))
+                out.append(Item(u, j, c, t))
         else:
             t = prob.units[u].table
-            if one_slot and _in1_producer(prob, seg, u) is not None:
+            if one_slot and in1_producer(prob, seg, u) is not None:
                 t = t.full()
-            out.append(_Item(u, -1, seg.core[u], t))
+            out.append(Item(u, -1, seg.core[u], t))
     return out
 
 
-def _in1_producer(prob: Problem, seg: Segmentation, u: int) -> int | None:
-    """The producer of unit ``u`` when ``u`` may take a one-input-slot row (`Table.extra`):
-    its only input comes from one unit on the same core, neither split, that may keep its
-    weights off chip and whose output nothing else reads; else None."""
-    unit = prob.units[u]
-    if unit.table.extra is None or u in seg.split or len(unit.producers) != 1:
-        return None
-    p = unit.producers[0]
-    if p < 0 or p in seg.split or seg.core[p] != seg.core[u] or not prob.units[p].table.ddr.any():
-        return None
-    out = prob.units[p].out_tensor
-    if out in prob.graph.outputs or sum(w.producers.count(p) for w in prob.units) != 1:
-        return None
-    return p
-
-
-def _pairs(prob: Problem, seg: Segmentation, items: list[_Item], idx: list[int]) -> list[Pair]:
-    """The `Pair` constraints of one program (``items[i]``, ``i`` in ``idx``)."""
-    pos = {items[i].unit: k for k, i in enumerate(idx) if items[i].part < 0}
-    out = []
-    for k, i in enumerate(idx):
-        it = items[i]
-        if it.part < 0 and it.table.in1.any():
-            p = _in1_producer(prob, seg, it.unit)
-            if p in pos:
-                out.append(Pair(k, pos[p], prob.tensor_bits[prob.units[p].out_tensor] // 8))
-    return out
-
-
-def _with_folds(seg: Segmentation, items: list[_Item], folds: dict[int, int], target: int) -> Segmentation:
+def _with_folds(seg: Segmentation, items: list[Item], folds: dict[int, int], target: int) -> Segmentation:
     """``seg`` with item ``i``'s row ``folds[i]``, its cores and splits as they were."""
     fold = list(seg.fold)
     split = {u: list(ps) for u, ps in seg.split.items()}
@@ -349,82 +267,18 @@ def _rows_at(t: Table, among: np.ndarray | None, target: int) -> np.ndarray:
     all rows as from `candidates`."""
     a = np.arange(len(t)) if among is None else among
     a = a[t.ii[a] <= target]
-    # off-chip rows by ii too: their ii sets the lag they add (`_lags`)
+    # off-chip rows by ii too: their ii sets the lag they add (`couplings.lags`)
     on, off, in1 = (m[a] for m in _groups(t))
     key = np.column_stack((t.ii, t.res))
     return np.sort(np.concatenate((_pareto(t.res, a[on], tie=t.ii), _pareto(key, a[off]), _pareto(key, a[in1]))))
 
 
-FRAME_BITS_PER_BRAM18 = 16384
-"""Bits of a deep FIFO per RAMB18 (8 of every 9 bits: `model.memory` of an 8-bit lane)."""
-FRAME_BITS_PER_URAM = 4096 * 64
-"""Bits of a deep FIFO per URAM288 at 8 lanes (64 of its 72 bits; `model.memory.uram_memory`)."""
-
-
-def _lags(prob: Problem, items: list[_Item], idx: list[int], target: int) -> list[Lag]:
-    """The FIFOs on one core's reconvergent paths that grow when a block on another path to
-    the same reader keeps its weights off chip (`Lag`, for the program of ``items[i]``,
-    ``i`` in ``idx``).
-
-    The tables charge a reader's input FIFOs at the structural starts of its producers' most
-    parallel on-chip foldings (`problem._start`). An off-chip row stores its whole input frame
-    and computes every fold before its first output (build.py: fill 1 and its lead), a lag of
-    at most ``1 - fill + (ii + 7) / target`` frames on its path more than that folding's (whose
-    ``fill`` of a frame a dense layer has already); an input of the reader then waits that
-    long for every such block on the other inputs' paths that is not on its own, in beats of
-    its frame (an upper bound where its own path is late anyway). Only blocks on the reader's
-    core count: the program of another core does not choose theirs (a refit catches those)."""
-    anc: list[int] = []  # per unit, a bit per unit it reads from, itself included
-    for unit in prob.units:
-        a = 1 << unit.index
-        for pu in unit.producers:
-            if pu >= 0:
-                a |= anc[pu]
-        anc.append(a)
-    offchip: dict[int, list[int]] = {}  # unit -> its tables' indices in the program (off-chip rows)
-    for pos, i in enumerate(idx):
-        if items[i].table.ddr.any():
-            offchip.setdefault(items[i].unit, []).append(pos)
-    if not offchip:
-        return []
-    fill = {}  # the structural fill the tables assumed (`problem._start`)
-    for b in offchip:
-        unit = prob.units[b]
-        fill[b] = block_cost(unit.kind, unit.geom, *foldings(unit.kind, unit.geom, prob.parallel_window)[-1]).fill
-    here = {items[i].unit for i in idx}
-    uram = int(prob.board.cores[items[idx[0]].core].uram_limit > 0)
-    out = []
-    for unit in prob.units:
-        ps = unit.producers
-        if len(ps) < 2 or unit.index not in here:
-            continue
-        for k, (t, pk) in enumerate(zip(unit.in_tensors, ps, strict=False)):
-            other = 0
-            for j, pj in enumerate(ps):
-                if j != k and pj >= 0:
-                    other |= anc[pj]
-            late = other & ~(anc[pk] if pk >= 0 else 0)
-            weights = []
-            for b, positions in offchip.items():
-                if late >> b & 1:
-                    for pos in positions:
-                        tb = items[idx[pos]].table
-                        weights.append((pos, np.where(tb.ddr, 1.0 - fill[b] + (tb.ii + 7) / target, 0.0)))
-            if weights:
-                per_frame = np.zeros((1 + uram, N_RES))
-                per_frame[0, RES.index("bram18")] = prob.tensor_bits[t] / FRAME_BITS_PER_BRAM18
-                if uram:  # the build moves big FIFOs to URAM while the core has some left
-                    per_frame[1, RES.index("uram")] = prob.tensor_bits[t] / FRAME_BITS_PER_URAM
-                out.append(Lag(per_frame, weights))
-    return out
-
-
-def _at(prob: Problem, seg0: Segmentation, items: list[_Item], target: int, strategy: str, objective: str,
+def _at(prob: Problem, seg0: Segmentation, items: list[Item], target: int, strategy: str, objective: str,
         among: list[np.ndarray] | None, last: dict | None = None) -> tuple[Plan, Segmentation] | None:
     """A plan with ``seg0``'s cores and splits whose blocks all meet ``target`` and which
     fits, or None; each core's rows chosen by its own program.
 
-    The programs charge the reconvergent FIFOs that off-chip rows lengthen (`_lags`, bounds);
+    The programs charge the reconvergent FIFOs that off-chip rows lengthen (`couplings.lags`, bounds);
     what the built plan uses beyond its rows and those charges is the rest of them (blocks on
     other cores, the bounds' rounding) and, across cores, the links' endpoints. First a core's
     limits are lowered by that excess (`REFITS` programs); if that finds no fitting plan,
@@ -438,8 +292,8 @@ def _at(prob: Problem, seg0: Segmentation, items: list[_Item], target: int, stra
         if id(it.table) not in pruned:
             pruned[id(it.table)] = _rows_at(it.table, None if among is None else among[i], target)
     rows_at = [pruned[id(it.table)] for it in items]
-    lags = {k: _lags(prob, items, idx, target) for k, idx in on.items()}
-    pairs = {k: _pairs(prob, seg0, items, idx) for k, idx in on.items()}
+    lags = {k: couplings.lags(prob, items, idx, target) for k, idx in on.items()}
+    pairs = {k: couplings.pairs(prob, seg0, items, idx) for k, idx in on.items()}
     for spread in (False, True):
         room = {k: limits[k].copy() for k in on}
         surcharge = {k: np.zeros(N_RES, dtype=np.int64) for k in on}
@@ -529,7 +383,7 @@ def explain(prob: Problem, last: dict) -> str | None:
     """Why no joint choice fits a one-core path, by integer programs over every row at the
     slowest target (None on more cores). Either no choice of rows fits even with nothing
     charged beyond the rows: each resource short by at least HiGHS' proved lower bound on its
-    least use with the other limits kept (a lower bound for any plan: the FIFO lags `_lags`
+    least use with the other limits kept (a lower bound for any plan: the FIFO lags `couplings.lags`
     bounds from above are left out). Or some choice of rows fits, and the plans built from
     the programs' choices need more: what the last one built at that target used beyond its
     limits, from ``last`` (`joint_plan`'s)."""

@@ -90,7 +90,7 @@ class _Units:
         self.fold: dict[int, int] = {}
         m = prob.m
         # a block on a one-input-slot row (`Table.extra`, the integer program's) and its
-        # producer keep their rows: the pair's constraint (`ilp.Pair`) is not checked here
+        # producer keep their rows: the pair's constraint (`couplings.Pair`) is not checked here
         pinned = set()
         for u, unit in enumerate(prob.units):
             if u not in seg.split and seg.fold[u] >= len(unit.table):

@@ -71,7 +71,7 @@ class Table:
     lutrq: np.ndarray  # bool: the block's requantisers' products in LUTs (`lut_requantised`)
     padded: np.ndarray  # bool: pe does not divide the block's Co (padded folds, `padded_lanes`)
     # bool: an off-chip row with one input frame slot (`offchip_mvu` ``in_slots=1``), legal only
-    # after an off-chip producer that holds the next frame (`ilp`'s pairs); none in a table the
+    # after an off-chip producer that holds the next frame (`couplings.Pair`); none in a table the
     # rules and the DP choose from: they are its `extra` rows, which `full` appends
     in1: np.ndarray | None = None
     extra: Table | None = field(default=None, repr=False, compare=False)
