@@ -74,7 +74,7 @@ def in1_producer(prob: Problem, seg: Segmentation, u: int) -> int | None:
     its only input comes from one unit on the same core, neither split, that may keep its
     weights off chip and whose output nothing else reads; else None."""
     unit = prob.units[u]
-    if unit.table.extra is None or u in seg.split or len(unit.producers) != 1:
+    if unit.table.extra_key is None or u in seg.split or len(unit.producers) != 1:
         return None
     p = unit.producers[0]
     if p < 0 or p in seg.split or seg.core[p] != seg.core[u] or not prob.units[p].table.ddr.any():
@@ -82,7 +82,7 @@ def in1_producer(prob: Problem, seg: Segmentation, u: int) -> int | None:
     out = prob.units[p].out_tensor
     if out in prob.graph.outputs or sum(w.producers.count(p) for w in prob.units) != 1:
         return None
-    return p
+    return p if unit.table.extra is not None else None  # (its one-slot rows built here, first)
 
 
 def pairs(prob: Problem, seg: Segmentation, items: list[Item], idx: list[int]) -> list[Pair]:

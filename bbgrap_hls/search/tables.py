@@ -74,7 +74,9 @@ class Table:
     # after an off-chip producer that holds the next frame (`couplings.Pair`); none in a table the
     # rules and the DP choose from: they are its `extra` rows, which `full` appends
     in1: np.ndarray | None = None
-    extra: Table | None = field(default=None, repr=False, compare=False)
+    # the `_table` key of a table with off-chip rows: its `extra` rows are built from it when
+    # first asked for (only the integer program asks, for the blocks a pair allows)
+    extra_key: tuple | None = field(default=None, repr=False, compare=False)
     # `fold.make_chooser`'s cache: a chooser per rule, and under b"ties" the rule-independent
     # tie order (`fold._chooser`); `_table`'s copies of a cached table share it, any other
     # copy starts empty (entries are checked against the arrays they were made for)
@@ -83,6 +85,11 @@ class Table:
     def __post_init__(self) -> None:
         if self.in1 is None:
             self.in1 = np.zeros(len(self.ii), dtype=bool)
+
+    @property
+    def extra(self) -> Table | None:
+        """The table's off-chip foldings with one input frame slot (`in1`), or None."""
+        return None if self.extra_key is None else _extra(self.extra_key)
 
     def full(self) -> Table:
         """The rows and, after them, the `extra` rows (the same row indices below ``len(self)``)."""
@@ -150,6 +157,8 @@ def _build(key: tuple) -> None:
     modes = (True, False) if pack else (False,)
     for p, t in zip(modes, _tables_of(kind, g, inputs, parallel_window, uram, copies, memory, modes, lut_macs,
                                       lut_requant, padded), strict=True):
+        if memory is not None and kind in OFFCHIP_CAPABLE:
+            t.extra_key = key
         _remember((*key[:7], p, *key[8:]), t)
         if memory is not None:
             _remember((*key[:6], None, p, *key[8:]), t.subset(~t.ddr))
@@ -207,6 +216,21 @@ def prefetch(calls: list[tuple]) -> None:
             aside.close()
 
 
+def _extra(key: tuple) -> Table | None:
+    """`Table.extra` of the table of ``key`` (`_key`): built once (the same for either packing
+    mode: off-chip rows do not pack)."""
+    k = (*key[:7], False, *key[8:])
+    if k not in _EXTRAS:
+        kind, g, inputs, parallel_window, uram, copies, memory, _, lut_macs, lut_requant, padded = key
+        t = _tables_of(kind, g, inputs, parallel_window, uram, copies, memory, (False,), lut_macs, lut_requant,
+                       padded, in1=True)[0]
+        _EXTRAS[k] = t if len(t) else None
+    return _EXTRAS[k]
+
+
+_EXTRAS: dict[tuple, Table | None] = {}
+"""`_extra`'s cache."""
+
 _TABLES: OrderedDict[tuple, Table] = OrderedDict()
 """`_table`'s cache, least recently used first."""
 TABLES_CACHED = 8192
@@ -221,7 +245,7 @@ def _remember(key: tuple, table: Table) -> None:
 
 def _tables_of(kind: str, g: Geometry, inputs: _Inputs, parallel_window: bool, uram: bool, copies: bool,
                memory: tuple[float, int, int] | None, modes: tuple[bool, ...], lut_macs: bool,
-               lut_requant: bool, padded: bool) -> list[Table]:
+               lut_requant: bool, padded: bool, in1: bool = False) -> list[Table]:
     """Every folding (and weight placement) of a block with its cost, one table per packing
     mode of ``modes``. ``memory`` (rate
     bytes/cycle, latency, beat bytes: `offchip_memory`) adds off-chip weight rows for
@@ -232,7 +256,8 @@ def _tables_of(kind: str, g: Geometry, inputs: _Inputs, parallel_window: bool, u
     on-chip row of the other requantising kinds also come with LUT requantisers
     (`lut_requant_capable`): the block without any DSP. One pass over the foldings for all
     modes: packing changes a row's DSPs and LUTs only (never its ii, memories or whether it is
-    kept), so the tables have the same rows, each with its own cost."""
+    kept), so the tables have the same rows, each with its own cost. ``in1``: the off-chip rows
+    with one input frame slot only (`Table.extra`)."""
     rows: list[list[tuple]] = [[] for _ in modes]
     # on_uram: the weights and the whole-frame input FIFOs in URAM (a block without weights:
     # its FIFOs only; the final plan places FIFOs by what each core's URAM has left)
@@ -243,7 +268,11 @@ def _tables_of(kind: str, g: Geometry, inputs: _Inputs, parallel_window: bool, u
         placements.append((False, False, True, False))  # the weights in LUTs (shallow memories: `lut_rom`)
     if memory is not None and kind in OFFCHIP_CAPABLE:
         # frame buffers in URAM where the board has it; two input frame slots, or one (`Table.in1`)
-        placements += [(uram, True, False, False), (uram, True, False, True)]
+        placements.append((uram, True, False, False))
+        if in1:
+            placements = [(uram, True, False, True)]
+    elif in1:
+        return [_finish_table(kind, g, memory, []) for _ in modes]
     rows_of = [(p, q, m) for p, q in foldings(kind, g, parallel_window, padded)
                for m in (pixel_copies(kind, g, p) if copies else [1])]
     prev_ii = 0
@@ -315,18 +344,13 @@ def _finish_table(kind: str, g: Geometry, memory: tuple[float, int, int] | None,
                            memory=(rate / (1 << k), latency, beat))
             if c.ii > r[3]:
                 rows.append((*r[:3], c.ii, *r[4:8], -(-BW_CYCLES * c.offchip_bytes // c.ii), *r[9:]))
-    a = np.array(rows, dtype=np.int64)
+    a = np.array(rows, dtype=np.int64).reshape(len(rows), 16)
     order = np.lexsort((a[:, 4:9].sum(axis=1), a[:, 3]))[::-1]  # ii descending
     a = a[order]
-    t = Table(pe=a[:, 0], simd=a[:, 1], uram=a[:, 2].astype(bool), ii=a[:, 3], res=a[:, 4:9].copy(),
-              mmv=a[:, 9].copy(), ddr=a[:, 10].astype(bool), lut=a[:, 11].astype(bool),
-              lutw=a[:, 12].astype(bool), lutrq=a[:, 13].astype(bool), padded=a[:, 14].astype(bool),
-              in1=a[:, 15].astype(bool))
-    if not t.in1.any():
-        return t
-    base = t.subset(~t.in1)
-    base.extra = t.subset(t.in1)
-    return base
+    return Table(pe=a[:, 0], simd=a[:, 1], uram=a[:, 2].astype(bool), ii=a[:, 3], res=a[:, 4:9].copy(),
+                 mmv=a[:, 9].copy(), ddr=a[:, 10].astype(bool), lut=a[:, 11].astype(bool),
+                 lutw=a[:, 12].astype(bool), lutrq=a[:, 13].astype(bool), padded=a[:, 14].astype(bool),
+                 in1=a[:, 15].astype(bool))
 
 
 def _input_fifos(kind: str, g: Geometry, inputs: _Inputs, lanes: int, ii: int, pe: int, window: bool,
