@@ -37,6 +37,7 @@ from bbgrap_hls.model.timing import (
 )
 from bbgrap_hls.ops.resize_linear import taps as bilinear_taps
 from bbgrap_hls.plan import ChannelPlan, CorePlan, NodePlan, Plan, SplitPart, TransferPlan, path_route
+from bbgrap_hls.search.couplings import frame_cycles
 from bbgrap_hls.search.dp import Segmentation, part_tables
 from bbgrap_hls.search.fifos import (
     DEFAULT_DEPTH,
@@ -99,13 +100,13 @@ def unit_parts(prob: Problem, seg: Segmentation, u: int) -> list[_Part]:
                              _at_least(cost, max(gather, int(t.ii[f]))), t.copies(f)))
             begin += co
         return out
-    t, f = unit.table.full(), seg.fold[u]  # (rows past the table's own: `Table.extra`, `ilp`'s choice)
+    t, f = unit.table, seg.fold[u]
     in_cycles = None
-    if t.in1[f]:  # one input slot: the frame arrives at its off-chip producer's pace (`couplings.Pair`)
+    if f >= len(t):  # a one-input-slot row (`Table.extra`, the integer program's): the frame
+        t = t.full()  # arrives at its off-chip producer's pace (`couplings.Pair`)
         p = unit.producers[0]
-        pe_p = int(prob.units[p].table.full().pe[seg.fold[p]])
         elems = prob.tensor_bits[prob.units[p].out_tensor] // 8
-        in_cycles = max(elems // int(t.simd[f]), -(-elems // pe_p))
+        in_cycles = max(elems // int(t.simd[f]), frame_cycles(elems, int(prob.units[p].table.pe[seg.fold[p]])))
     # a table row's ii may exceed its block's (an off-chip row slowed to its port's rate)
     cost = block_cost(unit.kind, unit.geom, int(t.pe[f]), int(t.simd[f]), uram=bool(t.uram[f]),
                       mmv=t.copies(f), ddr=bool(t.ddr[f]), memory=prob.offchip_memory if t.ddr[f] else None,
@@ -409,7 +410,7 @@ def _build(prob: Problem, seg: Segmentation, strategy: str, objective: str, use_
                 sum(p.cost.uram for p in ps), sum(p.cost.lut for p in ps), None, split,
                 _placement([p.cost.weights for p in ps]), ps[0].mmv,
                 sum(p.cost.offchip_bytes for p in ps), _node_pack([_pack(prob, prob.units[u].kind, p) for p in ps]),
-                "lut" if any(p.cost.lut_requant for p in ps) else "dsp", ps[0].cost.in_slots if len(ps) == 1 else 2))
+                "lut" if any(p.cost.lut_requant for p in ps) else "dsp", ps[0].cost.in_slots))
     cores = []
     for c in board.cores:
         names = [nd.name for nd in nodes if nd.block not in ("host", "fused") and c.id in (

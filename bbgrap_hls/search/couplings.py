@@ -42,6 +42,12 @@ class Pair:
     elems: int
 
 
+def frame_cycles(elems, pe):
+    """Cycles a producer of ``pe`` lanes a beat (an int or an array) takes to emit a frame of
+    ``elems`` elements, a beat a cycle."""
+    return -(-elems // pe)
+
+
 def pair_rows(pair: Pair, tables: list[Table], rows: list[np.ndarray],
                target: int) -> list[tuple[np.ndarray, np.ndarray]]:
     """The reader's one-slot rows among ``rows``, grouped by the producer rows that allow
@@ -49,7 +55,7 @@ def pair_rows(pair: Pair, tables: list[Table], rows: list[np.ndarray],
     tx, tu = tables[pair.reader], tables[pair.producer]
     rx, ru = rows[pair.reader], rows[pair.producer]
     ok = tu.ddr[ru] & ~tu.padded[ru]
-    arrive = -(-pair.elems // tu.pe[ru])  # the producer's frame, a beat a cycle
+    arrive = frame_cycles(pair.elems, tu.pe[ru])
     groups: dict[bytes, tuple[list[int], np.ndarray]] = {}
     for k in np.nonzero(tx.in1[rx])[0]:
         r = rx[k]

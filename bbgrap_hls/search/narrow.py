@@ -167,7 +167,8 @@ def row_of(table: Table, pe: int, simd: int, weights: str | None, mmv: int = 1, 
     Raises:
         ValueError: no such row (the plan was not made for this problem).
     """
-    table = table.full()
+    if in_slots == 1:
+        table = table.full()
     ddr = weights == "ddr"  # off-chip rows per folding: two input slots or one (frame buffers' place fixed)
     hit = np.nonzero((table.pe == pe) & (table.simd == simd) & (ddr | (table.uram == (weights == "uram")))
                      & (table.ddr == ddr) & (table.mmv == mmv) & (table.lut == lut)

@@ -93,11 +93,11 @@ class Table:
 
     def full(self) -> Table:
         """The rows and, after them, the `extra` rows (the same row indices below ``len(self)``)."""
-        if self.extra is None:
+        e = self.extra
+        if e is None:
             return self
         got = self.choosers.get(b"full")
-        if got is None or got[0] is not self.extra:
-            e = self.extra
+        if got is None or got[0] is not e:
             t = Table(**{k: np.concatenate((getattr(self, k), getattr(e, k))) for k in _COLUMNS})
             got = self.choosers[b"full"] = (e, t)
         return got[1]
@@ -266,13 +266,10 @@ def _tables_of(kind: str, g: Geometry, inputs: _Inputs, parallel_window: bool, u
         else [(False, False, False, False)]
     if kind in URAM_CAPABLE:
         placements.append((False, False, True, False))  # the weights in LUTs (shallow memories: `lut_rom`)
-    if memory is not None and kind in OFFCHIP_CAPABLE:
-        # frame buffers in URAM where the board has it; two input frame slots, or one (`Table.in1`)
-        placements.append((uram, True, False, False))
-        if in1:
-            placements = [(uram, True, False, True)]
-    elif in1:
-        return [_finish_table(kind, g, memory, []) for _ in modes]
+    if in1:  # (a kind with off-chip rows)
+        placements = [(uram, True, False, True)]
+    elif memory is not None and kind in OFFCHIP_CAPABLE:
+        placements.append((uram, True, False, False))  # frame buffers in URAM where the board has it
     rows_of = [(p, q, m) for p, q in foldings(kind, g, parallel_window, padded)
                for m in (pixel_copies(kind, g, p) if copies else [1])]
     prev_ii = 0
