@@ -385,13 +385,43 @@ PARAMS: dict[str, list[dict]] = {
                        {"LANES": 4, "FRAME_BEATS": 8, "BYTES_PER_CYCLE": 4, "NFRAMES": 2, "bytes": 32}],
 }
 
+def _stage(p: dict, rng, d: Path) -> tuple[dict, dict]:
+    """The DDR frame stage (ddr_stage.sv): ``frames`` random frames of FRAME_BEATS beats of LANES
+    lanes; BASE as a sized literal (a 64-bit parameter)."""
+    hdl = {k: v for k, v in p.items() if k.isupper()} | {"BASE": f"64'h{p['BASE']:x}"}
+    return hdl, {"x": _i8(rng, p["frames"], p["FRAME_BEATS"] * p["LANES"])}
+
+
+# DDR frame stage cases (tests/test_rtl_stage.py, sim/test_ddr_stage.py; not in PARAMS: their
+# testbench runs three modes of its own). HDL parameters upper case; ``lat`` the memory's latency,
+# ``rate`` its bytes per cycle per direction (None: a beat per cycle), ``frames`` per run (6: ii over
+# the intervals 1..5, as the model).
+STAGE_PARAMS: dict[str, dict] = {
+    # a beat per cycle; a frame of 40 beats in bursts of 16, 16, 8 (not a multiple of BURST)
+    "fast": {"LANES": 4, "FRAME_BEATS": 40, "DATA_W": 32, "BASE": 0x10000, "REGION_BYTES": 4096,
+             "REGIONS": 2, "BURST": 16, "lat": 20, "rate": None, "frames": 6},
+    # a slow memory: 4 bytes per cycle on 8-byte beats (a beat every 2 cycles each way)
+    "slow": {"LANES": 8, "FRAME_BEATS": 48, "DATA_W": 64, "BASE": 0x4000, "REGION_BYTES": 4096,
+             "REGIONS": 2, "BURST": 8, "lat": 12, "rate": 4, "frames": 6},
+    # 24 lanes in 32-byte beats (not a power of two), a frame of 150 beats crossing 4 KB at beat
+    # 128: bursts 48, 48, 32 | 22
+    "wide_4k": {"LANES": 24, "FRAME_BEATS": 150, "DATA_W": 256, "BASE": 0, "REGION_BYTES": 8192,
+                "REGIONS": 2, "BURST": 48, "lat": 30, "rate": None, "frames": 6},
+    # 5 lanes in a 64-bit beat, a fractional period (6 bytes per cycle: 4/3 cycles a beat), three regions
+    "lanes5_frac": {"LANES": 5, "FRAME_BEATS": 30, "DATA_W": 64, "BASE": 0x2000, "REGION_BYTES": 4096,
+                    "REGIONS": 3, "BURST": 8, "lat": 9, "rate": 6, "frames": 6},
+    # a long latency behind the default output FIFO (2·BURST + 128 = 160 beats): no bubble in deliver
+    "latency100": {"LANES": 4, "FRAME_BEATS": 200, "DATA_W": 32, "BASE": 0, "REGION_BYTES": 4096,
+                   "REGIONS": 2, "BURST": 16, "lat": 100, "rate": None, "frames": 6},
+}
+
 PREPARE: dict[str, Callable] = {
     "fifo": _fifo, "link": _link, "requant": _requant, "mvu": _mvu, "conv": _conv,
     "dwconv": _pool("mac"), "maxpool": _pool("max"), "avgpool": _pool("sum"), "gap": _gap,
     "add": _binary, "mul": _binary, "concat": _binary, "lut_act": _lut, "channel_affine": _affine,
     "dwc": _plain, "trim": _plain, "offchip_buffer": _plain, "channel_shuffle": _shuffle, "repeat_pixel": _repeat,
     "slice": _frames, "gmaxpool": _frames, "upsample": _frames, "zeroinsert": _frames, "depth2space": _frames,
-    "bilinear": _bilinear, "lrn": _lrn,
+    "bilinear": _bilinear, "lrn": _lrn, "ddr_stage": _stage,
 }
 
 # RTL files each toplevel needs (besides its own)
@@ -403,6 +433,7 @@ DEPS: dict[str, list[str]] = {
     "maxpool": ["swg", "vvu", "rq_lane", "rq_round", "lut_mulw"], "avgpool": ["swg", "vvu", "rq_lane", "rq_round", "lut_mulw"],
     "gap": ["vvu", "rq_lane", "rq_round", "lut_mulw"], "add": ["rq_round", "lut_mulw"], "mul": ["rq_round", "lut_mulw"],
     "channel_affine": ["rq_round"], "gmaxpool": ["vvu", "rq_lane", "rq_round", "lut_mulw"],
+    "ddr_stage": ["fifo"],
 }
 
 

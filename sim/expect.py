@@ -196,3 +196,11 @@ def predict(module: str, p: dict) -> tuple[int, int]:
         return _block(BlockCost(ii=ii, depth=RTL_DEPTH["repeat"], span=ii - 1), beats)
     cost, in_beats = block(module, p)
     return _block(cost, in_beats)
+
+
+def stage(p: dict):
+    """The cost model's `StageCost` of a DDR frame stage case (``sim.cases.STAGE_PARAMS``)."""
+    from bbgrap_hls.model.stage import ddr_stage
+
+    return ddr_stage(p["FRAME_BEATS"], p["LANES"], p["rate"], p["lat"], burst=p["BURST"], regions=p["REGIONS"],
+                     wdepth=p.get("WDEPTH"), odepth=p.get("ODEPTH"), beat_bytes=p["DATA_W"] // 8)

@@ -16,7 +16,7 @@ MODULES = [p.stem for p in rtl_sources()]
 def test_rtl_modules_present() -> None:
     for m in ("fifo", "link", "offchip_buffer", "requant", "mvu", "swg", "vvu", "conv", "dwconv",
               "maxpool", "avgpool", "gap", "eltwise", "concat", "lut_act", "channel_affine", "dwc", "trim",
-              "channel_shuffle", "repeat_pixel"):
+              "channel_shuffle", "repeat_pixel", "ddr_stage", "conv_offchip", "axi_read"):
         assert m in MODULES, f"hw/rtl/{m}.sv missing"
 
 

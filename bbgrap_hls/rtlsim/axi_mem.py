@@ -1,4 +1,4 @@
-"""A simulated board memory behind an AXI4 read port (cocotb), for off-chip weights.
+"""A simulated board memory behind AXI4 read and write ports (cocotb): off-chip weights, DDR frame stages.
 
 `AxiReadMemory` is the memory the cost model assumes (docs/cost-model.md, "Off-chip
 weights"; `bbgrap_hls.model.offchip.offchip_mvu`): a burst's first beat ``latency`` cycles
@@ -13,11 +13,34 @@ first beat driven at the falling edge of ``c + latency`` (sampled by the design 
 rising edge that ends that cycle). `serve` steps every memory of a design from one
 coroutine, once per cycle (Verilator's value-change callbacks on the ports cannot be
 relied on to wake a sleeping model exactly, so the model does not sleep).
+
+`AxiWriteMemory` is the write side (``hw/rtl/ddr_stage.sv``'s scratch area): W beats accepted
+one per ``beat_bytes / rate`` cycles as the read side gives them, a burst's write response
+``latency`` cycles after its last W beat, ``awready`` always high; it writes into a
+``bytearray`` that an `AxiReadMemory` given the same ``bytearray`` reads (one port prefix for
+both channels, as the stage's ``m_axi``).
 """
 
 from __future__ import annotations
 
 from cocotb.triggers import FallingEdge
+
+
+def _period(beat_bytes: int, rate: float) -> float:
+    period = max(1.0, beat_bytes / rate)
+    return int(period) if period.is_integer() else period
+
+
+def _check_burst(where: str, burst: int, size: int, beat: int, addr: int, beats: int, base: int, mem_bytes: int) -> None:
+    """The AXI rules both memories check on an address handshake."""
+    assert burst == 1, f"{where}: INCR bursts only"
+    assert 1 << size == beat, f"{where}: full-width beats"
+    assert 1 <= beats <= 256, f"{where}: burst of {beats} beats"
+    assert addr % beat == 0, f"{where}: unaligned burst at {addr:#x}"
+    assert addr // 4096 == (addr + beats * beat - 1) // 4096, f"{where}: burst at {addr:#x} crosses 4 KB"
+    lo = addr - base
+    assert 0 <= lo and lo + beats * beat <= mem_bytes, f"{where}: burst at {addr:#x} outside the image"
+
 
 _SIGNALS = ("araddr", "arlen", "arsize", "arburst", "arvalid", "arready", "rdata", "rresp", "rlast",
             "rvalid", "rready")
@@ -29,7 +52,8 @@ class AxiReadMemory:
     Args:
         dut: the top (or module) handle.
         prefix: the port's signal prefix (``m_axi`` → ``m_axi_araddr`` ...).
-        image: the memory's bytes from address ``base``.
+        image: the memory's bytes from address ``base``; a ``bytearray`` is shared (not copied),
+            so that an `AxiWriteMemory` on it writes what this memory reads.
         base: address of ``image[0]``.
         latency: cycles from an address handshake to the burst's first beat (>= 1).
         rate: bytes per cycle (a beat every ``beat_bytes / rate`` cycles, at least 1; with a
@@ -37,13 +61,13 @@ class AxiReadMemory:
         beat_bytes: bytes of a beat (the port's data width / 8).
     """
 
-    def __init__(self, dut, prefix: str, image: bytes, base: int, latency: int, rate: float, beat_bytes: int):
+    def __init__(self, dut, prefix: str, image: bytes | bytearray, base: int, latency: int, rate: float,
+                 beat_bytes: int):
         assert latency >= 1, "latency >= 1"
         self.prefix, self.base, self.latency = prefix, base, latency
-        period = max(1.0, beat_bytes / rate)
-        self.period = int(period) if period.is_integer() else period  # cycles per beat
+        self.period = _period(beat_bytes, rate)  # cycles per beat
         self.beat = beat_bytes
-        self.mem = bytes(image)
+        self.mem = image if isinstance(image, bytearray) else bytes(image)
         self.bursts: list[tuple[int, int, int]] = []  # (first-beat cycle, address, beats)
         self.requests: list[tuple[int, int, int]] = []  # (cycle, address, beats) seen on AR
         self.beats = 0
@@ -57,14 +81,9 @@ class AxiReadMemory:
         self._s["rdata"].value = 0
 
     def _check(self, addr: int, beats: int) -> None:
-        s, where = self._s, self.prefix
-        assert int(s["arburst"].value) == 1, f"{where}: INCR bursts only"
-        assert 1 << int(s["arsize"].value) == self.beat, f"{where}: full-width beats"
-        assert 1 <= beats <= 256, f"{where}: burst of {beats} beats"
-        assert addr % self.beat == 0, f"{where}: unaligned burst at {addr:#x}"
-        assert addr // 4096 == (addr + beats * self.beat - 1) // 4096, f"{where}: burst at {addr:#x} crosses 4 KB"
-        lo = addr - self.base
-        assert 0 <= lo and lo + beats * self.beat <= len(self.mem), f"{where}: burst at {addr:#x} outside the image"
+        s = self._s
+        _check_burst(self.prefix, int(s["arburst"].value), int(s["arsize"].value), self.beat, addr, beats,
+                     self.base, len(self.mem))
 
     def step(self, cycle: int) -> None:
         """Cycle ``cycle`` at its falling edge: take a request, drive this cycle's beat."""
@@ -89,7 +108,78 @@ class AxiReadMemory:
             s["rvalid"].value = 0
 
 
-async def serve(mems: list[AxiReadMemory], clk, rst) -> None:
+_W_SIGNALS = ("awaddr", "awlen", "awsize", "awburst", "awvalid", "awready", "wdata", "wstrb", "wlast", "wvalid",
+              "wready", "bresp", "bvalid", "bready")
+
+
+class AxiWriteMemory:
+    """An AXI4 write slave: W beats at a fixed rate, a write response a fixed latency after a
+    burst's last beat (see module doc), stepped like `AxiReadMemory`.
+
+    Bursts are taken in order (``awready`` always high); a burst's W beats are accepted from
+    the cycle its address is taken, beat ``k`` of a run of bursts at the first cycle ``>=
+    start + k·period`` (``period = max(1, beat_bytes / rate)``; a master that is late within a
+    burst catches up one beat a cycle). A burst's B is driven ``latency`` cycles after its last
+    W beat (one a cycle, in order; ``bready`` must be high then). Checked: the AXI rules of
+    `AxiReadMemory` on every AW, ``wlast`` exactly on a burst's last beat, all strobes set.
+
+    Args:
+        image: the memory (a ``bytearray`` from address ``base``, written in place).
+    """
+
+    def __init__(self, dut, prefix: str, image: bytearray, base: int, latency: int, rate: float, beat_bytes: int):
+        assert latency >= 1, "latency >= 1"
+        assert isinstance(image, bytearray), "a write memory writes into a bytearray"
+        self.prefix, self.base, self.latency = prefix, base, latency
+        self.period = _period(beat_bytes, rate)
+        self.beat = beat_bytes
+        self.mem = image
+        self.requests: list[tuple[int, int, int]] = []  # (cycle, address, beats) seen on AW
+        self.responses: list[int] = []  # cycles of the B handshakes
+        self.beats = 0
+        self._pending: list[tuple[int, int]] = []  # (address, beats) taken on AW, not yet written
+        self._b: list[int] = []  # due cycles of the write responses
+        self._addr = self._left = 0
+        self._nxt = 0.0
+        self._s = {n: getattr(dut, f"{prefix}_{n}") for n in _W_SIGNALS}
+        self._s["awready"].value = 1
+        self._s["wready"].value = 0
+        self._s["bvalid"].value = 0
+        self._s["bresp"].value = 0
+
+    def step(self, cycle: int) -> None:
+        """Cycle ``cycle`` at its falling edge: take an AW, accept this cycle's W beat, drive a B."""
+        s, where = self._s, self.prefix
+        if s["awvalid"].value:
+            a, n = int(s["awaddr"].value), int(s["awlen"].value) + 1
+            _check_burst(where, int(s["awburst"].value), int(s["awsize"].value), self.beat, a, n, self.base,
+                         len(self.mem))
+            self.requests.append((cycle, a, n))
+            self._pending.append((a, n))
+        if self._left == 0 and self._pending:
+            self._addr, self._left = self._pending.pop(0)
+            self._nxt = max(self._nxt, float(cycle))
+        ready = bool(self._left) and cycle >= self._nxt - 1e-9
+        s["wready"].value = int(ready)
+        if ready and s["wvalid"].value:
+            assert int(s["wstrb"].value) == (1 << self.beat) - 1, f"{where}: partial strobes"
+            assert bool(s["wlast"].value) == (self._left == 1), f"{where}: wlast on beat {self._left} before the end"
+            lo = self._addr - self.base
+            self.mem[lo:lo + self.beat] = int(s["wdata"].value).to_bytes(self.beat, "little")
+            self._addr, self._left, self._nxt = self._addr + self.beat, self._left - 1, self._nxt + self.period
+            self.beats += 1
+            if self._left == 0:
+                self._b.append(cycle + self.latency)
+        if self._b and self._b[0] <= cycle:
+            assert s["bready"].value, f"{where}: bready low"
+            self._b.pop(0)
+            s["bvalid"].value = 1
+            self.responses.append(cycle)
+        else:
+            s["bvalid"].value = 0
+
+
+async def serve(mems: list[AxiReadMemory | AxiWriteMemory], clk, rst) -> None:
     """Step every memory once per cycle (at the falling edge), none while ``rst`` is high."""
     cycle = 0
     while True:
