@@ -81,6 +81,12 @@ class NodePlan:
     computes) or 1 (half the input frame memory: the next frame is taken after this one's
     compute, from an off-chip producer that holds it; docs/cost-model.md, "One input slot").
     2 for every other block."""
+    in_stage: bool = False
+    """``in_slots == 1`` only: the block's input passes through a DDR frame stage (the next
+    frames written to a scratch area of the core's board memory while the block computes,
+    read back into its one slot when it takes a frame; docs/cost-model.md, "DDR frame
+    stage"), so its producer need not hold the frame. False: the producer holds it (an
+    off-chip block with two output slots)."""
 
 
 @dataclass

@@ -48,6 +48,7 @@ class Case:
     extra_outputs: int = 0
     consts: dict[str, np.ndarray] = field(default_factory=dict)
     banks: bool = False  # weights "w" as PE separate banks instead of one wide memory (what gen declares)
+    frames: int = FRAMES  # frames the case streams (its inputs' and expected outputs' rows)
 
     def cpp(self) -> str:
         # the movers' memory layout: the frames back to back, padded to whole 64-byte words
@@ -58,15 +59,15 @@ class Case:
         for i, (lanes, d) in enumerate(self.inputs):
             lines.append(f"  bb::Stream<{lanes}> in{i};")
             lines.append(f"  bb::mem_to_stream<{d.shape[1]}, {lanes}>("
-                         f"reinterpret_cast<const bb::Word<bb::DDR_BEAT>*>(x{i}), in{i}, {FRAMES});")
+                         f"reinterpret_cast<const bb::Word<bb::DDR_BEAT>*>(x{i}), in{i}, {self.frames});")
         lines.append(f"  bb::Stream<{self.out_lanes}> out;")
         lines.append(self.body)
-        lines.append(f"  static int8_t y[bb::mem_bytes({n_out}, {FRAMES})];")
+        lines.append(f"  static int8_t y[bb::mem_bytes({n_out}, {self.frames})];")
         lines.append(f"  bb::stream_to_mem<{n_out}, {self.out_lanes}>(out, reinterpret_cast<bb::Word<bb::DDR_BEAT>*>(y), "
-                     f"{FRAMES});")
+                     f"{self.frames});")
         checks = " || ".join([f"!in{i}.empty()" for i in range(len(self.inputs))] + ["!out.empty()"])
         lines.append(f"  if ({checks}) return 3;")
-        lines.append(f"  return write_bytes(path, y, {FRAMES * n_out});\n}}\n}}  // namespace")
+        lines.append(f"  return write_bytes(path, y, {self.frames * n_out});\n}}\n}}  // namespace")
         return "\n".join(lines)
 
 
@@ -81,8 +82,8 @@ def _const(name: str, v: np.ndarray, banks: bool) -> str:
 EXTREMES = np.array([-128, -127, -1, 0, 127], dtype=np.int8)  # −128 × −128 = 16384: a packed field's largest
 
 
-def _conv_case(name, rng, h, w, c, co, k, s, d, pads, simd, pe, group=1, banks=False, extreme=False):
-    x = rng.integers(-128, 128, (FRAMES, c, h, w), dtype=np.int8)
+def _conv_case(name, rng, h, w, c, co, k, s, d, pads, simd, pe, group=1, banks=False, extreme=False, frames=FRAMES):
+    x = rng.integers(-128, 128, (frames, c, h, w), dtype=np.int8)
     wt = rng.integers(-128, 128, (co, c // group, k[0], k[1]), dtype=np.int8)
     if extreme:  # operands at the int8 extremes only
         x, wt = rng.choice(EXTREMES, x.shape), rng.choice(EXTREMES, wt.shape)
@@ -99,13 +100,13 @@ def _conv_case(name, rng, h, w, c, co, k, s, d, pads, simd, pe, group=1, banks=F
              f"LO = {lo}, HI = {hi}; }};")
     consts = {"w": fold_mvu(conv_matrix(wt, group), pe, simd), "bias": fold_channels(bias, pe),
               "mult": fold_channels(mult, pe), "shift": fold_channels(shift, pe)}
-    body = "  bb::conv2d<P>(in0, out, w, bias, mult, shift, 2);"
+    body = f"  bb::conv2d<P>(in0, out, w, bias, mult, shift, {frames});"
     # simd = C·j (parallel window): the input still streams one pixel (C lanes) per beat
-    return Case(name, decls, body, [(min(simd, c), nhwc(x))], pe, nhwc(y), consts=consts, banks=banks)
+    return Case(name, decls, body, [(min(simd, c), nhwc(x))], pe, nhwc(y), consts=consts, banks=banks, frames=frames)
 
 
-def _dense_case(name, rng, c, co, simd, pe, banks=False):
-    x = rng.integers(-128, 128, (FRAMES, c), dtype=np.int8)
+def _dense_case(name, rng, c, co, simd, pe, banks=False, frames=FRAMES):
+    x = rng.integers(-128, 128, (frames, c), dtype=np.int8)
     wt = rng.integers(-128, 128, (co, c), dtype=np.int8)
     bias = rng.integers(-5000, 5000, co).astype(np.int32)
     mult = rng.integers(1 << 14, 1 << 15, co).astype(np.int32)
@@ -116,8 +117,8 @@ def _dense_case(name, rng, c, co, simd, pe, banks=False):
              "LO = -128, HI = 127; };")
     consts = {"w": fold_mvu(wt, pe, simd), "bias": fold_channels(bias, pe), "mult": fold_channels(mult, pe),
               "shift": fold_channels(shift, pe)}
-    return Case(name, decls, "  bb::dense<P>(in0, out, w, bias, mult, shift, 2);", [(simd, x)], pe, y, consts=consts,
-                banks=banks)
+    return Case(name, decls, f"  bb::dense<P>(in0, out, w, bias, mult, shift, {frames});", [(simd, x)], pe, y,
+                consts=consts, banks=banks, frames=frames)
 
 
 def _loaded_dense_case(name, rng, c, co, simd, pe):

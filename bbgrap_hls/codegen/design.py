@@ -16,11 +16,12 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from bbgrap_hls.codegen.carray import c_array
-from bbgrap_hls.codegen.layers import LAYOUT_KINDS, Layer, hwc, make_layer, shuffle_layer
+from bbgrap_hls.codegen.layers import LAYOUT_KINDS, Layer, hwc, make_layer, set_stage_offset, shuffle_layer
 from bbgrap_hls.codegen.names import Namer
-from bbgrap_hls.codegen.weights import DDR_BEAT, ddr_beats
+from bbgrap_hls.codegen.weights import DDR_BEAT, ddr_beats, ddr_image_bytes, ddr_weight_bytes
 from bbgrap_hls.errors import BadInputError, UnsupportedError
 from bbgrap_hls.ir import Graph, Node
+from bbgrap_hls.model.stage import STAGE_REGIONS, stage_beat_bytes
 from bbgrap_hls.ops import get_op
 from bbgrap_hls.plan import Plan
 
@@ -28,7 +29,7 @@ from bbgrap_hls.plan import Plan
 @dataclass
 class Port:
     """A port of a core's top function (``kind``: mem_in, mem_out, axis_in, axis_out; the
-    weight ports of `weight_ports`: mem_w_ddr, mem_w, load)."""
+    weight ports of `weight_ports`: mem_w_ddr, mem_stage_w, mem_stage_r, mem_w, load)."""
 
     name: str
     kind: str
@@ -145,18 +146,18 @@ def build_design(g: Graph, plan: Plan, frames: int = 1) -> Design:
             np_ = plan.node(node.name)
         except KeyError:
             raise BadInputError(f"node '{node.name}' ({node.op}) is not in the plan") from None
-        parts = ([(p.core, p.pe, p.simd, (p.co_begin, p.co_end), p.weights, p.mmv, p.uram, p.pack, p.requant, 2)
-                  for p in np_.split]
+        parts = ([(p.core, p.pe, p.simd, (p.co_begin, p.co_end), p.weights, p.mmv, p.uram, p.pack, p.requant, 2,
+                   False) for p in np_.split]
                  if np_.split else [(np_.core, np_.pe, np_.simd, None, np_.weights, np_.mmv, np_.uram, np_.pack,
-                                     np_.requant, np_.in_slots)])
+                                     np_.requant, np_.in_slots, np_.in_stage)])
         part_keys = []
-        for j, (core, pe, simd, rng, wmem, mmv, uram, pack, requant, in_slots) in enumerate(parts):
+        for j, (core, pe, simd, rng, wmem, mmv, uram, pack, requant, in_slots, in_stage) in enumerate(parts):
             ident = f"layer{layer_no}" + (f"_p{j}" if np_.split else "")
             cd = b.cores[core]
             # off-chip weights: this layer's part of the core's image starts after the earlier ones
             ddr_offset = sum(ddr_beats(x.wmem) for x in cd.layers if x.wmem is not None and x.wmem.ddr)
             lay = make_layer(g, node, ident, pe, simd, rng, wmem, mmv, ddr_offset, frame_uram=uram > 0,
-                             pack=pack, requant=requant, in_slots=in_slots)
+                             pack=pack, requant=requant, in_slots=in_slots, in_stage=in_stage)
             cd.layers.append(lay)
             fmt = {}
             for k, (t, lanes) in enumerate(zip(lay.inputs, lay.in_lanes, strict=True)):
@@ -196,7 +197,23 @@ def build_design(g: Graph, plan: Plan, frames: int = 1) -> Design:
             out = b.produce(core, node.outputs[0], lanes, ho * wo * co)
             b.cores[core].calls.append(f"bb::concat<{ho * wo}, {lanes}, {cs}>({out}, frames, {', '.join(ins)});")
         layer_no += 1
+    for cd in b.cores.values():
+        place_stages(cd.layers)
     return _finish(b, g, plan, frames)
+
+
+def place_stages(layers: list[Layer]) -> None:
+    """Place the scratch areas of a core's DDR frame stages (its layers with ``in_stage``) in
+    its board-memory image: after all the off-chip weights (whose offsets `build_design`
+    gives, ``ddr_offset``), in layer order, each from a 4 KB boundary and ``STAGE_REGIONS``
+    regions of ``stage_region`` bytes long (`set_stage_offset`: ``Layer.stage_offset``,
+    ``P::SOFF``). The one place these offsets are computed; weights.py's image and the
+    ports' sizes read them from the layers."""
+    off = -(-ddr_weight_bytes(layers) // 4096) * 4096
+    for lay in layers:
+        if lay.in_stage:
+            set_stage_offset(lay, off)
+            off += STAGE_REGIONS * lay.stage_region
 
 
 def _layout(b: _Builder, g: Graph, node: Node) -> np.ndarray | None:
@@ -479,6 +496,10 @@ def mem_bytes(elems: int, frames: int) -> int:
     return -(-elems * frames // DDR_BEAT) * DDR_BEAT
 
 
+#: Kinds of the ports that all get the core's board-memory image (`weight_ports`).
+DDR_IMAGE_KINDS = ("mem_w_ddr", "mem_stage_w", "mem_stage_r")
+
+
 def weight_ports(core: CoreDesign) -> list[Port]:
     """The weight arguments of a core (codegen/weights.py): off-chip, then URAM ones.
 
@@ -488,6 +509,11 @@ def weight_ports(core: CoreDesign) -> list[Port]:
       ``wddr_<core>``): every one is given the same buffer, the core's image, and reads its
       own part (a DATAFLOW region allows one reading process per argument, hence one
       argument per layer rather than one per core).
+    - Per layer behind a DDR frame stage (``Layer.in_stage``), after those: ``sddr_w_<layer>``
+      (kind ``mem_stage_w``, written by the stage's writer) and ``sddr_r_<layer>`` (kind
+      ``mem_stage_r``, read by its reader), m_axi of ``stage_beat_bytes(simd)``-byte words
+      (``lanes``), each in a bundle of its own, given the same buffer as the ``wddr`` ports
+      (same ``elems`` and ``link``): the layer's scratch area lies in that image.
     - ``wts`` (kind ``mem_w``, m_axi, ``elems`` = bytes of the URAM weight image) and
       ``load_weights`` (kind ``load``, an s_axilite scalar: non-zero fills the URAM
       memories from ``wts`` before the call's frames), on a core with URAM weights.
@@ -495,8 +521,13 @@ def weight_ports(core: CoreDesign) -> list[Port]:
     Not in ``core.ports``: the RTL twin keeps its weights in ROMs and has no such ports.
     """
     ddr = [lay for lay in core.layers if lay.wmem is not None and lay.wmem.ddr]
-    size = sum(ddr_beats(lay.wmem) for lay in ddr) * DDR_BEAT
+    size = ddr_image_bytes(core.layers)
     out = [Port(f"wddr_{lay.ident}", "mem_w_ddr", DDR_BEAT, size, "", f"wddr_{core.name}") for lay in ddr]
+    for lay in core.layers:
+        if lay.in_stage:
+            sb = stage_beat_bytes(lay.in_lanes[0])
+            out += [Port(f"sddr_w_{lay.ident}", "mem_stage_w", sb, size, "", f"wddr_{core.name}"),
+                    Port(f"sddr_r_{lay.ident}", "mem_stage_r", sb, size, "", f"wddr_{core.name}")]
     n = sum(lay.wmem.nbytes() for lay in core.layers if lay.wmem is not None and lay.wmem.uram)
     if n:
         out += [Port("wts", "mem_w", 1, n, "", f"wts_{core.name}"), Port("load_weights", "load", 0, 0, "", "")]

@@ -43,6 +43,10 @@ def _params(ports) -> list[str]:
             args.append(f"const bb::Word<bb::DDR_BEAT>* {p.name}")
         elif p.kind == "mem_out":
             args.append(f"bb::Word<bb::DDR_BEAT>* {p.name}")
+        elif p.kind == "mem_stage_w":  # a DDR frame stage's scratch: written (writer), read (reader)
+            args.append(f"bb::Word<{p.lanes}>* {p.name}")
+        elif p.kind == "mem_stage_r":
+            args.append(f"const bb::Word<{p.lanes}>* {p.name}")
         elif p.kind == "load":
             args.append(f"int {p.name}")
         else:
@@ -54,7 +58,8 @@ def tb_args(core: CoreDesign) -> str:
     """Arguments of a core call in the testbench: the design-level arrays and links.
 
     The testbench loads the URAM weights on its (only) call: ``load_weights = 1``; every
-    off-chip weight port gets the core's off-chip image.
+    off-chip weight port and every DDR frame stage's scratch port gets the core's off-chip
+    image.
     """
     out = []
     for p in core_ports(core):
@@ -64,6 +69,10 @@ def tb_args(core: CoreDesign) -> str:
             out.append(f"reinterpret_cast<const bb::Word<bb::DDR_BEAT>*>({p.link}.data())")
         elif p.kind == "mem_out":
             out.append(f"reinterpret_cast<bb::Word<bb::DDR_BEAT>*>({p.link}.data())")
+        elif p.kind == "mem_stage_w":
+            out.append(f"reinterpret_cast<bb::Word<{p.lanes}>*>({p.link}.data())")
+        elif p.kind == "mem_stage_r":
+            out.append(f"reinterpret_cast<const bb::Word<{p.lanes}>*>({p.link}.data())")
         else:
             out.append(f"{p.link}.data()" if p.kind.startswith("mem") else p.link)
     return ", ".join(out + ["frames"])
@@ -83,6 +92,7 @@ def _weights_ctx(core: CoreDesign) -> dict:
     rom = [sp for lay in core.layers if lay.wmem is not None and not lay.wmem.uram and not lay.wmem.ddr
            for sp in weights.pragmas(lay.ident, lay.wmem)]
     ddr = [p for p in core_ports(core) if p.kind == "mem_w_ddr"]
+    stage = [p for p in core_ports(core) if p.kind in ("mem_stage_w", "mem_stage_r")]
     _, parts = weights.image(core.layers)
     by_ident = {lay.ident: lay for lay in core.layers}
     uram = [dict(ident=pt.ident, lanes=pt.lanes, depth=pt.depth, offset=pt.offset,
@@ -90,9 +100,11 @@ def _weights_ctx(core: CoreDesign) -> dict:
                  ctype=by_ident[pt.ident].wmem.ctype(),
                  load="load_halves" if by_ident[pt.ident].wmem.halves else "load_words",
                  pragmas=weights.pragmas(pt.ident, by_ident[pt.ident].wmem)) for pt in parts]
-    body = _params(core.ports + ddr) + [f"const {m['ctype'][0]} {m['ident']}_w[{m['ctype'][1]}]" for m in uram]
-    args = [p.name for p in core.ports + ddr] + [f"{m['ident']}_w" for m in uram]
+    body = _params(core.ports + ddr + stage) + [f"const {m['ctype'][0]} {m['ident']}_w[{m['ctype'][1]}]"
+                                                 for m in uram]
+    args = [p.name for p in core.ports + ddr + stage] + [f"{m['ident']}_w" for m in uram]
     return dict(rom_pragmas=rom, uram=uram, nbytes=sum(m["lanes"] * m["depth"] for m in uram), ddr_ports=ddr,
+                stage_ports=stage,
                 ddr_file=weights.ddr_image_file(core.name),
                 image_file=weights.image_file(core.name), body_signature=", ".join(body + ["int frames"]),
                 body_args=", ".join(args + ["frames"]))

@@ -22,7 +22,8 @@ A core with off-chip weights (plan ``weights == "ddr"``) has a ``ddr_weights`` b
 off-chip image ``hls/ddr_weights_core<k>.bin``, allocated on the group of its first
 ``wddr_<layer>`` argument, i.e. the bank link.cfg gives the plan core's ``memory``), written
 once at start-up and set on every ``wddr_<layer>`` argument of every run: the kernels read
-it on every frame.
+it on every frame. A layer behind a DDR frame stage also gets it on its ``sddr_w_<layer>``
+and ``sddr_r_<layer>`` arguments (its scratch area lies in that image, after the weights).
 """
 
 from __future__ import annotations
@@ -32,7 +33,7 @@ from dataclasses import asdict, dataclass, field
 
 import numpy as np
 
-from bbgrap_hls.codegen.design import Design, core_ports, mem_bytes
+from bbgrap_hls.codegen.design import DDR_IMAGE_KINDS, Design, core_ports, mem_bytes
 from bbgrap_hls.codegen.weights import ddr_image_file, image_file
 from bbgrap_hls.errors import UnsupportedError
 from bbgrap_hls.ir import Graph
@@ -176,7 +177,7 @@ def host_spec(design: Design, g: Graph, card_of: dict[str, int] | None = None) -
                                            file=image_file(c.name))
                 args.append(KernelArg(k, p.name, "bo", name))
                 continue
-            if p.kind == "mem_w_ddr":  # one buffer per core, given to each of its off-chip layers
+            if p.kind in DDR_IMAGE_KINDS:  # one buffer per core, given to each of its off-chip layers
                 name = f"bo_{p.link}"
                 buffers.setdefault(name, HostBuffer(name, "ddr_weights", p.link, "", p.elems, c.name, k, p.elems,
                                                     file=ddr_image_file(c.name)))
@@ -288,6 +289,10 @@ def render_host(spec: HostSpec, design: Design) -> dict[str, str]:
                 args.append(f"static_cast<const bb::Word<bb::DDR_BEAT>*>(ptrs[{k}])")
             elif p.kind == "mem_out":
                 args.append(f"static_cast<bb::Word<bb::DDR_BEAT>*>(ptrs[{k}])")
+            elif p.kind == "mem_stage_w":
+                args.append(f"static_cast<bb::Word<{p.lanes}>*>(ptrs[{k}])")
+            elif p.kind == "mem_stage_r":
+                args.append(f"static_cast<const bb::Word<{p.lanes}>*>(ptrs[{k}])")
             elif p.kind == "load":
                 args.append(f"static_cast<int>(scalars[{k}])")
             else:

@@ -18,6 +18,7 @@ from bbgrap_hls.codegen.weights import STORAGE_IMPL, WeightMem, rom_array
 from bbgrap_hls.errors import BadInputError, UnsupportedError
 from bbgrap_hls.ir import Graph, Node
 from bbgrap_hls.model.blocks import padded_out_lanes
+from bbgrap_hls.model.stage import stage_region_bytes
 from bbgrap_hls.ops import REGISTRY
 
 #: Op kinds that only relabel the NHWC stream (no block) when the stream order is kept.
@@ -46,6 +47,15 @@ class Layer:
     pack: int = 1  # conv/dense: output lanes per DSP multiplier (the plan's ``pack``; 2: P::PACK)
     rq_lut: bool = False  # the requantisers' products in LUTs (the plan's ``requant == "lut"``: P::RQ_LUT)
     in_slots: int = 2  # an off-chip layer's input frame slots (the plan's ``in_slots``: P::ISLOTS)
+    # the plan's ``in_stage`` (P::STAGE = 1): the input of a one-slot off-chip layer passes
+    # through a DDR frame stage, a scratch area of STAGE_REGIONS regions of ``stage_region``
+    # bytes (P::SREGION) from byte ``stage_offset`` (P::SOFF, 4 KB aligned) of the core's
+    # board-memory image (set by design.py once the core's weights are placed:
+    # `set_stage_offset`), written and read through the m_axi arguments ``sddr_w_<ident>`` and
+    # ``sddr_r_<ident>`` (hw/hls/conv2d_offchip.h)
+    in_stage: bool = False
+    stage_offset: int = 0
+    stage_region: int = 0
     # padded folds (pe does not divide the channels): ``(pixels, NF, PE, CO, lanes)`` of the
     # ``bb::trim_convert`` after the kernel, which drops the padding rows' lanes
     trim: tuple[int, int, int, int, int] | None = None
@@ -116,7 +126,7 @@ def _window(node: Node, h: int, w: int, ho: int, wo: int) -> dict[str, int]:
 def make_layer(g: Graph, node: Node, ident: str, pe: int, simd: int,
                co_range: tuple[int, int] | None = None, weights: str | None = None, mmv: int = 1,
                ddr_offset: int = 0, frame_uram: bool = False, pack: int = 1, requant: str = "dsp",
-               in_slots: int = 2) -> Layer:
+               in_slots: int = 2, in_stage: bool = False) -> Layer:
     """The kernel instance of ``node`` with folding ``pe``/``simd``.
 
     Args:
@@ -132,6 +142,9 @@ def make_layer(g: Graph, node: Node, ident: str, pe: int, simd: int,
         frame_uram: ``weights == "ddr"``: the frame buffers in URAM (the plan's block has URAM).
         in_slots: ``weights == "ddr"``: input frame slots, 2 or 1 (the plan's ``in_slots``;
             ``P::ISLOTS``).
+        in_stage: the plan's ``in_stage``: the input through a DDR frame stage (``P::STAGE``;
+            needs ``weights == "ddr"`` and ``in_slots == 1``); the stage's offset in the
+            core's image is set afterwards (`set_stage_offset`).
         pack: the plan's ``pack``: 2 packs a conv/dense's lane pairs into one product each
             (``P::PACK = 2``, hw/hls/bb_pack.h; the RTL mvu's ``PACK``), 0 puts the
             products of a conv/dense or a depthwise conv in LUTs (``P::PACK = 0``; the
@@ -140,6 +153,9 @@ def make_layer(g: Graph, node: Node, ident: str, pe: int, simd: int,
             add's or mul's rescaling products) from LUTs (``P::RQ_LUT = 1``, hw/hls/bb_pack.h
             ``requant_with``; the RTL's ``RQ_LUT = 1``).
     """
+    if in_stage and (weights != "ddr" or in_slots != 1):
+        raise BadInputError(f"node '{node.name}' ({node.op}): in_stage (a DDR frame stage) needs weights 'ddr' and "
+                            f"in_slots 1, got weights {weights!r}, in_slots {in_slots}")
     lay = _make_layer(g, node, ident, pe, simd, co_range, mmv)
     kern = lay.call.split("<", 1)[0]
     if requant not in ("dsp", "lut"):
@@ -162,7 +178,7 @@ def make_layer(g: Graph, node: Node, ident: str, pe: int, simd: int,
     if lay.wmem is None:
         return lay
     if weights == "ddr":
-        return _offchip(lay, g, node, simd, ddr_offset, frame_uram, in_slots)
+        return _offchip(lay, g, node, simd, ddr_offset, frame_uram, in_slots, in_stage)
     if weights is not None:
         if weights not in STORAGE_IMPL:
             raise BadInputError(f"node '{node.name}' ({node.op}): weights placement '{weights}' is not one of "
@@ -174,11 +190,13 @@ def make_layer(g: Graph, node: Node, ident: str, pe: int, simd: int,
 
 
 def _offchip(lay: Layer, g: Graph, node: Node, simd: int, offset: int, frame_uram: bool,
-             in_slots: int = 2) -> Layer:
+             in_slots: int = 2, in_stage: bool = False) -> Layer:
     """``lay`` (conv2d or dense) as ``bb::conv2d_offchip`` / ``bb::dense_offchip``: weights read
     once per frame from the core's board memory through the m_axi port ``wddr_<ident>``
     (hw/hls/conv2d_offchip.h), from beat ``offset`` of the core's off-chip image, with
-    ``in_slots`` input frame slots (``P::ISLOTS``)."""
+    ``in_slots`` input frame slots (``P::ISLOTS``); ``in_stage``: behind a DDR frame stage
+    (``P::STAGE = 1``, ``P::SREGION``; ``P::SOFF`` comes with `set_stage_offset`), the
+    scratch's m_axi arguments ``sddr_w_<ident>``, ``sddr_r_<ident>`` after ``wddr_<ident>``."""
     if in_slots not in (1, 2):
         raise BadInputError(f"node '{node.name}' ({node.op}): in_slots {in_slots} is not 1 or 2")
     kern = lay.call.split("<", 1)[0]
@@ -196,7 +214,24 @@ def _offchip(lay: Layer, g: Graph, node: Node, simd: int, offset: int, frame_ura
     _add_fields(lay, OFF=offset, URAM=frame_uram, ISLOTS=in_slots)
     lay.in_slots = in_slots
     lay.call = lay.call.replace(f"{kern}<", f"{kern}_offchip<", 1).replace(f"{lay.ident}_w,", f"wddr_{lay.ident},")
+    if in_stage:
+        elems = int(np.prod(g.shape(g.act_inputs(node)[0])[1:]))  # one input frame
+        if simd > 128:
+            raise UnsupportedError(f"node '{node.name}' ({node.op}): a DDR frame stage carries at most 128 lanes "
+                                   f"a beat, got simd {simd}")
+        lay.in_stage, lay.stage_region = True, stage_region_bytes(elems // simd, simd)
+        _add_fields(lay, STAGE=1, SREGION=lay.stage_region)
+        lay.call = lay.call.replace(f"wddr_{lay.ident},", f"wddr_{lay.ident}, sddr_w_{lay.ident}, sddr_r_{lay.ident},")
     return lay
+
+
+def set_stage_offset(lay: Layer, offset: int) -> None:
+    """Place a staged layer's scratch area at byte ``offset`` (4 KB aligned) of its core's
+    board-memory image: ``lay.stage_offset`` and ``P::SOFF``."""
+    if not lay.in_stage or offset % 4096:
+        raise ValueError(f"{lay.ident}: stage offset {offset} (staged: {lay.in_stage}) is not 4 KB aligned")
+    lay.stage_offset = offset
+    _add_fields(lay, SOFF=offset)
 
 
 def _make_layer(g: Graph, node: Node, ident: str, pe: int, simd: int,

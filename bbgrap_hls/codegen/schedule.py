@@ -282,7 +282,11 @@ def offchip_cycles(p: dict[str, int]) -> float:
     (fold 0's SF words, then NF folds of HO·WO·SF; the next fold's words arrive during a fold,
     one a cycle, as the fetch delivers them) and the emit of the output frame (HO·WO·CO/PE).
     With one input frame slot (``ISLOTS = 1``) the store and the compute are one process,
-    one after the other."""
+    one after the other. With a DDR frame stage (``STAGE = 1``) the stage's writer takes the
+    input stream (H·W·C/SIMD, the store's count) and the read-back of the frame from board
+    memory, counted at one word a cycle, replaces the store before the compute: a bound,
+    which leaves out the memory's latency (the read burst's first word) and any stall of the
+    scratch's read or write port on the memory's bandwidth (shared with the weights' fetch)."""
     g = _geom(p)
     cb = p["C"] // p["SIMD"]
     sf, nf, n = p["KH"] * p["KW"] * cb, p["CO"] // p["PE"], p["PE"] * p["SIMD"]
@@ -290,6 +294,8 @@ def offchip_cycles(p: dict[str, int]) -> float:
     beats = -(-words * n // MEM_WORD)
     store, fetch = p["H"] * p["W"] * cb, max(words, beats) + 1
     compute, emit = sf + nf * g["HO"] * g["WO"] * sf, g["HO"] * g["WO"] * nf
+    if p.get("STAGE", 0) == 1:  # writer; read-back (one word a cycle) + compute; fetch; emit
+        return max(store, store + compute, fetch, emit)
     if p.get("ISLOTS", 2) == 1:
         return max(store + compute, fetch, emit)
     return max(store, fetch, compute, emit)

@@ -9,7 +9,8 @@ file per core), then ``v++ -l`` with ``link.cfg``:
 - ``sp=core<k>_1.<port>:<bank>``: every m_axi port to a memory bank the core reaches
   (both ends of an off-chip buffer share one bank), the ``wts`` port of a core with URAM
   weights (its weight image) included; the ``wddr_<layer>`` ports of a core with off-chip
-  weights all to the bank of the plan core's ``memory`` (`offchip_memory`);
+  weights all to the bank of the plan core's ``memory`` (`offchip_memory`), and with them
+  the ``sddr_w_<layer>``/``sddr_r_<layer>`` ports of its DDR frame stages (same image);
 - ``stream_connect=core<a>_1.o_<x>:core<b>_1.i_<x>:<depth>``: every inter-core stream.
 
 A board of several cards (FPGAs joined by ``network`` links, `board_cards`) gets one link
@@ -26,7 +27,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from bbgrap_hls.board import Board, Memory
-from bbgrap_hls.codegen.design import Design, core_ports
+from bbgrap_hls.codegen.design import DDR_IMAGE_KINDS, Design, core_ports
 from bbgrap_hls.errors import UnsupportedError
 from bbgrap_hls.plan import Plan
 
@@ -189,7 +190,7 @@ def link_config(design: Design, board: Board, plan: Plan, card: int | None = Non
         for p in core_ports(c):
             if not p.kind.startswith("mem"):
                 continue
-            if p.kind == "mem_w_ddr":
+            if p.kind in DDR_IMAGE_KINDS:  # weights and DDR frame stages: the image's bank
                 m = offchip_memory(board, plan, c.id)
                 if m is None or m not in mems:
                     raise UnsupportedError(f"{cu[c.name]}.{p.name}: core {c.id} keeps weights off chip but reaches "

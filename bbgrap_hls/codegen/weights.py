@@ -23,7 +23,10 @@ AGGREGATEd so that one struct is one memory word. Where the plan put it:
   ``bb::conv2d_offchip``): no on-chip memory; gen writes ``hls/ddr_weights_core<k>.bin``
   (`ddr_image`): the core's off-chip layers in layer order, each as its words back to back
   (word ``a`` at ``offset + a·banks·lanes``), each part padded to whole ``DDR_BEAT``-byte
-  beats so that every layer starts on a beat (the kernel's ``OFF``, in beats).
+  beats so that every layer starts on a beat (the kernel's ``OFF``, in beats). A layer
+  behind a DDR frame stage (plan ``in_stage``) adds its scratch area after all the weights:
+  ``STAGE_REGIONS`` regions of ``Layer.stage_region`` bytes from ``Layer.stage_offset``
+  (4 KB aligned, zeros in the file; design.py places them, `ddr_image_bytes` is the total).
 
 The kernels also accept the per-bank layout ``const bb::Word<lanes> w[banks][depth]``
 (``hw/hls/bb_weights.h``), for a cost model that counts the banks as separate memories.
@@ -38,6 +41,7 @@ import numpy as np
 from bbgrap_hls.codegen.carray import c_words
 from bbgrap_hls.codegen.fold import wide_words
 from bbgrap_hls.model.memory import uram_halves
+from bbgrap_hls.model.stage import STAGE_REGIONS
 
 #: The plan's ``weights`` placement -> Vitis HLS ``bind_storage`` impl.
 STORAGE_IMPL = {"bram": "bram", "uram": "uram", "lut": "lutram"}
@@ -155,9 +159,22 @@ def ddr_beats(wm: WeightMem) -> int:
     return -(-wm.nbytes() // DDR_BEAT)
 
 
+def ddr_weight_bytes(layers) -> int:
+    """Bytes of the weights in a core's off-chip image (``layers``: its `Layer` list)."""
+    return sum(ddr_beats(lay.wmem) for lay in layers if lay.wmem is not None and lay.wmem.ddr) * DDR_BEAT
+
+
+def ddr_image_bytes(layers) -> int:
+    """Bytes of a core's off-chip image: its weights, then the scratch areas of its DDR frame
+    stages (where design.py put them: ``stage_offset``, ``STAGE_REGIONS·stage_region`` bytes)."""
+    ends = [lay.stage_offset + STAGE_REGIONS * lay.stage_region for lay in layers if getattr(lay, "in_stage", False)]
+    return max([ddr_weight_bytes(layers), *ends])
+
+
 def ddr_image(layers) -> tuple[bytes, list[ImagePart]]:
     """The off-chip weight image of a core (``layers``: its `Layer` list): each ``ddr``
-    memory's words in layer order, padded with zeros to whole beats; ``offset`` in bytes."""
+    memory's words in layer order, padded with zeros to whole beats, then zeros up to
+    `ddr_image_bytes` (the stages' scratch areas); ``offset`` in bytes."""
     parts, chunks, off = [], [], 0
     for lay in layers:
         wm = lay.wmem
@@ -168,6 +185,7 @@ def ddr_image(layers) -> tuple[bytes, list[ImagePart]]:
         size = ddr_beats(wm) * DDR_BEAT
         chunks.append(words.tobytes() + bytes(size - words.size))
         off += size
+    chunks.append(bytes(ddr_image_bytes(layers) - off))  # the frame stages' scratch areas
     return b"".join(chunks), parts
 
 

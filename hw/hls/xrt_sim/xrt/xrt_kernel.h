@@ -83,11 +83,17 @@ class run {
     std::vector<long long> scal(nargs, 0);
     snap_.clear();
     work_.clear();
+    // One working copy per buffer, shared by every argument given that buffer: a kernel's
+    // arguments alias where the host gave them the same buffer (a DDR frame stage writes
+    // its scratch through one argument and reads it back through another).
     for (const auto& kv : bos_) {
-      snap_[kv.first] = kv.second.bb_device();
-      work_[kv.first] = kv.second.bb_device();
+      std::vector<char>* dev = &kv.second.bb_device();
+      if (work_.count(dev) == 0) {
+        snap_[dev] = *dev;
+        work_[dev] = *dev;
+      }
+      ptrs[kv.first] = work_[dev].data();
     }
-    for (auto& kv : work_) ptrs[kv.first] = kv.second.data();
     for (const auto& kv : scalars_) scal[kv.first] = kv.second;
     const int rc = bb_sim_run(k_.bb_name().c_str(), ptrs.data(), scal.data(), nargs);
     state_ = rc == 0 ? ERT_CMD_STATE_RUNNING : ERT_CMD_STATE_ERROR;
@@ -97,7 +103,7 @@ class run {
     (void)timeout;
     if (state_ != ERT_CMD_STATE_RUNNING) return state_;
     for (auto& kv : work_) {  // commit the bytes this run changed
-      std::vector<char>& dev = bos_[kv.first].bb_device();
+      std::vector<char>& dev = *kv.first;
       const std::vector<char>& before = snap_[kv.first];
       for (std::size_t i = 0; i < dev.size(); ++i) {
         if (kv.second[i] != before[i]) dev[i] = kv.second[i];
@@ -112,7 +118,7 @@ class run {
   kernel k_;
   std::map<int, bo> bos_;
   std::map<int, long long> scalars_;
-  std::map<int, std::vector<char>> snap_, work_;
+  std::map<std::vector<char>*, std::vector<char>> snap_, work_;  // by the buffer's device bytes
   ert_cmd_state state_ = ERT_CMD_STATE_NEW;
 };
 
