@@ -46,6 +46,7 @@ PLAN_OPTIONS: dict[str, type | tuple[type, ...]] = {
     "strategy": str, "objective": str, "time_limit": (int, float), "seed": int,
     "parallel_window": bool, "pixel_copies": bool, "offchip_weights": bool, "narrow_folding": bool,
     "dsp_packing": bool, "lut_macs": bool, "lut_requant": bool, "space_to_depth": str, "padded_folds": bool,
+    "ddr_stages": bool,
 }
 #: what ``gen`` plans with when not told (`Design.write` warns when the design's plan differs)
 _GEN_DEFAULTS = {"time_limit": 10.0, "narrow_folding": True, "offchip_weights": False}
@@ -70,7 +71,7 @@ def compile(model: str | os.PathLike | onnx.ModelProto, board: str | os.PathLike
             the synthetic calibration and the test input, as ``gen --seed``),
             ``parallel_window`` (True), ``pixel_copies`` (True), ``offchip_weights``
             (False), ``narrow_folding`` (True), ``dsp_packing``, ``lut_macs`` and
-            ``padded_folds`` (`make_plan`'s defaults), ``lut_requant`` (default: only when the plan with DSP requantisers
+            ``padded_folds``, ``ddr_stages`` (`make_plan`'s defaults), ``lut_requant`` (default: only when the plan with DSP requantisers
             does not fit).
 
     Returns:
@@ -328,6 +329,8 @@ class Design:
             argv.append("--lut-macs" if o["lut_macs"] else "--no-lut-macs")
         if "padded_folds" in o:
             argv.append("--padded-folds" if o["padded_folds"] else "--no-padded-folds")
+        if "ddr_stages" in o:
+            argv.append("--ddr-stages" if o["ddr_stages"] else "--no-ddr-stages")
         if o.get("lut_requant") is not None:
             argv.append("--lut-requant" if o["lut_requant"] else "--no-lut-requant")
         if "space_to_depth" in o:

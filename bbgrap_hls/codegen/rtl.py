@@ -25,7 +25,7 @@ from dataclasses import dataclass, field
 from bbgrap_hls.board import Board
 from bbgrap_hls.codegen.design import CoreDesign, Design
 from bbgrap_hls.codegen.names import comment
-from bbgrap_hls.codegen.rtl_layers import AXI_ADDR_W, rtl_layer, rtl_offchip, rtl_shuffle
+from bbgrap_hls.codegen.rtl_layers import AXI_ADDR_W, rtl_layer, rtl_offchip, rtl_shuffle, stage_inst
 from bbgrap_hls.errors import UnsupportedError
 from bbgrap_hls.ir import Graph
 from bbgrap_hls.model.links import trim_folds
@@ -45,6 +45,7 @@ class Inst:
     conns: list[tuple[str, str | list[str]]]
     note: str = ""
     axi: list[tuple[str, str]] = field(default_factory=list)  # AXI4 read port prefix -> net prefix
+    axi_rw: list[tuple[str, str]] = field(default_factory=list)  # AXI4 read-write port prefix -> net prefix
 
 
 def width_converter(a: int, c: int) -> tuple[str, list[tuple[str, str]]]:
@@ -70,6 +71,8 @@ class Module:
     fifos: list[dict] = field(default_factory=list)  # watchdog entries (path relative to this module)
     axi: list[tuple[str, int, int]] = field(default_factory=list)  # AXI4 read masters: (prefix, data, addr bits)
     offchip: list[dict] = field(default_factory=list)  # their images and memory (tb/rtl.json "axi")
+    axi_rw: list[tuple[str, int, int]] = field(default_factory=list)  # read-write masters (DDR frame stages)
+    stages: list[dict] = field(default_factory=list)  # their scratch areas and memory (tb/rtl.json "stages")
 
 
 @dataclass
@@ -198,8 +201,19 @@ def core_module(cd: CoreDesign, g: Graph, plan: Plan, files: dict[str, str],
             files.update(rl.files)
             note = f"{lay.ident}: {comment(node.name)} ({node.op}, weights off chip at {base:#x})"
             port = f"m_axi_{lay.ident}"
+            src = r(args[0], note)
+            if lay.in_stage:  # its input through a DDR frame stage (docs/rtl.md, "DDR frame stage")
+                lanes = min(simd, rl.params["C"])
+                st = stage_inst(lay, lanes, rl.params["H"] * rl.params["W"] * rl.params["C"] // lanes, memory)
+                mod.nets.append((f"{lay.ident}_staged", 8 * lanes))
+                mod.insts.append(Inst("ddr_stage", f"u_{lay.ident}_stage", st.params,
+                                      [("s_axis", src), ("m_axis", f"{lay.ident}_staged")], st.note,
+                                      axi_rw=[("m_axi", st.port)]))
+                mod.axi_rw.append((st.port, st.data_w, AXI_ADDR_W))
+                mod.stages.append(st.manifest)
+                src = f"{lay.ident}_staged"
             mod.insts.append(Inst(rl.module, f"u_{lay.ident}", [(k, _lit(v)) for k, v in rl.params.items()],
-                                  [("s_axis", r(args[0], note)), ("m_axis", w(args[1], note))], note,
+                                  [("s_axis", src), ("m_axis", w(args[1], note))], note,
                                   axi=[("m_axi", port)]))
             mod.axi.append((port, 8 * beat, AXI_ADDR_W))
             sf = len(rl.image) // (rl.params["CO"] // pe) // (pe * simd)
@@ -390,8 +404,9 @@ def top_module(design: Design, cores: list[Module], plan: Plan, board: Board) ->
                           "desc": f"off-chip buffer core{src.id} -> core{dst.id} ({ident})"})
     for m in cores:
         top.axi += m.axi  # each off-chip layer's read master is a port of the top
+        top.axi_rw += m.axi_rw  # and each DDR frame stage's read-write master
         top.insts.append(Inst(m.name, f"u_{m.name}", [], sorted(conns[m.name]), m.note,
-                              axi=[(p, p) for p, _, _ in m.axi]))
+                              axi=[(p, p) for p, _, _ in m.axi], axi_rw=[(p, p) for p, _, _ in m.axi_rw]))
         top.fifos += [dict(f, path=f"u_{m.name}.{f['path']}", desc=f"{m.name}: {f['desc']}") for f in m.fifos]
     return top
 
@@ -429,6 +444,7 @@ def rtl_manifest(design: Design, top: Module, cores: list[Module], plan: Plan) -
                     for t, i, n in design.outputs],
         "channels": top.fifos,
         "axi": [a for m in cores for a in m.offchip],
+        "stages": [a for m in cores for a in m.stages],
         "predicted_ii_cycles": int(plan.ii_cycles),
         "predicted_latency_cycles": int(plan.latency_cycles),
         "bottleneck": plan.bottleneck,

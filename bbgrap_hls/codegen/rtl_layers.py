@@ -357,3 +357,45 @@ def rtl_offchip(g: Graph, node: Node, lay: Layer, pe: int, simd: int, co_range: 
     params = dict(C=c, CO=hi - lo, SIMD=simd, PE=pe, **win, PAD_VAL=pad, DATA_W=8 * beat_bytes,
                   ADDR_W=AXI_ADDR_W, W_BASE=f"64'h{base:x}", ISLOTS=lay.in_slots)
     return RtlLayer("conv_offchip", params | _names(lay.ident, files), files, image=image)
+
+
+@dataclass(frozen=True)
+class StageInst:
+    """A ``ddr_stage`` in front of an off-chip layer whose plan has ``in_stage``: its parameters
+    (SV literal text), AXI port, data bits and the testbench's entry for its scratch memory."""
+
+    params: list[tuple[str, str]]
+    port: str
+    data_w: int
+    note: str
+    manifest: dict
+
+
+def stage_inst(lay: Layer, lanes: int, beats: int, memory: tuple[float, int, int] | None) -> StageInst:
+    """The DDR frame stage of off-chip layer ``lay`` (frames of ``beats`` beats of ``lanes`` lanes):
+    frames of the layer's input beats into the scratch regions the host reserves in the core's
+    board-memory image (``lay.stage_offset``, ``lay.stage_region`` bytes apart; the HLS kernel
+    rings through `STAGE_REGIONS` of them, the module through 2), over the read-write master
+    ``m_axi_<layer>_stage``; ``memory`` is the board memory as the planner modelled it."""
+    from bbgrap_hls.model.stage import (
+        STAGE_BURST,
+        STAGE_ODEPTH,
+        STAGE_REGIONS,
+        STAGE_WDEPTH,
+        stage_beat_bytes,
+    )
+
+    if memory is None:
+        raise UnsupportedError(f"{lay.ident}: a DDR frame stage, but the board has no memory for its core")
+    beat = stage_beat_bytes(lanes)
+    port = f"m_axi_{lay.ident}_stage"
+    params = [("LANES", str(lanes)), ("FRAME_BEATS", str(beats)), ("DATA_W", str(8 * beat)),
+              ("ADDR_W", str(AXI_ADDR_W)), ("BASE", f"64'h{lay.stage_offset:x}"),
+              ("REGION_BYTES", str(lay.stage_region)), ("REGIONS", "2"), ("BURST", str(STAGE_BURST)),
+              ("WDEPTH", str(STAGE_WDEPTH)), ("ODEPTH", str(STAGE_ODEPTH))]
+    rate, latency, _ = memory
+    manifest = {"port": port, "layer": lay.ident, "base": lay.stage_offset,
+                "bytes": STAGE_REGIONS * lay.stage_region, "beat_bytes": beat, "rate": rate,
+                "latency": int(latency), "frame_beats": beats}
+    note = f"{lay.ident}: DDR frame stage, {beats} beats a frame at {lay.stage_offset:#x}"
+    return StageInst(params, port, 8 * beat, note, manifest)

@@ -52,7 +52,7 @@ def run(args: argparse.Namespace) -> int:
                       narrow_folding=not args.no_narrow, pixel_copies=args.pixel_copies,
                       offchip_weights=args.offchip_weights, dsp_packing=args.dsp_packing, lut_macs=args.lut_macs,
                       space_to_depth=stem_option(args.space_to_depth, qdq),
-                      lut_requant=args.lut_requant, padded_folds=args.padded_folds)
+                      lut_requant=args.lut_requant, padded_folds=args.padded_folds, ddr_stages=args.ddr_stages)
     sys.stdout.write(plan.to_json() if args.json else format_plan(plan))
     return 0
 

@@ -96,6 +96,8 @@ class BlockCost:
             ``eltwise.sv`` ``RQ_LUT = 1``), not DSP48E2s (`lut_requantised`).
         in_slots, out_slots: an off-chip block's input and output frame slots, 1 or 2
             (`offchip_mvu`; ``conv_offchip.sv`` ``ISLOTS``, ``OSLOTS``); 2 for other blocks.
+        in_stage: a one-input-slot off-chip block's input passes through a DDR frame stage
+            (`offchip.staged`; ``ddr_stage.sv``), whose resources and traffic are counted here.
     """
 
     ii: int
@@ -116,6 +118,7 @@ class BlockCost:
     lut_requant: bool = False
     in_slots: int = 2
     out_slots: int = 2
+    in_stage: bool = False
 
 
 def _ceil(a: int, b: int) -> int:

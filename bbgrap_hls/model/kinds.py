@@ -23,7 +23,7 @@ from bbgrap_hls.model.blocks import (
     lut_requantised,
 )
 from bbgrap_hls.model.geometry import Geometry, geometry
-from bbgrap_hls.model.offchip import offchip_mvu
+from bbgrap_hls.model.offchip import offchip_mvu, staged
 
 LUT_ACTIVATIONS = (
     "Relu", "Relu6", "Sigmoid", "Tanh", "HardSigmoid", "HardSwish", "LeakyRelu", "Clip", "Elu",
@@ -177,7 +177,8 @@ def foldings(kind: str, g: Geometry, parallel_window: bool = False,
 def block_cost(kind: str, g: Geometry, pe: int, simd: int, uram: bool = False, mmv: int = 1,
                ddr: bool = False, memory: tuple[float, int, int] | None = None, pack: bool = False,
                lut_macs: bool = False, lutw: bool = False, lut_requant: bool = False,
-               in_slots: int = 2, in_cycles: int | None = None) -> BlockCost:
+               in_slots: int = 2, in_cycles: int | None = None, stage: bool = False,
+               stage_bound: bool = False) -> BlockCost:
     """Cost of a block kind at a folding (the folding must be legal).
 
     ``uram`` puts the weight memory in URAM (kinds in `URAM_CAPABLE`; ignored for the others,
@@ -185,7 +186,9 @@ def block_cost(kind: str, g: Geometry, pe: int, simd: int, uram: bool = False, m
     conv's pixel copies (`pixel_copies`); ``ddr`` keeps the weights in the core's board
     memory (kinds in `OFFCHIP_CAPABLE`, no copies: `offchip_mvu`), and then ``uram`` puts
     its frame buffers in URAM, ``in_slots`` (2 or 1) is its input frame slots and ``in_cycles``
-    (one slot) the cycles its producer takes to deliver a frame (`offchip_mvu`); ``memory`` is ``(rate bytes/cycle, latency cycles, beat
+    (one slot) the cycles its producer takes to deliver a frame (`offchip_mvu`), ``stage`` (one
+    slot) puts a DDR frame stage in front of it (`offchip.staged`; ``stage_bound``: the stage's
+    cycles as closed-form bounds, the planner's tables); ``memory`` is ``(rate bytes/cycle, latency cycles, beat
     bytes)`` of the board memory as the block sees it (None: one beat per cycle, no latency);
     ``pack`` asks for DSP packing, applied where `packs` allows it (conv/dense on chip,
     ``pe >= 2``) and ignored elsewhere; ``lut_macs`` puts every product of a conv/dense on
@@ -198,6 +201,12 @@ def block_cost(kind: str, g: Geometry, pe: int, simd: int, uram: bool = False, m
     if ddr:
         if kind not in OFFCHIP_CAPABLE or mmv > 1:
             raise ValueError(f"block kind '{kind}' (mmv={mmv}) cannot keep its weights off chip")
+        if stage:
+            if in_slots != 1 or in_cycles is not None:
+                raise ValueError("a DDR frame stage goes with one input slot (its own in_cycles)")
+            return staged(g, pe, simd, uram=uram, bound=stage_bound) if memory is None else \
+                staged(g, pe, simd, uram=uram, rate=memory[0], latency=memory[1], beat_bytes=memory[2],
+                       bound=stage_bound)
         if memory is None:
             return offchip_mvu(g, pe, simd, uram=uram, in_slots=in_slots, in_cycles=in_cycles)
         rate, latency, beat = memory

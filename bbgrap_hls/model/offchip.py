@@ -6,6 +6,7 @@ docs/cost-model.md, "Off-chip weights"; RTL ``hw/rtl/conv_offchip.sv``, HLS
 from __future__ import annotations
 
 import math
+from dataclasses import replace
 
 from bbgrap_hls.model.blocks import (
     LUT_AXI_READ,
@@ -201,3 +202,31 @@ def offchip_mvu(g: Geometry, pe: int, simd: int, uram: bool = False, rate: float
         offchip_bytes=sf * simd * nf * pe,  # the whole weight memory (a grouped conv's is block-diagonal)
         in_slots=in_slots, out_slots=out_slots,
     )
+
+
+def staged(g: Geometry, pe: int, simd: int, uram: bool = False, rate: float | None = None,
+           latency: int = 0, beat_bytes: int = OFFCHIP_BEAT_BYTES, bound: bool = False) -> BlockCost:
+    """`offchip_mvu` with one input slot behind a DDR frame stage (docs/cost-model.md, "DDR
+    frame stage"; ``hw/rtl/ddr_stage.sv`` in front of ``conv_offchip.sv`` ``ISLOTS = 1``).
+
+    The stage takes the producer's beats whenever they come and writes each frame to a
+    scratch area of the board memory; when the block frees its slot it reads the frame back,
+    ``deliver`` cycles from first to last beat (`stage.built_stage`; with ``bound`` its
+    closed-form upper bounds `stage.stage_bound`, for the planner's tables), so the block sees a
+    producer that delivers a frame in ``in_cycles = max(in_beats, deliver)`` and never stalls
+    its real producer. The pair's ii is the larger of the two; the stage's FIFOs and AXI
+    masters add to the block's resources and its written and read frames to ``offchip_bytes``
+    (its bandwidth is charged with the weights'); frame 0 reaches the block's slot
+    ``stage.latency − in_beats`` cycles later than straight from the producer, which delays
+    ``lead`` and ``span`` (the latency; not the ii)."""
+    from bbgrap_hls.model.stage import built_stage, stage_bound
+
+    lanes = min(simd, g.c)
+    in_beats = g.in_elems // lanes
+    sc = (stage_bound if bound else built_stage)(in_beats, lanes, rate, latency)
+    c = offchip_mvu(g, pe, simd, uram=uram, rate=rate, latency=latency, beat_bytes=beat_bytes, in_slots=1,
+                    in_cycles=max(in_beats, sc.deliver))
+    late = max(0, sc.latency - in_beats)
+    return replace(c, ii=max(c.ii, sc.ii), lead=c.lead + late, span=c.span + late, tail=c.tail + late,
+                   bram18=c.bram18 + sc.bram18, lut=c.lut + sc.lut,
+                   offchip_bytes=c.offchip_bytes + sc.bytes_per_frame, in_stage=True)

@@ -186,7 +186,9 @@ def _config(man: dict, ins: dict[str, np.ndarray], run: Path, frames: int, rtl: 
            # the input driver: "beats" (tb._Feeder) or "cocotbext" (cocotbext-axi's source, as before)
            "feeder": os.environ.get("BBG_SIM_FEEDER", "beats"),
            # off-chip weight ports: the simulated memory's image (absolute path), rate, latency
-           "axi": [dict(a, image=str(rtl / a["image"])) for a in man.get("axi", [])] if rtl else []}
+           "axi": [dict(a, image=str(rtl / a["image"])) for a in man.get("axi", [])] if rtl else [],
+           # DDR frame stages: each read-write port's scratch area (a zeroed memory), rate, latency
+           "stages": man.get("stages", [])}
     (run / "config.json").write_text(json.dumps(cfg))
     return cfg
 

@@ -13,7 +13,9 @@ and those whose reader never takes their beat.
 Memory: every off-chip weight port (``m_axi_<layer>``) reads an `axi_mem.AxiReadMemory`
 holding the core's image, at the rate and latency the plan assumed; the inputs start once
 every such layer has its first two weight tiles (the cost model's frame 0 starts with them
-loaded, as the module bench does).
+loaded, as the module bench does). Every DDR frame stage's read-write port
+(``m_axi_<layer>_stage``) gets an `axi_mem.AxiWriteMemory` and an `axi_mem.AxiReadMemory`
+over one zeroed scratch area, at the same rate and latency.
 
 Configuration: the JSON file named by ``BBG_RTLSIM`` (``run.py`` writes it).
 """
@@ -164,6 +166,17 @@ def _memory(dut, a: dict):
     return AxiReadMemory(dut, a["port"], image, 0, a["latency"], a["rate"], a["beat_bytes"])
 
 
+def _stage_memory(dut, a: dict) -> list:
+    """The simulated scratch memory of a DDR frame stage's read-write port ``a`` (tb/rtl.json
+    "stages"): a write and a read slave over one zeroed ``bytearray`` at the stage's base."""
+    from bbgrap_hls.rtlsim.axi_mem import AxiReadMemory, AxiWriteMemory
+
+    image = bytearray(a["bytes"])
+    lat = max(1, a["latency"])
+    return [AxiWriteMemory(dut, a["port"], image, a["base"], lat, a["rate"], a["beat_bytes"]),
+            AxiReadMemory(dut, a["port"], image, a["base"], lat, a["rate"], a["beat_bytes"])]
+
+
 async def _preload(dut, mems: list, ports: list[dict]) -> None:
     """Wait until every off-chip layer holds its first two weight tiles (and the cycle that
     makes them ready): the empty pipeline the cost model's frame 0 assumes."""
@@ -235,10 +248,11 @@ async def run_design(dut) -> None:
             AxiStreamSource(AxiStreamBus.from_prefix(dut, i["port"]), dut.clk, dut.rst) for i in cfg["inputs"]]
     snks = [AxiStreamSink(AxiStreamBus.from_prefix(dut, o["port"]), dut.clk, dut.rst) for o in cfg["outputs"]]
     mems = [_memory(dut, a) for a in cfg.get("axi", [])]
-    if mems:
+    scratch = [m for a in cfg.get("stages", []) for m in _stage_memory(dut, a)]
+    if mems or scratch:
         from bbgrap_hls.rtlsim.axi_mem import serve
 
-        cocotb.start_soon(serve(mems, dut.clk, dut.rst))
+        cocotb.start_soon(serve(mems + scratch, dut.clk, dut.rst))
     dut.rst.value = 1
     await ClockCycles(dut.clk, 4)
     dut.rst.value = 0

@@ -102,17 +102,23 @@ def unit_parts(prob: Problem, seg: Segmentation, u: int) -> list[_Part]:
         return out
     t, f = unit.table, seg.fold[u]
     in_cycles = None
-    if f >= len(t):  # a one-input-slot row (`Table.extra`, the integer program's): the frame
-        t = t.full()  # arrives at its off-chip producer's pace (`couplings.Pair`)
-        p = unit.producers[0]
-        elems = prob.tensor_bits[prob.units[p].out_tensor] // 8
-        in_cycles = max(elems // int(t.simd[f]), frame_cycles(elems, int(prob.units[p].table.pe[seg.fold[p]])))
+    if f >= len(t):  # a one-input-slot row (`Table.extra`, the integer program's): without a
+        t = t.full()  # stage, the frame arrives at its off-chip producer's pace (`couplings.Pair`)
+        if not t.stage[f]:
+            p = unit.producers[0]
+            elems = prob.tensor_bits[prob.units[p].out_tensor] // 8
+            tp = prob.units[p].table
+            tp = tp.full() if seg.fold[p] >= len(tp) else tp  # (the producer on such a row too)
+            in_cycles = max(elems // int(t.simd[f]), frame_cycles(elems, int(tp.pe[seg.fold[p]])))
     # a table row's ii may exceed its block's (an off-chip row slowed to its port's rate)
     cost = block_cost(unit.kind, unit.geom, int(t.pe[f]), int(t.simd[f]), uram=bool(t.uram[f]),
                       mmv=t.copies(f), ddr=bool(t.ddr[f]), memory=prob.offchip_memory if t.ddr[f] else None,
                       pack=prob.dsp_packing, lut_macs=bool(t.lut[f]), lutw=bool(t.lutw[f]),
-                      lut_requant=bool(t.lutrq[f]), in_slots=1 if t.in1[f] else 2, in_cycles=in_cycles)
-    return [_Part(seg.core[u], 0, unit.geom.co, int(t.pe[f]), int(t.simd[f]), _at_least(cost, int(t.ii[f])),
+                      lut_requant=bool(t.lutrq[f]), in_slots=1 if t.in1[f] else 2, in_cycles=in_cycles,
+                      stage=bool(t.stage[f]))
+    # (a row behind a stage has its tables' bound of the stage's cycles: the cost is exact)
+    floor = cost.ii if t.stage[f] else int(t.ii[f])
+    return [_Part(seg.core[u], 0, unit.geom.co, int(t.pe[f]), int(t.simd[f]), _at_least(cost, floor),
                   t.copies(f))]
 
 
@@ -124,8 +130,9 @@ def _cached_parts(prob: Problem, seg: Segmentation, u: int) -> list[_Part]:
         key = (u, tuple(seg.split[u]), tuple(seg.part_co.get(u, ())))
     else:
         key = (u, seg.core[u], seg.fold[u])
-        if seg.fold[u] >= len(prob.units[u].table):  # one input slot: its producer's row sets its ii
-            key += (seg.fold[prob.units[u].producers[0]],)
+        t = prob.units[u].table
+        if seg.fold[u] >= len(t) and not t.full().stage[seg.fold[u]]:  # one input slot, no stage:
+            key += (seg.fold[prob.units[u].producers[0]],)  # its producer's row sets its ii
     got = prob.parts.get(key)
     if got is None:
         got = prob.parts[key] = unit_parts(prob, seg, u)
@@ -410,7 +417,7 @@ def _build(prob: Problem, seg: Segmentation, strategy: str, objective: str, use_
                 sum(p.cost.uram for p in ps), sum(p.cost.lut for p in ps), None, split,
                 _placement([p.cost.weights for p in ps]), ps[0].mmv,
                 sum(p.cost.offchip_bytes for p in ps), _node_pack([_pack(prob, prob.units[u].kind, p) for p in ps]),
-                "lut" if any(p.cost.lut_requant for p in ps) else "dsp", ps[0].cost.in_slots))
+                "lut" if any(p.cost.lut_requant for p in ps) else "dsp", ps[0].cost.in_slots, ps[0].cost.in_stage))
     cores = []
     for c in board.cores:
         names = [nd.name for nd in nodes if nd.block not in ("host", "fused") and c.id in (

@@ -57,7 +57,7 @@ def pair_rows(pair: Pair, tables: list[Table], rows: list[np.ndarray],
     ok = tu.ddr[ru] & ~tu.padded[ru]
     arrive = frame_cycles(pair.elems, tu.pe[ru])
     groups: dict[bytes, tuple[list[int], np.ndarray]] = {}
-    for k in np.nonzero(tx.in1[rx])[0]:
+    for k in np.nonzero(tx.in1[rx] & ~tx.stage[rx])[0]:  # (a row behind a DDR frame stage needs no pair)
         r = rx[k]
         slack = target - int(tx.ii[r]) + pair.elems // int(tx.simd[r])
         allow = np.nonzero(ok & (arrive <= slack))[0]
@@ -73,6 +73,28 @@ class Item:
     part: int
     core: int
     table: Table
+
+
+def one_slot_rows(prob: Problem, seg: Segmentation, u: int) -> bool:
+    """Whether unit ``u`` takes part in a program with its one-input-slot rows (`Table.full`):
+    an unsplit block with off-chip rows. Those behind a DDR frame stage are legal after any
+    producer; the others only with `in1_producer`'s (`legal_rows`)."""
+    t = prob.units[u].table
+    return u not in seg.split and t.extra_key is not None and t.extra is not None
+
+
+def legal_rows(prob: Problem, seg: Segmentation, it: Item, rows: np.ndarray) -> np.ndarray:
+    """``rows`` of ``it``'s table that it may take whatever the other blocks' rows: without
+    the one-input-slot rows without a stage when it has no `in1_producer` (with one, its
+    `Pair` constraint decides), and without the rows behind a stage when the problem does
+    not allow stages (``ddr_stages``)."""
+    t = it.table
+    if it.part >= 0 or not t.in1.any():
+        return rows
+    drop = t.stage[rows] if not prob.ddr_stages else np.zeros(len(rows), dtype=bool)
+    if in1_producer(prob, seg, it.unit) is None:
+        drop = drop | (t.in1[rows] & ~t.stage[rows])
+    return rows[~drop]
 
 
 def in1_producer(prob: Problem, seg: Segmentation, u: int) -> int | None:

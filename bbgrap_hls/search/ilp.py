@@ -32,7 +32,7 @@ import numpy as np
 from bbgrap_hls.plan import Plan
 from bbgrap_hls.search import couplings
 from bbgrap_hls.search.build import build_plan
-from bbgrap_hls.search.couplings import Item, Lag, Pair, in1_producer, pair_rows
+from bbgrap_hls.search.couplings import Item, Lag, Pair, legal_rows, one_slot_rows, pair_rows
 from bbgrap_hls.search.dp import Segmentation, part_tables
 from bbgrap_hls.search.problem import N_RES, RES, Problem
 from bbgrap_hls.search.repair import violations
@@ -122,9 +122,11 @@ def candidates(t: Table) -> np.ndarray:
 
 
 def _groups(t: Table) -> tuple[np.ndarray, ...]:
-    """Row masks of ``t`` that dominance may not cross: on-chip rows, off-chip rows, and
-    off-chip rows with one input slot (legal only after some producers: `Pair`)."""
-    return ~t.ddr, t.ddr & ~t.in1, t.in1
+    """Row masks of ``t`` that dominance may not cross: on-chip rows, off-chip rows (with a
+    DDR frame stage or not: legal after any producer), and off-chip rows with one input slot
+    without a stage (legal only after some producers: `Pair`)."""
+    paired = t.in1 & ~t.stage
+    return ~t.ddr, t.ddr & ~paired, paired
 
 
 def fit_rows(tables: list[Table], limits: np.ndarray, target: int, scale: np.ndarray | None = None,
@@ -230,9 +232,9 @@ def fit_rows(tables: list[Table], limits: np.ndarray, target: int, scale: np.nda
     return pick if min(pick) >= 0 else None
 
 
-def _items(prob: Problem, seg: Segmentation, one_slot: bool = True) -> list[Item]:
-    """The program's blocks and split parts; with ``one_slot``, a block that `couplings.in1_producer`
-    allows has its one-input-slot rows too (`Table.full`)."""
+def _items(prob: Problem, seg: Segmentation) -> list[Item]:
+    """The program's blocks and split parts; a block that may take one-input-slot rows has
+    them too (`Table.full`, `couplings.one_slot_rows`)."""
     out = []
     for u in range(prob.m):
         if u in seg.split:
@@ -240,7 +242,7 @@ def _items(prob: Problem, seg: Segmentation, one_slot: bool = True) -> list[Item
                 out.append(Item(u, j, c, t))
         else:
             t = prob.units[u].table
-            if one_slot and in1_producer(prob, seg, u) is not None:
+            if one_slot_rows(prob, seg, u):
                 t = t.full()
             out.append(Item(u, -1, seg.core[u], t))
     return out
@@ -268,9 +270,9 @@ def _rows_at(t: Table, among: np.ndarray | None, target: int) -> np.ndarray:
     a = np.arange(len(t)) if among is None else among
     a = a[t.ii[a] <= target]
     # off-chip rows by ii too: their ii sets the lag they add (`couplings.lags`)
-    on, off, in1 = (m[a] for m in _groups(t))
+    on, *off = (m[a] for m in _groups(t))
     key = np.column_stack((t.ii, t.res))
-    return np.sort(np.concatenate((_pareto(t.res, a[on], tie=t.ii), _pareto(key, a[off]), _pareto(key, a[in1]))))
+    return np.sort(np.concatenate((_pareto(t.res, a[on], tie=t.ii), *(_pareto(key, a[m]) for m in off))))
 
 
 def _at(prob: Problem, seg0: Segmentation, items: list[Item], target: int, strategy: str, objective: str,
@@ -292,6 +294,7 @@ def _at(prob: Problem, seg0: Segmentation, items: list[Item], target: int, strat
         if id(it.table) not in pruned:
             pruned[id(it.table)] = _rows_at(it.table, None if among is None else among[i], target)
     rows_at = [pruned[id(it.table)] for it in items]
+    rows_at = [legal_rows(prob, seg0, it, r) for it, r in zip(items, rows_at, strict=True)]
     lags = {k: couplings.lags(prob, items, idx, target) for k, idx in on.items()}
     pairs = {k: couplings.pairs(prob, seg0, items, idx) for k, idx in on.items()}
     for spread in (False, True):
@@ -391,14 +394,16 @@ def explain(prob: Problem, last: dict) -> str | None:
         return None
     k = prob.core_path[0]
     seg = Segmentation(core=[k] * prob.m, fold=[0] * prob.m)
-    items = _items(prob, seg, one_slot=False)
+    items = _items(prob, seg)
     if not items:
         return None
     target = max(int(it.table.ii.max()) for it in items)
     tables = [it.table for it in items]
+    among = [legal_rows(prob, seg, it, np.arange(len(it.table))) for it in items]
+    kw = dict(among=among, pairs=couplings.pairs(prob, seg, items, list(range(len(items)))))
     limits = prob.limits(k)
     head = "over every folding and weight placement jointly (integer program, HiGHS)"
-    if fit_rows(tables, limits, target) is not None:
+    if fit_rows(tables, limits, target, **kw) is not None:
         over = [f"{used} / {limit} {NAMES[RES.index(r)]}" for _, r, used, limit in last.get("violations", [])]
         return (f"{head} some choice of rows fits, but the plans built from the programs' choices do "
                 f"not (the last needs {', '.join(over) or 'more'}: the FIFOs around off-chip blocks, "
@@ -406,7 +411,7 @@ def explain(prob: Problem, last: dict) -> str | None:
     short = []
     for r in range(N_RES):
         info: dict = {}
-        if fit_rows(tables, limits, target, least=r, info=info) is not None:
+        if fit_rows(tables, limits, target, least=r, info=info, **kw) is not None:
             need = int(np.ceil(info["bound"] - 1e-6))
             if need > limits[r]:
                 short.append(f"{NAMES[r]} is short by at least {need - int(limits[r])} ({need} / {int(limits[r])})")

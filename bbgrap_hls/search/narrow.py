@@ -89,12 +89,13 @@ class _Units:
         self.rank: dict[int, np.ndarray] = {}  # rank[slot][row]: position in the cheapest-first order
         self.fold: dict[int, int] = {}
         m = prob.m
-        # a block on a one-input-slot row (`Table.extra`, the integer program's) and its
-        # producer keep their rows: the pair's constraint (`couplings.Pair`) is not checked here
+        # a block on a one-input-slot row (`Table.extra`, the integer program's) keeps it, and
+        # without a DDR frame stage so does its producer: the pair's constraint
+        # (`couplings.Pair`) is not checked here
         pinned = set()
         for u, unit in enumerate(prob.units):
             if u not in seg.split and seg.fold[u] >= len(unit.table):
-                pinned |= {u, *unit.producers}
+                pinned |= {u} if unit.table.full().stage[seg.fold[u]] else {u, *unit.producers}
         for u, unit in enumerate(prob.units):
             if unit.kind == "wire" or u in pinned:
                 continue
@@ -159,10 +160,11 @@ class _Units:
 
 
 def row_of(table: Table, pe: int, simd: int, weights: str | None, mmv: int = 1, lut: bool = False,
-           lutrq: bool = False, in_slots: int = 2) -> int:
+           lutrq: bool = False, in_slots: int = 2, stage: bool = False) -> int:
     """The row of ``table`` (its `Table.full` rows) with this folding, weight placement, pixel
     copies, kind of multiplier (``lut``: products in LUTs, the plan's ``pack == 0``;
-    ``lutrq``: requantisers in LUTs, the plan's ``requant == "lut"``) and input frame slots.
+    ``lutrq``: requantisers in LUTs, the plan's ``requant == "lut"``), input frame slots and
+    DDR frame stage (the plan's ``in_stage``).
 
     Raises:
         ValueError: no such row (the plan was not made for this problem).
@@ -172,7 +174,7 @@ def row_of(table: Table, pe: int, simd: int, weights: str | None, mmv: int = 1, 
     ddr = weights == "ddr"  # off-chip rows per folding: two input slots or one (frame buffers' place fixed)
     hit = np.nonzero((table.pe == pe) & (table.simd == simd) & (ddr | (table.uram == (weights == "uram")))
                      & (table.ddr == ddr) & (table.mmv == mmv) & (table.lut == lut)
-                     & (table.lutrq == lutrq) & (table.in1 == (in_slots == 1)))[0]
+                     & (table.lutrq == lutrq) & (table.in1 == (in_slots == 1)) & (table.stage == stage))[0]
     if weights == "lut" and table.lutw[hit].any():  # a LUT-built memory (else LUTRAM-sized anyway)
         hit = hit[table.lutw[hit]]
     elif weights != "lut":
@@ -201,7 +203,7 @@ def segmentation_of(prob: Problem, plan: Plan) -> Segmentation:
             core[u], fold[u] = n.split[-1].core, -1
         else:
             core[u], fold[u] = n.core, row_of(unit.table, n.pe, n.simd, n.weights, n.mmv, n.pack == 0,
-                                                   n.requant == "lut", n.in_slots)
+                                                   n.requant == "lut", n.in_slots, n.in_stage)
     return Segmentation(core=core, fold=fold, split=split, part_co=part_co, target=plan.ii_cycles)
 
 

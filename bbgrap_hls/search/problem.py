@@ -39,6 +39,8 @@ LUT_MACS = True
 """Default of the planner's ``lut_macs`` option (`build_problem`, `make_plan`, ``--lut-macs``)."""
 PADDED_FOLDS = True
 """Default of the planner's ``padded_folds`` option (`build_problem`, `make_plan`, ``--padded-folds``)."""
+DDR_STAGES = True
+"""Default of the planner's ``ddr_stages`` option (`build_problem`, `make_plan`, ``--ddr-stages``)."""
 
 
 @dataclass
@@ -80,6 +82,7 @@ class Problem:
     lut_macs: bool = False  # conv/dense on chip and depthwise convs may compute their products in LUTs
     lut_requant: bool = False  # requantisers (and add/mul lanes) may build their products from LUTs
     padded_folds: bool = False  # conv/dense may take a pe that does not divide Co (`padded_lanes`)
+    ddr_stages: bool = True  # off-chip blocks may take one input slot behind a DDR frame stage
     # `build._cached_parts`: a block's parts by core and row (each copy of a problem starts empty)
     parts: dict = field(default_factory=dict, init=False, repr=False, compare=False)
     # `dp.SegmentDP`: every unit table's rows stacked, with the tables they came from
@@ -137,7 +140,7 @@ def build_problem(graph: Graph, board: Board, split_candidates: int = 8,
                   parallel_window: bool = True, pixel_copies: bool = True,
                   offchip_weights: bool = False, dsp_packing: bool = DSP_PACKING,
                   lut_macs: bool = LUT_MACS, lut_requant: bool = False,
-                  padded_folds: bool = PADDED_FOLDS) -> Problem:
+                  padded_folds: bool = PADDED_FOLDS, ddr_stages: bool = DDR_STAGES) -> Problem:
     """Units, folding tables and cut sizes of ``graph`` on ``board``.
 
     Args:
@@ -159,6 +162,8 @@ def build_problem(graph: Graph, board: Board, split_candidates: int = 8,
         padded_folds: conv/dense blocks on chip may take a ``pe`` that does not divide
             ``Co``, the last neuron fold padded (`padded_lanes`; docs/cost-model.md, "Padded
             folds"); not split parts, pixel copies or off-chip weights.
+        ddr_stages: with ``offchip_weights``, an off-chip conv/dense may take one input frame
+            slot behind a DDR frame stage (docs/cost-model.md, "DDR frame stage").
 
     Raises:
         UnsupportedError: a node has no cost model (names the node).
@@ -223,7 +228,8 @@ def build_problem(graph: Graph, board: Board, split_candidates: int = 8,
         diff[last + 1] -= bits
     cut = np.cumsum(diff)[: m + 1]
     prob = Problem(graph, board, units, host_ops, fused_into, core_path(board), cut, tensor_bits,
-                   parallel_window, pixel_copies, mem, dsp_packing, lut_macs, lut_requant, padded_folds)
+                   parallel_window, pixel_copies, mem, dsp_packing, lut_macs, lut_requant, padded_folds,
+                   ddr_stages)
     _add_split_tables(prob, split_candidates, use_uram)
     return prob
 

@@ -26,6 +26,7 @@ from bbgrap_hls.model import (
 from bbgrap_hls.model.blocks import PACK_CAPABLE, pack_change
 from bbgrap_hls.model.geometry import Geometry
 from bbgrap_hls.model.links import fifo_cost
+from bbgrap_hls.model.stage import MAX_STAGE_LANES
 from bbgrap_hls.search.fifos import (
     broadcast_depth,
     input_depths,
@@ -74,6 +75,9 @@ class Table:
     # after an off-chip producer that holds the next frame (`couplings.Pair`); none in a table the
     # rules and the DP choose from: they are its `extra` rows, which `full` appends
     in1: np.ndarray | None = None
+    # bool: a one-input-slot row behind a DDR frame stage (`offchip.staged`): legal after any
+    # producer (its resources and bandwidth in the row); also an `extra` row
+    stage: np.ndarray | None = None
     # the `_table` key of a table with off-chip rows: its `extra` rows are built from it when
     # first asked for (only the integer program asks, for the blocks a pair allows)
     extra_key: tuple | None = field(default=None, repr=False, compare=False)
@@ -85,10 +89,13 @@ class Table:
     def __post_init__(self) -> None:
         if self.in1 is None:
             self.in1 = np.zeros(len(self.ii), dtype=bool)
+        if self.stage is None:
+            self.stage = np.zeros(len(self.ii), dtype=bool)
 
     @property
     def extra(self) -> Table | None:
-        """The table's off-chip foldings with one input frame slot (`in1`), or None."""
+        """The table's off-chip foldings with one input frame slot (`in1`), without and with
+        a DDR frame stage (`stage`), or None."""
         return None if self.extra_key is None else _extra(self.extra_key)
 
     def full(self) -> Table:
@@ -115,7 +122,7 @@ class Table:
         return len(self.ii)
 
 
-_COLUMNS = ("pe", "simd", "uram", "ii", "res", "mmv", "ddr", "lut", "lutw", "lutrq", "padded", "in1")
+_COLUMNS = ("pe", "simd", "uram", "ii", "res", "mmv", "ddr", "lut", "lutw", "lutrq", "padded", "in1", "stage")
 """`Table`'s per-row arrays."""
 
 
@@ -261,15 +268,15 @@ def _tables_of(kind: str, g: Geometry, inputs: _Inputs, parallel_window: bool, u
     rows: list[list[tuple]] = [[] for _ in modes]
     # on_uram: the weights and the whole-frame input FIFOs in URAM (a block without weights:
     # its FIFOs only; the final plan places FIFOs by what each core's URAM has left)
-    # (on_uram, ddr, lutw, one input frame slot)
-    placements = [(False, False, False, False), (True, False, False, False)] if uram and kind != "wire" \
-        else [(False, False, False, False)]
+    # (on_uram, ddr, lutw, one input frame slot, a DDR frame stage in front)
+    placements = [(False, False, False, False, False), (True, False, False, False, False)] \
+        if uram and kind != "wire" else [(False, False, False, False, False)]
     if kind in URAM_CAPABLE:
-        placements.append((False, False, True, False))  # the weights in LUTs (shallow memories: `lut_rom`)
-    if in1:  # (a kind with off-chip rows)
-        placements = [(uram, True, False, True)]
+        placements.append((False, False, True, False, False))  # the weights in LUTs (shallow memories: `lut_rom`)
+    if in1:  # (a kind with off-chip rows): after a producer that holds the frame, or behind a stage
+        placements = [(uram, True, False, True, False), (uram, True, False, True, True)]
     elif memory is not None and kind in OFFCHIP_CAPABLE:
-        placements.append((uram, True, False, False))  # frame buffers in URAM where the board has it
+        placements.append((uram, True, False, False, False))  # frame buffers in URAM where the board has it
     rows_of = [(p, q, m) for p, q in foldings(kind, g, parallel_window, padded)
                for m in (pixel_copies(kind, g, p) if copies else [1])]
     prev_ii = 0
@@ -283,15 +290,18 @@ def _tables_of(kind: str, g: Geometry, inputs: _Inputs, parallel_window: bool, u
     fifos: dict = {}
     for pe, simd, mmv in rows_of:
         base = {}  # the folding's cost with its weights in BRAM, per kind of multiplier
-        for (on_uram, ddr, lutw, in1), (lut, lutrq) in ((p, m) for p in placements for m in macs):
+        for (on_uram, ddr, lutw, in1, stage), (lut, lutrq) in ((p, m) for p in placements for m in macs):
             if ddr and (lut or lutrq or not _offchip_ok(kind, g, pe, simd, mmv, memory[2])):
+                continue
+            if stage and min(simd, g.c) > MAX_STAGE_LANES:
                 continue
             if lut and g.co % pe:
                 continue  # padded folds with DSP products only (LUT ones: twice the rows, no gain measured)
             # the row's cost per packing mode (packing where it applies only)
             packable = not lut and packs(kind, pe, ddr)
             c = block_cost(kind, g, pe, simd, uram=on_uram, mmv=mmv, ddr=ddr, memory=memory if ddr else None,
-                           lut_macs=lut, lutw=lutw, lut_requant=lutrq, in_slots=1 if in1 else 2)
+                           lut_macs=lut, lutw=lutw, lut_requant=lutrq, in_slots=1 if in1 else 2, stage=stage,
+                           stage_bound=stage)
             # packing changes the DSPs and LUTs only (`pack_change`, as `block_cost` with ``pack``)
             change = pack_change(pe, simd, mmv) if packable else (0, 0)
             cs = [(c.dsp + change[0], c.lut + change[1]) if m else (c.dsp, c.lut) for m in modes]
@@ -320,7 +330,7 @@ def _tables_of(kind: str, g: Geometry, inputs: _Inputs, parallel_window: bool, u
             if on_uram and kind not in URAM_CAPABLE and not ddr and not big_fifo:
                 continue  # no weights and no FIFO big enough for URAM: the same row twice
             flags = (mmv, int(ddr), int(lut), int(lutw), int(lutrq), int(kind in WEIGHTED and g.co % pe != 0),
-                     int(in1))
+                     int(in1), int(stage))
             for out, (dsp, lut_use) in zip(rows, cs, strict=True):
                 out.append((pe, simd, int(on_uram), c.ii, dsp, bram, uram_use, lut_use + f_lut, bw, *flags))
     return [_finish_table(kind, g, memory, r) for r in rows]
@@ -329,7 +339,7 @@ def _tables_of(kind: str, g: Geometry, inputs: _Inputs, parallel_window: bool, u
 def _finish_table(kind: str, g: Geometry, memory: tuple[float, int, int] | None, rows: list[tuple]) -> Table:
     """A `Table` of ``rows`` (`_tables_of`'s tuples) sorted by ii descending, with the slower
     off-chip rows added."""
-    offchip = [r for r in rows if r[10] and not r[15]]
+    offchip = [r for r in rows if r[10] and not r[15]]  # (the two-slot ones)
     if offchip:
         # The slowest off-chip folding may also read its weights slower (its AXI reader given
         # a rate halving 12 times), so that a memory too slow for every block's compute still
@@ -341,13 +351,13 @@ def _finish_table(kind: str, g: Geometry, memory: tuple[float, int, int] | None,
                            memory=(rate / (1 << k), latency, beat))
             if c.ii > r[3]:
                 rows.append((*r[:3], c.ii, *r[4:8], -(-BW_CYCLES * c.offchip_bytes // c.ii), *r[9:]))
-    a = np.array(rows, dtype=np.int64).reshape(len(rows), 16)
+    a = np.array(rows, dtype=np.int64).reshape(len(rows), 17)
     order = np.lexsort((a[:, 4:9].sum(axis=1), a[:, 3]))[::-1]  # ii descending
     a = a[order]
     return Table(pe=a[:, 0], simd=a[:, 1], uram=a[:, 2].astype(bool), ii=a[:, 3], res=a[:, 4:9].copy(),
                  mmv=a[:, 9].copy(), ddr=a[:, 10].astype(bool), lut=a[:, 11].astype(bool),
                  lutw=a[:, 12].astype(bool), lutrq=a[:, 13].astype(bool), padded=a[:, 14].astype(bool),
-                 in1=a[:, 15].astype(bool))
+                 in1=a[:, 15].astype(bool), stage=a[:, 16].astype(bool))
 
 
 def _input_fifos(kind: str, g: Geometry, inputs: _Inputs, lanes: int, ii: int, pe: int, window: bool,
