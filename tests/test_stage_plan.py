@@ -78,3 +78,15 @@ def test_a_staged_block_is_costed_by_the_module_model(pair):
         assert exact.in_stage and exact.ii <= bound.ii
         assert exact.offchip_bytes == plain.offchip_bytes + 2 * geo.h * geo.w * geo.c // n.simd * 8
         assert exact.ii > plain.ii  # the frame read back from memory, not from a FIFO beat a cycle
+
+
+def test_rtl_kernels_refuse_a_stage_and_name_the_way_out(pair, tmp_path, capsys):
+    """`--kernels rtl` does not wire a stage's read-write master to a kernel argument: gen
+    refuses the design naming the options that avoid it, and plans without stages on request."""
+    from bbgrap_hls.cli import main
+
+    model, board = pair
+    args = ["gen", model, "--board", board, "--offchip-weights", "--no-padded-folds", "--kernels", "rtl", "--force"]
+    assert main([*args, "-o", str(tmp_path / "a")]) != 0
+    assert "--no-ddr-stages" in capsys.readouterr().err
+    assert main([*args, "--no-ddr-stages", "-o", str(tmp_path / "b")]) == 0

@@ -419,7 +419,7 @@ def render_vitis_rtl(design: Design, g: Graph, plan: Plan, board: Board) -> dict
         if mod.axi_rw:
             raise UnsupportedError(f"--kernels rtl: {cd.name} has a DDR frame stage (a layer's in_stage); the "
                                    "RTL kernels do not wire its read-write master to a kernel argument yet "
-                                   "(use --kernels hls, or plan without it)")
+                                   "(use --kernels hls, or plan with --no-ddr-stages)")
         dp_axi = {f"wddr_{o['layer']}": o["port"] for o in mod.offchip}
         elems = {p.name: p.elems for p in cd.ports}
         d = f"rtl_kernel/{cd.name}"

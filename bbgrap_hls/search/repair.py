@@ -53,7 +53,9 @@ def repair(prob: Problem, seg: Segmentation, strategy: str, objective: str) -> t
                 g = int(cand[np.lexsort((cand, t.res[cand, r], t.ii[cand]))[0]])
                 return int(t.ii[g]), -int(t.res[f, r] - t.res[g, r]), u, g
 
-            keys = {u: lower(u) for u in range(prob.m) if seg.core[u] == core and u not in seg.split}
+            # (a block on a one-input-slot row, the integer program's, keeps it: `Table.extra`)
+            keys = {u: lower(u) for u in range(prob.m) if seg.core[u] == core and u not in seg.split
+                    and seg.fold[u] < len(prob.units[u].table)}
             while deficit > 0:
                 best = min((k for k in keys.values() if k is not None), default=None)
                 if best is None:
