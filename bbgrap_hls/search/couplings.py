@@ -80,7 +80,9 @@ def one_slot_rows(prob: Problem, seg: Segmentation, u: int) -> bool:
     an unsplit block with off-chip rows. Those behind a DDR frame stage are legal after any
     producer; the others only with `in1_producer`'s (`legal_rows`)."""
     t = prob.units[u].table
-    return u not in seg.split and t.extra_key is not None and t.extra is not None
+    if u in seg.split or t.extra_key is None or (not prob.ddr_stages and in1_producer(prob, seg, u) is None):
+        return False
+    return t.extra is not None
 
 
 def legal_rows(prob: Problem, seg: Segmentation, it: Item, rows: np.ndarray) -> np.ndarray:
