@@ -154,14 +154,23 @@ def test_without_the_option_nothing_is_off_chip(tmp_path):
 def test_weight_image_is_the_reference_weights_in_word_order(gen_out):
     """hls/ddr_weights_core0.bin: per off-chip layer in graph order, word a = nf·SF + sf of
     pe·simd bytes, lane pe·SIMD + s = W[nf·PE + pe][sf·SIMD + s] (window order ky, kx, c),
-    each layer from a 64-byte boundary; the layer headers' OFF say where."""
+    each layer from a 64-byte boundary; the layer headers' OFF say where. After the weights,
+    from a 4 KB boundary, each DDR frame stage's zeroed scratch (`STAGE_REGIONS` regions), whose
+    written and read frames the node's off-chip bytes also count."""
+    from bbgrap_hls.model.stage import STAGE_REGIONS, stage_beat_bytes, stage_region_bytes
+
     out, model = gen_out
     plan, ddr = _ddr_nodes(out)
     gq = quantize(canonicalize(load_model(model)), seed=0)
     img = np.fromfile(out / "hls" / "ddr_weights_core0.bin", np.int8)
     idents = _layers(out)
-    off = 0
+    off = scratch = 0
     for n in ddr:
+        traffic = 0
+        if n.get("in_stage"):
+            beats = int(np.prod(gq.shape(gq.act_inputs(gq.node(n["name"]))[0]))) // n["simd"]
+            traffic = 2 * beats * stage_beat_bytes(n["simd"])
+            scratch += STAGE_REGIONS * stage_region_bytes(beats, n["simd"])
         w = np.asarray(gq.node(n["name"]).attrs["q"]["w"]).astype(np.int8)
         mat = w.transpose(0, 2, 3, 1).reshape(w.shape[0], -1) if w.ndim == 4 else w  # (Co, ky·kx·c)
         pe, simd = n["pe"], n["simd"]
@@ -172,11 +181,11 @@ def test_weight_image_is_the_reference_weights_in_word_order(gen_out):
                 for s in range(simd):
                     want[a * pe * simd + p * simd + s] = mat[(a // sf) * pe + p, (a % sf) * simd + s]
         np.testing.assert_array_equal(img[off:off + mat.size], want, err_msg=n["name"])
-        assert mat.size == n["offchip_bytes_per_frame"]
+        assert mat.size + traffic == n["offchip_bytes_per_frame"]
         head = (out / "hls" / f"{idents[n['name']]}.h").read_text()
         assert f"OFF = {off // BEAT}," in head
         off += -(-mat.size // BEAT) * BEAT
-    assert img.size == off
+    assert img.size == (-(-off // 4096) * 4096 + scratch if scratch else off) and not img[off:].any()
 
 
 def test_ports_host_and_link_config(gen_out):
