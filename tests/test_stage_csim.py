@@ -1,5 +1,5 @@
 """The DDR frame stage of a one-input-slot off-chip conv/dense on the HLS path (``P::STAGE = 1``,
-hw/hls/conv2d_offchip.h; docs/codegen.md, "DDR frame stage").
+hw/hls/offchip_stage.h; docs/codegen.md, "DDR frame stage").
 
 - Kernel: conv and dense layers with ``ISLOTS = 1, STAGE = 1`` over more frames than the
   stage's regions (the ring wraps) bit-exact against tests/test_hls_kernels.py's numpy

@@ -52,7 +52,7 @@ class Layer:
     # bytes (P::SREGION) from byte ``stage_offset`` (P::SOFF, 4 KB aligned) of the core's
     # board-memory image (set by design.py once the core's weights are placed:
     # `set_stage_offset`), written and read through the m_axi arguments ``sddr_w_<ident>`` and
-    # ``sddr_r_<ident>`` (hw/hls/conv2d_offchip.h)
+    # ``sddr_r_<ident>`` (hw/hls/offchip_stage.h)
     in_stage: bool = False
     stage_offset: int = 0
     stage_region: int = 0

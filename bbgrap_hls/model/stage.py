@@ -54,7 +54,7 @@ from dataclasses import dataclass
 from .memory import memory
 
 STAGE_REGIONS = 3
-"""Frame regions of a DDR frame stage's scratch area in the HLS kernel (hw/hls/conv2d_offchip.h
+"""Frame regions of a DDR frame stage's scratch area in the HLS kernel (hw/hls/offchip_stage.h
 ``STAGE_REGIONS``); the RTL module's ``REGIONS`` is a parameter (codegen gives 2)."""
 
 MAX_STAGE_LANES = 128
