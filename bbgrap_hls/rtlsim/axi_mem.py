@@ -42,11 +42,38 @@ def _check_burst(where: str, burst: int, size: int, beat: int, addr: int, beats:
     assert 0 <= lo and lo + beats * beat <= mem_bytes, f"{where}: burst at {addr:#x} outside the image"
 
 
+class _Slave:
+    """What both memories keep: the port's signals, the memory and its timing, the requests
+    seen on the address channel and the beats moved."""
+
+    def __init__(self, dut, prefix: str, signals: tuple[str, ...], image: bytes | bytearray, base: int,
+                 latency: int, rate: float, beat_bytes: int):
+        assert latency >= 1, "latency >= 1"
+        self.prefix, self.base, self.latency = prefix, base, latency
+        self.period = _period(beat_bytes, rate)  # cycles per beat
+        self.beat = beat_bytes
+        self.mem = image if isinstance(image, bytearray) else bytes(image)
+        self.requests: list[tuple[int, int, int]] = []  # (cycle, address, beats) seen on the address channel
+        self.beats = 0
+        self._addr = self._left = 0
+        self._nxt = 0.0
+        self._s = {n: getattr(dut, f"{prefix}_{n}") for n in signals}
+
+    def _request(self, cycle: int, ch: str) -> tuple[int, int]:
+        """The burst on address channel ``ch`` ("ar" or "aw") this cycle, checked and recorded."""
+        s = self._s
+        a, n = int(s[f"{ch}addr"].value), int(s[f"{ch}len"].value) + 1
+        _check_burst(self.prefix, int(s[f"{ch}burst"].value), int(s[f"{ch}size"].value), self.beat, a, n,
+                     self.base, len(self.mem))
+        self.requests.append((cycle, a, n))
+        return a, n
+
+
 _SIGNALS = ("araddr", "arlen", "arsize", "arburst", "arvalid", "arready", "rdata", "rresp", "rlast",
             "rvalid", "rready")
 
 
-class AxiReadMemory:
+class AxiReadMemory(_Slave):
     """An AXI4 read slave with a fixed first-beat latency and a fixed rate (see module doc).
 
     Args:
@@ -63,35 +90,19 @@ class AxiReadMemory:
 
     def __init__(self, dut, prefix: str, image: bytes | bytearray, base: int, latency: int, rate: float,
                  beat_bytes: int):
-        assert latency >= 1, "latency >= 1"
-        self.prefix, self.base, self.latency = prefix, base, latency
-        self.period = _period(beat_bytes, rate)  # cycles per beat
-        self.beat = beat_bytes
-        self.mem = image if isinstance(image, bytearray) else bytes(image)
+        super().__init__(dut, prefix, _SIGNALS, image, base, latency, rate, beat_bytes)
         self.bursts: list[tuple[int, int, int]] = []  # (first-beat cycle, address, beats)
-        self.requests: list[tuple[int, int, int]] = []  # (cycle, address, beats) seen on AR
-        self.beats = 0
-        self._addr = self._left = 0
-        self._nxt = 0.0
-        self._s = {n: getattr(dut, f"{prefix}_{n}") for n in _SIGNALS}
         self._s["arready"].value = 1
         self._s["rvalid"].value = 0
         self._s["rlast"].value = 0
         self._s["rresp"].value = 0
         self._s["rdata"].value = 0
 
-    def _check(self, addr: int, beats: int) -> None:
-        s = self._s
-        _check_burst(self.prefix, int(s["arburst"].value), int(s["arsize"].value), self.beat, addr, beats,
-                     self.base, len(self.mem))
-
     def step(self, cycle: int) -> None:
         """Cycle ``cycle`` at its falling edge: take a request, drive this cycle's beat."""
         s = self._s
         if s["arvalid"].value:  # arready is always high: a handshake
-            a, n = int(s["araddr"].value), int(s["arlen"].value) + 1
-            self._check(a, n)
-            self.requests.append((cycle, a, n))
+            a, n = self._request(cycle, "ar")
             self.bursts.append((cycle + self.latency, a, n))
         if self._left == 0 and self.bursts and self.bursts[0][0] <= cycle:
             _, self._addr, self._left = self.bursts.pop(0)
@@ -112,7 +123,7 @@ _W_SIGNALS = ("awaddr", "awlen", "awsize", "awburst", "awvalid", "awready", "wda
               "wready", "bresp", "bvalid", "bready")
 
 
-class AxiWriteMemory:
+class AxiWriteMemory(_Slave):
     """An AXI4 write slave: W beats at a fixed rate, a write response a fixed latency after a
     burst's last beat (see module doc), stepped like `AxiReadMemory`.
 
@@ -128,20 +139,11 @@ class AxiWriteMemory:
     """
 
     def __init__(self, dut, prefix: str, image: bytearray, base: int, latency: int, rate: float, beat_bytes: int):
-        assert latency >= 1, "latency >= 1"
         assert isinstance(image, bytearray), "a write memory writes into a bytearray"
-        self.prefix, self.base, self.latency = prefix, base, latency
-        self.period = _period(beat_bytes, rate)
-        self.beat = beat_bytes
-        self.mem = image
-        self.requests: list[tuple[int, int, int]] = []  # (cycle, address, beats) seen on AW
+        super().__init__(dut, prefix, _W_SIGNALS, image, base, latency, rate, beat_bytes)
         self.responses: list[int] = []  # cycles of the B handshakes
-        self.beats = 0
         self._pending: list[tuple[int, int]] = []  # (address, beats) taken on AW, not yet written
         self._b: list[int] = []  # due cycles of the write responses
-        self._addr = self._left = 0
-        self._nxt = 0.0
-        self._s = {n: getattr(dut, f"{prefix}_{n}") for n in _W_SIGNALS}
         self._s["awready"].value = 1
         self._s["wready"].value = 0
         self._s["bvalid"].value = 0
@@ -151,11 +153,7 @@ class AxiWriteMemory:
         """Cycle ``cycle`` at its falling edge: take an AW, accept this cycle's W beat, drive a B."""
         s, where = self._s, self.prefix
         if s["awvalid"].value:
-            a, n = int(s["awaddr"].value), int(s["awlen"].value) + 1
-            _check_burst(where, int(s["awburst"].value), int(s["awsize"].value), self.beat, a, n, self.base,
-                         len(self.mem))
-            self.requests.append((cycle, a, n))
-            self._pending.append((a, n))
+            self._pending.append(self._request(cycle, "aw"))
         if self._left == 0 and self._pending:
             self._addr, self._left = self._pending.pop(0)
             self._nxt = max(self._nxt, float(cycle))
