@@ -11,7 +11,7 @@ from importlib import resources
 import jinja2
 
 from bbgrap_hls.codegen import weights
-from bbgrap_hls.codegen.design import CoreDesign, Design, core_ports, mem_bytes
+from bbgrap_hls.codegen.design import CoreDesign, Design, Port, core_ports, mem_bytes
 from bbgrap_hls.codegen.names import comment
 from bbgrap_hls.codegen.weights import DDR_BEAT
 from bbgrap_hls.ir import Graph
@@ -33,20 +33,29 @@ def signature(core: CoreDesign) -> str:
     """The C++ parameter list of a core's top function."""
     return ", ".join(_params(core_ports(core)) + ["int frames"])
 
+def mem_pointer(p: Port) -> str | None:
+    """The C++ type of a memory port's argument (the top function's, the testbench's and the
+    host stand-in's casts); None for a stream or a scalar."""
+    if p.kind == "mem_w":
+        return "const int8_t*"
+    if p.kind in ("mem_in", "mem_w_ddr"):
+        return "const bb::Word<bb::DDR_BEAT>*"
+    if p.kind == "mem_out":
+        return "bb::Word<bb::DDR_BEAT>*"
+    if p.kind == "mem_stage_w":  # a DDR frame stage's scratch: written (the writer), read (the reader)
+        return f"bb::Word<{p.lanes}>*"
+    if p.kind == "mem_stage_r":
+        return f"const bb::Word<{p.lanes}>*"
+    return None
+
+
 
 def _params(ports) -> list[str]:
     args = []
     for p in ports:
-        if p.kind == "mem_w":
-            args.append(f"const int8_t* {p.name}")
-        elif p.kind in ("mem_in", "mem_w_ddr"):
-            args.append(f"const bb::Word<bb::DDR_BEAT>* {p.name}")
-        elif p.kind == "mem_out":
-            args.append(f"bb::Word<bb::DDR_BEAT>* {p.name}")
-        elif p.kind == "mem_stage_w":  # a DDR frame stage's scratch: written (writer), read (reader)
-            args.append(f"bb::Word<{p.lanes}>* {p.name}")
-        elif p.kind == "mem_stage_r":
-            args.append(f"const bb::Word<{p.lanes}>* {p.name}")
+        ptr = mem_pointer(p)
+        if ptr is not None:
+            args.append(f"{ptr} {p.name}")
         elif p.kind == "load":
             args.append(f"int {p.name}")
         else:
@@ -63,16 +72,11 @@ def tb_args(core: CoreDesign) -> str:
     """
     out = []
     for p in core_ports(core):
+        ptr = mem_pointer(p)
         if p.kind == "load":
             out.append("1")
-        elif p.kind in ("mem_w_ddr", "mem_in"):
-            out.append(f"reinterpret_cast<const bb::Word<bb::DDR_BEAT>*>({p.link}.data())")
-        elif p.kind == "mem_out":
-            out.append(f"reinterpret_cast<bb::Word<bb::DDR_BEAT>*>({p.link}.data())")
-        elif p.kind == "mem_stage_w":
-            out.append(f"reinterpret_cast<bb::Word<{p.lanes}>*>({p.link}.data())")
-        elif p.kind == "mem_stage_r":
-            out.append(f"reinterpret_cast<const bb::Word<{p.lanes}>*>({p.link}.data())")
+        elif ptr is not None and p.kind != "mem_w":  # (the URAM image: int8 already)
+            out.append(f"reinterpret_cast<{ptr}>({p.link}.data())")
         else:
             out.append(f"{p.link}.data()" if p.kind.startswith("mem") else p.link)
     return ", ".join(out + ["frames"])

@@ -34,6 +34,7 @@ from dataclasses import asdict, dataclass, field
 import numpy as np
 
 from bbgrap_hls.codegen.design import DDR_IMAGE_KINDS, Design, core_ports, mem_bytes
+from bbgrap_hls.codegen.emit import mem_pointer
 from bbgrap_hls.codegen.weights import ddr_image_file, image_file
 from bbgrap_hls.errors import UnsupportedError
 from bbgrap_hls.ir import Graph
@@ -283,16 +284,9 @@ def render_host(spec: HostSpec, design: Design) -> dict[str, str]:
         args = []
         ports = core_ports(c)
         for k, p in enumerate(ports):
-            if p.kind == "mem_w":
-                args.append(f"static_cast<const int8_t*>(ptrs[{k}])")
-            elif p.kind in ("mem_in", "mem_w_ddr"):
-                args.append(f"static_cast<const bb::Word<bb::DDR_BEAT>*>(ptrs[{k}])")
-            elif p.kind == "mem_out":
-                args.append(f"static_cast<bb::Word<bb::DDR_BEAT>*>(ptrs[{k}])")
-            elif p.kind == "mem_stage_w":
-                args.append(f"static_cast<bb::Word<{p.lanes}>*>(ptrs[{k}])")
-            elif p.kind == "mem_stage_r":
-                args.append(f"static_cast<const bb::Word<{p.lanes}>*>(ptrs[{k}])")
+            ptr = mem_pointer(p)
+            if ptr is not None:
+                args.append(f"static_cast<{ptr}>(ptrs[{k}])")
             elif p.kind == "load":
                 args.append(f"static_cast<int>(scalars[{k}])")
             else:
