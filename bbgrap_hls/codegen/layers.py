@@ -18,7 +18,7 @@ from bbgrap_hls.codegen.weights import STORAGE_IMPL, WeightMem, rom_array
 from bbgrap_hls.errors import BadInputError, UnsupportedError
 from bbgrap_hls.ir import Graph, Node
 from bbgrap_hls.model.blocks import padded_out_lanes
-from bbgrap_hls.model.stage import stage_region_bytes
+from bbgrap_hls.model.stage import MAX_STAGE_LANES, stage_region_bytes
 from bbgrap_hls.ops import REGISTRY
 
 #: Op kinds that only relabel the NHWC stream (no block) when the stream order is kept.
@@ -216,9 +216,9 @@ def _offchip(lay: Layer, g: Graph, node: Node, simd: int, offset: int, frame_ura
     lay.call = lay.call.replace(f"{kern}<", f"{kern}_offchip<", 1).replace(f"{lay.ident}_w,", f"wddr_{lay.ident},")
     if in_stage:
         elems = int(np.prod(g.shape(g.act_inputs(node)[0])[1:]))  # one input frame
-        if simd > 128:
-            raise UnsupportedError(f"node '{node.name}' ({node.op}): a DDR frame stage carries at most 128 lanes "
-                                   f"a beat, got simd {simd}")
+        if simd > MAX_STAGE_LANES:
+            raise UnsupportedError(f"node '{node.name}' ({node.op}): a DDR frame stage carries at most "
+                                   f"{MAX_STAGE_LANES} lanes a beat, got simd {simd}")
         lay.in_stage, lay.stage_region = True, stage_region_bytes(elems // simd, simd)
         _add_fields(lay, STAGE=1, SREGION=lay.stage_region)
         lay.call = lay.call.replace(f"wddr_{lay.ident},", f"wddr_{lay.ident}, sddr_w_{lay.ident}, sddr_r_{lay.ident},")

@@ -167,7 +167,7 @@ def ddr_weight_bytes(layers) -> int:
 def ddr_image_bytes(layers) -> int:
     """Bytes of a core's off-chip image: its weights, then the scratch areas of its DDR frame
     stages (where design.py put them: ``stage_offset``, ``STAGE_REGIONS·stage_region`` bytes)."""
-    ends = [lay.stage_offset + STAGE_REGIONS * lay.stage_region for lay in layers if getattr(lay, "in_stage", False)]
+    ends = [lay.stage_offset + STAGE_REGIONS * lay.stage_region for lay in layers if lay.in_stage]
     return max([ddr_weight_bytes(layers), *ends])
 
 

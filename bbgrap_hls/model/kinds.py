@@ -23,7 +23,7 @@ from bbgrap_hls.model.blocks import (
     lut_requantised,
 )
 from bbgrap_hls.model.geometry import Geometry, geometry
-from bbgrap_hls.model.offchip import offchip_mvu, staged
+from bbgrap_hls.model.offchip import OFFCHIP_BEAT_BYTES, offchip_mvu, staged
 
 LUT_ACTIVATIONS = (
     "Relu", "Relu6", "Sigmoid", "Tanh", "HardSigmoid", "HardSwish", "LeakyRelu", "Clip", "Elu",
@@ -204,9 +204,8 @@ def block_cost(kind: str, g: Geometry, pe: int, simd: int, uram: bool = False, m
         if stage:
             if in_slots != 1 or in_cycles is not None:
                 raise ValueError("a DDR frame stage goes with one input slot (its own in_cycles)")
-            return staged(g, pe, simd, uram=uram, bound=stage_bound) if memory is None else \
-                staged(g, pe, simd, uram=uram, rate=memory[0], latency=memory[1], beat_bytes=memory[2],
-                       bound=stage_bound)
+            rate, latency, beat = memory or (None, 0, OFFCHIP_BEAT_BYTES)
+            return staged(g, pe, simd, uram=uram, rate=rate, latency=latency, beat_bytes=beat, bound=stage_bound)
         if memory is None:
             return offchip_mvu(g, pe, simd, uram=uram, in_slots=in_slots, in_cycles=in_cycles)
         rate, latency, beat = memory

@@ -57,7 +57,7 @@ def pair_rows(pair: Pair, tables: list[Table], rows: list[np.ndarray],
     ok = tu.ddr[ru] & ~tu.padded[ru]
     arrive = frame_cycles(pair.elems, tu.pe[ru])
     groups: dict[bytes, tuple[list[int], np.ndarray]] = {}
-    for k in np.nonzero(tx.in1[rx] & ~tx.stage[rx])[0]:  # (a row behind a DDR frame stage needs no pair)
+    for k in np.nonzero(tx.paired[rx])[0]:  # (a row behind a DDR frame stage needs no pair)
         r = rx[k]
         slack = target - int(tx.ii[r]) + pair.elems // int(tx.simd[r])
         allow = np.nonzero(ok & (arrive <= slack))[0]
@@ -95,7 +95,7 @@ def legal_rows(prob: Problem, seg: Segmentation, it: Item, rows: np.ndarray) -> 
         return rows
     drop = t.stage[rows] if not prob.ddr_stages else np.zeros(len(rows), dtype=bool)
     if in1_producer(prob, seg, it.unit) is None:
-        drop = drop | (t.in1[rows] & ~t.stage[rows])
+        drop = drop | t.paired[rows]
     return rows[~drop]
 
 

@@ -125,8 +125,7 @@ def _groups(t: Table) -> tuple[np.ndarray, ...]:
     """Row masks of ``t`` that dominance may not cross: on-chip rows, off-chip rows (with a
     DDR frame stage or not: legal after any producer), and off-chip rows with one input slot
     without a stage (legal only after some producers: `Pair`)."""
-    paired = t.in1 & ~t.stage
-    return ~t.ddr, t.ddr & ~paired, paired
+    return ~t.ddr, t.ddr & ~t.paired, t.paired
 
 
 def fit_rows(tables: list[Table], limits: np.ndarray, target: int, scale: np.ndarray | None = None,

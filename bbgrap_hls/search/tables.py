@@ -109,6 +109,12 @@ class Table:
             got = self.choosers[b"full"] = (e, t)
         return got[1]
 
+    @property
+    def paired(self) -> np.ndarray:
+        """Rows with one input slot and no stage: legal only after a producer that holds the
+        frame (`couplings.Pair`)."""
+        return self.in1 & ~self.stage
+
     def copies(self, i: int) -> int:
         """Pixel copies of row ``i``."""
         return int(self.mmv[i])
