@@ -2,7 +2,7 @@
 
 `bb::mem_to_stream` / `bb::stream_to_mem` (hw/hls/streams.h) move a buffer's frames through
 an m_axi port of 64-byte words (`bb::Word<bb::DDR_BEAT>`), the frames back to back with one
-padded word at the end (`bb::mem_bytes`, `codegen.design.mem_bytes`): one pipelined loop of
+padded word at the end (`bb::mem_bytes`, `codegen.ports.mem_bytes`): one pipelined loop of
 max(beats, words) iterations per call, for lanes that divide 64, straddle words or span
 several. The kernels run alone here (sequential build, all input present), their iterations
 counted, their bytes compared exactly; the generated ports are checked to be 512 bits wide.
@@ -19,7 +19,7 @@ import pytest
 from bbgrap_hls.cli import main
 from bbgrap_hls.codegen import schedule
 from bbgrap_hls.codegen.csim import CXXFLAGS
-from bbgrap_hls.codegen.design import mem_bytes
+from bbgrap_hls.codegen.ports import mem_bytes
 from bbgrap_hls.commands.csim import csim_design
 from tests import models
 from tests.test_hls_kernels import hls_dir

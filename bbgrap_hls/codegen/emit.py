@@ -11,8 +11,8 @@ from importlib import resources
 import jinja2
 
 from bbgrap_hls.codegen import weights
-from bbgrap_hls.codegen.design import CoreDesign, Design, Port, core_ports, mem_bytes
 from bbgrap_hls.codegen.names import comment
+from bbgrap_hls.codegen.ports import CoreDesign, Design, Port, core_ports, mem_bytes
 from bbgrap_hls.codegen.weights import DDR_BEAT
 from bbgrap_hls.ir import Graph
 

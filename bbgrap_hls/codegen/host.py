@@ -33,8 +33,8 @@ from dataclasses import asdict, dataclass, field
 
 import numpy as np
 
-from bbgrap_hls.codegen.design import DDR_IMAGE_KINDS, Design, core_ports, mem_bytes
 from bbgrap_hls.codegen.emit import mem_pointer
+from bbgrap_hls.codegen.ports import DDR_IMAGE_KINDS, Design, core_ports, mem_bytes
 from bbgrap_hls.codegen.weights import ddr_image_file, image_file
 from bbgrap_hls.errors import UnsupportedError
 from bbgrap_hls.ir import Graph
@@ -56,7 +56,7 @@ class HostBuffer:
     kernel: str  # the core whose argument gives the memory group
     arg: int
     #: bytes of the buffer object: an image's bytes; else the spec's frames back to back,
-    #: padded to whole 64-byte words (design.mem_bytes, what the 512-bit movers read and write)
+    #: padded to whole 64-byte words (ports.mem_bytes, what the 512-bit movers read and write)
     bytes: int = 0
     shape: list[int] = field(default_factory=list)  # NCHW (inputs, outputs): the model's shape
     #: an input the plan holds as block x block pixel blocks (passes/stem.py): the host

@@ -9,9 +9,10 @@ from importlib import resources
 import numpy as np
 
 from bbgrap_hls.board import Board
-from bbgrap_hls.codegen.design import Design, build_design
+from bbgrap_hls.codegen.design import build_design
 from bbgrap_hls.codegen.emit import render_hls, weight_images
 from bbgrap_hls.codegen.host import host_spec, render_host
+from bbgrap_hls.codegen.ports import Design
 from bbgrap_hls.codegen.vectors import golden, vectors
 from bbgrap_hls.codegen.vitis import core_cards, render_vitis
 from bbgrap_hls.ir import Graph

@@ -23,8 +23,8 @@ import re
 from dataclasses import dataclass, field
 
 from bbgrap_hls.board import Board
-from bbgrap_hls.codegen.design import CoreDesign, Design
 from bbgrap_hls.codegen.names import comment
+from bbgrap_hls.codegen.ports import CoreDesign, Design
 from bbgrap_hls.codegen.rtl_layers import AXI_ADDR_W, rtl_layer, rtl_offchip, rtl_shuffle, stage_inst
 from bbgrap_hls.errors import UnsupportedError
 from bbgrap_hls.ir import Graph

@@ -1,5 +1,5 @@
 """An RTL kernel's interface as XRT sees it (``gen --kernels rtl``, `bbgrap_hls.codegen.vitis_rtl`):
-its arguments in the HLS kernel's order (`bbgrap_hls.codegen.design.core_ports`, then
+its arguments in the HLS kernel's order (`bbgrap_hls.codegen.ports.core_ports`, then
 ``frames``), the register map of ``s_axi_control`` (0x00 control, 0x04 GIE, 0x08 IER, 0x0C
 ISR, one 8-byte slot per non-stream argument from 0x10), its AXI4 and AXI4-Stream ports, and
 ``kernel.xml`` (UG1393 "RTL Kernel XML File") written from them."""
@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from bbgrap_hls.codegen.design import CoreDesign, core_ports
+from bbgrap_hls.codegen.ports import CoreDesign, core_ports
 from bbgrap_hls.errors import UnsupportedError
 
 CTRL_ADDR_W = 12  # s_axi_control: a 4 KB register window

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from bbgrap_hls.codegen.design import Design
+from bbgrap_hls.codegen.ports import Design
 from bbgrap_hls.ir import Graph
 
 

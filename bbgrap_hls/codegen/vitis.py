@@ -27,7 +27,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from bbgrap_hls.board import Board, Memory
-from bbgrap_hls.codegen.design import DDR_IMAGE_KINDS, Design, core_ports
+from bbgrap_hls.codegen.ports import DDR_IMAGE_KINDS, Design, core_ports
 from bbgrap_hls.errors import UnsupportedError
 from bbgrap_hls.plan import Plan
 

@@ -1,7 +1,7 @@
 """The RTL twin's cores as Vitis RTL kernels (``gen --kernels rtl``).
 
 Each core of the design becomes an XRT-managed RTL kernel ``core<k>`` (ap_ctrl_hs) whose
-arguments are the HLS kernel's (`bbgrap_hls.codegen.design.core_ports`, then ``frames``), in
+arguments are the HLS kernel's (`bbgrap_hls.codegen.ports.core_ports`, then ``frames``), in
 the same order, so that ``host/host.cpp`` and ``vitis/link.cfg`` serve both kinds:
 
 - a graph input, a graph output and an off-chip buffer (kinds ``mem_in``/``mem_out``) is a
@@ -41,8 +41,8 @@ import json
 from dataclasses import asdict
 
 from bbgrap_hls.board import Board
-from bbgrap_hls.codegen.design import CoreDesign, Design
 from bbgrap_hls.codegen.names import comment
+from bbgrap_hls.codegen.ports import CoreDesign, Design
 from bbgrap_hls.codegen.rtl_kernel_spec import (
     CTRL_ADDR_W,
     KernelArg,
