@@ -114,9 +114,10 @@ def test_no_child_beside_another_thread_unless_it_is_marked_fork_safe():
 
 @needs_fork
 def test_tables_built_in_the_child_are_the_ones_built_here(tmp_path, monkeypatch):
-    """`tables.prefetch` builds every other missing table in a forked child: the problem's
-    tables are the same, row for row, as those built in one process (the cache cleared
-    before each)."""
+    """`tables.prefetch` builds about half the missing tables, and the off-chip blocks'
+    one-input-slot rows (`Table.extra`, with ``extras``), in a forked child: the problem's
+    tables and extra rows are the same, row for row, as those built in one process (the
+    caches cleared before each), and cached before any program asks for them."""
     import numpy as np
 
     from bbgrap_hls.search import build_problem, parallel, tables
@@ -136,10 +137,30 @@ def test_tables_built_in_the_child_are_the_ones_built_here(tmp_path, monkeypatch
     for jobs in ("", "1"):
         monkeypatch.setenv(JOBS_ENV, jobs)
         tables._TABLES.clear()
-        prob = build_problem(g, board, offchip_weights=True)
-        built.append([t for u in prob.units for t in (u.table, *u.split_tables.values(), *u.part_tables.values())])
+        tables._EXTRAS.clear()
+        prob = build_problem(g, board, offchip_weights=True, extras=True)
+        keys = [tables._extra_key(u.table.extra_key) for u in prob.units if u.table.extra_key is not None]
+        assert keys and all(k in tables._EXTRAS for k in keys)  # built with the tables
+        assert any(tables._EXTRAS[k] is not None for k in keys)
+        built.append([t for u in prob.units for t in (u.table, *u.split_tables.values(), *u.part_tables.values())]
+                     + [tables._EXTRAS[k] for k in keys if tables._EXTRAS[k] is not None])
     assert started[0] and not started[-1]  # the first build used a child, the second did not
     assert len(built[0]) == len(built[1])
     for a, b in zip(*built, strict=True):
-        for f in ("pe", "simd", "ii", "res", "ddr", "mmv", "lut", "lutw", "lutrq", "padded", "uram"):
+        for f in ("pe", "simd", "ii", "res", "ddr", "mmv", "lut", "lutw", "lutrq", "padded", "uram", "in1", "stage"):
             assert np.array_equal(getattr(a, f), getattr(b, f)), f
+
+
+def test_prefetch_halves_split_the_work_evenly_in_order(monkeypatch):
+    """`tables._halves`: every job once, each half in the jobs' order, the halves' estimated
+    work within the largest job of each other (longest first to the lighter half)."""
+    from bbgrap_hls.search import tables
+
+    jobs = [(False, k) for k in range(40)]
+    work = {k: float((k * 37) % 23 + 1) for k in range(40)}
+    monkeypatch.setattr(tables, "_work", lambda job: work[job[1]])
+    a, b = tables._halves(jobs)
+    assert sorted(a + b) == jobs and not set(a) & set(b)
+    assert a == sorted(a) and b == sorted(b)
+    wa, wb = sum(work[k] for _, k in a), sum(work[k] for _, k in b)
+    assert abs(wa - wb) <= max(work.values())

@@ -219,7 +219,8 @@ def _make_plan_with(graph: Graph, board: Board, strategy: str, objective: str, t
     t0 = time.monotonic()
     prob = build_problem(graph, board, parallel_window=parallel_window, pixel_copies=pixel_copies,
                          offchip_weights=offchip_weights, dsp_packing=dsp_packing, lut_macs=lut_macs,
-                         lut_requant=lut_requant, padded_folds=padded_folds, ddr_stages=ddr_stages)
+                         lut_requant=lut_requant, padded_folds=padded_folds, ddr_stages=ddr_stages,
+                         extras=strategy == "search" and objective == "throughput")
     _needs_dsp(prob)
     # With DSP packing allowed, also plan without it and keep the better plan (ties: packed,
     # fewer DSPs): packing makes every packed row cheaper in DSPs, which can steer the

@@ -140,7 +140,8 @@ def build_problem(graph: Graph, board: Board, split_candidates: int = 8,
                   parallel_window: bool = True, pixel_copies: bool = True,
                   offchip_weights: bool = False, dsp_packing: bool = DSP_PACKING,
                   lut_macs: bool = LUT_MACS, lut_requant: bool = False,
-                  padded_folds: bool = PADDED_FOLDS, ddr_stages: bool = DDR_STAGES) -> Problem:
+                  padded_folds: bool = PADDED_FOLDS, ddr_stages: bool = DDR_STAGES,
+                  extras: bool = False) -> Problem:
     """Units, folding tables and cut sizes of ``graph`` on ``board``.
 
     Args:
@@ -164,6 +165,9 @@ def build_problem(graph: Graph, board: Board, split_candidates: int = 8,
             folds"); not split parts, pixel copies or off-chip weights.
         ddr_stages: with ``offchip_weights``, an off-chip conv/dense may take one input frame
             slot behind a DDR frame stage (docs/cost-model.md, "DDR frame stage").
+        extras: with ``ddr_stages``, also build the off-chip blocks' one-input-slot rows
+            (`Table.extra`) with the tables (in parallel where it can), for a caller that will
+            run the integer program (it asks for them all); else they are built when asked.
 
     Raises:
         UnsupportedError: a node has no cost model (names the node).
@@ -207,7 +211,7 @@ def build_problem(graph: Graph, board: Board, split_candidates: int = 8,
             start=start, cycles=cycles, call=(kind, g, ins, parallel_window, use_uram, pixel_copies, mem, dsp_packing,
                                               lut_macs, lut_requant, padded_folds)))
         unit_of_tensor[out] = len(specs) - 1
-    prefetch([sp.call for sp in specs])
+    prefetch([sp.call for sp in specs], extras=extras and ddr_stages and mem is not None)
     for sp in specs:
         fields = vars(sp)
         units.append(Unit(index=len(units), table=_table(*fields.pop("call")), **fields))

@@ -195,44 +195,92 @@ def _table(*args, **kw) -> Table:
 
 
 PREFETCH_ASIDE = 48
-"""`prefetch` builds half the tables in a second process when at least this many are missing."""
+"""`prefetch` builds about half the tables in a second process when at least this many are missing."""
+
+EXTRA_WORK = 0.2
+"""`prefetch`'s estimate of an `extra` table's work against its table's (the share of the
+one-input-slot rows' build time on DenseNet-121's tables)."""
 
 
-def prefetch(calls: list[tuple]) -> None:
+def prefetch(calls: list[tuple], extras: bool = False) -> None:
     """Build and cache the tables of the `_table` calls ``calls`` (argument tuples) that are
-    not cached yet, every other one in a forked child when there are `PREFETCH_ASIDE` or more
-    and a child can start (`parallel.Aside`; else, or if it fails, here). A table is a function
-    of its key alone, so the cache holds the same tables whichever process built them."""
+    not cached yet, and with ``extras`` their `Table.extra` rows (those of the tables with
+    off-chip rows: the integer program asks for them all when DDR frame stages are allowed).
+    With `PREFETCH_ASIDE` or more missing and a child able to start (`parallel.Aside`), about
+    half the work (by `_work`, the longest first to the less loaded side) is done in a
+    forked child; else, or if it fails, here. A table is a function of its key alone, so the
+    caches hold the same tables whichever process built them."""
     from bbgrap_hls.search.parallel import Aside
 
-    keys = list(dict.fromkeys(k for k in (_key(*c) for c in calls) if k not in _TABLES))
+    wanted = list(dict.fromkeys(_key(*c) for c in calls))
+    jobs = [(False, k) for k in wanted if k not in _TABLES]
+    if extras:
+        jobs += [(True, k) for k in dict.fromkeys(_extra_key(k) for k in wanted
+                                                  if k[6] is not None and k[0] in OFFCHIP_CAPABLE)
+                 if k not in _EXTRAS]
     aside = None
-    if len(keys) >= PREFETCH_ASIDE:
-        theirs, keys = keys[1::2], keys[0::2]
+    if len(jobs) >= PREFETCH_ASIDE:
+        jobs, theirs = _halves(jobs)
 
-        def build_theirs() -> list[tuple[tuple, Table]]:
-            before = set(_TABLES)
-            for k in theirs:
-                _build(k)
-            return [(k, t) for k, t in _TABLES.items() if k not in before]
+        def build_theirs() -> tuple[list[tuple[tuple, Table]], dict]:
+            before, before_x = set(_TABLES), set(_EXTRAS)
+            for job in theirs:
+                _do(*job)
+            return ([(k, t) for k, t in _TABLES.items() if k not in before],
+                    {k: t for k, t in _EXTRAS.items() if k not in before_x})
 
         aside = Aside(build_theirs)
     try:
-        for k in keys:
-            if k not in _TABLES:
-                _build(k)
+        for job in jobs:
+            _do(*job)
         if aside is not None:
-            for k, t in aside.result():
+            built, built_x = aside.result()
+            for k, t in built:
                 _remember(k, t)
+            _EXTRAS.update(built_x)
     finally:
         if aside is not None:
             aside.close()
 
 
+def _do(extra: bool, key: tuple) -> None:
+    """One of `prefetch`'s jobs: the tables of ``key``, or its `extra` rows."""
+    if extra:
+        _extra(key)
+    elif key not in _TABLES:
+        _build(key)
+
+
+def _work(job: tuple[bool, tuple]) -> float:
+    """`prefetch`'s estimate of a job's build time: its foldings (pixel copies, placements and
+    multipliers multiply them about alike across a graph's blocks)."""
+    extra, key = job
+    kind, g, _, parallel_window, *_, padded = key
+    n = len(foldings(kind, g, parallel_window, padded))
+    return EXTRA_WORK * n if extra else float(n)
+
+
+def _halves(jobs: list) -> tuple[list, list]:
+    """``jobs`` in two lists of about equal `_work` (longest first to the lighter one), each
+    in its original order."""
+    load, side = [0.0, 0.0], [[], []]
+    for j in sorted(range(len(jobs)), key=lambda j: -_work(jobs[j])):
+        s = int(load[1] < load[0])
+        load[s] += _work(jobs[j])
+        side[s].append(j)
+    return [jobs[j] for j in sorted(side[0])], [jobs[j] for j in sorted(side[1])]
+
+
+def _extra_key(key: tuple) -> tuple:
+    """The `_EXTRAS` key of the table of ``key``: the same for either packing mode (off-chip
+    rows do not pack)."""
+    return (*key[:7], False, *key[8:])
+
+
 def _extra(key: tuple) -> Table | None:
     """`Table.extra` of the table of ``key`` (`_key`): built once (the same for either packing
     mode: off-chip rows do not pack)."""
-    k = (*key[:7], False, *key[8:])
+    k = _extra_key(key)
     if k not in _EXTRAS:
         kind, g, inputs, parallel_window, uram, copies, memory, _, lut_macs, lut_requant, padded = key
         t = _tables_of(kind, g, inputs, parallel_window, uram, copies, memory, (False,), lut_macs, lut_requant,
