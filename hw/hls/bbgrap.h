@@ -6,6 +6,7 @@
 #include "conv2d.h"
 #include "conv2d_offchip.h"
 #include "offchip_stage.h"
+#include "ddr_fifo.h"
 #include "dwconv2d.h"
 #include "eltwise.h"
 #include "lrn.h"
