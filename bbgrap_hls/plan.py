@@ -134,6 +134,9 @@ class ChannelPlan:
     bram18: int
     uram: int = 0
     """URAM288 of the FIFO (a whole-frame FIFO on a core with URAM: `fifo_cost`)."""
+    regions: int = 0
+    """``kind`` ``ddr_fifo``: the FIFO is a ring of this many frame regions in the core's board
+    memory (`build._fifos_to_ddr`; ``depth`` stays the lag it holds, ``bram18`` 0)."""
 
 
 @dataclass

@@ -9,7 +9,7 @@ from bbgrap_hls import progress
 from bbgrap_hls.errors import BadInputError
 from bbgrap_hls.ir import Graph
 from bbgrap_hls.passes.stem import SPACE_TO_DEPTH
-from bbgrap_hls.search.problem import DDR_STAGES, DSP_PACKING, LUT_MACS, PADDED_FOLDS
+from bbgrap_hls.search.problem import DDR_FIFOS, DDR_STAGES, DSP_PACKING, LUT_MACS, PADDED_FOLDS
 
 if TYPE_CHECKING:
     from bbgrap_hls.board import Board
@@ -54,6 +54,11 @@ def add_plan_options(p: argparse.ArgumentParser) -> None:
                         "DDR frame stage (the next frames written to a scratch area of the board memory while it "
                         "computes, read back when it takes one; ddr_stage.sv; docs/cost-model.md, \"DDR frame "
                         f"stage\"; default {'on' if DDR_STAGES else 'off'})")
+    p.add_argument("--ddr-fifos", action=argparse.BooleanOptionalAction, default=DDR_FIFOS,
+                   help="with --offchip-weights: let a FIFO of a frame or more (a skip path around off-chip "
+                        "layers) go to the core's board memory where the core runs out of BRAM (docs/cost-model.md, "
+                        "\"Skip FIFOs in board memory\"); experimental: plan only, gen refuses such plans "
+                        f"for now; default {'on' if DDR_FIFOS else 'off'}")
     p.add_argument("--lut-requant", action=argparse.BooleanOptionalAction, default=None,
                    help="let the requantisers (and add/mul lanes) build their 32x25-bit products from LUTs instead of "
                         "2 DSP48E2s a lane (rq_lane.sv RQ_LUT = 1, about 1,600 LUTs a lane; docs/cost-model.md, "

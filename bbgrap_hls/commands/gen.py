@@ -85,7 +85,7 @@ def _run(args: argparse.Namespace, out: Path, old: list[str], worker: _ReportWor
                       pixel_copies=args.pixel_copies, offchip_weights=args.offchip_weights,
                       dsp_packing=args.dsp_packing, lut_macs=args.lut_macs,
                       space_to_depth=stem_option(args.space_to_depth, qdq), lut_requant=args.lut_requant,
-                      padded_folds=args.padded_folds, ddr_stages=args.ddr_stages)
+                      padded_folds=args.padded_folds, ddr_stages=args.ddr_stages, ddr_fifos=args.ddr_fifos)
     if not qdq:  # the input layout the plan chose (passes/stem.py): quantised and generated so
         from bbgrap_hls.passes.stem import as_planned
 
@@ -136,7 +136,8 @@ def _finish(args, out: Path, old: list[str], worker: _ReportWorker, board, graph
                "parallel_window": args.parallel_window,
                "pixel_copies": args.pixel_copies, "offchip_weights": args.offchip_weights,
                "dsp_packing": args.dsp_packing, "lut_macs": args.lut_macs, "lut_requant": args.lut_requant,
-               "padded_folds": args.padded_folds, "ddr_stages": args.ddr_stages, "kernels": args.kernels,
+               "padded_folds": args.padded_folds, "ddr_stages": args.ddr_stages, "ddr_fifos": args.ddr_fifos,
+               "kernels": args.kernels,
                "space_to_depth": args.space_to_depth,
                "input_shape": list(args.input_shape), "model_path": os.path.abspath(args.model),
                "board_arg": args.board, "calib_path": os.path.abspath(args.calib) if args.calib else None}

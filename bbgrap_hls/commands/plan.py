@@ -52,7 +52,8 @@ def run(args: argparse.Namespace) -> int:
                       narrow_folding=not args.no_narrow, pixel_copies=args.pixel_copies,
                       offchip_weights=args.offchip_weights, dsp_packing=args.dsp_packing, lut_macs=args.lut_macs,
                       space_to_depth=stem_option(args.space_to_depth, qdq),
-                      lut_requant=args.lut_requant, padded_folds=args.padded_folds, ddr_stages=args.ddr_stages)
+                      lut_requant=args.lut_requant, padded_folds=args.padded_folds, ddr_stages=args.ddr_stages,
+                      ddr_fifos=args.ddr_fifos)
     sys.stdout.write(plan.to_json() if args.json else format_plan(plan))
     return 0
 
@@ -97,6 +98,11 @@ def format_plan(plan: Plan) -> str:
                  f"on {sum(1 for c in plan.cores if c.nodes)} core(s)")
     if plan.host_ops:
         lines.append(f"host ops: {', '.join(plan.host_ops)}")
+    in_memory = [c for c in plan.channels if c.kind == "ddr_fifo"]
+    if in_memory:
+        lines.append("FIFOs in board memory: " + ", ".join(
+            f"{c.src} -> {c.dst} ({c.depth:,} beats of {c.width_lanes} lanes, {c.regions} frame regions)"
+            for c in in_memory))
     lines.append(f"ii {plan.ii_cycles} cycles (bottleneck {plan.bottleneck}) -> {plan.fps:,.1f} frames/s; "
                  f"latency {plan.latency_cycles} cycles = {plan.latency_us:,.2f} us")
     if plan.bottleneck_note:

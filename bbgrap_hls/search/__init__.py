@@ -32,6 +32,7 @@ from bbgrap_hls.search.ilp import JOINT, explain, joint_plan
 from bbgrap_hls.search.narrow import narrow
 from bbgrap_hls.search.parallel import Aside
 from bbgrap_hls.search.problem import (
+    DDR_FIFOS,
     DDR_STAGES,
     DSP_PACKING,
     LUT_MACS,
@@ -72,7 +73,7 @@ def make_plan(graph: Graph, board: Board, strategy: str = "search", objective: s
               narrow_folding: bool = True, pixel_copies: bool = True, offchip_weights: bool = False,
               dsp_packing: bool = DSP_PACKING, lut_macs: bool = LUT_MACS, space_to_depth: str = "off",
               lut_requant: bool | None = None, padded_folds: bool = PADDED_FOLDS,
-              ddr_stages: bool = DDR_STAGES) -> Plan:
+              ddr_stages: bool = DDR_STAGES, ddr_fifos: bool = DDR_FIFOS) -> Plan:
     """Plan ``graph`` (canonical) on ``board``.
 
     Args:
@@ -124,6 +125,11 @@ def make_plan(graph: Graph, board: Board, strategy: str = "search", objective: s
         ddr_stages: with ``offchip_weights``, let an off-chip conv/dense keep one input frame
             slot behind a DDR frame stage (its next frames in a scratch area of the board
             memory; docs/cost-model.md, "DDR frame stage"); the plan's ``in_stage``.
+        ddr_fifos: with ``offchip_weights``, let a FIFO of a frame or more (a skip path around
+            off-chip blocks) go to the core's board memory where the core is over its BRAM18
+            (docs/cost-model.md, "Skip FIFOs in board memory"); the plan's channel ``kind``
+            ``ddr_fifo``. Off by default: the RTL twin does not check it yet, and ``gen``
+            refuses such plans.
 
     Raises:
         InfeasibleError: no plan fits (message: core, resource, shortfall, smallest change).
@@ -136,7 +142,8 @@ def make_plan(graph: Graph, board: Board, strategy: str = "search", objective: s
     kw = dict(strategy=strategy, objective=objective, time_limit=time_limit, seed=seed, baselines=baselines,
               progress=progress, parallel_window=parallel_window, narrow_folding=narrow_folding,
               pixel_copies=pixel_copies, offchip_weights=offchip_weights, dsp_packing=dsp_packing,
-              lut_macs=lut_macs, lut_requant=lut_requant, padded_folds=padded_folds, ddr_stages=ddr_stages)
+              lut_macs=lut_macs, lut_requant=lut_requant, padded_folds=padded_folds, ddr_stages=ddr_stages,
+              ddr_fifos=ddr_fifos)
     stem = None if space_to_depth == "off" else stem_conv(graph)
     t0 = time.monotonic()
     if stem is not None and space_to_depth == "on":
@@ -210,7 +217,8 @@ def _needs_dsp(prob: Problem) -> None:
 def _make_plan_with(graph: Graph, board: Board, strategy: str, objective: str, time_limit: float, seed: int,
                     baselines: bool, progress: Callable[[str], None] | None, parallel_window: bool,
                     narrow_folding: bool, pixel_copies: bool, offchip_weights: bool, dsp_packing: bool,
-                    lut_macs: bool, lut_requant: bool, padded_folds: bool, ddr_stages: bool) -> Plan:
+                    lut_macs: bool, lut_requant: bool, padded_folds: bool, ddr_stages: bool,
+                    ddr_fifos: bool) -> Plan:
     """`_make_plan` with LUT requantisers allowed or not."""
     if strategy not in STRATEGIES:
         raise BadInputError(f"unknown strategy '{strategy}': expected one of {', '.join(STRATEGIES)}")
@@ -220,7 +228,7 @@ def _make_plan_with(graph: Graph, board: Board, strategy: str, objective: str, t
     prob = build_problem(graph, board, parallel_window=parallel_window, pixel_copies=pixel_copies,
                          offchip_weights=offchip_weights, dsp_packing=dsp_packing, lut_macs=lut_macs,
                          lut_requant=lut_requant, padded_folds=padded_folds, ddr_stages=ddr_stages,
-                         extras=strategy == "search" and objective == "throughput")
+                         ddr_fifos=ddr_fifos, extras=strategy == "search" and objective == "throughput")
     _needs_dsp(prob)
     # With DSP packing allowed, also plan without it and keep the better plan (ties: packed,
     # fewer DSPs): packing makes every packed row cheaper in DSPs, which can steer the
@@ -333,7 +341,8 @@ def _make_plan_with(graph: Graph, board: Board, strategy: str, objective: str, t
     plan.optimizer.update(dsp_packing=bool(chosen.dsp_packing), offchip_weights=chosen.offchip_memory is not None,
                           lut_macs=bool(chosen.lut_macs), lut_requant=bool(chosen.lut_requant),
                           padded_folds=bool(chosen.padded_folds),
-                          ddr_stages=bool(chosen.ddr_stages and chosen.offchip_memory is not None))
+                          ddr_stages=bool(chosen.ddr_stages and chosen.offchip_memory is not None),
+                          ddr_fifos=bool(chosen.ddr_fifos and chosen.offchip_memory is not None))
     _check_capacity(board, plan)
     plan.input_blocks = dict(graph.input_blocks)
     plan.search_seconds = time.monotonic() - t0

@@ -41,6 +41,9 @@ PADDED_FOLDS = True
 """Default of the planner's ``padded_folds`` option (`build_problem`, `make_plan`, ``--padded-folds``)."""
 DDR_STAGES = True
 """Default of the planner's ``ddr_stages`` option (`build_problem`, `make_plan`, ``--ddr-stages``)."""
+DDR_FIFOS = False
+"""Default of the planner's ``ddr_fifos`` option (`build_problem`, `make_plan`, ``--ddr-fifos``): off
+while only the plan and the HLS kernel have it (the RTL twin does not check it yet)."""
 
 
 @dataclass
@@ -83,6 +86,7 @@ class Problem:
     lut_requant: bool = False  # requantisers (and add/mul lanes) may build their products from LUTs
     padded_folds: bool = False  # conv/dense may take a pe that does not divide Co (`padded_lanes`)
     ddr_stages: bool = True  # off-chip blocks may take one input slot behind a DDR frame stage
+    ddr_fifos: bool = False  # whole-frame FIFOs may go to board memory (`build._fifos_to_ddr`)
     # `build._cached_parts`: a block's parts by core and row (each copy of a problem starts empty)
     parts: dict = field(default_factory=dict, init=False, repr=False, compare=False)
     # `dp.SegmentDP`: every unit table's rows stacked, with the tables they came from
@@ -141,7 +145,7 @@ def build_problem(graph: Graph, board: Board, split_candidates: int = 8,
                   offchip_weights: bool = False, dsp_packing: bool = DSP_PACKING,
                   lut_macs: bool = LUT_MACS, lut_requant: bool = False,
                   padded_folds: bool = PADDED_FOLDS, ddr_stages: bool = DDR_STAGES,
-                  extras: bool = False) -> Problem:
+                  extras: bool = False, ddr_fifos: bool = DDR_FIFOS) -> Problem:
     """Units, folding tables and cut sizes of ``graph`` on ``board``.
 
     Args:
@@ -165,6 +169,9 @@ def build_problem(graph: Graph, board: Board, split_candidates: int = 8,
             folds"); not split parts, pixel copies or off-chip weights.
         ddr_stages: with ``offchip_weights``, an off-chip conv/dense may take one input frame
             slot behind a DDR frame stage (docs/cost-model.md, "DDR frame stage").
+        ddr_fifos: with ``offchip_weights``, a FIFO of a frame or more may go to the core's
+            board memory where the core is over its BRAM18 (`build._fifos_to_ddr`;
+            docs/cost-model.md, "Skip FIFOs in board memory").
         extras: with ``ddr_stages``, also build the off-chip blocks' one-input-slot rows
             (`Table.extra`) with the tables (in parallel where it can), for a caller that will
             run the integer program (it asks for them all); else they are built when asked.
@@ -233,7 +240,7 @@ def build_problem(graph: Graph, board: Board, split_candidates: int = 8,
     cut = np.cumsum(diff)[: m + 1]
     prob = Problem(graph, board, units, host_ops, fused_into, core_path(board), cut, tensor_bits,
                    parallel_window, pixel_copies, mem, dsp_packing, lut_macs, lut_requant, padded_folds,
-                   ddr_stages)
+                   ddr_stages, ddr_fifos)
     _add_split_tables(prob, split_candidates, use_uram)
     return prob
 
