@@ -42,23 +42,14 @@
 
 namespace bb {
 
-/// Writer: frames [f0, f0 + n) from `in` into their regions, BEATS words each (one write
-/// burst), each followed by its region on `tok`.
+/// Writer: frames [f0, f0 + n) from `in` into their regions, BEATS words each
+/// (`stage_frame_write`: one write burst), each followed by its region on `tok`.
 template <class F>
 void ddr_fifo_write(Stream<F::LANES>& in, Word<stage_beat(F::LANES)>* fddr_w, Stream<1>& tok, int f0, int n) {
-  constexpr int SB = stage_beat(F::LANES);
   int r = f0 % F::REGIONS;
 BB_LOOP(ddr_fifo_write_frame)
   for (int f = 0; f < n; ++f) {
-    const long base = (F::OFF + r * F::REGION) / SB;
-BB_LOOP(ddr_fifo_write_beat)
-    for (long i = 0; i < F::BEATS; ++i) {
-      BB_PIPELINE(1)
-      const Beat<F::LANES> b = in.read();
-      Word<SB> v = {};
-      for (int s = 0; s < F::LANES; ++s) v.d[s] = b.d[s];
-      fddr_w[base + i] = v;  // sequential addresses: one write burst per frame
-    }
+    stage_frame_write<F::LANES>(in, fddr_w, (F::OFF + r * F::REGION) / stage_beat(F::LANES), F::BEATS);
     Beat<1> t;
     t.d[0] = static_cast<int8_t>(r);
     tok.write(t);

@@ -31,22 +31,30 @@ constexpr int STAGE_REGIONS = 3;
 constexpr int stage_beat(int lanes) { return lanes <= 4 ? 4 : 2 * stage_beat((lanes + 1) / 2); }
 
 
+/// One frame of `beats` stream beats from `in` into the memory words `mem[base ..]`, one word
+/// of stage_beat(LANES) bytes a beat (the lanes in its low bytes, the rest zero; sequential
+/// addresses: one write burst). The writer of a DDR frame stage and of bb::ddr_fifo.
+template <int LANES>
+void stage_frame_write(Stream<LANES>& in, Word<stage_beat(LANES)>* mem, long base, long beats) {
+  constexpr int SB = stage_beat(LANES);
+BB_LOOP(stage_frame_write)
+  for (long i = 0; i < beats; ++i) {
+    BB_PIPELINE(1)
+    const Beat<LANES> b = in.read();
+    Word<SB> v = {};
+    for (int s = 0; s < LANES; ++s) v.d[s] = b.d[s];
+    mem[base + i] = v;
+  }
+}
+
 /// Stage process 1 (the writer): frame f's H·W·C/SIMD beats from the input stream into
-/// region f mod STAGE_REGIONS of the scratch, one SB-byte word per beat (the lanes in its low
-/// SIMD bytes, the rest zero), one write burst; then the region on the token stream.
+/// region f mod STAGE_REGIONS of the scratch (`stage_frame_write`); then the region on the
+/// token stream.
 template <class P>
 void offchip_stage_write(Stream<P::SIMD>& in, Word<stage_beat(P::SIMD)>* sddr_w, Stream<1>& tok, int f) {
-  constexpr int SB = stage_beat(P::SIMD);
   const int r = f % STAGE_REGIONS;
-  const long base = (OffchipStage<P>::SOFF + r * OffchipStage<P>::SREGION) / SB;
-BB_LOOP(offchip_stage_write)
-  for (int i = 0; i < OffchipGeom<P>::XW; ++i) {
-    BB_PIPELINE(1)
-    const Beat<P::SIMD> b = in.read();
-    Word<SB> v = {};
-    for (int s = 0; s < P::SIMD; ++s) v.d[s] = b.d[s];
-    sddr_w[base + i] = v;  // sequential addresses: one write burst per frame
-  }
+  stage_frame_write<P::SIMD>(in, sddr_w, (OffchipStage<P>::SOFF + r * OffchipStage<P>::SREGION) /
+                             stage_beat(P::SIMD), OffchipGeom<P>::XW);
   Beat<1> t;
   t.d[0] = static_cast<int8_t>(r);
   tok.write(t);
