@@ -263,10 +263,11 @@ def _work(job: tuple[bool, tuple]) -> float:
 def _halves(jobs: list) -> tuple[list, list]:
     """``jobs`` in two lists of about equal `_work` (longest first to the lighter one), each
     in its original order."""
+    work = [_work(job) for job in jobs]
     load, side = [0.0, 0.0], [[], []]
-    for j in sorted(range(len(jobs)), key=lambda j: -_work(jobs[j])):
+    for j in sorted(range(len(jobs)), key=lambda j: -work[j]):
         s = int(load[1] < load[0])
-        load[s] += _work(jobs[j])
+        load[s] += work[j]
         side[s].append(j)
     return [jobs[j] for j in sorted(side[0])], [jobs[j] for j in sorted(side[1])]
 
