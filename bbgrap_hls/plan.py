@@ -136,7 +136,7 @@ class ChannelPlan:
     """URAM288 of the FIFO (a whole-frame FIFO on a core with URAM: `fifo_cost`)."""
     regions: int = 0
     """``kind`` ``ddr_fifo``: the FIFO is a ring of this many frame regions in the core's board
-    memory (`build._fifos_to_ddr`; ``depth`` stays the lag it holds, ``bram18`` 0)."""
+    memory (`fifo_memory.fifos_to_ddr`; ``depth`` stays the lag it holds, ``bram18`` 0)."""
 
 
 @dataclass

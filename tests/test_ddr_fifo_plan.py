@@ -1,5 +1,5 @@
 """Skip FIFOs in board memory on the planner's side (option ``ddr_fifos``, ``--ddr-fifos``;
-`search.build._fifos_to_ddr`; docs/cost-model.md, "Skip FIFOs in board memory").
+`search.fifo_memory.fifos_to_ddr`; docs/cost-model.md, "Skip FIFOs in board memory").
 
 `tests.test_sim_offchip.pair_res` (two 3x3 convs of 64 channels on 8x8 with the input added
 back) on one core of 20 BRAM18: its skip FIFO holds the input for four frames while the convs
@@ -22,7 +22,7 @@ from bbgrap_hls.frontend import load_model
 from bbgrap_hls.model.stage import STAGE_ODEPTH, STAGE_WDEPTH, period_of, stage_beat_bytes, stage_bound
 from bbgrap_hls.passes import canonicalize
 from bbgrap_hls.search import make_plan
-from bbgrap_hls.search.build import DDR_FIFO_MARGIN
+from bbgrap_hls.search.fifo_memory import DDR_FIFO_MARGIN
 from bbgrap_hls.search.problem import BW_CYCLES, offchip_memory
 from tests import models
 from tests.test_sim_offchip import board_yaml, pair_res

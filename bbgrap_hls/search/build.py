@@ -39,6 +39,7 @@ from bbgrap_hls.ops.resize_linear import taps as bilinear_taps
 from bbgrap_hls.plan import ChannelPlan, CorePlan, NodePlan, Plan, SplitPart, TransferPlan, path_route
 from bbgrap_hls.search.couplings import frame_cycles
 from bbgrap_hls.search.dp import Segmentation, part_tables
+from bbgrap_hls.search.fifo_memory import fifos_to_ddr, fifos_to_uram
 from bbgrap_hls.search.fifos import (
     DEFAULT_DEPTH,
     broadcast_depth,
@@ -379,10 +380,11 @@ def _build(prob: Problem, seg: Segmentation, strategy: str, objective: str, use_
                 ii = transfers[tid].ii_cycles if tid is not None else beats
                 chans.append(ChannelPlan(t, src, unit.node.name, src_core, p.core, kind, tid, d,
                                          lanes, bits, ii, False, fc.bram18))
-    _fifos_to_uram(board, use, chans, big_fifos)
+    fifos_to_uram(board, use, chans, big_fifos)
+    core_ii = {c.id: max((p.cost.ii for ps in parts for p in ps if p.core == c.id), default=0) for c in board.cores}
     ddr_fifo_bytes: dict[int, int] = {}
     if prob.ddr_fifos and prob.offchip_memory is not None:
-        ddr_fifo_bytes = _fifos_to_ddr(prob, use, chans, parts)
+        ddr_fifo_bytes = fifos_to_ddr(prob, use, chans, core_ii)
     if use_only:
         return {k: np.array(x, dtype=np.int64) for k, x in use.items()}
     for t in graph.outputs:
@@ -425,12 +427,11 @@ def _build(prob: Problem, seg: Segmentation, strategy: str, objective: str, use_
     for c in board.cores:
         names = [nd.name for nd in nodes if nd.block not in ("host", "fused") and c.id in (
             [p.core for p in nd.split] if nd.split else [nd.core])]
-        core_ii = max((p.cost.ii for ps in parts for p in ps if p.core == c.id), default=0)
         d = use[c.id]
         mem = board.home_memory(c.id)
         lim = prob.limits(c.id)
         cores.append(CorePlan(c.id, c.name, names, int(d[0]), int(d[1]), int(d[2]), int(d[3]),
-                              c.dsp_limit, c.bram18_limit, c.uram_limit, c.lut_limit, int(core_ii),
+                              c.dsp_limit, c.bram18_limit, c.uram_limit, c.lut_limit, int(core_ii[c.id]),
                               None if mem is None else mem.name, int(d[4]), int(lim[4]),
                               sum(p.cost.offchip_bytes for ps in parts for p in ps if p.core == c.id)
                               + ddr_fifo_bytes.get(c.id, 0)))
@@ -467,76 +468,6 @@ def _pixel_channels(prob, unit) -> list[int]:
     """Elements of one pixel of each input of ``unit`` (its channels; a 2-D tensor: all)."""
     pixels = max(1, unit.geom.h * unit.geom.w)
     return [max(1, prob.tensor_bits[t] // 8 // pixels) for t in unit.in_tensors]
-
-
-def _fifos_to_uram(board, use: dict, chans: list[ChannelPlan], big: list[tuple[int, int, int, int]]) -> None:
-    """Move whole-frame FIFOs (`fifo_in_uram`) from BRAM to URAM, per core the ones that
-    save the most BRAM first, while the core's URAM (its blocks' included) stays within its
-    limit: URAM is not spent where the weights need it."""
-    for i, core, lanes, d in sorted(big, key=lambda x: (-chans[x[0]].bram18, x[0])):
-        u = fifo_cost(lanes, d, uram=True)
-        if use[core][2] + u.uram > board.cores[core].uram_limit:
-            continue
-        use[core][1] -= chans[i].bram18
-        use[core][2] += u.uram
-        chans[i].bram18, chans[i].uram = 0, u.uram
-
-
-DDR_FIFO_MARGIN = 64
-"""Cycles `_fifos_to_ddr` adds to a frame's write, last write response and first read beat."""
-
-
-def _fifos_to_ddr(prob: Problem, use: dict, chans: list[ChannelPlan], parts: list) -> dict[int, int]:
-    """Move FIFOs from BRAM to a ring of frame regions in their core's board memory (a
-    ``ddr_stage``, docs/cost-model.md "Skip FIFOs in board memory"), per core the ones that
-    save the most BRAM18 first, while the core is over its BRAM18. A FIFO qualifies when its
-    reader takes a frame's first beat no sooner than the memory can give it back: its depth
-    ``D >= ceil(F·P) + 2·L + DDR_FIFO_MARGIN`` beats (a frame of ``F`` beats written at ``P >= 1``
-    cycles a beat, its last write response and the first read ``L`` cycles each, counted in
-    beats of a producer that writes at most one a cycle), and when the
-    stage (`stage_bound`) keeps the core's ii and the core's bandwidth and LUTs hold it. The
-    channel's ``kind`` becomes ``ddr_fifo`` with ``regions`` = the frames it holds plus one;
-    returns the bytes per frame this adds per core (written and read)."""
-    from bbgrap_hls.model.stage import (
-        MAX_STAGE_LANES,
-        STAGE_ODEPTH,
-        STAGE_WDEPTH,
-        period_of,
-        stage_beat_bytes,
-        stage_bound,
-    )
-
-    rate, latency, _ = prob.offchip_memory
-    core_ii: dict[int, int] = {}
-    for ps in parts:
-        for p in ps:
-            core_ii[p.core] = max(core_ii.get(p.core, 1), int(p.cost.ii))
-    added: dict[int, int] = {}
-    for k in use:
-        lim = prob.limits(k)
-        ii = core_ii.get(k, 1)
-        cands = [i for i, ch in enumerate(chans) if ch.kind in ("fifo", "host") and ch.dst_core == k
-                 and ch.bram18 > 0 and ch.width_lanes <= MAX_STAGE_LANES]
-        for i in sorted(cands, key=lambda i: (-chans[i].bram18, i)):
-            if use[k][1] <= lim[1]:
-                break
-            ch = chans[i]
-            frame = max(1, ch.bits_per_frame // 8 // ch.width_lanes)
-            period = period_of(stage_beat_bytes(ch.width_lanes), rate)
-            if ch.depth < math.ceil(frame * period) + 2 * max(1, latency) + DDR_FIFO_MARGIN:
-                continue
-            st = stage_bound(frame, ch.width_lanes, rate, latency)
-            bw = -(-BW_CYCLES * st.bytes_per_frame // ii)
-            if st.ii > ii or st.deliver > ii or use[k][4] + bw > lim[4] or use[k][3] + st.lut > lim[3]:
-                continue
-            use[k][1] -= ch.bram18
-            use[k][3] += st.lut
-            use[k][4] += bw
-            added[k] = added.get(k, 0) + st.bytes_per_frame
-            # the frames in flight between writer and reader, the stage's own FIFOs' beats too
-            ch.bram18, ch.kind = 0, "ddr_fifo"
-            ch.regions = max(3, -(-(ch.depth + STAGE_WDEPTH + STAGE_ODEPTH) // frame) + 1)
-    return added
 
 
 def _placement(where: list[str | None]) -> str | None:

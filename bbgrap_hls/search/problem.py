@@ -86,7 +86,7 @@ class Problem:
     lut_requant: bool = False  # requantisers (and add/mul lanes) may build their products from LUTs
     padded_folds: bool = False  # conv/dense may take a pe that does not divide Co (`padded_lanes`)
     ddr_stages: bool = True  # off-chip blocks may take one input slot behind a DDR frame stage
-    ddr_fifos: bool = False  # whole-frame FIFOs may go to board memory (`build._fifos_to_ddr`)
+    ddr_fifos: bool = False  # whole-frame FIFOs may go to board memory (`fifo_memory.fifos_to_ddr`)
     # `build._cached_parts`: a block's parts by core and row (each copy of a problem starts empty)
     parts: dict = field(default_factory=dict, init=False, repr=False, compare=False)
     # `dp.SegmentDP`: every unit table's rows stacked, with the tables they came from
@@ -170,7 +170,7 @@ def build_problem(graph: Graph, board: Board, split_candidates: int = 8,
         ddr_stages: with ``offchip_weights``, an off-chip conv/dense may take one input frame
             slot behind a DDR frame stage (docs/cost-model.md, "DDR frame stage").
         ddr_fifos: with ``offchip_weights``, a FIFO of a frame or more may go to the core's
-            board memory where the core is over its BRAM18 (`build._fifos_to_ddr`;
+            board memory where the core is over its BRAM18 (`fifo_memory.fifos_to_ddr`;
             docs/cost-model.md, "Skip FIFOs in board memory").
         extras: with ``ddr_stages``, also build the off-chip blocks' one-input-slot rows
             (`Table.extra`) with the tables (in parallel where it can), for a caller that will

@@ -1,0 +1,79 @@
+"""Where a plan's FIFOs live, once `build` has sized them: BRAM18 by default, URAM for the
+whole-frame ones a core with URAM has room for (`fifos_to_uram`), and with the ``ddr_fifos``
+option a ring of frame regions in the core's board memory for those a core short of BRAM18
+can move there (`fifos_to_ddr`; docs/cost-model.md, "Skip FIFOs in board memory").
+"""
+
+from __future__ import annotations
+
+import math
+
+from bbgrap_hls.model.links import fifo_cost
+from bbgrap_hls.model.stage import (
+    MAX_STAGE_LANES,
+    STAGE_ODEPTH,
+    STAGE_WDEPTH,
+    period_of,
+    stage_beat_bytes,
+    stage_bound,
+)
+from bbgrap_hls.plan import ChannelPlan
+from bbgrap_hls.search.problem import BW_CYCLES, Problem
+
+
+def fifos_to_uram(board, use: dict, chans: list[ChannelPlan], big: list[tuple[int, int, int, int]]) -> None:
+    """Move whole-frame FIFOs (`fifo_in_uram`) from BRAM to URAM, per core the ones that
+    save the most BRAM first, while the core's URAM (its blocks' included) stays within its
+    limit: URAM is not spent where the weights need it."""
+    for i, core, lanes, d in sorted(big, key=lambda x: (-chans[x[0]].bram18, x[0])):
+        u = fifo_cost(lanes, d, uram=True)
+        if use[core][2] + u.uram > board.cores[core].uram_limit:
+            continue
+        use[core][1] -= chans[i].bram18
+        use[core][2] += u.uram
+        chans[i].bram18, chans[i].uram = 0, u.uram
+
+
+DDR_FIFO_MARGIN = 64
+"""Cycles `fifos_to_ddr` adds to a frame's write, last write response and first read beat."""
+
+
+def fifos_to_ddr(prob: Problem, use: dict, chans: list[ChannelPlan], core_ii: dict[int, int]) -> dict[int, int]:
+    """Move FIFOs from BRAM to a ring of frame regions in their core's board memory (a
+    ``ddr_stage``, docs/cost-model.md "Skip FIFOs in board memory"), per core the ones that
+    save the most BRAM18 first, while the core is over its BRAM18. A FIFO qualifies when its
+    reader takes a frame's first beat no sooner than the memory can give it back: its depth
+    ``D >= ceil(F·P) + 2·L + DDR_FIFO_MARGIN`` beats (a frame of ``F`` beats written at ``P >= 1``
+    cycles a beat, its last write response and the first read ``L`` cycles each, counted in
+    beats of a producer that writes at most one a cycle), and when the
+    stage (`stage_bound`) keeps the core's ii (``core_ii``: its blocks' slowest) and the core's
+    bandwidth and LUTs hold it. The
+    channel's ``kind`` becomes ``ddr_fifo`` with ``regions`` = the frames it holds plus one;
+    returns the bytes per frame this adds per core (written and read)."""
+    rate, latency, _ = prob.offchip_memory
+    added: dict[int, int] = {}
+    for k in use:
+        lim = prob.limits(k)
+        ii = max(1, int(core_ii.get(k, 0)))
+        cands = [i for i, ch in enumerate(chans) if ch.kind in ("fifo", "host") and ch.dst_core == k
+                 and ch.bram18 > 0 and ch.width_lanes <= MAX_STAGE_LANES]
+        for i in sorted(cands, key=lambda i: (-chans[i].bram18, i)):
+            if use[k][1] <= lim[1]:
+                break
+            ch = chans[i]
+            frame = max(1, ch.bits_per_frame // 8 // ch.width_lanes)
+            period = period_of(stage_beat_bytes(ch.width_lanes), rate)
+            if ch.depth < math.ceil(frame * period) + 2 * max(1, latency) + DDR_FIFO_MARGIN:
+                continue
+            st = stage_bound(frame, ch.width_lanes, rate, latency)
+            bw = -(-BW_CYCLES * st.bytes_per_frame // ii)
+            if st.ii > ii or st.deliver > ii or use[k][4] + bw > lim[4] or use[k][3] + st.lut > lim[3]:
+                continue
+            use[k][1] -= ch.bram18
+            use[k][3] += st.lut
+            use[k][4] += bw
+            added[k] = added.get(k, 0) + st.bytes_per_frame
+            # the frames in flight between writer and reader, the stage's own FIFOs' beats too
+            ch.bram18, ch.kind = 0, "ddr_fifo"
+            ch.regions = max(3, -(-(ch.depth + STAGE_WDEPTH + STAGE_ODEPTH) // frame) + 1)
+    return added
