@@ -237,7 +237,8 @@ def test_a_core_without_offchip_weights_gets_the_ring_alone(planned):
 def test_ring_after_a_stage_and_a_converter_csim_bit_exact(planned, tmp_path):
     """Both edits at once (the ring after a stage's scratch in one image, 4-lane beats then a
     converter), written out and C-simulated threaded: bit-exact, no deadlock, no dataflow rule
-    broken (the stage and the ring write the same image: overlapping areas would corrupt one)."""
+    broken (the stage and the ring write the same image: overlapping areas would corrupt one);
+    the schedule check counts the ring's two processes (codegen/schedule.py) at their bound."""
     from bbgrap_hls.commands.csim import csim_design
 
     def edit(plan):
@@ -253,9 +254,14 @@ def test_ring_after_a_stage_and_a_converter_csim_bit_exact(planned, tmp_path):
         (out / rel).parent.mkdir(parents=True, exist_ok=True)
         (out / rel).write_bytes(data)
     (out / "plan.json").write_text(plan.to_json(stable=True))
-    res = csim_design(out, feeds[gq.inputs[0]], gq, threads=True)
+    res = csim_design(out, feeds[gq.inputs[0]], gq, threads=True, schedule=True)
     assert res.ok, res.message
     assert not res.deadlock and not res.violations
+    # the schedule run (SCHEDULE_REPEAT x the frames in one call: the ring wraps when that
+    # exceeds REGIONS): writer and reader counted at the bound, a beat a cycle, 1,024 a frame
+    rows = [r for r in res.schedule if r["label"].startswith("ddr_fifo_")]
+    assert sorted(r["label"] for r in rows) == ["ddr_fifo_read<F>", "ddr_fifo_write<F>"]
+    assert all(r["counted"] == r["bound"] == 1024 for r in rows), rows
 
 
 @pytest.mark.parametrize("what", ["output", "regions"])
