@@ -43,7 +43,7 @@ def partition_dot(plan: Plan, graph: Graph) -> str:
         if key in seen:
             continue
         seen.add(key)
-        style = {"fifo": "solid", "stream": "bold", "buffer": "dashed", "host": "dotted"}[ch.kind]
+        style = {"fifo": "solid", "stream": "bold", "buffer": "dashed", "host": "dotted", "ddr_fifo": "dashed"}[ch.kind]
         lines.append(f"  {_dot_id(src)} -> {_dot_id(dst)} [label={_dot_id(f'{ch.kind} d={ch.depth}')}, "
                      f"style={style}];")
     lines.append("}")

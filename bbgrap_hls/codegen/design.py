@@ -35,6 +35,7 @@ class _Builder:
         self.names = Namer("t_")
         self.cores = {c.id: CoreDesign(c.id, f"core{c.id}") for c in plan.cores}
         self.uram_fifos = {(c.tensor, c.dst) for c in plan.channels if c.uram > 0}
+        self.ddr_fifos = {(c.tensor, c.dst): c.regions for c in plan.channels if c.kind == "ddr_fifo"}
         self.alias: dict[str, str] = {}
         # Tensors of a layout chain that do not stream (e.g. the rank-5 middle of a channel
         # shuffle): source tensor and, per element, its flat NCHW index in the source.
@@ -258,6 +259,8 @@ def _operand(b: _Builder, g: Graph, node, core: int, k: int, t: str, lanes: int,
     s = b.request(core, t, lanes, _beats(depth, t, node.name, lanes))
     if (t, node.name) in b.uram_fifos:  # the plan's whole-frame FIFO in URAM
         b.cores[core].uram_streams.add(s)
+    if (t, node.name) in b.ddr_fifos:  # the plan's FIFO in board memory
+        b.cores[core].ddr_fifo_streams[s] = b.ddr_fifos[(t, node.name)]
     return s
 
 
@@ -267,10 +270,12 @@ def _convert(b: _Builder, core: int, src: str, a: int, dst: str, c: int, n: int)
     A narrowing converter takes one input beat every ``a/c`` cycles: a planned deep FIFO
     after it would leave a burst of the producer (a pool's one output pixel) stalled behind
     a two-beat FIFO, so its elements move before the converter."""
-    streams = b.cores[core].streams
+    streams, in_ddr = b.cores[core].streams, b.cores[core].ddr_fifo_streams
     if a > c and streams[dst][1] > 2 and src in streams:
         streams[src] = (a, max(streams[src][1], -(-streams[dst][1] * c // a) + 2))
         streams[dst] = (c, 2)
+        if dst in in_ddr:  # a FIFO in board memory moves with its depth
+            in_ddr[src] = in_ddr.pop(dst)
     if a == c:
         b.cores[core].calls.append(f"bb::concat_part<{a}, {n // a}>({src}, {dst}, frames);")
         return

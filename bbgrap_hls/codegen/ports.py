@@ -38,6 +38,9 @@ class CoreDesign:
     ports: list[Port] = field(default_factory=list)
     consts: list[str] = field(default_factory=list)
     uram_streams: set[str] = field(default_factory=set)  # FIFOs the plan put in URAM
+    #: FIFOs the plan put in board memory (channel kind ``ddr_fifo``): stream -> the plan's
+    #: frame regions (the stream holding the channel's depth: before a narrowing converter)
+    ddr_fifo_streams: dict[str, int] = field(default_factory=dict)
     #: elements per frame of each local stream (its beats: elems / lanes), which the threaded
     #: csim's dataflow rule check compares with the writes and reads it counts
     elems: dict[str, int] = field(default_factory=dict)

@@ -15,7 +15,6 @@ from bbgrap_hls.codegen.host import host_spec, render_host
 from bbgrap_hls.codegen.ports import Design
 from bbgrap_hls.codegen.vectors import golden, vectors
 from bbgrap_hls.codegen.vitis import core_cards, render_vitis
-from bbgrap_hls.errors import UnsupportedError
 from bbgrap_hls.ir import Graph
 from bbgrap_hls.plan import Plan
 
@@ -50,12 +49,6 @@ def generate(g: Graph, plan: Plan, board: Board, feeds: dict[str, np.ndarray]) -
         raise ValueError(f"the plan holds inputs {plan.input_blocks} as pixel blocks, the graph {g.input_blocks}: "
                          "quantise passes.stem.as_planned(graph, plan.input_blocks)")
     frames = int(g.shape(g.inputs[0])[0])
-    in_memory = [c for c in plan.channels if c.kind == "ddr_fifo"]
-    if in_memory:
-        c = in_memory[0]
-        raise UnsupportedError(f"the plan puts {len(in_memory)} FIFO(s) in board memory (first: {c.src} -> {c.dst}, "
-                               f"kind ddr_fifo); gen does not build those yet (hw/hls/ddr_fifo.h has the kernel): "
-                               "plan without --ddr-fifos")
     design = build_design(g, plan, frames)
     files = {k: v.encode() for k, v in render_hls(design, g, {c.id: c.name for c in board.cores}).items()}
     files.update(kernel_headers())

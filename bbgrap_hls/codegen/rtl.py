@@ -25,7 +25,14 @@ from dataclasses import dataclass, field
 from bbgrap_hls.board import Board
 from bbgrap_hls.codegen.names import comment
 from bbgrap_hls.codegen.ports import CoreDesign, Design
-from bbgrap_hls.codegen.rtl_layers import AXI_ADDR_W, rtl_layer, rtl_offchip, rtl_shuffle, stage_inst
+from bbgrap_hls.codegen.rtl_layers import (
+    AXI_ADDR_W,
+    fifo_stage_inst,
+    rtl_layer,
+    rtl_offchip,
+    rtl_shuffle,
+    stage_inst,
+)
 from bbgrap_hls.errors import UnsupportedError
 from bbgrap_hls.ir import Graph
 from bbgrap_hls.model.links import trim_folds
@@ -259,6 +266,7 @@ def core_module(cd: CoreDesign, g: Graph, plan: Plan, files: dict[str, str],
                                    f"(HLS only): {call[:100]}")
     # One FIFO per group of streams; a port in the group replaces the FIFO's outer net.
     members: dict[str, list[str]] = {}
+    scratch_end = _scratch_end(cd)  # FIFOs in board memory: their rings after the stages' scratch
     for s in list(cd.streams) + list(in_ports) + list(out_ports):
         members.setdefault(grp.find(s), []).append(s)
     for root, names in sorted(members.items()):
@@ -280,6 +288,23 @@ def core_module(cd: CoreDesign, g: Graph, plan: Plan, files: dict[str, str],
             reader[root] = f"port {dst}"
         name = f"q_{root}"
         desc = f"{writer.get(root, '?')} -> {reader.get(root, '?')}"
+        in_ddr = [s for s in streams if s in cd.ddr_fifo_streams]
+        if in_ddr:  # the plan's FIFO in board memory: a DDR frame stage in its place
+            elems = next((cd.elems[s] for s in names if s in cd.elems), None)
+            if elems is None or elems % lanes_of[root]:
+                raise UnsupportedError(f"core{cd.id}: FIFO {root} in board memory, but its frame "
+                                       f"({elems} elements) is not whole beats of {lanes_of[root]} lanes")
+            beats = elems // lanes_of[root]
+            regions = cd.ddr_fifo_streams[in_ddr[0]]
+            st = fifo_stage_inst(root, lanes_of[root], beats, regions, scratch_end, memory)
+            scratch_end += -(-st.manifest["bytes"] // 4096) * 4096
+            mod.insts.append(Inst("ddr_stage", name, st.params, [("s_axis", wnet), ("m_axis", rnet)],
+                                  f"{desc}: {st.note}", axi_rw=[("m_axi", st.port)]))
+            mod.axi_rw.append((st.port, st.data_w, AXI_ADDR_W))
+            mod.stages.append(st.manifest)
+            # the watchdog sees the stage's input FIFO (its writer refused: the ring is full)
+            mod.fifos.append({"path": f"{name}.u_wfifo", "kind": "ddr_fifo", "depth": depth, "desc": desc})
+            continue
         mod.insts.append(Inst("fifo", name, [("WIDTH", str(width)), ("DEPTH", str(depth))],
                               [("s_axis", wnet), ("m_axis", rnet)], desc))
         mod.fifos.append({"path": name, "kind": "fifo", "depth": depth, "desc": desc})
@@ -297,6 +322,20 @@ def core_module(cd: CoreDesign, g: Graph, plan: Plan, files: dict[str, str],
     if image is not None:
         files[mod.offchip[0]["image"]] = image.text()
     return mod
+
+
+def _scratch_end(cd: CoreDesign) -> int:
+    """The first byte of the core's board memory after its off-chip weights and its DDR frame
+    stages' scratch areas (`design.place_stages`), 4 KB aligned: where the rings of the FIFOs
+    the plan puts in board memory start, one after another, each from a 4 KB boundary."""
+    from bbgrap_hls.codegen.weights import ddr_weight_bytes
+    from bbgrap_hls.model.stage import STAGE_REGIONS
+
+    end = ddr_weight_bytes(cd.layers)
+    for lay in cd.layers:
+        if lay.in_stage:
+            end = max(end, lay.stage_offset + STAGE_REGIONS * lay.stage_region)
+    return -(-end // 4096) * 4096
 
 
 def _concat_chain(mod: Module, name: str, lanes: int, cs: list[int], ins: list[str], out: str) -> None:
