@@ -5,15 +5,14 @@
 back) on one core of 20 BRAM18: its skip FIFO holds the input for four frames while the convs
 (off chip, behind DDR frame stages) compute, and with it on chip no folding fits. With
 ``ddr_fifos`` the FIFO goes to a ring of frame regions in the core's board memory: the plan
-fits, its bandwidth and traffic charged. ``gen`` builds such plans: the RTL twin's FIFO is a
-``ddr_stage`` (tests/test_ddr_fifo_twin.py); the HLS kernel is hw/hls/ddr_fifo.h
-(tests/test_ddr_fifo_csim.py), which this branch's HLS output does not call yet (there the
-FIFO stays an on-chip stream)."""
+fits, its bandwidth and traffic charged. ``gen`` builds it as ``bb::ddr_fifo`` (the kernel is
+hw/hls/ddr_fifo.h, tests/test_ddr_fifo_csim.py; the generated design: tests/test_ddr_fifo_gen.py)."""
 
 from __future__ import annotations
 
 import json
 import math
+import re
 
 import pytest
 
@@ -94,9 +93,8 @@ def test_plan_json_and_table_name_it_and_gen_builds_it(case, tmp_path, capsys):
     assert len(fifo) == 1 and fifo[0]["regions"] >= 3
     assert main(["plan", model, "--board", str(board), "--offchip-weights", "--no-padded-folds", "--ddr-fifos"]) == 0
     assert "FIFOs in board memory: @input -> add_" in capsys.readouterr().out
-    rc = main(["gen", model, "--board", str(board), "-o", str(tmp_path / "out"), "--offchip-weights",
-               "--no-padded-folds", "--ddr-fifos"])
-    assert rc == 0
-    # the RTL twin's FIFO is a DDR frame stage with its scratch (tests/test_ddr_fifo_twin.py)
-    man = json.loads((tmp_path / "out" / "tb" / "rtl.json").read_text())
-    assert [s.get("fifo") is not None for s in man["stages"]] == [True]
+    out = tmp_path / "out"
+    assert main(["gen", model, "--board", str(board), "-o", str(out), "--offchip-weights", "--no-padded-folds",
+                 "--ddr-fifos"]) == 0
+    cpp = (out / "hls" / "core0.cpp").read_text()
+    assert f"REGIONS = {fifo[0]['regions']};" in cpp and len(re.findall(r"bb::ddr_fifo<F_\w+>\(", cpp)) == 1

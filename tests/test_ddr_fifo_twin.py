@@ -51,24 +51,23 @@ def test_the_fifo_in_memory_is_a_ddr_stage_and_lints_clean(design):
     plan = json.loads((design / "plan.json").read_text())
     assert plan["ii_cycles"] == 294912
     fifo = [c for c in plan["channels"] if c["kind"] == "ddr_fifo"]
-    assert [(c["src"], c["tensor"]) for c in fifo] == [("@input", "x")]
+    assert [(c["src"], c["tensor"], c["width_lanes"]) for c in fifo] == [("@input", "x", 1)]
     man = json.loads((design / "tb" / "rtl.json").read_text())
     assert not (design / "rtl" / "UNSUPPORTED.txt").exists()
-    (st,) = man["stages"]  # no DDR frame stage in front of a layer: the FIFO's scratch only
+    (st,) = man["stages"]  # no DDR frame stage in front of a layer: the FIFO's ring only
     assert st["port"] == f"m_axi_fifo_{st['fifo']}" and st["latency"] == 20 and st["rate"] == 4.0
-    # the input's 4,096 elements in 8-lane beats (the fan-out's lanes, before the 8 -> 1
-    # converter where design.py keeps the planned depth), the plan's regions of 4 KB each,
-    # after the two convs' weights (2 x 36,864 bytes) from a 4 KB boundary
-    assert (st["frame_beats"], st["beat_bytes"], st["bytes"]) == (512, 8, fifo[0]["regions"] * 4096)
+    # the channel's 1 lane (the HLS kernel's): 4,096 beats of 4 bytes, the plan's regions of
+    # 16 KB, after the two convs' weights (2 x 36,864 bytes) from a 4 KB boundary
+    assert (st["frame_beats"], st["beat_bytes"], st["bytes"]) == (4096, 4, fifo[0]["regions"] * 16384)
     assert st["base"] == 73728
     core = (design / "rtl" / "core0.sv").read_text()
     inst = re.search(r"ddr_stage #\((.*?)\) (\w+) \(", core, re.S)
-    assert inst and inst.group(2) == f"q_{st['fifo']}"
-    assert f".REGIONS({fifo[0]['regions']})" in inst.group(1) and ".FRAME_BEATS(512)" in inst.group(1)
+    assert inst and inst.group(2) == f"u_{st['fifo']}_fifo"
+    assert f".REGIONS({fifo[0]['regions']})" in inst.group(1) and ".FRAME_BEATS(4096)" in inst.group(1)
     depths = [int(d) for d in re.findall(r"\bfifo #\(\s*\.WIDTH\(\d+\),\s*\.DEPTH\((\d+)\)", core)]
-    assert depths and max(depths) < 64, depths  # no on-chip FIFO holds the lag (2,051 beats)
+    assert depths and max(depths) < 64, depths  # no on-chip FIFO holds the lag (16,387 beats)
     (ch,) = [c for c in man["channels"] if c["kind"] == "ddr_fifo"]
-    assert ch["path"] == f"u_core0.q_{st['fifo']}.u_wfifo"
+    assert ch["path"] == f"u_core0.u_{st['fifo']}_fifo.u_wfifo"
     srcs = sorted((design / "rtl").glob("*.sv"))
     res = subprocess.run(["verilator", "--lint-only", "-Wall", f"-I{rtl_dir()}", "--top-module", "top",
                           *map(str, srcs)], env=verilator_env(), capture_output=True, text=True)

@@ -18,13 +18,13 @@ import numpy as np
 
 from bbgrap_hls.codegen.carray import c_array
 from bbgrap_hls.codegen.layers import LAYOUT_KINDS, Layer, hwc, make_layer, set_stage_offset, shuffle_layer
-from bbgrap_hls.codegen.names import Namer
+from bbgrap_hls.codegen.names import Namer, comment
 from bbgrap_hls.codegen.order import core_order, sort_calls
-from bbgrap_hls.codegen.ports import CoreDesign, Design, Port
-from bbgrap_hls.codegen.weights import ddr_beats, ddr_weight_bytes
+from bbgrap_hls.codegen.ports import CoreDesign, DdrFifo, Design, Port
+from bbgrap_hls.codegen.weights import ddr_beats, ddr_image_bytes, ddr_weight_bytes
 from bbgrap_hls.errors import BadInputError, UnsupportedError
 from bbgrap_hls.ir import Graph, Node
-from bbgrap_hls.model.stage import STAGE_REGIONS
+from bbgrap_hls.model.stage import MAX_STAGE_LANES, STAGE_REGIONS
 from bbgrap_hls.ops import get_op
 from bbgrap_hls.plan import Plan
 
@@ -35,7 +35,9 @@ class _Builder:
         self.names = Namer("t_")
         self.cores = {c.id: CoreDesign(c.id, f"core{c.id}") for c in plan.cores}
         self.uram_fifos = {(c.tensor, c.dst) for c in plan.channels if c.uram > 0}
-        self.ddr_fifos = {(c.tensor, c.dst): c.regions for c in plan.channels if c.kind == "ddr_fifo"}
+        # the plan's FIFOs in board memory (kind ddr_fifo), by (tensor, reader); `_operand`
+        # builds each and removes it here
+        self.ddr_fifos = {(c.tensor, c.dst): c for c in plan.channels if c.kind == "ddr_fifo"}
         self.alias: dict[str, str] = {}
         # Tensors of a layout chain that do not stream (e.g. the rank-5 middle of a channel
         # shuffle): source tensor and, per element, its flat NCHW index in the source.
@@ -158,8 +160,15 @@ def build_design(g: Graph, plan: Plan, frames: int = 1) -> Design:
             out = b.produce(core, node.outputs[0], lanes, ho * wo * co)
             b.cores[core].calls.append(f"bb::concat<{ho * wo}, {lanes}, {cs}>({out}, frames, {', '.join(ins)});")
         layer_no += 1
+    if b.ddr_fifos:  # a ddr_fifo channel into something other than a layer's plain input
+        c = next(iter(b.ddr_fifos.values()))
+        raise UnsupportedError(f"the plan puts the FIFO {comment(c.src)} -> {comment(c.dst)} (tensor "
+                               f"{comment(c.tensor)}) in board memory, but gen builds such FIFOs only on a layer's "
+                               "input read whole (not a broadcast operand or a channel shuffle): plan without "
+                               "--ddr-fifos")
     for cd in b.cores.values():
         place_stages(cd.layers)
+        place_fifos(cd)
     return _finish(b, g, plan, frames)
 
 
@@ -175,6 +184,18 @@ def place_stages(layers: list[Layer]) -> None:
         if lay.in_stage:
             set_stage_offset(lay, off)
             off += STAGE_REGIONS * lay.stage_region
+
+
+def place_fifos(cd: CoreDesign) -> None:
+    """Place the rings of a core's FIFOs in board memory (``cd.ddr_fifos``) in its image:
+    after the weights and the stages' scratch areas (`place_stages`), in call order, each from
+    a 4 KB boundary and ``regions`` regions of ``region`` bytes long (``DdrFifo.offset``,
+    ``F::OFF``); then their parameter structs join the core's definitions."""
+    off = -(-ddr_image_bytes(cd.layers) // 4096) * 4096
+    for f in cd.ddr_fifos:
+        f.offset = off
+        off += f.scratch
+        cd.consts.append(f.struct())
 
 
 def _layout(b: _Builder, g: Graph, node: Node) -> np.ndarray | None:
@@ -256,11 +277,39 @@ def _operand(b: _Builder, g: Graph, node, core: int, k: int, t: str, lanes: int,
         s = b.fresh(core, "s", lanes, elems=ho * wo * co)
         b.cores[core].calls.append(f"bb::repeat_pixel<{ho * wo}, {co}, {lanes}>({src}, {s}, frames);")
         return s
+    ch = b.ddr_fifos.pop((t, node.name), None)
+    if ch is not None:  # the plan's FIFO in board memory
+        return _ddr_fifo(b, g, core, k, t, lanes, lay, ch)
     s = b.request(core, t, lanes, _beats(depth, t, node.name, lanes))
     if (t, node.name) in b.uram_fifos:  # the plan's whole-frame FIFO in URAM
         b.cores[core].uram_streams.add(s)
-    if (t, node.name) in b.ddr_fifos:  # the plan's FIFO in board memory
-        b.cores[core].ddr_fifo_streams[s] = b.ddr_fifos[(t, node.name)]
+    return s
+
+
+def _ddr_fifo(b: _Builder, g: Graph, core: int, k: int, t: str, lanes: int, lay: Layer, ch) -> str:
+    """Input ``k`` of ``lay`` through the plan's FIFO in board memory ``ch`` (a ``ddr_fifo``
+    channel): a short stream of the channel's ``width_lanes`` (the beats the plan costed)
+    from the producer's side into ``bb::ddr_fifo<F_<layer>_in<k>>``, its output stream, then
+    (when the layer reads other lanes) a width converter; returns the stream the layer reads.
+    The ring's offset in the image is set later (`place_fifos`)."""
+    h, w, c = hwc(g.shape(t))
+    n = h * w * c
+    fl = int(ch.width_lanes) if ch.width_lanes >= 1 and n % int(ch.width_lanes) == 0 else lanes
+    if fl > MAX_STAGE_LANES or not 3 <= ch.regions <= 128:
+        raise UnsupportedError(f"the FIFO {comment(ch.src)} -> {comment(ch.dst)} in board memory: {fl} lanes, "
+                               f"{ch.regions} regions (bb::ddr_fifo takes at most {MAX_STAGE_LANES} lanes and 3 to "
+                               "128 regions)")
+    cd = b.cores[core]
+    f = DdrFifo(f"{lay.ident}_in{k}", fl, n // fl, int(ch.regions), f"plan channel {comment(ch.src)} -> "
+                f"{comment(ch.dst)}, tensor {comment(ch.tensor)}, lag {ch.depth} beats")
+    cd.ddr_fifos.append(f)
+    src = b.request(core, t, fl)
+    out = b.fresh(core, "s", fl, elems=n)
+    cd.calls.append(f"bb::ddr_fifo<F_{f.ident}>({src}, {out}, fddr_w_{f.ident}, fddr_r_{f.ident}, frames);")
+    if fl == lanes:
+        return out
+    s = b.fresh(core, "s", lanes, elems=n)
+    _convert(b, core, out, fl, s, lanes, n)
     return s
 
 
@@ -270,12 +319,10 @@ def _convert(b: _Builder, core: int, src: str, a: int, dst: str, c: int, n: int)
     A narrowing converter takes one input beat every ``a/c`` cycles: a planned deep FIFO
     after it would leave a burst of the producer (a pool's one output pixel) stalled behind
     a two-beat FIFO, so its elements move before the converter."""
-    streams, in_ddr = b.cores[core].streams, b.cores[core].ddr_fifo_streams
+    streams = b.cores[core].streams
     if a > c and streams[dst][1] > 2 and src in streams:
         streams[src] = (a, max(streams[src][1], -(-streams[dst][1] * c // a) + 2))
         streams[dst] = (c, 2)
-        if dst in in_ddr:  # a FIFO in board memory moves with its depth
-            in_ddr[src] = in_ddr.pop(dst)
     if a == c:
         b.cores[core].calls.append(f"bb::concat_part<{a}, {n // a}>({src}, {dst}, frames);")
         return

@@ -12,8 +12,8 @@ import jinja2
 
 from bbgrap_hls.codegen import weights
 from bbgrap_hls.codegen.names import comment
-from bbgrap_hls.codegen.ports import CoreDesign, Design, Port, core_ports, mem_bytes
-from bbgrap_hls.codegen.weights import DDR_BEAT
+from bbgrap_hls.codegen.ports import DDR_IMAGE_KINDS, CoreDesign, Design, Port, core_ports, mem_bytes
+from bbgrap_hls.codegen.weights import DDR_BEAT, ddr_image_bytes
 from bbgrap_hls.ir import Graph
 
 #: the burst options of the activation movers' m_axi ports (one direction each), as the
@@ -42,7 +42,7 @@ def mem_pointer(p: Port) -> str | None:
         return "const bb::Word<bb::DDR_BEAT>*"
     if p.kind == "mem_out":
         return "bb::Word<bb::DDR_BEAT>*"
-    if p.kind == "mem_stage_w":  # a DDR frame stage's scratch: written (the writer), read (the reader)
+    if p.kind == "mem_stage_w":  # scratch of a DDR frame stage or FIFO: written (the writer), read (the reader)
         return f"bb::Word<{p.lanes}>*"
     if p.kind == "mem_stage_r":
         return f"const bb::Word<{p.lanes}>*"
@@ -108,7 +108,8 @@ def _weights_ctx(core: CoreDesign) -> dict:
                                                  for m in uram]
     args = [p.name for p in core.ports + ddr + stage] + [f"{m['ident']}_w" for m in uram]
     return dict(rom_pragmas=rom, uram=uram, nbytes=sum(m["lanes"] * m["depth"] for m in uram), ddr_ports=ddr,
-                stage_ports=stage,
+                stage_ports=stage, stages=sum(1 for lay in core.layers if lay.in_stage),
+                ddr_image=ddr_image_bytes(core.layers, core.ddr_fifos),
                 ddr_file=weights.ddr_image_file(core.name),
                 image_file=weights.image_file(core.name), body_signature=", ".join(body + ["int frames"]),
                 body_args=", ".join(args + ["frames"]))
@@ -135,7 +136,7 @@ def render_hls(design: Design, g: Graph, plan_core_names: dict[int, str]) -> dic
     wts = [(p.link, p.elems, weights.image_file(c.name), f"URAM weight image of {c.name}")
            for c in design.cores for p in core_ports(c) if p.kind == "mem_w"]
     wts += [(f"wddr_{c.name}", ps[0].elems, weights.ddr_image_file(c.name), f"off-chip weight image of {c.name}")
-            for c in design.cores for ps in [[p for p in core_ports(c) if p.kind == "mem_w_ddr"]] if ps]
+            for c in design.cores for ps in [[p for p in core_ports(c) if p.kind in DDR_IMAGE_KINDS]] if ps]
     files["tb/tb.cpp"] = env.get_template("tb/tb.cpp.j2").render(
         design=design, buffers=sorted(design.buffers.items()), links=sorted(design.links.items()),
         tb_args={c.name: tb_args(c) for c in design.cores}, weight_images=wts)
@@ -144,14 +145,15 @@ def render_hls(design: Design, g: Graph, plan_core_names: dict[int, str]) -> dic
 
 def weight_images(design: Design) -> dict[str, bytes]:
     """``{hls/weights_core<k>.bin: bytes}`` for every core with URAM weights and
-    ``{hls/ddr_weights_core<k>.bin: bytes}`` for every core with off-chip weights."""
+    ``{hls/ddr_weights_core<k>.bin: bytes}`` for every core with off-chip weights or FIFOs in
+    board memory (their rings are scratch of that image)."""
     out = {}
     for c in design.cores:
         data, parts = weights.image(c.layers)
         if parts:
             out[f"hls/{weights.image_file(c.name)}"] = data
-        data, parts = weights.ddr_image(c.layers)
-        if parts:
+        data, parts = weights.ddr_image(c.layers, c.ddr_fifos)
+        if parts or c.ddr_fifos:
             out[f"hls/{weights.ddr_image_file(c.name)}"] = data
     return out
 

@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 
 from bbgrap_hls.codegen.layers import Layer
 from bbgrap_hls.codegen.weights import DDR_BEAT, ddr_image_bytes
-from bbgrap_hls.model.stage import stage_beat_bytes
+from bbgrap_hls.model.stage import stage_beat_bytes, stage_region_bytes
 
 
 @dataclass
@@ -29,6 +29,40 @@ class Port:
 
 
 @dataclass
+class DdrFifo:
+    """A FIFO the plan put in board memory (a ``ddr_fifo`` channel; hw/hls/ddr_fifo.h): the
+    call ``bb::ddr_fifo<F_<ident>>`` between a short stream from the producer's side and the
+    reader's input, over a ring of ``regions`` frame regions of the core's board-memory image
+    from byte ``offset`` (`bbgrap_hls.codegen.design.place_fifos`), written through the port
+    ``fddr_w_<ident>`` and read through ``fddr_r_<ident>``. ``ident`` is the reading layer's
+    input, ``<layer>_in<k>``."""
+
+    ident: str
+    lanes: int  # int8 lanes a beat (F::LANES)
+    beats: int  # beats a frame (F::BEATS)
+    regions: int  # the plan's ``regions`` (F::REGIONS)
+    note: str  # the plan channel, for comments (model text through names.comment)
+    offset: int = -1  # F::OFF, bytes; set by design.place_fifos
+
+    @property
+    def region(self) -> int:
+        """Bytes of one frame region (F::REGION): as a DDR frame stage's, 4 KB multiples."""
+        return stage_region_bytes(self.beats, self.lanes)
+
+    @property
+    def scratch(self) -> int:
+        """Bytes of the ring (``regions`` regions)."""
+        return self.regions * self.region
+
+    def struct(self) -> str:
+        """The kernel's parameter struct ``F_<ident>`` (core<k>.cpp)."""
+        return (f"// FIFO in board memory ({self.note}): {self.regions} frame regions of {self.region} bytes from byte "
+                f"{self.offset} of the core's image\n"
+                f"struct F_{self.ident} {{ static constexpr int LANES = {self.lanes}, REGIONS = {self.regions}; "
+                f"static constexpr long BEATS = {self.beats}, OFF = {self.offset}, REGION = {self.region}; }};\n")
+
+
+@dataclass
 class CoreDesign:
     id: int
     name: str
@@ -38,15 +72,14 @@ class CoreDesign:
     ports: list[Port] = field(default_factory=list)
     consts: list[str] = field(default_factory=list)
     uram_streams: set[str] = field(default_factory=set)  # FIFOs the plan put in URAM
-    #: FIFOs the plan put in board memory (channel kind ``ddr_fifo``): stream -> the plan's
-    #: frame regions (the stream holding the channel's depth: before a narrowing converter)
-    ddr_fifo_streams: dict[str, int] = field(default_factory=dict)
     #: elements per frame of each local stream (its beats: elems / lanes), which the threaded
     #: csim's dataflow rule check compares with the writes and reads it counts
     elems: dict[str, int] = field(default_factory=dict)
     #: a layer's kernel call (its text) -> the layer's ident: the region names the layer after
     #: the call (``// layer<n>``), so that tools can tell its processes (codegen/schedule.py)
     call_layer: dict[str, str] = field(default_factory=dict)
+    #: the FIFOs the plan put in this core's board memory (``ddr_fifo`` channels)
+    ddr_fifos: list[DdrFifo] = field(default_factory=list)
 
 
 @dataclass
@@ -87,6 +120,10 @@ def weight_ports(core: CoreDesign) -> list[Port]:
       ``mem_stage_r``, read by its reader), m_axi of ``stage_beat_bytes(simd)``-byte words
       (``lanes``), each in a bundle of its own, given the same buffer as the ``wddr`` ports
       (same ``elems`` and ``link``): the layer's scratch area lies in that image.
+    - Per FIFO in board memory (`DdrFifo`), after those: ``fddr_w_<fifo>`` and
+      ``fddr_r_<fifo>``, of the same kinds, word sizes (``stage_beat_bytes(lanes)``), buffer
+      and bundles of their own: a FIFO's ring is scratch of the image as a stage's is, so the
+      host, the link config and the testbench treat both alike.
     - ``wts`` (kind ``mem_w``, m_axi, ``elems`` = bytes of the URAM weight image) and
       ``load_weights`` (kind ``load``, an s_axilite scalar: non-zero fills the URAM
       memories from ``wts`` before the call's frames), on a core with URAM weights.
@@ -94,13 +131,17 @@ def weight_ports(core: CoreDesign) -> list[Port]:
     Not in ``core.ports``: the RTL twin keeps its weights in ROMs and has no such ports.
     """
     ddr = [lay for lay in core.layers if lay.wmem is not None and lay.wmem.ddr]
-    size = ddr_image_bytes(core.layers)
+    size = ddr_image_bytes(core.layers, core.ddr_fifos)
     out = [Port(f"wddr_{lay.ident}", "mem_w_ddr", DDR_BEAT, size, "", f"wddr_{core.name}") for lay in ddr]
     for lay in core.layers:
         if lay.in_stage:
             sb = stage_beat_bytes(lay.in_lanes[0])
             out += [Port(f"sddr_w_{lay.ident}", "mem_stage_w", sb, size, "", f"wddr_{core.name}"),
                     Port(f"sddr_r_{lay.ident}", "mem_stage_r", sb, size, "", f"wddr_{core.name}")]
+    for f in core.ddr_fifos:
+        sb = stage_beat_bytes(f.lanes)
+        out += [Port(f"fddr_w_{f.ident}", "mem_stage_w", sb, size, "", f"wddr_{core.name}"),
+                Port(f"fddr_r_{f.ident}", "mem_stage_r", sb, size, "", f"wddr_{core.name}")]
     n = sum(lay.wmem.nbytes() for lay in core.layers if lay.wmem is not None and lay.wmem.uram)
     if n:
         out += [Port("wts", "mem_w", 1, n, "", f"wts_{core.name}"), Port("load_weights", "load", 0, 0, "", "")]

@@ -228,6 +228,19 @@ def core_module(cd: CoreDesign, g: Graph, plan: Plan, files: dict[str, str],
                                 "image": f"ddr_weights_core{cd.id}.hex", "base": base, "bytes": len(rl.image),
                                 "beat_bytes": beat, "rate": rate, "latency": int(latency),
                                 "tile_beats": pe * simd * sf // beat, "folds": rl.params["CO"] // pe})
+        elif kern == "ddr_fifo":  # the plan's FIFO in board memory: a DDR frame stage (docs/rtl.md)
+            fifos = {f"F_{f.ident}": f for f in cd.ddr_fifos}
+            f = fifos[targs[0]]
+            st = fifo_stage_inst(f, memory)
+            name = f"u_{f.ident}_fifo"
+            mod.insts.append(Inst("ddr_stage", name, st.params,
+                                  [("s_axis", r(args[0], name)), ("m_axis", w(args[1], name))], st.note,
+                                  axi_rw=[("m_axi", st.port)]))
+            mod.axi_rw.append((st.port, st.data_w, AXI_ADDR_W))
+            mod.stages.append(st.manifest)
+            # the watchdog sees the stage's write FIFO: its writer is refused when the ring is full
+            mod.fifos.append({"path": f"{name}.u_wfifo", "kind": "ddr_fifo", "depth": f.regions * f.beats,
+                              "desc": f"FIFO in board memory {f.ident}"})
         elif kern == "channel_shuffle":
             lay = layers[args[2][: -len("_perm")]]
             rl = rtl_shuffle(lay, int(targs[1]), int(targs[2]))
@@ -266,7 +279,6 @@ def core_module(cd: CoreDesign, g: Graph, plan: Plan, files: dict[str, str],
                                    f"(HLS only): {call[:100]}")
     # One FIFO per group of streams; a port in the group replaces the FIFO's outer net.
     members: dict[str, list[str]] = {}
-    scratch_end = _scratch_end(cd)  # FIFOs in board memory: their rings after the stages' scratch
     for s in list(cd.streams) + list(in_ports) + list(out_ports):
         members.setdefault(grp.find(s), []).append(s)
     for root, names in sorted(members.items()):
@@ -288,23 +300,6 @@ def core_module(cd: CoreDesign, g: Graph, plan: Plan, files: dict[str, str],
             reader[root] = f"port {dst}"
         name = f"q_{root}"
         desc = f"{writer.get(root, '?')} -> {reader.get(root, '?')}"
-        in_ddr = [s for s in streams if s in cd.ddr_fifo_streams]
-        if in_ddr:  # the plan's FIFO in board memory: a DDR frame stage in its place
-            elems = next((cd.elems[s] for s in names if s in cd.elems), None)
-            if elems is None or elems % lanes_of[root]:
-                raise UnsupportedError(f"core{cd.id}: FIFO {root} in board memory, but its frame "
-                                       f"({elems} elements) is not whole beats of {lanes_of[root]} lanes")
-            beats = elems // lanes_of[root]
-            regions = cd.ddr_fifo_streams[in_ddr[0]]
-            st = fifo_stage_inst(root, lanes_of[root], beats, regions, scratch_end, memory)
-            scratch_end += -(-st.manifest["bytes"] // 4096) * 4096
-            mod.insts.append(Inst("ddr_stage", name, st.params, [("s_axis", wnet), ("m_axis", rnet)],
-                                  f"{desc}: {st.note}", axi_rw=[("m_axi", st.port)]))
-            mod.axi_rw.append((st.port, st.data_w, AXI_ADDR_W))
-            mod.stages.append(st.manifest)
-            # the watchdog sees the stage's input FIFO (its writer refused: the ring is full)
-            mod.fifos.append({"path": f"{name}.u_wfifo", "kind": "ddr_fifo", "depth": depth, "desc": desc})
-            continue
         mod.insts.append(Inst("fifo", name, [("WIDTH", str(width)), ("DEPTH", str(depth))],
                               [("s_axis", wnet), ("m_axis", rnet)], desc))
         mod.fifos.append({"path": name, "kind": "fifo", "depth": depth, "desc": desc})
@@ -322,20 +317,6 @@ def core_module(cd: CoreDesign, g: Graph, plan: Plan, files: dict[str, str],
     if image is not None:
         files[mod.offchip[0]["image"]] = image.text()
     return mod
-
-
-def _scratch_end(cd: CoreDesign) -> int:
-    """The first byte of the core's board memory after its off-chip weights and its DDR frame
-    stages' scratch areas (`design.place_stages`), 4 KB aligned: where the rings of the FIFOs
-    the plan puts in board memory start, one after another, each from a 4 KB boundary."""
-    from bbgrap_hls.codegen.weights import ddr_weight_bytes
-    from bbgrap_hls.model.stage import STAGE_REGIONS
-
-    end = ddr_weight_bytes(cd.layers)
-    for lay in cd.layers:
-        if lay.in_stage:
-            end = max(end, lay.stage_offset + STAGE_REGIONS * lay.stage_region)
-    return -(-end // 4096) * 4096
 
 
 def _concat_chain(mod: Module, name: str, lanes: int, cs: list[int], ins: list[str], out: str) -> None:

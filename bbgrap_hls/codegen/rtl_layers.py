@@ -386,20 +386,18 @@ def stage_inst(lay: Layer, lanes: int, beats: int, memory: tuple[float, int, int
                   f"{lay.ident}: DDR frame stage, {beats} beats a frame at {lay.stage_offset:#x}")
 
 
-def fifo_stage_inst(stream: str, lanes: int, beats: int, regions: int, base: int,
-                    memory: tuple[float, int, int] | None) -> StageInst:
-    """The ``ddr_stage`` that stands for a FIFO the plan puts in board memory (channel kind
-    ``ddr_fifo``; docs/cost-model.md, "Skip FIFOs in board memory"): stream ``stream``'s frames
-    of ``beats`` beats of ``lanes`` lanes through a ring of the plan's ``regions`` frame regions
-    (`stage_region_bytes` apart) from byte ``base`` (4 KB aligned) of the core's board memory,
-    over the read-write master ``m_axi_fifo_<stream>``."""
-    from bbgrap_hls.model.stage import stage_region_bytes
-
+def fifo_stage_inst(f, memory: tuple[float, int, int] | None) -> StageInst:
+    """The ``ddr_stage`` of a FIFO the plan puts in board memory (``f``: the core's
+    `bbgrap_hls.codegen.ports.DdrFifo`, the HLS call ``bb::ddr_fifo<F_<ident>>``; docs/cost-model.md,
+    "Skip FIFOs in board memory"): frames of ``f.beats`` beats of ``f.lanes`` lanes through a
+    ring of the plan's ``f.regions`` regions of ``f.region`` bytes from ``f.offset`` of the core's
+    board-memory image (where the HLS kernel's ring is), over the read-write master
+    ``m_axi_fifo_<ident>``."""
     if memory is None:
-        raise UnsupportedError(f"{stream}: a FIFO in board memory, but the board has no memory for its core")
-    region = stage_region_bytes(beats, lanes)
-    return _stage(f"m_axi_fifo_{stream}", lanes, beats, base, region, regions, regions, memory, {"fifo": stream},
-                  f"FIFO in board memory: {beats} beats a frame, {regions} regions at {base:#x}")
+        raise UnsupportedError(f"{f.ident}: a FIFO in board memory, but the board has no memory for its core")
+    return _stage(f"m_axi_fifo_{f.ident}", f.lanes, f.beats, f.offset, f.region, f.regions, f.regions, memory,
+                  {"fifo": f.ident}, f"{f.ident}: FIFO in board memory, {f.beats} beats a frame, {f.regions} "
+                  f"regions at {f.offset:#x} ({f.note})")
 
 
 def _stage(port: str, lanes: int, beats: int, base: int, region: int, regions: int, scratch_regions: int,

@@ -38,7 +38,7 @@ MODELLED = frozenset({
     "lut_act", "channel_affine", "requantize", "concat_part", "fanout", "mem_to_stream", "stream_to_mem",
     "const_stream", "width_convert", "trim_convert", "channel_shuffle", "concat", "repeat_pixel", "pad2d", "lrn",
     "conv2d_offchip", "dense_offchip", "slice2d", "global_maxpool", "upsample2d", "zeroinsert2d", "depth2space",
-    "bilinear2d"})
+    "bilinear2d", "ddr_fifo"})
 
 _PROCESS = re.compile(r"^\s*BB_PROCESS\((.*)\)\s*(?://\s*(\w+))?\s*$")  # the call, its layer
 _STRUCT = re.compile(r"static constexpr int ([^;]*);")
@@ -265,7 +265,18 @@ def kernel_bounds(call: str, p: dict[str, int]) -> list[tuple[str, str, float, i
         return [("", kern, offchip_cycles(p if kern == "conv2d_offchip" else _dense_as_conv(p)), 1)]
     if kern in RESAMPLE:
         return [("", kern, resample_cycles(kern, p), 1)]
+    if kern == "ddr_fifo":  # writer and reader: one beat a cycle each (p: the core's F_<fifo> struct)
+        return [(".p0", "ddr_fifo_write<F>", p["BEATS"], 1), (".p1", "ddr_fifo_read<F>", p["BEATS"], 1)]
     return []
+
+
+_FIFO_STRUCT = re.compile(r"struct (F_\w+) \{ static constexpr int ([^;]*); static constexpr long ([^;]*); \};")
+
+
+def _fifo_structs(cpp: str) -> dict[str, dict[str, int]]:
+    """The ``F_<fifo>`` structs of a core's FIFOs in board memory (core<k>.cpp, ``ports.DdrFifo``)."""
+    return {m.group(1): {k.strip(): int(v) for part in (m.group(2), m.group(3)) for k, v in
+                         (kv.split("=") for kv in part.split(","))} for m in _FIFO_STRUCT.finditer(cpp)}
 
 
 def _dense_as_conv(p: dict[str, int]) -> dict[str, int]:
@@ -362,9 +373,13 @@ def design_bounds(out: Path) -> list[ProcBound]:
     design_ii = int(plan["ii_cycles"])
     res = []
     for cpp in sorted((out / "hls").glob("core*.cpp"), key=lambda q: int(re.sub(r"\D", "", q.stem) or 0)):
-        calls = [(m.group(1), m.group(2)) for ln in cpp.read_text().splitlines() if (m := _PROCESS.match(ln))]
+        text = cpp.read_text()
+        calls = [(m.group(1), m.group(2)) for ln in text.splitlines() if (m := _PROCESS.match(ln))]
+        fifos = _fifo_structs(text)
         for i, (call, ident) in enumerate(calls):
             p, node = {}, ""
+            if kernel_name(call) == "ddr_fifo":
+                p = fifos[_targs(call)[0]]
             if ident and (out / "hls" / f"{ident}.h").exists():
                 text = (out / "hls" / f"{ident}.h").read_text()
                 p = _struct(text)

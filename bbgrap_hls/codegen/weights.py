@@ -27,6 +27,9 @@ AGGREGATEd so that one struct is one memory word. Where the plan put it:
   behind a DDR frame stage (plan ``in_stage``) adds its scratch area after all the weights:
   ``STAGE_REGIONS`` regions of ``Layer.stage_region`` bytes from ``Layer.stage_offset``
   (4 KB aligned, zeros in the file; design.py places them, `ddr_image_bytes` is the total).
+  After those, each FIFO the plan put in board memory (``ports.DdrFifo``, a ``ddr_fifo``
+  channel) adds its ring: ``regions`` regions of ``DdrFifo.region`` bytes from its 4 KB
+  aligned ``offset``, zeros too.
 
 The kernels also accept the per-bank layout ``const bb::Word<lanes> w[banks][depth]``
 (``hw/hls/bb_weights.h``), for a cost model that counts the banks as separate memories.
@@ -164,17 +167,21 @@ def ddr_weight_bytes(layers) -> int:
     return sum(ddr_beats(lay.wmem) for lay in layers if lay.wmem is not None and lay.wmem.ddr) * DDR_BEAT
 
 
-def ddr_image_bytes(layers) -> int:
+def ddr_image_bytes(layers, fifos=()) -> int:
     """Bytes of a core's off-chip image: its weights, then the scratch areas of its DDR frame
-    stages (where design.py put them: ``stage_offset``, ``STAGE_REGIONS·stage_region`` bytes)."""
+    stages (where design.py put them: ``stage_offset``, ``STAGE_REGIONS·stage_region`` bytes),
+    then the rings of its FIFOs in board memory (``fifos``: ``ports.DdrFifo``, from ``offset``,
+    ``scratch`` bytes)."""
     ends = [lay.stage_offset + STAGE_REGIONS * lay.stage_region for lay in layers if lay.in_stage]
+    ends += [f.offset + f.scratch for f in fifos]
     return max([ddr_weight_bytes(layers), *ends])
 
 
-def ddr_image(layers) -> tuple[bytes, list[ImagePart]]:
-    """The off-chip weight image of a core (``layers``: its `Layer` list): each ``ddr``
-    memory's words in layer order, padded with zeros to whole beats, then zeros up to
-    `ddr_image_bytes` (the stages' scratch areas); ``offset`` in bytes."""
+def ddr_image(layers, fifos=()) -> tuple[bytes, list[ImagePart]]:
+    """The off-chip weight image of a core (``layers``: its `Layer` list; ``fifos``: its
+    ``ports.DdrFifo`` list): each ``ddr`` memory's words in layer order, padded with zeros to
+    whole beats, then zeros up to `ddr_image_bytes` (the stages' scratch areas and the FIFOs'
+    rings); ``offset`` in bytes."""
     parts, chunks, off = [], [], 0
     for lay in layers:
         wm = lay.wmem
@@ -185,7 +192,7 @@ def ddr_image(layers) -> tuple[bytes, list[ImagePart]]:
         size = ddr_beats(wm) * DDR_BEAT
         chunks.append(words.tobytes() + bytes(size - words.size))
         off += size
-    chunks.append(bytes(ddr_image_bytes(layers) - off))  # the frame stages' scratch areas
+    chunks.append(bytes(ddr_image_bytes(layers, fifos) - off))  # the stages' scratch areas, the FIFOs' rings
     return b"".join(chunks), parts
 
 

