@@ -8,8 +8,8 @@ input to the Add goes to a ring of frame regions in the core's board memory. Gen
 (REGIONS) and the frame (LANES, BEATS, REGION), its ring after the weights in the core's
 image (OFF), its two m_axi ports (``fddr_w_``/``fddr_r_``) given that image as a DDR frame
 stage's scratch ports are (host, driver spec, link.cfg, testbench). C simulation, threaded
-and sequential, is bit-exact. The RTL twin has no module for it yet: gen writes
-rtl/UNSUPPORTED.txt saying so (the HLS output stays valid).
+and sequential, is bit-exact. The RTL twin reads the call as a ``ddr_stage`` on the same ring
+(tests/test_ddr_fifo_twin.py simulates it).
 
 Design level (generate on edited plans, no C simulation): a FIFO whose beats the plan counts
 in other lanes than its reader's gets a width converter after it; a FIFO next to a DDR frame
@@ -129,10 +129,22 @@ def test_csim_bit_exact(gen_out, threads):
     assert main(["csim", *([] if threads else ["--no-threads"]), str(gen_out)]) == 0
 
 
-def test_rtl_twin_says_it_has_no_module_yet(gen_out):
-    text = (gen_out / "rtl" / "UNSUPPORTED.txt").read_text()
-    assert "bb::ddr_fifo" in text and "HLS only" in text
-    assert not list((gen_out / "rtl").glob("*.sv"))
+def test_rtl_twin_puts_a_ddr_stage_on_the_hls_ring(gen_out):
+    """The twin's ``ddr_stage`` takes the struct's lanes, beats, regions, region and offset, and
+    the testbench's scratch (tb/rtl.json "stages") is the HLS ring's bytes of the image."""
+    _, ch, f = _fifo(gen_out)
+    assert not (gen_out / "rtl" / "UNSUPPORTED.txt").exists()
+    man = json.loads((gen_out / "tb" / "rtl.json").read_text())
+    (st,) = man["stages"]
+    assert st["fifo"] == f["ident"] and st["port"] == f"m_axi_fifo_{f['ident']}"
+    assert (st["base"], st["bytes"]) == (f["OFF"], f["REGIONS"] * f["REGION"])
+    assert (st["frame_beats"], st["beat_bytes"]) == (f["BEATS"], stage_beat_bytes(f["LANES"]))
+    sv = (gen_out / "rtl" / "core0.sv").read_text()
+    inst = re.search(r"ddr_stage #\((.*?)\) u_(\w+)_fifo \(", sv, re.S)
+    assert inst and inst.group(2) == f["ident"]
+    for k, v in [("LANES", f["LANES"]), ("FRAME_BEATS", f["BEATS"]), ("REGIONS", f["REGIONS"]),
+                 ("REGION_BYTES", f["REGION"]), ("BASE", f"64'h{f['OFF']:x}")]:
+        assert f".{k}({v})" in inst.group(1), k
 
 
 # ---- design level: plans edited before generate ---------------------------------------------
@@ -187,6 +199,8 @@ def test_other_lanes_than_the_reader_get_a_converter(planned):
     assert core.streams[out][0] == 4
     assert f"bb::width_convert<4096, 4, 1, 4>({out}, " in "\n".join(core.calls)
     assert "bb::Word<4>* fddr_w_" in files["hls/core0.cpp"].decode()  # stage_beat_bytes(4) = 4
+    assert "rtl/UNSUPPORTED.txt" not in files  # the twin: a 4-lane ddr_stage, then its converter
+    assert ".LANES(4),\n      .FRAME_BEATS(1024)," in files["rtl/core0.sv"].decode()
 
 
 def test_the_ring_follows_a_stages_scratch(planned):
@@ -212,6 +226,10 @@ def test_the_ring_follows_a_stages_scratch(planned):
 
     sizes = {p.name: p.elems for p in core_ports(core) if p.kind in DDR_IMAGE_KINDS}
     assert {f"sddr_w_{lay.ident}", f"fddr_r_{f.ident}"} <= set(sizes) and set(sizes.values()) == {len(img)}
+    # the RTL twin's scratch areas are the same bytes of the image: the stage's, then the ring
+    man = json.loads(files["tb/rtl.json"])
+    assert [(s.get("layer") or s["fifo"], s["base"]) for s in man["stages"]] == [
+        (lay.ident, lay.stage_offset), (f.ident, f.offset)]
 
 
 def test_a_core_without_offchip_weights_gets_the_ring_alone(planned):
@@ -232,6 +250,8 @@ def test_a_core_without_offchip_weights_gets_the_ring_alone(planned):
     assert "wddr_layer" not in cpp and f"fddr_w_{f.ident}" in cpp
     tb = files["tb/tb.cpp"].decode()
     assert f"std::vector<int8_t> wddr_core0({len(img)});" in tb
+    (st,) = json.loads(files["tb/rtl.json"])["stages"]  # the twin's ring from byte 0 too
+    assert (st["fifo"], st["base"], st["bytes"]) == (f.ident, 0, len(img))
 
 
 def test_ring_after_a_stage_and_a_converter_csim_bit_exact(planned, tmp_path):

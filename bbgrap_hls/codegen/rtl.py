@@ -25,7 +25,14 @@ from dataclasses import dataclass, field
 from bbgrap_hls.board import Board
 from bbgrap_hls.codegen.names import comment
 from bbgrap_hls.codegen.ports import CoreDesign, Design
-from bbgrap_hls.codegen.rtl_layers import AXI_ADDR_W, rtl_layer, rtl_offchip, rtl_shuffle, stage_inst
+from bbgrap_hls.codegen.rtl_layers import (
+    AXI_ADDR_W,
+    fifo_stage_inst,
+    rtl_layer,
+    rtl_offchip,
+    rtl_shuffle,
+    stage_inst,
+)
 from bbgrap_hls.errors import UnsupportedError
 from bbgrap_hls.ir import Graph
 from bbgrap_hls.model.links import trim_folds
@@ -221,6 +228,19 @@ def core_module(cd: CoreDesign, g: Graph, plan: Plan, files: dict[str, str],
                                 "image": f"ddr_weights_core{cd.id}.hex", "base": base, "bytes": len(rl.image),
                                 "beat_bytes": beat, "rate": rate, "latency": int(latency),
                                 "tile_beats": pe * simd * sf // beat, "folds": rl.params["CO"] // pe})
+        elif kern == "ddr_fifo":  # the plan's FIFO in board memory: a DDR frame stage (docs/rtl.md)
+            fifos = {f"F_{f.ident}": f for f in cd.ddr_fifos}
+            f = fifos[targs[0]]
+            st = fifo_stage_inst(f, memory)
+            name = f"u_{f.ident}_fifo"
+            mod.insts.append(Inst("ddr_stage", name, st.params,
+                                  [("s_axis", r(args[0], name)), ("m_axis", w(args[1], name))], st.note,
+                                  axi_rw=[("m_axi", st.port)]))
+            mod.axi_rw.append((st.port, st.data_w, AXI_ADDR_W))
+            mod.stages.append(st.manifest)
+            # the watchdog sees the stage's write FIFO: its writer is refused when the ring is full
+            mod.fifos.append({"path": f"{name}.u_wfifo", "kind": "ddr_fifo", "depth": f.regions * f.beats,
+                              "desc": f"FIFO in board memory {f.ident}"})
         elif kern == "channel_shuffle":
             lay = layers[args[2][: -len("_perm")]]
             rl = rtl_shuffle(lay, int(targs[1]), int(targs[2]))

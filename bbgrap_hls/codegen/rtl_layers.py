@@ -377,25 +377,42 @@ def stage_inst(lay: Layer, lanes: int, beats: int, memory: tuple[float, int, int
     board-memory image (``lay.stage_offset``, ``lay.stage_region`` bytes apart; the HLS kernel
     rings through `STAGE_REGIONS` of them, the module through 2), over the read-write master
     ``m_axi_<layer>_stage``; ``memory`` is the board memory as the planner modelled it."""
-    from bbgrap_hls.model.stage import (
-        STAGE_BURST,
-        STAGE_ODEPTH,
-        STAGE_REGIONS,
-        STAGE_WDEPTH,
-        stage_beat_bytes,
-    )
+    from bbgrap_hls.model.stage import STAGE_REGIONS
 
     if memory is None:
         raise UnsupportedError(f"{lay.ident}: a DDR frame stage, but the board has no memory for its core")
+    return _stage(f"m_axi_{lay.ident}_stage", lanes, beats, lay.stage_offset, lay.stage_region, 2,
+                  STAGE_REGIONS, memory, {"layer": lay.ident},
+                  f"{lay.ident}: DDR frame stage, {beats} beats a frame at {lay.stage_offset:#x}")
+
+
+def fifo_stage_inst(f, memory: tuple[float, int, int] | None) -> StageInst:
+    """The ``ddr_stage`` of a FIFO the plan puts in board memory (``f``: the core's
+    `bbgrap_hls.codegen.ports.DdrFifo`, the HLS call ``bb::ddr_fifo<F_<ident>>``; docs/cost-model.md,
+    "Skip FIFOs in board memory"): frames of ``f.beats`` beats of ``f.lanes`` lanes through a
+    ring of the plan's ``f.regions`` regions of ``f.region`` bytes from ``f.offset`` of the core's
+    board-memory image (where the HLS kernel's ring is), over the read-write master
+    ``m_axi_fifo_<ident>``."""
+    if memory is None:
+        raise UnsupportedError(f"{f.ident}: a FIFO in board memory, but the board has no memory for its core")
+    return _stage(f"m_axi_fifo_{f.ident}", f.lanes, f.beats, f.offset, f.region, f.regions, f.regions, memory,
+                  {"fifo": f.ident}, f"{f.ident}: FIFO in board memory, {f.beats} beats a frame, {f.regions} "
+                  f"regions at {f.offset:#x} ({f.note})")
+
+
+def _stage(port: str, lanes: int, beats: int, base: int, region: int, regions: int, scratch_regions: int,
+           memory: tuple[float, int, int], owner: dict, note: str) -> StageInst:
+    """A ``ddr_stage`` of the built size (`STAGE_BURST`, `STAGE_WDEPTH`, `STAGE_ODEPTH`) ringing
+    through ``regions`` regions of ``region`` bytes from ``base``; the testbench's scratch area
+    (tb/rtl.json "stages", with ``owner``'s keys) holds ``scratch_regions`` of them."""
+    from bbgrap_hls.model.stage import STAGE_BURST, STAGE_ODEPTH, STAGE_WDEPTH, stage_beat_bytes
+
     beat = stage_beat_bytes(lanes)
-    port = f"m_axi_{lay.ident}_stage"
     params = [("LANES", str(lanes)), ("FRAME_BEATS", str(beats)), ("DATA_W", str(8 * beat)),
-              ("ADDR_W", str(AXI_ADDR_W)), ("BASE", f"64'h{lay.stage_offset:x}"),
-              ("REGION_BYTES", str(lay.stage_region)), ("REGIONS", "2"), ("BURST", str(STAGE_BURST)),
+              ("ADDR_W", str(AXI_ADDR_W)), ("BASE", f"64'h{base:x}"),
+              ("REGION_BYTES", str(region)), ("REGIONS", str(regions)), ("BURST", str(STAGE_BURST)),
               ("WDEPTH", str(STAGE_WDEPTH)), ("ODEPTH", str(STAGE_ODEPTH))]
     rate, latency, _ = memory
-    manifest = {"port": port, "layer": lay.ident, "base": lay.stage_offset,
-                "bytes": STAGE_REGIONS * lay.stage_region, "beat_bytes": beat, "rate": rate,
-                "latency": int(latency), "frame_beats": beats}
-    note = f"{lay.ident}: DDR frame stage, {beats} beats a frame at {lay.stage_offset:#x}"
+    manifest = {"port": port, **owner, "base": base, "bytes": scratch_regions * region, "beat_bytes": beat,
+                "rate": rate, "latency": int(latency), "frame_beats": beats}
     return StageInst(params, port, 8 * beat, note, manifest)

@@ -417,9 +417,10 @@ def render_vitis_rtl(design: Design, g: Graph, plan: Plan, board: Board) -> dict
             raise UnsupportedError(f"--kernels rtl: {cd.name} reads off-chip weights in {memory[2]}-byte beats; "
                                    "the host's weight image is laid out for beats of at most 64 bytes")
         if mod.axi_rw:
-            raise UnsupportedError(f"--kernels rtl: {cd.name} has a DDR frame stage (a layer's in_stage); the "
-                                   "RTL kernels do not wire its read-write master to a kernel argument yet "
-                                   "(use --kernels hls, or plan with --no-ddr-stages)")
+            raise UnsupportedError(f"--kernels rtl: {cd.name} has a DDR frame stage (a layer's in_stage, or a "
+                                   "FIFO in board memory); the RTL kernels do not wire its read-write master to "
+                                   "a kernel argument yet (use --kernels hls, or plan with --no-ddr-stages and "
+                                   "without --ddr-fifos)")
         dp_axi = {f"wddr_{o['layer']}": o["port"] for o in mod.offchip}
         elems = {p.name: p.elems for p in cd.ports}
         d = f"rtl_kernel/{cd.name}"
