@@ -47,7 +47,7 @@ def _plan(case, **kw):
 
 def test_the_skip_fifo_goes_to_board_memory_and_the_plan_fits(case):
     with pytest.raises(InfeasibleError, match="bram18"):
-        _plan(case)  # (the default: ddr_fifos off)
+        _plan(case, ddr_fifos=False)
     plan = _plan(case, ddr_fifos=True)
     assert plan.optimizer["ddr_fifos"] is True
     core = plan.cores[0]
@@ -79,7 +79,7 @@ def test_it_only_moves_fifos_where_the_core_is_short(case, tmp_path):
     (tmp_path / "b.yaml").write_text(board_yaml(1, 64, 32, 12000))
     g, b = canonicalize(load_model(model)), load_board(str(tmp_path / "b.yaml"))
     kw = dict(baselines=False, offchip_weights=True, padded_folds=False)
-    on, off = make_plan(g, b, ddr_fifos=True, **kw), make_plan(g, b, **kw)
+    on, off = make_plan(g, b, **kw), make_plan(g, b, ddr_fifos=False, **kw)  # (on by default)
     assert on.ii_cycles == off.ii_cycles
     assert not [c for c in on.channels if c.kind == "ddr_fifo"]
 
@@ -91,8 +91,11 @@ def test_plan_json_and_table_name_it_and_gen_builds_it(case, tmp_path, capsys):
     got = json.loads(capsys.readouterr().out)
     fifo = [c for c in got["channels"] if c["kind"] == "ddr_fifo"]
     assert len(fifo) == 1 and fifo[0]["regions"] >= 3
-    assert main(["plan", model, "--board", str(board), "--offchip-weights", "--no-padded-folds", "--ddr-fifos"]) == 0
+    # on by default; --no-ddr-fifos refuses the board (exit 3, BRAM18 short)
+    assert main(["plan", model, "--board", str(board), "--offchip-weights", "--no-padded-folds"]) == 0
     assert "FIFOs in board memory: @input -> add_" in capsys.readouterr().out
+    assert main(["plan", model, "--board", str(board), "--offchip-weights", "--no-padded-folds", "--no-ddr-fifos"]) == 3
+    assert "bram18" in capsys.readouterr().err.lower()
     out = tmp_path / "out"
     assert main(["gen", model, "--board", str(board), "-o", str(out), "--offchip-weights", "--no-padded-folds",
                  "--ddr-fifos"]) == 0

@@ -57,8 +57,8 @@ def add_plan_options(p: argparse.ArgumentParser) -> None:
     p.add_argument("--ddr-fifos", action=argparse.BooleanOptionalAction, default=DDR_FIFOS,
                    help="with --offchip-weights: let a FIFO of a frame or more (a skip path around off-chip "
                         "layers) go to the core's board memory where the core runs out of BRAM (docs/cost-model.md, "
-                        "\"Skip FIFOs in board memory\"); experimental: gen builds them in HLS only (no RTL twin "
-                        f"yet); default {'on' if DDR_FIFOS else 'off'}")
+                        "\"Skip FIFOs in board memory\"; bb::ddr_fifo in HLS, ddr_stage.sv in the twin); "
+                        f"default {'on' if DDR_FIFOS else 'off'}")
     p.add_argument("--lut-requant", action=argparse.BooleanOptionalAction, default=None,
                    help="let the requantisers (and add/mul lanes) build their 32x25-bit products from LUTs instead of "
                         "2 DSP48E2s a lane (rq_lane.sv RQ_LUT = 1, about 1,600 LUTs a lane; docs/cost-model.md, "

@@ -128,8 +128,8 @@ def make_plan(graph: Graph, board: Board, strategy: str = "search", objective: s
         ddr_fifos: with ``offchip_weights``, let a FIFO of a frame or more (a skip path around
             off-chip blocks) go to the core's board memory where the core is over its BRAM18
             (docs/cost-model.md, "Skip FIFOs in board memory"); the plan's channel ``kind``
-            ``ddr_fifo``. Off by default: the RTL twin does not check it yet (``gen`` builds
-            it in HLS only, ``bb::ddr_fifo``).
+            ``ddr_fifo`` (``bb::ddr_fifo`` in HLS, a ``ddr_stage`` in the RTL twin). On by
+            default (`DDR_FIFOS`).
 
     Raises:
         InfeasibleError: no plan fits (message: core, resource, shortfall, smallest change).

@@ -41,9 +41,10 @@ PADDED_FOLDS = True
 """Default of the planner's ``padded_folds`` option (`build_problem`, `make_plan`, ``--padded-folds``)."""
 DDR_STAGES = True
 """Default of the planner's ``ddr_stages`` option (`build_problem`, `make_plan`, ``--ddr-stages``)."""
-DDR_FIFOS = False
-"""Default of the planner's ``ddr_fifos`` option (`build_problem`, `make_plan`, ``--ddr-fifos``): off
-while only the plan and the HLS kernel have it (the RTL twin does not check it yet)."""
+DDR_FIFOS = True
+"""Default of the planner's ``ddr_fifos`` option (`build_problem`, `make_plan`, ``--ddr-fifos``): on
+since the RTL twin runs a skip FIFO in board memory at the planned ii (tests/test_ddr_fifo_twin.py);
+it acts only where a core's built plan is over its BRAM18, so plans that fit without it do not change."""
 
 
 @dataclass
