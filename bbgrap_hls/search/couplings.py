@@ -5,13 +5,15 @@ input slot")."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 
-from bbgrap_hls.model import block_cost, foldings
+from bbgrap_hls.model import block_cost, foldings, in_lanes
+from bbgrap_hls.model.blocks import padded_out_lanes
+from bbgrap_hls.model.stage import MAX_STAGE_LANES, stage_bound
 from bbgrap_hls.search.dp import Segmentation
-from bbgrap_hls.search.problem import N_RES, RES, Problem
+from bbgrap_hls.search.problem import BW_CYCLES, N_RES, RES, Problem
 from bbgrap_hls.search.tables import Table
 
 
@@ -20,10 +22,14 @@ class Lag:
     """A reconvergent FIFO's frames of lag beyond what its reader's rows charge (`fit_rows`):
     at least the sum, over the chosen rows, of ``weights`` (pairs: a table's index in the
     program, a weight per row of that table), each frame in one of the memories of
-    ``per_frame`` (a row of resources in `RES` order per kind of memory: BRAM18, URAM)."""
+    ``per_frame`` (a row of resources in `RES` order per kind of memory: BRAM18, URAM, the
+    core's board memory; `lag_prices`)."""
 
     per_frame: np.ndarray
     weights: list[tuple[int, np.ndarray]]
+    # kind -> (a table's index in the program, a bool per row): that kind's frames only with
+    # one of those rows chosen (board memory: a producer row whose lanes a stage takes)
+    gate: dict[int, tuple[int, np.ndarray]] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
@@ -129,9 +135,96 @@ def pairs(prob: Problem, seg: Segmentation, items: list[Item], idx: list[int]) -
 
 
 FRAME_BITS_PER_BRAM18 = 16384
-"""Bits of a deep FIFO per RAMB18 (8 of every 9 bits: `model.memory` of an 8-bit lane)."""
-FRAME_BITS_PER_URAM = 4096 * 64
-"""Bits of a deep FIFO per URAM288 at 8 lanes (64 of its 72 bits; `model.memory.uram_memory`)."""
+"""Bits of a deep FIFO per RAMB18, at any width: a FIFO of ``L`` int8 lanes (``8L`` bits) takes
+``ceil(8L/9)`` columns of the 2,048 × 9 shape, at most ``L``, so at least 2,048 × 8 bits a RAMB18
+(`model.memory.memory` takes the fewest over its shapes: never more than that)."""
+URAM_BEATS = 4096
+"""Beats of a FIFO per URAM288 column (`model.memory.uram_memory`: one 4K × 72 shape)."""
+
+
+def uram_per_bit(lanes: int) -> float:
+    """URAM288 a FIFO of ``lanes`` int8 lanes takes per bit it holds, its depth rounding aside:
+    ``ceil(8·lanes/72)`` columns of `URAM_BEATS` beats of ``lanes`` bytes; one lane holds 4,096 × 8
+    bits in a URAM, 9 lanes 4,096 × 72 (not monotone: 10 lanes need two columns for 80 bits)."""
+    return -(-8 * lanes // 72) / (8 * lanes * URAM_BEATS)
+
+
+def _fifo_lanes(prob: Problem, items: list[Item], idx: list[int], reader: int, pk: int,
+                core: int) -> tuple[int, Table | None, int | None]:
+    """The unit and table whose row sets the lanes of the FIFO from unit ``pk`` into unit ``reader``'s
+    parts on ``core`` (its producer's, or for the host's input, ``pk`` -1, the reader's: the
+    FIFO then takes the reader's input lanes) and its position in this program (``idx``), None
+    where that block is on another core; table None where unknown: a split producer's gather,
+    a split reader of the host's input. A wire streams its producer's beats."""
+    while pk >= 0 and prob.units[pk].kind == "wire" and prob.units[pk].producers:
+        pk = prob.units[pk].producers[0]
+    mine = [i for i, it in enumerate(items) if it.unit == (reader if pk < 0 else pk)]
+    if len(mine) != 1 or items[mine[0]].part >= 0:
+        return -1, None, None
+    it = items[mine[0]]
+    return it.unit, it.table, (idx.index(mine[0]) if it.core == core and mine[0] in idx else None)
+
+
+def row_lanes(prob: Problem, t: Table, u: int, host: bool) -> np.ndarray:
+    """Per row of unit ``u``'s table ``t``, the lanes of its output stream (`build._Part.out_lanes`)
+    or with ``host`` of its input (`in_lanes`, what the host's input streams at)."""
+    unit = prob.units[u]
+    if host:
+        return np.array([in_lanes(unit.kind, unit.geom, int(p), int(s)) for p, s in zip(t.pe, t.simd, strict=True)],
+                        dtype=np.int64)
+    co = unit.geom.co
+    return np.array([co if m > 1 else padded_out_lanes(co, int(p)) for p, m in zip(t.pe, t.mmv, strict=True)],
+                    dtype=np.int64)
+
+
+def ddr_lanes(prob: Problem, bits: int, lanes: set[int], target: int) -> set[int]:
+    """Those of ``lanes`` at which a FIFO of a ``bits``-bit frame may go to board memory
+    (`fifo_memory.fifos_to_ddr`): at most `MAX_STAGE_LANES`, its stage's ii and delivery within
+    ``target``."""
+    if prob.offchip_memory is None:
+        return set()
+    rate, latency, _ = prob.offchip_memory
+    out = set()
+    for n in lanes:
+        if n <= MAX_STAGE_LANES:
+            st = stage_bound(max(1, bits // 8 // n), n, rate, latency)
+            if st.ii <= target and st.deliver <= target:
+                out.add(n)
+    return out
+
+
+def lag_prices(prob: Problem, bits: int, lanes: set[int] | None, uram: bool, ddr: set[int] | None,
+               target: int) -> np.ndarray:
+    """`Lag.per_frame` of a FIFO of a ``bits``-bit frame whose width is one of ``lanes`` (None:
+    unknown, any), charged whatever the width the producer's row gives it (the rows are chosen
+    in the same program, so the width is not known when the price is set; the price is the
+    dearest over ``lanes``, never below the build's):
+
+    - BRAM18: `FRAME_BITS_PER_BRAM18` at any width;
+    - URAM288 (``uram``: the core has some): the most `uram_per_bit` over ``lanes`` (one lane,
+      8x an 8-lane FIFO's, when unknown);
+    - with ``ddr`` (the lanes, `ddr_lanes`, at which the FIFO may go to the core's board memory;
+      `lags` allows this kind only with a producer row of those lanes): no BRAM18 or URAM, but
+      the stage's LUTs and its bandwidth, ``BW_CYCLES·bytes / target`` with ``bytes`` a frame
+      written and read (`stage_bound`: two frames of its beats, a narrow beat padded to 4 bytes),
+      the most over ``ddr``. `fifos_to_ddr` charges that once per FIFO whatever its depth, the
+      program per frame of lag: the same for a lag of one frame, more for a longer one, less
+      (and then short) below a frame, where the build mostly cannot move the FIFO anyway (its
+      depth must exceed a frame's write and the memory's latency). The stage is checked, and
+      its bandwidth charged, at ``target``: the build uses the core's slowest block's ii, at
+      most that."""
+    rows = [np.zeros(N_RES)]
+    rows[0][RES.index("bram18")] = bits / FRAME_BITS_PER_BRAM18
+    if uram:  # the build moves big FIFOs to URAM while the core has some left
+        rows.append(np.zeros(N_RES))
+        rows[-1][RES.index("uram")] = bits * max(uram_per_bit(n) for n in lanes or (1,))
+    if ddr:
+        rate, latency, _ = prob.offchip_memory
+        stages = [stage_bound(max(1, bits // 8 // n), n, rate, latency) for n in sorted(ddr)]
+        rows.append(np.zeros(N_RES))
+        rows[-1][RES.index("lut")] = max(st.lut for st in stages)
+        rows[-1][RES.index("bw")] = BW_CYCLES * max(st.bytes_per_frame for st in stages) / max(1, target)
+    return np.array(rows)
 
 
 def lags(prob: Problem, items: list[Item], idx: list[int], target: int) -> list[Lag]:
@@ -165,7 +258,8 @@ def lags(prob: Problem, items: list[Item], idx: list[int], target: int) -> list[
         unit = prob.units[b]
         fill[b] = block_cost(unit.kind, unit.geom, *foldings(unit.kind, unit.geom, prob.parallel_window)[-1]).fill
     here = {items[i].unit for i in idx}
-    uram = int(prob.board.cores[items[idx[0]].core].uram_limit > 0)
+    core = items[idx[0]].core
+    uram = prob.board.cores[core].uram_limit > 0
     out = []
     for unit in prob.units:
         ps = unit.producers
@@ -184,9 +278,15 @@ def lags(prob: Problem, items: list[Item], idx: list[int], target: int) -> list[
                         tb = items[idx[pos]].table
                         weights.append((pos, np.where(tb.ddr, 1.0 - fill[b] + (tb.ii + 7) / target, 0.0)))
             if weights:
-                per_frame = np.zeros((1 + uram, N_RES))
-                per_frame[0, RES.index("bram18")] = prob.tensor_bits[t] / FRAME_BITS_PER_BRAM18
-                if uram:  # the build moves big FIFOs to URAM while the core has some left
-                    per_frame[1, RES.index("uram")] = prob.tensor_bits[t] / FRAME_BITS_PER_URAM
-                out.append(Lag(per_frame, weights))
+                bits = prob.tensor_bits[t]
+                ul, tl, at = _fifo_lanes(prob, items, idx, unit.index, pk, core)
+                per_row = None if tl is None else row_lanes(prob, tl, ul, pk < 0)
+                lanes = None if per_row is None else set(per_row[tl.ii <= target].tolist()) or None
+                # board memory only for a FIFO within the core (`fifos_to_ddr` moves no stream's),
+                # and only with a row of its width table giving the lanes a stage takes
+                ddr = ddr_lanes(prob, bits, lanes, target) if prob.ddr_fifos and at is not None and lanes else set()
+                gate = {}
+                if ddr and ddr != lanes:
+                    gate[1 + uram] = (at, np.isin(per_row, list(ddr)))
+                out.append(Lag(lag_prices(prob, bits, lanes, uram, ddr, target), weights, gate))
     return out

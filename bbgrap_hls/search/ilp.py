@@ -139,7 +139,8 @@ def fit_rows(tables: list[Table], limits: np.ndarray, target: int, scale: np.nda
     beats in every resource are dropped first (`_rows_at`) unless ``prune`` is False
     (``among`` already pruned at this target). Each of ``lags`` adds what a reconvergent FIFO holds
     beyond its rows' charge: its frames of lag (at least the sum of the chosen rows'
-    ``weights``) times its resources per frame. With ``least`` (a `RES` index) the program
+    ``weights``) times its resources per frame, a kind in its ``gate`` only with one of the
+    rows it names chosen. With ``least`` (a `RES` index) the program
     minimises that resource's total instead, without its limit. Each of ``pairs`` allows a
     reader's one-input-slot rows only with a producer row that serves them (`Pair`). ``info`` (when given)
     receives ``lag_use`` (what the lags charge, `RES` order), ``objective`` and ``bound`` (the
@@ -187,6 +188,18 @@ def fit_rows(tables: list[Table], limits: np.ndarray, target: int, scale: np.nda
             c_ += [first[pair.reader] + xs, first[pair.producer] + us]
             v_ += [np.ones(len(xs)), -np.ones(len(us))]
             n_pairs += 1
+    # gated lag kinds: the kind's frames minus (the most frames the lag can need) times the
+    # table's allowed chosen rows <= 0
+    n_gates = 0
+    for lag_i, lag in enumerate(lags):
+        most = sum(float(w[rows[ti]].max(initial=0.0)) for ti, w in lag.weights)
+        for a, (ti, allow) in lag.gate.items():
+            at = u + N_RES + len(lags) + n_pairs + n_gates
+            j = np.nonzero(allow[rows[ti]])[0]
+            r_ += [[at], np.full(len(j), at)]
+            c_ += [[col_of[lag_i] + a], first[ti] + j]
+            v_ += [[1.0], np.full(len(j), -max(most, 1.0))]
+            n_gates += 1
     row, col, value = (np.concatenate([np.asarray(a) for a in x]) for x in (r_, c_, v_))
     order = np.argsort(col, kind="stable")
     index = row[order].astype(np.int32)
@@ -194,7 +207,7 @@ def fit_rows(tables: list[Table], limits: np.ndarray, target: int, scale: np.nda
     start = np.concatenate(([0], np.cumsum(np.bincount(col.astype(np.int64), minlength=n + z)))).astype(np.int32)
     per_frame = np.concatenate([np.asarray(lag.per_frame, dtype=float) for lag in lags]) if lags else np.zeros((0, N_RES))
     lp = highspy.HighsLp()
-    lp.num_col_, lp.num_row_ = n + z, u + N_RES + len(lags) + n_pairs
+    lp.num_col_, lp.num_row_ = n + z, u + N_RES + len(lags) + n_pairs + n_gates
     weight = 1.0 / scale
     upper = limits.astype(float)
     if least is not None:
@@ -204,8 +217,9 @@ def fit_rows(tables: list[Table], limits: np.ndarray, target: int, scale: np.nda
     lp.col_lower_ = np.zeros(n + z)
     lp.col_upper_ = np.concatenate((np.ones(n), np.full(z, highspy.kHighsInf)))
     lp.row_lower_ = np.concatenate((np.ones(u), np.full(N_RES, -highspy.kHighsInf), np.zeros(len(lags)),
-                                    np.full(n_pairs, -highspy.kHighsInf)))
-    lp.row_upper_ = np.concatenate((np.ones(u), upper, np.full(len(lags), highspy.kHighsInf), np.zeros(n_pairs)))
+                                    np.full(n_pairs + n_gates, -highspy.kHighsInf)))
+    lp.row_upper_ = np.concatenate((np.ones(u), upper, np.full(len(lags), highspy.kHighsInf),
+                                    np.zeros(n_pairs + n_gates)))
     lp.a_matrix_.format_ = highspy.MatrixFormat.kColwise
     lp.a_matrix_.start_ = start
     lp.a_matrix_.index_ = index
