@@ -45,8 +45,8 @@ def design(tmp_path_factory) -> Path:
     board = d / "board.yaml"
     board.write_text(board_yaml(1, BRAM18, DSP, LUTS))
     # without the option no plan fits the core's BRAM18
-    assert main(["gen", model, "--board", str(board), "-o", str(d / "off"), *GEN]) == 3
-    assert main(["gen", model, "--board", str(board), "-o", str(d / "out"), *GEN, "--ddr-fifos"]) == 0
+    assert main(["gen", model, "--board", str(board), "-o", str(d / "off"), *GEN, "--no-ddr-fifos"]) == 3
+    assert main(["gen", model, "--board", str(board), "-o", str(d / "out"), *GEN]) == 0  # (on by default)
     return d / "out"
 
 
