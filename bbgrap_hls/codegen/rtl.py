@@ -27,6 +27,7 @@ from bbgrap_hls.codegen.names import comment
 from bbgrap_hls.codegen.ports import CoreDesign, Design
 from bbgrap_hls.codegen.rtl_layers import (
     AXI_ADDR_W,
+    StageInst,
     fifo_stage_inst,
     rtl_layer,
     rtl_offchip,
@@ -142,6 +143,16 @@ def _parse(call: str) -> tuple[str, list[str], list[str]]:
     return m.group(1), [a.strip() for a in m.group(2).split(",")], [a.strip() for a in m.group(3).split(",")]
 
 
+def _add_stage(mod: Module, name: str, st: StageInst, src: str, dst: str) -> None:
+    """A ``ddr_stage`` instance ``name`` from net ``src`` to net ``dst`` (``st``: a
+    `rtl_layers.StageInst`), its read-write master on the core's ports and its scratch area in
+    the testbench's manifest ("stages")."""
+    mod.insts.append(Inst("ddr_stage", name, st.params, [("s_axis", src), ("m_axis", dst)], st.note,
+                          axi_rw=[("m_axi", st.port)]))
+    mod.axi_rw.append((st.port, st.data_w, AXI_ADDR_W))
+    mod.stages.append(st.manifest)
+
+
 def core_module(cd: CoreDesign, g: Graph, plan: Plan, files: dict[str, str],
                 memory: tuple[float, int, int] | None = None) -> Module:
     """The SystemVerilog module of one core; its layers' memory files are added to ``files``.
@@ -161,6 +172,7 @@ def core_module(cd: CoreDesign, g: Graph, plan: Plan, files: dict[str, str],
         if kern in PASS:
             grp.join(args[0], args[1])
     layers = {lay.ident: lay for lay in cd.layers}
+    ddr_fifos = {f"F_{f.ident}": f for f in cd.ddr_fifos}  # the HLS call's struct -> the FIFO in board memory
     writer: dict[str, str] = {}
     reader: dict[str, str] = {}
     lanes_of = {**{s: ln for s, (ln, _) in cd.streams.items()}, **{p.name: p.lanes for p in cd.ports}}
@@ -213,11 +225,7 @@ def core_module(cd: CoreDesign, g: Graph, plan: Plan, files: dict[str, str],
                 lanes = min(simd, rl.params["C"])
                 st = stage_inst(lay, lanes, rl.params["H"] * rl.params["W"] * rl.params["C"] // lanes, memory)
                 mod.nets.append((f"{lay.ident}_staged", 8 * lanes))
-                mod.insts.append(Inst("ddr_stage", f"u_{lay.ident}_stage", st.params,
-                                      [("s_axis", src), ("m_axis", f"{lay.ident}_staged")], st.note,
-                                      axi_rw=[("m_axi", st.port)]))
-                mod.axi_rw.append((st.port, st.data_w, AXI_ADDR_W))
-                mod.stages.append(st.manifest)
+                _add_stage(mod, f"u_{lay.ident}_stage", st, src, f"{lay.ident}_staged")
                 src = f"{lay.ident}_staged"
             mod.insts.append(Inst(rl.module, f"u_{lay.ident}", [(k, _lit(v)) for k, v in rl.params.items()],
                                   [("s_axis", src), ("m_axis", w(args[1], note))], note,
@@ -229,15 +237,9 @@ def core_module(cd: CoreDesign, g: Graph, plan: Plan, files: dict[str, str],
                                 "beat_bytes": beat, "rate": rate, "latency": int(latency),
                                 "tile_beats": pe * simd * sf // beat, "folds": rl.params["CO"] // pe})
         elif kern == "ddr_fifo":  # the plan's FIFO in board memory: a DDR frame stage (docs/rtl.md)
-            fifos = {f"F_{f.ident}": f for f in cd.ddr_fifos}
-            f = fifos[targs[0]]
-            st = fifo_stage_inst(f, memory)
+            f = ddr_fifos[targs[0]]
             name = f"u_{f.ident}_fifo"
-            mod.insts.append(Inst("ddr_stage", name, st.params,
-                                  [("s_axis", r(args[0], name)), ("m_axis", w(args[1], name))], st.note,
-                                  axi_rw=[("m_axi", st.port)]))
-            mod.axi_rw.append((st.port, st.data_w, AXI_ADDR_W))
-            mod.stages.append(st.manifest)
+            _add_stage(mod, name, fifo_stage_inst(f, memory), r(args[0], name), w(args[1], name))
             # the watchdog sees the stage's write FIFO: its writer is refused when the ring is full
             mod.fifos.append({"path": f"{name}.u_wfifo", "kind": "ddr_fifo", "depth": f.regions * f.beats,
                               "desc": f"FIFO in board memory {f.ident}"})
