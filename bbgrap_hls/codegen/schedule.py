@@ -373,9 +373,9 @@ def design_bounds(out: Path) -> list[ProcBound]:
     design_ii = int(plan["ii_cycles"])
     res = []
     for cpp in sorted((out / "hls").glob("core*.cpp"), key=lambda q: int(re.sub(r"\D", "", q.stem) or 0)):
-        text = cpp.read_text()
-        calls = [(m.group(1), m.group(2)) for ln in text.splitlines() if (m := _PROCESS.match(ln))]
-        fifos = _fifo_structs(text)
+        core_text = cpp.read_text()
+        calls = [(m.group(1), m.group(2)) for ln in core_text.splitlines() if (m := _PROCESS.match(ln))]
+        fifos = _fifo_structs(core_text)
         for i, (call, ident) in enumerate(calls):
             p, node = {}, ""
             if kernel_name(call) == "ddr_fifo":
