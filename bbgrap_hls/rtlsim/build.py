@@ -173,11 +173,11 @@ def build(out: Path, modules: list[str], cache: Path, runtime: Path | None = Non
         raise BadInputError(f"{out}: no rtl/top.sv (not a folder written by `bbgrap-hls gen`, or an older one)")
     runtime = runtime or default_runtime() or cache
     srcs = rtl_sources(*modules) + sorted(rtl.glob("*.sv"))
-    for level in dict.fromkeys((opt, OPT_FULL) if opt == OPT_QUICK else (opt,)):
-        folder = cache / design_hash(rtl, modules, waves, level)
-        if (folder / ".built").exists():
-            return Build(folder, srcs, 0.0, waves)
-    folder = cache / design_hash(rtl, modules, waves, opt)
+    full = cache / design_hash(rtl, modules, waves, OPT_FULL)
+    folder = full if opt == OPT_FULL else cache / design_hash(rtl, modules, waves, opt)
+    for built in (full, folder):  # a full build serves a quick run too
+        if (built / ".built").exists():
+            return Build(built, srcs, 0.0, waves)
     done = folder / ".built"
     folder.mkdir(parents=True, exist_ok=True)
     for p in rtl.glob("*.mem"):  # $readmemh reads relative to the simulator's working folder
