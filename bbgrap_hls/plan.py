@@ -36,6 +36,8 @@ class SplitPart:
     """Output lanes per DSP48E2 multiplier: 2 when the part packs (`NodePlan.pack`)."""
     requant: str = "dsp"
     """Where the part's requantisers multiply (`NodePlan.requant`)."""
+    px: int = 1
+    """Input pixels a beat (`NodePlan.px`; a part's output is one pixel a beat)."""
 
 
 @dataclass
@@ -87,6 +89,14 @@ class NodePlan:
     read back into its one slot when it takes a frame; docs/cost-model.md, "DDR frame
     stage"), so its producer need not hold the frame. False: the producer holds it (an
     off-chip block with two output slots)."""
+    px: int = 1
+    """Conv only: input pixels a beat, 2 when its input streams two horizontally adjacent
+    pixels a beat (``2·C`` lanes; the planner's ``pixel_pairs`` option, docs/cost-model.md
+    "Two pixels a beat"); 1 otherwise. An elementwise block at ``2·C`` lanes says so by its
+    ``pe``."""
+    po: int = 1
+    """Conv only: output pixels a beat (2: two halves of ``mmv/2`` copies, even and odd
+    output columns, one beat of ``2·Co`` lanes per pixel pair)."""
 
 
 @dataclass

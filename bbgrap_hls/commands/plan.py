@@ -29,6 +29,11 @@ def add_parser(sub) -> argparse.ArgumentParser:
     p.add_argument("--calib", default=None, help="ignored by plan (accepted for symmetry with gen)")
     p.add_argument("--json", action="store_true", help="print plan.json instead of the tables")
     add_plan_options(p)
+    p.add_argument("--pixel-pairs", action=argparse.BooleanOptionalAction, default=False,
+                   help="let convolutions with a window generator and per-tensor Adds/Muls on images of even "
+                        "width stream two pixels a beat (two halves of pixel copies, even and odd columns; "
+                        "docs/cost-model.md, \"Two pixels a beat\"). Planned only: gen does not build it yet "
+                        "(default off)")
     p.add_argument("--no-narrow", action="store_true",
                    help="keep the strategy's own foldings (skip the final pass that gives every block "
                         "the cheapest folding meeting the design ii; docs/plan.md)")
@@ -53,7 +58,7 @@ def run(args: argparse.Namespace) -> int:
                       offchip_weights=args.offchip_weights, dsp_packing=args.dsp_packing, lut_macs=args.lut_macs,
                       space_to_depth=stem_option(args.space_to_depth, qdq),
                       lut_requant=args.lut_requant, padded_folds=args.padded_folds, ddr_stages=args.ddr_stages,
-                      ddr_fifos=args.ddr_fifos)
+                      ddr_fifos=args.ddr_fifos, pixel_pairs=args.pixel_pairs)
     sys.stdout.write(plan.to_json() if args.json else format_plan(plan))
     return 0
 
@@ -80,7 +85,8 @@ def format_plan(plan: Plan) -> str:
             lines.append(f"  {name[:32]:<32} {(n.op + tag)[:18]:<18} {src.pe:>5} {src.simd:>5} {src.mmv:>3} {src.ii_cycles:>10} "
                          f"{src.dsp:>6} {src.bram18:>7} {src.uram:>5} {src.lut:>8}  {src.weights or '-'}"
                          f"{', packed' if src.pack == 2 else ', LUT MACs' if src.pack == 0 else ''}"
-                         f"{', LUT requant' if src.requant == 'lut' else ''}{mark}")
+                         f"{', LUT requant' if src.requant == 'lut' else ''}"
+                         f"{f', {src.px} px in / {1 if part else n.po} out' if src.px > 1 else ''}{mark}")
         lines.append(f"  {'use / limit':<55} {'':>10} {_frac(c.dsp, c.dsp_limit):>6} "
                      f"{_frac(c.bram18, c.bram18_limit):>7} {_frac(c.uram, c.uram_limit):>5} "
                      f"{_frac(c.lut, c.lut_limit):>8}")

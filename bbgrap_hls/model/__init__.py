@@ -20,6 +20,8 @@ from bbgrap_hls.model.kinds import (
     lut_requant_capable,
     node_geometry,
     packs,
+    pair_modes,
+    pairable,
     pixel_copies,
 )
 from bbgrap_hls.model.links import (
@@ -42,5 +44,5 @@ __all__ = [
     "OFFCHIP_CAPABLE", "URAM_CAPABLE", "foldings", "geometry", "in_lanes", "link_cost", "memory", "node_geometry",
     "stream_endpoint_lut", "uram_memory", "width_converter_lut",
     "FIFO_DEPTH", "RTL_DEPTH", "fifo_profile", "out_profile", "width_converter_ii", "window_rows",
-    "MAX_COPIES", "lut_capable", "lut_requant_capable", "packs", "pixel_copies",
+    "MAX_COPIES", "lut_capable", "lut_requant_capable", "packs", "pair_modes", "pairable", "pixel_copies",
 ]

@@ -193,8 +193,9 @@ def padded_out_lanes(co: int, pe: int) -> int:
     divides ``co``; else (padded folds: ``ceil(co/pe)`` neuron folds, the last one's
     ``nf·pe - co`` padding rows computed and dropped) the least divisor of ``co`` above
     ``pe``: the block's trimming converter (``trim.sv``, ``bb::trim_convert``) drops the
-    padding lanes and, at least as wide as its input, takes an input beat every cycle."""
-    if co % pe == 0:
+    padding lanes and, at least as wide as its input, takes an input beat every cycle. A
+    multiple of ``co`` (an elementwise block at two pixels a beat) is its own width."""
+    if co % pe == 0 or pe % co == 0:
         return pe
     return min(d for d in range(pe + 1, co + 1) if co % d == 0)
 
@@ -210,7 +211,7 @@ def trim_lut(co: int, pe: int) -> int:
 
 
 def mvu(g: Geometry, pe: int, simd: int, uram: bool = False, mmv: int = 1, pack: bool = False,
-        lut: bool = False, lutw: bool = False) -> BlockCost:
+        lut: bool = False, lutw: bool = False, px: int = 1, po: int = 1) -> BlockCost:
     """Conv (sliding window + matrix-vector unit); dense is the 1×1×1 case.
 
     ``simd`` divides ``C`` or, with a parallel window, is ``C·j`` with ``j | K``: the unit
@@ -228,7 +229,13 @@ def mvu(g: Geometry, pe: int, simd: int, uram: bool = False, mmv: int = 1, pack:
     if pack and lut:
         raise ValueError("a block's products are packed in DSPs or in LUTs, not both")
     if pack:
-        return packed(mvu(g, pe, simd, uram=uram, mmv=mmv, lutw=lutw), pe, simd, mmv)
+        return packed(mvu(g, pe, simd, uram=uram, mmv=mmv, lutw=lutw, px=px, po=po), pe, simd, mmv)
+    if px > 1:  # TEMPORARY stand-in until the RTL pair mode's model lands
+        half = mvu(g, pe, simd, uram=uram, mmv=max(1, mmv // po), lut=lut, lutw=lutw)
+        w = g.hp * -(-g.wp // 2)
+        rd = -(-g.ho * g.wo * (g.k * g.c // simd) * (-(-g.co // pe)) // mmv)
+        return replace(half, ii=max(w, rd), dsp=half.dsp * po, lut=half.lut * po, bram18=half.bram18 * po,
+                       uram=half.uram * po)
     # A dense layer on a flattened image (ho·wo < h·w) is one vector of h·w·c per output
     # pixel: the mvu stores all of it (MW = h·w·c), not h·w vectors of c.
     vectors = g.ho * g.wo if g.pointwise and g.ho * g.wo < g.h * g.w else g.h * g.w

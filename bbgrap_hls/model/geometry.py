@@ -26,6 +26,11 @@ class Geometry:
         pads: (top, left, bottom, right).
         group: convolution groups (1 otherwise).
         in_channels: channel count of every activation input (Concat, Add).
+        pairs: the block may stream two horizontally adjacent pixels a beat (the planner's
+            ``pixel_pairs`` option, where `kinds.pairable` allows it): 2, a conv then also
+            has rows with a paired input and output (`kinds.pair_modes`), an elementwise
+            block rows at ``2·C`` lanes; 1, a conv's input only (a split part, whose outputs
+            are concatenated one pixel a beat); 0 (default) neither.
     """
 
     h: int
@@ -43,6 +48,7 @@ class Geometry:
     pads: tuple[int, int, int, int] = (0, 0, 0, 0)
     group: int = 1
     in_channels: tuple[int, ...] = ()
+    pairs: int = 0
 
     def __hash__(self) -> int:  # cached: the cost model's caches hash a geometry per lookup
         h = self.__dict__.get("_hash")

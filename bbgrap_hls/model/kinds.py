@@ -170,7 +170,11 @@ def foldings(kind: str, g: Geometry, parallel_window: bool = False,
         return [(p, p * j) for p in divisors(g.c) for j in divisors(g.k)]
     if kind == "wire":
         return [(1, 1)]
-    return [(p, p) for p in divisors(lane_channels(g, kind))]
+    out = [(p, p) for p in divisors(lane_channels(g, kind))]
+    if g.pairs > 1 and kind in PAIR_STREAM_KINDS:
+        c = lane_channels(g, kind)
+        out.append((2 * c, 2 * c))  # two pixels a beat (`pairable`)
+    return out
 
 
 @functools.lru_cache(maxsize=1 << 16)
@@ -178,7 +182,7 @@ def block_cost(kind: str, g: Geometry, pe: int, simd: int, uram: bool = False, m
                ddr: bool = False, memory: tuple[float, int, int] | None = None, pack: bool = False,
                lut_macs: bool = False, lutw: bool = False, lut_requant: bool = False,
                in_slots: int = 2, in_cycles: int | None = None, stage: bool = False,
-               stage_bound: bool = False) -> BlockCost:
+               stage_bound: bool = False, px: int = 1, po: int = 1) -> BlockCost:
     """Cost of a block kind at a folding (the folding must be legal).
 
     ``uram`` puts the weight memory in URAM (kinds in `URAM_CAPABLE`; ignored for the others,
@@ -220,6 +224,10 @@ def block_cost(kind: str, g: Geometry, pe: int, simd: int, uram: bool = False, m
         if kind != "conv":
             raise ValueError(f"block kind '{kind}' has no pixel copies")
         kw["mmv"] = mmv
+    if px > 1 or po > 1:
+        if kind != "conv" or ddr:
+            raise ValueError(f"block kind '{kind}' has no paired rows (px={px}, po={po})")
+        kw["px"], kw["po"] = px, po
     if lut_macs and lut_capable(kind):
         kw["lut"] = True
     elif pack and packs(kind, pe):
@@ -261,11 +269,47 @@ def pixel_copies(kind: str, g: Geometry, pe: int) -> list[int]:
     return list(range(1, min(g.co // pe, MAX_COPIES) + 1))
 
 
-def in_lanes(kind: str, g: Geometry, pe: int, simd: int) -> int:
+PAIR_STREAM_KINDS = ("eltwise2",)
+"""Blocks without a window whose hardware does not know the channels (a per-tensor Add or
+Mul, `hw/rtl/eltwise.sv`): at ``2·C`` lanes a beat holds two pixels (`pairable`)."""
+
+
+def pairable(kind: str, g: Geometry) -> bool:
+    """Whether a block may stream two horizontally adjacent pixels a beat (the planner's
+    ``pixel_pairs`` option; docs/cost-model.md, "Two pixels a beat"): an image of even width
+    into a conv with a window generator, or into a `PAIR_STREAM_KINDS` block whose inputs
+    all have its channels (no broadcast)."""
+    if g.h * g.w <= 1 or g.w % 2:
+        return False
+    if kind == "conv":
+        return not g.pointwise and g.group == 1
+    if kind in PAIR_STREAM_KINDS:
+        return all(c == g.co for c in (g.in_channels or (g.c,)))
+    return False
+
+
+def pair_modes(kind: str, g: Geometry, pe: int, simd: int) -> list[tuple[int, int, int]]:
+    """``(px, po, mmv)`` of a conv's paired rows at ``(pe, simd)`` (``g.pairs`` only):
+    input at two pixels a beat (``px = 2``: ``simd`` a multiple of ``C``, so the window
+    generator takes whole pixels) with one output pixel a beat (``po = 1``, copies as
+    `pixel_copies`), or also two output pixels a beat (``po = 2``: stride 1 across, an even
+    output width, an even number of copies ``2 <= mmv <= 2·min(Co/pe, MAX_COPIES)``, two
+    halves of ``mmv/2`` copies for the even and odd output columns)."""
+    if not g.pairs or kind != "conv" or simd % g.c or g.co % pe:
+        return []
+    nf = g.co // pe
+    out = [(2, 1, m) for m in range(1, min(nf, MAX_COPIES) + 1)]
+    if g.pairs > 1 and g.sw == 1 and g.wo % 2 == 0:
+        out += [(2, 2, m) for m in range(2, 2 * min(nf, MAX_COPIES) + 1, 2)]
+    return out
+
+
+def in_lanes(kind: str, g: Geometry, pe: int, simd: int, px: int = 1) -> int:
     """Lanes per beat of the block's input stream: ``min(simd, C)`` for conv/dense (a
-    parallel window reads ``C`` lanes), ``pe`` for a depthwise conv, ``simd`` otherwise."""
+    parallel window reads ``C`` lanes; ``px`` pixels a beat: ``px·C``), ``pe`` for a
+    depthwise conv, ``simd`` otherwise."""
     if kind in WEIGHTED:
-        return min(simd, g.c)
+        return min(simd, g.c) * px
     return pe if kind == "dwconv" else simd
 
 

@@ -73,7 +73,7 @@ def make_plan(graph: Graph, board: Board, strategy: str = "search", objective: s
               narrow_folding: bool = True, pixel_copies: bool = True, offchip_weights: bool = False,
               dsp_packing: bool = DSP_PACKING, lut_macs: bool = LUT_MACS, space_to_depth: str = "off",
               lut_requant: bool | None = None, padded_folds: bool = PADDED_FOLDS,
-              ddr_stages: bool = DDR_STAGES, ddr_fifos: bool = DDR_FIFOS) -> Plan:
+              ddr_stages: bool = DDR_STAGES, ddr_fifos: bool = DDR_FIFOS, pixel_pairs: bool = False) -> Plan:
     """Plan ``graph`` (canonical) on ``board``.
 
     Args:
@@ -118,6 +118,10 @@ def make_plan(graph: Graph, board: Board, strategy: str = "search", objective: s
             and every row of avgpool, gap, add and mul, so such blocks need no DSP. None (the
             default): only when the plan without them does not fit (a board whose cores have
             few or no DSPs); the plan says per node which it used (``requant``).
+        pixel_pairs: let convs with a window generator and per-tensor Adds/Muls on images of
+            even width stream two horizontally adjacent pixels a beat (`kinds.pair_modes`;
+            docs/cost-model.md, "Two pixels a beat"). Off by default: planned only, the HLS
+            kernels and the RTL twin are not generated for it yet (gen refuses such a plan).
         padded_folds: let conv/dense blocks with their weights on chip take a ``pe`` that
             does not divide ``Co``: ``ceil(Co/pe)`` neuron folds, the last one padded with zero
             rows whose outputs a trimming width converter drops (docs/cost-model.md, "Padded
@@ -143,7 +147,7 @@ def make_plan(graph: Graph, board: Board, strategy: str = "search", objective: s
               progress=progress, parallel_window=parallel_window, narrow_folding=narrow_folding,
               pixel_copies=pixel_copies, offchip_weights=offchip_weights, dsp_packing=dsp_packing,
               lut_macs=lut_macs, lut_requant=lut_requant, padded_folds=padded_folds, ddr_stages=ddr_stages,
-              ddr_fifos=ddr_fifos)
+              ddr_fifos=ddr_fifos, pixel_pairs=pixel_pairs)
     stem = None if space_to_depth == "off" else stem_conv(graph)
     t0 = time.monotonic()
     if stem is not None and space_to_depth == "on":
@@ -218,7 +222,7 @@ def _make_plan_with(graph: Graph, board: Board, strategy: str, objective: str, t
                     baselines: bool, progress: Callable[[str], None] | None, parallel_window: bool,
                     narrow_folding: bool, pixel_copies: bool, offchip_weights: bool, dsp_packing: bool,
                     lut_macs: bool, lut_requant: bool, padded_folds: bool, ddr_stages: bool,
-                    ddr_fifos: bool) -> Plan:
+                    ddr_fifos: bool, pixel_pairs: bool = False) -> Plan:
     """`_make_plan` with LUT requantisers allowed or not."""
     if strategy not in STRATEGIES:
         raise BadInputError(f"unknown strategy '{strategy}': expected one of {', '.join(STRATEGIES)}")
@@ -228,7 +232,8 @@ def _make_plan_with(graph: Graph, board: Board, strategy: str, objective: str, t
     prob = build_problem(graph, board, parallel_window=parallel_window, pixel_copies=pixel_copies,
                          offchip_weights=offchip_weights, dsp_packing=dsp_packing, lut_macs=lut_macs,
                          lut_requant=lut_requant, padded_folds=padded_folds, ddr_stages=ddr_stages,
-                         ddr_fifos=ddr_fifos, extras=strategy == "search" and objective == "throughput")
+                         ddr_fifos=ddr_fifos, pixel_pairs=pixel_pairs,
+                         extras=strategy == "search" and objective == "throughput")
     _needs_dsp(prob)
     # With DSP packing allowed, also plan without it and keep the better plan (ties: packed,
     # fewer DSPs): packing makes every packed row cheaper in DSPs, which can steer the

@@ -67,6 +67,8 @@ class _Part:
     simd: int
     cost: BlockCost
     mmv: int = 1
+    px: int = 1  # input pixels a beat (`pair_modes`)
+    po: int = 1  # output pixels a beat
 
     @property
     def bw(self) -> int:
@@ -78,7 +80,7 @@ class _Part:
         """Lanes of the part's output stream (a whole pixel with pixel copies)."""
         co = self.co_end - self.co_begin
         if self.mmv > 1:
-            return co
+            return co * self.po
         return padded_out_lanes(co, self.pe)
 
 
@@ -92,13 +94,13 @@ def unit_parts(prob: Problem, seg: Segmentation, u: int) -> list[_Part]:
         gather = gather_ii(unit.geom, sizes)  # the parts' concatenation on the last core
         out, begin = [], 0
         for (c, f), co, t in zip(seg.split[u], sizes, tables, strict=True):
-            g = replace(unit.geom, co=co)
+            g = replace(unit.geom, co=co, pairs=min(unit.geom.pairs, 1))
             cost = block_cost(unit.kind, g, int(t.pe[f]), int(t.simd[f]), uram=bool(t.uram[f]), mmv=t.copies(f),
                               ddr=bool(t.ddr[f]), memory=prob.offchip_memory if t.ddr[f] else None,
                               pack=prob.dsp_packing, lut_macs=bool(t.lut[f]), lutw=bool(t.lutw[f]),
-                              lut_requant=bool(t.lutrq[f]))
+                              lut_requant=bool(t.lutrq[f]), px=int(t.px[f]), po=int(t.po[f]))
             out.append(_Part(c, begin, begin + co, int(t.pe[f]), int(t.simd[f]),
-                             _at_least(cost, max(gather, int(t.ii[f]))), t.copies(f)))
+                             _at_least(cost, max(gather, int(t.ii[f]))), t.copies(f), *t.pairs(f)))
             begin += co
         return out
     t, f = unit.table, seg.fold[u]
@@ -116,11 +118,11 @@ def unit_parts(prob: Problem, seg: Segmentation, u: int) -> list[_Part]:
                       mmv=t.copies(f), ddr=bool(t.ddr[f]), memory=prob.offchip_memory if t.ddr[f] else None,
                       pack=prob.dsp_packing, lut_macs=bool(t.lut[f]), lutw=bool(t.lutw[f]),
                       lut_requant=bool(t.lutrq[f]), in_slots=1 if t.in1[f] else 2, in_cycles=in_cycles,
-                      stage=bool(t.stage[f]))
+                      stage=bool(t.stage[f]), px=int(t.px[f]), po=int(t.po[f]))
     # (a row behind a stage has its tables' bound of the stage's cycles: the cost is exact)
     floor = cost.ii if t.stage[f] else int(t.ii[f])
     return [_Part(seg.core[u], 0, unit.geom.co, int(t.pe[f]), int(t.simd[f]), _at_least(cost, floor),
-                  t.copies(f))]
+                  t.copies(f), *t.pairs(f))]
 
 
 def _cached_parts(prob: Problem, seg: Segmentation, u: int) -> list[_Part]:
@@ -258,7 +260,7 @@ def _build(prob: Problem, seg: Segmentation, strategy: str, objective: str, use_
         arrivals, in_cycles, starts = [], [], []
         c = max((p.cost for p in parts[u]), key=lambda c: c.ii)
         simd = parts[u][0].simd
-        lanes_in = in_lanes(unit.kind, unit.geom, parts[u][0].pe, simd)
+        lanes_in = in_lanes(unit.kind, unit.geom, parts[u][0].pe, simd, parts[u][0].px)
         in_beats = max(1, unit.geom.in_elems // max(1, lanes_in))
         for t, pu in zip(unit.in_tensors, unit.producers, strict=False):
             cyc = cycles.get(pu, 0)
@@ -355,7 +357,7 @@ def _build(prob: Problem, seg: Segmentation, strategy: str, objective: str, use_
                 else:
                     kind, tid, src_core = "stream", tid_of[(t, p.core)], out_core[pu]
                 # a matrix-vector unit stalls its input during folds 1..NF-1 (fifos.py)
-                part_lanes = in_lanes(unit.kind, unit.geom, p.pe, p.simd)  # the block's input lanes
+                part_lanes = in_lanes(unit.kind, unit.geom, p.pe, p.simd, p.px)  # the block's input lanes
                 d = max(depth, stall_depth(unit.kind, unit.geom, p.pe, lanes))
                 if p.cost.window is not None:  # the window generator's padding writes (fifos.py)
                     d = max(d, pad_depth(unit.geom, part_lanes, lanes, p.cost.ii))
@@ -414,7 +416,7 @@ def _build(prob: Problem, seg: Segmentation, strategy: str, objective: str, use_
                 split = [SplitPart(p.core, p.co_begin, p.co_end, p.pe, p.simd, p.cost.ii, p.cost.dsp,
                                    p.cost.bram18, p.cost.uram, p.cost.lut, p.cost.weights, p.mmv,
                                    p.cost.offchip_bytes, _pack(prob, prob.units[u].kind, p),
-                                   "lut" if p.cost.lut_requant else "dsp") for p in ps]
+                                   "lut" if p.cost.lut_requant else "dsp", p.px) for p in ps]
             nodes.append(NodePlan(
                 n.name, n.op, prob.units[u].kind, ps[0].core, ps[0].pe, ps[0].simd,
                 max(p.cost.ii for p in ps), max(p.cost.depth for p in ps),
@@ -422,7 +424,8 @@ def _build(prob: Problem, seg: Segmentation, strategy: str, objective: str, use_
                 sum(p.cost.uram for p in ps), sum(p.cost.lut for p in ps), None, split,
                 _placement([p.cost.weights for p in ps]), ps[0].mmv,
                 sum(p.cost.offchip_bytes for p in ps), _node_pack([_pack(prob, prob.units[u].kind, p) for p in ps]),
-                "lut" if any(p.cost.lut_requant for p in ps) else "dsp", ps[0].cost.in_slots, ps[0].cost.in_stage))
+                "lut" if any(p.cost.lut_requant for p in ps) else "dsp", ps[0].cost.in_slots, ps[0].cost.in_stage,
+                ps[0].px, ps[0].po))
     cores = []
     for c in board.cores:
         names = [nd.name for nd in nodes if nd.block not in ("host", "fused") and c.id in (

@@ -170,11 +170,11 @@ def row_lanes(prob: Problem, t: Table, u: int, host: bool) -> np.ndarray:
     or with ``host`` of its input (`in_lanes`, what the host's input streams at)."""
     unit = prob.units[u]
     if host:
-        return np.array([in_lanes(unit.kind, unit.geom, int(p), int(s)) for p, s in zip(t.pe, t.simd, strict=True)],
-                        dtype=np.int64)
+        return np.array([in_lanes(unit.kind, unit.geom, int(p), int(s), int(x))
+                         for p, s, x in zip(t.pe, t.simd, t.px, strict=True)], dtype=np.int64)
     co = unit.geom.co
-    return np.array([co if m > 1 else padded_out_lanes(co, int(p)) for p, m in zip(t.pe, t.mmv, strict=True)],
-                    dtype=np.int64)
+    return np.array([co * int(o) if m > 1 else padded_out_lanes(co, int(p))
+                     for p, m, o in zip(t.pe, t.mmv, t.po, strict=True)], dtype=np.int64)
 
 
 def ddr_lanes(prob: Problem, bits: int, lanes: set[int], target: int) -> set[int]:

@@ -160,7 +160,7 @@ class _Units:
 
 
 def row_of(table: Table, pe: int, simd: int, weights: str | None, mmv: int = 1, lut: bool = False,
-           lutrq: bool = False, in_slots: int = 2, stage: bool = False) -> int:
+           lutrq: bool = False, in_slots: int = 2, stage: bool = False, px: int = 1, po: int = 1) -> int:
     """The row of ``table`` (its `Table.full` rows) with this folding, weight placement, pixel
     copies, kind of multiplier (``lut``: products in LUTs, the plan's ``pack == 0``;
     ``lutrq``: requantisers in LUTs, the plan's ``requant == "lut"``), input frame slots and
@@ -174,7 +174,8 @@ def row_of(table: Table, pe: int, simd: int, weights: str | None, mmv: int = 1, 
     ddr = weights == "ddr"  # off-chip rows per folding: two input slots or one (frame buffers' place fixed)
     hit = np.nonzero((table.pe == pe) & (table.simd == simd) & (ddr | (table.uram == (weights == "uram")))
                      & (table.ddr == ddr) & (table.mmv == mmv) & (table.lut == lut)
-                     & (table.lutrq == lutrq) & (table.in1 == (in_slots == 1)) & (table.stage == stage))[0]
+                     & (table.lutrq == lutrq) & (table.in1 == (in_slots == 1)) & (table.stage == stage)
+                     & (table.px == px) & (table.po == po))[0]
     if weights == "lut" and table.lutw[hit].any():  # a LUT-built memory (else LUTRAM-sized anyway)
         hit = hit[table.lutw[hit]]
     elif weights != "lut":
@@ -198,12 +199,13 @@ def segmentation_of(prob: Problem, plan: Plan) -> Segmentation:
                 tables = [unit.part_tables[c] for c in sizes]
             else:
                 tables = [unit.split_tables[len(n.split)]] * len(n.split)
-            split[u] = [(p.core, row_of(t, p.pe, p.simd, p.weights, p.mmv, p.pack == 0, p.requant == "lut"))
+            split[u] = [(p.core, row_of(t, p.pe, p.simd, p.weights, p.mmv, p.pack == 0, p.requant == "lut",
+                                        px=p.px))
                         for p, t in zip(n.split, tables, strict=True)]
             core[u], fold[u] = n.split[-1].core, -1
         else:
             core[u], fold[u] = n.core, row_of(unit.table, n.pe, n.simd, n.weights, n.mmv, n.pack == 0,
-                                                   n.requant == "lut", n.in_slots, n.in_stage)
+                                                   n.requant == "lut", n.in_slots, n.in_stage, n.px, n.po)
     return Segmentation(core=core, fold=fold, split=split, part_co=part_co, target=plan.ii_cycles)
 
 

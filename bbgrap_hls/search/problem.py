@@ -25,6 +25,7 @@ from bbgrap_hls.model import (
     foldings,
     in_lanes,
     node_geometry,
+    pairable,
 )
 from bbgrap_hls.model.geometry import Geometry, hwc
 from bbgrap_hls.quant.build import FUSING_KINDS
@@ -88,6 +89,7 @@ class Problem:
     padded_folds: bool = False  # conv/dense may take a pe that does not divide Co (`padded_lanes`)
     ddr_stages: bool = True  # off-chip blocks may take one input slot behind a DDR frame stage
     ddr_fifos: bool = False  # whole-frame FIFOs may go to board memory (`fifo_memory.fifos_to_ddr`)
+    pixel_pairs: bool = False  # convs and Adds may stream two pixels a beat (`kinds.pair_modes`)
     # `build._cached_parts`: a block's parts by core and row (each copy of a problem starts empty)
     parts: dict = field(default_factory=dict, init=False, repr=False, compare=False)
     # `dp.SegmentDP`: every unit table's rows stacked, with the tables they came from
@@ -146,7 +148,7 @@ def build_problem(graph: Graph, board: Board, split_candidates: int = 8,
                   offchip_weights: bool = False, dsp_packing: bool = DSP_PACKING,
                   lut_macs: bool = LUT_MACS, lut_requant: bool = False,
                   padded_folds: bool = PADDED_FOLDS, ddr_stages: bool = DDR_STAGES,
-                  extras: bool = False, ddr_fifos: bool = DDR_FIFOS) -> Problem:
+                  extras: bool = False, ddr_fifos: bool = DDR_FIFOS, pixel_pairs: bool = False) -> Problem:
     """Units, folding tables and cut sizes of ``graph`` on ``board``.
 
     Args:
@@ -173,6 +175,8 @@ def build_problem(graph: Graph, board: Board, split_candidates: int = 8,
         ddr_fifos: with ``offchip_weights``, a FIFO of a frame or more may go to the core's
             board memory where the core is over its BRAM18 (`fifo_memory.fifos_to_ddr`;
             docs/cost-model.md, "Skip FIFOs in board memory").
+        pixel_pairs: convs with a window generator and per-tensor Adds/Muls on images of even
+            width also have rows at two pixels a beat (`Geometry.pairs`, `kinds.pair_modes`).
         extras: with ``ddr_stages``, also build the off-chip blocks' one-input-slot rows
             (`Table.extra`) with the tables (in parallel where it can), for a caller that will
             run the integer program (it asks for them all); else they are built when asked.
@@ -208,6 +212,8 @@ def build_problem(graph: Graph, board: Board, split_candidates: int = 8,
             continue
         g = node_geometry(n, graph)
         kind = kinds[n.name]
+        if pixel_pairs and pairable(kind, g):
+            g = replace(g, pairs=2)
         acts = graph.act_inputs(n) or [i for i in n.inputs if i][:1]
         fused = [fuse_next[n.name].name] if n.name in fuse_next else []
         out = fuse_next[n.name].outputs[0] if fused else n.outputs[0]
@@ -241,7 +247,7 @@ def build_problem(graph: Graph, board: Board, split_candidates: int = 8,
     cut = np.cumsum(diff)[: m + 1]
     prob = Problem(graph, board, units, host_ops, fused_into, core_path(board), cut, tensor_bits,
                    parallel_window, pixel_copies, mem, dsp_packing, lut_macs, lut_requant, padded_folds,
-                   ddr_stages, ddr_fifos)
+                   ddr_stages, ddr_fifos, pixel_pairs)
     _add_split_tables(prob, split_candidates, use_uram)
     return prob
 
@@ -356,4 +362,4 @@ def gather_ii(g: Geometry, parts: list[int]) -> int:
 
 
 def _replace_co(g: Geometry, co: int) -> Geometry:
-    return replace(g, co=co)
+    return replace(g, co=co, pairs=min(g.pairs, 1))  # split parts: their outputs one pixel a beat

@@ -67,7 +67,7 @@ def _uniform(prob: Problem, u: int, s: int) -> int:
     pes, simds = t.pe[t.pe <= s], t.simd[t.simd <= s]
     pe = int(pes.max()) if pes.size else int(t.pe.min())
     simd = int(simds.max()) if simds.size else int(t.simd.min())
-    one = t.mmv == 1  # the baseline has no pixel copies
+    one = (t.mmv == 1) & (t.px == 1)  # the baseline has no pixel copies, one pixel a beat
     hit = np.nonzero((t.pe == pe) & (t.simd == simd) & one)[0]
     if len(hit):
         cost = _balanced(prob, u)

@@ -21,6 +21,7 @@ from bbgrap_hls.model import (
     lut_capable,
     lut_requant_capable,
     packs,
+    pair_modes,
     pixel_copies,
 )
 from bbgrap_hls.model.blocks import PACK_CAPABLE, pack_change
@@ -78,6 +79,9 @@ class Table:
     # bool: a one-input-slot row behind a DDR frame stage (`offchip.staged`): legal after any
     # producer (its resources and bandwidth in the row); also an `extra` row
     stage: np.ndarray | None = None
+    # a conv's input and output pixels a beat (`pair_modes`; 1 and 1 for every other row)
+    px: np.ndarray | None = None
+    po: np.ndarray | None = None
     # the `_table` key of a table with off-chip rows: its `extra` rows are built from it when
     # first asked for (only the integer program asks, for the blocks a pair allows)
     extra_key: tuple | None = field(default=None, repr=False, compare=False)
@@ -91,6 +95,10 @@ class Table:
             self.in1 = np.zeros(len(self.ii), dtype=bool)
         if self.stage is None:
             self.stage = np.zeros(len(self.ii), dtype=bool)
+        if self.px is None:
+            self.px = np.ones(len(self.ii), dtype=np.int64)
+        if self.po is None:
+            self.po = np.ones(len(self.ii), dtype=np.int64)
 
     @property
     def extra(self) -> Table | None:
@@ -119,6 +127,10 @@ class Table:
         """Pixel copies of row ``i``."""
         return int(self.mmv[i])
 
+    def pairs(self, i: int) -> tuple[int, int]:
+        """Input and output pixels a beat of row ``i`` (`pair_modes`)."""
+        return int(self.px[i]), int(self.po[i])
+
     def subset(self, mask: np.ndarray) -> Table:
         """The rows where ``mask`` is true, in the same order."""
         i = np.nonzero(mask)[0]
@@ -128,7 +140,8 @@ class Table:
         return len(self.ii)
 
 
-_COLUMNS = ("pe", "simd", "uram", "ii", "res", "mmv", "ddr", "lut", "lutw", "lutrq", "padded", "in1", "stage")
+_COLUMNS = ("pe", "simd", "uram", "ii", "res", "mmv", "ddr", "lut", "lutw", "lutrq", "padded", "in1", "stage",
+            "px", "po")
 """`Table`'s per-row arrays."""
 
 
@@ -332,8 +345,11 @@ def _tables_of(kind: str, g: Geometry, inputs: _Inputs, parallel_window: bool, u
         placements = [(uram, True, False, True, False), (uram, True, False, True, True)]
     elif memory is not None and kind in OFFCHIP_CAPABLE:
         placements.append((uram, True, False, False, False))  # frame buffers in URAM where the board has it
-    rows_of = [(p, q, m) for p, q in foldings(kind, g, parallel_window, padded)
+    rows_of = [(p, q, m, 1, 1) for p, q in foldings(kind, g, parallel_window, padded)
                for m in (pixel_copies(kind, g, p) if copies else [1])]
+    if g.pairs and copies and not in1:  # two pixels a beat (`pair_modes`): after the plain rows
+        rows_of += [(p, q, m, px, po) for p, q in foldings(kind, g, parallel_window, padded)
+                    for px, po, m in pair_modes(kind, g, p, q)]
     prev_ii = 0
     macs = [(False, False), (True, False)] if lut_macs and lut_capable(kind) else [(False, False)]
     if lut_requant and lut_requant_capable(kind):
@@ -343,10 +359,10 @@ def _tables_of(kind: str, g: Geometry, inputs: _Inputs, parallel_window: bool, u
         elif lut_macs:
             macs.append((True, True))
     fifos: dict = {}
-    for pe, simd, mmv in rows_of:
+    for pe, simd, mmv, px, po in rows_of:
         base = {}  # the folding's cost with its weights in BRAM, per kind of multiplier
         for (on_uram, ddr, lutw, in1, stage), (lut, lutrq) in ((p, m) for p in placements for m in macs):
-            if ddr and (lut or lutrq or not _offchip_ok(kind, g, pe, simd, mmv, memory[2])):
+            if ddr and (px > 1 or lut or lutrq or not _offchip_ok(kind, g, pe, simd, mmv, memory[2])):
                 continue
             if stage and min(simd, g.c) > MAX_STAGE_LANES:
                 continue
@@ -356,7 +372,7 @@ def _tables_of(kind: str, g: Geometry, inputs: _Inputs, parallel_window: bool, u
             packable = not lut and packs(kind, pe, ddr)
             c = block_cost(kind, g, pe, simd, uram=on_uram, mmv=mmv, ddr=ddr, memory=memory if ddr else None,
                            lut_macs=lut, lutw=lutw, lut_requant=lutrq, in_slots=1 if in1 else 2, stage=stage,
-                           stage_bound=stage)
+                           stage_bound=stage, px=px, po=po)
             # packing changes the DSPs and LUTs only (`pack_change`, as `block_cost` with ``pack``)
             change = pack_change(pe, simd, mmv) if packable else (0, 0)
             cs = [(c.dsp + change[0], c.lut + change[1]) if m else (c.dsp, c.lut) for m in modes]
@@ -369,14 +385,14 @@ def _tables_of(kind: str, g: Geometry, inputs: _Inputs, parallel_window: bool, u
                 bw = -(-BW_CYCLES * c.offchip_bytes // c.ii)
             elif on_uram and kind in URAM_CAPABLE and c.weights != "uram":
                 continue  # LUTRAM-sized weights: no URAM variant
-            if not on_uram and not ddr and not lut and not lutw and not lutrq:
+            if not on_uram and not ddr and not lut and not lutw and not lutrq and px == 1:
                 if mmv > 1 and c.ii >= prev_ii:
                     break  # the window generator's writes already bound it: a copy buys nothing
                 prev_ii = c.ii
             bram, uram_use, f_lut = c.bram18, c.uram, 0
             big_fifo = False
             if kind != "wire":
-                key = (in_lanes(kind, g, pe, simd), max(1, c.ii), pe, c.window is not None, on_uram)
+                key = (in_lanes(kind, g, pe, simd, px), max(1, c.ii), pe, c.window is not None, on_uram)
                 if key not in fifos:
                     fifos[key] = _input_fifos(kind, g, inputs, *key)
                 f_bram, f_uram, f_lut, big_fifo = fifos[key]
@@ -385,7 +401,7 @@ def _tables_of(kind: str, g: Geometry, inputs: _Inputs, parallel_window: bool, u
             if on_uram and kind not in URAM_CAPABLE and not ddr and not big_fifo:
                 continue  # no weights and no FIFO big enough for URAM: the same row twice
             flags = (mmv, int(ddr), int(lut), int(lutw), int(lutrq), int(kind in WEIGHTED and g.co % pe != 0),
-                     int(in1), int(stage))
+                     int(in1), int(stage), px, po)
             for out, (dsp, lut_use) in zip(rows, cs, strict=True):
                 out.append((pe, simd, int(on_uram), c.ii, dsp, bram, uram_use, lut_use + f_lut, bw, *flags))
     return [_finish_table(kind, g, memory, r) for r in rows]
@@ -406,13 +422,13 @@ def _finish_table(kind: str, g: Geometry, memory: tuple[float, int, int] | None,
                            memory=(rate / (1 << k), latency, beat))
             if c.ii > r[3]:
                 rows.append((*r[:3], c.ii, *r[4:8], -(-BW_CYCLES * c.offchip_bytes // c.ii), *r[9:]))
-    a = np.array(rows, dtype=np.int64).reshape(len(rows), 17)
+    a = np.array(rows, dtype=np.int64).reshape(len(rows), 19)
     order = np.lexsort((a[:, 4:9].sum(axis=1), a[:, 3]))[::-1]  # ii descending
     a = a[order]
     return Table(pe=a[:, 0], simd=a[:, 1], uram=a[:, 2].astype(bool), ii=a[:, 3], res=a[:, 4:9].copy(),
                  mmv=a[:, 9].copy(), ddr=a[:, 10].astype(bool), lut=a[:, 11].astype(bool),
                  lutw=a[:, 12].astype(bool), lutrq=a[:, 13].astype(bool), padded=a[:, 14].astype(bool),
-                 in1=a[:, 15].astype(bool), stage=a[:, 16].astype(bool))
+                 in1=a[:, 15].astype(bool), stage=a[:, 16].astype(bool), px=a[:, 17].copy(), po=a[:, 18].copy())
 
 
 def _input_fifos(kind: str, g: Geometry, inputs: _Inputs, lanes: int, ii: int, pe: int, window: bool,

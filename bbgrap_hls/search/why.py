@@ -86,7 +86,7 @@ def _block_note(prob: Problem, plan: Plan, b: str) -> tuple[int, str]:
         table = unit.split_tables[len(parts)] if parts else unit.table
     cur = node.ii_cycles
     faster = np.nonzero(table.ii < cur)[0]
-    copies = f", mmv={node.mmv}" if node.mmv > 1 else ""
+    copies = (f", mmv={node.mmv}" if node.mmv > 1 else "") + _pairs_text(node.px, node.po)
     what = (f"{b} ({unit.node.op}, pe={node.pe}, simd={node.simd}{copies}"
             f"{f', split over {len(parts)} cores' if parts else ''})")
     if len(faster) == 0 and parts:
@@ -122,7 +122,13 @@ def _block_note(prob: Problem, plan: Plan, b: str) -> tuple[int, str]:
 
 def _folding(table, f: int) -> str:
     copies = table.copies(f)
-    return f"pe={int(table.pe[f])}, simd={int(table.simd[f])}" + (f", mmv={copies}" if copies > 1 else "")
+    return (f"pe={int(table.pe[f])}, simd={int(table.simd[f])}" + (f", mmv={copies}" if copies > 1 else "")
+            + _pairs_text(*table.pairs(f)))
+
+
+def _pairs_text(px: int, po: int) -> str:
+    """A conv's pixels a beat in a folding's text (`pair_modes`), empty at one."""
+    return f", {px} pixels in / {po} out a beat" if px > 1 else ""
 
 
 def _together_note(prob: Problem, plan: Plan, at_ii: list[str]) -> str:
