@@ -5,7 +5,10 @@ conv2d_pairs (P::PX = 2; P::PO = 2 with P::M copies in two halves, or P::PO = 1)
 is the same NHWC byte stream at 2·C lanes a beat, the output at 2·CO lanes (PO = 2), CO
 lanes (PO = 1, M > 1) or PE lanes (PO = 1, M = 1). All cases are compiled into one g++
 -Werror binary and compared bit for bit with the numpy reference; an illegal parameter
-combination must not compile (the kernel's static_assert).
+combination must not compile (the kernel's static_assert). The same cases built for the
+threaded C simulation (bb_dataflow.h: the window stream bounded at its STREAM depth, the two
+processes as threads) stay bit-exact and count (BB_PIPELINE) the cycles their loops are
+written for.
 """
 
 from __future__ import annotations
@@ -15,7 +18,8 @@ import subprocess
 import numpy as np
 import pytest
 
-from tests.test_hls_kernels import PRELUDE, RNG_SEED, _conv_case, assert_bit_exact, hls_dir, run_cases
+from bbgrap_hls.codegen.csim import flags
+from tests.test_hls_kernels import FRAMES, PRELUDE, RNG_SEED, _conv_case, assert_bit_exact, hls_dir, run_cases
 
 pytestmark = [pytest.mark.csim]
 
@@ -35,7 +39,27 @@ def _pairs_case(name, rng, *args, m, po=2, **kw):
     assert lanes == c  # _conv_case streams one pixel a beat; the bytes stay, the beat doubles
     case.inputs = [(2 * c, x)]
     case.out_lanes = 2 * co if po == 2 else co if m > 1 else pe
+    case.geom = (*args, m, po, kw.get("frames", FRAMES))  # for `_cycles`
     return case
+
+
+def _cycles(case) -> dict[str, int]:
+    """The cycles conv2d_pairs' two processes are written for over the case's call (all
+    loops II = 1): the window generator max(reads, window beats), Hp·ceil(Wp/2) and
+    Ho·(Wo/PO)·SF a frame; the MVU's groups × NF·SF plus its first group's windows and last
+    group's pixels (conv_mvu with M = 1: Ho·Wo·NF·SF a frame)."""
+    h, w, c, co, k, s, d, pads, simd, pe, m, po, frames = case.geom
+    hp, wp = h + pads[0] + pads[2], w + pads[1] + pads[3]
+    ho, wo = (hp - (k[0] - 1) * d[0] - 1) // s[0] + 1, (wp - (k[1] - 1) * d[1] - 1) // s[1] + 1
+    sf, nf = k[0] * k[1] * c // simd, co // pe
+    swg = frames * max(hp * ((wp + 1) // 2), ho * (wo // po) * sf)
+    beats = frames * ho * wo // po  # output beats: pixel pairs (PO = 2) or pixels
+    if po == 1 and m == 1:
+        return {"conv_swg_pairs": swg, "conv_pairs_mvu1": beats * nf * sf}
+    q = m // po  # pairs (pixels) a group
+    groups = -(-beats // q)
+    mvu = groups * nf * sf + min(q, beats) * sf + beats - (groups - 1) * q
+    return {"conv_swg_pairs": swg, "conv_mvu_pairs" if po == 2 else "conv_pairs_mvu1": mvu}
 
 
 def pairs_cases():
@@ -79,6 +103,38 @@ def pairs_outputs(tmp_path_factory):
 @pytest.mark.parametrize("name", [c.name for c in pairs_cases()])
 def test_conv2d_pairs_bit_exact(pairs_outputs, name):
     assert_bit_exact(name, *pairs_outputs[name])
+
+
+@pytest.fixture(scope="module")
+def threaded_exe(tmp_path_factory):
+    """One threaded C simulation binary of every case: ``exe DIR CASE`` runs one and prints
+    the run's report (BB_CSIM_REPORT: `proc` lines with each process's counted cycles)."""
+    d = tmp_path_factory.mktemp("pairs_threads")
+    cases = pairs_cases()
+    main = ["int main(int argc, char** argv) {", "  if (argc < 3) return 2;",
+            "  const std::string dir(argv[1]), name(argv[2]);", "  int e = 2;"]
+    main += [f'  if (name == "{c.name}") e = {c.name}::run((dir + "/{c.name}.bin").c_str());' for c in cases]
+    main += ["  BB_CSIM_REPORT()", "  return e;", "}"]
+    src = "#define BB_SIM_THREADS_IMPL\n" + PRELUDE + "#include <string>\n" + "\n".join(c.cpp() for c in cases)
+    (d / "t.cpp").write_text(src + "\n" + "\n".join(main) + "\n")
+    r = subprocess.run(["g++", *flags(werror=True, threads=True, opt="-O1"), "-I", str(hls_dir()), str(d / "t.cpp"),
+                        "-o", str(d / "t")], capture_output=True, text=True)
+    assert r.returncode == 0, r.stderr[-4000:]
+    return d, {c.name: c for c in cases}
+
+
+@pytest.mark.parametrize("name", [c.name for c in pairs_cases()])
+def test_conv2d_pairs_threaded(threaded_exe, name):
+    """Threads and a window stream bounded at its depth: bit-exact, and each process counts
+    the cycles of `_cycles` (e.g. the stem-like pairs_pw_k: the generator's Hp·ceil(Wp/2) =
+    50 reads a frame, not Hp·Wp = 100)."""
+    d, cases = threaded_exe
+    r = subprocess.run([str(d / "t"), str(d), name], capture_output=True, text=True, timeout=120)
+    assert r.returncode == 0, r.stderr[-2000:]
+    case = cases[name]
+    assert_bit_exact(name, case, np.fromfile(d / f"{name}.bin", dtype=np.int8))
+    procs = [ln.split("\t") for ln in r.stdout.splitlines() if ln.startswith("proc\t")]
+    assert {p[2].split("<")[0]: int(p[3]) for p in procs} == _cycles(case)
 
 
 @pytest.mark.parametrize("bad, message", [
