@@ -323,6 +323,284 @@ void conv2d_mmv(Stream<conv_in_lanes(P::SIMD, P::C)>& in, Stream<P::CO>& out, co
   BB_PROCESS(conv_mvu_mmv<P>(win, out, w, bias, mult, shift, frames);)
 }
 
+/// conv2d_pairs' window generator (DATAFLOW process 1): conv_swg for an input of two
+/// horizontally adjacent pixels a beat (Stream<2·C>: pixel (y, 2u) in lanes [0, C),
+/// (y, 2u+1) in [C, 2C)) and SIMD = C·J. The row buffer holds each padded row as even and
+/// odd column banks (`rows[j][bank][word][c]`, word slot·WQ + x/2, WQ = ceil(Wp/2)): a read
+/// iteration writes padded column pair q (columns 2q, 2q+1) into both banks at once, so a
+/// frame takes Hp·WQ read iterations. With PL even a pair is one input beat (or padding);
+/// with PL odd column 2q holds the odd pixel of the beat read at pair q-1 (kept in `last`)
+/// and column 2q+1 the even pixel of the beat read now. Windows as conv_swg's (raster
+/// order, SF beats of J taps each, lane block j from buffer copy j); with PO = 2 a beat holds
+/// the same taps of two windows, output columns 2v (lanes [0, SIMD)) and 2v+1 ([SIMD,
+/// 2·SIMD)): stride 1 puts a tap of the two in adjacent columns, one in each bank, so every
+/// (copy, bank, lane) memory still sees one read and one write per iteration.
+template <class P, int PO>
+void conv_swg_pairs(Stream<2 * P::C>& in, Stream<PO * P::SIMD>& win, int frames) {
+  using G = ConvGeom<P>;
+  constexpr int C = P::C, J = P::SIMD / C, K = P::KH * P::KW, WQ = (G::WP + 1) / 2;
+  constexpr int BE = P::PL % 2;       // the bank of an input beat's even pixel
+  constexpr int WOB = G::WO / PO;     // window beats' columns per output row: pixels or pixel pairs
+  using S = WindowRows<P::H, WQ, 1, 1, P::PT, 0, P::PB, 0, P::KH, P::DH, P::SH>;  // x: the column pair
+  static int8_t rows[J][2][S::WORDS][C];
+  BB_HLS(ARRAY_PARTITION variable = rows complete dim = 1)
+  BB_HLS(ARRAY_PARTITION variable = rows complete dim = 2)
+  BB_HLS(ARRAY_PARTITION variable = rows complete dim = 4)
+  Beat<2 * C> last = {};  // the last input beat read
+  const long n_in = static_cast<long>(frames) * S::IN_BEATS;  // Hp·WQ a frame
+  const long n_out = static_cast<long>(frames) * G::HO * WOB * G::SF;
+  S s;
+  int ox = 0, col0 = 0, tb = 0;  // window (pair) ox, its first column, its first tap
+  long nr = 0, nw = 0;
+BB_LOOP(swg_pairs_beat)
+  while (nr < n_in || nw < n_out) {
+    BB_PIPELINE_OVERLAP(1)
+    BB_HLS(DEPENDENCE variable = rows type = inter dependent = false)  // reads only complete rows
+    BB_HLS(DEPENDENCE variable = rows type = intra dependent = false)  // the written row is not one of them
+    const int x0 = 2 * s.x;  // the pair's even column
+    const bool row_pad = s.pad_beat();
+    const bool real0 = !row_pad && x0 >= P::PL && x0 < P::PL + P::W;
+    const bool real1 = !row_pad && x0 + 1 >= P::PL && x0 + 1 < P::PL + P::W;
+    const bool take = BE == 0 ? real0 : real1;  // an even input column in the pair: a new beat
+    const bool rd_due = nr < n_in && s.can_read(), wr_due = nw < n_out && s.can_emit();
+    const bool rd = rd_due && (!take || !in.empty()), wr = wr_due && !win.full();
+    if (!rd && !wr) {
+      BB_IDLE(rd_due && take ? &in : nullptr, wr_due ? &win : nullptr)
+    }
+    if (wr) {
+      Beat<PO * P::SIMD> b;
+      for (int j = 0; j < J; ++j) {
+        const int t = tb + j, ky = t / P::KW, kx = t % P::KW;
+        const int base = s.slot(ky * P::DH) * WQ, c0 = col0 + kx * P::DW;  // the tap's column (window 0)
+        if constexpr (PO == 2) {  // columns c0 and c0+1: one even, one odd
+          const int odd = c0 % 2, a0 = base + (c0 + 1) / 2, a1 = base + c0 / 2;
+          for (int i = 0; i < C; ++i) {
+            const int8_t v0 = rows[j][0][a0][i], v1 = rows[j][1][a1][i];
+            b.d[j * C + i] = odd ? v1 : v0;
+            b.d[P::SIMD + j * C + i] = odd ? v0 : v1;
+          }
+        } else {
+          const int bank = c0 % 2, a = base + c0 / 2;
+          for (int i = 0; i < C; ++i) b.d[j * C + i] = rows[j][bank][a][i];
+        }
+      }
+      win.write(b);
+      ++nw;
+      tb += J;
+      if (tb == K) {
+        tb = 0;
+        col0 += PO * P::SW;
+        if (++ox == WOB) {
+          ox = 0;
+          col0 = 0;
+          s.row_done();
+        }
+      }
+    }
+    if (rd) {
+      const Beat<2 * C> nb = take ? in.read() : last;
+      const int word = s.word();
+      for (int i = 0; i < C; ++i) {
+        // the pair's pixel from the even input column (this beat's first) and from the odd one
+        // (this beat's second with PL even, the last beat's with PL odd)
+        const int8_t ev = nb.d[i], od = BE == 0 ? nb.d[C + i] : last.d[C + i];
+        const int8_t v0 = real0 ? (BE == 0 ? ev : od) : static_cast<int8_t>(P::ZP_IN);
+        const int8_t v1 = real1 ? (BE == 0 ? od : ev) : static_cast<int8_t>(P::ZP_IN);
+        for (int j = 0; j < J; ++j) {
+          rows[j][0][word][i] = v0;
+          rows[j][1][word][i] = v1;
+        }
+      }
+      last = nb;
+      s.wrote();
+      ++nr;
+    }
+  }
+  BB_COUNT_OVERLAP(1, nr, nw)
+}
+
+/// conv2d_pairs' matrix-vector units with PO = 2 (DATAFLOW process 2): conv_mvu_mmv with its
+/// M copies as two halves of Q = M/2, half 0 folding even output columns and half 1 odd
+/// ones. A group is Q consecutive pixel pairs (raster order across rows and frames, the
+/// call's last group may hold fewer); its windows arrive as Q·SF beats of both halves'
+/// SIMD lanes, its pixels leave as Q beats of 2·CO lanes (even pixel first). One loop over
+/// groups × NF·SF weight words, each read once and shared by the M copies; the buffers
+/// ping-pong as conv_mvu_mmv's: the first Q iterations of group t's fold write group t-1's
+/// pairs, its last Q·SF (<= NF·SF, Q <= NF) take group t+1's windows.
+template <class P, class W>
+void conv_mvu_pairs(Stream<2 * P::SIMD>& in, Stream<2 * P::CO>& out, const W* w,
+                    const int32_t bias[P::PE][P::CO / P::PE], const int32_t mult[P::PE][P::CO / P::PE],
+                    const int32_t shift[P::PE][P::CO / P::PE], int frames) {
+  using G = ConvGeom<P>;
+  constexpr int K = G::K, SF = G::SF, NF = G::NF, Q = P::M / 2, S = P::SIMD;
+  BB_HLS(ARRAY_PARTITION variable = bias complete dim = 1)
+  BB_HLS(ARRAY_PARTITION variable = mult complete dim = 1)
+  BB_HLS(ARRAY_PARTITION variable = shift complete dim = 1)
+  static int8_t win[2][2][Q][K];  // [buffer][half][pair][window]
+  BB_HLS(ARRAY_PARTITION variable = win complete dim = 1)
+  BB_HLS(ARRAY_PARTITION variable = win complete dim = 2)
+  BB_HLS(ARRAY_PARTITION variable = win complete dim = 3)
+  BB_HLS(ARRAY_PARTITION variable = win cyclic factor = P::SIMD dim = 4)
+  int32_t acc[2][Q][P::PE];  // [half][pair]
+  BB_HLS(ARRAY_PARTITION variable = acc complete dim = 0)
+  int8_t px[2][Q][2 * P::CO];  // [buffer][pair][even pixel's CO, odd pixel's CO]
+  BB_HLS(ARRAY_PARTITION variable = px complete dim = 0)
+  const long pairs = static_cast<long>(frames) * G::HO * (G::WO / 2);
+  const long groups = (pairs + Q - 1) / Q;
+  const int first = groups > 0 ? mmv_group(pairs, 0, Q) * SF : 0;  // group 0's beats
+BB_LOOP(pairs_first)  // group 0's windows
+  for (int i = 0; i < first; ++i) {
+    BB_PIPELINE(1)
+    const Beat<2 * S> b = in.read();
+    for (int h = 0; h < 2; ++h)
+      for (int s = 0; s < S; ++s) win[0][h][i / SF][(i % SF) * S + s] = b.d[h * S + s];
+  }
+  long t = 0;
+  int i = 0, nf = 0, sf = 0;  // weight word i = nf·SF + sf of group t
+  int next = groups > 1 ? mmv_group(pairs, 1, Q) * SF : 0, prev = 0;  // group t+1's beats, group t-1's pairs
+BB_LOOP(pairs_fold)  // groups × NF·SF words, each shared by the 2·Q copies
+  for (long it = 0; it < groups * (NF * SF); ++it) {
+    BB_PIPELINE(1)
+    BB_HLS(DEPENDENCE variable = win type = inter dependent = false)  // writes go to the other buffer
+    BB_HLS(DEPENDENCE variable = px type = inter dependent = false)   // reads come from the other buffer
+    const int cur = static_cast<int>(t % 2);
+    if (i >= NF * SF - next) {  // at the end of the fold
+      const int k = i - (NF * SF - next);
+      const Beat<2 * S> b = in.read();
+      for (int h = 0; h < 2; ++h)
+        for (int s = 0; s < S; ++s) win[1 - cur][h][k / SF][(k % SF) * S + s] = b.d[h * S + s];
+    }
+    if (i < prev) {
+      Beat<2 * P::CO> o;
+      for (int co = 0; co < 2 * P::CO; ++co) o.d[co] = px[1 - cur][i][co];
+      out.write(o);
+    }
+    int8_t wv[P::PE][P::SIMD];
+    BB_HLS(ARRAY_PARTITION variable = wv type = complete dim = 0)
+    weight_word<P::PE, P::SIMD>(w, i, wv);
+    for (int h = 0; h < 2; ++h) {
+      for (int m = 0; m < Q; ++m) {
+        int32_t a[P::PE];
+        BB_HLS(ARRAY_PARTITION variable = a complete)
+        for (int pe = 0; pe < P::PE; ++pe) a[pe] = sf == 0 ? bias[pe][nf] : acc[h][m][pe];
+        mac_lanes<pack_of<P>(), P::PE, P::SIMD>(&win[cur][h][m][sf * S], wv, a);
+        for (int pe = 0; pe < P::PE; ++pe) {
+          acc[h][m][pe] = a[pe];
+          if (sf == SF - 1) {
+            px[cur][m][h * P::CO + nf * P::PE + pe] =
+                requant_with<rq_lut_of<P>()>(a[pe], mult[pe][nf], shift[pe][nf], P::ZP_OUT, P::LO, P::HI);
+          }
+        }
+      }
+    }
+    ++i;
+    if (++sf == SF) {
+      sf = 0;
+      ++nf;
+    }
+    if (i == NF * SF) {  // group t is folded
+      i = 0;
+      nf = 0;
+      prev = mmv_group(pairs, t, Q);
+      ++t;
+      next = t + 1 < groups ? mmv_group(pairs, t + 1, Q) * SF : 0;
+    }
+  }
+  const int last = groups > 0 ? mmv_group(pairs, groups - 1, Q) : 0, lb = static_cast<int>((groups + 1) % 2);
+BB_LOOP(pairs_last)  // the last group's pairs
+  for (int m = 0; m < last; ++m) {
+    BB_PIPELINE(1)
+    Beat<2 * P::CO> o;
+    for (int co = 0; co < 2 * P::CO; ++co) o.d[co] = px[lb][m][co];
+    out.write(o);
+  }
+}
+
+/// Output lanes of conv2d_pairs: a pixel pair (2·CO) with PO = 2; with PO = 1 a whole pixel
+/// (CO, as conv2d_mmv) when M > 1, PE lanes (as conv2d) when M = 1.
+template <class P>
+constexpr int pairs_out_lanes() {
+  return P::PO == 2 ? 2 * P::CO : P::M > 1 ? P::CO : P::PE;
+}
+
+/// conv2d_pairs' MVU with PO = 1 (DATAFLOW process 2): conv_mvu_mmv (M > 1) or conv_mvu (M = 1).
+template <class P, class W>
+void conv_pairs_mvu1(Stream<P::SIMD>& in, Stream<pairs_out_lanes<P>()>& out, const W* w,
+                     const int32_t bias[P::PE][P::CO / P::PE], const int32_t mult[P::PE][P::CO / P::PE],
+                     const int32_t shift[P::PE][P::CO / P::PE], int frames) {
+  if constexpr (P::M > 1) {
+    conv_mvu_mmv<P>(in, out, w, bias, mult, shift, frames);
+  } else {
+    conv_mvu<P>(in, out, w, bias, mult, shift, frames);
+  }
+}
+
+/// conv2d_pairs with PO = 1: conv_swg_pairs → Stream<SIMD> → conv_mvu_mmv or conv_mvu.
+template <class P, class W>
+void conv2d_pairs_po1(Stream<2 * P::C>& in, Stream<pairs_out_lanes<P>()>& out, const W* w,
+                      const int32_t bias[P::PE][P::CO / P::PE], const int32_t mult[P::PE][P::CO / P::PE],
+                      const int32_t shift[P::PE][P::CO / P::PE], int frames) {
+  [[maybe_unused]] constexpr int WIN_DEPTH = 2 * P::M * ConvGeom<P>::SF;
+  BB_HLS(DATAFLOW)
+  Stream<P::SIMD> win("conv_pairs_win");
+  BB_HLS(STREAM variable = win depth = WIN_DEPTH)
+  BB_FIFO_DEPTH(win, WIN_DEPTH)
+  BB_DATAFLOW_REGION()
+  BB_PROCESS(conv_swg_pairs<P, 1>(in, win, frames);)
+  BB_PROCESS(conv_pairs_mvu1<P>(win, out, w, bias, mult, shift, frames);)
+}
+
+/// conv2d_pairs with PO = 2: conv_swg_pairs → Stream<2·SIMD> (both windows' beat) → conv_mvu_pairs.
+template <class P, class W>
+void conv2d_pairs_po2(Stream<2 * P::C>& in, Stream<2 * P::CO>& out, const W* w,
+                      const int32_t bias[P::PE][P::CO / P::PE], const int32_t mult[P::PE][P::CO / P::PE],
+                      const int32_t shift[P::PE][P::CO / P::PE], int frames) {
+  [[maybe_unused]] constexpr int WIN_DEPTH = 2 * (P::M / 2) * ConvGeom<P>::SF;  // two groups
+  BB_HLS(DATAFLOW)
+  Stream<2 * P::SIMD> win("conv_pairs_win");
+  BB_HLS(STREAM variable = win depth = WIN_DEPTH)
+  BB_FIFO_DEPTH(win, WIN_DEPTH)
+  BB_DATAFLOW_REGION()
+  BB_PROCESS(conv_swg_pairs<P, 2>(in, win, frames);)
+  BB_PROCESS(conv_mvu_pairs<P>(win, out, w, bias, mult, shift, frames);)
+}
+
+/// Convolution over a paired pixel stream: conv2d_mmv's struct plus PX and PO. PX = 2: the
+/// input carries two horizontally adjacent pixels a beat (the NHWC byte stream at 2·C
+/// lanes); needs W even and SIMD = C·J (J | KH·KW, J = 1 allowed). The window generator
+/// (conv_swg_pairs) writes both pixels of a beat in one iteration, Hp·ceil(Wp/2) a frame.
+///  - PO = 2 (SW = 1, Wo even, M even, 2 <= M, M/2 <= CO/PE): two output pixels a beat
+///    (2·CO lanes, output column 2v in [0, CO), 2v+1 in [CO, 2·CO)); M copies of the MVU in
+///    two halves of M/2, even and odd output columns, in one pipelined loop
+///    (conv_mvu_pairs). Per frame max(Hp·ceil(Wp/2), Ho·Wo·SF·NF/M) iterations: the
+///    generator's reads, or the MVU's Ho·Wo/M groups of NF·SF (the generator's Ho·Wo·SF/2
+///    window beats are never more, M/2 <= NF).
+///  - PO = 1 (any stride, e.g. a stride-2 conv after a paired stream): the output is
+///    conv2d_mmv's, one whole pixel a beat (CO lanes), when M > 1 (M <= CO/PE), and conv2d's,
+///    PE lanes a beat, when M = 1; per frame max(Hp·ceil(Wp/2), Ho·Wo·SF·NF/M).
+/// Weights, constants, DSP packing (P::PACK = 2) and the requantisation are conv2d's.
+template <class P, class W>
+void conv2d_pairs(Stream<2 * P::C>& in, Stream<pairs_out_lanes<P>()>& out, const W* w,
+                  const int32_t bias[P::PE][P::CO / P::PE], const int32_t mult[P::PE][P::CO / P::PE],
+                  const int32_t shift[P::PE][P::CO / P::PE], int frames) {
+  BB_HLS(INLINE)
+  using G = ConvGeom<P>;
+  static_assert(P::PX == 2, "conv2d_pairs: PX = 2 (one pixel a beat is conv2d / conv2d_mmv)");
+  static_assert(P::W % 2 == 0, "conv2d_pairs: W even (a beat holds input columns 2u and 2u+1)");
+  static_assert(P::SIMD % P::C == 0, "conv2d_pairs: SIMD = C*J (a window beat holds whole pixels)");
+  static_assert(P::PO == 1 || P::PO == 2, "conv2d_pairs: PO = 1 or 2");
+  static_assert(P::PO == 1 || P::SW == 1, "conv2d_pairs: PO = 2 needs stride 1 along W");
+  static_assert(P::PO == 1 || G::WO % 2 == 0, "conv2d_pairs: PO = 2 needs Wo even");
+  static_assert(P::PO == 1 || (P::M % 2 == 0 && P::M >= 2), "conv2d_pairs: PO = 2 needs M even and >= 2");
+  static_assert(P::PO == 1 || P::M / 2 <= G::NF, "conv2d_pairs: PO = 2 needs M/2 <= CO/PE");
+  static_assert(P::PO == 2 || (P::M >= 1 && P::M <= G::NF), "conv2d_pairs: PO = 1 needs 1 <= M <= CO/PE");
+  if constexpr (P::PO == 2) {
+    conv2d_pairs_po2<P>(in, out, w, bias, mult, shift, frames);
+  } else {
+    conv2d_pairs_po1<P>(in, out, w, bias, mult, shift, frames);
+  }
+}
+
 /// Dense (fully connected) layer: a matrix-vector unit over a C-element input vector.
 /// P gives C, CO, SIMD, PE, ZP_OUT, LO, HI; weights (NF·C/SIMD words) and constants as in
 /// conv2d (K = C). One pipelined loop of NF·SF iterations per frame, as conv_mvu: fold 0
