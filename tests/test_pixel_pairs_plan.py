@@ -123,3 +123,24 @@ def test_plan_cli_option():
                           "--pixel-pairs", "--json"], capture_output=True, text=True, check=True).stdout
     nodes = json.loads(out)["nodes"]
     assert any(n["px"] == 2 and n["po"] == 2 for n in nodes)
+
+
+@pytest.mark.csim
+def test_resnet8_with_pairs_csim_bit_exact_and_kernels_at_the_plans_ii(tmp_path):
+    """gen + the threaded C simulation of the paired ResNet-8: bit-exact, and every
+    conv2d_pairs process counts (BB_PIPELINE) at most its block's planned ii, equal to the
+    static bound of its loops (`schedule.kernel_bounds`)."""
+    from bbgrap_hls.cli import main
+    from bbgrap_hls.commands.csim import csim_design
+
+    out = tmp_path / "out"
+    assert main(["gen", str(RESNET8), "--board", "u250", "-o", str(out), "--pixel-pairs"]) == 0
+    plan = json.loads((out / "plan.json").read_text())
+    assert plan["ii_cycles"] < 34 * 34 and any(n["po"] == 2 for n in plan["nodes"])
+    res = csim_design(out, schedule=True)
+    assert res.ok, res.message
+    pairs = [r for r in res.schedule if "pairs" in r["label"]]
+    assert {r["label"] for r in pairs} >= {"conv_swg_pairs<P>", "conv_mvu_pairs<P>"}
+    for r in pairs:
+        assert r["counted"] == pytest.approx(r["bound"], rel=0.001), r
+        assert r["counted"] <= r["plan_ii"] * 1.001, r

@@ -61,7 +61,7 @@ class Layer:
     trim: tuple[int, int, int, int, int] | None = None
 
 
-RQ_LUT_KERNELS = ("bb::conv2d", "bb::conv2d_mmv", "bb::dense", "bb::dwconv2d", "bb::avgpool2d", "bb::global_avgpool",
+RQ_LUT_KERNELS = ("bb::conv2d", "bb::conv2d_mmv", "bb::conv2d_pairs", "bb::dense", "bb::dwconv2d", "bb::avgpool2d", "bb::global_avgpool",
                   "bb::add2", "bb::mul2")
 """Kernels whose requantisers (add/mul: rescaling products) may be built from LUTs (``P::RQ_LUT``)."""
 
@@ -87,7 +87,7 @@ def _trimmed(lay: Layer, pixels: int, co: int) -> Layer:
     its ``PE`` does not divide its ``co`` channels: its output stream is then the trimming
     converter's (`padded_out_lanes` lanes)."""
     pe = lay.out_lanes
-    if co % pe == 0:
+    if co % pe == 0 or pe % co == 0:  # (a multiple: whole pixels, e.g. a pixel pair a beat)
         return lay
     lay.trim = (pixels, -(-co // pe), pe, co, padded_out_lanes(co, pe))
     lay.out_lanes = lay.trim[-1]
@@ -126,7 +126,7 @@ def _window(node: Node, h: int, w: int, ho: int, wo: int) -> dict[str, int]:
 def make_layer(g: Graph, node: Node, ident: str, pe: int, simd: int,
                co_range: tuple[int, int] | None = None, weights: str | None = None, mmv: int = 1,
                ddr_offset: int = 0, frame_uram: bool = False, pack: int = 1, requant: str = "dsp",
-               in_slots: int = 2, in_stage: bool = False) -> Layer:
+               in_slots: int = 2, in_stage: bool = False, px: int = 1, po: int = 1) -> Layer:
     """The kernel instance of ``node`` with folding ``pe``/``simd``.
 
     Args:
@@ -142,6 +142,8 @@ def make_layer(g: Graph, node: Node, ident: str, pe: int, simd: int,
         frame_uram: ``weights == "ddr"``: the frame buffers in URAM (the plan's block has URAM).
         in_slots: ``weights == "ddr"``: input frame slots, 2 or 1 (the plan's ``in_slots``;
             ``P::ISLOTS``).
+        px, po: a conv's input and output pixels a beat (the plan's ``px``/``po``; 2: the
+            input, or output, streams two horizontally adjacent pixels a beat, ``bb::conv2d_pairs``).
         in_stage: the plan's ``in_stage``: the input through a DDR frame stage (``P::STAGE``;
             needs ``weights == "ddr"`` and ``in_slots == 1``); the stage's offset in the
             core's image is set afterwards (`set_stage_offset`).
@@ -156,7 +158,7 @@ def make_layer(g: Graph, node: Node, ident: str, pe: int, simd: int,
     if in_stage and (weights != "ddr" or in_slots != 1):
         raise BadInputError(f"node '{node.name}' ({node.op}): in_stage (a DDR frame stage) needs weights 'ddr' and "
                             f"in_slots 1, got weights {weights!r}, in_slots {in_slots}")
-    lay = _make_layer(g, node, ident, pe, simd, co_range, mmv)
+    lay = _make_layer(g, node, ident, pe, simd, co_range, mmv, px, po)
     kern = lay.call.split("<", 1)[0]
     if requant not in ("dsp", "lut"):
         raise BadInputError(f"node '{node.name}' ({node.op}): requant '{requant}' is not 'dsp' or 'lut'")
@@ -167,7 +169,7 @@ def make_layer(g: Graph, node: Node, ident: str, pe: int, simd: int,
         _add_fields(lay, RQ_LUT=1)
         lay.rq_lut = True
     if pack != 1:
-        mvu = kern in ("bb::conv2d", "bb::conv2d_mmv", "bb::dense")
+        mvu = kern in ("bb::conv2d", "bb::conv2d_mmv", "bb::conv2d_pairs", "bb::dense")
         if not (mvu or (kern == "bb::dwconv2d" and pack == 0)) or (pack == 2 and pe < 2) \
                 or weights == "ddr" or pack not in (0, 2):
             raise UnsupportedError(f"node '{node.name}' ({node.op}): pack {pack} with pe={pe}: DSP packing (2) "
@@ -235,7 +237,7 @@ def set_stage_offset(lay: Layer, offset: int) -> None:
 
 
 def _make_layer(g: Graph, node: Node, ident: str, pe: int, simd: int,
-                co_range: tuple[int, int] | None, mmv: int = 1) -> Layer:
+                co_range: tuple[int, int] | None, mmv: int = 1, px: int = 1, po: int = 1) -> Layer:
     """`make_layer` without the weight placement."""
     q = node.attrs.get("q", {})
     acts = g.act_inputs(node)
@@ -247,6 +249,9 @@ def _make_layer(g: Graph, node: Node, ident: str, pe: int, simd: int,
     op = node.op
     if mmv < 1 or (mmv > 1 and op != "Conv"):
         raise UnsupportedError(f"node '{node.name}' ({op}): mmv {mmv}; pixel copies (mmv > 1) are for Conv only")
+    if (px, po) != (1, 1) and (op != "Conv" or px != 2 or po not in (1, 2)):
+        raise UnsupportedError(f"node '{node.name}' ({op}): px {px}, po {po}; two pixels a beat (px = 2, po = 1 "
+                               "or 2) are for Conv only")
     if op == "Conv":
         h, w, c = hwc(x)
         wq, group = np.asarray(q["w"]), node.attrs["group"]
@@ -280,14 +285,22 @@ def _make_layer(g: Graph, node: Node, ident: str, pe: int, simd: int,
                 raise UnsupportedError(f"node '{node.name}' (Conv): mmv {mmv} with pe {pe} not dividing "
                                        f"{hi - lo} channels (pixel copies need whole folds)")
             nf = (hi - lo) // pe
-            if mmv > nf:
+            if mmv > nf * (2 if po == 2 else 1):  # (two halves of M/2 copies with po = 2)
                 raise UnsupportedError(f"node '{node.name}' (Conv): mmv {mmv} exceeds NF = CO/PE = "
                                        f"{hi - lo}/{pe} = {nf} (each copy needs whole neuron folds)")
             vals["M"] = mmv
             kern, out_lanes = "conv2d_mmv", hi - lo
+        in_lanes = min(simd, c)  # a parallel window (simd = C·j) still reads one pixel a beat
+        if px == 2:  # two pixels a beat in (hw/hls conv2d_pairs): whole pixels, 2·C lanes
+            if simd % c or (hi - lo) % pe or w % 2:
+                raise UnsupportedError(f"node '{node.name}' (Conv): px 2 needs simd = C·j (simd {simd}, C {c}), "
+                                       f"pe | CO (pe {pe}, CO {hi - lo}) and an even width (W {w})")
+            vals.update(PX=2, PO=po, M=mmv)
+            in_lanes = 2 * c
+            kern = "conv2d_pairs"
+            out_lanes = 2 * (hi - lo) if po == 2 else (hi - lo) if mmv > 1 else pe
         call = f"bb::{kern}<{ident}_P>({{in0}}, {{out}}, {ident}_w, {ident}_bias, {ident}_mult, {ident}_shift, frames);"
-        # A parallel window (simd = C·j) still reads its input one pixel (C lanes) per beat.
-        return _trimmed(Layer(ident, node.name, op, [acts[0]], [min(simd, c)], out_lanes, n_out, call,
+        return _trimmed(Layer(ident, node.name, op, [acts[0]], [in_lanes], out_lanes, n_out, call,
                               _struct(ident, **vals), _arrays(ident, **arrs), WeightMem(fold_mvu(mat, pe, simd)), mmv),
                         ho * wo, hi - lo)
     if op == "Dense":

@@ -34,7 +34,7 @@ PORTS = 2
 MEM_WORD = 64
 #: the kernels `kernel_bounds` models (every kernel a design calls)
 MODELLED = frozenset({
-    "conv2d", "conv2d_mmv", "dense", "dwconv2d", "maxpool2d", "avgpool2d", "global_avgpool", "add2", "mul2",
+    "conv2d", "conv2d_mmv", "conv2d_pairs", "dense", "dwconv2d", "maxpool2d", "avgpool2d", "global_avgpool", "add2", "mul2",
     "lut_act", "channel_affine", "requantize", "concat_part", "fanout", "mem_to_stream", "stream_to_mem",
     "const_stream", "width_convert", "trim_convert", "channel_shuffle", "concat", "repeat_pixel", "pad2d", "lrn",
     "conv2d_offchip", "dense_offchip", "slice2d", "global_maxpool", "upsample2d", "zeroinsert2d", "depth2space",
@@ -209,6 +209,17 @@ def kernel_bounds(call: str, p: dict[str, int]) -> list[tuple[str, str, float, i
         m = p["M"]
         mvu = g["HO"] * g["WO"] / m * nf * sf  # groups of M pixels over rows and frames
         return [(".p0", "conv_swg<P>", swg * swg_ii, swg_ii), (".p1", "conv_mvu_mmv<P>", mvu, 1)]
+    if kern == "conv2d_pairs":
+        # conv_swg_pairs writes a padded row's column pairs, ceil(Wp/2) beats, and emits an
+        # output row's Wo/PO window beats of SF taps (both windows of a pair in one beat with
+        # PO = 2), each bank one read and one write an iteration; the MVU as conv2d_mmv's
+        # (M = 1, PO = 1: conv_mvu's Ho·Wo·NF·SF)
+        g = _geom(p)
+        sf, nf, po, m = p["KH"] * p["KW"] * p["C"] // p["SIMD"], p["CO"] // p["PE"], p["PO"], p["M"]
+        swg = window_cycles(g["HP"], -(-g["WP"] // 2), 1, p["KH"], p["DH"], p["SH"], g["WO"] // po * sf)
+        mvu = g["HO"] * g["WO"] / m * nf * sf
+        return [(".p0", "conv_swg_pairs<P>", swg, 1),
+                (".p1", "conv_mvu_pairs<P>" if po == 2 else "conv_pairs_mvu1<P>", mvu, 1)]
     if kern == "dense":
         return [("", "dense", p["CO"] // p["PE"] * (p["C"] // p["SIMD"]), 1)]
     if kern == "dwconv2d":

@@ -29,11 +29,6 @@ def add_parser(sub) -> argparse.ArgumentParser:
     p.add_argument("--calib", default=None, help="ignored by plan (accepted for symmetry with gen)")
     p.add_argument("--json", action="store_true", help="print plan.json instead of the tables")
     add_plan_options(p)
-    p.add_argument("--pixel-pairs", action=argparse.BooleanOptionalAction, default=False,
-                   help="let convolutions with a window generator and per-tensor Adds/Muls on images of even "
-                        "width stream two pixels a beat (two halves of pixel copies, even and odd columns; "
-                        "docs/cost-model.md, \"Two pixels a beat\"). Planned only: gen does not build it yet "
-                        "(default off)")
     p.add_argument("--no-narrow", action="store_true",
                    help="keep the strategy's own foldings (skip the final pass that gives every block "
                         "the cheapest folding meeting the design ii; docs/plan.md)")
