@@ -306,3 +306,50 @@ def test_stream_rows_pace_and_follow():
     assert list(e) == [1000 * i + 900 + 20 + 5 for i in range(4)]
 
 
+
+
+def _pair_geometry(h=6, w=8, c=4, co=12, k=3, s=1, pad=1) -> Geometry:
+    hp, wp = h + 2 * pad, w + 2 * pad
+    return Geometry(h=h, w=w, c=c, ho=(hp - k) // s + 1, wo=(wp - k) // s + 1, co=co, kh=k, kw=k, sh=s, sw=s,
+                    pads=(pad,) * 4)
+
+
+def test_conv_pairs_ii_and_resources():
+    """Paired streams (conv.sv PX/PO): the writer takes Hp·ceil(Wp/2) cycles a frame, the
+    reader Ho·Wo·sf·nf/M; the same DSPs and weight memories as M copies, two line buffers
+    of two banks each with PO = 2."""
+    g = _pair_geometry()
+    one = block_cost("conv", g, 3, 4, mmv=4)
+    px = block_cost("conv", g, 3, 4, mmv=4, px=2)
+    po = block_cost("conv", g, 3, 4, mmv=4, px=2, po=2)
+    assert one.ii == px.ii == po.ii == 6 * 8 * 9 * 4 // 4  # compute bound
+    assert po.dsp == px.dsp == one.dsp
+    assert po.bram18 >= px.bram18 and po.lut > px.lut > one.lut
+    # writer bound: a parallel window over the whole kernel, one fold
+    g2 = _pair_geometry(co=4, s=2)
+    assert block_cost("conv", g2, 4, 36).ii == 8 * 10  # Hp·Wp
+    assert block_cost("conv", g2, 4, 36, px=2).ii == 8 * 5  # Hp·ceil(Wp/2)
+
+
+@pytest.mark.parametrize(("kw", "kind"), [
+    ({"px": 3}, "conv"),
+    ({"px": 2}, "dwconv"),
+    ({"px": 2}, "dense"),
+    ({"po": 2, "mmv": 2}, "conv"),        # po = 2 needs px = 2
+    ({"px": 2, "po": 2}, "conv"),         # ... and an even mmv >= 2
+    ({"px": 2, "po": 2, "mmv": 3}, "conv"),
+    ({"px": 2, "po": 2, "mmv": 10}, "conv"),  # mmv/2 > Co/pe
+])
+def test_conv_pairs_illegal(kw, kind):
+    g = _pair_geometry()
+    with pytest.raises(ValueError):
+        block_cost(kind, g, 3, 4, **kw)
+
+
+def test_conv_pairs_illegal_shapes():
+    with pytest.raises(ValueError):  # W odd
+        block_cost("conv", _pair_geometry(w=7), 3, 4, px=2)
+    with pytest.raises(ValueError):  # simd below C
+        block_cost("conv", _pair_geometry(), 3, 2, px=2)
+    with pytest.raises(ValueError):  # stride 2 across with two output pixels a beat
+        block_cost("conv", _pair_geometry(s=2), 3, 4, mmv=2, px=2, po=2)

@@ -178,7 +178,7 @@ def block_cost(kind: str, g: Geometry, pe: int, simd: int, uram: bool = False, m
                ddr: bool = False, memory: tuple[float, int, int] | None = None, pack: bool = False,
                lut_macs: bool = False, lutw: bool = False, lut_requant: bool = False,
                in_slots: int = 2, in_cycles: int | None = None, stage: bool = False,
-               stage_bound: bool = False) -> BlockCost:
+               stage_bound: bool = False, px: int = 1, po: int = 1) -> BlockCost:
     """Cost of a block kind at a folding (the folding must be legal).
 
     ``uram`` puts the weight memory in URAM (kinds in `URAM_CAPABLE`; ignored for the others,
@@ -197,7 +197,10 @@ def block_cost(kind: str, g: Geometry, pe: int, simd: int, uram: bool = False, m
     the weight memory (`URAM_CAPABLE` kinds, at most `LUT_ROM_DEPTH` words) from LUTs instead
     of BRAM or URAM (``weights == "lut"``); ``lut_requant`` builds the requantisers' products
     from LUTs (kinds in `LUT_REQUANT_CAPABLE`, not off chip: `lut_requantised`; ignored elsewhere).
+    ``px``/``po`` (conv on chip only): input/output pixels per beat (`blocks.mvu`).
     """
+    if (px != 1 or po != 1) and (kind != "conv" or ddr):
+        raise ValueError(f"block kind '{kind}' (ddr={ddr}) takes one pixel a beat (px={px}, po={po})")
     if ddr:
         if kind not in OFFCHIP_CAPABLE or mmv > 1:
             raise ValueError(f"block kind '{kind}' (mmv={mmv}) cannot keep its weights off chip")
@@ -220,6 +223,8 @@ def block_cost(kind: str, g: Geometry, pe: int, simd: int, uram: bool = False, m
         if kind != "conv":
             raise ValueError(f"block kind '{kind}' has no pixel copies")
         kw["mmv"] = mmv
+    if px != 1 or po != 1:
+        kw["px"], kw["po"] = px, po
     if lut_macs and lut_capable(kind):
         kw["lut"] = True
     elif pack and packs(kind, pe):
