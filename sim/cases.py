@@ -318,7 +318,18 @@ PARAMS: dict[str, list[dict]] = {
              {"C": 4, "CO": 4, "SIMD": 12, "PE": 4, "PX": 2, "H": 5, "W": 8, "KH": 3, "KW": 3,
               "SH": 1, "SW": 1, "PT": 1, "PL": 1, "PB": 0, "PR": 0},
              {"C": 4, "CO": 8, "SIMD": 4, "PE": 4, "M": 2, "PX": 2, "PO": 2, "H": 4, "W": 8, "KH": 1, "KW": 1,
-              "SH": 1, "SW": 1, "PT": 0, "PL": 0, "PB": 0, "PR": 0}],
+              "SH": 1, "SW": 1, "PT": 0, "PL": 0, "PB": 0, "PR": 0},
+             # PO = 2: three copies a half with a parallel window (J = 3); the writer's pace with
+             # PL odd (one fold); Ho*Wo/2 = 15 pixels a half, not a multiple of its 2 copies;
+             # dilation 2 (every tap of a window in the same column bank)
+             {"C": 4, "CO": 12, "SIMD": 12, "PE": 3, "M": 6, "PX": 2, "PO": 2, "H": 6, "W": 8, "KH": 3, "KW": 3,
+              "SH": 1, "SW": 1, "PT": 1, "PL": 1, "PB": 1, "PR": 1},
+             {"C": 4, "CO": 4, "SIMD": 36, "PE": 4, "M": 2, "PX": 2, "PO": 2, "H": 6, "W": 8, "KH": 3, "KW": 3,
+              "SH": 1, "SW": 1, "PT": 1, "PL": 1, "PB": 1, "PR": 1},
+             {"C": 4, "CO": 8, "SIMD": 4, "PE": 2, "M": 4, "PX": 2, "PO": 2, "H": 5, "W": 6, "KH": 3, "KW": 3,
+              "SH": 1, "SW": 1, "PT": 1, "PL": 1, "PB": 1, "PR": 1},
+             {"C": 4, "CO": 8, "SIMD": 4, "PE": 4, "M": 4, "PX": 2, "PO": 2, "H": 6, "W": 8, "KH": 3, "KW": 3,
+              "SH": 1, "SW": 1, "DH": 2, "DW": 2, "PT": 2, "PL": 2, "PB": 2, "PR": 2}],
     "dwconv": [{"C": 4, "P": 2, "H": 5, "W": 5, "KH": 3, "KW": 3, "SH": 1, "SW": 1, "PT": 1, "PL": 1, "PB": 1, "PR": 1},
                {"C": 4, "P": 4, "J": 3, "H": 5, "W": 4, "KH": 3, "KW": 3, "SH": 1, "SW": 1,
                 "PT": 1, "PL": 1, "PB": 1, "PR": 1},
