@@ -129,7 +129,9 @@ def frames(module: str, p: dict, base: int) -> int:
     The harness (`harness.Timing`) averages the frame intervals after the first one, over
     ``frames − 2`` frames. A conv with ``M`` pixel copies deals the windows round robin
     across frames, so its frame intervals repeat only every ``M`` frames and the cost model's
-    ii is their mean over ``M`` frames: those runs average over a multiple of ``M`` frames.
+    ii is their mean over ``M`` frames: those runs average over a multiple of ``M`` frames
+    (with two output pixels a beat, ``PO = 2``, each half deals over ``M/2`` copies: a
+    multiple of ``M`` frames is a multiple of its period too).
     ``base`` is the frames of the case (``cases.FRAMES``).
     """
     m = p.get("M", 1) if module == "conv" else 1
