@@ -329,7 +329,10 @@ PARAMS: dict[str, list[dict]] = {
              {"C": 4, "CO": 8, "SIMD": 4, "PE": 2, "M": 4, "PX": 2, "PO": 2, "H": 5, "W": 6, "KH": 3, "KW": 3,
               "SH": 1, "SW": 1, "PT": 1, "PL": 1, "PB": 1, "PR": 1},
              {"C": 4, "CO": 8, "SIMD": 4, "PE": 4, "M": 4, "PX": 2, "PO": 2, "H": 6, "W": 8, "KH": 3, "KW": 3,
-              "SH": 1, "SW": 1, "DH": 2, "DW": 2, "PT": 2, "PL": 2, "PB": 2, "PR": 2}],
+              "SH": 1, "SW": 1, "DH": 2, "DW": 2, "PT": 2, "PL": 2, "PB": 2, "PR": 2},
+             # PX = 2, PO = 1 with pixel copies (one window generator, three copies)
+             {"C": 4, "CO": 12, "SIMD": 4, "PE": 3, "M": 3, "PX": 2, "H": 6, "W": 8, "KH": 3, "KW": 3,
+              "SH": 1, "SW": 1, "PT": 1, "PL": 1, "PB": 1, "PR": 1}],
     "dwconv": [{"C": 4, "P": 2, "H": 5, "W": 5, "KH": 3, "KW": 3, "SH": 1, "SW": 1, "PT": 1, "PL": 1, "PB": 1, "PR": 1},
                {"C": 4, "P": 4, "J": 3, "H": 5, "W": 4, "KH": 3, "KW": 3, "SH": 1, "SW": 1,
                 "PT": 1, "PL": 1, "PB": 1, "PR": 1},
