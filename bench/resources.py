@@ -110,6 +110,10 @@ CONFIGS: dict[str, tuple[str, dict]] = {
     "ddr-stage-16": ("ddr_stage", {"LANES": 16, "FRAME_BEATS": 1024, "DATA_W": 128, "BASE": 0,
                                    "REGION_BYTES": 16384, "REGIONS": 2, "BURST": 64, "lat": 40, "rate": None,
                                    "frames": 1}),
+    # two pixels a beat in and out (conv.sv PX = PO = 2): two window generators of two column
+    # banks each, one copy a half, the join (Yosys 0.70: 288 DSP, 58 BRAM18, 18,676 LUTs)
+    "conv-pairs": ("conv", {"C": 16, "CO": 32, "SIMD": 16, "PE": 8, "M": 2, "PX": 2, "PO": 2, "H": 16, "W": 16,
+                            "KH": 3, "KW": 3, "SH": 1, "SW": 1, "PT": 1, "PL": 1, "PB": 1, "PR": 1}),
 }
 CONVERTERS: dict[str, tuple[str, dict]] = {
     # trim.sv without padding where one lane count divides the other: widening (no

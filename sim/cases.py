@@ -99,6 +99,7 @@ def _conv(p: dict, rng, d: Path) -> tuple[dict, dict]:
     hdl = {"C": c, "CO": co, "SIMD": p["SIMD"], "PE": p["PE"], "PAD_VAL": zx} | _win(p) | _pack(p) | files
     if p.get("M", 1) > 1:  # pixel copies
         hdl["M"] = p["M"]
+    hdl |= {k: p[k] for k in ("PX", "PO") if p.get(k, 1) > 1}  # pixels per input / output beat
     return hdl, {"win": _windows(x, p, zx), "x": x, "w": w, "bias": bias, "rq": rq}
 
 
@@ -298,6 +299,39 @@ PARAMS: dict[str, list[dict]] = {
               "PT": 1, "PL": 1, "PB": 1, "PR": 1},
              # and LUT requantisers (RQ_LUT = 1), with pixel copies
              {"C": 4, "CO": 12, "SIMD": 4, "PE": 3, "M": 2, "PACK": 0, "RQ_LUT": 1, "H": 6, "W": 6, "KH": 3, "KW": 3,
+              "SH": 1, "SW": 1, "PT": 1, "PL": 1, "PB": 1, "PR": 1},
+             # paired input (PX = 2: two pixels a beat, the swg writes a padded column pair a
+             # cycle) and paired output (PO = 2: two halves, M/2 copies each, two pixels a beat):
+             # (a) one mvu a half; (b) two copies a half; (c) PO = 1, stride 2; (d) the writer's
+             # pace with a parallel window: PL odd at stride 2 (writer bound), PL = 0 (pad 0)
+             # with PO = 2, PL odd with Wp odd; a 1x1 conv (a window generator with PX = 2)
+             {"C": 4, "CO": 4, "SIMD": 4, "PE": 2, "M": 2, "PX": 2, "PO": 2, "H": 6, "W": 8, "KH": 3, "KW": 3,
+              "SH": 1, "SW": 1, "PT": 1, "PL": 1, "PB": 1, "PR": 1},
+             {"C": 4, "CO": 12, "SIMD": 4, "PE": 3, "M": 4, "PX": 2, "PO": 2, "H": 6, "W": 8, "KH": 3, "KW": 3,
+              "SH": 1, "SW": 1, "PT": 1, "PL": 1, "PB": 1, "PR": 1},
+             {"C": 4, "CO": 4, "SIMD": 4, "PE": 2, "PX": 2, "H": 6, "W": 8, "KH": 3, "KW": 3,
+              "SH": 2, "SW": 2, "PT": 1, "PL": 1, "PB": 1, "PR": 1},
+             {"C": 4, "CO": 4, "SIMD": 36, "PE": 4, "PX": 2, "H": 6, "W": 8, "KH": 3, "KW": 3,
+              "SH": 2, "SW": 2, "PT": 1, "PL": 1, "PB": 1, "PR": 1},
+             {"C": 4, "CO": 4, "SIMD": 36, "PE": 2, "M": 2, "PX": 2, "PO": 2, "H": 6, "W": 10, "KH": 3, "KW": 3,
+              "SH": 1, "SW": 1, "PT": 0, "PL": 0, "PB": 0, "PR": 0},
+             {"C": 4, "CO": 4, "SIMD": 12, "PE": 4, "PX": 2, "H": 5, "W": 8, "KH": 3, "KW": 3,
+              "SH": 1, "SW": 1, "PT": 1, "PL": 1, "PB": 0, "PR": 0},
+             {"C": 4, "CO": 8, "SIMD": 4, "PE": 4, "M": 2, "PX": 2, "PO": 2, "H": 4, "W": 8, "KH": 1, "KW": 1,
+              "SH": 1, "SW": 1, "PT": 0, "PL": 0, "PB": 0, "PR": 0},
+             # PO = 2: three copies a half with a parallel window (J = 3); the writer's pace with
+             # PL odd (one fold); Ho*Wo/2 = 15 pixels a half, not a multiple of its 2 copies;
+             # dilation 2 (every tap of a window in the same column bank)
+             {"C": 4, "CO": 12, "SIMD": 12, "PE": 3, "M": 6, "PX": 2, "PO": 2, "H": 6, "W": 8, "KH": 3, "KW": 3,
+              "SH": 1, "SW": 1, "PT": 1, "PL": 1, "PB": 1, "PR": 1},
+             {"C": 4, "CO": 4, "SIMD": 36, "PE": 4, "M": 2, "PX": 2, "PO": 2, "H": 6, "W": 8, "KH": 3, "KW": 3,
+              "SH": 1, "SW": 1, "PT": 1, "PL": 1, "PB": 1, "PR": 1},
+             {"C": 4, "CO": 8, "SIMD": 4, "PE": 2, "M": 4, "PX": 2, "PO": 2, "H": 5, "W": 6, "KH": 3, "KW": 3,
+              "SH": 1, "SW": 1, "PT": 1, "PL": 1, "PB": 1, "PR": 1},
+             {"C": 4, "CO": 8, "SIMD": 4, "PE": 4, "M": 4, "PX": 2, "PO": 2, "H": 6, "W": 8, "KH": 3, "KW": 3,
+              "SH": 1, "SW": 1, "DH": 2, "DW": 2, "PT": 2, "PL": 2, "PB": 2, "PR": 2},
+             # PX = 2, PO = 1 with pixel copies (one window generator, three copies)
+             {"C": 4, "CO": 12, "SIMD": 4, "PE": 3, "M": 3, "PX": 2, "H": 6, "W": 8, "KH": 3, "KW": 3,
               "SH": 1, "SW": 1, "PT": 1, "PL": 1, "PB": 1, "PR": 1}],
     "dwconv": [{"C": 4, "P": 2, "H": 5, "W": 5, "KH": 3, "KW": 3, "SH": 1, "SW": 1, "PT": 1, "PL": 1, "PB": 1, "PR": 1},
                {"C": 4, "P": 4, "J": 3, "H": 5, "W": 4, "KH": 3, "KW": 3, "SH": 1, "SW": 1,

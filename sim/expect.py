@@ -72,12 +72,14 @@ def block(module: str, p: dict) -> tuple[BlockCost, int]:
         else:
             pe, simd, lanes = p["P"], p["P"] * p.get("J", 1), p["P"]
         mmv = p.get("M", 1) if module == "conv" else 1  # pixel copies
+        # pixels per input and output beat (conv.sv PX, PO)
+        pairs = {k.lower(): p[k] for k in ("PX", "PO") if module == "conv" and p.get(k, 1) != 1}
         pack = module == "conv" and p.get("PACK", 1) == 2  # two output lanes per DSP (mac2.sv)
         lut_macs = module in ("conv", "dwconv") and p.get("PACK", 1) == 0  # products in LUTs (lut_mul.sv)
         lutw = p.get("W_STYLE") == "logic"  # the weight ROM in LUTs
         return (block_cost(WINDOW_KIND[module], g, pe, simd, mmv=mmv, pack=pack, lut_macs=lut_macs, lutw=lutw,
-                           lut_requant=bool(p.get("RQ_LUT", 0))),
-                g.h * g.w * g.c // lanes)
+                           lut_requant=bool(p.get("RQ_LUT", 0)), **pairs),
+                g.h * g.w * g.c // lanes // pairs.get("px", 1))
     if module == "gap":
         g = Geometry(h=p["H"], w=p["W"], c=p["C"], ho=1, wo=1, co=p["C"])
         return block_cost("gap", g, p["P"], p["P"], lut_requant=bool(p.get("RQ_LUT", 0))), g.in_elems // p["P"]
@@ -127,7 +129,9 @@ def frames(module: str, p: dict, base: int) -> int:
     The harness (`harness.Timing`) averages the frame intervals after the first one, over
     ``frames − 2`` frames. A conv with ``M`` pixel copies deals the windows round robin
     across frames, so its frame intervals repeat only every ``M`` frames and the cost model's
-    ii is their mean over ``M`` frames: those runs average over a multiple of ``M`` frames.
+    ii is their mean over ``M`` frames: those runs average over a multiple of ``M`` frames
+    (with two output pixels a beat, ``PO = 2``, each half deals over ``M/2`` copies: a
+    multiple of ``M`` frames is a multiple of its period too).
     ``base`` is the frames of the case (``cases.FRAMES``).
     """
     m = p.get("M", 1) if module == "conv" else 1
@@ -138,7 +142,7 @@ def pointwise_copies(p: dict) -> bool:
     """A conv whose 1x1 stride-1 unpadded path (no window generator) has pixel copies: an RTL
     configuration the planner never generates (the cost model refuses it)."""
     return p.get("M", 1) > 1 and p["KH"] == p["KW"] == p["SH"] == p["SW"] == 1 \
-        and not any(p[k] for k in ("PT", "PL", "PB", "PR"))
+        and not any(p[k] for k in ("PT", "PL", "PB", "PR")) and p.get("PX", 1) == 1
 
 
 def pointwise_copies_timing(p: dict) -> tuple[int, int, int]:

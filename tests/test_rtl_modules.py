@@ -25,15 +25,16 @@ from sim import cases, expect  # noqa: E402
 pytestmark = pytest.mark.sim
 
 # the first parameter set of each module runs by default, the first conv with pixel
-# copies (M > 1), the first mvu and conv with DSP packing (PACK = 2) and the first
+# copies (M > 1), the first conv with two pixels a beat in and out (PX = PO = 2), the first mvu and conv with DSP packing (PACK = 2) and the first
 # depthwise conv with LUT multipliers (PACK = 0); the others are marked slow
 MMV_FIRST = next(i for i, p in enumerate(cases.PARAMS["conv"]) if p.get("M", 1) > 1)
+PAIR_FIRST = next(i for i, p in enumerate(cases.PARAMS["conv"]) if p.get("PX", 1) > 1 and p.get("PO", 1) > 1)
 PACK_FIRST = {(m, next(i for i, p in enumerate(cases.PARAMS[m]) if p.get("PACK", 1) > 1)) for m in ("mvu", "conv")}
 LUT_FIRST = {("dwconv", next(i for i, p in enumerate(cases.PARAMS["dwconv"]) if p.get("PACK", 1) == 0))}
 # the LUT requantisers (RQ_LUT = 1) of requant, mvu and add run by default, the others are slow
 RQ_LUT_FIRST = {(m, next(i for i, p in enumerate(cases.PARAMS[m]) if p.get("RQ_LUT", 0)))
                 for m in ("requant", "mvu", "add")}
-DEFAULT = {("conv", MMV_FIRST)} | PACK_FIRST | LUT_FIRST | RQ_LUT_FIRST
+DEFAULT = {("conv", MMV_FIRST), ("conv", PAIR_FIRST)} | PACK_FIRST | LUT_FIRST | RQ_LUT_FIRST
 CASES = [pytest.param(m, i, id=f"{m}-{i}", marks=[pytest.mark.slow] if i and (m, i) not in DEFAULT else [])
          for m, sets in cases.PARAMS.items() for i in range(len(sets))]
 

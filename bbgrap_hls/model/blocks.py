@@ -55,6 +55,7 @@ ELTWISE_DSP = 2         # DSP48E2 per add / mul lane: add two 9 × 25-bit produc
                         # (the quantiser's multipliers are below 2^24: quant/arith.py MULT_BITS), one each
 DEPTH_SIMPLE = 2        # blocks without an RTL module yet (shuffle, pad): register in, out
 LUT_MERGE_BIT = 1       # pixel copies: per output bit and copy, the merge's multiplexer share
+LUT_JOIN = 2            # paired output (conv.sv PO = 2): the join's valid and ready of the two halves
 AFFINE_DSP = 1          # DSP48E2 per channel-affine lane: the 9 × 25-bit product (Yosys)
 LUT_AFFINE = 385        # one channel-affine lane: 41-bit rounding shift, zero point, clamp (Yosys)
 LUT_AXI_READ = 1500     # an AXI4 read master with its burst FIFO control (as a buffer endpoint)
@@ -147,16 +148,19 @@ def _accumulators(p: int, c: int) -> MemCost:
     return memory(32 * p, c // p)
 
 
-def _line_buffer(g: Geometry, lanes: int, j: int = 1) -> MemCost:
+def _line_buffer(g: Geometry, lanes: int, j: int = 1, px: int = 1) -> MemCost:
     """Line buffer of a window block whose input streams at ``lanes`` lanes.
 
     The RTL window generator (``swg``) keeps a ring of `window_rows` padded rows, one
     memory of ``lanes·8``-bit words; with a parallel window (``j`` window positions read per
     cycle) it reads that memory through ``j`` read ports, which the tools build as ``j``
-    copies (one read port each, the write port shared).
+    copies (one read port each, the write port shared). A paired input (``px = 2``) splits
+    the rows into two banks, even and odd padded columns, ``ceil(Wp/2)`` words a row each.
     """
-    if g.pointwise:
+    if g.pointwise and px == 1:
         return MemCost()
+    if px == 2:
+        return memory(lanes * 8, window_rows(g) * -(-g.wp // 2)).times(2 * j)
     return memory(lanes * 8, window_rows(g) * g.wp * (g.c // lanes)).times(j)
 
 
@@ -225,23 +229,36 @@ def mvu(g: Geometry, pe: int, simd: int, uram: bool = False, mmv: int = 1, pack:
     ``ceil(pe/2)·simd`` multipliers instead of ``pe·simd``, same cycles. ``lut``: every
     product in LUTs (``lut_mul.sv``, `LUT_MUL` each), no DSP but the requantisers', same cycles.
     ``lutw``: the weight memory in LUTs (`_weights`).
+
+    ``px = 2`` (paired input, conv.sv ``PX = 2``): the input streams two horizontally
+    adjacent pixels a beat (``simd >= C``, ``W`` even) and the window generator writes a
+    padded column pair a cycle: ``ii = max(Hp·ceil(Wp/2), Ho·Wo·sf·nf/mmv)``; a 1×1 conv
+    then has a window generator too (no dense on a flattened image). ``po = 2`` (paired
+    output, ``PO = 2``; ``px = 2``, stride 1 across, ``Wo`` even, ``mmv`` even, ``2 <= mmv``,
+    ``mmv/2 <= nf``, ``pe | Co``): two halves, each a window generator emitting one column
+    parity's windows and ``mmv/2`` copies (a collector each, also for one copy), joined into
+    one beat of two pixels (``2·Co`` lanes); both halves' line buffers count.
     """
     if pack and lut:
         raise ValueError("a block's products are packed in DSPs or in LUTs, not both")
+    if px not in (1, 2) or po not in (1, 2):
+        raise ValueError(f"one or two pixels a beat (px={px}, po={po})")
     if pack:
         return packed(mvu(g, pe, simd, uram=uram, mmv=mmv, lutw=lutw, px=px, po=po), pe, simd, mmv)
-    if px > 1:  # TEMPORARY stand-in until the RTL pair mode's model lands
-        half = mvu(g, pe, simd, uram=uram, mmv=max(1, mmv // po), lut=lut, lutw=lutw)
-        w = g.hp * -(-g.wp // 2)
-        rd = -(-g.ho * g.wo * (g.k * g.c // simd) * (-(-g.co // pe)) // mmv)
-        return replace(half, ii=max(w, rd), dsp=half.dsp * po, lut=half.lut * po, bram18=half.bram18 * po,
-                       uram=half.uram * po)
     # A dense layer on a flattened image (ho·wo < h·w) is one vector of h·w·c per output
     # pixel: the mvu stores all of it (MW = h·w·c), not h·w vectors of c.
     vectors = g.ho * g.wo if g.pointwise and g.ho * g.wo < g.h * g.w else g.h * g.w
     sf, nf = g.k * (g.in_elems // vectors if g.pointwise else g.c) // simd, -(-g.co // pe)
     folds = sf * nf
-    if mmv > 1 and (g.pointwise or mmv > nf):
+    if px == 2 and (simd % g.c or g.w % 2 or (g.pointwise and vectors != g.h * g.w)):
+        raise ValueError(f"a paired input needs simd a multiple of C and W even, on an image "
+                         f"(simd={simd}, C={g.c}, W={g.w})")
+    if po == 2 and (px != 2 or g.sw != 1 or g.wo % 2 or mmv % 2 or mmv // 2 > nf or nf * pe != g.co):
+        raise ValueError(f"a paired output needs px = 2, stride 1 across, Wo even, mmv even with "
+                         f"2 <= mmv, mmv/2 <= Co/pe = {nf} and pe | Co (sw={g.sw}, Wo={g.wo}, mmv={mmv}, pe={pe})")
+    windowed = not g.pointwise or px == 2  # a window generator in front of the unit
+    copies = mmv // po  # copies behind each window generator
+    if copies > 1 and (not windowed or copies > nf):
         raise ValueError(f"pixel copies need a window generator and 2 <= mmv <= Co/pe = {nf} (mmv={mmv})")
     lanes = min(simd, g.c)
     rows = None
@@ -250,30 +267,32 @@ def mvu(g: Geometry, pe: int, simd: int, uram: bool = False, mmv: int = 1, pack:
     if nf > 1:
         mem = mem + memory(simd * 8, sf)  # the input vector, reused by folds 1..nf-1
     mem = mem.times(mmv)  # every copy its own weights, constants and input vector
-    if g.pointwise:
+    if not windowed:
         pix = vectors
         ii = pix * folds
         lead, span, tail = sf - 1, ii - 1, (nf - 1) * sf
         depth, fill, first = RTL_DEPTH["mvu"], 1.0 / pix, sf
     else:
-        mem = mem + _line_buffer(g, lanes, simd // lanes)
-        if mmv > 1:  # the first whole pixel: all folds of copy 0
-            ws = window_schedule(g, lanes, folds, folds, copies=mmv)
+        mem = mem + _line_buffer(g, lanes, simd // lanes, px).times(po)  # po window generators
+        if mmv > 1:  # the first whole pixel: all folds of copy 0 (of each half with po = 2)
+            ws = window_schedule(g, lanes, folds, folds, copies=copies, px=px, po=po)
             depth = RTL_DEPTH["mvu"] + RTL_DEPTH["swg"] + RTL_DEPTH["copies"]
         else:
-            ws = window_schedule(g, lanes, folds, sf)
+            ws = window_schedule(g, lanes, folds, sf, px=px)
             depth = RTL_DEPTH["mvu"] + RTL_DEPTH["swg"]
         ii = max(ws.write, ws.read)
         lead, span = ws.lead, ws.span
         rows = ws.by_row
         if mmv > 1:
-            # Window w is read from (w div M)·folds + (w mod M)·sf after the first: the frame's
-            # last pixel (and a row's) leaves after its copy's folds, past the mean read time.
+            # Window w (of a half with po = 2, which reads every po-th column) is read from
+            # (w div M)·folds + (w mod M)·sf after the first, M the copies behind its window
+            # generator: the frame's last pixel (and a row's) leaves after its copy's folds,
+            # past the mean read time. The halves run in lock step: the join adds no cycle.
             def last(n: int) -> int:
-                return ((n - 1) // mmv) * folds + ((n - 1) % mmv) * sf + folds - 1
+                return ((n - 1) // copies) * folds + ((n - 1) % copies) * sf + folds - 1
 
-            span = max(span, lead - folds + 1 + last(g.ho * g.wo))
-            rows = replace(rows, drain=max(0, last(g.wo) + 1 - rows.row_read))
+            span = max(span, lead - folds + 1 + last(g.ho * g.wo // po))
+            rows = replace(rows, drain=max(0, last(g.wo // po) + 1 - rows.row_read))
         tail = max(0, span - ws.last_in)
         fill, first = ws.fill, sf
     lut_unit = round(_lut_per_mac(simd) * pe * simd) + (LUT_PER_PE + LUT_REQUANT) * pe + LUT_PER_SIMD * simd \
@@ -281,6 +300,8 @@ def mvu(g: Geometry, pe: int, simd: int, uram: bool = False, mmv: int = 1, pack:
     mults = 0 if lut else pe * simd
     # each further copy its control; with copies, every copy's collector and merge input
     lut_copies = 0 if mmv == 1 else LUT_BASE_MVU * (mmv - 1) + LUT_MERGE_BIT * 8 * g.co * mmv
+    if po == 2:  # the join: the halves' valid and ready (its data are wires)
+        lut_copies += LUT_JOIN
     lut_trim = 0
     if nf * pe > g.co:  # padded folds: the trimming converter after the unit
         if mmv > 1:
@@ -290,7 +311,8 @@ def mvu(g: Geometry, pe: int, simd: int, uram: bool = False, mmv: int = 1, pack:
     return BlockCost(
         ii=ii, depth=depth, fill=fill, first=first, tail=tail, lead=lead, span=span, window=rows,
         dsp=mmv * (mults + REQUANT_DSP * pe), bram18=mem.bram18, uram=mem.uram,
-        lut=LUT_BASE_MVU + mmv * lut_unit + lut_copies + lut_trim + (0 if g.pointwise else _window_lut(lanes, simd // lanes))
+        lut=LUT_BASE_MVU + mmv * lut_unit + lut_copies + lut_trim
+        + (po * _window_lut(px * lanes, simd // lanes) if windowed else 0)
         + mem.lut,
         weights=where, lut_macs=lut,
     )

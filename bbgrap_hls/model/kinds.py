@@ -201,7 +201,10 @@ def block_cost(kind: str, g: Geometry, pe: int, simd: int, uram: bool = False, m
     the weight memory (`URAM_CAPABLE` kinds, at most `LUT_ROM_DEPTH` words) from LUTs instead
     of BRAM or URAM (``weights == "lut"``); ``lut_requant`` builds the requantisers' products
     from LUTs (kinds in `LUT_REQUANT_CAPABLE`, not off chip: `lut_requantised`; ignored elsewhere).
+    ``px``/``po`` (conv on chip only): input/output pixels per beat (`blocks.mvu`).
     """
+    if (px != 1 or po != 1) and (kind != "conv" or ddr):
+        raise ValueError(f"block kind '{kind}' (ddr={ddr}) takes one pixel a beat (px={px}, po={po})")
     if ddr:
         if kind not in OFFCHIP_CAPABLE or mmv > 1:
             raise ValueError(f"block kind '{kind}' (mmv={mmv}) cannot keep its weights off chip")
@@ -224,9 +227,7 @@ def block_cost(kind: str, g: Geometry, pe: int, simd: int, uram: bool = False, m
         if kind != "conv":
             raise ValueError(f"block kind '{kind}' has no pixel copies")
         kw["mmv"] = mmv
-    if px > 1 or po > 1:
-        if kind != "conv" or ddr:
-            raise ValueError(f"block kind '{kind}' has no paired rows (px={px}, po={po})")
+    if px != 1 or po != 1:
         kw["px"], kw["po"] = px, po
     if lut_macs and lut_capable(kind):
         kw["lut"] = True

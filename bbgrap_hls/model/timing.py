@@ -126,7 +126,7 @@ def window_rows(g: Geometry) -> int:
 
 @functools.lru_cache(maxsize=1 << 16)
 def window_schedule(g: Geometry, lanes: int, reads_per_window: int, first_reads: int,
-                    copies: int = 1) -> WindowSchedule:
+                    copies: int = 1, px: int = 1, po: int = 1) -> WindowSchedule:
     """Schedule of a window block whose input streams at ``lanes`` lanes.
 
     Args:
@@ -138,23 +138,41 @@ def window_schedule(g: Geometry, lanes: int, reads_per_window: int, first_reads:
         copies: consumers taking the windows in turn (pixel copies): ``reads_per_window /
             copies`` cycles per pixel on average (a row: rounded up; a frame: its total
             rounded up).
+        px: input pixels per beat. 2 (``lanes = C``, ``W`` even): a beat carries two
+            horizontally adjacent pixels and the writer stores one padded column pair a cycle
+            (``swg.sv`` ``PX = 2``): a padded row takes ``ceil(Wp/2)`` cycles, the pair
+            ``q`` takes input beat ``q − PL div 2`` of the row (an odd left padding shifts
+            the pairs by a pixel: the pair's even column is the previous beat's high pixel).
+        po: the reader emits the windows of every ``po``-th output column only (``swg.sv``
+            ``OXS``; conv.sv ``PO = 2``: each of two generators one parity, ``Wo`` even), so a
+            row reads ``ceil(Wo/po)`` windows.
     """
-    cg = g.c // lanes
-    row_read = -(-g.wo * reads_per_window // copies)
-    before = (g.pads[0] * g.wp + g.pads[1]) * cg  # padding written before the first input beat
+    if px == 2:
+        if lanes != g.c or g.w % 2:
+            raise ValueError(f"a paired input needs lanes = C and W even (lanes={lanes}, C={g.c}, W={g.w})")
+        cg, row = 1, -(-g.wp // 2)  # padded column pairs a row
+        left, body = g.pads[1] // 2, (g.pads[1] + g.w) // 2  # pairs before the first input beat; to the last, +1
+    elif px == 1:
+        cg = g.c // lanes
+        row = g.wp * cg
+        left, body = g.pads[1] * cg, (g.pads[1] + g.w) * cg
+    else:
+        raise ValueError(f"px={px}: one or two input pixels per beat")
+    wo = -(-g.wo // po)  # output columns read a row
+    row_read = -(-wo * reads_per_window // copies)
+    before = g.pads[0] * row + left  # padding written before the first input beat
     # the last output row is read once its rows are written and the rows before it are read;
     # linear in the output row oy, so the latest is the first or the last row's
-    span = max((oy * g.sh + g.kh) * g.wp * cg - before + (g.ho - oy) * row_read
+    span = max((oy * g.sh + g.kh) * row - before + (g.ho - oy) * row_read
                for oy in {0, g.ho - 1}) - 1
-    ready0 = g.kh * g.wp * cg - before  # the first output row may be read from this cycle on
-    last_in = ((g.pads[0] + g.h - 1) * g.wp + g.pads[1] + g.w) * cg - 1 - before
+    ready0 = g.kh * row - before  # the first output row may be read from this cycle on
+    last_in = (g.pads[0] + g.h - 1) * row + body - 1 - before
     rows_in = min(g.h, max(0, g.kh - g.pads[0]))
-    by_row = WindowRows(top=g.pads[0] * g.wp * cg, row=g.wp * cg, body=(g.pads[1] + g.w) * cg,
-                        right=(g.wp - g.pads[1] - g.w) * cg, kh=g.kh, sh=g.sh, pad_top=g.pads[0],
-                        h=g.h, ho=g.ho, row_read=row_read, first_reads=first_reads)
+    by_row = WindowRows(top=g.pads[0] * row, row=row, body=body, right=row - body, kh=g.kh, sh=g.sh,
+                        pad_top=g.pads[0], h=g.h, ho=g.ho, row_read=row_read, first_reads=first_reads)
     return WindowSchedule(
-        rows=window_rows(g), cg=cg, write=g.hp * g.wp * cg,
-        read=-(-g.ho * g.wo * reads_per_window // copies),
+        rows=window_rows(g), cg=cg, write=g.hp * row,
+        read=-(-g.ho * wo * reads_per_window // copies),
         lead=ready0 + first_reads - 1, span=span, last_in=last_in,
         fill=rows_in * g.w / max(1, g.h * g.w), by_row=by_row)
 

@@ -2,8 +2,8 @@
 // Convolution: swg -> mvu (docs/hardware.md). The mvu's matrix is Co x (KH*KW*C), column
 // k*C + c for tap k = ky*KW + kx, so W_FILE holds W[co][ky][kx][c] in mvu fold order.
 // Padding inserts the input zero point PAD_VAL. A 1x1 kernel with stride 1 and no padding
-// skips the window generator. SIMD | C, or SIMD = C*J with J | KH*KW (parallel window: the
-// swg reads C lanes and emits J taps per beat).
+// skips the window generator (PX = 1 only). SIMD | C, or SIMD = C*J with J | KH*KW (parallel
+// window: the swg reads C lanes and emits J taps per beat).
 // ii = max(Hp*Wp*C/min(SIMD, C), Ho*Wo*(K*C/SIMD)*(CO/PE)).
 // Pixel copies (M > 1, 1 <= M <= NF = CO/PE): M mvus with the same memories behind the one
 // window generator; mmv_split deals the windows round robin (SF = K*C/SIMD beats each),
@@ -12,6 +12,19 @@
 // first read at (w div M)*SF*NF + (w mod M)*SF when the swg is never starved (the 1x1 path
 // without swg works the same), so
 // ii = max(Hp*Wp*C/min(SIMD, C), Ho*Wo*SF*NF/M) on average (sim/expect.py mmv_conv).
+// Paired input (PX = 2; SIMD >= C, W even): a beat carries two horizontally adjacent pixels
+// (x = 2u in lanes [0, C), 2u+1 in [C, 2C)); the swg writes a padded column pair a cycle
+// (swg.sv), so ii = max(Hp*ceil(Wp/2), Ho*Wo*SF*NF/M). With PO = 1 the output is as above.
+// Paired output (PO = 2; PX = 2, SW = 1, Wo even, M even, 2 <= M, M/2 <= NF, PE | CO): two
+// halves, each a window generator reading the paired input (a broadcast: a beat is taken
+// when both writers take it) but emitting only its parity's windows (half h: ox = h, h+2, ...)
+// followed by M/2 copies as above (mmv_split, mvus, dwc, mmv_merge; one copy too); a join
+// emits pixel (oy, 2v) of half 0 in lanes [0, CO) and (oy, 2v+1) of half 1 in [CO, 2CO)
+// (output port 2*CO*8 bits, tlast of half 0). Two generators rather than one with two
+// reader ports: the same memory (a block RAM reads one address a port, so two readers need
+// two copies of the rows either way), and each half is the PO = 1 path unchanged, whose
+// timing the cost model already has; the halves run in lock step (same writes, same reads
+// a row), so the join adds no cycle. The line buffers count twice (model/blocks.py mvu).
 module conv #(
     parameter int C       = 4,
     parameter int CO      = 4,
@@ -37,66 +50,77 @@ module conv #(
     parameter int M       = 1,
     parameter int PACK    = 1,  // 2: two output lanes per DSP48E2 (mvu.sv, mac2.sv)
     parameter bit RQ_LUT  = 0,  // 1: the requantisers' products in LUTs (rq_lane.sv)
+    parameter int PX      = 1,  // input pixels per beat
+    parameter int PO      = 1,  // output pixels per beat (2: two halves, M/2 copies each)
     // parallel window: SIMD = C*J (J taps of the window per beat), input at C lanes
     localparam int J  = SIMD > C ? SIMD / C : 1,
     localparam int LI = SIMD > C ? C : SIMD,
-    localparam int LO = M > 1 ? CO : PE
+    localparam int LO = M > 1 || PO > 1 ? CO : PE
 ) (
     input  wire                 clk,
     input  wire                 rst,
     input  wire                 s_axis_tvalid,
     output logic                s_axis_tready,
-    input  wire  [LI*8-1:0]     s_axis_tdata,
+    input  wire  [PX*LI*8-1:0]  s_axis_tdata,
     input  wire                 s_axis_tlast,
     output logic                m_axis_tvalid,
     input  wire                 m_axis_tready,
-    output logic [LO*8-1:0]     m_axis_tdata,
+    output logic [PO*LO*8-1:0]  m_axis_tdata,
     output logic                m_axis_tlast
 );
   initial begin
     if (SIMD > C && (SIMD % C != 0 || (KH * KW) % (SIMD / C) != 0))
       $error("conv: SIMD=%0d must divide C=%0d or be C*J with J dividing %0d", SIMD, C, KH * KW);
-    if (M < 1 || M > CO / PE) $error("conv: M=%0d copies must be in 1..CO/PE=%0d", M, CO / PE);
+    if (M < 1 || M > PO * (CO / PE)) $error("conv: M=%0d copies must be in 1..PO*CO/PE=%0d", M, PO * (CO / PE));
+    if (PX != 1 && (PX != 2 || SIMD < C || W % 2 != 0))
+      $error("conv: PX=%0d must be 1, or 2 with SIMD >= C and W even", PX);
+    if (PO != 1 && (PO != 2 || PX != 2 || SW != 1 || WO % 2 != 0 || M % 2 != 0 || CO % PE != 0))
+      $error("conv: PO=%0d must be 1, or 2 with PX = 2, SW = 1, Wo even, M even, PE | CO", PO);
   end
-  localparam bit DIRECT = KH == 1 && KW == 1 && SH == 1 && SW == 1 && PT + PL + PB + PR == 0;
-  logic wv, wr, wl;
-  logic [SIMD*8-1:0] wd;
-  generate
+  localparam int WO = (W + PL + PR - (KW - 1) * DW - 1) / SW + 1;
+  localparam int MH = M / PO;  // copies per half
+  localparam bit DIRECT = KH == 1 && KW == 1 && SH == 1 && SW == 1 && PT + PL + PB + PR == 0 && PX == 1;
+  logic [PO-1:0] ir, hv, hr, hl;  // per half: input ready; output valid, ready, last
+  logic [PO*LO*8-1:0] hd;
+  assign s_axis_tready = &ir;
+  for (genvar h = 0; h < PO; h++) begin : g_half
+    localparam logic [PO-1:0] SELF = PO'(1) << h;
+    logic wv, wr, wl;
+    logic [SIMD*8-1:0] wd;
     if (DIRECT) begin : g_direct
       assign wv = s_axis_tvalid;
-      assign s_axis_tready = wr;
+      assign ir[h] = wr;
       assign wd = s_axis_tdata;
       assign wl = s_axis_tlast;
     end else begin : g_swg
-      swg #(.C(C), .SIMD(LI), .J(J),
+      // a beat is taken when every half's writer takes it
+      swg #(.C(C), .SIMD(LI), .J(J), .PX(PX), .OX0(PO > 1 ? h : 0), .OXS(PO),
       .H(H), .W(W), .KH(KH), .KW(KW), .SH(SH), .SW(SW), .DH(DH), .DW(DW),
       .PT(PT), .PL(PL), .PB(PB), .PR(PR), .PAD_VAL(PAD_VAL)
       ) win (
-      .clk(clk), .rst(rst), .s_axis_tvalid(s_axis_tvalid), .s_axis_tready(s_axis_tready),
+      .clk(clk), .rst(rst), .s_axis_tvalid(s_axis_tvalid && &(ir | SELF)), .s_axis_tready(ir[h]),
       .s_axis_tdata(s_axis_tdata), .s_axis_tlast(s_axis_tlast), .m_axis_tvalid(wv),
       .m_axis_tready(wr), .m_axis_tdata(wd), .m_axis_tlast(wl)
       );
     end
-  endgenerate
-  generate
-    if (M == 1) begin : g_one
+    if (M == 1 && PO == 1) begin : g_one
       mvu #(.MW(KH * KW * C), .MH(CO), .SIMD(SIMD), .PE(PE), .PACK(PACK), .RQ_LUT(RQ_LUT), .W_STYLE(W_STYLE), .W_FILE(W_FILE), .B_FILE(B_FILE),
             .RQ_FILE(RQ_FILE)) unit (
           .clk(clk), .rst(rst), .s_axis_tvalid(wv), .s_axis_tready(wr), .s_axis_tdata(wd),
-          .s_axis_tlast(wl), .m_axis_tvalid(m_axis_tvalid), .m_axis_tready(m_axis_tready),
-          .m_axis_tdata(m_axis_tdata), .m_axis_tlast(m_axis_tlast)
+          .s_axis_tlast(wl), .m_axis_tvalid(hv[h]), .m_axis_tready(hr[h]),
+          .m_axis_tdata(hd[h*LO*8+:LO*8]), .m_axis_tlast(hl[h])
       );
     end else begin : g_mmv
-      logic [M-1:0] cv, cr, pv, pr, pl;
+      logic [MH-1:0] cv, cr, pv, pr, pl;
       logic [SIMD*8-1:0] cd;
       logic cl;
-      logic [M*CO*8-1:0] pd;
-      mmv_split #(.LANES(SIMD), .SF(KH * KW * C / SIMD), .M(M)) split (
+      logic [MH*CO*8-1:0] pd;
+      mmv_split #(.LANES(SIMD), .SF(KH * KW * C / SIMD), .M(MH)) split (
           .clk(clk), .rst(rst), .s_axis_tvalid(wv), .s_axis_tready(wr), .s_axis_tdata(wd),
           .s_axis_tlast(wl), .m_axis_tvalid(cv), .m_axis_tready(cr), .m_axis_tdata(cd),
           .m_axis_tlast(cl)
       );
-      for (genvar i = 0; i < M; i++) begin : g_copy
+      for (genvar i = 0; i < MH; i++) begin : g_copy
         logic ov, or_, ol;
         logic [PE*8-1:0] od;
         mvu #(.MW(KH * KW * C), .MH(CO), .SIMD(SIMD), .PE(PE), .PACK(PACK), .RQ_LUT(RQ_LUT), .W_STYLE(W_STYLE), .W_FILE(W_FILE), .B_FILE(B_FILE),
@@ -112,12 +136,24 @@ module conv #(
             .m_axis_tdata(pd[i*CO*8+:CO*8]), .m_axis_tlast(pl[i])
         );
       end
-      mmv_merge #(.LANES(CO), .M(M)) merge (
+      mmv_merge #(.LANES(CO), .M(MH)) merge (
           .clk(clk), .rst(rst), .s_axis_tvalid(pv), .s_axis_tready(pr), .s_axis_tdata(pd),
-          .s_axis_tlast(pl), .m_axis_tvalid(m_axis_tvalid), .m_axis_tready(m_axis_tready),
-          .m_axis_tdata(m_axis_tdata), .m_axis_tlast(m_axis_tlast)
+          .s_axis_tlast(pl), .m_axis_tvalid(hv[h]), .m_axis_tready(hr[h]),
+          .m_axis_tdata(hd[h*LO*8+:LO*8]), .m_axis_tlast(hl[h])
       );
     end
-  endgenerate
+  end
+  // the join: a beat when every half has its pixel (PO = 1: half 0 passes through)
+  assign m_axis_tvalid = &hv;
+  assign m_axis_tdata = hd;
+  assign m_axis_tlast = hl[0];
+  for (genvar h = 0; h < PO; h++) begin : g_join
+    localparam logic [PO-1:0] SELF = PO'(1) << h;
+    assign hr[h] = m_axis_tready && &(hv | SELF);
+  end
+  /* verilator lint_off UNUSEDSIGNAL */  // half 1's tlast: the same frame's end as half 0's
+  logic unused_last;
+  assign unused_last = ^hl;
+  /* verilator lint_on UNUSEDSIGNAL */
 endmodule
 `default_nettype wire

@@ -12,6 +12,15 @@
 // ii = max(Hp*Wp*C/SIMD, Ho*Wo*K*C/SIMD) exactly (docs/hardware.md), across frames too.
 // Parallel window: J taps per output beat (J | KH*KW), lane block i = tap tb + i, read
 // through J read ports of the row memory; output SIMD*J lanes.
+// Paired input (PX = 2, SIMD = C): a beat carries pixels (y, 2u) in lanes [0, C) and
+// (y, 2u+1) in lanes [C, 2C) (W even). The writer stores one padded column pair (2q, 2q+1)
+// per cycle into two banks (even and odd padded columns, WP2 = ceil(Wp/2) words a row), so it
+// takes Hp*WP2 cycles a frame. With PL even a pair is one input beat or padding; with PL odd
+// it straddles two beats: column 2q is the high pixel of the previous beat (held in a
+// register), column 2q+1 the low pixel of the beat taken now. The reader reads both banks at
+// the column's word and selects the column's parity after the read register.
+// Reader phase and step (conv.sv with PO = 2): the reader emits only the windows of output
+// columns ox = OX0, OX0 + OXS, ... (OX0 < OXS); the defaults read them all.
 module swg #(
     parameter int C       = 4,
     parameter int SIMD    = 2,
@@ -29,6 +38,9 @@ module swg #(
     parameter int PR      = 1,
     parameter int PAD_VAL = 0,
     parameter int J       = 1,
+    parameter int PX      = 1,  // input pixels per beat (2: SIMD = C, W even)
+    parameter int OX0     = 0,  // first output column read
+    parameter int OXS     = 1,  // output column step of the reader
     // the rows of the last output row, the unused bottom rows (TAIL - KHE) and the next
     // frame's first window: max(TAIL + KHE, KHE + SH)
     parameter int ROWS    = ((H + PT + PB - (KH - 1) * DH - 1) % SH + (KH - 1) * DH + 1 > SH
@@ -39,7 +51,7 @@ module swg #(
     input  wire                 rst,
     input  wire                 s_axis_tvalid,
     output logic                s_axis_tready,
-    input  wire  [SIMD*8-1:0]   s_axis_tdata,
+    input  wire  [PX*SIMD*8-1:0] s_axis_tdata,
     /* verilator lint_off UNUSEDSIGNAL */
     input  wire                 s_axis_tlast,  // frames are counted, not marked
     /* verilator lint_on UNUSEDSIGNAL */
@@ -56,7 +68,9 @@ module swg #(
   localparam int HO = (HP - KHE) / SH + 1;
   localparam int WO = (WP - KWE) / SW + 1;
   localparam int TAIL = HP - (HO - 1) * SH;  // rows released after the last output row
-  localparam int DEPTH = ROWS * WP * CG;
+  localparam int WP2 = (WP + 1) / 2;  // padded column pairs a row (PX = 2)
+  localparam int WOR = (WO - OX0 + OXS - 1) / OXS;  // output columns read a row
+  localparam int DEPTH = PX == 2 ? ROWS * WP2 : ROWS * WP * CG;  // words (of a bank with PX = 2)
   localparam int AW = $clog2(DEPTH);
   localparam int RW = $clog2(ROWS + 1);
   localparam int XW = $clog2((HP > WP ? HP : WP) + 1);
@@ -69,6 +83,10 @@ module swg #(
     if (HP < KHE || WP < KWE) $error("swg: kernel %0dx%0d larger than padded input %0dx%0d", KHE, KWE, HP, WP);
     if (ROWS < KHE + 1) $error("swg: ROWS=%0d must exceed the window height %0d", ROWS, KHE);
     if (J < 1 || K % J != 0) $error("swg: J=%0d must divide the kernel size %0d", J, K);
+    if (PX != 1 && (PX != 2 || SIMD != C || W % 2 != 0))
+      $error("swg: PX=%0d must be 1, or 2 with SIMD=C (%0d, %0d) and W even (%0d)", PX, SIMD, C, W);
+    if (OX0 < 0 || OXS < 1 || OX0 >= OXS || OX0 >= WO)
+      $error("swg: reader phase OX0=%0d and step OXS=%0d (OX0 < OXS, OX0 < Wo=%0d)", OX0, OXS, WO);
   end
 
   // block RAM from 1,024 bits and 65 words on, LUTRAM below, as the cost model counts a
@@ -80,16 +98,47 @@ module swg #(
   logic signed [15:0] ahead;
 
   // ---- writer ----------------------------------------------------------------------------
-  logic [XW-1:0] wr_r, wr_c;
+  logic [XW-1:0] wr_r, wr_c;  // padded row; padded column (PX = 1) or column pair (PX = 2)
   logic [GW-1:0] wr_g;
   logic [AW-1:0] wa;
-  logic pad, wr_ok, wr_fire;
+  logic pad, wr_ok, wr_fire, row_end;
+  logic [PX*SIMD*8-1:0] wdata;  // PX = 2: the pair's words {odd, even}
   assign ahead = wabs - rbase;
-  assign pad = int'(wr_r) < PT || int'(wr_r) >= PT + H || int'(wr_c) < PL || int'(wr_c) >= PL + W;
   assign wr_ok = ahead < 16'(ROWS);
   assign s_axis_tready = wr_ok && !pad;
   assign wr_fire = wr_ok && (pad || s_axis_tvalid);
-
+  generate
+    if (PX == 2) begin : g_wpair
+      // input columns of the pair: x0 = 2q - PL, x1 = x0 + 1; the pair takes an input beat
+      // when x0 (PL even) or x1 (PL odd: x1 is even, x0 comes from the held pixel) is in it
+      logic rowin;
+      logic [1:0] cpad;  // padded columns 2q, 2q+1 are padding
+      logic signed [XW+1:0] x0, x1;
+      assign rowin = int'(wr_r) >= PT && int'(wr_r) < PT + H;
+      assign x0 = (XW + 2)'(2 * int'(wr_c) - PL);
+      assign x1 = x0 + 1'b1;
+      assign cpad[0] = !rowin || x0 < 0 || x0 >= (XW + 2)'(W);
+      assign cpad[1] = !rowin || x1 < 0 || x1 >= (XW + 2)'(W);
+      if (PL % 2 == 0) begin : g_even
+        assign pad = cpad[0];
+        assign wdata = {cpad[1] ? {SIMD{8'(PAD_VAL)}} : s_axis_tdata[SIMD*8+:SIMD*8],
+                        cpad[0] ? {SIMD{8'(PAD_VAL)}} : s_axis_tdata[0+:SIMD*8]};
+      end else begin : g_odd
+        logic [SIMD*8-1:0] held;  // the high pixel of the beat taken at the previous pair
+        always_ff @(posedge clk) begin
+          if (wr_fire && !pad) held <= s_axis_tdata[SIMD*8+:SIMD*8];
+        end
+        assign pad = cpad[1];
+        assign wdata = {cpad[1] ? {SIMD{8'(PAD_VAL)}} : s_axis_tdata[0+:SIMD*8],
+                        cpad[0] ? {SIMD{8'(PAD_VAL)}} : held};
+      end
+      assign row_end = wr_c == XW'(WP2 - 1);
+    end else begin : g_wone
+      assign pad = int'(wr_r) < PT || int'(wr_r) >= PT + H || int'(wr_c) < PL || int'(wr_c) >= PL + W;
+      assign wdata = pad ? {SIMD{8'(PAD_VAL)}} : s_axis_tdata;
+      assign row_end = wr_g == GW'(CG - 1) && wr_c == XW'(WP - 1);
+    end
+  endgenerate
 
   always_ff @(posedge clk) begin
     if (rst) begin
@@ -100,10 +149,10 @@ module swg #(
       wabs <= '0;
     end else if (wr_fire) begin
       wa <= wa == AW'(DEPTH - 1) ? '0 : wa + 1'b1;
-      if (wr_g != GW'(CG - 1)) wr_g <= wr_g + 1'b1;
+      if (PX == 1 && wr_g != GW'(CG - 1)) wr_g <= wr_g + 1'b1;
       else begin
         wr_g <= '0;
-        if (wr_c != XW'(WP - 1)) wr_c <= wr_c + 1'b1;
+        if (!row_end) wr_c <= wr_c + 1'b1;
         else begin
           wr_c <= '0;
           wabs <= wabs + 1'b1;
@@ -135,7 +184,7 @@ module swg #(
   assign rd_fire = rd_ok && (!m_axis_tvalid || m_axis_tready);
   assign end_g = rg == GW'(CG - 1);
   assign end_k = end_g && tb == TW'(K - J);
-  assign end_ox = end_k && ox == XW'(WO - 1);
+  assign end_ox = end_k && ox == XW'(WOR - 1);
   assign end_oy = end_ox && oy == XW'(HO - 1);
 
   function automatic logic [RW-1:0] slot_add(input logic [RW-1:0] s, input int n);
@@ -152,10 +201,19 @@ module swg #(
     for (int b = 0; b < 32; b++) if (c[b]) times = times + (x << b);
   endfunction
 
+  /* verilator lint_off UNUSEDSIGNAL */  // read with PX = 2 only
+  logic [J-1:0] par;  // PX = 2: the tap's padded column is odd
+  /* verilator lint_on UNUSEDSIGNAL */
   always_comb begin
     for (int i = 0; i < J; i++) begin
-      ra[i] = AW'(times(times(32'(slot_add(bslot, 32'(ROFF[(32'(tb) + i)*XW+:XW]))), 32'(WP))
-                        + 32'(col0) + 32'(COFF[(32'(tb) + i)*XW+:XW]), 32'(CG)) + 32'(rg));
+      logic [31:0] col;
+      col = 32'(col0) + 32'(COFF[(32'(tb) + i)*XW+:XW]);
+      par[i] = col[0];
+      if (PX == 2)
+        ra[i] = AW'(times(32'(slot_add(bslot, 32'(ROFF[(32'(tb) + i)*XW+:XW]))), 32'(WP2)) + (col >> 1));
+      else
+        ra[i] = AW'(times(times(32'(slot_add(bslot, 32'(ROFF[(32'(tb) + i)*XW+:XW]))), 32'(WP)) + col,
+                          32'(CG)) + 32'(rg));
     end
   end
 
@@ -163,14 +221,24 @@ module swg #(
   // one memory with J read ports made Yosys 0.70 abort in memory_libmap (DS-CNN's stem conv,
   // J = 40), and a block RAM has two ports anyway.
   for (genvar i = 0; i < J; i++) begin : g_port
-    (* ram_style = MEM_STYLE *)
-    logic [SIMD*8-1:0] mem[DEPTH];
-    logic [SIMD*8-1:0] q;
-    always_ff @(posedge clk) begin
-      if (wr_fire) mem[wa] <= pad ? {SIMD{8'(PAD_VAL)}} : s_axis_tdata;
-      if (rd_fire) q <= mem[ra[i]];
+    for (genvar b = 0; b < PX; b++) begin : g_bank  // PX = 2: even, odd padded columns
+      (* ram_style = MEM_STYLE *)
+      logic [SIMD*8-1:0] mem[DEPTH];
+      logic [SIMD*8-1:0] q;
+      always_ff @(posedge clk) begin
+        if (wr_fire) mem[wa] <= wdata[b*SIMD*8+:SIMD*8];
+        if (rd_fire) q <= mem[ra[i]];
+      end
     end
-    assign m_axis_tdata[i*SIMD*8+:SIMD*8] = q;
+    if (PX == 2) begin : g_sel
+      logic odd;
+      always_ff @(posedge clk) begin
+        if (rd_fire) odd <= par[i];
+      end
+      assign m_axis_tdata[i*SIMD*8+:SIMD*8] = odd ? g_bank[1].q : g_bank[0].q;
+    end else begin : g_one
+      assign m_axis_tdata[i*SIMD*8+:SIMD*8] = g_bank[0].q;
+    end
   end
 
   always_ff @(posedge clk) begin
@@ -184,7 +252,7 @@ module swg #(
       tb <= '0;
       rg <= '0;
       bslot <= '0;
-      col0 <= '0;
+      col0 <= XW'(OX0 * SW);
       rbase <= '0;
       m_axis_tvalid <= 1'b0;
     end else begin
@@ -199,10 +267,10 @@ module swg #(
             tb <= '0;
             if (!end_ox) begin
               ox <= ox + 1'b1;
-              col0 <= col0 + XW'(SW);
+              col0 <= col0 + XW'(OXS * SW);
             end else begin
               ox <= '0;
-              col0 <= '0;
+              col0 <= XW'(OX0 * SW);
               if (!end_oy) begin
                 oy <= oy + 1'b1;
                 bslot <= slot_add(bslot, SH);
