@@ -44,6 +44,8 @@ class Layer:
     arrays: list[str] = field(default_factory=list)
     wmem: WeightMem | None = None  # the weight memory ``<ident>_w`` (codegen/weights.py)
     mmv: int = 1  # conv: copies of the matrix-vector unit (the plan's ``mmv``)
+    px: int = 1  # conv: input pixels a beat (the plan's ``px``: P::PX of bb::conv2d_pairs)
+    po: int = 1  # conv: output pixels a beat (the plan's ``po``: P::PO)
     pack: int = 1  # conv/dense: output lanes per DSP multiplier (the plan's ``pack``; 2: P::PACK)
     rq_lut: bool = False  # the requantisers' products in LUTs (the plan's ``requant == "lut"``: P::RQ_LUT)
     in_slots: int = 2  # an off-chip layer's input frame slots (the plan's ``in_slots``: P::ISLOTS)
@@ -301,7 +303,8 @@ def _make_layer(g: Graph, node: Node, ident: str, pe: int, simd: int,
             out_lanes = 2 * (hi - lo) if po == 2 else (hi - lo) if mmv > 1 else pe
         call = f"bb::{kern}<{ident}_P>({{in0}}, {{out}}, {ident}_w, {ident}_bias, {ident}_mult, {ident}_shift, frames);"
         return _trimmed(Layer(ident, node.name, op, [acts[0]], [in_lanes], out_lanes, n_out, call,
-                              _struct(ident, **vals), _arrays(ident, **arrs), WeightMem(fold_mvu(mat, pe, simd)), mmv),
+                              _struct(ident, **vals), _arrays(ident, **arrs), WeightMem(fold_mvu(mat, pe, simd)), mmv,
+                              px=px, po=po),
                         ho * wo, hi - lo)
     if op == "Dense":
         c = int(np.prod(x[1:]))

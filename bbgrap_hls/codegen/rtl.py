@@ -192,7 +192,7 @@ def core_module(cd: CoreDesign, g: Graph, plan: Plan, files: dict[str, str],
             continue
         n_glue += 1
         if kern in ("conv2d", "dwconv2d", "dense", "lut_act", "maxpool2d", "avgpool2d", "global_avgpool",
-                    "add2", "mul2", "channel_affine", "conv2d_mmv",
+                    "add2", "mul2", "channel_affine", "conv2d_mmv", "conv2d_pairs",
                     "global_maxpool", "slice2d", "upsample2d", "zeroinsert2d", "depth2space", "bilinear2d", "lrn"):
             lay = layers[targs[0][:-2]]
             node = g.node(lay.node)

@@ -214,8 +214,8 @@ def _rtl_layer(g: Graph, node: Node, lay: Layer, pe: int, simd: int, co_range: t
         lo, hi = co_range or (0, n)
         # pixel copies (mmv > 1): M mvus, output one whole pixel (CO lanes) per beat; padded
         # folds: the trimming converter's lanes after the mvu (codegen/layers.py `_trimmed`)
-        if (padded_out_lanes(hi - lo, pe) if lay.mmv == 1 else hi - lo) != lay.out_lanes \
-                or lay.in_lanes[0] != min(simd, c) or (
+        if (padded_out_lanes(hi - lo, pe) if lay.mmv == 1 else hi - lo) * lay.po != lay.out_lanes \
+                or lay.in_lanes[0] != min(simd, c) * lay.px or (
                 simd > c and (simd % c or k % (simd // c))):
             raise UnsupportedError(f"{where}: pe={pe}, simd={simd}, mmv={lay.mmv} with C={c}, window {k}: simd "
                                    f"must divide C or be C·j with j | {k} (parallel window), input at "
@@ -227,6 +227,8 @@ def _rtl_layer(g: Graph, node: Node, lay: Layer, pe: int, simd: int, co_range: t
         params = dict(C=c, CO=-(-(hi - lo) // pe) * pe, SIMD=simd, PE=pe, **win, PAD_VAL=int(q["zp_in"]))
         if lay.mmv > 1:  # every copy reads the same memories (hw/rtl/conv.sv)
             params["M"] = lay.mmv
+        if lay.px > 1:  # two pixels a beat in (and with PO = 2 out: two halves of M/2 copies)
+            params |= dict(PX=lay.px, PO=lay.po)
         if lay.pack != 1:  # DSP packing (mac2.sv) or LUT multipliers (PACK = 0, lut_mul.sv)
             params["PACK"] = lay.pack
         return RtlLayer("conv", params | _rom_style(lay) | _names(ident, files), files)
