@@ -46,7 +46,7 @@ PLAN_OPTIONS: dict[str, type | tuple[type, ...]] = {
     "strategy": str, "objective": str, "time_limit": (int, float), "seed": int,
     "parallel_window": bool, "pixel_copies": bool, "offchip_weights": bool, "narrow_folding": bool,
     "dsp_packing": bool, "lut_macs": bool, "lut_requant": bool, "space_to_depth": str, "padded_folds": bool,
-    "ddr_stages": bool, "ddr_fifos": bool,
+    "ddr_stages": bool, "ddr_fifos": bool, "pixel_pairs": str,
 }
 #: what ``gen`` plans with when not told (`Design.write` warns when the design's plan differs)
 _GEN_DEFAULTS = {"time_limit": 10.0, "narrow_folding": True, "offchip_weights": False}
@@ -72,7 +72,7 @@ def compile(model: str | os.PathLike | onnx.ModelProto, board: str | os.PathLike
             ``parallel_window`` (True), ``pixel_copies`` (True), ``offchip_weights``
             (False), ``narrow_folding`` (True), ``dsp_packing``, ``lut_macs`` and
             ``padded_folds``, ``ddr_stages`` (`make_plan`'s defaults), ``lut_requant`` (default: only when the plan with DSP requantisers
-            does not fit).
+            does not fit), ``pixel_pairs`` ("auto" as gen, "on" or "off").
 
     Returns:
         The planned `Design`; quantisation (calibration) runs on first use.
@@ -103,7 +103,8 @@ def compile(model: str | os.PathLike | onnx.ModelProto, board: str | os.PathLike
     # quantising, so that an infeasible plan is refused before calibration runs.
     target = design.int8_graph if is_qdq(graph) else graph
     stem = stem_option(options.get("space_to_depth", "auto"), target is not graph)  # gen's default
-    design.plan = plan_graph(target, board_obj, **{**options, "space_to_depth": stem})
+    design.plan = plan_graph(target, board_obj, **{**options, "space_to_depth": stem,
+                                                   "pixel_pairs": options.get("pixel_pairs", "auto")})  # gen's
     if target is graph:  # the input layout the plan chose (passes/stem.py)
         from bbgrap_hls.passes.stem import as_planned
 
@@ -337,6 +338,8 @@ class Design:
             argv.append("--lut-requant" if o["lut_requant"] else "--no-lut-requant")
         if "space_to_depth" in o:
             argv += ["--space-to-depth", o["space_to_depth"]]
+        if "pixel_pairs" in o:
+            argv += ["--pixel-pairs", o["pixel_pairs"]]
         for name, dims in self._input_shape.items():
             argv += ["--input-shape", f"{name}={'x'.join(map(str, dims))}"]
         if self._calib_path:

@@ -121,7 +121,7 @@ def test_paired_plan_round_trips_through_plan_json(resnet8, paired_plan):
 
 def test_plan_cli_option():
     out = subprocess.run([sys.executable, "-m", "bbgrap_hls.cli", "plan", str(RESNET8), "--board", "u250",
-                          "--pixel-pairs", "--json"], capture_output=True, text=True, check=True).stdout
+                          "--pixel-pairs", "on", "--json"], capture_output=True, text=True, check=True).stdout
     nodes = json.loads(out)["nodes"]
     assert any(n["px"] == 2 and n["po"] == 2 for n in nodes)
 
@@ -135,7 +135,7 @@ def test_resnet8_with_pairs_csim_bit_exact_and_kernels_at_the_plans_ii(tmp_path)
     from bbgrap_hls.commands.csim import csim_design
 
     out = tmp_path / "out"
-    assert main(["gen", str(RESNET8), "--board", "u250", "-o", str(out), "--pixel-pairs"]) == 0
+    assert main(["gen", str(RESNET8), "--board", "u250", "-o", str(out), "--pixel-pairs", "on"]) == 0
     plan = json.loads((out / "plan.json").read_text())
     assert plan["ii_cycles"] < 34 * 34 and any(n["po"] == 2 for n in plan["nodes"])
     res = csim_design(out, schedule=True)
@@ -158,10 +158,27 @@ def test_paired_designs_in_the_twin(tmp_path, model):
 
     path = models.save(models.ALL[model](seed=0), tmp_path / f"{model}.onnx")
     out = tmp_path / "out"
-    assert main(["gen", path, "--board", "u250", "-o", str(out), "--pixel-pairs"]) == 0
+    assert main(["gen", path, "--board", "u250", "-o", str(out), "--pixel-pairs", "on"]) == 0
     plan = json.loads((out / "plan.json").read_text())
     assert any(n["px"] == 2 for n in plan["nodes"])
     res = sim_design(out, frames=3)
     assert res.match, res.message
     assert res.measured_ii_cycles == res.predicted_ii_cycles == plan["ii_cycles"]
     assert abs(res.measured_latency_cycles - res.predicted_latency_cycles) <= 0.01 * res.predicted_latency_cycles
+
+
+def test_auto_takes_pairs_only_where_a_window_floor_binds(resnet8, tmp_path):
+    from bbgrap_hls.search import _pairs_may_help
+    from tests import models
+
+    board = load_board("u250")
+    auto = make_plan(resnet8, board, baselines=False, pixel_pairs="auto")
+    assert auto.ii_cycles < 34 * 34 and any(n.px == 2 for n in auto.nodes)
+    assert auto.optimizer["pixel_pairs"] == "auto"
+    # se_block's plan is bound above every conv's padded frame: auto does not plan again
+    g = canonicalize(load_model(models.save(models.ALL["se_block"](seed=0), tmp_path / "se.onnx")))
+    plan = make_plan(g, board, baselines=False, pixel_pairs="auto")
+    assert not _pairs_may_help(g, plan)
+    assert all(n.px == 1 for n in plan.nodes)
+    with pytest.raises(Exception, match="pixel_pairs"):
+        make_plan(resnet8, board, pixel_pairs="sometimes")

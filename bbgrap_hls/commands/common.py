@@ -59,10 +59,12 @@ def add_plan_options(p: argparse.ArgumentParser) -> None:
                         "layers) go to the core's board memory where the core runs out of BRAM (docs/cost-model.md, "
                         "\"Skip FIFOs in board memory\"; bb::ddr_fifo in HLS, ddr_stage.sv in the twin); "
                         f"default {'on' if DDR_FIFOS else 'off'}")
-    p.add_argument("--pixel-pairs", action=argparse.BooleanOptionalAction, default=False,
+    p.add_argument("--pixel-pairs", choices=("auto", "on", "off"), default="auto",
                    help="let convolutions with a window generator and per-tensor Adds/Muls on images of even "
                         "width stream two pixels a beat (two halves of pixel copies for the even and odd "
-                        "columns; bb::conv2d_pairs; docs/cost-model.md, \"Two pixels a beat\"; default off)")
+                        "columns; bb::conv2d_pairs and the twin's conv PX/PO; docs/cost-model.md, \"Two pixels "
+                        "a beat\"): auto = when a window generator's one-pixel floor binds, plan both and keep "
+                        "the faster; on = always offer them; off = never (default auto)")
     p.add_argument("--lut-requant", action=argparse.BooleanOptionalAction, default=None,
                    help="let the requantisers (and add/mul lanes) build their 32x25-bit products from LUTs instead of "
                         "2 DSP48E2s a lane (rq_lane.sv RQ_LUT = 1, about 1,600 LUTs a lane; docs/cost-model.md, "

@@ -23,7 +23,7 @@ import time
 from collections.abc import Callable
 
 from bbgrap_hls.board import Board
-from bbgrap_hls.errors import BadInputError, InfeasibleError
+from bbgrap_hls.errors import BadInputError, BbgrapError, InfeasibleError
 from bbgrap_hls.ir import Graph
 from bbgrap_hls.model.blocks import LUT_CAPABLE, LUT_REQUANT_CAPABLE
 from bbgrap_hls.plan import Plan
@@ -73,7 +73,7 @@ def make_plan(graph: Graph, board: Board, strategy: str = "search", objective: s
               narrow_folding: bool = True, pixel_copies: bool = True, offchip_weights: bool = False,
               dsp_packing: bool = DSP_PACKING, lut_macs: bool = LUT_MACS, space_to_depth: str = "off",
               lut_requant: bool | None = None, padded_folds: bool = PADDED_FOLDS,
-              ddr_stages: bool = DDR_STAGES, ddr_fifos: bool = DDR_FIFOS, pixel_pairs: bool = False) -> Plan:
+              ddr_stages: bool = DDR_STAGES, ddr_fifos: bool = DDR_FIFOS, pixel_pairs: str | bool = "off") -> Plan:
     """Plan ``graph`` (canonical) on ``board``.
 
     Args:
@@ -118,10 +118,13 @@ def make_plan(graph: Graph, board: Board, strategy: str = "search", objective: s
             and every row of avgpool, gap, add and mul, so such blocks need no DSP. None (the
             default): only when the plan without them does not fit (a board whose cores have
             few or no DSPs); the plan says per node which it used (``requant``).
-        pixel_pairs: let convs with a window generator and per-tensor Adds/Muls on images of
-            even width stream two horizontally adjacent pixels a beat (`kinds.pair_modes`;
-            docs/cost-model.md, "Two pixels a beat"). Off by default: planned only, the HLS
-            kernels and the RTL twin are not generated for it yet (gen refuses such a plan).
+        pixel_pairs: ``"on"`` (or True) lets convs with a window generator and per-tensor
+            Adds/Muls on images of even width stream two horizontally adjacent pixels a beat
+            (`kinds.pair_modes`; docs/cost-model.md, "Two pixels a beat"); ``"auto"`` (the
+            CLI's and gen's default) plans without and, when a conv that could take pairs has a
+            padded input frame of at least the plan's ii (its window generator's one-pixel
+            floor), plans with them too and keeps the faster plan; ``"off"`` (or False, this
+            function's default, so that a library call plans as it always has) never.
         padded_folds: let conv/dense blocks with their weights on chip take a ``pe`` that
             does not divide ``Co``: ``ceil(Co/pe)`` neuron folds, the last one padded with zero
             rows whose outputs a trimming width converter drops (docs/cost-model.md, "Padded
@@ -143,31 +146,70 @@ def make_plan(graph: Graph, board: Board, strategy: str = "search", objective: s
 
     if space_to_depth not in SPACE_TO_DEPTH:
         raise BadInputError(f"unknown space_to_depth '{space_to_depth}': expected one of {', '.join(SPACE_TO_DEPTH)}")
+    pairs = {True: "on", False: "off"}.get(pixel_pairs, pixel_pairs) if isinstance(pixel_pairs, bool) else pixel_pairs
+    if pairs not in PIXEL_PAIRS:
+        raise BadInputError(f"unknown pixel_pairs '{pixel_pairs}': expected one of {', '.join(PIXEL_PAIRS)}")
     kw = dict(strategy=strategy, objective=objective, time_limit=time_limit, seed=seed, baselines=baselines,
               progress=progress, parallel_window=parallel_window, narrow_folding=narrow_folding,
               pixel_copies=pixel_copies, offchip_weights=offchip_weights, dsp_packing=dsp_packing,
               lut_macs=lut_macs, lut_requant=lut_requant, padded_folds=padded_folds, ddr_stages=ddr_stages,
-              ddr_fifos=ddr_fifos, pixel_pairs=pixel_pairs)
+              ddr_fifos=ddr_fifos)
+
+    def plan_pairs(g: Graph) -> Plan:  # `_make_plan` with the pixel_pairs mode
+        if pairs != "auto":
+            return _make_plan(g, board, pixel_pairs=pairs == "on", **kw)
+        one = _make_plan(g, board, pixel_pairs=False, **kw)
+        if not _pairs_may_help(g, one):
+            return one
+        if progress:
+            progress(f"{strategy}: planning with two pixels a beat")
+        try:
+            two = _make_plan(g, board, pixel_pairs=True, **kw)
+        except InfeasibleError:
+            return one
+        return two if _key(two, objective) < _key(one, objective) else one
+
     stem = None if space_to_depth == "off" else stem_conv(graph)
     t0 = time.monotonic()
     if stem is not None and space_to_depth == "on":
-        plan = _make_plan(space_to_depth_stem(graph), board, **kw)
+        plan = plan_pairs(space_to_depth_stem(graph))
     else:
-        plan = _make_plan(graph, board, **kw)
+        plan = plan_pairs(graph)
         if stem is not None and plan.ii_cycles <= pixel_floor(graph, stem[1]):
             # at one pixel a beat the stem's padded input frame is its floor: try blocks
             if progress:
                 progress(f"{strategy}: planning with the input as {stem[2]}x{stem[2]} pixel blocks")
             try:
-                blocked = _make_plan(space_to_depth_stem(graph), board, **kw)
+                blocked = plan_pairs(space_to_depth_stem(graph))
             except InfeasibleError:
                 blocked = None
             if blocked is not None and _key(blocked, objective) < _key(plan, objective):
                 plan = blocked
-    plan.optimizer.update(space_to_depth=space_to_depth)
+    plan.optimizer.update(space_to_depth=space_to_depth, pixel_pairs=pairs)
     plan.search_seconds = time.monotonic() - t0
     return plan
 
+
+
+PIXEL_PAIRS = ("auto", "on", "off")
+"""`make_plan`'s ``pixel_pairs`` modes (``--pixel-pairs``)."""
+
+
+def _pairs_may_help(graph: Graph, plan: Plan) -> bool:
+    """Whether a conv that could take two pixels a beat has a padded input frame of at least
+    ``plan``'s ii: its window generator's floor at one pixel a beat, which pairs halve."""
+    from bbgrap_hls.model import block_kind, node_geometry, pairable
+
+    for n in graph.nodes:
+        if n.op != "Conv" or n.host:
+            continue
+        try:
+            kind, g = block_kind(n, graph), node_geometry(n, graph)
+        except BbgrapError:
+            continue
+        if pairable(kind, g) and g.hp * g.wp >= plan.ii_cycles:
+            return True
+    return False
 
 
 def _make_plan(graph: Graph, board: Board, lut_requant: bool | None, **kw) -> Plan:
