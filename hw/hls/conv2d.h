@@ -198,71 +198,85 @@ inline int mmv_group(long pixels, long t, int m) {
   return static_cast<int>(pixels - t * m < m ? pixels - t * m : m);
 }
 
-/// conv2d_mmv's M matrix-vector units (DATAFLOW process 2). Output pixels come in groups
-/// of M consecutive pixels in raster order over all rows and frames (the last group of the
-/// call may hold fewer), groups t = 0, 1, ...: the cost model's round robin of pixels over
-/// the copies. Window buffers ping-pong: while the copies fold group t from buffer t mod 2,
-/// the fold's first iterations write group t-1's pixels (<= M <= NF·SF beats) from the other
-/// pixel buffer and its last ones take group t+1's beats (<= M·SF <= NF·SF) into the other
-/// window buffer (so a pixel never waits for windows two groups on); group 0 is read before
-/// the first fold and the last group's pixels written after the last.
-template <class P, class W>
-void conv_mvu_mmv(Stream<P::SIMD>& in, Stream<P::CO>& out, const W* w, const int32_t bias[P::PE][P::CO / P::PE],
-                  const int32_t mult[P::PE][P::CO / P::PE], const int32_t shift[P::PE][P::CO / P::PE],
-                  int frames) {
+/// The matrix-vector units of conv2d_mmv (H = 1) and conv2d_pairs with PO = 2 (H = 2), the
+/// body of conv_mvu_mmv and conv_mvu_pairs: P::M copies in H halves of Q = M/H, half h
+/// folding output columns ≡ h (mod H). A unit is H horizontally adjacent output pixels (a
+/// pixel, or a pixel pair: even pixel in half 0); units come in groups of Q consecutive units
+/// in raster order over all rows and frames (the last group of the call may hold fewer),
+/// groups t = 0, 1, ...: the cost model's round robin of pixels over the copies. A unit's
+/// window arrives as SF beats of H·SIMD lanes (half h's in lanes [h·SIMD, (h+1)·SIMD)), its
+/// pixels leave as one beat of H·CO lanes (half h's in [h·CO, (h+1)·CO)). One loop over
+/// groups × NF·SF weight words, each read once and shared by the M copies. Window buffers
+/// ping-pong: while the copies fold group t from buffer t mod 2, the fold's first iterations
+/// write group t-1's units (<= Q <= NF·SF beats) from the other pixel buffer and its last
+/// ones take group t+1's beats (<= Q·SF <= NF·SF) into the other window buffer (so a unit
+/// never waits for windows two groups on); group 0 is read before the first fold and the
+/// last group's units written after the last. Inlined: the wrapper is the DATAFLOW process.
+template <class P, int H, class W>
+void conv_mvu_group(Stream<H * P::SIMD>& in, Stream<H * P::CO>& out, const W* w,
+                    const int32_t bias[P::PE][P::CO / P::PE], const int32_t mult[P::PE][P::CO / P::PE],
+                    const int32_t shift[P::PE][P::CO / P::PE], int frames) {
+  BB_HLS(INLINE)
+  static_assert(H >= 1 && P::M % H == 0, "conv_mvu_group: H | M");
   using G = ConvGeom<P>;
-  constexpr int K = G::K, SF = G::SF, NF = G::NF, M = P::M;
+  constexpr int K = G::K, SF = G::SF, NF = G::NF, Q = P::M / H, S = P::SIMD, CO = P::CO;
   BB_HLS(ARRAY_PARTITION variable = bias complete dim = 1)
   BB_HLS(ARRAY_PARTITION variable = mult complete dim = 1)
   BB_HLS(ARRAY_PARTITION variable = shift complete dim = 1)
-  static int8_t win[2][M][K];  // [buffer][copy m's window]
+  static int8_t win[2][H][Q][K];  // [buffer][half][copy m's window]
   BB_HLS(ARRAY_PARTITION variable = win complete dim = 1)
   BB_HLS(ARRAY_PARTITION variable = win complete dim = 2)
-  BB_HLS(ARRAY_PARTITION variable = win cyclic factor = P::SIMD dim = 3)
-  int32_t acc[M][P::PE];
+  BB_HLS(ARRAY_PARTITION variable = win complete dim = 3)
+  BB_HLS(ARRAY_PARTITION variable = win cyclic factor = P::SIMD dim = 4)
+  int32_t acc[H][Q][P::PE];  // [half][copy]
   BB_HLS(ARRAY_PARTITION variable = acc complete dim = 0)
-  int8_t px[2][M][P::CO];  // [buffer][the group's output pixels]
+  int8_t px[2][Q][H * CO];  // [buffer][the group's units: half 0's CO, half 1's CO, ...]
   BB_HLS(ARRAY_PARTITION variable = px complete dim = 0)
-  const long pixels = static_cast<long>(frames) * G::HO * G::WO;
-  const long groups = (pixels + M - 1) / M;
-  const int first = groups > 0 ? mmv_group(pixels, 0, M) * SF : 0;  // group 0's beats
-BB_LOOP(mmv_first)  // group 0's windows
+  const long units = static_cast<long>(frames) * G::HO * (G::WO / H);
+  const long groups = (units + Q - 1) / Q;
+  const int first = groups > 0 ? mmv_group(units, 0, Q) * SF : 0;  // group 0's beats
+BB_LOOP(group_first)  // group 0's windows
   for (int i = 0; i < first; ++i) {
     BB_PIPELINE(1)
-    const Beat<P::SIMD> b = in.read();
-    for (int s = 0; s < P::SIMD; ++s) win[0][i / SF][(i % SF) * P::SIMD + s] = b.d[s];
+    const Beat<H * S> b = in.read();
+    for (int h = 0; h < H; ++h)
+      for (int s = 0; s < S; ++s) win[0][h][i / SF][(i % SF) * S + s] = b.d[h * S + s];
   }
   long t = 0;
   int i = 0, nf = 0, sf = 0;  // weight word i = nf·SF + sf of group t
-  int next = groups > 1 ? mmv_group(pixels, 1, M) * SF : 0, prev = 0;  // group t+1's beats, group t-1's pixels
-BB_LOOP(mmv_fold)  // groups × NF·SF words, each shared by the M copies
+  int next = groups > 1 ? mmv_group(units, 1, Q) * SF : 0, prev = 0;  // group t+1's beats, group t-1's units
+BB_LOOP(group_fold)  // groups × NF·SF words, each shared by the M copies
   for (long it = 0; it < groups * (NF * SF); ++it) {
     BB_PIPELINE(1)
     BB_HLS(DEPENDENCE variable = win type = inter dependent = false)  // writes go to the other buffer
     BB_HLS(DEPENDENCE variable = px type = inter dependent = false)   // reads come from the other buffer
     const int cur = static_cast<int>(t % 2);
-    if (i >= NF * SF - next) {  // at the end of the fold: group t's pixels never wait for them
+    if (i >= NF * SF - next) {  // at the end of the fold: group t's units never wait for them
       const int k = i - (NF * SF - next);
-      const Beat<P::SIMD> b = in.read();
-      for (int s = 0; s < P::SIMD; ++s) win[1 - cur][k / SF][(k % SF) * P::SIMD + s] = b.d[s];
+      const Beat<H * S> b = in.read();
+      for (int h = 0; h < H; ++h)
+        for (int s = 0; s < S; ++s) win[1 - cur][h][k / SF][(k % SF) * S + s] = b.d[h * S + s];
     }
     if (i < prev) {
-      Beat<P::CO> o;
-      for (int co = 0; co < P::CO; ++co) o.d[co] = px[1 - cur][i][co];
+      Beat<H * CO> o;
+      for (int co = 0; co < H * CO; ++co) o.d[co] = px[1 - cur][i][co];
       out.write(o);
     }
     int8_t wv[P::PE][P::SIMD];
     BB_HLS(ARRAY_PARTITION variable = wv type = complete dim = 0)
     weight_word<P::PE, P::SIMD>(w, i, wv);
-    for (int m = 0; m < M; ++m) {
-      int32_t a[P::PE];
-      BB_HLS(ARRAY_PARTITION variable = a complete)
-      for (int pe = 0; pe < P::PE; ++pe) a[pe] = sf == 0 ? bias[pe][nf] : acc[m][pe];
-      mac_lanes<pack_of<P>(), P::PE, P::SIMD>(&win[cur][m][sf * P::SIMD], wv, a);
-      for (int pe = 0; pe < P::PE; ++pe) {
-        acc[m][pe] = a[pe];
-        if (sf == SF - 1) {
-          px[cur][m][nf * P::PE + pe] = requant_with<rq_lut_of<P>()>(a[pe], mult[pe][nf], shift[pe][nf], P::ZP_OUT, P::LO, P::HI);
+    for (int h = 0; h < H; ++h) {
+      for (int m = 0; m < Q; ++m) {
+        int32_t a[P::PE];
+        BB_HLS(ARRAY_PARTITION variable = a complete)
+        for (int pe = 0; pe < P::PE; ++pe) a[pe] = sf == 0 ? bias[pe][nf] : acc[h][m][pe];
+        mac_lanes<pack_of<P>(), P::PE, P::SIMD>(&win[cur][h][m][sf * S], wv, a);
+        for (int pe = 0; pe < P::PE; ++pe) {
+          acc[h][m][pe] = a[pe];
+          if (sf == SF - 1) {
+            px[cur][m][h * CO + nf * P::PE + pe] =
+                requant_with<rq_lut_of<P>()>(a[pe], mult[pe][nf], shift[pe][nf], P::ZP_OUT, P::LO, P::HI);
+          }
         }
       }
     }
@@ -274,19 +288,28 @@ BB_LOOP(mmv_fold)  // groups × NF·SF words, each shared by the M copies
     if (i == NF * SF) {  // group t is folded
       i = 0;
       nf = 0;
-      prev = mmv_group(pixels, t, M);
+      prev = mmv_group(units, t, Q);
       ++t;
-      next = t + 1 < groups ? mmv_group(pixels, t + 1, M) * SF : 0;
+      next = t + 1 < groups ? mmv_group(units, t + 1, Q) * SF : 0;
     }
   }
-  const int last = groups > 0 ? mmv_group(pixels, groups - 1, M) : 0, lb = static_cast<int>((groups + 1) % 2);
-BB_LOOP(mmv_last)  // the last group's pixels
+  const int last = groups > 0 ? mmv_group(units, groups - 1, Q) : 0, lb = static_cast<int>((groups + 1) % 2);
+BB_LOOP(group_last)  // the last group's units
   for (int m = 0; m < last; ++m) {
     BB_PIPELINE(1)
-    Beat<P::CO> o;
-    for (int co = 0; co < P::CO; ++co) o.d[co] = px[lb][m][co];
+    Beat<H * CO> o;
+    for (int co = 0; co < H * CO; ++co) o.d[co] = px[lb][m][co];
     out.write(o);
   }
+}
+
+/// conv2d_mmv's M matrix-vector units (DATAFLOW process 2): conv_mvu_group with one half,
+/// groups of M consecutive output pixels (one CO-lane beat each) folded by the M copies.
+template <class P, class W>
+void conv_mvu_mmv(Stream<P::SIMD>& in, Stream<P::CO>& out, const W* w, const int32_t bias[P::PE][P::CO / P::PE],
+                  const int32_t mult[P::PE][P::CO / P::PE], const int32_t shift[P::PE][P::CO / P::PE],
+                  int frames) {
+  conv_mvu_group<P, 1>(in, out, w, bias, mult, shift, frames);
 }
 
 /// Convolution with M copies of the matrix-vector unit ("pixel copies", P::M = M with
@@ -419,101 +442,18 @@ BB_LOOP(swg_pairs_beat)
   BB_COUNT_OVERLAP(1, nr, nw)
 }
 
-/// conv2d_pairs' matrix-vector units with PO = 2 (DATAFLOW process 2): conv_mvu_mmv with its
-/// M copies as two halves of Q = M/2, half 0 folding even output columns and half 1 odd
+/// conv2d_pairs' matrix-vector units with PO = 2 (DATAFLOW process 2): conv_mvu_group with
+/// its M copies as two halves of Q = M/2, half 0 folding even output columns and half 1 odd
 /// ones. A group is Q consecutive pixel pairs (raster order across rows and frames, the
 /// call's last group may hold fewer); its windows arrive as Q·SF beats of both halves'
-/// SIMD lanes, its pixels leave as Q beats of 2·CO lanes (even pixel first). One loop over
-/// groups × NF·SF weight words, each read once and shared by the M copies; the buffers
-/// ping-pong as conv_mvu_mmv's: the first Q iterations of group t's fold write group t-1's
-/// pairs, its last Q·SF (<= NF·SF, Q <= NF) take group t+1's windows.
+/// SIMD lanes, its pixels leave as Q beats of 2·CO lanes (even pixel first); the first Q
+/// iterations of group t's fold write group t-1's pairs, its last Q·SF (<= NF·SF, Q <= NF)
+/// take group t+1's windows.
 template <class P, class W>
 void conv_mvu_pairs(Stream<2 * P::SIMD>& in, Stream<2 * P::CO>& out, const W* w,
                     const int32_t bias[P::PE][P::CO / P::PE], const int32_t mult[P::PE][P::CO / P::PE],
                     const int32_t shift[P::PE][P::CO / P::PE], int frames) {
-  using G = ConvGeom<P>;
-  constexpr int K = G::K, SF = G::SF, NF = G::NF, Q = P::M / 2, S = P::SIMD;
-  BB_HLS(ARRAY_PARTITION variable = bias complete dim = 1)
-  BB_HLS(ARRAY_PARTITION variable = mult complete dim = 1)
-  BB_HLS(ARRAY_PARTITION variable = shift complete dim = 1)
-  static int8_t win[2][2][Q][K];  // [buffer][half][pair][window]
-  BB_HLS(ARRAY_PARTITION variable = win complete dim = 1)
-  BB_HLS(ARRAY_PARTITION variable = win complete dim = 2)
-  BB_HLS(ARRAY_PARTITION variable = win complete dim = 3)
-  BB_HLS(ARRAY_PARTITION variable = win cyclic factor = P::SIMD dim = 4)
-  int32_t acc[2][Q][P::PE];  // [half][pair]
-  BB_HLS(ARRAY_PARTITION variable = acc complete dim = 0)
-  int8_t px[2][Q][2 * P::CO];  // [buffer][pair][even pixel's CO, odd pixel's CO]
-  BB_HLS(ARRAY_PARTITION variable = px complete dim = 0)
-  const long pairs = static_cast<long>(frames) * G::HO * (G::WO / 2);
-  const long groups = (pairs + Q - 1) / Q;
-  const int first = groups > 0 ? mmv_group(pairs, 0, Q) * SF : 0;  // group 0's beats
-BB_LOOP(pairs_first)  // group 0's windows
-  for (int i = 0; i < first; ++i) {
-    BB_PIPELINE(1)
-    const Beat<2 * S> b = in.read();
-    for (int h = 0; h < 2; ++h)
-      for (int s = 0; s < S; ++s) win[0][h][i / SF][(i % SF) * S + s] = b.d[h * S + s];
-  }
-  long t = 0;
-  int i = 0, nf = 0, sf = 0;  // weight word i = nf·SF + sf of group t
-  int next = groups > 1 ? mmv_group(pairs, 1, Q) * SF : 0, prev = 0;  // group t+1's beats, group t-1's pairs
-BB_LOOP(pairs_fold)  // groups × NF·SF words, each shared by the 2·Q copies
-  for (long it = 0; it < groups * (NF * SF); ++it) {
-    BB_PIPELINE(1)
-    BB_HLS(DEPENDENCE variable = win type = inter dependent = false)  // writes go to the other buffer
-    BB_HLS(DEPENDENCE variable = px type = inter dependent = false)   // reads come from the other buffer
-    const int cur = static_cast<int>(t % 2);
-    if (i >= NF * SF - next) {  // at the end of the fold
-      const int k = i - (NF * SF - next);
-      const Beat<2 * S> b = in.read();
-      for (int h = 0; h < 2; ++h)
-        for (int s = 0; s < S; ++s) win[1 - cur][h][k / SF][(k % SF) * S + s] = b.d[h * S + s];
-    }
-    if (i < prev) {
-      Beat<2 * P::CO> o;
-      for (int co = 0; co < 2 * P::CO; ++co) o.d[co] = px[1 - cur][i][co];
-      out.write(o);
-    }
-    int8_t wv[P::PE][P::SIMD];
-    BB_HLS(ARRAY_PARTITION variable = wv type = complete dim = 0)
-    weight_word<P::PE, P::SIMD>(w, i, wv);
-    for (int h = 0; h < 2; ++h) {
-      for (int m = 0; m < Q; ++m) {
-        int32_t a[P::PE];
-        BB_HLS(ARRAY_PARTITION variable = a complete)
-        for (int pe = 0; pe < P::PE; ++pe) a[pe] = sf == 0 ? bias[pe][nf] : acc[h][m][pe];
-        mac_lanes<pack_of<P>(), P::PE, P::SIMD>(&win[cur][h][m][sf * S], wv, a);
-        for (int pe = 0; pe < P::PE; ++pe) {
-          acc[h][m][pe] = a[pe];
-          if (sf == SF - 1) {
-            px[cur][m][h * P::CO + nf * P::PE + pe] =
-                requant_with<rq_lut_of<P>()>(a[pe], mult[pe][nf], shift[pe][nf], P::ZP_OUT, P::LO, P::HI);
-          }
-        }
-      }
-    }
-    ++i;
-    if (++sf == SF) {
-      sf = 0;
-      ++nf;
-    }
-    if (i == NF * SF) {  // group t is folded
-      i = 0;
-      nf = 0;
-      prev = mmv_group(pairs, t, Q);
-      ++t;
-      next = t + 1 < groups ? mmv_group(pairs, t + 1, Q) * SF : 0;
-    }
-  }
-  const int last = groups > 0 ? mmv_group(pairs, groups - 1, Q) : 0, lb = static_cast<int>((groups + 1) % 2);
-BB_LOOP(pairs_last)  // the last group's pairs
-  for (int m = 0; m < last; ++m) {
-    BB_PIPELINE(1)
-    Beat<2 * P::CO> o;
-    for (int co = 0; co < 2 * P::CO; ++co) o.d[co] = px[lb][m][co];
-    out.write(o);
-  }
+  conv_mvu_group<P, 2>(in, out, w, bias, mult, shift, frames);
 }
 
 /// Output lanes of conv2d_pairs: a pixel pair (2·CO) with PO = 2; with PO = 1 a whole pixel
