@@ -230,7 +230,6 @@ def _swg_beats(g: Geometry, pe: int, simd: int, arrive: np.ndarray, t0: int) -> 
     output's last contribution being read ``SF`` cycles into the row. Returns each output
     row's first-output and last read cycles."""
     lanes = min(simd, g.c)
-    sf, nf = g.kh * g.kw * g.c // simd, g.co // pe
     t, k, done = t0, 0, []
     for yp in range(g.hp):
         for x in range(g.wp):
@@ -240,6 +239,13 @@ def _swg_beats(g: Geometry, pe: int, simd: int, arrive: np.ndarray, t0: int) -> 
                     k += 1
                 t += 1
         done.append(t - 1)
+    return _swg_reader(g, pe, simd, done)
+
+
+def _swg_reader(g: Geometry, pe: int, simd: int, done: list[int]) -> tuple[list[int], list[int]]:
+    """The reader of `_swg_beats` and `_swg_pair_beats`, given the cycle by which each padded
+    input row is written (``done``): each output row's first-output and last read cycles."""
+    sf, nf = g.kh * g.kw * g.c // simd, g.co // pe
     first, last, end = [], [], -(10 ** 9)
     for oy in range(g.ho):
         start = max(end, done[oy * g.sh + g.kh - 1] + 1)
@@ -360,7 +366,6 @@ def _swg_pair_beats(g: Geometry, pe: int, simd: int, arrive, t0: int) -> tuple[l
     writer writes one padded column pair (2q, 2q+1) a cycle; the pair takes an input beat when
     its even column (``PL`` even) or its odd column (``PL`` odd: the even one is the previous
     beat's held high pixel) is an input pixel."""
-    sf, nf = g.kh * g.kw * g.c // simd, g.co // pe
     t, k, done = t0, 0, []
     pl = g.pads[1]
     for yp in range(g.hp):
@@ -372,13 +377,7 @@ def _swg_pair_beats(g: Geometry, pe: int, simd: int, arrive, t0: int) -> tuple[l
             t += 1
         done.append(t - 1)
     assert k == len(arrive)
-    first, last, end = [], [], -(10 ** 9)
-    for oy in range(g.ho):
-        start = max(end, done[oy * g.sh + g.kh - 1] + 1)
-        end = start + g.wo * sf * nf
-        first.append(start + sf - 1)
-        last.append(end - 1)
-    return first, last
+    return _swg_reader(g, pe, simd, done)
 
 
 PAIR_GEOMS = [
