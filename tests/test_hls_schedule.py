@@ -87,7 +87,8 @@ def test_network_block_cycles_within_plan(tmp_path, model, board):
 def test_planted_sequential_loop_is_caught(tmp_path):
     """A copy of the residual block's design whose conv_mvu runs an extra pipelined loop of one
     iteration per output pixel before its folds (a sequential phase the plan does not have):
-    the csim still passes bit-exact, and the schedule check flags every conv_mvu."""
+    the csim still passes bit-exact, and the schedule check flags every process running it
+    (conv2d's conv_mvu, and conv2d_pairs' with one output pixel a beat, conv_pairs_mvu1)."""
     out = _gen(tmp_path, "residual_block", "u250")
     slow = tmp_path / "slow"
     shutil.copytree(out, slow, ignore=shutil.ignore_patterns(".csim"))
@@ -100,8 +101,9 @@ def test_planted_sequential_loop_is_caught(tmp_path):
     res = csim_design(slow, schedule=True)
     assert res.ok and "SCHEDULE: " in res.message, res.message
     over = [r for r in res.schedule if r["over"]]
-    assert over and all(r["label"] == "conv_mvu<P>" for r in over), over
-    mvus = [r for r in res.schedule if r["label"] == "conv_mvu<P>"]
+    runs = {"conv_mvu<P>", "conv_pairs_mvu1<P>"}
+    assert over and all(r["label"] in runs for r in over), over
+    mvus = [r for r in res.schedule if r["label"] in runs]
     assert {r["id"] for r in over} == {r["id"] for r in mvus if r["counted"] * 1.0 > r["plan_ii"] * 1.05}
     # the unchanged design is clean
     assert not any(r["over"] for r in csim_design(out, schedule=True).schedule)

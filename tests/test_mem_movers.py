@@ -96,8 +96,9 @@ def test_generated_ports_are_512_bit_words_and_resnet8_input_at_its_beats(tmp_pa
     """ResNet-8 on u250: every activation port of every core is a pointer to 64-byte words
     behind an m_axi interface (Vitis HLS: a 512-bit AXI4 master, full-width bursts), its depth
     the words of a call; the host allocates whole words (design.json ``bytes``). The
-    threaded csim is bit-exact and counts the 3-lane input's mem_to_stream at its beats per
-    frame (32·32 pixels), not the 3 port accesses per pixel the byte port took."""
+    threaded csim is bit-exact and counts the input's mem_to_stream at its beats per frame
+    (32·32/2 pixel pairs of 6 lanes, the stem taking two pixels a beat), not the 3 port
+    accesses per pixel the byte port took."""
     path = models.save(models.resnet8(seed=0), tmp_path / "resnet8.onnx")
     out = tmp_path / "out"
     assert main(["gen", path, "--board", "u250", "-o", str(out), "--force"]) == 0
@@ -120,5 +121,5 @@ def test_generated_ports_are_512_bit_words_and_resnet8_input_at_its_beats(tmp_pa
     (row,) = [r for r in res.schedule if r["label"] == "mem_to_stream"]
     cpp = (out / "hls" / f"{row['id'].split('.')[0]}.cpp").read_text()
     n, lanes = map(int, re.search(r"bb::mem_to_stream<(\d+), (\d+)>", cpp).groups())
-    assert (n, lanes) == (32 * 32 * 3, 3)
+    assert (n, lanes) == (32 * 32 * 3, 6)  # two pixels a beat into the paired stem (--pixel-pairs auto)
     assert row["counted"] <= max(n // lanes, -(-n // 64)) + 1 and row["bound"] == n // lanes, row

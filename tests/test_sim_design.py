@@ -368,7 +368,8 @@ def test_pixel_copies_and_uneven_split_run_at_the_planned_ii(root):
     and a pointwise conv is split unevenly (16 + 48 channels over two SLRs). Bit-exact, at the
     planned ii, the latency within the tolerance. Without DSP packing, LUT MACs and padded folds
     (with any of them the search balances the cores without an uneven split; on u250's four
-    SLRs too, since the 24-bit requantisers freed LUTs)."""
+    SLRs too, since the 24-bit requantisers freed LUTs), and at one pixel a beat (with pixel
+    pairs the stem takes them instead of copies)."""
     from bbgrap_hls.cli import main
     from bbgrap_hls.plan import Plan
     from bbgrap_hls.rtlsim.run import simulate
@@ -376,7 +377,7 @@ def test_pixel_copies_and_uneven_split_run_at_the_planned_ii(root):
     path = models.save(models.ds_cnn(seed=0), root / "ds_full.onnx")
     out = root / "ds_full"
     assert main(["gen", str(path), "--board", "u280", "-o", str(out), "--force", "--no-dsp-packing",
-                 "--no-lut-macs", "--no-padded-folds"]) == 0
+                 "--no-lut-macs", "--no-padded-folds", "--pixel-pairs", "off"]) == 0
     plan = Plan.from_json((out / "plan.json").read_text())
     assert any(n.mmv > 1 for n in plan.nodes)
     assert any(n.split and len({p.co_end - p.co_begin for p in n.split}) > 1 for n in plan.nodes)
