@@ -50,18 +50,19 @@ def graph_of(name: str):
     return zoo.canonical(zoo.ZOO[name]())
 
 
-def row(name: str, board_name: str, space_to_depth: str = "auto") -> dict:
+def row(name: str, board_name: str, space_to_depth: str = "auto", pixel_pairs: str = "auto") -> dict:
     g = graph_of(name)
     board = load_board(board_name)
     t0 = time.perf_counter()
     plan = make_plan(g, board, baselines=False, offchip_weights=name != "resnet8",
-                     space_to_depth=space_to_depth)
+                     space_to_depth=space_to_depth, pixel_pairs=pixel_pairs)
     secs = time.perf_counter() - t0
     macs = summarize(g, canonical=True)["macs"]
     dsp = sum(c.dsp for c in plan.cores)
     bott = next(n for n in plan.nodes if n.name == plan.bottleneck)
     core = next((c for c in plan.cores if c.id == bott.core), None)
-    core_macs = sum(_node_macs(g, n.name) for n in plan.nodes if n.core == bott.core)
+    core_macs = sum(_node_macs(g, n.name) * _share(n, bott.core) for n in plan.nodes)
+    pairs = sum(1 for n in plan.nodes if n.px > 1)
     lut_lanes = sum(n.pe * n.simd * max(1, n.mmv) for n in plan.nodes if n.pack == 0 and n.block in ("conv", "dense"))
     packed = sum(n.pe * n.simd * max(1, n.mmv) for n in plan.nodes if n.pack == 2)
     target, kind, dpu = TARGETS.get(name, (None, None, None))
@@ -75,8 +76,16 @@ def row(name: str, board_name: str, space_to_depth: str = "auto") -> dict:
         "lut_lanes": lut_lanes, "packed_lanes": packed, "roofline": plan.roofline.get("roofline_fps"),
         "fraction": plan.roofline.get("fraction"), "binds": plan.roofline.get("binds"),
         "bottleneck": plan.bottleneck, "target": target, "kind": kind, "met": met, "dpu": dpu,
-        "offchip": sum(1 for n in plan.nodes if n.weights == "ddr"), "plan_s": secs,
+        "offchip": sum(1 for n in plan.nodes if n.weights == "ddr"), "plan_s": secs, "pairs": pairs,
     }
+
+
+def _share(n, core: int) -> float:
+    """The share of node ``n``'s MACs computed on ``core``: a split node's parts by their channels."""
+    if not n.split:
+        return float(n.core == core)
+    co = sum(p.co_end - p.co_begin for p in n.split)
+    return sum(p.co_end - p.co_begin for p in n.split if p.core == core) / co
 
 
 def _node_macs(g, name: str) -> int:
@@ -92,16 +101,18 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--board", default="u250")
     ap.add_argument("--space-to-depth", choices=("auto", "on", "off"), default="auto",
                     help="the stem's input as pixel blocks (gen --space-to-depth; default auto, as gen)")
+    ap.add_argument("--pixel-pairs", choices=("auto", "on", "off"), default="auto",
+                    help="two pixels a beat into convs and Adds (gen --pixel-pairs; default auto, as gen)")
     args = ap.parse_args(argv)
     print("| model | board | ii | fps | MACs/DSP/cycle (design) | on the bottleneck's core | LUT MAC lanes | "
-          "packed lanes | off-chip blocks | fps / roofline | binds | target | met | DPU fps | plan s |")
-    print("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|")
+          "packed lanes | off-chip blocks | paired convs | fps / roofline | binds | target | met | DPU fps | plan s |")
+    print("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|")
     for name in args.models.split(","):
-        r = row(name, args.board, args.space_to_depth)
+        r = row(name, args.board, args.space_to_depth, args.pixel_pairs)
         tgt = "-" if r["target"] is None else (f"ii <= {r['target']:,}" if r["kind"] == "ii" else
                                                f"fps >= {r['target']:,}")
         print(f"| {r['model']} | {r['board']} | {r['ii']:,} | {r['fps']:,.1f} | {r['macs_per_dsp']:.2f} | "
-              f"{r['core_macs_per_dsp']:.2f} | {r['lut_lanes']:,} | {r['packed_lanes']:,} | {r['offchip']} | "
+              f"{r['core_macs_per_dsp']:.2f} | {r['lut_lanes']:,} | {r['packed_lanes']:,} | {r['offchip']} | {r['pairs']} | "
               f"{r['fraction']:.0%} of {r['roofline']:,.0f} | {r['binds']} | {tgt} | "
               f"{'-' if r['met'] is None else 'met' if r['met'] else 'missed'} | {r['dpu'] or '-'} | {r['plan_s']:.1f} |")
     return 0
