@@ -17,6 +17,7 @@ from bbgrap_hls.codegen.fold import conv_matrix, fold_channels, fold_dw, fold_mv
 from bbgrap_hls.codegen.weights import STORAGE_IMPL, WeightMem, rom_array
 from bbgrap_hls.errors import BadInputError, UnsupportedError
 from bbgrap_hls.ir import Graph, Node
+from bbgrap_hls.model.blocks import out_lanes as block_out_lanes
 from bbgrap_hls.model.blocks import padded_out_lanes
 from bbgrap_hls.model.stage import MAX_STAGE_LANES, stage_region_bytes
 from bbgrap_hls.ops import REGISTRY
@@ -89,10 +90,11 @@ def _trimmed(lay: Layer, pixels: int, co: int) -> Layer:
     its ``PE`` does not divide its ``co`` channels: its output stream is then the trimming
     converter's (`padded_out_lanes` lanes)."""
     pe = lay.out_lanes
-    if co % pe == 0 or pe % co == 0:  # (a multiple: whole pixels, e.g. a pixel pair a beat)
+    lanes = padded_out_lanes(co, pe)
+    if lanes == pe:  # pe divides co, or is whole pixels (a pixel pair a beat)
         return lay
-    lay.trim = (pixels, -(-co // pe), pe, co, padded_out_lanes(co, pe))
-    lay.out_lanes = lay.trim[-1]
+    lay.trim = (pixels, -(-co // pe), pe, co, lanes)
+    lay.out_lanes = lanes
     return lay
 
 
@@ -300,7 +302,7 @@ def _make_layer(g: Graph, node: Node, ident: str, pe: int, simd: int,
             vals.update(PX=2, PO=po, M=mmv)
             in_lanes = 2 * c
             kern = "conv2d_pairs"
-            out_lanes = 2 * (hi - lo) if po == 2 else (hi - lo) if mmv > 1 else pe
+            out_lanes = block_out_lanes(hi - lo, pe, mmv, po)
         call = f"bb::{kern}<{ident}_P>({{in0}}, {{out}}, {ident}_w, {ident}_bias, {ident}_mult, {ident}_shift, frames);"
         return _trimmed(Layer(ident, node.name, op, [acts[0]], [in_lanes], out_lanes, n_out, call,
                               _struct(ident, **vals), _arrays(ident, **arrs), WeightMem(fold_mvu(mat, pe, simd)), mmv,

@@ -32,7 +32,7 @@ from bbgrap_hls.codegen.fold import conv_matrix, pad_rows
 from bbgrap_hls.codegen.layers import LUT_KINDS, Layer, _window, hwc
 from bbgrap_hls.errors import UnsupportedError
 from bbgrap_hls.ir import Graph, Node
-from bbgrap_hls.model.blocks import padded_out_lanes
+from bbgrap_hls.model.blocks import out_lanes, padded_out_lanes
 from bbgrap_hls.model.memory import LUTRAM_BITS
 from bbgrap_hls.ops import REGISTRY
 from bbgrap_hls.quant.arith import MULT_BITS
@@ -214,7 +214,7 @@ def _rtl_layer(g: Graph, node: Node, lay: Layer, pe: int, simd: int, co_range: t
         lo, hi = co_range or (0, n)
         # pixel copies (mmv > 1): M mvus, output one whole pixel (CO lanes) per beat; padded
         # folds: the trimming converter's lanes after the mvu (codegen/layers.py `_trimmed`)
-        if (padded_out_lanes(hi - lo, pe) if lay.mmv == 1 else hi - lo) * lay.po != lay.out_lanes \
+        if out_lanes(hi - lo, pe, lay.mmv, lay.po) != lay.out_lanes \
                 or lay.in_lanes[0] != min(simd, c) * lay.px or (
                 simd > c and (simd % c or k % (simd // c))):
             raise UnsupportedError(f"{where}: pe={pe}, simd={simd}, mmv={lay.mmv} with C={c}, window {k}: simd "

@@ -204,6 +204,12 @@ def padded_out_lanes(co: int, pe: int) -> int:
     return min(d for d in range(pe + 1, co + 1) if co % d == 0)
 
 
+def out_lanes(co: int, pe: int, mmv: int = 1, po: int = 1) -> int:
+    """Lanes of a block's output stream at ``pe`` output lanes: with pixel copies one whole
+    pixel a beat (``po`` pixels: ``po·co``), else `padded_out_lanes`."""
+    return co * po if mmv > 1 else padded_out_lanes(co, pe)
+
+
 @functools.lru_cache(maxsize=1 << 14)
 def trim_lut(co: int, pe: int) -> int:
     """LUTs of ``trim.sv`` after a unit at ``pe`` lanes with padded folds (``pe ∤ co``):

@@ -146,7 +146,7 @@ def make_plan(graph: Graph, board: Board, strategy: str = "search", objective: s
 
     if space_to_depth not in SPACE_TO_DEPTH:
         raise BadInputError(f"unknown space_to_depth '{space_to_depth}': expected one of {', '.join(SPACE_TO_DEPTH)}")
-    pairs = {True: "on", False: "off"}.get(pixel_pairs, pixel_pairs) if isinstance(pixel_pairs, bool) else pixel_pairs
+    pairs = ("on" if pixel_pairs else "off") if isinstance(pixel_pairs, bool) else pixel_pairs
     if pairs not in PIXEL_PAIRS:
         raise BadInputError(f"unknown pixel_pairs '{pixel_pairs}': expected one of {', '.join(PIXEL_PAIRS)}")
     kw = dict(strategy=strategy, objective=objective, time_limit=time_limit, seed=seed, baselines=baselines,

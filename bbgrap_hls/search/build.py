@@ -10,7 +10,8 @@ from dataclasses import dataclass, replace
 import numpy as np
 
 from bbgrap_hls.model import block_cost, in_lanes, packs
-from bbgrap_hls.model.blocks import BlockCost, padded_out_lanes
+from bbgrap_hls.model.blocks import BlockCost
+from bbgrap_hls.model.blocks import out_lanes as stream_lanes
 from bbgrap_hls.model.geometry import hwc
 from bbgrap_hls.model.links import (
     fifo_cost,
@@ -78,10 +79,7 @@ class _Part:
     @property
     def out_lanes(self) -> int:
         """Lanes of the part's output stream (a whole pixel with pixel copies)."""
-        co = self.co_end - self.co_begin
-        if self.mmv > 1:
-            return co * self.po
-        return padded_out_lanes(co, self.pe)
+        return stream_lanes(self.co_end - self.co_begin, self.pe, self.mmv, self.po)
 
 
 def unit_parts(prob: Problem, seg: Segmentation, u: int) -> list[_Part]:

@@ -10,7 +10,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from bbgrap_hls.model import block_cost, foldings, in_lanes
-from bbgrap_hls.model.blocks import padded_out_lanes
+from bbgrap_hls.model.blocks import out_lanes
 from bbgrap_hls.model.stage import MAX_STAGE_LANES, stage_bound
 from bbgrap_hls.search.dp import Segmentation
 from bbgrap_hls.search.problem import BW_CYCLES, N_RES, RES, Problem
@@ -173,8 +173,8 @@ def row_lanes(prob: Problem, t: Table, u: int, host: bool) -> np.ndarray:
         return np.array([in_lanes(unit.kind, unit.geom, int(p), int(s), int(x))
                          for p, s, x in zip(t.pe, t.simd, t.px, strict=True)], dtype=np.int64)
     co = unit.geom.co
-    return np.array([co * int(o) if m > 1 else padded_out_lanes(co, int(p))
-                     for p, m, o in zip(t.pe, t.mmv, t.po, strict=True)], dtype=np.int64)
+    return np.array([out_lanes(co, int(p), int(m), int(o)) for p, m, o in zip(t.pe, t.mmv, t.po, strict=True)],
+                    dtype=np.int64)
 
 
 def ddr_lanes(prob: Problem, bits: int, lanes: set[int], target: int) -> set[int]:

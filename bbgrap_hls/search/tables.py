@@ -345,11 +345,10 @@ def _tables_of(kind: str, g: Geometry, inputs: _Inputs, parallel_window: bool, u
         placements = [(uram, True, False, True, False), (uram, True, False, True, True)]
     elif memory is not None and kind in OFFCHIP_CAPABLE:
         placements.append((uram, True, False, False, False))  # frame buffers in URAM where the board has it
-    rows_of = [(p, q, m, 1, 1) for p, q in foldings(kind, g, parallel_window, padded)
-               for m in (pixel_copies(kind, g, p) if copies else [1])]
+    folds = foldings(kind, g, parallel_window, padded)
+    rows_of = [(p, q, m, 1, 1) for p, q in folds for m in (pixel_copies(kind, g, p) if copies else [1])]
     if g.pairs and copies and not in1:  # two pixels a beat (`pair_modes`): after the plain rows
-        rows_of += [(p, q, m, px, po) for p, q in foldings(kind, g, parallel_window, padded)
-                    for px, po, m in pair_modes(kind, g, p, q)]
+        rows_of += [(p, q, m, px, po) for p, q in folds for px, po, m in pair_modes(kind, g, p, q)]
     prev_ii = 0
     macs = [(False, False), (True, False)] if lut_macs and lut_capable(kind) else [(False, False)]
     if lut_requant and lut_requant_capable(kind):
