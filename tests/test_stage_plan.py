@@ -48,8 +48,8 @@ def test_a_stage_lets_a_block_after_the_graph_input_take_one_slot(pair):
     with stages both take one, each behind its own stage; without, the first keeps two slots
     at half the lanes and the design is twice as slow."""
     model, board = pair
-    staged = compile(model, board, offchip_weights=True, padded_folds=False).plan
-    plain = compile(model, board, offchip_weights=True, padded_folds=False, ddr_stages=False).plan
+    staged = compile(model, board, offchip_weights=True, padded_folds=False, row_bands=False).plan
+    plain = compile(model, board, offchip_weights=True, padded_folds=False, row_bands=False, ddr_stages=False).plan
     convs = [n for n in staged.nodes if n.op == "Conv"]
     assert [(n.weights, n.in_slots, n.in_stage) for n in convs] == [("ddr", 1, True)] * 2
     assert not any(n.in_stage for n in plain.nodes)
@@ -65,7 +65,7 @@ def test_a_staged_block_is_costed_by_the_module_model(pair):
     from bbgrap_hls.model import node_geometry
 
     model, board = pair
-    design = compile(model, board, offchip_weights=True, padded_folds=False)
+    design = compile(model, board, offchip_weights=True, padded_folds=False, row_bands=False)
     plan, g = design.plan, design.graph
     mem = offchip_memory(load_board(board))
     for n in (n for n in plan.nodes if n.in_stage):
@@ -86,7 +86,8 @@ def test_rtl_kernels_refuse_a_stage_and_name_the_way_out(pair, tmp_path, capsys)
     from bbgrap_hls.cli import main
 
     model, board = pair
-    args = ["gen", model, "--board", board, "--offchip-weights", "--no-padded-folds", "--kernels", "rtl", "--force"]
+    args = ["gen", model, "--board", board, "--offchip-weights", "--no-padded-folds", "--no-row-bands", "--kernels", "rtl",
+            "--force"]
     assert main([*args, "-o", str(tmp_path / "a")]) != 0
     assert "--no-ddr-stages" in capsys.readouterr().err
     assert main([*args, "--no-ddr-stages", "-o", str(tmp_path / "b")]) == 0

@@ -9,7 +9,7 @@ from bbgrap_hls import progress
 from bbgrap_hls.errors import BadInputError
 from bbgrap_hls.ir import Graph
 from bbgrap_hls.passes.stem import SPACE_TO_DEPTH
-from bbgrap_hls.search.problem import DDR_FIFOS, DDR_STAGES, DSP_PACKING, LUT_MACS, PADDED_FOLDS
+from bbgrap_hls.search.problem import DDR_FIFOS, DDR_STAGES, DSP_PACKING, LUT_MACS, PADDED_FOLDS, ROW_BANDS
 
 if TYPE_CHECKING:
     from bbgrap_hls.board import Board
@@ -59,6 +59,11 @@ def add_plan_options(p: argparse.ArgumentParser) -> None:
                         "layers) go to the core's board memory where the core runs out of BRAM (docs/cost-model.md, "
                         "\"Skip FIFOs in board memory\"; bb::ddr_fifo in HLS, ddr_stage.sv in the twin); "
                         f"default {'on' if DDR_FIFOS else 'off'}")
+    p.add_argument("--row-bands", action=argparse.BooleanOptionalAction, default=ROW_BANDS,
+                   help="with --offchip-weights: let an off-chip conv compute a band of output rows at a time "
+                        "behind a band splitter, its frame buffers a band's and its weights read once per band "
+                        f"(conv_band.sv, bb::conv2d_banded; docs/cost-model.md, \"Row bands\"; default "
+                        f"{'on' if ROW_BANDS else 'off'})")
     p.add_argument("--pixel-pairs", choices=("auto", "on", "off"), default="auto",
                    help="let convolutions with a window generator and per-tensor Adds/Muls on images of even "
                         "width stream two pixels a beat (two halves of pixel copies for the even and odd "

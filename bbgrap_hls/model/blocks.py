@@ -99,6 +99,8 @@ class BlockCost:
             (`offchip_mvu`; ``conv_offchip.sv`` ``ISLOTS``, ``OSLOTS``); 2 for other blocks.
         in_stage: a one-input-slot off-chip block's input passes through a DDR frame stage
             (`offchip.staged`; ``ddr_stage.sv``), whose resources and traffic are counted here.
+        bands: an off-chip conv computed this many bands of output rows a frame behind a band
+            splitter (`band.banded`; ``conv_band.sv``), 1 for every other block.
     """
 
     ii: int
@@ -120,6 +122,7 @@ class BlockCost:
     in_slots: int = 2
     out_slots: int = 2
     in_stage: bool = False
+    bands: int = 1
 
 
 def _ceil(a: int, b: int) -> int:

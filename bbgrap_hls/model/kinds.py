@@ -23,6 +23,7 @@ from bbgrap_hls.model.blocks import (
     lut_requantised,
 )
 from bbgrap_hls.model.geometry import Geometry, geometry
+from bbgrap_hls.model.band import banded
 from bbgrap_hls.model.offchip import OFFCHIP_BEAT_BYTES, offchip_mvu, staged
 
 LUT_ACTIVATIONS = (
@@ -182,7 +183,7 @@ def block_cost(kind: str, g: Geometry, pe: int, simd: int, uram: bool = False, m
                ddr: bool = False, memory: tuple[float, int, int] | None = None, pack: bool = False,
                lut_macs: bool = False, lutw: bool = False, lut_requant: bool = False,
                in_slots: int = 2, in_cycles: int | None = None, stage: bool = False,
-               stage_bound: bool = False, px: int = 1, po: int = 1) -> BlockCost:
+               stage_bound: bool = False, px: int = 1, po: int = 1, bands: int = 1) -> BlockCost:
     """Cost of a block kind at a folding (the folding must be legal).
 
     ``uram`` puts the weight memory in URAM (kinds in `URAM_CAPABLE`; ignored for the others,
@@ -202,6 +203,8 @@ def block_cost(kind: str, g: Geometry, pe: int, simd: int, uram: bool = False, m
     of BRAM or URAM (``weights == "lut"``); ``lut_requant`` builds the requantisers' products
     from LUTs (kinds in `LUT_REQUANT_CAPABLE`, not off chip: `lut_requantised`; ignored elsewhere).
     ``px``/``po`` (conv on chip only): input/output pixels per beat (`blocks.mvu`).
+    ``bands`` (an off-chip conv with two slots): computed that many bands of output rows a
+    frame behind a band splitter (`band.banded`).
     """
     if (px != 1 or po != 1) and (kind != "conv" or ddr):
         raise ValueError(f"block kind '{kind}' (ddr={ddr}) takes one pixel a beat (px={px}, po={po})")
@@ -213,6 +216,11 @@ def block_cost(kind: str, g: Geometry, pe: int, simd: int, uram: bool = False, m
                 raise ValueError("a DDR frame stage goes with one input slot (its own in_cycles)")
             rate, latency, beat = memory or (None, 0, OFFCHIP_BEAT_BYTES)
             return staged(g, pe, simd, uram=uram, rate=rate, latency=latency, beat_bytes=beat, bound=stage_bound)
+        if bands > 1:
+            if kind != "conv" or in_slots != 2 or in_cycles is not None:
+                raise ValueError(f"row bands are for a two-slot off-chip conv, not '{kind}' (in_slots={in_slots})")
+            rate, latency, beat = memory or (None, 0, OFFCHIP_BEAT_BYTES)
+            return banded(g, pe, simd, bands, uram=uram, rate=rate, latency=latency, beat_bytes=beat)
         if memory is None:
             return offchip_mvu(g, pe, simd, uram=uram, in_slots=in_slots, in_cycles=in_cycles)
         rate, latency, beat = memory

@@ -108,6 +108,13 @@ def _slots_ii(nf: int, cf: int, in_beats: int, out_beats: int, tile_beats: float
     return (outs[-1] - outs[1]) / (SCHEDULE_FRAMES - 2)
 
 
+def folds(g: Geometry, pe: int, simd: int) -> tuple[int, int]:
+    """``(sf, nf)`` of an off-chip conv: reads a fold per output vector (a strided pointwise
+    conv reads only its output pixels' vectors) and folds a frame (``Co/pe``)."""
+    vectors = g.ho * g.wo if g.pointwise and g.ho * g.wo < g.h * g.w else g.h * g.w
+    return g.k * (g.in_elems // vectors if g.pointwise else g.c) // simd, g.co // pe
+
+
 def offchip_mvu(g: Geometry, pe: int, simd: int, uram: bool = False, rate: float | None = None,
                 latency: int = 0, beat_bytes: int = OFFCHIP_BEAT_BYTES, in_slots: int = 2,
                 out_slots: int = 2, in_cycles: int | None = None) -> BlockCost:
@@ -154,8 +161,7 @@ def offchip_mvu(g: Geometry, pe: int, simd: int, uram: bool = False, rate: float
     frame buffers in URAM instead of BRAM. Exact (RTL module tests) when ``rate`` divides
     ``beat_bytes`` and the tile is whole beats.
     """
-    vectors = g.ho * g.wo if g.pointwise and g.ho * g.wo < g.h * g.w else g.h * g.w
-    sf, nf = g.k * (g.in_elems // vectors if g.pointwise else g.c) // simd, g.co // pe
+    sf, nf = folds(g, pe, simd)
     lanes = min(simd, g.c)
     j = simd // lanes  # a parallel window reads j taps per cycle: j read ports (copies)
     in_beats = g.in_elems // lanes

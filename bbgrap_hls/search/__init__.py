@@ -33,6 +33,7 @@ from bbgrap_hls.search.narrow import narrow
 from bbgrap_hls.search.parallel import Aside
 from bbgrap_hls.search.problem import (
     DDR_FIFOS,
+    ROW_BANDS,
     DDR_STAGES,
     DSP_PACKING,
     LUT_MACS,
@@ -73,7 +74,8 @@ def make_plan(graph: Graph, board: Board, strategy: str = "search", objective: s
               narrow_folding: bool = True, pixel_copies: bool = True, offchip_weights: bool = False,
               dsp_packing: bool = DSP_PACKING, lut_macs: bool = LUT_MACS, space_to_depth: str = "off",
               lut_requant: bool | None = None, padded_folds: bool = PADDED_FOLDS,
-              ddr_stages: bool = DDR_STAGES, ddr_fifos: bool = DDR_FIFOS, pixel_pairs: str | bool = "off") -> Plan:
+              ddr_stages: bool = DDR_STAGES, ddr_fifos: bool = DDR_FIFOS, pixel_pairs: str | bool = "off",
+              row_bands: bool = ROW_BANDS) -> Plan:
     """Plan ``graph`` (canonical) on ``board``.
 
     Args:
@@ -137,6 +139,10 @@ def make_plan(graph: Graph, board: Board, strategy: str = "search", objective: s
             (docs/cost-model.md, "Skip FIFOs in board memory"); the plan's channel ``kind``
             ``ddr_fifo`` (``bb::ddr_fifo`` in HLS, a ``ddr_stage`` in the RTL twin). On by
             default (`DDR_FIFOS`).
+        row_bands: with ``offchip_weights``, let an off-chip conv compute a band of output rows
+            at a time behind a band splitter, its frame buffers a band's and its weights read
+            once per band (docs/cost-model.md, "Row bands"); the plan's ``bands``. On by
+            default (`ROW_BANDS`).
 
     Raises:
         InfeasibleError: no plan fits (message: core, resource, shortfall, smallest change).
@@ -153,7 +159,7 @@ def make_plan(graph: Graph, board: Board, strategy: str = "search", objective: s
               progress=progress, parallel_window=parallel_window, narrow_folding=narrow_folding,
               pixel_copies=pixel_copies, offchip_weights=offchip_weights, dsp_packing=dsp_packing,
               lut_macs=lut_macs, lut_requant=lut_requant, padded_folds=padded_folds, ddr_stages=ddr_stages,
-              ddr_fifos=ddr_fifos)
+              ddr_fifos=ddr_fifos, row_bands=row_bands)
 
     def plan_pairs(g: Graph) -> Plan:  # `_make_plan` with the pixel_pairs mode
         if pairs != "auto":
@@ -264,7 +270,7 @@ def _make_plan_with(graph: Graph, board: Board, strategy: str, objective: str, t
                     baselines: bool, progress: Callable[[str], None] | None, parallel_window: bool,
                     narrow_folding: bool, pixel_copies: bool, offchip_weights: bool, dsp_packing: bool,
                     lut_macs: bool, lut_requant: bool, padded_folds: bool, ddr_stages: bool,
-                    ddr_fifos: bool, pixel_pairs: bool = False) -> Plan:
+                    ddr_fifos: bool, pixel_pairs: bool = False, row_bands: bool = True) -> Plan:
     """`_make_plan` with LUT requantisers allowed or not."""
     if strategy not in STRATEGIES:
         raise BadInputError(f"unknown strategy '{strategy}': expected one of {', '.join(STRATEGIES)}")
@@ -274,7 +280,7 @@ def _make_plan_with(graph: Graph, board: Board, strategy: str, objective: str, t
     prob = build_problem(graph, board, parallel_window=parallel_window, pixel_copies=pixel_copies,
                          offchip_weights=offchip_weights, dsp_packing=dsp_packing, lut_macs=lut_macs,
                          lut_requant=lut_requant, padded_folds=padded_folds, ddr_stages=ddr_stages,
-                         ddr_fifos=ddr_fifos, pixel_pairs=pixel_pairs,
+                         ddr_fifos=ddr_fifos, pixel_pairs=pixel_pairs, row_bands=row_bands,
                          extras=strategy == "search" and objective == "throughput")
     _needs_dsp(prob)
     # With DSP packing allowed, also plan without it and keep the better plan (ties: packed,
@@ -389,7 +395,8 @@ def _make_plan_with(graph: Graph, board: Board, strategy: str, objective: str, t
                           lut_macs=bool(chosen.lut_macs), lut_requant=bool(chosen.lut_requant),
                           padded_folds=bool(chosen.padded_folds),
                           ddr_stages=bool(chosen.ddr_stages and chosen.offchip_memory is not None),
-                          ddr_fifos=bool(chosen.ddr_fifos and chosen.offchip_memory is not None))
+                          ddr_fifos=bool(chosen.ddr_fifos and chosen.offchip_memory is not None),
+                          row_bands=bool(chosen.row_bands and chosen.offchip_memory is not None))
     _check_capacity(board, plan)
     plan.input_blocks = dict(graph.input_blocks)
     plan.search_seconds = time.monotonic() - t0

@@ -60,7 +60,7 @@ def pair_rows(pair: Pair, tables: list[Table], rows: list[np.ndarray],
     them at ``target``: (reader rows, producer rows), positions within each table's ``rows``."""
     tx, tu = tables[pair.reader], tables[pair.producer]
     rx, ru = rows[pair.reader], rows[pair.producer]
-    ok = tu.ddr[ru] & ~tu.padded[ru]
+    ok = tu.ddr[ru] & ~tu.padded[ru] & (tu.bands[ru] == 1)  # (a banded producer holds a band, not a frame)
     arrive = frame_cycles(pair.elems, tu.pe[ru])
     groups: dict[bytes, tuple[list[int], np.ndarray]] = {}
     for k in np.nonzero(tx.paired[rx])[0]:  # (a row behind a DDR frame stage needs no pair)

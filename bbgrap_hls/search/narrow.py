@@ -160,22 +160,25 @@ class _Units:
 
 
 def row_of(table: Table, pe: int, simd: int, weights: str | None, mmv: int = 1, lut: bool = False,
-           lutrq: bool = False, in_slots: int = 2, stage: bool = False, px: int = 1, po: int = 1) -> int:
+           lutrq: bool = False, in_slots: int = 2, stage: bool = False, px: int = 1, po: int = 1,
+           bands: int = 1, frames_uram: bool | None = None) -> int:
     """The row of ``table`` (its `Table.full` rows) with this folding, weight placement, pixel
     copies, kind of multiplier (``lut``: products in LUTs, the plan's ``pack == 0``;
     ``lutrq``: requantisers in LUTs, the plan's ``requant == "lut"``), input frame slots and
-    DDR frame stage (the plan's ``in_stage``).
+    DDR frame stage (the plan's ``in_stage``) and row bands; an off-chip row's frame buffers
+    in URAM or not (``frames_uram``, the plan's block has URAM; None: either).
 
     Raises:
         ValueError: no such row (the plan was not made for this problem).
     """
     if in_slots == 1:
         table = table.full()
-    ddr = weights == "ddr"  # off-chip rows per folding: two input slots or one (frame buffers' place fixed)
-    hit = np.nonzero((table.pe == pe) & (table.simd == simd) & (ddr | (table.uram == (weights == "uram")))
+    ddr = weights == "ddr"  # off-chip rows per folding: two input slots or one, frames in BRAM or URAM
+    uram = (weights == "uram") if not ddr or frames_uram is None else frames_uram
+    hit = np.nonzero((table.pe == pe) & (table.simd == simd) & ((ddr and frames_uram is None) | (table.uram == uram))
                      & (table.ddr == ddr) & (table.mmv == mmv) & (table.lut == lut)
                      & (table.lutrq == lutrq) & (table.in1 == (in_slots == 1)) & (table.stage == stage)
-                     & (table.px == px) & (table.po == po))[0]
+                     & (table.px == px) & (table.po == po) & (table.bands == bands))[0]
     if weights == "lut" and table.lutw[hit].any():  # a LUT-built memory (else LUTRAM-sized anyway)
         hit = hit[table.lutw[hit]]
     elif weights != "lut":
@@ -205,7 +208,8 @@ def segmentation_of(prob: Problem, plan: Plan) -> Segmentation:
             core[u], fold[u] = n.split[-1].core, -1
         else:
             core[u], fold[u] = n.core, row_of(unit.table, n.pe, n.simd, n.weights, n.mmv, n.pack == 0,
-                                                   n.requant == "lut", n.in_slots, n.in_stage, n.px, n.po)
+                                                   n.requant == "lut", n.in_slots, n.in_stage, n.px, n.po,
+                                                   n.bands, n.uram > 0 if n.weights == "ddr" else None)
     return Segmentation(core=core, fold=fold, split=split, part_co=part_co, target=plan.ii_cycles)
 
 

@@ -46,6 +46,10 @@ DDR_FIFOS = True
 """Default of the planner's ``ddr_fifos`` option (`build_problem`, `make_plan`, ``--ddr-fifos``): on
 since the RTL twin runs a skip FIFO in board memory at the planned ii (tests/test_ddr_fifo_twin.py);
 it acts only where a core's built plan is over its BRAM18, so plans that fit without it do not change."""
+ROW_BANDS = False
+"""Default of the planner's ``row_bands`` option (`build_problem`, `make_plan`, ``--row-bands``): an
+off-chip conv may be computed a band of output rows at a time (`model.band`), its frame buffers a
+band's; it only adds rows to the tables of plans with off-chip weights."""
 
 
 @dataclass
@@ -90,6 +94,7 @@ class Problem:
     ddr_stages: bool = True  # off-chip blocks may take one input slot behind a DDR frame stage
     ddr_fifos: bool = False  # whole-frame FIFOs may go to board memory (`fifo_memory.fifos_to_ddr`)
     pixel_pairs: bool = False  # convs and Adds may stream two pixels a beat (`kinds.pair_modes`)
+    row_bands: bool = True  # off-chip convs may compute bands of output rows (`model.band`)
     # `build._cached_parts`: a block's parts by core and row (each copy of a problem starts empty)
     parts: dict = field(default_factory=dict, init=False, repr=False, compare=False)
     # `dp.SegmentDP`: every unit table's rows stacked, with the tables they came from
@@ -148,7 +153,8 @@ def build_problem(graph: Graph, board: Board, split_candidates: int = 8,
                   offchip_weights: bool = False, dsp_packing: bool = DSP_PACKING,
                   lut_macs: bool = LUT_MACS, lut_requant: bool = False,
                   padded_folds: bool = PADDED_FOLDS, ddr_stages: bool = DDR_STAGES,
-                  extras: bool = False, ddr_fifos: bool = DDR_FIFOS, pixel_pairs: bool = False) -> Problem:
+                  extras: bool = False, ddr_fifos: bool = DDR_FIFOS, pixel_pairs: bool = False,
+                  row_bands: bool = ROW_BANDS) -> Problem:
     """Units, folding tables and cut sizes of ``graph`` on ``board``.
 
     Args:
@@ -177,6 +183,9 @@ def build_problem(graph: Graph, board: Board, split_candidates: int = 8,
             docs/cost-model.md, "Skip FIFOs in board memory").
         pixel_pairs: convs with a window generator and per-tensor Adds/Muls on images of even
             width also have rows at two pixels a beat (`Geometry.pairs`, `kinds.pair_modes`).
+        row_bands: with ``offchip_weights``, an off-chip conv may also be computed a band of
+            output rows at a time behind a band splitter (`model.band`; docs/cost-model.md,
+            "Row bands"); without, its band rows are left out of its table.
         extras: with ``ddr_stages``, also build the off-chip blocks' one-input-slot rows
             (`Table.extra`) with the tables (in parallel where it can), for a caller that will
             run the integer program (it asks for them all); else they are built when asked.
@@ -228,7 +237,10 @@ def build_problem(graph: Graph, board: Board, split_candidates: int = 8,
     prefetch([sp.call for sp in specs], extras=extras and ddr_stages and mem is not None)
     for sp in specs:
         fields = vars(sp)
-        units.append(Unit(index=len(units), table=_table(*fields.pop("call")), **fields))
+        t = _table(*fields.pop("call"))
+        if not row_bands and t.bands.max() > 1:
+            t = t.subset(t.bands == 1)
+        units.append(Unit(index=len(units), table=t, **fields))
     if not units:
         raise BadInputError(f"graph '{graph.name}': no node runs on the fabric (all are host ops)")
     tensor_bits = {t: 8 * _elems(graph, t) for u in units for t in [u.out_tensor, *u.in_tensors]}
@@ -247,7 +259,7 @@ def build_problem(graph: Graph, board: Board, split_candidates: int = 8,
     cut = np.cumsum(diff)[: m + 1]
     prob = Problem(graph, board, units, host_ops, fused_into, core_path(board), cut, tensor_bits,
                    parallel_window, pixel_copies, mem, dsp_packing, lut_macs, lut_requant, padded_folds,
-                   ddr_stages, ddr_fifos, pixel_pairs)
+                   ddr_stages, ddr_fifos, pixel_pairs, row_bands)
     _add_split_tables(prob, split_candidates, use_uram)
     return prob
 
@@ -336,6 +348,8 @@ def _add_split_tables(prob: Problem, how_many: int, use_uram: bool) -> None:
     for (i, what, k), call in calls.items():
         u = chosen[i]
         t = _table(*call)
+        if t.bands.max() > 1:  # a split part is computed whole-frame (`SplitPart` has no bands)
+            t = t.subset(t.bands == 1)
         if what == "split":
             # The gather on the last core streams whole parts per beat at most (the
             # concat's lanes divide each part's channels): k beats per pixel.

@@ -27,6 +27,8 @@ from bbgrap_hls.model import (
 from bbgrap_hls.model.blocks import PACK_CAPABLE, pack_change
 from bbgrap_hls.model.geometry import Geometry
 from bbgrap_hls.model.links import fifo_cost
+from bbgrap_hls.model.band import band_counts
+from bbgrap_hls.model.offchip import folds
 from bbgrap_hls.model.stage import MAX_STAGE_LANES
 from bbgrap_hls.search.fifos import (
     broadcast_depth,
@@ -82,6 +84,8 @@ class Table:
     # a conv's input and output pixels a beat (`pair_modes`; 1 and 1 for every other row)
     px: np.ndarray | None = None
     po: np.ndarray | None = None
+    # an off-chip conv's bands of output rows a frame (`band.banded`; 1 for every other row)
+    bands: np.ndarray | None = None
     # the `_table` key of a table with off-chip rows: its `extra` rows are built from it when
     # first asked for (only the integer program asks, for the blocks a pair allows)
     extra_key: tuple | None = field(default=None, repr=False, compare=False)
@@ -99,6 +103,8 @@ class Table:
             self.px = np.ones(len(self.ii), dtype=np.int64)
         if self.po is None:
             self.po = np.ones(len(self.ii), dtype=np.int64)
+        if self.bands is None:
+            self.bands = np.ones(len(self.ii), dtype=np.int64)
 
     @property
     def extra(self) -> Table | None:
@@ -134,14 +140,14 @@ class Table:
     def subset(self, mask: np.ndarray) -> Table:
         """The rows where ``mask`` is true, in the same order."""
         i = np.nonzero(mask)[0]
-        return Table(**{k: getattr(self, k)[i] for k in _COLUMNS})
+        return Table(**{k: getattr(self, k)[i] for k in _COLUMNS}, extra_key=self.extra_key)
 
     def __len__(self) -> int:
         return len(self.ii)
 
 
 _COLUMNS = ("pe", "simd", "uram", "ii", "res", "mmv", "ddr", "lut", "lutw", "lutrq", "padded", "in1", "stage",
-            "px", "po")
+            "px", "po", "bands")
 """`Table`'s per-row arrays."""
 
 
@@ -344,7 +350,10 @@ def _tables_of(kind: str, g: Geometry, inputs: _Inputs, parallel_window: bool, u
     if in1:  # (a kind with off-chip rows): after a producer that holds the frame, or behind a stage
         placements = [(uram, True, False, True, False), (uram, True, False, True, True)]
     elif memory is not None and kind in OFFCHIP_CAPABLE:
-        placements.append((uram, True, False, False, False))  # frame buffers in URAM where the board has it
+        for frames_uram in (False, True) if uram else (False,):  # frame buffers in BRAM, or URAM
+            placements.append((frames_uram, True, False, False, False))
+            if kind == "conv" and copies:  # (a split part's table has none: `problem._add_split_tables`)
+                placements += [(frames_uram, True, False, False, False, b) for b in band_counts(g)]  # row bands
     folds = foldings(kind, g, parallel_window, padded)
     rows_of = [(p, q, m, 1, 1) for p, q in folds for m in (pixel_copies(kind, g, p) if copies else [1])]
     if g.pairs and copies and not in1:  # two pixels a beat (`pair_modes`): after the plain rows
@@ -360,7 +369,8 @@ def _tables_of(kind: str, g: Geometry, inputs: _Inputs, parallel_window: bool, u
     fifos: dict = {}
     for pe, simd, mmv, px, po in rows_of:
         base = {}  # the folding's cost with its weights in BRAM, per kind of multiplier
-        for (on_uram, ddr, lutw, in1, stage), (lut, lutrq) in ((p, m) for p in placements for m in macs):
+        for (on_uram, ddr, lutw, in1, stage, *band), (lut, lutrq) in ((p, m) for p in placements for m in macs):
+            bands = band[0] if band else 1
             if ddr and (px > 1 or lut or lutrq or not _offchip_ok(kind, g, pe, simd, mmv, memory[2])):
                 continue
             if stage and min(simd, g.c) > MAX_STAGE_LANES:
@@ -371,7 +381,7 @@ def _tables_of(kind: str, g: Geometry, inputs: _Inputs, parallel_window: bool, u
             packable = not lut and packs(kind, pe, ddr)
             c = block_cost(kind, g, pe, simd, uram=on_uram, mmv=mmv, ddr=ddr, memory=memory if ddr else None,
                            lut_macs=lut, lutw=lutw, lut_requant=lutrq, in_slots=1 if in1 else 2, stage=stage,
-                           stage_bound=stage, px=px, po=po)
+                           stage_bound=stage, px=px, po=po, bands=bands)
             # packing changes the DSPs and LUTs only (`pack_change`, as `block_cost` with ``pack``)
             change = pack_change(pe, simd, mmv) if packable else (0, 0)
             cs = [(c.dsp + change[0], c.lut + change[1]) if m else (c.dsp, c.lut) for m in modes]
@@ -400,7 +410,7 @@ def _tables_of(kind: str, g: Geometry, inputs: _Inputs, parallel_window: bool, u
             if on_uram and kind not in URAM_CAPABLE and not ddr and not big_fifo:
                 continue  # no weights and no FIFO big enough for URAM: the same row twice
             flags = (mmv, int(ddr), int(lut), int(lutw), int(lutrq), int(kind in WEIGHTED and g.co % pe != 0),
-                     int(in1), int(stage), px, po)
+                     int(in1), int(stage), px, po, bands)
             for out, (dsp, lut_use) in zip(rows, cs, strict=True):
                 out.append((pe, simd, int(on_uram), c.ii, dsp, bram, uram_use, lut_use + f_lut, bw, *flags))
     return [_finish_table(kind, g, memory, r) for r in rows]
@@ -409,7 +419,7 @@ def _tables_of(kind: str, g: Geometry, inputs: _Inputs, parallel_window: bool, u
 def _finish_table(kind: str, g: Geometry, memory: tuple[float, int, int] | None, rows: list[tuple]) -> Table:
     """A `Table` of ``rows`` (`_tables_of`'s tuples) sorted by ii descending, with the slower
     off-chip rows added."""
-    offchip = [r for r in rows if r[10] and not r[15]]  # (the two-slot ones)
+    offchip = [r for r in rows if r[10] and not r[15] and r[19] == 1]  # (the two-slot whole-frame ones)
     if offchip:
         # The slowest off-chip folding may also read its weights slower (its AXI reader given
         # a rate halving 12 times), so that a memory too slow for every block's compute still
@@ -421,13 +431,14 @@ def _finish_table(kind: str, g: Geometry, memory: tuple[float, int, int] | None,
                            memory=(rate / (1 << k), latency, beat))
             if c.ii > r[3]:
                 rows.append((*r[:3], c.ii, *r[4:8], -(-BW_CYCLES * c.offchip_bytes // c.ii), *r[9:]))
-    a = np.array(rows, dtype=np.int64).reshape(len(rows), 19)
+    a = np.array(rows, dtype=np.int64).reshape(len(rows), 20)
     order = np.lexsort((a[:, 4:9].sum(axis=1), a[:, 3]))[::-1]  # ii descending
     a = a[order]
     return Table(pe=a[:, 0], simd=a[:, 1], uram=a[:, 2].astype(bool), ii=a[:, 3], res=a[:, 4:9].copy(),
                  mmv=a[:, 9].copy(), ddr=a[:, 10].astype(bool), lut=a[:, 11].astype(bool),
                  lutw=a[:, 12].astype(bool), lutrq=a[:, 13].astype(bool), padded=a[:, 14].astype(bool),
-                 in1=a[:, 15].astype(bool), stage=a[:, 16].astype(bool), px=a[:, 17].copy(), po=a[:, 18].copy())
+                 in1=a[:, 15].astype(bool), stage=a[:, 16].astype(bool), px=a[:, 17].copy(), po=a[:, 18].copy(),
+                 bands=a[:, 19].copy())
 
 
 def _input_fifos(kind: str, g: Geometry, inputs: _Inputs, lanes: int, ii: int, pe: int, window: bool,
@@ -485,6 +496,4 @@ def _offchip_ok(kind: str, g: Geometry, pe: int, simd: int, mmv: int, beat: int)
     word = pe * simd
     if word % beat and beat % word:
         return False
-    vectors = g.ho * g.wo if g.pointwise and g.ho * g.wo < g.h * g.w else g.h * g.w
-    sf = g.k * (g.in_elems // vectors if g.pointwise else g.c) // simd
-    return (word * sf) % beat == 0
+    return (word * folds(g, pe, simd)[0]) % beat == 0
