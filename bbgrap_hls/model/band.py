@@ -30,9 +30,12 @@ SPLIT_DEPTH = 1
 buffer read to the conv's input). Its leading padding rows need no input: they go out
 before the frame's first beat comes (`_band_schedule`)."""
 
-LUT_BAND_SPLIT = 160
-"""LUTs of the splitter's row/band counters and its output register (its data path: 8·lanes
-more, `band_split_lut`). Estimated, not yet fitted to Yosys."""
+LUT_BAND_SPLIT = 64
+"""LUTs of the splitter's row/band/beat counters and step decode; its data path adds 8 or
+16 per lane (`band_split_lut`). Yosys (xcup, bench/resources.py's script) on six
+configurations: 2 lanes no buffer 50 (model 80), 8 lanes no buffer 118 (128), 8 lanes with a
+BRAM row buffer 198 (192), 16 lanes 326 (320), 32 lanes 593 (576), 2 lanes with a LUTRAM
+buffer 96 (96 + the buffer's 16 as `memory` counts it: 112); BRAM18 as `memory` (4, 4, 8)."""
 
 MAX_BAND_ROWS = 8
 """The largest band (output rows) the tables offer: bands of 1, 2, 4 and 8 rows (those that
@@ -78,10 +81,11 @@ def split_beats(g: Geometry, bands: int, lanes: int) -> int:
     return (bands * band_geometry(g, bands).h + dropped_rows(g, bands)) * row
 
 
-def band_split_lut(lanes: int) -> int:
-    """LUTs of the splitter: `LUT_BAND_SPLIT` plus an output register and a pad/replay/pass
-    multiplexer per bit (``8·lanes``)."""
-    return LUT_BAND_SPLIT + 8 * lanes
+def band_split_lut(lanes: int, buffered: bool = True) -> int:
+    """LUTs of the splitter (its row buffer not included: `memory`): `LUT_BAND_SPLIT` plus,
+    per bit, the padding/input multiplexer in front of the output register and, with a row
+    buffer (``buffered``: `overlap_rows` > 0), the register/buffer-read multiplexer after it."""
+    return LUT_BAND_SPLIT + (16 if buffered else 8) * lanes
 
 
 def _rows(g: Geometry, bands: int) -> list[tuple[str, int]]:
@@ -202,7 +206,7 @@ def banded(g: Geometry, pe: int, simd: int, bands: int, uram: bool = False, rate
     buf = memory(lanes * 8, overlap_rows(g, bands) * (g.w * g.c // lanes))
     fill = min(1.0, max(1, gb.h - g.pads[0]) / g.h)
     return replace(c, ii=ii, fill=fill, lead=lead, span=span, tail=span - (g.in_elems // lanes - 1),
-                   bram18=c.bram18 + buf.bram18, lut=c.lut + buf.lut + band_split_lut(lanes),
+                   bram18=c.bram18 + buf.bram18, lut=c.lut + buf.lut + band_split_lut(lanes, overlap_rows(g, bands) > 0),
                    offchip_bytes=bands * c.offchip_bytes, bands=bands)
 
 
