@@ -16,7 +16,8 @@ MODULES = [p.stem for p in rtl_sources()]
 def test_rtl_modules_present() -> None:
     for m in ("fifo", "link", "offchip_buffer", "requant", "mvu", "swg", "vvu", "conv", "dwconv",
               "maxpool", "avgpool", "gap", "eltwise", "concat", "lut_act", "channel_affine", "dwc", "trim",
-              "channel_shuffle", "repeat_pixel", "ddr_stage", "conv_offchip", "axi_read"):
+              "channel_shuffle", "repeat_pixel", "ddr_stage", "conv_offchip", "axi_read",
+              "band_split", "conv_band"):
         assert m in MODULES, f"hw/rtl/{m}.sv missing"
 
 
@@ -37,6 +38,8 @@ PAIRS = {
     "conv-px2-po2-m2": ("conv", {"SIMD": 4, "PX": 2, "PO": 2, "M": 2}),
     "conv-px2-po2-m4": ("conv", {"SIMD": 4, "CO": 8, "PX": 2, "PO": 2, "M": 4}),
     "conv-px2-s2-j9": ("conv", {"SIMD": 36, "PE": 4, "PX": 2, "SH": 2, "SW": 2, "W": 6}),
+    "conv_band-b3": ("conv_band", {"H": 6, "W": 6, "BANDS": 3}),
+    "band_split-drop": ("band_split", {"H": 8, "W": 8, "KH": 1, "SH": 2, "PT": 0, "HO": 4, "BANDS": 4}),
     "conv-px2-1x1": ("conv", {"SIMD": 4, "PX": 2, "PO": 2, "M": 2, "KH": 1, "KW": 1, "PT": 0, "PL": 0, "PB": 0,
                               "PR": 0}),
 }

@@ -23,15 +23,19 @@ from dataclasses import replace
 from bbgrap_hls.model.blocks import BlockCost
 from bbgrap_hls.model.geometry import Geometry
 from bbgrap_hls.model.memory import memory
-from bbgrap_hls.model.offchip import OFFCHIP_BEAT_BYTES, OFFCHIP_DEPTH, _schedule, folds, offchip_mvu
+from bbgrap_hls.model.offchip import OFFCHIP_BEAT_BYTES, OFFCHIP_DEPTH, folds, offchip_mvu
 
 SPLIT_DEPTH = 1
 """band_split.sv: its output beat is registered (one cycle from the input beat or the
-buffer read to the conv's input)."""
+buffer read to the conv's input). Its leading padding rows need no input: they go out
+before the frame's first beat comes (`_band_schedule`)."""
 
-LUT_BAND_SPLIT = 160
-"""LUTs of the splitter's row/band counters and its output register (its data path: 8·lanes
-more, `band_split_lut`). Estimated, not yet fitted to Yosys."""
+LUT_BAND_SPLIT = 64
+"""LUTs of the splitter's row/band/beat counters and step decode; its data path adds 8 or
+16 per lane (`band_split_lut`). Yosys (xcup, bench/resources.py's script) on six
+configurations: 2 lanes no buffer 50 (model 80), 8 lanes no buffer 118 (128), 8 lanes with a
+BRAM row buffer 198 (192), 16 lanes 326 (320), 32 lanes 593 (576), 2 lanes with a LUTRAM
+buffer 96 (96 + the buffer's 16 as `memory` counts it: 112); BRAM18 as `memory` (4, 4, 8)."""
 
 MAX_BAND_ROWS = 8
 """The largest band (output rows) the tables offer: bands of 1, 2, 4 and 8 rows (those that
@@ -77,10 +81,90 @@ def split_beats(g: Geometry, bands: int, lanes: int) -> int:
     return (bands * band_geometry(g, bands).h + dropped_rows(g, bands)) * row
 
 
-def band_split_lut(lanes: int) -> int:
-    """LUTs of the splitter: `LUT_BAND_SPLIT` plus an output register and a pad/replay/pass
-    multiplexer per bit (``8·lanes``)."""
-    return LUT_BAND_SPLIT + 8 * lanes
+def band_split_lut(lanes: int, buffered: bool = True) -> int:
+    """LUTs of the splitter (its row buffer not included: `memory`): `LUT_BAND_SPLIT` plus,
+    per bit, the padding/input multiplexer in front of the output register and, with a row
+    buffer (``buffered``: `overlap_rows` > 0), the register/buffer-read multiplexer after it."""
+    return LUT_BAND_SPLIT + (16 if buffered else 8) * lanes
+
+
+def _rows(g: Geometry, bands: int) -> list[tuple[str, int]]:
+    """The splitter's rows of one frame in order, ``(kind, band)``: ``pass`` (an input row taken
+    and emitted), ``gen`` (a padding or replayed row, no input), ``drop`` (an input row taken,
+    nothing emitted; band −1 after the last band)."""
+    hb = band_geometry(g, bands).h
+    out: list[tuple[str, int]] = []
+    nxt = 0  # input rows received
+    for b, r0 in enumerate(band_rows(g, bands)):
+        for row in range(r0, r0 + hb):
+            if row < 0 or row >= g.h or row < nxt:
+                out.append(("gen", b))
+                continue
+            out += [("drop", b)] * (row - nxt)
+            out.append(("pass", b))
+            nxt = row + 1
+    return out + [("drop", -1)] * (g.h - nxt)
+
+
+def _band_schedule(g: Geometry, bands: int, lanes: int, nf: int, cf: int, out_beats: int, tile_beats: float,
+                   period: float, latency: int, frames: int = 1) -> tuple[list[float], list[float]]:
+    """Cycle of every fold's last read ``E`` and of every band frame's last output read ``O``
+    in ``hw/rtl/conv_band.sv`` over ``frames`` frames (``frames·bands`` band frames; first
+    input beat at cycle 0, the frames offered back to back every cycle, output taken every
+    cycle, tiles 0 and 1 loaded and frame 0's leading padding rows emitted while the block
+    idled).
+
+    The splitter (`_rows`) takes a step a cycle, a row ``W·C/lanes`` steps: input beat ``i``
+    (of the whole stream) no earlier than cycle ``i``; an emitted beat once the output
+    register is free (its previous beat handed over, at the latest in that cycle). A beat
+    reaches the conv `SPLIT_DEPTH` after its step; band frame ``f``'s first beat no earlier
+    than the cycle after the last read of band frame ``f − 2`` (two input slots), the others
+    at once. The conv runs `offchip._schedule`'s recurrence band frame by band frame: fold 0
+    reads from the cycle after its band's last beat and once the output slot of the band
+    frame two before is free."""
+    row = g.w * g.c // lanes
+    rows = _rows(g, bands)
+    last_emit = {b: k for k, (kind, b) in enumerate(rows) if kind != "drop"}  # band -> its last row
+    neg = float("-inf")
+    t = -1e12  # the last step (before the frame: time enough for its leading padding rows)
+    free = neg  # the output register takes a beat from this cycle on
+    i = 0  # next input beat
+    ends: list[float] = []
+    outs: list[float] = []
+    d_prev = neg
+    for fr in range(frames):
+        band_first = -1
+        for k, (kind, b) in enumerate(rows):
+            if kind == "drop":
+                t = max(t + 1, i) + row - 1
+                i += row
+                continue
+            f = fr * bands + b
+            s1 = max(t + 1, free, i if kind == "pass" else neg)
+            if b != band_first:  # the band frame's first beat waits for an input slot
+                band_first = b
+                h1 = max(s1 + SPLIT_DEPTH, ends[(f - 1) * nf - 1] + 1 if f >= 2 else neg)
+                t = s1 if row == 1 else max(s1 + 1, h1) + row - 2
+                free = h1 if row == 1 else t + SPLIT_DEPTH
+            else:
+                t = s1 + row - 1
+                free = t + SPLIT_DEPTH
+            if kind == "pass":
+                i += row
+            if k != last_emit[b]:
+                continue
+            # band frame f is in (its last beat handed over at `free`): its folds
+            for n in range(nf):
+                u = f * nf + n
+                d = neg if u < 2 else max(ends[u - 2] + 1 + latency, d_prev + period) + (tile_beats - 1) * period
+                s = max(ends[u - 1] + 1 if u else neg, d + 1)
+                if n == 0:
+                    s = max(s, free + 1, outs[f - 2] if f >= 2 else neg)
+                ends.append(s + cf - 1)
+                if n == nf - 1:
+                    outs.append(max(ends[-1] + OFFCHIP_DEPTH, outs[-1] + 1 if outs else neg) + out_beats - 1)
+                d_prev = d
+    return ends, outs
 
 
 def banded(g: Geometry, pe: int, simd: int, bands: int, uram: bool = False, rate: float | None = None,
@@ -93,12 +177,16 @@ def banded(g: Geometry, pe: int, simd: int, bands: int, uram: bool = False, rate
         ii = max(B·ii_band, split_beats)
 
     (``ii_band`` the band conv's two-slot ii; the splitter's cycles bind only where it drops
-    many rows). The conv's input and output slots hold a band: its frame memories are a
-    band's, the splitter adds a buffer of the `overlap_rows` (``lanes`` wide, one word a
-    beat). Each weight is read once per band: ``offchip_bytes = B·weights``. Frame 0's
-    schedule is `_schedule` over its ``B`` bands, the splitter's band frames arriving back
-    to back (`split_beats` / B cycles each) from cycle `SPLIT_DEPTH`; the first output needs
-    band 0's input, the rows up to ``Hb − pt`` (``fill``).
+    many rows): equal to the mean frame interval of `_band_schedule` over `SCHEDULE_FRAMES`
+    frames on 6,943 random cases (tests/test_rtl_band.py checks a sample). The conv's input and output slots
+    hold a band: its frame memories are a band's, the splitter adds a buffer of the
+    `overlap_rows` (``lanes`` wide, one word a beat). Each weight is read once per band:
+    ``offchip_bytes = B·weights``. Frame 0's schedule is `_band_schedule` (the splitter's
+    steps row by row, its leading padding rows emitted before the input comes: exact against
+    the RTL, tests/test_rtl_band.py); its last
+    output read ``O`` gives ``span = O − OFFCHIP_DEPTH + 1`` (the last beat leaves at
+    ``span + depth``), band 0's last fold read ``X`` gives ``lead = X + 1``; the first output
+    needs band 0's input, the rows up to ``Hb − pt`` (``fill``).
     """
     if bands == 1:
         return offchip_mvu(g, pe, simd, uram=uram, rate=rate, latency=latency, beat_bytes=beat_bytes)
@@ -106,22 +194,19 @@ def banded(g: Geometry, pe: int, simd: int, bands: int, uram: bool = False, rate
     c = offchip_mvu(gb, pe, simd, uram=uram, rate=rate, latency=latency, beat_bytes=beat_bytes)
     lanes = min(simd, g.c)
     split = split_beats(g, bands, lanes)
-    ii = max(bands * c.ii, split)
-    # frame 0: band frames reach the conv back to back at the splitter's pace
     sf, nf = folds(gb, pe, simd)
     cf = gb.ho * gb.wo * sf
     tile_beats = -(-pe * simd * sf // beat_bytes)
     period = 1.0 if rate is None else max(1.0, beat_bytes / rate)
-    in_beats = gb.in_elems // lanes
     out_beats = gb.ho * gb.wo * nf
-    arrive = max(in_beats, split / bands)
-    ends, outs = _schedule(nf, cf, in_beats, out_beats, tile_beats, period, latency, frames=bands, arrive=arrive)
-    lead = c.lead + SPLIT_DEPTH
-    span = math.ceil(outs[-1] - OFFCHIP_DEPTH + 1 - 1e-9) + SPLIT_DEPTH
+    ii = max(bands * c.ii, split)
+    ends, outs = _band_schedule(g, bands, lanes, nf, cf, out_beats, tile_beats, period, latency)
+    lead = math.ceil(ends[nf - 1] - 1e-9) + 1
+    span = math.ceil(outs[bands - 1] - OFFCHIP_DEPTH + 1 - 1e-9)
     buf = memory(lanes * 8, overlap_rows(g, bands) * (g.w * g.c // lanes))
     fill = min(1.0, max(1, gb.h - g.pads[0]) / g.h)
     return replace(c, ii=ii, fill=fill, lead=lead, span=span, tail=span - (g.in_elems // lanes - 1),
-                   bram18=c.bram18 + buf.bram18, lut=c.lut + buf.lut + band_split_lut(lanes),
+                   bram18=c.bram18 + buf.bram18, lut=c.lut + buf.lut + band_split_lut(lanes, overlap_rows(g, bands) > 0),
                    offchip_bytes=bands * c.offchip_bytes, bands=bands)
 
 
