@@ -168,7 +168,7 @@ def _band_schedule(g: Geometry, bands: int, lanes: int, nf: int, cf: int, out_be
 
 
 def banded(g: Geometry, pe: int, simd: int, bands: int, uram: bool = False, rate: float | None = None,
-           latency: int = 0, beat_bytes: int = OFFCHIP_BEAT_BYTES) -> BlockCost:
+           latency: int = 0, beat_bytes: int = OFFCHIP_BEAT_BYTES, timing: bool = True) -> BlockCost:
     """`offchip_mvu` a band at a time: a band splitter, then the off-chip conv on
     `band_geometry` run ``bands`` times a frame (two band slots in and out).
 
@@ -186,7 +186,9 @@ def banded(g: Geometry, pe: int, simd: int, bands: int, uram: bool = False, rate
     the RTL, tests/test_rtl_band.py); its last
     output read ``O`` gives ``span = O − OFFCHIP_DEPTH + 1`` (the last beat leaves at
     ``span + depth``), band 0's last fold read ``X`` gives ``lead = X + 1``; the first output
-    needs band 0's input, the rows up to ``Hb − pt`` (``fill``).
+    needs band 0's input, the rows up to ``Hb − pt`` (``fill``). ``timing=False`` leaves frame 0's
+    schedule out (``lead``, ``span`` and ``tail`` those of one band: the planner's tables, which
+    need the ii and the resources only; `_band_schedule` is most of their time otherwise).
     """
     if bands == 1:
         return offchip_mvu(g, pe, simd, uram=uram, rate=rate, latency=latency, beat_bytes=beat_bytes)
@@ -200,9 +202,12 @@ def banded(g: Geometry, pe: int, simd: int, bands: int, uram: bool = False, rate
     period = 1.0 if rate is None else max(1.0, beat_bytes / rate)
     out_beats = gb.ho * gb.wo * nf
     ii = max(bands * c.ii, split)
-    ends, outs = _band_schedule(g, bands, lanes, nf, cf, out_beats, tile_beats, period, latency)
-    lead = math.ceil(ends[nf - 1] - 1e-9) + 1
-    span = math.ceil(outs[bands - 1] - OFFCHIP_DEPTH + 1 - 1e-9)
+    if timing:
+        ends, outs = _band_schedule(g, bands, lanes, nf, cf, out_beats, tile_beats, period, latency)
+        lead = math.ceil(ends[nf - 1] - 1e-9) + 1
+        span = math.ceil(outs[bands - 1] - OFFCHIP_DEPTH + 1 - 1e-9)
+    else:
+        lead, span = c.lead, c.span
     buf = memory(lanes * 8, overlap_rows(g, bands) * (g.w * g.c // lanes))
     fill = min(1.0, max(1, gb.h - g.pads[0]) / g.h)
     return replace(c, ii=ii, fill=fill, lead=lead, span=span, tail=span - (g.in_elems // lanes - 1),

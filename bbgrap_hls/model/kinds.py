@@ -183,7 +183,8 @@ def block_cost(kind: str, g: Geometry, pe: int, simd: int, uram: bool = False, m
                ddr: bool = False, memory: tuple[float, int, int] | None = None, pack: bool = False,
                lut_macs: bool = False, lutw: bool = False, lut_requant: bool = False,
                in_slots: int = 2, in_cycles: int | None = None, stage: bool = False,
-               stage_bound: bool = False, px: int = 1, po: int = 1, bands: int = 1) -> BlockCost:
+               stage_bound: bool = False, px: int = 1, po: int = 1, bands: int = 1,
+               timing: bool = True) -> BlockCost:
     """Cost of a block kind at a folding (the folding must be legal).
 
     ``uram`` puts the weight memory in URAM (kinds in `URAM_CAPABLE`; ignored for the others,
@@ -204,7 +205,8 @@ def block_cost(kind: str, g: Geometry, pe: int, simd: int, uram: bool = False, m
     from LUTs (kinds in `LUT_REQUANT_CAPABLE`, not off chip: `lut_requantised`; ignored elsewhere).
     ``px``/``po`` (conv on chip only): input/output pixels per beat (`blocks.mvu`).
     ``bands`` (an off-chip conv with two slots): computed that many bands of output rows a
-    frame behind a band splitter (`band.banded`).
+    frame behind a band splitter (`band.banded`; ``timing=False``: without frame 0's schedule,
+    for the tables).
     """
     if (px != 1 or po != 1) and (kind != "conv" or ddr):
         raise ValueError(f"block kind '{kind}' (ddr={ddr}) takes one pixel a beat (px={px}, po={po})")
@@ -220,7 +222,8 @@ def block_cost(kind: str, g: Geometry, pe: int, simd: int, uram: bool = False, m
             if kind != "conv" or in_slots != 2 or in_cycles is not None:
                 raise ValueError(f"row bands are for a two-slot off-chip conv, not '{kind}' (in_slots={in_slots})")
             rate, latency, beat = memory or (None, 0, OFFCHIP_BEAT_BYTES)
-            return banded(g, pe, simd, bands, uram=uram, rate=rate, latency=latency, beat_bytes=beat)
+            return banded(g, pe, simd, bands, uram=uram, rate=rate, latency=latency, beat_bytes=beat,
+                          timing=timing)
         if memory is None:
             return offchip_mvu(g, pe, simd, uram=uram, in_slots=in_slots, in_cycles=in_cycles)
         rate, latency, beat = memory

@@ -381,7 +381,7 @@ def _tables_of(kind: str, g: Geometry, inputs: _Inputs, parallel_window: bool, u
             packable = not lut and packs(kind, pe, ddr)
             c = block_cost(kind, g, pe, simd, uram=on_uram, mmv=mmv, ddr=ddr, memory=memory if ddr else None,
                            lut_macs=lut, lutw=lutw, lut_requant=lutrq, in_slots=1 if in1 else 2, stage=stage,
-                           stage_bound=stage, px=px, po=po, bands=bands)
+                           stage_bound=stage, px=px, po=po, bands=bands, timing=False)
             # packing changes the DSPs and LUTs only (`pack_change`, as `block_cost` with ``pack``)
             change = pack_change(pe, simd, mmv) if packable else (0, 0)
             cs = [(c.dsp + change[0], c.lut + change[1]) if m else (c.dsp, c.lut) for m in modes]
