@@ -98,9 +98,10 @@ class NodePlan:
     """Conv only: output pixels a beat (2: two halves of ``mmv/2`` copies, even and odd
     output columns, one beat of ``2·Co`` lanes per pixel pair)."""
     bands: int = 1
-    """``weights == "ddr"`` conv with two slots: bands of output rows computed a frame, each
-    from a band of input rows re-emitted by a band splitter (``Ho/bands`` rows a band; the
-    weights read once per band; docs/cost-model.md "Row bands"). 1 for every other block."""
+    """``weights == "ddr"``, two input slots, Conv only: the bands its ``Ho`` output rows are
+    computed in, ``Ho/bands`` rows each, behind a band splitter (its frame memories a band's,
+    each weight read once per band: docs/cost-model.md, "Row bands"; `bbgrap_hls.model.band`;
+    HLS ``bb::conv2d_banded``). 1 for every other block."""
 
 
 @dataclass

@@ -59,7 +59,7 @@ def test_gen_is_byte_identical_and_refuses_non_empty(tmp_path):
     from bbgrap_hls.codegen.project import kernel_headers
 
     library = {k.split("/", 1)[1] for k in kernel_headers()}
-    assert "bbgrap.h" in library and "offchip_stage.h" in library
+    assert "bbgrap.h" in library and "offchip_stage.h" in library and "conv2d_banded.h" in library
     stray = [str(p) for p in fa if p.parent.name in ("hls", "tb") and p.name not in library
              and not p.name.startswith(("core", "layer", "in_", "expect_", "seed_", "vectors", "tb", "rtl",
                                         "weights_core"))]

@@ -74,12 +74,13 @@ def pair_res(seed: int = 0):
 #: memory-bound case, checked at design level (the plan's roofline says memory binds). 24 BRAM18:
 #: with 32 the joint folding choice (search/ilp.py) keeps every weight on chip.
 DESIGNS = {"cnn": (_cnn, 1, 20, 64), "resnet8": (models.resnet8, 2, 40, 400), "lenet": (models.lenet, 1, 24, 600),
-           "pair": (pair_cnn, 1, 16, 32), "pair_res": (pair_res, 1, 28, 32)}
+           "pair": (pair_cnn, 1, 16, 32), "pair_res": (pair_res, 1, 28, 32), "bands": (pair_cnn, 1, 20, 128),
+           "bands_res": (pair_res, 1, 20, 64)}
 MEMORY_BOUND = {"lenet"}
 #: ResNet-8's 12,000: since the width converters cost what Yosys measures (`trim.sv` where one
 #: lane count divides the other, 14-294 LUTs), 20,000 LUTs a core hold all of its weights on chip
 #: (LUT and BRAM weights, ii 73,728); at 12,000 one conv goes off chip (ii 147,456).
-LUTS = {"cnn": 20000, "resnet8": 12000, "lenet": 20000, "pair": 12000, "pair_res": 12000}
+LUTS = {"cnn": 20000, "resnet8": 12000, "lenet": 20000, "pair": 12000, "pair_res": 12000, "bands": 20000, "bands_res": 20000}
 #: designs with an off-chip conv on one input frame slot (after an off-chip producer, or
 #: behind a DDR frame stage: `STAGED`)
 ONE_INPUT_SLOT = {"pair", "pair_res"}
@@ -89,6 +90,14 @@ STAGED = {"pair"}
 #: ``--no-ddr-fifos`` (with it pair_res's plan puts the skip FIFO in board memory instead, 294,912
 #: against 295,845 cycles, and no conv takes one input slot: tests/test_ddr_fifo_twin.py runs that)
 NO_STAGES = {"pair_res"}
+#: designs planned with row bands (docs/cost-model.md, "Row bands"): `pair_cnn` on 20 BRAM18 and
+#: 128 DSP computes both convs in 2 bands of 4 rows (ii 73,728: without bands, one conv on one
+#: input slot after the other). The others plan with ``--no-row-bands``: with bands `pair` would
+#: take them instead of its DDR frame stages (the same ii), which are what it checks.
+BANDED = {"bands", "bands_res"}
+#: designs whose skip FIFOs stay on chip (``--no-ddr-fifos``): `pair_res` on 20 BRAM18 and 64 DSP
+#: computes both convs in 2 bands, the input's FIFO around them sized by their band timing
+ON_CHIP_FIFOS = {"bands_res"}
 #: Known timing gaps by design, (low, high) relative ii error; a test fails when a gap closes
 #: too, so that its entry goes. ResNet-8 had (0.02, 0.035): with conv_59 (pe 1, simd 16) off
 #: chip its reader's rate did not divide the 8-byte beat, where `offchip_mvu` is not exact
@@ -128,7 +137,9 @@ def _design(name: str, root: Path) -> Path:
         (d / "board.yaml").write_text(board_yaml(cores, bram, dsp, LUTS[name]))
         # without padded folds: their finer foldings fit LeNet's weights on chip in this core
         assert main(["gen", model, "--board", str(d / "board.yaml"), "-o", str(d / "out"), "--offchip-weights",
-                     "--no-padded-folds", *(["--no-ddr-stages", "--no-ddr-fifos"] if name in NO_STAGES else [])]) == 0
+                     "--no-padded-folds", *(["--no-ddr-stages", "--no-ddr-fifos"] if name in NO_STAGES else []),
+                     *([] if name in BANDED else ["--no-row-bands"]), *(["--no-ddr-fifos"] if name in ON_CHIP_FIFOS else [])
+                     ]) == 0
         _made[name] = d / "out"
     return _made[name]
 
@@ -184,6 +195,9 @@ def test_some_weights_off_chip_and_top_lints_clean(root, name):
     assert sorted(a["node"] for a in man["axi"]) == sorted(ddr)
     one = [n["name"] for n in plan["nodes"] if n.get("in_slots", 2) == 1]
     assert bool(one) == (name in ONE_INPUT_SLOT), one
+    banded = [n["name"] for n in plan["nodes"] if n.get("bands", 1) > 1]
+    assert bool(banded) == (name in BANDED), banded
+    assert ("conv_band" in man["modules"]) == bool(banded), man["modules"]
     staged = sorted(n["name"] for n in plan["nodes"] if n.get("in_stage"))
     assert bool(staged) == (name in STAGED), staged
     assert sorted(a["layer"] for a in man["stages"]) == sorted(

@@ -50,6 +50,7 @@ class Layer:
     pack: int = 1  # conv/dense: output lanes per DSP multiplier (the plan's ``pack``; 2: P::PACK)
     rq_lut: bool = False  # the requantisers' products in LUTs (the plan's ``requant == "lut"``: P::RQ_LUT)
     in_slots: int = 2  # an off-chip layer's input frame slots (the plan's ``in_slots``: P::ISLOTS)
+    bands: int = 1  # an off-chip conv's bands of output rows (the plan's ``bands``: P::BANDS, bb::conv2d_banded)
     # the plan's ``in_stage`` (P::STAGE = 1): the input of a one-slot off-chip layer passes
     # through a DDR frame stage, a scratch area of STAGE_REGIONS regions of ``stage_region``
     # bytes (P::SREGION) from byte ``stage_offset`` (P::SOFF, 4 KB aligned) of the core's
@@ -130,7 +131,7 @@ def _window(node: Node, h: int, w: int, ho: int, wo: int) -> dict[str, int]:
 def make_layer(g: Graph, node: Node, ident: str, pe: int, simd: int,
                co_range: tuple[int, int] | None = None, weights: str | None = None, mmv: int = 1,
                ddr_offset: int = 0, frame_uram: bool = False, pack: int = 1, requant: str = "dsp",
-               in_slots: int = 2, in_stage: bool = False, px: int = 1, po: int = 1) -> Layer:
+               in_slots: int = 2, in_stage: bool = False, px: int = 1, po: int = 1, bands: int = 1) -> Layer:
     """The kernel instance of ``node`` with folding ``pe``/``simd``.
 
     Args:
@@ -151,6 +152,9 @@ def make_layer(g: Graph, node: Node, ident: str, pe: int, simd: int,
         in_stage: the plan's ``in_stage``: the input through a DDR frame stage (``P::STAGE``;
             needs ``weights == "ddr"`` and ``in_slots == 1``); the stage's offset in the
             core's image is set afterwards (`set_stage_offset`).
+        bands: the plan's ``bands``: more than 1, an off-chip conv (``weights == "ddr"``, two
+            input slots) computed that many bands of output rows a frame (``P::BANDS``,
+            ``bb::conv2d_banded``, hw/hls/conv2d_banded.h).
         pack: the plan's ``pack``: 2 packs a conv/dense's lane pairs into one product each
             (``P::PACK = 2``, hw/hls/bb_pack.h; the RTL mvu's ``PACK``), 0 puts the
             products of a conv/dense or a depthwise conv in LUTs (``P::PACK = 0``; the
@@ -159,6 +163,9 @@ def make_layer(g: Graph, node: Node, ident: str, pe: int, simd: int,
             add's or mul's rescaling products) from LUTs (``P::RQ_LUT = 1``, hw/hls/bb_pack.h
             ``requant_with``; the RTL's ``RQ_LUT = 1``).
     """
+    if bands != 1 and (weights != "ddr" or bands < 1):
+        raise BadInputError(f"node '{node.name}' ({node.op}): bands {bands} (row bands) needs weights 'ddr' and "
+                            f"bands >= 1, got weights {weights!r}")
     if in_stage and (weights != "ddr" or in_slots != 1):
         raise BadInputError(f"node '{node.name}' ({node.op}): in_stage (a DDR frame stage) needs weights 'ddr' and "
                             f"in_slots 1, got weights {weights!r}, in_slots {in_slots}")
@@ -184,7 +191,7 @@ def make_layer(g: Graph, node: Node, ident: str, pe: int, simd: int,
     if lay.wmem is None:
         return lay
     if weights == "ddr":
-        return _offchip(lay, g, node, simd, ddr_offset, frame_uram, in_slots, in_stage)
+        return _offchip(lay, g, node, simd, ddr_offset, frame_uram, in_slots, in_stage, bands)
     if weights is not None:
         if weights not in STORAGE_IMPL:
             raise BadInputError(f"node '{node.name}' ({node.op}): weights placement '{weights}' is not one of "
@@ -196,13 +203,15 @@ def make_layer(g: Graph, node: Node, ident: str, pe: int, simd: int,
 
 
 def _offchip(lay: Layer, g: Graph, node: Node, simd: int, offset: int, frame_uram: bool,
-             in_slots: int = 2, in_stage: bool = False) -> Layer:
+             in_slots: int = 2, in_stage: bool = False, bands: int = 1) -> Layer:
     """``lay`` (conv2d or dense) as ``bb::conv2d_offchip`` / ``bb::dense_offchip``: weights read
     once per frame from the core's board memory through the m_axi port ``wddr_<ident>``
     (hw/hls/conv2d_offchip.h), from beat ``offset`` of the core's off-chip image, with
     ``in_slots`` input frame slots (``P::ISLOTS``); ``in_stage``: behind a DDR frame stage
     (``P::STAGE = 1``, ``P::SREGION``; ``P::SOFF`` comes with `set_stage_offset`), the
-    scratch's m_axi arguments ``sddr_w_<ident>``, ``sddr_r_<ident>`` after ``wddr_<ident>``."""
+    scratch's m_axi arguments ``sddr_w_<ident>``, ``sddr_r_<ident>`` after ``wddr_<ident>``;
+    ``bands`` > 1: a conv as ``bb::conv2d_banded`` (``P::BANDS``; hw/hls/conv2d_banded.h), its
+    output rows computed that many bands a frame (two input slots, no frame stage)."""
     if in_slots not in (1, 2):
         raise BadInputError(f"node '{node.name}' ({node.op}): in_slots {in_slots} is not 1 or 2")
     kern = lay.call.split("<", 1)[0]
@@ -220,6 +229,15 @@ def _offchip(lay: Layer, g: Graph, node: Node, simd: int, offset: int, frame_ura
     _add_fields(lay, OFF=offset, URAM=frame_uram, ISLOTS=in_slots)
     lay.in_slots = in_slots
     lay.call = lay.call.replace(f"{kern}<", f"{kern}_offchip<", 1).replace(f"{lay.ident}_w,", f"wddr_{lay.ident},")
+    if bands != 1:
+        ho = hwc(g.shape(node.outputs[0]))[0]
+        if node.op != "Conv" or in_slots != 2 or in_stage or ho % bands:
+            raise UnsupportedError(f"node '{node.name}' ({node.op}): row bands ({bands}) are for an off-chip Conv "
+                                   f"with two input slots and no frame stage whose output height ({ho}) they "
+                                   f"divide (in_slots {in_slots}, in_stage {in_stage})")
+        _add_fields(lay, BANDS=bands)
+        lay.bands = bands
+        lay.call = lay.call.replace("bb::conv2d_offchip<", "bb::conv2d_banded<", 1)
     if in_stage:
         elems = int(np.prod(g.shape(g.act_inputs(node)[0])[1:]))  # one input frame
         if simd > MAX_STAGE_LANES:

@@ -206,7 +206,7 @@ def core_module(cd: CoreDesign, g: Graph, plan: Plan, files: dict[str, str],
             else:
                 conns = [("s_axis", r(args[0], note)), ("m_axis", w(args[1], note))]
             mod.insts.append(Inst(rl.module, name, [(k, _lit(v)) for k, v in rl.params.items()], conns, note))
-        elif kern in ("conv2d_offchip", "dense_offchip"):
+        elif kern in ("conv2d_offchip", "dense_offchip", "conv2d_banded"):
             lay = layers[targs[0][:-2]]
             node = g.node(lay.node)
             if memory is None:

@@ -318,7 +318,8 @@ AXI_ADDR_W = 32
 def rtl_offchip(g: Graph, node: Node, lay: Layer, pe: int, simd: int, co_range: tuple[int, int] | None,
                 beat_bytes: int, base: int) -> RtlLayer:
     """The ``conv_offchip`` instance of a conv or dense layer whose weights the plan keeps in
-    board memory (``weights == "ddr"``), reading beats of ``beat_bytes`` from byte ``base``.
+    board memory (``weights == "ddr"``), reading beats of ``beat_bytes`` from byte ``base``;
+    ``conv_band`` (its parameters and ``BANDS``) for a conv the plan computes in row bands.
 
     A Dense is the module's dense case: ``H`` vectors of ``C = MW`` values, a 1×1 kernel.
 
@@ -358,6 +359,8 @@ def rtl_offchip(g: Graph, node: Node, lay: Layer, pe: int, simd: int, co_range: 
     image = np.asarray(mat, np.int64).reshape(nf, pe, sf, simd).transpose(0, 2, 1, 3).astype(np.int8).tobytes()
     params = dict(C=c, CO=hi - lo, SIMD=simd, PE=pe, **win, PAD_VAL=pad, DATA_W=8 * beat_bytes,
                   ADDR_W=AXI_ADDR_W, W_BASE=f"64'h{base:x}", ISLOTS=lay.in_slots)
+    if lay.bands > 1:  # row bands: a band splitter in front of the same module (docs/rtl.md, "Row bands")
+        return RtlLayer("conv_band", params | {"BANDS": lay.bands} | _names(lay.ident, files), files, image=image)
     return RtlLayer("conv_offchip", params | _names(lay.ident, files), files, image=image)
 
 

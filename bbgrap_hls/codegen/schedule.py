@@ -25,6 +25,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from bbgrap_hls.codegen.names import comment
+from bbgrap_hls.model.geometry import Geometry
 
 #: a process may exceed the plan's ii by this much (issue 15: within 5 %)
 TOLERANCE = 0.05
@@ -37,7 +38,7 @@ MODELLED = frozenset({
     "conv2d", "conv2d_mmv", "conv2d_pairs", "dense", "dwconv2d", "maxpool2d", "avgpool2d", "global_avgpool", "add2", "mul2",
     "lut_act", "channel_affine", "requantize", "concat_part", "fanout", "mem_to_stream", "stream_to_mem",
     "const_stream", "width_convert", "trim_convert", "channel_shuffle", "concat", "repeat_pixel", "pad2d", "lrn",
-    "conv2d_offchip", "dense_offchip", "slice2d", "global_maxpool", "upsample2d", "zeroinsert2d", "depth2space",
+    "conv2d_offchip", "conv2d_banded", "dense_offchip", "slice2d", "global_maxpool", "upsample2d", "zeroinsert2d", "depth2space",
     "bilinear2d", "ddr_fifo"})
 
 _PROCESS = re.compile(r"^\s*BB_PROCESS\((.*)\)\s*(?://\s*(\w+))?\s*$")  # the call, its layer
@@ -274,6 +275,8 @@ def kernel_bounds(call: str, p: dict[str, int]) -> list[tuple[str, str, float, i
         return [("", kern, (h + pt + pb) * (w + pl + pr) * c // lanes, 1)]
     if kern in ("conv2d_offchip", "dense_offchip"):
         return [("", kern, offchip_cycles(p if kern == "conv2d_offchip" else _dense_as_conv(p)), 1)]
+    if kern == "conv2d_banded":
+        return banded_cycles(p)
     if kern in RESAMPLE:
         return [("", kern, resample_cycles(kern, p), 1)]
     if kern == "ddr_fifo":  # writer and reader: one beat a cycle each (p: the core's F_<fifo> struct)
@@ -321,6 +324,28 @@ def offchip_cycles(p: dict[str, int]) -> float:
     if p.get("ISLOTS", 2) == 1:
         return max(store + compute, fetch, emit)
     return max(store, fetch, compute, emit)
+
+
+def _band_geometry(p: dict[str, int]) -> Geometry:
+    """The model's geometry of a conv struct (its window as spans, as `Geometry` has it)."""
+    g = _geom(p)
+    return Geometry(h=p["H"], w=p["W"], c=p["C"], ho=g["HO"], wo=g["WO"], co=p["CO"],
+                    kh=(p["KH"] - 1) * p["DH"] + 1, kw=(p["KW"] - 1) * p["DW"] + 1, sh=p["SH"], sw=p["SW"],
+                    dh=p["DH"], dw=p["DW"], pads=(p["PT"], p["PL"], p["PB"], p["PR"]))
+
+
+def banded_cycles(p: dict[str, int]) -> list[tuple[str, str, float, int]]:
+    """conv2d_banded.h's two processes per frame: band_split, one iteration per band beat it
+    emits or input beat it drops (`bbgrap_hls.model.band.split_beats`), and conv2d_offchip on
+    the band's struct (BandView: ``H = Hb``, ``PT = PB = 0``) run ``BANDS`` times a frame
+    (`offchip_cycles` of that struct, each band a frame of it)."""
+    from bbgrap_hls.model.band import band_geometry, split_beats
+
+    bands = p["BANDS"]
+    g = _band_geometry(p)
+    view = {**p, "H": band_geometry(g, bands).h, "PT": 0, "PB": 0}
+    return [(".p0", "band_split<P>", split_beats(g, bands, p["SIMD"]), 1),
+            (".p1", "conv2d_offchip<BandView<P>>", bands * offchip_cycles(view), 1)]
 
 
 #: resample.h's kernels (`resample_cycles`)

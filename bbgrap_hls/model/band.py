@@ -1,6 +1,6 @@
 """Cost of an off-chip conv computed a band of output rows at a time (docs/cost-model.md,
-"Row bands"; RTL ``hw/rtl/band_split.sv`` + ``hw/rtl/conv_band.sv``, HLS ``bb::band_split``
-in ``hw/hls/band_split.h``).
+"Row bands"; RTL ``hw/rtl/band_split.sv`` + ``hw/rtl/conv_band.sv``, HLS ``bb::band_split`` and
+``bb::conv2d_banded`` in ``hw/hls/conv2d_banded.h``).
 
 An off-chip conv (`offchip.offchip_mvu`) stores its whole input frame and its whole output
 frame, two slots each: at ImageNet sizes those frame buffers are what no longer fits a small
@@ -19,6 +19,8 @@ from __future__ import annotations
 
 import math
 from dataclasses import replace
+
+import numpy as np
 
 from bbgrap_hls.model.blocks import BlockCost
 from bbgrap_hls.model.geometry import Geometry
@@ -225,3 +227,41 @@ def band_counts(g: Geometry) -> list[int]:
             out.append(g.ho // r)
         r *= 2
     return out
+
+
+def banded_rows_out(r_in: tuple[np.ndarray, np.ndarray], g: Geometry, pe: int, simd: int, bands: int,
+                    memory: tuple[float, int, int] | None) -> tuple[np.ndarray, np.ndarray]:
+    """Output rows (first and last beat of each of the ``Ho`` rows, `model.timing`'s ``Rows``)
+    of a banded conv whose ``H`` input rows arrive as ``r_in`` (the design latency, `search.build`).
+
+    Band ``b`` is in the conv once its last input row has arrived, the splitter has emitted
+    it (one band after the other, `SPLIT_DEPTH` later, a band's beats a cycle each) and the
+    previous band's folds are done; its folds then take the band conv's compute (its lead
+    after its input, `offchip_mvu` on `band_geometry`), and its ``R`` rows of ``Wo·Co/pe``
+    beats leave one after the other, the first `OFFCHIP_DEPTH` + 1 after its last read. The two band
+    slots and the tile reads' waits beyond the band conv's own lead are not modelled: exact
+    where the folds bind the band (the planner's usual case), early otherwise."""
+    from bbgrap_hls.model.timing import resample
+
+    rate, latency, beat = memory or (None, 0, OFFCHIP_BEAT_BYTES)
+    gb = band_geometry(g, bands)
+    lanes = min(simd, g.c)
+    band_beats = gb.in_elems // lanes
+    c = offchip_mvu(gb, pe, simd, rate=rate, latency=latency, beat_bytes=beat)
+    compute = c.lead - band_beats  # band 0's folds after its last input beat
+    s_in, e_in = resample(r_in, g.h)
+    r = g.ho // bands
+    out_row = g.wo * (g.co // pe)
+    starts, ends = [], []
+    emitted = folded = out_end = -(1 << 62)
+    for r0 in band_rows(g, bands):
+        last = min(g.h - 1, r0 + gb.h - 1)
+        ready = max(int(e_in[last]) + 1 if last >= 0 else int(s_in[0]), emitted + band_beats) + SPLIT_DEPTH
+        emitted = ready - SPLIT_DEPTH
+        folded = max(ready, folded) + compute
+        for _ in range(r):
+            st = max(folded + OFFCHIP_DEPTH, out_end + 1)  # (folded: the band's last read + 1)
+            out_end = st + out_row - 1
+            starts.append(st)
+            ends.append(out_end)
+    return np.asarray(starts, np.int64), np.asarray(ends, np.int64)

@@ -12,6 +12,7 @@ from dataclasses import replace
 
 from bbgrap_hls.errors import UnsupportedError
 from bbgrap_hls.ir import Graph, Node
+from bbgrap_hls.model.band import banded
 from bbgrap_hls.model.blocks import (
     BLOCKS,
     LUT_CAPABLE,
@@ -23,7 +24,6 @@ from bbgrap_hls.model.blocks import (
     lut_requantised,
 )
 from bbgrap_hls.model.geometry import Geometry, geometry
-from bbgrap_hls.model.band import banded
 from bbgrap_hls.model.offchip import OFFCHIP_BEAT_BYTES, offchip_mvu, staged
 
 LUT_ACTIVATIONS = (

@@ -33,11 +33,11 @@ from bbgrap_hls.search.narrow import narrow
 from bbgrap_hls.search.parallel import Aside
 from bbgrap_hls.search.problem import (
     DDR_FIFOS,
-    ROW_BANDS,
     DDR_STAGES,
     DSP_PACKING,
     LUT_MACS,
     PADDED_FOLDS,
+    ROW_BANDS,
     Problem,
     build_problem,
     core_path,

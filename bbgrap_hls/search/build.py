@@ -10,6 +10,7 @@ from dataclasses import dataclass, replace
 import numpy as np
 
 from bbgrap_hls.model import block_cost, in_lanes, packs
+from bbgrap_hls.model.band import banded_rows_out
 from bbgrap_hls.model.blocks import BlockCost
 from bbgrap_hls.model.blocks import out_lanes as stream_lanes
 from bbgrap_hls.model.geometry import hwc
@@ -306,6 +307,8 @@ def _build(prob: Problem, seg: Segmentation, strategy: str, objective: str, use_
             r_out = bilinear_rows_out(r_in, g.h, need, max(1, c.ii // g.ho), c.depth)
         elif c.window is not None:  # sliding-window generator -> mvu / vvu, row by row
             r_out = window_rows_out(resample(r_in, g.h), c.window, c.depth)
+        elif c.bands > 1:  # an off-chip conv a band of rows at a time (model.band)
+            r_out = banded_rows_out(r_in, g, parts[u][0].pe, parts[u][0].simd, c.bands, prob.offchip_memory)
         elif g.ho * g.wo <= 1 or c.fill >= 1.0:  # needs the whole input: one output row
             a_out, b_out = out_profile(int(r_in[0][0]), int(r_in[1][-1]), in_beats, c.lead, c.span,
                                        c.tail, c.fill, c.depth)

@@ -46,7 +46,7 @@ DDR_FIFOS = True
 """Default of the planner's ``ddr_fifos`` option (`build_problem`, `make_plan`, ``--ddr-fifos``): on
 since the RTL twin runs a skip FIFO in board memory at the planned ii (tests/test_ddr_fifo_twin.py);
 it acts only where a core's built plan is over its BRAM18, so plans that fit without it do not change."""
-ROW_BANDS = False
+ROW_BANDS = True
 """Default of the planner's ``row_bands`` option (`build_problem`, `make_plan`, ``--row-bands``): an
 off-chip conv may be computed a band of output rows at a time (`model.band`), its frame buffers a
 band's; it only adds rows to the tables of plans with off-chip weights."""

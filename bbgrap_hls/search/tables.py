@@ -24,10 +24,10 @@ from bbgrap_hls.model import (
     pair_modes,
     pixel_copies,
 )
+from bbgrap_hls.model.band import band_counts
 from bbgrap_hls.model.blocks import PACK_CAPABLE, pack_change
 from bbgrap_hls.model.geometry import Geometry
 from bbgrap_hls.model.links import fifo_cost
-from bbgrap_hls.model.band import band_counts
 from bbgrap_hls.model.offchip import folds
 from bbgrap_hls.model.stage import MAX_STAGE_LANES
 from bbgrap_hls.search.fifos import (

@@ -5,6 +5,7 @@
 #include "bb_weights.h"
 #include "conv2d.h"
 #include "conv2d_offchip.h"
+#include "conv2d_banded.h"
 #include "offchip_stage.h"
 #include "ddr_fifo.h"
 #include "dwconv2d.h"
