@@ -16,10 +16,9 @@ import numpy as np
 import pytest
 
 from bbgrap_hls.codegen import schedule
-from bbgrap_hls.codegen.csim import flags
 from bbgrap_hls.model.band import band_geometry, dropped_rows, overlap_rows
 from tests.test_csim import graphs  # noqa: F401  (graphs: module fixture)
-from tests.test_hls_kernels import PRELUDE, _conv_case, assert_bit_exact, hls_dir, run_cases
+from tests.test_hls_kernels import _conv_case, assert_bit_exact, run_cases, threaded_binary
 from tests.test_offchip_csim import _offchip
 
 pytestmark = [pytest.mark.csim, pytest.mark.filterwarnings("ignore:no calibration samples")]
@@ -85,17 +84,7 @@ def threaded_exe(tmp_path_factory):
     """One threaded C simulation binary of every case (`exe DIR CASE` runs one and prints the
     BB_CSIM_REPORT: a `proc` line with each process's counted cycles)."""
     d = tmp_path_factory.mktemp("band_threads")
-    cases = band_cases()
-    main = ["int main(int argc, char** argv) {", "  if (argc < 3) return 2;",
-            "  const std::string dir(argv[1]), name(argv[2]);", "  int e = 2;"]
-    main += [f'  if (name == "{c.name}") e = {c.name}::run((dir + "/{c.name}.bin").c_str());' for c in cases]
-    main += ["  BB_CSIM_REPORT()", "  return e;", "}"]
-    src = "#define BB_SIM_THREADS_IMPL\n" + PRELUDE + "#include <string>\n" + "\n".join(c.cpp() for c in cases)
-    (d / "t.cpp").write_text(src + "\n" + "\n".join(main) + "\n")
-    r = subprocess.run(["g++", *flags(werror=True, threads=True, opt="-O1"), "-I", str(hls_dir()), str(d / "t.cpp"),
-                        "-o", str(d / "t")], capture_output=True, text=True)
-    assert r.returncode == 0, r.stderr[-4000:]
-    return d, {c.name: c for c in cases}
+    return threaded_binary(band_cases(), d)
 
 
 @pytest.mark.parametrize("name", [c.name for c in band_cases()])

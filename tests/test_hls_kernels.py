@@ -384,6 +384,24 @@ def run_cases(cases, d: Path, what: str) -> dict:
     return {c.name: (c, np.fromfile(d / f"{c.name}.bin", dtype=np.int8)) for c in cases}
 
 
+def threaded_binary(cases, d: Path) -> tuple[Path, dict]:
+    """One threaded C simulation binary of every case in ``d`` (``d/t DIR CASE`` runs one and
+    prints the run's report, BB_CSIM_REPORT: `proc` lines with each process's counted
+    cycles): ``(d, {name: case})``."""
+    from bbgrap_hls.codegen.csim import flags
+
+    main = ["int main(int argc, char** argv) {", "  if (argc < 3) return 2;",
+            "  const std::string dir(argv[1]), name(argv[2]);", "  int e = 2;"]
+    main += [f'  if (name == "{c.name}") e = {c.name}::run((dir + "/{c.name}.bin").c_str());' for c in cases]
+    main += ["  BB_CSIM_REPORT()", "  return e;", "}"]
+    src = "#define BB_SIM_THREADS_IMPL\n" + PRELUDE + "#include <string>\n" + "\n".join(c.cpp() for c in cases)
+    (d / "t.cpp").write_text(src + "\n" + "\n".join(main) + "\n")
+    r = subprocess.run(["g++", *flags(werror=True, threads=True, opt="-O1"), "-I", str(hls_dir()), str(d / "t.cpp"),
+                        "-o", str(d / "t")], capture_output=True, text=True)
+    assert r.returncode == 0, r.stderr[-4000:]
+    return d, {c.name: c for c in cases}
+
+
 def assert_bit_exact(name: str, case, got: np.ndarray) -> None:
     want = case.expected.reshape(-1)
     assert got.shape == want.shape

@@ -18,8 +18,16 @@ import subprocess
 import numpy as np
 import pytest
 
-from bbgrap_hls.codegen.csim import flags
-from tests.test_hls_kernels import FRAMES, PRELUDE, RNG_SEED, _conv_case, assert_bit_exact, hls_dir, run_cases
+from tests.test_hls_kernels import (
+    FRAMES,
+    PRELUDE,
+    RNG_SEED,
+    _conv_case,
+    assert_bit_exact,
+    hls_dir,
+    run_cases,
+    threaded_binary,
+)
 
 pytestmark = [pytest.mark.csim]
 
@@ -110,17 +118,7 @@ def threaded_exe(tmp_path_factory):
     """One threaded C simulation binary of every case: ``exe DIR CASE`` runs one and prints
     the run's report (BB_CSIM_REPORT: `proc` lines with each process's counted cycles)."""
     d = tmp_path_factory.mktemp("pairs_threads")
-    cases = pairs_cases()
-    main = ["int main(int argc, char** argv) {", "  if (argc < 3) return 2;",
-            "  const std::string dir(argv[1]), name(argv[2]);", "  int e = 2;"]
-    main += [f'  if (name == "{c.name}") e = {c.name}::run((dir + "/{c.name}.bin").c_str());' for c in cases]
-    main += ["  BB_CSIM_REPORT()", "  return e;", "}"]
-    src = "#define BB_SIM_THREADS_IMPL\n" + PRELUDE + "#include <string>\n" + "\n".join(c.cpp() for c in cases)
-    (d / "t.cpp").write_text(src + "\n" + "\n".join(main) + "\n")
-    r = subprocess.run(["g++", *flags(werror=True, threads=True, opt="-O1"), "-I", str(hls_dir()), str(d / "t.cpp"),
-                        "-o", str(d / "t")], capture_output=True, text=True)
-    assert r.returncode == 0, r.stderr[-4000:]
-    return d, {c.name: c for c in cases}
+    return threaded_binary(pairs_cases(), d)
 
 
 @pytest.mark.parametrize("name", [c.name for c in pairs_cases()])
