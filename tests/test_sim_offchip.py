@@ -96,7 +96,7 @@ NO_STAGES = {"pair_res"}
 #: take them instead of its DDR frame stages (the same ii), which are what it checks.
 BANDED = {"bands", "bands_res"}
 #: designs whose skip FIFOs stay on chip (``--no-ddr-fifos``): `pair_res` on 20 BRAM18 and 64 DSP
-#: computes both convs in 2 bands, the input's FIFO around them sized by their band timing
+#: computes both convs in bands, the input's FIFO around them sized by their band timing
 ON_CHIP_FIFOS = {"bands_res"}
 #: Known timing gaps by design, (low, high) relative ii error; a test fails when a gap closes
 #: too, so that its entry goes. ResNet-8 had (0.02, 0.035): with conv_59 (pe 1, simd 16) off

@@ -211,10 +211,16 @@ def banded(g: Geometry, pe: int, simd: int, bands: int, uram: bool = False, rate
     else:
         lead, span = c.lead, c.span
     buf = memory(lanes * 8, overlap_rows(g, bands) * (g.w * g.c // lanes))
-    fill = min(1.0, max(1, gb.h - g.pads[0]) / g.h)
+    fill = band_fill(g, bands)
     return replace(c, ii=ii, fill=fill, lead=lead, span=span, tail=span - (g.in_elems // lanes - 1),
                    bram18=c.bram18 + buf.bram18, lut=c.lut + buf.lut + band_split_lut(lanes, overlap_rows(g, bands) > 0),
                    offchip_bytes=bands * c.offchip_bytes, bands=bands)
+
+
+def band_fill(g: Geometry, bands: int) -> float:
+    """The fraction of the input frame a banded conv takes before its first output: band 0's
+    input rows, ``(Hb − pt)/H``."""
+    return min(1.0, max(1, band_geometry(g, bands).h - g.pads[0]) / g.h)
 
 
 def band_counts(g: Geometry) -> list[int]:

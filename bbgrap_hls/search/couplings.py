@@ -10,6 +10,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from bbgrap_hls.model import block_cost, foldings, in_lanes
+from bbgrap_hls.model.band import band_fill
 from bbgrap_hls.model.blocks import out_lanes
 from bbgrap_hls.model.stage import MAX_STAGE_LANES, stage_bound
 from bbgrap_hls.search.dp import Segmentation
@@ -236,7 +237,8 @@ def lags(prob: Problem, items: list[Item], idx: list[int], target: int) -> list[
     parallel on-chip foldings (`problem._start`). An off-chip row stores its whole input frame
     and computes every fold before its first output (build.py: fill 1 and its lead), a lag of
     at most ``1 - fill + (ii + 7) / target`` frames on its path more than that folding's (whose
-    ``fill`` of a frame a dense layer has already); an input of the reader then waits that
+    ``fill`` of a frame a dense layer has already); a row in ``B`` row bands only band 0's input
+    and folds, ``band_fill − fill + (ii/B + 7) / target`` (at least its folds); an input of the reader then waits that
     long for every such block on the other inputs' paths that is not on its own, in beats of
     its frame (an upper bound where its own path is late anyway). Only blocks on the reader's
     core count: the program of another core does not choose theirs (a refit catches those)."""
@@ -276,7 +278,12 @@ def lags(prob: Problem, items: list[Item], idx: list[int], target: int) -> list[
                 if late >> b & 1:
                     for pos in positions:
                         tb = items[idx[pos]].table
-                        weights.append((pos, np.where(tb.ddr, 1.0 - fill[b] + (tb.ii + 7) / target, 0.0)))
+                        w = np.where(tb.ddr, 1.0 - fill[b] + (tb.ii + 7) / target, 0.0)
+                        for n in np.unique(tb.bands[tb.bands > 1]):  # row bands: band 0's input and folds
+                            at_n = tb.bands == n
+                            w[at_n] = max(0.0, band_fill(prob.units[b].geom, int(n)) - fill[b]) \
+                                + (tb.ii[at_n] / n + 7) / target
+                        weights.append((pos, w))
             if weights:
                 bits = prob.tensor_bits[t]
                 ul, tl, at = _fifo_lanes(prob, items, idx, unit.index, pk, core)

@@ -417,10 +417,25 @@ def explain(prob: Problem, last: dict) -> str | None:
     limits = prob.limits(k)
     head = "over every folding and weight placement jointly (integer program, HiGHS)"
     if fit_rows(tables, limits, target, **kw) is not None:
+        lags = couplings.lags(prob, items, list(range(len(items))), target)
+        if lags and fit_rows(tables, limits, target, lags=lags, **kw) is None:
+            short = _shortfalls(tables, limits, target, dict(kw, lags=lags))
+            return (f"{head} some choice of rows fits, but none with the reconvergent FIFOs its off-chip blocks "
+                    "lengthen (their frames of lag in BRAM18, URAM or board memory): "
+                    + (", or ".join(short) if short else "not with any one resource unlimited"))
         over = [f"{used} / {limit} {NAMES[RES.index(r)]}" for _, r, used, limit in last.get("violations", [])]
         return (f"{head} some choice of rows fits, but the plans built from the programs' choices do "
                 f"not (the last needs {', '.join(over) or 'more'}: the FIFOs around off-chip blocks, "
                 "converters)")
+    short = _shortfalls(tables, limits, target, kw)
+    if not short:
+        return f"{head} no choice of rows fits, and none would with any one resource unlimited"
+    return f"{head} no choice of rows fits: with the other resources within limits, " + ", or ".join(short)
+
+
+def _shortfalls(tables: list[Table], limits: np.ndarray, target: int, kw: dict) -> list[str]:
+    """For each resource that alone could make a choice of rows fit: the least of it any choice
+    needs with the other resources within ``limits`` (HiGHS' proved bound), where over its limit."""
     short = []
     for r in range(N_RES):
         info: dict = {}
@@ -428,6 +443,4 @@ def explain(prob: Problem, last: dict) -> str | None:
             need = int(np.ceil(info["bound"] - 1e-6))
             if need > limits[r]:
                 short.append(f"{NAMES[r]} is short by at least {need - int(limits[r])} ({need} / {int(limits[r])})")
-    if not short:
-        return f"{head} no choice of rows fits, and none would with any one resource unlimited"
-    return f"{head} no choice of rows fits: with the other resources within limits, " + ", or ".join(short)
+    return short
