@@ -74,13 +74,12 @@ def pair_res(seed: int = 0):
 #: memory-bound case, checked at design level (the plan's roofline says memory binds). 24 BRAM18:
 #: with 32 the joint folding choice (search/ilp.py) keeps every weight on chip.
 DESIGNS = {"cnn": (_cnn, 1, 20, 64), "resnet8": (models.resnet8, 2, 40, 400), "lenet": (models.lenet, 1, 24, 600),
-           "pair": (pair_cnn, 1, 16, 32), "pair_res": (pair_res, 1, 28, 32), "bands": (pair_cnn, 1, 20, 128),
-           "bands_res": (pair_res, 1, 20, 64)}
+           "pair": (pair_cnn, 1, 16, 32), "pair_res": (pair_res, 1, 28, 32), "bands_res": (pair_res, 1, 20, 64)}
 MEMORY_BOUND = {"lenet"}
 #: ResNet-8's 12,000: since the width converters cost what Yosys measures (`trim.sv` where one
 #: lane count divides the other, 14-294 LUTs), 20,000 LUTs a core hold all of its weights on chip
 #: (LUT and BRAM weights, ii 73,728); at 12,000 one conv goes off chip (ii 147,456).
-LUTS = {"cnn": 20000, "resnet8": 12000, "lenet": 20000, "pair": 12000, "pair_res": 12000, "bands": 20000, "bands_res": 20000}
+LUTS = {"cnn": 20000, "resnet8": 12000, "lenet": 20000, "pair": 12000, "pair_res": 12000, "bands_res": 20000}
 #: designs with an off-chip conv on one input frame slot (after an off-chip producer, or
 #: behind a DDR frame stage: `STAGED`)
 ONE_INPUT_SLOT = {"pair", "pair_res"}
@@ -90,11 +89,10 @@ STAGED = {"pair"}
 #: ``--no-ddr-fifos`` (with it pair_res's plan puts the skip FIFO in board memory instead, 294,912
 #: against 295,845 cycles, and no conv takes one input slot: tests/test_ddr_fifo_twin.py runs that)
 NO_STAGES = {"pair_res"}
-#: designs planned with row bands (docs/cost-model.md, "Row bands"): `pair_cnn` on 20 BRAM18 and
-#: 128 DSP computes both convs in 2 bands of 4 rows (ii 73,728: without bands, one conv on one
-#: input slot after the other). The others plan with ``--no-row-bands``: with bands `pair` would
-#: take them instead of its DDR frame stages (the same ii), which are what it checks.
-BANDED = {"bands", "bands_res"}
+#: designs planned with row bands (docs/cost-model.md, "Row bands"). The others plan with
+#: ``--no-row-bands``: with bands `pair` would take them instead of its DDR frame stages (the same
+#: ii), which are what it checks.
+BANDED = {"bands_res"}
 #: designs whose skip FIFOs stay on chip (``--no-ddr-fifos``): `pair_res` on 20 BRAM18 and 64 DSP
 #: computes both convs in bands, the input's FIFO around them sized by their band timing
 ON_CHIP_FIFOS = {"bands_res"}
