@@ -25,7 +25,7 @@ import numpy as np
 from bbgrap_hls.model.blocks import BlockCost
 from bbgrap_hls.model.geometry import Geometry
 from bbgrap_hls.model.memory import memory
-from bbgrap_hls.model.offchip import OFFCHIP_BEAT_BYTES, OFFCHIP_DEPTH, folds, offchip_mvu
+from bbgrap_hls.model.offchip import OFFCHIP_BEAT_BYTES, OFFCHIP_DEPTH, fold_step, folds, offchip_mvu
 
 SPLIT_DEPTH = 1
 """band_split.sv: its output beat is registered (one cycle from the input beat or the
@@ -157,15 +157,8 @@ def _band_schedule(g: Geometry, bands: int, lanes: int, nf: int, cf: int, out_be
                 continue
             # band frame f is in (its last beat handed over at `free`): its folds
             for n in range(nf):
-                u = f * nf + n
-                d = neg if u < 2 else max(ends[u - 2] + 1 + latency, d_prev + period) + (tile_beats - 1) * period
-                s = max(ends[u - 1] + 1 if u else neg, d + 1)
-                if n == 0:
-                    s = max(s, free + 1, outs[f - 2] if f >= 2 else neg)
-                ends.append(s + cf - 1)
-                if n == nf - 1:
-                    outs.append(max(ends[-1] + OFFCHIP_DEPTH, outs[-1] + 1 if outs else neg) + out_beats - 1)
-                d_prev = d
+                floor = max(free + 1, outs[f - 2] if f >= 2 else neg) if n == 0 else neg
+                d_prev = fold_step(ends, outs, nf, cf, out_beats, tile_beats, period, latency, d_prev, floor)
     return ends, outs
 
 

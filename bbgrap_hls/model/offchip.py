@@ -64,21 +64,29 @@ def _schedule(nf: int, cf: int, in_beats: int, out_beats: int, tile_beats: float
     d_prev = float("-inf")
     for u in range(frames * nf):
         f, n = divmod(u, nf)
-        d = float("-inf") if u < 2 else \
-            max(ends[u - 2] + 1 + latency, d_prev + period) + (tile_beats - 1) * period
-        s = max(ends[u - 1] + 1 if u else float("-inf"), d + 1)
+        floor = float("-inf")
         if n == 0:
             if f:
                 free = ends[(f - in_slots + 1) * nf - 1] + 1 if f >= in_slots else float("-inf")
                 first_in = max(first_in + arrive, free)
-            s = max(s, first_in + arrive)
-            if f >= out_slots:
-                s = max(s, outs[f - out_slots])
-        ends.append(s + cf - 1)
-        if n == nf - 1:
-            outs.append(max(ends[-1] + OFFCHIP_DEPTH, outs[-1] + 1 if outs else float("-inf")) + out_beats - 1)
-        d_prev = d
+            floor = max(first_in + arrive, outs[f - out_slots] if f >= out_slots else floor)
+        d_prev = fold_step(ends, outs, nf, cf, out_beats, tile_beats, period, latency, d_prev, floor)
     return ends, outs
+
+
+def fold_step(ends: list[float], outs: list[float], nf: int, cf: int, out_beats: int, tile_beats: float,
+              period: float, latency: int, d_prev: float, floor: float) -> float:
+    """One fold ``u = len(ends)`` of `_schedule`'s recurrence: its tile's last beat ``D_u`` (the
+    return value, the next call's ``d_prev``), its last read ``E_u`` appended to ``ends`` (its
+    first read no earlier than ``floor`` too: a frame's input and output slot), and, on a
+    frame's last fold, that frame's last output read appended to ``outs``."""
+    u = len(ends)
+    d = float("-inf") if u < 2 else max(ends[u - 2] + 1 + latency, d_prev + period) + (tile_beats - 1) * period
+    s = max(ends[u - 1] + 1 if u else float("-inf"), d + 1, floor)
+    ends.append(s + cf - 1)
+    if u % nf == nf - 1:
+        outs.append(max(ends[-1] + OFFCHIP_DEPTH, outs[-1] + 1 if outs else float("-inf")) + out_beats - 1)
+    return d
 
 
 def _fold_ends(nf: int, cf: int, in_beats: int, tile_beats: float, period: float,
