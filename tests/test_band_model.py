@@ -112,3 +112,27 @@ def test_tables_offer_band_rows_for_offchip_convs_only():
     # no bands without board memory
     t0 = _table("conv", g, _Inputs((g.in_elems,), (0.0,), (0,)), True, False, True, None)
     assert (t0.bands == 1).all()
+
+
+@pytest.mark.parametrize("bram, banded", [(20, True), (400, False)])
+def test_plans_keep_bands_only_where_chosen(tmp_path, bram, banded):
+    """`pair_res` on one core of 20 BRAM18 and 64 DSP computes its convs in bands (the twin
+    runs it: tests/test_sim_offchip.py `bands_res`); with 400 BRAM18 the weights stay on chip
+    and no band is chosen (`make_plan` then also plans without band rows, keeping the better)."""
+    from bbgrap_hls.board import load_board
+    from bbgrap_hls.frontend import load_model
+    from bbgrap_hls.passes import canonicalize
+    from bbgrap_hls.search import make_plan
+    from tests import models
+    from tests.test_sim_offchip import board_yaml, pair_res
+
+    (tmp_path / "b.yaml").write_text(board_yaml(1, bram, 64, 20000))
+    g = canonicalize(load_model(models.save(pair_res(), tmp_path / "m.onnx")))
+    plan = make_plan(g, load_board(str(tmp_path / "b.yaml")), baselines=False, offchip_weights=True,
+                     padded_folds=False, ddr_fifos=False)
+    assert any(n.bands > 1 for n in plan.nodes) == banded
+    if banded:
+        assert plan.optimizer["row_bands"]
+    for n in plan.nodes:
+        if n.bands > 1:
+            assert n.weights == "ddr" and n.in_slots == 2 and n.op == "Conv"
