@@ -60,9 +60,9 @@ def band_cases():
 
 def test_cases_cover_the_band_paths():
     """The cases replay rows, drop rows (between bands and below the last) and pad rows."""
-    from bbgrap_hls.codegen.schedule import _band_geometry
+    from bbgrap_hls.codegen.schedule import _conv_geometry
 
-    geos = [(_band_geometry(schedule._struct(c.decls)), schedule._struct(c.decls)["BANDS"]) for c in band_cases()]
+    geos = [(_conv_geometry(schedule._struct(c.decls)), schedule._struct(c.decls)["BANDS"]) for c in band_cases()]
     assert any(overlap_rows(g, b) >= 4 for g, b in geos)
     assert any(dropped_rows(g, b) >= 4 and overlap_rows(g, b) == 0 for g, b in geos)
     assert any(b == g.ho for g, b in geos) and any(1 < b < g.ho for g, b in geos)

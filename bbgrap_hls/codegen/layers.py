@@ -228,7 +228,7 @@ def _offchip(lay: Layer, g: Graph, node: Node, simd: int, offset: int, frame_ura
     lay.wmem.storage = "ddr"
     _add_fields(lay, OFF=offset, URAM=frame_uram, ISLOTS=in_slots)
     lay.in_slots = in_slots
-    lay.call = lay.call.replace(f"{kern}<", f"{kern}_offchip<", 1).replace(f"{lay.ident}_w,", f"wddr_{lay.ident},")
+    target = f"{kern}_offchip"
     if bands != 1:
         ho = hwc(g.shape(node.outputs[0]))[0]
         if node.op != "Conv" or in_slots != 2 or in_stage or ho % bands:
@@ -236,8 +236,8 @@ def _offchip(lay: Layer, g: Graph, node: Node, simd: int, offset: int, frame_ura
                                    f"with two input slots and no frame stage whose output height ({ho}) they "
                                    f"divide (in_slots {in_slots}, in_stage {in_stage})")
         _add_fields(lay, BANDS=bands)
-        lay.bands = bands
-        lay.call = lay.call.replace("bb::conv2d_offchip<", "bb::conv2d_banded<", 1)
+        lay.bands, target = bands, "bb::conv2d_banded"
+    lay.call = lay.call.replace(f"{kern}<", f"{target}<", 1).replace(f"{lay.ident}_w,", f"wddr_{lay.ident},")
     if in_stage:
         elems = int(np.prod(g.shape(g.act_inputs(node)[0])[1:]))  # one input frame
         if simd > MAX_STAGE_LANES:

@@ -25,6 +25,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from bbgrap_hls.codegen.names import comment
+from bbgrap_hls.model.band import band_geometry, split_beats
 from bbgrap_hls.model.geometry import Geometry
 
 #: a process may exceed the plan's ii by this much (issue 15: within 5 %)
@@ -326,7 +327,7 @@ def offchip_cycles(p: dict[str, int]) -> float:
     return max(store, fetch, compute, emit)
 
 
-def _band_geometry(p: dict[str, int]) -> Geometry:
+def _conv_geometry(p: dict[str, int]) -> Geometry:
     """The model's geometry of a conv struct (its window as spans, as `Geometry` has it)."""
     g = _geom(p)
     return Geometry(h=p["H"], w=p["W"], c=p["C"], ho=g["HO"], wo=g["WO"], co=p["CO"],
@@ -339,10 +340,8 @@ def banded_cycles(p: dict[str, int]) -> list[tuple[str, str, float, int]]:
     emits or input beat it drops (`bbgrap_hls.model.band.split_beats`), and conv2d_offchip on
     the band's struct (BandView: ``H = Hb``, ``PT = PB = 0``) run ``BANDS`` times a frame
     (`offchip_cycles` of that struct, each band a frame of it)."""
-    from bbgrap_hls.model.band import band_geometry, split_beats
-
     bands = p["BANDS"]
-    g = _band_geometry(p)
+    g = _conv_geometry(p)
     view = {**p, "H": band_geometry(g, bands).h, "PT": 0, "PB": 0}
     return [(".p0", "band_split<P>", split_beats(g, bands, p["SIMD"]), 1),
             (".p1", "conv2d_offchip<BandView<P>>", bands * offchip_cycles(view), 1)]

@@ -26,6 +26,7 @@ from bbgrap_hls.model.blocks import BlockCost
 from bbgrap_hls.model.geometry import Geometry
 from bbgrap_hls.model.memory import memory
 from bbgrap_hls.model.offchip import OFFCHIP_BEAT_BYTES, OFFCHIP_DEPTH, fold_step, folds, offchip_mvu
+from bbgrap_hls.model.timing import resample
 
 SPLIT_DEPTH = 1
 """band_split.sv: its output beat is registered (one cycle from the input beat or the
@@ -61,12 +62,9 @@ def band_rows(g: Geometry, bands: int) -> list[int]:
 
 
 def dropped_rows(g: Geometry, bands: int) -> int:
-    """Input rows no band reads (a stride larger than the window, rows below the last band)."""
-    hb = band_geometry(g, bands).h
-    used: set[int] = set()
-    for r0 in band_rows(g, bands):
-        used.update(r for r in range(r0, r0 + hb) if 0 <= r < g.h)
-    return g.h - len(used)
+    """Input rows no band reads (a stride larger than the window, rows below the last band):
+    the splitter's ``drop`` rows (`_rows`)."""
+    return sum(kind == "drop" for kind, _ in _rows(g, bands))
 
 
 def overlap_rows(g: Geometry, bands: int) -> int:
@@ -190,23 +188,19 @@ def banded(g: Geometry, pe: int, simd: int, bands: int, uram: bool = False, rate
     gb = band_geometry(g, bands)
     c = offchip_mvu(gb, pe, simd, uram=uram, rate=rate, latency=latency, beat_bytes=beat_bytes)
     lanes = min(simd, g.c)
-    split = split_beats(g, bands, lanes)
-    sf, nf = folds(gb, pe, simd)
-    cf = gb.ho * gb.wo * sf
-    tile_beats = -(-pe * simd * sf // beat_bytes)
-    period = 1.0 if rate is None else max(1.0, beat_bytes / rate)
-    out_beats = gb.ho * gb.wo * nf
-    ii = max(bands * c.ii, split)
+    ii = max(bands * c.ii, split_beats(g, bands, lanes))
+    lead, span = c.lead, c.span
     if timing:
-        ends, outs = _band_schedule(g, bands, lanes, nf, cf, out_beats, tile_beats, period, latency)
+        sf, nf = folds(gb, pe, simd)
+        period = 1.0 if rate is None else max(1.0, beat_bytes / rate)
+        ends, outs = _band_schedule(g, bands, lanes, nf, gb.ho * gb.wo * sf, gb.ho * gb.wo * nf,
+                                    -(-pe * simd * sf // beat_bytes), period, latency)
         lead = math.ceil(ends[nf - 1] - 1e-9) + 1
         span = math.ceil(outs[bands - 1] - OFFCHIP_DEPTH + 1 - 1e-9)
-    else:
-        lead, span = c.lead, c.span
-    buf = memory(lanes * 8, overlap_rows(g, bands) * (g.w * g.c // lanes))
-    fill = band_fill(g, bands)
-    return replace(c, ii=ii, fill=fill, lead=lead, span=span, tail=span - (g.in_elems // lanes - 1),
-                   bram18=c.bram18 + buf.bram18, lut=c.lut + buf.lut + band_split_lut(lanes, overlap_rows(g, bands) > 0),
+    overlap = overlap_rows(g, bands)
+    buf = memory(lanes * 8, overlap * (g.w * g.c // lanes))
+    return replace(c, ii=ii, fill=band_fill(g, bands), lead=lead, span=span, tail=span - (g.in_elems // lanes - 1),
+                   bram18=c.bram18 + buf.bram18, lut=c.lut + buf.lut + band_split_lut(lanes, overlap > 0),
                    offchip_bytes=bands * c.offchip_bytes, bands=bands)
 
 
@@ -240,8 +234,6 @@ def banded_rows_out(r_in: tuple[np.ndarray, np.ndarray], g: Geometry, pe: int, s
     beats leave one after the other, the first `OFFCHIP_DEPTH` + 1 after its last read. The two band
     slots and the tile reads' waits beyond the band conv's own lead are not modelled: exact
     where the folds bind the band (the planner's usual case), early otherwise."""
-    from bbgrap_hls.model.timing import resample
-
     rate, latency, beat = memory or (None, 0, OFFCHIP_BEAT_BYTES)
     gb = band_geometry(g, bands)
     lanes = min(simd, g.c)

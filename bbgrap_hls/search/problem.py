@@ -238,9 +238,7 @@ def build_problem(graph: Graph, board: Board, split_candidates: int = 8,
     for sp in specs:
         fields = vars(sp)
         t = _table(*fields.pop("call"))
-        if not row_bands and t.bands.max() > 1:
-            t = t.subset(t.bands == 1)
-        units.append(Unit(index=len(units), table=t, **fields))
+        units.append(Unit(index=len(units), table=t if row_bands else t.whole_frame(), **fields))
     if not units:
         raise BadInputError(f"graph '{graph.name}': no node runs on the fabric (all are host ops)")
     tensor_bits = {t: 8 * _elems(graph, t) for u in units for t in [u.out_tensor, *u.in_tensors]}
@@ -347,9 +345,7 @@ def _add_split_tables(prob: Problem, how_many: int, use_uram: bool) -> None:
     prefetch(list(calls.values()))
     for (i, what, k), call in calls.items():
         u = chosen[i]
-        t = _table(*call)
-        if t.bands.max() > 1:  # a split part is computed whole-frame (`SplitPart` has no bands)
-            t = t.subset(t.bands == 1)
+        t = _table(*call).whole_frame()  # a split part is computed whole-frame (`SplitPart` has no bands)
         if what == "split":
             # The gather on the last core streams whole parts per beat at most (the
             # concat's lanes divide each part's channels): k beats per pixel.

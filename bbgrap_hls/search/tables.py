@@ -142,6 +142,10 @@ class Table:
         i = np.nonzero(mask)[0]
         return Table(**{k: getattr(self, k)[i] for k in _COLUMNS}, extra_key=self.extra_key)
 
+    def whole_frame(self) -> Table:
+        """The table without its row-band rows (itself when it has none)."""
+        return self.subset(self.bands == 1) if self.bands.max(initial=1) > 1 else self
+
     def __len__(self) -> int:
         return len(self.ii)
 
@@ -352,12 +356,13 @@ def _tables_of(kind: str, g: Geometry, inputs: _Inputs, parallel_window: bool, u
     elif memory is not None and kind in OFFCHIP_CAPABLE:
         for frames_uram in (False, True) if uram else (False,):  # frame buffers in BRAM, or URAM
             placements.append((frames_uram, True, False, False, False))
-            if kind == "conv" and copies:  # (a split part's table has none: `problem._add_split_tables`)
+            if kind == "conv" and copies:  # (not an uneven part's table, built without copies; the
+                # equal parts' drop theirs: `problem._add_split_tables`, `Table.whole_frame`)
                 placements += [(frames_uram, True, False, False, False, b) for b in band_counts(g)]  # row bands
-    folds = foldings(kind, g, parallel_window, padded)
-    rows_of = [(p, q, m, 1, 1) for p, q in folds for m in (pixel_copies(kind, g, p) if copies else [1])]
+    grid = foldings(kind, g, parallel_window, padded)
+    rows_of = [(p, q, m, 1, 1) for p, q in grid for m in (pixel_copies(kind, g, p) if copies else [1])]
     if g.pairs and copies and not in1:  # two pixels a beat (`pair_modes`): after the plain rows
-        rows_of += [(p, q, m, px, po) for p, q in folds for px, po, m in pair_modes(kind, g, p, q)]
+        rows_of += [(p, q, m, px, po) for p, q in grid for px, po, m in pair_modes(kind, g, p, q)]
     prev_ii = 0
     macs = [(False, False), (True, False)] if lut_macs and lut_capable(kind) else [(False, False)]
     if lut_requant and lut_requant_capable(kind):
