@@ -25,7 +25,14 @@ from bbgrap_hls.frontend import load_model
 from bbgrap_hls.model import in_lanes
 from bbgrap_hls.model.links import fifo_cost, fifo_in_uram
 from bbgrap_hls.model.memory import memory, uram_memory
-from bbgrap_hls.model.stage import STAGE_ODEPTH, STAGE_WDEPTH, period_of, stage_beat_bytes, stage_bound
+from bbgrap_hls.model.stage import (
+    DDR_FIFO_MARGIN,
+    STAGE_ODEPTH,
+    STAGE_WDEPTH,
+    period_of,
+    stage_beat_bytes,
+    stage_bound,
+)
 from bbgrap_hls.passes import canonicalize
 from bbgrap_hls.search import build_problem, make_plan
 from bbgrap_hls.search.couplings import (
@@ -38,7 +45,6 @@ from bbgrap_hls.search.couplings import (
     uram_per_bit,
 )
 from bbgrap_hls.search.dp import Segmentation
-from bbgrap_hls.search.fifo_memory import DDR_FIFO_MARGIN
 from bbgrap_hls.search.ilp import _items, fit_rows
 from bbgrap_hls.search.problem import BW_CYCLES, RES, Table, offchip_memory
 from tests import models

@@ -370,6 +370,24 @@ def built_stage(frame_beats: int, lanes: int, rate: float | None, latency: int) 
                      odepth=STAGE_ODEPTH)
 
 
+DDR_FIFO_MARGIN = 64
+"""Cycles `ddr_fifo_holds` adds to a frame's write, last write response and first read beat."""
+
+
+def ddr_fifo_holds(depth: int, frame_beats: int, lanes: int, rate: float | None, latency: int) -> bool:
+    """Whether a FIFO ``depth`` beats deep of ``lanes`` lanes, over a tensor of ``frame_beats``
+    beats a frame, may be a ring of frame regions in board memory (a DDR stage; docs/cost-model.md
+    "Skip FIFOs in board memory"): its reader takes a frame's first beat no sooner than the
+    memory can give it back, ``depth >= ceil(F·P) + 2·L + DDR_FIFO_MARGIN`` (the frame written
+    at ``P`` cycles a memory beat, its last write response and the first read ``L`` cycles
+    each, counted in beats of a producer that writes at most one a cycle), and the stage takes
+    its lanes (`MAX_STAGE_LANES`)."""
+    if lanes > MAX_STAGE_LANES:
+        return False
+    period = period_of(stage_beat_bytes(lanes), rate)
+    return depth >= math.ceil(frame_beats * period) + 2 * max(1, latency) + DDR_FIFO_MARGIN
+
+
 def stage_bound(frame_beats: int, lanes: int, rate: float | None, latency: int) -> StageCost:
     """Upper bounds of `built_stage`'s ``ii``, ``deliver`` and ``latency`` in closed form (its
     resources and traffic exact), for the planner's tables: `ddr_stage` steps the module cycle by

@@ -106,7 +106,7 @@ def unit_parts(prob: Problem, seg: Segmentation, u: int) -> list[_Part]:
     in_cycles = None
     if f >= len(t):  # a one-input-slot row (`Table.extra`, the integer program's): without a
         t = t.full()  # stage, the frame arrives at its off-chip producer's pace (`couplings.Pair`)
-        if not t.stage[f]:
+        if t.paired[f]:  # (or a row with FIFOs in board memory, `Table.more`)
             p = unit.producers[0]
             elems = prob.tensor_bits[prob.units[p].out_tensor] // 8
             tp = prob.units[p].table
@@ -133,7 +133,7 @@ def _cached_parts(prob: Problem, seg: Segmentation, u: int) -> list[_Part]:
     else:
         key = (u, seg.core[u], seg.fold[u])
         t = prob.units[u].table
-        if seg.fold[u] >= len(t) and not t.full().stage[seg.fold[u]]:  # one input slot, no stage:
+        if seg.fold[u] >= len(t) and t.full().paired[seg.fold[u]]:  # one input slot, no stage:
             key += (seg.fold[prob.units[u].producers[0]],)  # its producer's row sets its ii
     got = prob.parts.get(key)
     if got is None:

@@ -6,15 +6,12 @@ can move there (`fifos_to_ddr`; docs/cost-model.md, "Skip FIFOs in board memory"
 
 from __future__ import annotations
 
-import math
-
 from bbgrap_hls.model.links import fifo_cost
 from bbgrap_hls.model.stage import (
     MAX_STAGE_LANES,
     STAGE_ODEPTH,
     STAGE_WDEPTH,
-    period_of,
-    stage_beat_bytes,
+    ddr_fifo_holds,
     stage_bound,
 )
 from bbgrap_hls.plan import ChannelPlan
@@ -34,18 +31,12 @@ def fifos_to_uram(board, use: dict, chans: list[ChannelPlan], big: list[tuple[in
         chans[i].bram18, chans[i].uram = 0, u.uram
 
 
-DDR_FIFO_MARGIN = 64
-"""Cycles `fifos_to_ddr` adds to a frame's write, last write response and first read beat."""
-
-
 def fifos_to_ddr(prob: Problem, use: dict, chans: list[ChannelPlan], core_ii: dict[int, int]) -> dict[int, int]:
     """Move FIFOs from BRAM to a ring of frame regions in their core's board memory (a
     ``ddr_stage``, docs/cost-model.md "Skip FIFOs in board memory"), per core the ones that
     save the most BRAM18 first, while the core is over its BRAM18. A FIFO qualifies when its
-    reader takes a frame's first beat no sooner than the memory can give it back: its depth
-    ``D >= ceil(F·P) + 2·L + DDR_FIFO_MARGIN`` beats (a frame of ``F`` beats written at ``P >= 1``
-    cycles a beat, its last write response and the first read ``L`` cycles each, counted in
-    beats of a producer that writes at most one a cycle), and when the
+    reader takes a frame's first beat no sooner than the memory can give it back
+    (`ddr_fifo_holds`), and when the
     stage (`stage_bound`) keeps the core's ii (``core_ii``: its blocks' slowest) and the core's
     bandwidth and LUTs hold it. The
     channel's ``kind`` becomes ``ddr_fifo`` with ``regions`` = the frames it holds plus one;
@@ -62,8 +53,7 @@ def fifos_to_ddr(prob: Problem, use: dict, chans: list[ChannelPlan], core_ii: di
                 break
             ch = chans[i]
             frame = max(1, ch.bits_per_frame // 8 // ch.width_lanes)
-            period = period_of(stage_beat_bytes(ch.width_lanes), rate)
-            if ch.depth < math.ceil(frame * period) + 2 * max(1, latency) + DDR_FIFO_MARGIN:
+            if not ddr_fifo_holds(ch.depth, frame, ch.width_lanes, rate, latency):
                 continue
             st = stage_bound(frame, ch.width_lanes, rate, latency)
             bw = -(-BW_CYCLES * st.bytes_per_frame // ii)

@@ -148,6 +148,7 @@ def fit_rows(tables: list[Table], limits: np.ndarray, target: int, scale: np.nda
     import highspy
 
     scale = np.maximum((limits if scale is None else scale).astype(float), 1.0)
+    tables = [t.at_target(target) for t in tables]
     among = among or [np.arange(len(t)) for t in tables]
     rows = ([_rows_at(t, a, target) for t, a in zip(tables, among, strict=True)] if prune
             else [a[t.ii[a] <= target] for t, a in zip(tables, among, strict=True)])
@@ -247,7 +248,8 @@ def fit_rows(tables: list[Table], limits: np.ndarray, target: int, scale: np.nda
 
 def _items(prob: Problem, seg: Segmentation) -> list[Item]:
     """The program's blocks and split parts; a block that may take one-input-slot rows has
-    them too (`Table.full`, `couplings.one_slot_rows`)."""
+    them too (`Table.full`, `couplings.one_slot_rows`), and one with rows whose FIFOs are in
+    board memory (`Table.more`) those."""
     out = []
     for u in range(prob.m):
         if u in seg.split:
@@ -255,7 +257,7 @@ def _items(prob: Problem, seg: Segmentation) -> list[Item]:
                 out.append(Item(u, j, c, t))
         else:
             t = prob.units[u].table
-            if one_slot_rows(prob, seg, u):
+            if one_slot_rows(prob, seg, u) or t.more is not None:
                 t = t.full()
             out.append(Item(u, -1, seg.core[u], t))
     return out

@@ -91,11 +91,12 @@ class _Units:
         m = prob.m
         # a block on a one-input-slot row (`Table.extra`, the integer program's) keeps it, and
         # without a DDR frame stage so does its producer: the pair's constraint
-        # (`couplings.Pair`) is not checked here
+        # (`couplings.Pair`) is not checked here; so does a block on a row with FIFOs in board
+        # memory (`Table.more`)
         pinned = set()
         for u, unit in enumerate(prob.units):
             if u not in seg.split and seg.fold[u] >= len(unit.table):
-                pinned |= {u} if unit.table.full().stage[seg.fold[u]] else {u, *unit.producers}
+                pinned |= {u, *unit.producers} if unit.table.full().paired[seg.fold[u]] else {u}
         for u, unit in enumerate(prob.units):
             if unit.kind == "wire" or u in pinned:
                 continue

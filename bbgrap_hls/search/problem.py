@@ -238,7 +238,12 @@ def build_problem(graph: Graph, board: Board, split_candidates: int = 8,
     for sp in specs:
         fields = vars(sp)
         t = _table(*fields.pop("call"))
-        units.append(Unit(index=len(units), table=t if row_bands else t.whole_frame(), **fields))
+        if not row_bands:
+            t = t.whole_frame()
+        if t.fifo_ddr.any():  # the integer program's rows alone (`Table.more`)
+            t, more = t.subset(~t.fifo_ddr), t.subset(t.fifo_ddr)
+            t.more = more if ddr_fifos else None
+        units.append(Unit(index=len(units), table=t, **fields))
     if not units:
         raise BadInputError(f"graph '{graph.name}': no node runs on the fabric (all are host ops)")
     tensor_bits = {t: 8 * _elems(graph, t) for u in units for t in [u.out_tensor, *u.in_tensors]}

@@ -219,8 +219,9 @@ def explain_infeasible(prob: Problem, n_cores: int | None = None) -> str:
     path = prob.core_path[: n_cores or len(prob.core_path)]
     lims = [prob.limits(k) for k in path]
     big = max(lims, key=lambda x: tuple(x))
-    for u in prob.units:
-        t = u.table
+    # every row a block may take, those with FIFOs in board memory too (`Table.more`)
+    tables = [u.table if u.table.more is None else u.table.full() for u in prob.units]
+    for u, t in zip(prob.units, tables, strict=True):
         low = t.res.min(axis=0)
         for r in range(N_RES):
             if low[r] > big[r] and not u.split_tables:
@@ -231,7 +232,7 @@ def explain_infeasible(prob: Problem, n_cores: int | None = None) -> str:
                         f"simd={int(t.simd[f])}); core {path[0]} allows {int(big[r])}: short by "
                         f"{int(low[r] - big[r])}. Smallest change: split it over >= {parts} cores "
                         f"(a board with >= {parts} linked cores) or a core with >= {int(low[r])} {names[r]}")
-    need = sum(u.table.res.min(axis=0) for u in prob.units)
+    need = sum(t.res.min(axis=0) for t in tables)
     total = sum(lims)
     for r in range(N_RES):
         if need[r] > total[r]:
@@ -243,7 +244,7 @@ def explain_infeasible(prob: Problem, n_cores: int | None = None) -> str:
     # Every block alone fits; together at the folding that uses least of all resources
     # (each over the path's total) the one most over names the cause, not the links.
     inv = np.where(total > 0, 1.0 / np.maximum(total, 1), 1e6)
-    pick = sum(u.table.res[int(np.argmin(u.table.res @ inv))] for u in prob.units)
+    pick = sum(t.res[int(np.argmin(t.res @ inv))] for t in tables)
     over = pick - total
     r = int(np.argmax(over * inv))
     if over[r] > 0 or len(path) == 1:
@@ -257,8 +258,8 @@ def explain_infeasible(prob: Problem, n_cores: int | None = None) -> str:
     # Enough in total: fill the cores in block order at those foldings; the core that runs
     # out first names the resource (the links come last: only when the fill fits).
     k, use = 0, np.zeros(N_RES, np.int64)
-    for u in prob.units:
-        row = u.table.res[int(np.argmin(u.table.res @ inv))]
+    for u, t in zip(prob.units, tables, strict=True):
+        row = t.res[int(np.argmin(t.res @ inv))]
         if np.all(use + row <= lims[k]):
             use = use + row
             continue

@@ -29,7 +29,7 @@ from bbgrap_hls.model.blocks import PACK_CAPABLE, pack_change
 from bbgrap_hls.model.geometry import Geometry
 from bbgrap_hls.model.links import fifo_cost
 from bbgrap_hls.model.offchip import folds
-from bbgrap_hls.model.stage import MAX_STAGE_LANES
+from bbgrap_hls.model.stage import MAX_STAGE_LANES, ddr_fifo_holds, stage_bound
 from bbgrap_hls.search.fifos import (
     broadcast_depth,
     input_depths,
@@ -46,6 +46,12 @@ bandwidth of the core's board memory the block reserves, in bytes per `BW_CYCLES
 (``ceil(BW_CYCLES·offchip_bytes / ii)`` at the row's own ii: the rate it reads at)."""
 BW_CYCLES = 1024
 N_RES = len(RES)
+
+FIFO_DDR_KINDS = ("eltwise2",)
+"""Kinds whose tables, with off-chip memory allowed, also have each row with its frame-sized
+input FIFOs in the core's board memory (`Table.fifo_ddr`): an Add/Sub/Mul, whose operand read
+whole may wait a frame or more (a squeeze-excite gate, a long skip). gen builds such FIFOs on
+a layer's input read whole (codegen/design.py `_operand`); a Concat's inputs it does not."""
 
 @dataclass
 class Table:
@@ -86,9 +92,17 @@ class Table:
     po: np.ndarray | None = None
     # an off-chip conv's bands of output rows a frame (`band.banded`; 1 for every other row)
     bands: np.ndarray | None = None
+    # bool: the block's frame-sized input FIFOs in the core's board memory (`FIFO_DDR_KINDS`,
+    # `_input_fifos`): their stages' LUTs and bandwidth in the row instead of their BRAM18/URAM
+    fifo_ddr: np.ndarray | None = None
     # the `_table` key of a table with off-chip rows: its `extra` rows are built from it when
     # first asked for (only the integer program asks, for the blocks a pair allows)
     extra_key: tuple | None = field(default=None, repr=False, compare=False)
+    # the rows with FIFOs in board memory (`fifo_ddr`), kept apart from a unit's table
+    # (`problem.build_problem`): only the integer program chooses them (`full` appends them
+    # after the `extra` rows), whose target prices their bandwidth (`at_target`); the rules,
+    # the DP and the baselines see the table without them
+    more: Table | None = field(default=None, repr=False, compare=False)
     # `fold.make_chooser`'s cache: a chooser per rule, and under b"ties" the rule-independent
     # tie order (`fold._chooser`); `_table`'s copies of a cached table share it, any other
     # copy starts empty (entries are checked against the arrays they were made for)
@@ -105,6 +119,8 @@ class Table:
             self.po = np.ones(len(self.ii), dtype=np.int64)
         if self.bands is None:
             self.bands = np.ones(len(self.ii), dtype=np.int64)
+        if self.fifo_ddr is None:
+            self.fifo_ddr = np.zeros(len(self.ii), dtype=bool)
 
     @property
     def extra(self) -> Table | None:
@@ -113,14 +129,15 @@ class Table:
         return None if self.extra_key is None else _extra(self.extra_key)
 
     def full(self) -> Table:
-        """The rows and, after them, the `extra` rows (the same row indices below ``len(self)``)."""
-        e = self.extra
-        if e is None:
+        """The rows and, after them, the `extra` rows and the `more` rows (the same row indices
+        below ``len(self)``)."""
+        parts = tuple(x for x in (self.extra, self.more) if x is not None)
+        if not parts:
             return self
         got = self.choosers.get(b"full")
-        if got is None or got[0] is not e:
-            t = Table(**{k: np.concatenate((getattr(self, k), getattr(e, k))) for k in _COLUMNS})
-            got = self.choosers[b"full"] = (e, t)
+        if got is None or len(got[0]) != len(parts) or any(a is not b for a, b in zip(got[0], parts, strict=True)):
+            t = Table(**{k: np.concatenate([getattr(x, k) for x in (self, *parts)]) for k in _COLUMNS})
+            got = self.choosers[b"full"] = (parts, t)
         return got[1]
 
     @property
@@ -146,12 +163,26 @@ class Table:
         """The table without its row-band rows (itself when it has none)."""
         return self.subset(self.bands == 1) if self.bands.max(initial=1) > 1 else self
 
+    def at_target(self, target: int) -> Table:
+        """The table with its `fifo_ddr` rows' bandwidth charged at ``target`` cycles a frame
+        instead of at the row's own ii (itself when it has none): a FIFO's DDR stage moves a
+        frame's bytes each frame, the producer's writes and the reader's reads paced by the
+        design, as `fifo_memory.fifos_to_ddr` charges it at the core's ii and `couplings`
+        charges a lag's stage; a block with off-chip weights keeps the rate it reads at."""
+        if not self.fifo_ddr.any():
+            return self
+        res = self.res.copy()
+        bw = RES.index("bw")
+        f = self.fifo_ddr
+        res[f, bw] = -(-res[f, bw] * self.ii[f] // max(1, int(target)))
+        return replace(self, res=res)
+
     def __len__(self) -> int:
         return len(self.ii)
 
 
 _COLUMNS = ("pe", "simd", "uram", "ii", "res", "mmv", "ddr", "lut", "lutw", "lutrq", "padded", "in1", "stage",
-            "px", "po", "bands")
+            "px", "po", "bands", "fifo_ddr")
 """`Table`'s per-row arrays."""
 
 
@@ -170,7 +201,7 @@ def _key(kind: str, g: Geometry, inputs: _Inputs, parallel_window: bool, uram: b
          lut_requant: bool = False, padded: bool = False) -> tuple:
     """`_table`'s cache key for its arguments: the options the kind ignores dropped (a pool's
     table is the same with or without packing or off-chip weights)."""
-    if kind not in OFFCHIP_CAPABLE:
+    if kind not in OFFCHIP_CAPABLE and kind not in FIFO_DDR_KINDS:
         memory = None
     if kind not in PACK_CAPABLE:
         pack = False
@@ -197,7 +228,7 @@ def _build(key: tuple) -> None:
             t.extra_key = key
         _remember((*key[:7], p, *key[8:]), t)
         if memory is not None:
-            _remember((*key[:6], None, p, *key[8:]), t.subset(~t.ddr))
+            _remember((*key[:6], None, p, *key[8:]), t.subset(~t.ddr & ~t.fifo_ddr))
 
 
 def _table(*args, **kw) -> Table:
@@ -405,11 +436,12 @@ def _tables_of(kind: str, g: Geometry, inputs: _Inputs, parallel_window: bool, u
                 prev_ii = c.ii
             bram, uram_use, f_lut = c.bram18, c.uram, 0
             big_fifo = False
+            moved = None
             if kind != "wire":
                 key = (in_lanes(kind, g, pe, simd, px), max(1, c.ii), pe, c.window is not None, on_uram)
                 if key not in fifos:
-                    fifos[key] = _input_fifos(kind, g, inputs, *key)
-                f_bram, f_uram, f_lut, big_fifo = fifos[key]
+                    fifos[key] = _input_fifos(kind, g, inputs, *key, memory=memory if kind in FIFO_DDR_KINDS else None)
+                f_bram, f_uram, f_lut, big_fifo, moved = fifos[key]
                 bram += f_bram
                 uram_use += f_uram
             if on_uram and kind not in URAM_CAPABLE and not ddr and not big_fifo:
@@ -417,7 +449,12 @@ def _tables_of(kind: str, g: Geometry, inputs: _Inputs, parallel_window: bool, u
             flags = (mmv, int(ddr), int(lut), int(lutw), int(lutrq), int(kind in WEIGHTED and g.co % pe != 0),
                      int(in1), int(stage), px, po, bands)
             for out, (dsp, lut_use) in zip(rows, cs, strict=True):
-                out.append((pe, simd, int(on_uram), c.ii, dsp, bram, uram_use, lut_use + f_lut, bw, *flags))
+                out.append((pe, simd, int(on_uram), c.ii, dsp, bram, uram_use, lut_use + f_lut, bw, *flags, 0))
+                if moved is not None and not on_uram:  # the frame FIFOs in board memory instead
+                    m_bram, m_uram, m_lut, m_bytes, m_ii = moved
+                    ii = max(c.ii, m_ii)
+                    out.append((pe, simd, 0, ii, dsp, bram - m_bram, uram_use - m_uram, lut_use + f_lut + m_lut,
+                                -(-BW_CYCLES * m_bytes // ii), *flags, 1))
     return [_finish_table(kind, g, memory, r) for r in rows]
 
 
@@ -436,23 +473,29 @@ def _finish_table(kind: str, g: Geometry, memory: tuple[float, int, int] | None,
                            memory=(rate / (1 << k), latency, beat))
             if c.ii > r[3]:
                 rows.append((*r[:3], c.ii, *r[4:8], -(-BW_CYCLES * c.offchip_bytes // c.ii), *r[9:]))
-    a = np.array(rows, dtype=np.int64).reshape(len(rows), 20)
+    a = np.array(rows, dtype=np.int64).reshape(len(rows), 21)
     order = np.lexsort((a[:, 4:9].sum(axis=1), a[:, 3]))[::-1]  # ii descending
     a = a[order]
     return Table(pe=a[:, 0], simd=a[:, 1], uram=a[:, 2].astype(bool), ii=a[:, 3], res=a[:, 4:9].copy(),
                  mmv=a[:, 9].copy(), ddr=a[:, 10].astype(bool), lut=a[:, 11].astype(bool),
                  lutw=a[:, 12].astype(bool), lutrq=a[:, 13].astype(bool), padded=a[:, 14].astype(bool),
                  in1=a[:, 15].astype(bool), stage=a[:, 16].astype(bool), px=a[:, 17].copy(), po=a[:, 18].copy(),
-                 bands=a[:, 19].copy())
+                 bands=a[:, 19].copy(), fifo_ddr=a[:, 20].astype(bool))
 
 
 def _input_fifos(kind: str, g: Geometry, inputs: _Inputs, lanes: int, ii: int, pe: int, window: bool,
-                 on_uram: bool) -> tuple[int, int, int, bool]:
+                 on_uram: bool, memory: tuple[float, int, int] | None = None) -> tuple:
     """What a table row charges for a block's inputs: BRAM18, URAM and LUTs of each input's
     FIFO (its reconvergence depth in the block's ``lanes``, the block at ``ii``) and a
-    worst-case width converter (from 1 lane), and whether a FIFO went to URAM."""
+    worst-case width converter (from 1 lane), whether a FIFO went to URAM, and with
+    ``memory`` (rate bytes/cycle, latency, beat: `offchip_memory`) what moving the FIFOs that
+    a DDR stage can hold (`fifo_memory.ddr_fifo_holds`) to the core's board memory changes:
+    ``(BRAM18 and URAM saved, LUTs added, bytes a frame written and read, the stages'
+    slowest ii)`` or None (no such FIFO). The stages are costed by `stage_bound`, as the
+    integer program's lags are (`couplings.lag_prices`)."""
     bram = uram = lut = 0
     big_fifo = False
+    saved_bram = saved_uram = m_lut = m_bytes = m_ii = 0
     beats = [max(1, e // lanes) for e in inputs.elems]
     starts = [s + (cy + 1) / ii for s, cy in zip(inputs.starts, inputs.cycles, strict=True)]
     pixels = max(1, g.h * g.w)
@@ -475,7 +518,15 @@ def _input_fifos(kind: str, g: Geometry, inputs: _Inputs, lanes: int, ii: int, p
         bram += fifo.bram18
         uram += fifo.uram
         lut += fifo.lut + _converter_allowance(lanes)
-    return bram, uram, lut, big_fifo
+        if memory is not None and b * lanes == g.out_elems and ddr_fifo_holds(d, b, lanes, memory[0], memory[1]):
+            st = stage_bound(b, lanes, memory[0], memory[1])  # (a broadcast operand's FIFO stays)
+            saved_bram += fifo.bram18 - st.bram18
+            saved_uram += fifo.uram
+            m_lut += st.lut - fifo.lut
+            m_bytes += st.bytes_per_frame
+            m_ii = max(m_ii, st.ii, st.deliver)
+    moved = (saved_bram, saved_uram, m_lut, m_bytes, m_ii) if m_bytes and saved_bram + saved_uram > 0 else None
+    return bram, uram, lut, big_fifo, moved
 
 
 CONVERTER_ALLOWANCE = (20, 8)
