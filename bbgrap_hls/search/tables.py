@@ -51,7 +51,8 @@ FIFO_DDR_KINDS = ("eltwise2",)
 """Kinds whose tables, with off-chip memory allowed, also have each row with its frame-sized
 input FIFOs in the core's board memory (`Table.fifo_ddr`): an Add/Sub/Mul, whose operand read
 whole may wait a frame or more (a squeeze-excite gate, a long skip). gen builds such FIFOs on
-a layer's input read whole (codegen/design.py `_operand`); a Concat's inputs it does not."""
+a layer's input read whole (codegen/design.py `_operand`), a Concat's too, but no design has
+checked that one yet."""
 
 @dataclass
 class Table:
