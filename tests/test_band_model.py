@@ -118,7 +118,8 @@ def test_tables_offer_band_rows_for_offchip_convs_only():
 def test_plans_keep_bands_only_where_chosen(tmp_path, bram, banded):
     """`pair_res` on one core of 20 BRAM18 and 64 DSP computes its convs in bands (the twin
     runs it: tests/test_sim_offchip.py `bands_res`); with 400 BRAM18 the weights stay on chip
-    and no band is chosen (`make_plan` plans without band rows first, then with them where that plan has board-memory traffic, keeping the better)."""
+    and no band is chosen (`make_plan` plans without band rows first, then with them where that
+    plan has board-memory traffic, keeping the better)."""
     from bbgrap_hls.board import load_board
     from bbgrap_hls.frontend import load_model
     from bbgrap_hls.passes import canonicalize

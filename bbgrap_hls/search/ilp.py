@@ -140,7 +140,8 @@ def fit_rows(tables: list[Table], limits: np.ndarray, target: int, scale: np.nda
     (``among`` already pruned at this target). Each of ``lags`` adds what a reconvergent FIFO holds
     beyond its rows' charge: its frames of lag (at least the sum of the chosen rows'
     ``weights``) times its resources per frame, a kind in its ``gate`` only with one of the
-    rows it names chosen. With ``least`` (a `RES` index) the program
+    rows it names chosen; rows with FIFOs in board memory come priced at ``target``
+    (`Table.at_target`, as `_at` and `explain` give them). With ``least`` (a `RES` index) the program
     minimises that resource's total instead, without its limit. Each of ``pairs`` allows a
     reader's one-input-slot rows only with a producer row that serves them (`Pair`). ``info`` (when given)
     receives ``lag_use`` (what the lags charge, `RES` order), ``objective`` and ``bound`` (the
@@ -148,7 +149,6 @@ def fit_rows(tables: list[Table], limits: np.ndarray, target: int, scale: np.nda
     import highspy
 
     scale = np.maximum((limits if scale is None else scale).astype(float), 1.0)
-    tables = [t.at_target(target) for t in tables]
     among = among or [np.arange(len(t)) for t in tables]
     rows = ([_rows_at(t, a, target) for t, a in zip(tables, among, strict=True)] if prune
             else [a[t.ii[a] <= target] for t, a in zip(tables, among, strict=True)])
@@ -301,7 +301,10 @@ def _at(prob: Problem, seg0: Segmentation, items: list[Item], target: int, strat
     limits are lowered by that excess (`REFITS` programs); if that finds no fitting plan,
     that extra is spread over the core's off-chip rows as a surcharge instead (the next
     program then weighs fewer off-chip blocks against their weights on chip). ``last`` (when
-    given) receives the violations of the last plan built (`repair.violations`)."""
+    given) receives the violations of the last plan built (`repair.violations`). The rows with
+    FIFOs in board memory are priced at ``target`` first (`Table.at_target`), so the pruning,
+    the programs and the excess all see one charge."""
+    items = [replace(it, table=it.table.at_target(target)) for it in items]
     on = {k: [i for i, it in enumerate(items) if it.core == k] for k in prob.core_path}
     limits = {k: prob.limits(k) for k in on}
     pruned: dict[int, np.ndarray] = {}  # per table: equal split parts share one
@@ -413,7 +416,7 @@ def explain(prob: Problem, last: dict) -> str | None:
     if not items:
         return None
     target = max(int(it.table.ii.max()) for it in items)
-    tables = [it.table for it in items]
+    tables = [it.table.at_target(target) for it in items]
     among = [legal_rows(prob, seg, it, np.arange(len(it.table))) for it in items]
     kw = dict(among=among, pairs=couplings.pairs(prob, seg, items, list(range(len(items)))))
     limits = prob.limits(k)
