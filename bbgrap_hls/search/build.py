@@ -383,7 +383,7 @@ def _build(prob: Problem, seg: Segmentation, strategy: str, objective: str, use_
                 ii = transfers[tid].ii_cycles if tid is not None else beats
                 chans.append(ChannelPlan(t, src, unit.node.name, src_core, p.core, kind, tid, d,
                                          lanes, bits, ii, False, fc.bram18))
-    fifos_to_uram(board, use, chans, big_fifos)
+    fifos_to_uram(prob, use, chans, big_fifos)
     core_ii = {c.id: max((p.cost.ii for ps in parts for p in ps if p.core == c.id), default=0) for c in board.cores}
     ddr_fifo_bytes: dict[int, int] = {}
     if prob.ddr_fifos and prob.offchip_memory is not None:

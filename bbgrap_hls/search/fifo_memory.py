@@ -1,5 +1,6 @@
 """Where a plan's FIFOs live, once `build` has sized them: BRAM18 by default, URAM for the
-whole-frame ones a core with URAM has room for (`fifos_to_uram`), and with the ``ddr_fifos``
+whole-frame ones a core with URAM has room for and for smaller ones while a core is over its
+BRAM18 (`fifos_to_uram`), and with the ``ddr_fifos``
 option a ring of frame regions in the core's board memory for those a core short of BRAM18
 can move there (`fifos_to_ddr`; docs/cost-model.md, "Skip FIFOs in board memory").
 """
@@ -7,6 +8,7 @@ can move there (`fifos_to_ddr`; docs/cost-model.md, "Skip FIFOs in board memory"
 from __future__ import annotations
 
 from bbgrap_hls.model.links import fifo_cost
+from bbgrap_hls.model.memory import uram_memory
 from bbgrap_hls.model.stage import (
     MAX_STAGE_LANES,
     STAGE_ODEPTH,
@@ -18,10 +20,16 @@ from bbgrap_hls.plan import ChannelPlan
 from bbgrap_hls.search.problem import BW_CYCLES, Problem
 
 
-def fifos_to_uram(board, use: dict, chans: list[ChannelPlan], big: list[tuple[int, int, int, int]]) -> None:
-    """Move whole-frame FIFOs (`fifo_in_uram`) from BRAM to URAM, per core the ones that
-    save the most BRAM first, while the core's URAM (its blocks' included) stays within its
-    limit: URAM is not spent where the weights need it."""
+def fifos_to_uram(prob: Problem, use: dict, chans: list[ChannelPlan], big: list[tuple[int, int, int, int]]) -> None:
+    """Move FIFOs from BRAM to URAM while the core's URAM (its blocks' included) stays within
+    its limit: URAM is not spent where the weights need it.
+
+    First the whole-frame ones (``big``, `fifo_in_uram`), per core the ones that save the most
+    BRAM first. Then, on a core still over its BRAM18, the smaller ones (a skip FIFO of a
+    sixth of a frame, say), the most BRAM18 saved per URAM first, until the core fits: a FIFO
+    of 8 bits × 16 k beats is 8 RAMB18 or 4 URAM288 cascaded, a fair trade only where the
+    BRAM18 runs short (HLS: ``BIND_STORAGE type=fifo impl=uram``, as for the big ones)."""
+    board = prob.board
     for i, core, lanes, d in sorted(big, key=lambda x: (-chans[x[0]].bram18, x[0])):
         u = fifo_cost(lanes, d, uram=True)
         if use[core][2] + u.uram > board.cores[core].uram_limit:
@@ -29,6 +37,41 @@ def fifos_to_uram(board, use: dict, chans: list[ChannelPlan], big: list[tuple[in
         use[core][1] -= chans[i].bram18
         use[core][2] += u.uram
         chans[i].bram18, chans[i].uram = 0, u.uram
+    for k in use:
+        lim = prob.limits(k)
+        if use[k][1] <= lim[1] or lim[2] <= use[k][2]:
+            continue
+        for i, u in _uram_order(chans, k):
+            if use[k][1] <= lim[1]:
+                break
+            if use[k][2] + u > lim[2]:
+                continue
+            use[k][1] -= chans[i].bram18
+            use[k][2] += u
+            chans[i].bram18, chans[i].uram = 0, u
+
+
+def _uram_order(chans: list[ChannelPlan], k: int) -> list[tuple[int, int]]:
+    """(channel, URAM288) of core ``k``'s BRAM18 FIFOs that URAM can hold in fewer blocks
+    than they take (a URAM288 holds 16 RAMB18's bits: never trade one for fewer of them),
+    the most BRAM18 saved per URAM first."""
+    cands = [(i, uram_memory(8 * ch.width_lanes, ch.depth).uram) for i, ch in enumerate(chans)
+             if ch.kind in ("fifo", "host") and ch.dst_core == k and ch.bram18 > 0]
+    cands = [(i, u) for i, u in cands if 0 < u < chans[i].bram18]
+    return sorted(cands, key=lambda x: (-chans[x[0]].bram18 / x[1], x[0]))
+
+
+def uram_to_free(chans: list[ChannelPlan], k: int, short: int) -> int:
+    """URAM288 that would let `fifos_to_uram` give back ``short`` BRAM18 on core ``k`` from
+    its FIFOs (0 when they cannot): what an integer program leaves free of weights when a
+    built plan is over its BRAM18 (`ilp._at`)."""
+    saved = need = 0
+    for i, u in _uram_order(chans, k):
+        if saved >= short:
+            break
+        saved += chans[i].bram18
+        need += u
+    return need if saved >= short else 0
 
 
 def fifos_to_ddr(prob: Problem, use: dict, chans: list[ChannelPlan], core_ii: dict[int, int]) -> dict[int, int]:

@@ -1,0 +1,87 @@
+"""FIFOs in URAM while a core is over its BRAM18 (`search.fifo_memory.fifos_to_uram`, its
+second pass, and `uram_to_free`, which `ilp._at` uses to leave URAM free of weights for them).
+
+A FIFO of 8 bits × 16 k beats (a one-lane skip FIFO a sixth of a ResNet-18 frame long) is 8
+RAMB18 or 4 URAM288 cascaded: too small for the whole-frame rule (`fifo_in_uram`: 16 RAMB18
+or more), a fair trade where a core runs short of BRAM18 and has URAM to spare."""
+
+from __future__ import annotations
+
+from types import SimpleNamespace
+
+import numpy as np
+
+from bbgrap_hls.model.memory import memory, uram_memory
+from bbgrap_hls.plan import ChannelPlan
+from bbgrap_hls.search.fifo_memory import fifos_to_uram, uram_to_free
+
+
+class _Prob:
+    """What `fifos_to_uram` asks of a problem: the board's URAM limits and `limits`."""
+
+    def __init__(self, bram18: int, uram: int):
+        self.board = SimpleNamespace(cores=[SimpleNamespace(uram_limit=uram)])
+        self._lim = np.array([1000, bram18, uram, 10**6, 0], dtype=np.int64)
+
+    def limits(self, k: int) -> np.ndarray:
+        return self._lim
+
+
+def _chan(lanes: int, depth: int, kind: str = "fifo", core: int = 0) -> ChannelPlan:
+    b = memory(8 * lanes, depth).bram18
+    return ChannelPlan("t", "a", "b", core, core, kind, None, depth, lanes, 8 * lanes * depth, depth, False, b)
+
+
+def _use(chans, bram_else: int, uram: int) -> dict:
+    return {0: np.array([0, bram_else + sum(c.bram18 for c in chans), uram, 0, 0], dtype=np.int64)}
+
+
+def test_the_sizes_behind_the_trade():
+    assert memory(8, 16384).bram18 == 8 and uram_memory(8, 16384).uram == 4
+    # two lanes of 5.4 k beats: 6 RAMB18, 2 URAM288: the better trade per URAM
+    assert memory(16, 5424).bram18 == 6 and uram_memory(16, 5424).uram == 2
+
+
+def test_smaller_fifos_move_only_while_the_core_is_over_its_bram18():
+    chans = [_chan(1, 16384), _chan(2, 5424), _chan(2, 5400), _chan(1, 300)]
+    use = _use(chans, 200, 10)
+    before = int(use[0][1])  # 200 + 8 + 6 + 6 + 1 = 221
+    fifos_to_uram(_Prob(bram18=212, uram=20), use, chans, big=[])
+    # 9 over: the two 2-lane FIFOs first (3 RAMB18 per URAM), then stop at 212 - 12 = 209
+    assert [c.uram for c in chans] == [0, 2, 2, 0] and [c.bram18 for c in chans] == [8, 0, 0, 1]
+    assert use[0][1] == before - 12 and use[0][2] == 14
+    # within its BRAM18 nothing moves
+    chans = [_chan(1, 16384)]
+    use = _use(chans, 100, 0)
+    fifos_to_uram(_Prob(bram18=200, uram=20), use, chans, big=[])
+    assert chans[0].uram == 0 and chans[0].bram18 == 8
+
+
+def test_no_fifo_moves_into_uram_the_weights_need():
+    chans = [_chan(1, 16384), _chan(2, 5424)]
+    use = _use(chans, 200, 19)
+    fifos_to_uram(_Prob(bram18=200, uram=20), use, chans, big=[])
+    assert all(c.uram == 0 for c in chans) and use[0][2] == 19
+    # room for the 2-URAM one only: it moves, the 4-URAM one stays although still over
+    use = _use(chans, 200, 18)
+    fifos_to_uram(_Prob(bram18=200, uram=20), use, chans, big=[])
+    assert [c.uram for c in chans] == [0, 2] and use[0][1] == 208
+
+
+def test_a_fifo_never_takes_more_uram_than_its_bram18():
+    # 128 lanes × 600 beats: 64 RAMB18 (1,024 bits wide, 600 deep) but 15 URAM288 columns
+    c = _chan(128, 600)
+    assert uram_memory(8 * 128, 600).uram == 15 and c.bram18 > 15
+    tiny = _chan(72, 600)  # 576 bits x 600: 16 RAMB18, 8 URAM288
+    narrow = _chan(1, 2048)  # 1 RAMB18, 1 URAM288: no gain
+    assert uram_to_free([narrow], 0, 1) == 0
+    assert uram_to_free([tiny], 0, 1) == uram_memory(8 * 72, 600).uram
+
+
+def test_uram_to_free_counts_the_uram_that_gives_the_shortfall_back():
+    chans = [_chan(1, 16384), _chan(2, 5424), _chan(2, 5400), _chan(1, 300, kind="stream")]
+    assert uram_to_free(chans, 0, 6) == 2      # one 2-lane FIFO
+    assert uram_to_free(chans, 0, 7) == 4      # both
+    assert uram_to_free(chans, 0, 20) == 8     # and the one-lane one: 20 RAMB18
+    assert uram_to_free(chans, 0, 21) == 0     # a link's FIFO is not a candidate: cannot
+    assert uram_to_free(chans, 1, 1) == 0      # another core's
