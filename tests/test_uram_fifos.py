@@ -1,5 +1,6 @@
-"""FIFOs in URAM while a core is over its BRAM18 (`search.fifo_memory.fifos_to_uram`, its
-second pass, and `uram_to_free`, which `ilp._at` uses to leave URAM free of weights for them).
+"""FIFOs in URAM or distributed RAM while a core is over its BRAM18
+(`search.fifo_memory.fifos_to_uram`, its second and third passes, and `room_to_free`, which
+`ilp._at` uses to leave URAM or LUTs free for them).
 
 A FIFO of 8 bits × 16 k beats (a one-lane skip FIFO a sixth of a ResNet-18 frame long) is 8
 RAMB18 or 4 URAM288 cascaded: too small for the whole-frame rule (`fifo_in_uram`: 16 RAMB18
@@ -11,17 +12,17 @@ from types import SimpleNamespace
 
 import numpy as np
 
-from bbgrap_hls.model.memory import memory, uram_memory
+from bbgrap_hls.model.memory import distributed_memory, memory, uram_memory
 from bbgrap_hls.plan import ChannelPlan
-from bbgrap_hls.search.fifo_memory import fifos_to_uram, uram_to_free
+from bbgrap_hls.search.fifo_memory import LUTRAM_PER_BRAM18, fifos_to_uram, room_to_free
 
 
 class _Prob:
     """What `fifos_to_uram` asks of a problem: the board's URAM limits and `limits`."""
 
-    def __init__(self, bram18: int, uram: int):
+    def __init__(self, bram18: int, uram: int, lut: int = 0):
         self.board = SimpleNamespace(cores=[SimpleNamespace(uram_limit=uram)])
-        self._lim = np.array([1000, bram18, uram, 10**6, 0], dtype=np.int64)
+        self._lim = np.array([1000, bram18, uram, lut, 0], dtype=np.int64)
 
     def limits(self, k: int) -> np.ndarray:
         return self._lim
@@ -74,14 +75,41 @@ def test_a_fifo_never_takes_more_uram_than_its_bram18():
     assert uram_memory(8 * 128, 600).uram == 15 and c.bram18 > 15
     tiny = _chan(72, 600)  # 576 bits x 600: 16 RAMB18, 8 URAM288
     narrow = _chan(1, 2048)  # 1 RAMB18, 1 URAM288: no gain
-    assert uram_to_free([narrow], 0, 1) == 0
-    assert uram_to_free([tiny], 0, 1) == uram_memory(8 * 72, 600).uram
+    assert room_to_free([narrow], 0, 1, True) == 0
+    assert room_to_free([tiny], 0, 1, True) == uram_memory(8 * 72, 600).uram
 
 
 def test_uram_to_free_counts_the_uram_that_gives_the_shortfall_back():
     chans = [_chan(1, 16384), _chan(2, 5424), _chan(2, 5400), _chan(1, 300, kind="stream")]
-    assert uram_to_free(chans, 0, 6) == 2      # one 2-lane FIFO
-    assert uram_to_free(chans, 0, 7) == 4      # both
-    assert uram_to_free(chans, 0, 20) == 8     # and the one-lane one: 20 RAMB18
-    assert uram_to_free(chans, 0, 21) == 0     # a link's FIFO is not a candidate: cannot
-    assert uram_to_free(chans, 1, 1) == 0      # another core's
+    assert room_to_free(chans, 0, 6, True) == 2      # one 2-lane FIFO
+    assert room_to_free(chans, 0, 7, True) == 4      # both
+    assert room_to_free(chans, 0, 20, True) == 8     # and the one-lane one: 20 RAMB18
+    assert room_to_free(chans, 0, 21, True) == 0     # a link's FIFO is not a candidate: cannot
+    assert room_to_free(chans, 1, 1, True) == 0      # another core's
+
+
+def test_shallow_wide_fifos_go_to_distributed_ram_when_there_is_no_uram():
+    # 33 lanes x 226 beats (an inception branch's FIFO): 8 RAMB18 or 1,484 LUTs (Yosys-exact)
+    wide, deep = _chan(33, 226), _chan(1, 16384)
+    assert wide.bram18 == 8 and distributed_memory(264, 226).lut == 1484
+    assert distributed_memory(8, 16384).lut > LUTRAM_PER_BRAM18 * deep.bram18  # never a candidate
+    chans = [wide, deep]
+    use = _use(chans, 200, 0)
+    fifos_to_uram(_Prob(bram18=205, uram=0, lut=10_000), use, chans, big=[])
+    assert (wide.lutram, wide.bram18, deep.lutram, deep.bram18) == (1484, 0, 0, 8)
+    assert use[0][1] == 208 and use[0][3] == 1484  # still over: the plan is refused, not hidden
+    # no LUTs to spare: nothing moves
+    chans = [_chan(33, 226)]
+    use = _use(chans, 200, 0)
+    use[0][3] = 9_000
+    fifos_to_uram(_Prob(bram18=205, uram=0, lut=10_000), use, chans, big=[])
+    assert chans[0].lutram == 0 and chans[0].bram18 == 8
+    assert room_to_free([_chan(33, 226), _chan(1, 16384)], 0, 8, False) == 1484
+    assert room_to_free([_chan(33, 226), _chan(1, 16384)], 0, 9, False) == 0
+
+
+def test_uram_first_then_distributed_ram():
+    chans = [_chan(2, 5424), _chan(33, 226)]
+    use = _use(chans, 200, 18)
+    fifos_to_uram(_Prob(bram18=200, uram=20, lut=10_000), use, chans, big=[])
+    assert (chans[0].uram, chans[1].lutram) == (2, 1484) and use[0][1] == 200

@@ -34,7 +34,9 @@ class _Builder:
         self.g, self.plan = g, plan
         self.names = Namer("t_")
         self.cores = {c.id: CoreDesign(c.id, f"core{c.id}") for c in plan.cores}
-        self.uram_fifos = {(c.tensor, c.dst) for c in plan.channels if c.uram > 0}
+        # the plan's FIFOs in URAM or distributed RAM, by (tensor, reader): HLS storage
+        self.fifo_impl = {(c.tensor, c.dst): "uram" if c.uram > 0 else "lutram" for c in plan.channels
+                          if c.uram > 0 or c.lutram > 0}
         # the plan's FIFOs in board memory (kind ddr_fifo), by (tensor, reader); `_operand`
         # builds each and removes it here
         self.ddr_fifos = {(c.tensor, c.dst): c for c in plan.channels if c.kind == "ddr_fifo"}
@@ -282,8 +284,8 @@ def _operand(b: _Builder, g: Graph, node, core: int, k: int, t: str, lanes: int,
     if ch is not None:  # the plan's FIFO in board memory
         return _ddr_fifo(b, g, core, k, t, lanes, lay, ch)
     s = b.request(core, t, lanes, _beats(depth, t, node.name, lanes))
-    if (t, node.name) in b.uram_fifos:  # the plan's whole-frame FIFO in URAM
-        b.cores[core].uram_streams.add(s)
+    if (t, node.name) in b.fifo_impl:  # the plan's FIFO in URAM or distributed RAM
+        b.cores[core].fifo_impl[s] = b.fifo_impl[t, node.name]
     return s
 
 

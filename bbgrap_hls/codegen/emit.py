@@ -127,7 +127,7 @@ def render_hls(design: Design, g: Graph, plan_core_names: dict[int, str]) -> dic
                 layer=lay, node_comment=comments[lay.ident])
         ctx = dict(core=core, core_name=cname, signature=signature(core), comments=comments,
                    streams=sorted(core.streams.items(), key=lambda kv: _num(kv[0])),
-                   uram_streams=core.uram_streams, beats=stream_beats(core), **_weights_ctx(core),
+                   fifo_impl=core.fifo_impl, beats=stream_beats(core), **_weights_ctx(core),
                    mem_depth={p.name: mem_bytes(p.elems, design.frames) // DDR_BEAT for p in core.ports},
                    mem_burst=MEM_BURST)
         files[f"hls/{core.name}.h"] = env.get_template("hls/core.h.j2").render(**ctx)

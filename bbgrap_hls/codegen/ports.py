@@ -71,7 +71,7 @@ class CoreDesign:
     streams: dict[str, tuple[int, int]] = field(default_factory=dict)  # name -> (lanes, depth)
     ports: list[Port] = field(default_factory=list)
     consts: list[str] = field(default_factory=list)
-    uram_streams: set[str] = field(default_factory=set)  # FIFOs the plan put in URAM
+    fifo_impl: dict[str, str] = field(default_factory=dict)  # FIFOs the plan put in URAM or LUTRAM
     #: elements per frame of each local stream (its beats: elems / lanes), which the threaded
     #: csim's dataflow rule check compares with the writes and reads it counts
     elems: dict[str, int] = field(default_factory=dict)

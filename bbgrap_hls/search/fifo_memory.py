@@ -1,6 +1,6 @@
 """Where a plan's FIFOs live, once `build` has sized them: BRAM18 by default, URAM for the
 whole-frame ones a core with URAM has room for and for smaller ones while a core is over its
-BRAM18 (`fifos_to_uram`), and with the ``ddr_fifos``
+BRAM18 (`fifos_to_uram`), then distributed RAM for shallow wide ones while it still is, and with the ``ddr_fifos``
 option a ring of frame regions in the core's board memory for those a core short of BRAM18
 can move there (`fifos_to_ddr`; docs/cost-model.md, "Skip FIFOs in board memory").
 """
@@ -8,7 +8,7 @@ can move there (`fifos_to_ddr`; docs/cost-model.md, "Skip FIFOs in board memory"
 from __future__ import annotations
 
 from bbgrap_hls.model.links import fifo_cost
-from bbgrap_hls.model.memory import uram_memory
+from bbgrap_hls.model.memory import distributed_memory, uram_memory
 from bbgrap_hls.model.stage import (
     MAX_STAGE_LANES,
     STAGE_ODEPTH,
@@ -39,9 +39,9 @@ def fifos_to_uram(prob: Problem, use: dict, chans: list[ChannelPlan], big: list[
         chans[i].bram18, chans[i].uram = 0, u.uram
     for k in use:
         lim = prob.limits(k)
-        if use[k][1] <= lim[1] or lim[2] <= use[k][2]:
+        if use[k][1] <= lim[1]:
             continue
-        for i, u in _uram_order(chans, k):
+        for i, u in _uram_order(chans, k) if use[k][2] < lim[2] else []:
             if use[k][1] <= lim[1]:
                 break
             if use[k][2] + u > lim[2]:
@@ -49,6 +49,30 @@ def fifos_to_uram(prob: Problem, use: dict, chans: list[ChannelPlan], big: list[
             use[k][1] -= chans[i].bram18
             use[k][2] += u
             chans[i].bram18, chans[i].uram = 0, u
+        for i, lut in _lutram_order(chans, k):
+            if use[k][1] <= lim[1]:
+                break
+            if use[k][3] + lut > lim[3]:
+                continue
+            use[k][1] -= chans[i].bram18
+            use[k][3] += lut
+            chans[i].bram18, chans[i].lutram = 0, lut
+
+
+LUTRAM_PER_BRAM18 = 400
+"""Most LUTs a FIFO in distributed RAM may cost per RAMB18 it gives back (a RAMB18's 18 Kb
+are 288 LUT6 of 64 bits; the read multiplexer adds to that): beyond it a FIFO stays in
+BRAM18. A 264-bit × 226-word FIFO is 1,484 LUTs for 8 RAMB18 (186 each), a 96 × 562 one
+1,305 for 6 (218); one 8 bits × 16 k beats deep would be 5,032 LUTs for 8 (629)."""
+
+
+def _lutram_order(chans: list[ChannelPlan], k: int) -> list[tuple[int, int]]:
+    """(channel, LUTs) of core ``k``'s BRAM18 FIFOs that distributed RAM holds at most
+    `LUTRAM_PER_BRAM18` LUTs a RAMB18 (`distributed_memory`), the fewest LUTs per RAMB18 first."""
+    cands = [(i, distributed_memory(8 * ch.width_lanes, ch.depth).lut) for i, ch in enumerate(chans)
+             if ch.kind in ("fifo", "host") and ch.dst_core == k and ch.bram18 > 0]
+    cands = [(i, lut) for i, lut in cands if lut <= LUTRAM_PER_BRAM18 * chans[i].bram18]
+    return sorted(cands, key=lambda x: (x[1] / chans[x[0]].bram18, x[0]))
 
 
 def _uram_order(chans: list[ChannelPlan], k: int) -> list[tuple[int, int]]:
@@ -61,16 +85,16 @@ def _uram_order(chans: list[ChannelPlan], k: int) -> list[tuple[int, int]]:
     return sorted(cands, key=lambda x: (-chans[x[0]].bram18 / x[1], x[0]))
 
 
-def uram_to_free(chans: list[ChannelPlan], k: int, short: int) -> int:
-    """URAM288 that would let `fifos_to_uram` give back ``short`` BRAM18 on core ``k`` from
-    its FIFOs (0 when they cannot): what an integer program leaves free of weights when a
-    built plan is over its BRAM18 (`ilp._at`)."""
+def room_to_free(chans: list[ChannelPlan], k: int, short: int, uram: bool) -> int:
+    """URAM288 (``uram``) or LUTs that would let `fifos_to_uram` give back ``short`` BRAM18
+    on core ``k`` from its FIFOs (0 when they cannot): what an integer program leaves free
+    when a built plan is over its BRAM18 (`ilp._at`)."""
     saved = need = 0
-    for i, u in _uram_order(chans, k):
+    for i, n in _uram_order(chans, k) if uram else _lutram_order(chans, k):
         if saved >= short:
             break
         saved += chans[i].bram18
-        need += u
+        need += n
     return need if saved >= short else 0
 
 

@@ -34,7 +34,7 @@ from bbgrap_hls.search import couplings
 from bbgrap_hls.search.build import build_plan
 from bbgrap_hls.search.couplings import Item, Lag, Pair, legal_rows, one_slot_rows, pair_rows
 from bbgrap_hls.search.dp import Segmentation, part_tables
-from bbgrap_hls.search.fifo_memory import uram_to_free
+from bbgrap_hls.search.fifo_memory import room_to_free
 from bbgrap_hls.search.problem import N_RES, RES, Problem
 from bbgrap_hls.search.repair import violations
 from bbgrap_hls.search.tables import Table
@@ -45,7 +45,7 @@ JOINT = "integer program"
 REFITS = 4
 """Programs solved at one target, each with the limits less the built plan's extra use."""
 
-_BRAM, _URAM = RES.index("bram18"), RES.index("uram")
+_BRAM, _URAM, _LUT = RES.index("bram18"), RES.index("uram"), RES.index("lut")
 
 TIME_LIMIT = 30.0
 """Seconds HiGHS may spend on one program (a safety net: the programs seen solve in well
@@ -304,9 +304,10 @@ def _at(prob: Problem, seg0: Segmentation, items: list[Item], target: int, strat
     limits are lowered by that excess (`REFITS` programs); if that finds no fitting plan,
     that extra is spread over the core's off-chip rows as a surcharge instead (the next
     program then weighs fewer off-chip blocks against their weights on chip). If that fails
-    too and a core has URAM, a core over its BRAM18 keeps its BRAM18 limit and leaves free
-    the URAM its FIFOs would need to give the excess back (`fifo_memory.uram_to_free`; the
-    build then moves them, `fifos_to_uram`): the program keeps fewer weights in URAM. ``last`` (when
+    too, a core over its BRAM18 keeps its BRAM18 limit and leaves free the URAM (if it has
+    any), else the LUTs, its FIFOs would need to give the excess back in URAM or distributed
+    RAM (`fifo_memory.room_to_free`; the build then moves them, `fifos_to_uram`): the program
+    keeps fewer weights in URAM or spends fewer LUTs. ``last`` (when
     given) receives the violations of the last plan built (`repair.violations`). The rows with
     FIFOs in board memory are priced at ``target`` first (`Table.at_target`), so the pruning,
     the programs and the excess all see one charge."""
@@ -321,7 +322,7 @@ def _at(prob: Problem, seg0: Segmentation, items: list[Item], target: int, strat
     rows_at = [legal_rows(prob, seg0, it, r) for it, r in zip(items, rows_at, strict=True)]
     lags = {k: couplings.lags(prob, items, idx, target) for k, idx in on.items()}
     pairs = {k: couplings.pairs(prob, seg0, items, idx) for k, idx in on.items()}
-    modes = ("room", "spread") + (("uram",) if any(limits[k][_URAM] > 0 for k in on) else ())
+    modes = ("room", "spread") + (("uram",) if any(limits[k][_URAM] > 0 for k in on) else ()) + ("lutram",)
     for mode in modes:
         spread = mode == "spread"
         room = {k: limits[k].copy() for k in on}
@@ -359,9 +360,10 @@ def _at(prob: Problem, seg0: Segmentation, items: list[Item], target: int, strat
                     if spread and n_ddr:
                         surcharge[cp.id] = surcharge[cp.id] + -(-extra // n_ddr)
                         continue
-                    free = uram_to_free(plan.channels, cp.id, cp.bram18 - cp.bram18_limit) if mode == "uram" else 0
-                    if free:  # leave URAM for the FIFOs that would give the BRAM18 back
-                        extra[_BRAM], extra[_URAM] = 0, extra[_URAM] + free
+                    r = {"uram": _URAM, "lutram": _LUT}.get(mode)
+                    free = room_to_free(plan.channels, cp.id, cp.bram18 - cp.bram18_limit, r == _URAM) if r else 0
+                    if free:  # leave URAM or LUTs for the FIFOs that would give the BRAM18 back
+                        extra[_BRAM], extra[r] = 0, extra[r] + free
                     room[cp.id] = np.minimum(room[cp.id], limits[cp.id] - extra)
                 continue
             break
