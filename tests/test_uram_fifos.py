@@ -113,3 +113,40 @@ def test_uram_first_then_distributed_ram():
     use = _use(chans, 200, 18)
     fifos_to_uram(_Prob(bram18=200, uram=20, lut=10_000), use, chans, big=[])
     assert (chans[0].uram, chans[1].lutram) == (2, 1484) and use[0][1] == 200
+
+
+def test_gen_binds_each_moved_fifo_to_its_memory(tmp_path):
+    """The channel's storage reaches the HLS: ``BIND_STORAGE type=fifo impl=uram`` or
+    ``impl=lutram`` on the stream the reader takes, none on the others."""
+    import copy
+    import re
+
+    from bbgrap_hls.board import load_board
+    from bbgrap_hls.codegen.project import generate
+    from bbgrap_hls.frontend import load_model
+    from bbgrap_hls.passes import canonicalize
+    from bbgrap_hls.quant import quantize
+    from bbgrap_hls.search import make_plan
+    from tests.test_csim import small_model
+
+    g = canonicalize(load_model(small_model(tmp_path / "small.onnx")))
+    board = load_board("u250")
+    plan = make_plan(g, board, baselines=False)
+    gq = quantize(g)
+    x = np.random.default_rng(3).standard_normal(gq.shape(gq.inputs[0])).astype(np.float32)
+    fifos = [c for c in plan.channels if c.kind == "fifo"]
+    to_uram = next(c for c in fifos if c.dst == "conv2")
+    to_lut = next(c for c in fifos if c.dst == "sig")
+    for c, how in ((to_uram, "uram"), (to_lut, "lutram")):
+        edited = copy.deepcopy(plan)
+        ch = next(e for e in edited.channels if (e.tensor, e.dst) == (c.tensor, c.dst))
+        setattr(ch, how, 3)
+        files, design = generate(gq, edited, board, {gq.inputs[0]: x})
+        cpp = "\n".join(v.decode() for k, v in files.items() if re.fullmatch(r"hls/core\d+\.cpp", k))
+        bound = re.findall(r"BIND_STORAGE variable = (\w+) type = fifo impl = (\w+)", cpp)
+        assert len(bound) == 1 and bound[0][1] == how, bound
+        # the bound stream is one the reader of that channel takes
+        reader = next(lay.ident for core in design.cores for lay in core.layers if lay.node == c.dst)
+        assert any(re.search(rf"\b{bound[0][0]}\b", ln) and f"{reader}_P" in ln for ln in cpp.splitlines()), reader
+    files, _ = generate(gq, plan, board, {gq.inputs[0]: x})
+    assert "type = fifo impl" not in "\n".join(v.decode() for k, v in files.items() if k.endswith(".cpp"))
