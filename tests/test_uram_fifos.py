@@ -14,7 +14,7 @@ import numpy as np
 
 from bbgrap_hls.model.memory import distributed_memory, memory, uram_memory
 from bbgrap_hls.plan import ChannelPlan
-from bbgrap_hls.search.fifo_memory import LUTRAM_PER_BRAM18, fifos_to_uram, room_to_free
+from bbgrap_hls.search.fifo_memory import LUTRAM_PER_BRAM18, fifos_to_lutram, fifos_to_uram, room_to_free
 
 
 class _Prob:
@@ -95,14 +95,14 @@ def test_shallow_wide_fifos_go_to_distributed_ram_when_there_is_no_uram():
     assert distributed_memory(8, 16384).lut > LUTRAM_PER_BRAM18 * deep.bram18  # never a candidate
     chans = [wide, deep]
     use = _use(chans, 200, 0)
-    fifos_to_uram(_Prob(bram18=205, uram=0, lut=10_000), use, chans, big=[])
+    fifos_to_lutram(_Prob(bram18=205, uram=0, lut=10_000), use, chans)
     assert (wide.lutram, wide.bram18, deep.lutram, deep.bram18) == (1484, 0, 0, 8)
     assert use[0][1] == 208 and use[0][3] == 1484  # still over: the plan is refused, not hidden
     # no LUTs to spare: nothing moves
     chans = [_chan(33, 226)]
     use = _use(chans, 200, 0)
     use[0][3] = 9_000
-    fifos_to_uram(_Prob(bram18=205, uram=0, lut=10_000), use, chans, big=[])
+    fifos_to_lutram(_Prob(bram18=205, uram=0, lut=10_000), use, chans)
     assert chans[0].lutram == 0 and chans[0].bram18 == 8
     assert room_to_free([_chan(33, 226), _chan(1, 16384)], 0, 8, False) == 1484
     assert room_to_free([_chan(33, 226), _chan(1, 16384)], 0, 9, False) == 0
@@ -111,8 +111,16 @@ def test_shallow_wide_fifos_go_to_distributed_ram_when_there_is_no_uram():
 def test_uram_first_then_distributed_ram():
     chans = [_chan(2, 5424), _chan(33, 226)]
     use = _use(chans, 200, 18)
-    fifos_to_uram(_Prob(bram18=200, uram=20, lut=10_000), use, chans, big=[])
+    prob = _Prob(bram18=200, uram=20, lut=10_000)
+    fifos_to_uram(prob, use, chans, big=[])
+    fifos_to_lutram(prob, use, chans)
     assert (chans[0].uram, chans[1].lutram) == (2, 1484) and use[0][1] == 200
+    # within its BRAM18 after URAM: no LUTs spent
+    chans = [_chan(2, 5424), _chan(33, 226)]
+    use = _use(chans, 192, 18)
+    fifos_to_uram(prob, use, chans, big=[])
+    fifos_to_lutram(prob, use, chans)
+    assert (chans[0].uram, chans[1].lutram, chans[1].bram18) == (2, 0, 8) and use[0][3] == 0
 
 
 def test_gen_binds_each_moved_fifo_to_its_memory(tmp_path):

@@ -41,7 +41,7 @@ from bbgrap_hls.ops.resize_linear import taps as bilinear_taps
 from bbgrap_hls.plan import ChannelPlan, CorePlan, NodePlan, Plan, SplitPart, TransferPlan, path_route
 from bbgrap_hls.search.couplings import frame_cycles
 from bbgrap_hls.search.dp import Segmentation, part_tables
-from bbgrap_hls.search.fifo_memory import fifos_to_ddr, fifos_to_uram
+from bbgrap_hls.search.fifo_memory import fifos_to_ddr, fifos_to_lutram, fifos_to_uram
 from bbgrap_hls.search.fifos import (
     DEFAULT_DEPTH,
     broadcast_depth,
@@ -388,6 +388,7 @@ def _build(prob: Problem, seg: Segmentation, strategy: str, objective: str, use_
     ddr_fifo_bytes: dict[int, int] = {}
     if prob.ddr_fifos and prob.offchip_memory is not None:
         ddr_fifo_bytes = fifos_to_ddr(prob, use, chans, core_ii)
+    fifos_to_lutram(prob, use, chans)
     if use_only:
         return {k: np.array(x, dtype=np.int64) for k, x in use.items()}
     for t in graph.outputs:

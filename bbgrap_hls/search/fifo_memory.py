@@ -1,8 +1,9 @@
 """Where a plan's FIFOs live, once `build` has sized them: BRAM18 by default, URAM for the
 whole-frame ones a core with URAM has room for and for smaller ones while a core is over its
-BRAM18 (`fifos_to_uram`), then distributed RAM for shallow wide ones while it still is, and with the ``ddr_fifos``
-option a ring of frame regions in the core's board memory for those a core short of BRAM18
-can move there (`fifos_to_ddr`; docs/cost-model.md, "Skip FIFOs in board memory").
+BRAM18 (`fifos_to_uram`), with the ``ddr_fifos`` option a ring of frame regions in the
+core's board memory for those a core short of BRAM18 can move there (`fifos_to_ddr`;
+docs/cost-model.md, "Skip FIFOs in board memory"), and last distributed RAM for shallow wide
+ones while a core still is (`fifos_to_lutram`).
 """
 
 from __future__ import annotations
@@ -28,7 +29,8 @@ def fifos_to_uram(prob: Problem, use: dict, chans: list[ChannelPlan], big: list[
     BRAM first. Then, on a core still over its BRAM18, the smaller ones (a skip FIFO of a
     sixth of a frame, say), the most BRAM18 saved per URAM first, until the core fits: a FIFO
     of 8 bits × 16 k beats is 8 RAMB18 or 4 URAM288 cascaded, a fair trade only where the
-    BRAM18 runs short (HLS: ``BIND_STORAGE type=fifo impl=uram``, as for the big ones)."""
+    BRAM18 runs short (HLS: ``BIND_STORAGE type=fifo impl=uram``, as for the big ones).
+    Distributed RAM comes last, after board memory (`fifos_to_lutram`)."""
     board = prob.board
     for i, core, lanes, d in sorted(big, key=lambda x: (-chans[x[0]].bram18, x[0])):
         u = fifo_cost(lanes, d, uram=True)
@@ -49,7 +51,17 @@ def fifos_to_uram(prob: Problem, use: dict, chans: list[ChannelPlan], big: list[
             use[k][1] -= chans[i].bram18
             use[k][2] += u
             chans[i].bram18, chans[i].uram = 0, u
-        for i, lut in _lutram_order(chans, k):
+
+
+def fifos_to_lutram(prob: Problem, use: dict, chans: list[ChannelPlan]) -> None:
+    """On a core still over its BRAM18 once `fifos_to_uram` and `fifos_to_ddr` have moved
+    what they can, move FIFOs to distributed RAM (`distributed_memory`), the fewest LUTs per
+    RAMB18 first and at most `LUTRAM_PER_BRAM18` of them, while the core's LUTs stay within
+    their limit (HLS: ``BIND_STORAGE type=fifo impl=lutram``): the shallow wide FIFOs of
+    inception branches, never a deep narrow one."""
+    for k in use:
+        lim = prob.limits(k)
+        for i, lut in _lutram_order(chans, k) if use[k][1] > lim[1] else []:
             if use[k][1] <= lim[1]:
                 break
             if use[k][3] + lut > lim[3]:
@@ -86,7 +98,7 @@ def _uram_order(chans: list[ChannelPlan], k: int) -> list[tuple[int, int]]:
 
 
 def room_to_free(chans: list[ChannelPlan], k: int, short: int, uram: bool) -> int:
-    """URAM288 (``uram``) or LUTs that would let `fifos_to_uram` give back ``short`` BRAM18
+    """URAM288 (``uram``) or LUTs that would let `fifos_to_uram` (`fifos_to_lutram`) give back ``short`` BRAM18
     on core ``k`` from its FIFOs (0 when they cannot): what an integer program leaves free
     when a built plan is over its BRAM18 (`ilp._at`)."""
     saved = need = 0

@@ -294,7 +294,8 @@ def _rows_at(t: Table, among: np.ndarray | None, target: int) -> np.ndarray:
 
 
 def _at(prob: Problem, seg0: Segmentation, items: list[Item], target: int, strategy: str, objective: str,
-        among: list[np.ndarray] | None, last: dict | None = None) -> tuple[Plan, Segmentation] | None:
+        among: list[np.ndarray] | None, last: dict | None = None,
+        hint: dict | None = None) -> tuple[Plan, Segmentation] | None:
     """A plan with ``seg0``'s cores and splits whose blocks all meet ``target`` and which
     fits, or None; each core's rows chosen by its own program.
 
@@ -307,7 +308,9 @@ def _at(prob: Problem, seg0: Segmentation, items: list[Item], target: int, strat
     too, a core over its BRAM18 keeps its BRAM18 limit and leaves free the URAM (if it has
     any), else the LUTs, its FIFOs would need to give the excess back in URAM or distributed
     RAM (`fifo_memory.room_to_free`; the build then moves them, `fifos_to_uram`): the program
-    keeps fewer weights in URAM or spends fewer LUTs. ``last`` (when
+    keeps fewer weights in URAM or spends fewer LUTs. The mode that fitted the last target
+    (``hint``, `joint_plan`'s) is tried first: any plan that fits at ``target`` will do.
+    ``last`` (when
     given) receives the violations of the last plan built (`repair.violations`). The rows with
     FIFOs in board memory are priced at ``target`` first (`Table.at_target`), so the pruning,
     the programs and the excess all see one charge."""
@@ -323,6 +326,8 @@ def _at(prob: Problem, seg0: Segmentation, items: list[Item], target: int, strat
     lags = {k: couplings.lags(prob, items, idx, target) for k, idx in on.items()}
     pairs = {k: couplings.pairs(prob, seg0, items, idx) for k, idx in on.items()}
     modes = ("room", "spread") + (("uram",) if any(limits[k][_URAM] > 0 for k in on) else ()) + ("lutram",)
+    if hint is not None and hint.get("mode") in modes:  # the mode that fitted the last target first
+        modes = (hint["mode"],) + tuple(m for m in modes if m != hint["mode"])
     for mode in modes:
         spread = mode == "spread"
         room = {k: limits[k].copy() for k in on}
@@ -337,8 +342,8 @@ def _at(prob: Problem, seg0: Segmentation, items: list[Item], target: int, strat
                 pick = (fit_rows(tables, room[k], target, scale=limits[k], among=[rows_at[i] for i in idx],
                                  prune=False, lags=lags[k], info=charged[k], pairs=pairs[k]) if idx else [])
                 if pick is None:
-                    if not spread and not refit:
-                        return None  # at the full limits: the spread pass's first programs are these
+                    if not refit:
+                        return None  # at the full limits: every mode's first programs are these
                     break
                 folds.update(zip(idx, pick, strict=True))
             else:
@@ -349,7 +354,10 @@ def _at(prob: Problem, seg0: Segmentation, items: list[Item], target: int, strat
                     last["violations"] = over
                 bad = {c for c, *_ in over}
                 if not bad:
+                    if hint is not None:
+                        hint["mode"] = mode
                     return plan, seg
+                stuck = False
                 for cp in plan.cores:
                     if cp.id not in bad:
                         continue
@@ -364,7 +372,11 @@ def _at(prob: Problem, seg0: Segmentation, items: list[Item], target: int, strat
                     free = room_to_free(plan.channels, cp.id, cp.bram18 - cp.bram18_limit, r == _URAM) if r else 0
                     if free:  # leave URAM or LUTs for the FIFOs that would give the BRAM18 back
                         extra[_BRAM], extra[r] = 0, extra[r] + free
+                    elif r and cp.bram18 > cp.bram18_limit:
+                        stuck = True  # no FIFO of it can: this mode would be the room mode again
                     room[cp.id] = np.minimum(room[cp.id], limits[cp.id] - extra)
+                if stuck:
+                    break
                 continue
             break
     return None
@@ -390,7 +402,8 @@ def joint_plan(prob: Problem, strategy: str, objective: str, seg: Segmentation |
         return None
     # the first target from all rows (`_rows_at` prunes them as it would `candidates`), which
     # are computed only if it fits: the bisection tries several targets
-    best = _at(prob, seg, items, int(iis[-1]), strategy, objective, None, last=last)
+    hint: dict = {}  # the refit mode that fitted the last target (`_at`)
+    best = _at(prob, seg, items, int(iis[-1]), strategy, objective, None, last=last, hint=hint)
     if best is None:
         return None
     pruned: dict[int, np.ndarray] = {}  # equal split parts share one table: prune it once
@@ -401,7 +414,7 @@ def joint_plan(prob: Problem, strategy: str, objective: str, seg: Segmentation |
     lo, hi = 0, len(iis) - 1  # iis[hi] fits
     while lo < hi:
         mid = (lo + hi) // 2
-        got = _at(prob, seg, items, int(iis[mid]), strategy, objective, among)
+        got = _at(prob, seg, items, int(iis[mid]), strategy, objective, among, hint=hint)
         if got is None:
             lo = mid + 1
         else:
