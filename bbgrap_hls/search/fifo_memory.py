@@ -39,18 +39,7 @@ def fifos_to_uram(prob: Problem, use: dict, chans: list[ChannelPlan], big: list[
         use[core][1] -= chans[i].bram18
         use[core][2] += u.uram
         chans[i].bram18, chans[i].uram = 0, u.uram
-    for k in use:
-        lim = prob.limits(k)
-        if use[k][1] <= lim[1]:
-            continue
-        for i, u in _uram_order(chans, k) if use[k][2] < lim[2] else []:
-            if use[k][1] <= lim[1]:
-                break
-            if use[k][2] + u > lim[2]:
-                continue
-            use[k][1] -= chans[i].bram18
-            use[k][2] += u
-            chans[i].bram18, chans[i].uram = 0, u
+    _give_back(prob, use, chans, "uram")
 
 
 def fifos_to_lutram(prob: Problem, use: dict, chans: list[ChannelPlan]) -> None:
@@ -59,16 +48,25 @@ def fifos_to_lutram(prob: Problem, use: dict, chans: list[ChannelPlan]) -> None:
     RAMB18 first and at most `LUTRAM_PER_BRAM18` of them, while the core's LUTs stay within
     their limit (HLS: ``BIND_STORAGE type=fifo impl=lutram``): the shallow wide FIFOs of
     inception branches, never a deep narrow one."""
+    _give_back(prob, use, chans, "lutram")
+
+
+def _give_back(prob: Problem, use: dict, chans: list[ChannelPlan], field: str) -> None:
+    """On each core over its BRAM18, move its FIFOs to ``field`` (``uram``: URAM288, `RES`
+    index 2; ``lutram``: LUTs, index 3) in `_uram_order` / `_lutram_order`, each while that
+    resource stays within the core's limit, until the core fits."""
+    r, order = (2, _uram_order) if field == "uram" else (3, _lutram_order)
     for k in use:
         lim = prob.limits(k)
-        for i, lut in _lutram_order(chans, k) if use[k][1] > lim[1] else []:
+        for i, n in order(chans, k) if use[k][1] > lim[1] else []:
             if use[k][1] <= lim[1]:
                 break
-            if use[k][3] + lut > lim[3]:
+            if use[k][r] + n > lim[r]:
                 continue
             use[k][1] -= chans[i].bram18
-            use[k][3] += lut
-            chans[i].bram18, chans[i].lutram = 0, lut
+            use[k][r] += n
+            chans[i].bram18 = 0
+            setattr(chans[i], field, n)
 
 
 LUTRAM_PER_BRAM18 = 400
