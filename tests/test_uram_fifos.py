@@ -158,3 +158,20 @@ def test_gen_binds_each_moved_fifo_to_its_memory(tmp_path):
         assert any(re.search(rf"\b{bound[0][0]}\b", ln) and f"{reader}_P" in ln for ln in cpp.splitlines()), reader
     files, _ = generate(gq, plan, board, {gq.inputs[0]: x})
     assert "type = fifo impl" not in "\n".join(v.decode() for k, v in files.items() if k.endswith(".cpp"))
+
+
+def test_a_narrowing_converter_takes_the_fifo_and_its_storage_before_it():
+    """Before a narrowing converter the planned FIFO's elements move to the wider stream
+    (`design._convert`); the plan's URAM or LUTRAM binding moves with them, so the deep FIFO
+    is the one in that memory and the two-beat one after the converter stays in registers."""
+    from types import SimpleNamespace
+
+    from bbgrap_hls.codegen.design import _convert
+    from bbgrap_hls.codegen.ports import CoreDesign
+
+    cd = CoreDesign(0, "core0")
+    cd.streams.update({"s1": (33, 2), "s2": (3, 228 * 11)})
+    cd.fifo_impl["s2"] = "lutram"
+    _convert(SimpleNamespace(cores={0: cd}), 0, "s1", 33, "s2", 3, 33 * 3 * 100)
+    assert cd.streams["s1"] == (33, 230) and cd.streams["s2"] == (3, 2)
+    assert cd.fifo_impl == {"s1": "lutram"}

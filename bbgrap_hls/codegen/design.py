@@ -321,11 +321,14 @@ def _convert(b: _Builder, core: int, src: str, a: int, dst: str, c: int, n: int)
 
     A narrowing converter takes one input beat every ``a/c`` cycles: a planned deep FIFO
     after it would leave a burst of the producer (a pool's one output pixel) stalled behind
-    a two-beat FIFO, so its elements move before the converter."""
-    streams = b.cores[core].streams
+    a two-beat FIFO, so its elements move before the converter, and with them the plan's
+    storage of that FIFO (``fifo_impl``)."""
+    streams, impl = b.cores[core].streams, b.cores[core].fifo_impl
     if a > c and streams[dst][1] > 2 and src in streams:
         streams[src] = (a, max(streams[src][1], -(-streams[dst][1] * c // a) + 2))
         streams[dst] = (c, 2)
+        if dst in impl:  # the plan's URAM or LUTRAM FIFO is the deep one
+            impl[src] = impl.pop(dst)
     if a == c:
         b.cores[core].calls.append(f"bb::concat_part<{a}, {n // a}>({src}, {dst}, frames);")
         return
