@@ -152,7 +152,7 @@ class ChannelPlan:
     one on a core over its BRAM18: `fifo_memory.fifos_to_uram`)."""
     lutram: int = 0
     """LUTs of the FIFO when the plan put it in distributed RAM (a core over its BRAM18 with
-    LUTs to spare: `fifo_memory.fifos_to_uram`; ``bram18`` 0)."""
+    LUTs to spare: `fifo_memory.fifos_to_lutram`; ``bram18`` 0)."""
     regions: int = 0
     """``kind`` ``ddr_fifo``: the FIFO is a ring of this many frame regions in the core's board
     memory (`fifo_memory.fifos_to_ddr`; ``depth`` stays the lag it holds, ``bram18`` 0)."""

@@ -75,17 +75,17 @@ def test_a_fifo_never_takes_more_uram_than_its_bram18():
     assert uram_memory(8 * 128, 600).uram == 15 and c.bram18 > 15
     tiny = _chan(72, 600)  # 576 bits x 600: 16 RAMB18, 8 URAM288
     narrow = _chan(1, 2048)  # 1 RAMB18, 1 URAM288: no gain
-    assert room_to_free([narrow], 0, 1, True) == 0
-    assert room_to_free([tiny], 0, 1, True) == uram_memory(8 * 72, 600).uram
+    assert room_to_free([narrow], 0, 1, "uram") == 0
+    assert room_to_free([tiny], 0, 1, "uram") == uram_memory(8 * 72, 600).uram
 
 
 def test_uram_to_free_counts_the_uram_that_gives_the_shortfall_back():
     chans = [_chan(1, 16384), _chan(2, 5424), _chan(2, 5400), _chan(1, 300, kind="stream")]
-    assert room_to_free(chans, 0, 6, True) == 2      # one 2-lane FIFO
-    assert room_to_free(chans, 0, 7, True) == 4      # both
-    assert room_to_free(chans, 0, 20, True) == 8     # and the one-lane one: 20 RAMB18
-    assert room_to_free(chans, 0, 21, True) == 0     # a link's FIFO is not a candidate: cannot
-    assert room_to_free(chans, 1, 1, True) == 0      # another core's
+    assert room_to_free(chans, 0, 6, "uram") == 2      # one 2-lane FIFO
+    assert room_to_free(chans, 0, 7, "uram") == 4      # both
+    assert room_to_free(chans, 0, 20, "uram") == 8     # and the one-lane one: 20 RAMB18
+    assert room_to_free(chans, 0, 21, "uram") == 0     # a link's FIFO is not a candidate: cannot
+    assert room_to_free(chans, 1, 1, "uram") == 0      # another core's
 
 
 def test_shallow_wide_fifos_go_to_distributed_ram_when_there_is_no_uram():
@@ -104,8 +104,8 @@ def test_shallow_wide_fifos_go_to_distributed_ram_when_there_is_no_uram():
     use[0][3] = 9_000
     fifos_to_lutram(_Prob(bram18=205, uram=0, lut=10_000), use, chans)
     assert chans[0].lutram == 0 and chans[0].bram18 == 8
-    assert room_to_free([_chan(33, 226), _chan(1, 16384)], 0, 8, False) == 1484
-    assert room_to_free([_chan(33, 226), _chan(1, 16384)], 0, 9, False) == 0
+    assert room_to_free([_chan(33, 226), _chan(1, 16384)], 0, 8, "lutram") == 1484
+    assert room_to_free([_chan(33, 226), _chan(1, 16384)], 0, 9, "lutram") == 0
 
 
 def test_uram_first_then_distributed_ram():

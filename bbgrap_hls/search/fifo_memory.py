@@ -18,7 +18,7 @@ from bbgrap_hls.model.stage import (
     stage_bound,
 )
 from bbgrap_hls.plan import ChannelPlan
-from bbgrap_hls.search.problem import BW_CYCLES, Problem
+from bbgrap_hls.search.problem import BW_CYCLES, RES, Problem
 
 
 def fifos_to_uram(prob: Problem, use: dict, chans: list[ChannelPlan], big: list[tuple[int, int, int, int]]) -> None:
@@ -52,13 +52,13 @@ def fifos_to_lutram(prob: Problem, use: dict, chans: list[ChannelPlan]) -> None:
 
 
 def _give_back(prob: Problem, use: dict, chans: list[ChannelPlan], field: str) -> None:
-    """On each core over its BRAM18, move its FIFOs to ``field`` (``uram``: URAM288, `RES`
-    index 2; ``lutram``: LUTs, index 3) in `_uram_order` / `_lutram_order`, each while that
-    resource stays within the core's limit, until the core fits."""
-    r, order = (2, _uram_order) if field == "uram" else (3, _lutram_order)
+    """On each core over its BRAM18, move its FIFOs to ``field`` (``uram``: URAM288;
+    ``lutram``: LUTs) in `_order`, each while that resource stays within the core's limit,
+    until the core fits."""
+    r = RES.index("uram" if field == "uram" else "lut")
     for k in use:
         lim = prob.limits(k)
-        for i, n in order(chans, k) if use[k][1] > lim[1] else []:
+        for i, n in _order(chans, k, field) if use[k][1] > lim[1] else []:
             if use[k][1] <= lim[1]:
                 break
             if use[k][r] + n > lim[r]:
@@ -76,31 +76,33 @@ BRAM18. A 264-bit × 226-word FIFO is 1,484 LUTs for 8 RAMB18 (186 each), a 96 �
 1,305 for 6 (218); one 8 bits × 16 k beats deep would be 5,032 LUTs for 8 (629)."""
 
 
-def _lutram_order(chans: list[ChannelPlan], k: int) -> list[tuple[int, int]]:
-    """(channel, LUTs) of core ``k``'s BRAM18 FIFOs that distributed RAM holds at most
-    `LUTRAM_PER_BRAM18` LUTs a RAMB18 (`distributed_memory`), the fewest LUTs per RAMB18 first."""
-    cands = [(i, distributed_memory(8 * ch.width_lanes, ch.depth).lut) for i, ch in enumerate(chans)
-             if ch.kind in ("fifo", "host") and ch.dst_core == k and ch.bram18 > 0]
-    cands = [(i, lut) for i, lut in cands if lut <= LUTRAM_PER_BRAM18 * chans[i].bram18]
+def _order(chans: list[ChannelPlan], k: int, field: str) -> list[tuple[int, int]]:
+    """(channel, cost) of core ``k``'s BRAM18 FIFOs that ``field`` may hold, the least cost
+    per RAMB18 given back first. ``uram``: URAM288 (`uram_memory`), fewer than the RAMB18 it
+    replaces (a URAM288 holds 16 RAMB18's bits: never trade one for fewer of them);
+    ``lutram``: LUTs (`distributed_memory`), at most `LUTRAM_PER_BRAM18` a RAMB18."""
+    cands = []
+    for i, ch in enumerate(chans):
+        if ch.kind not in ("fifo", "host") or ch.dst_core != k or ch.bram18 <= 0:
+            continue
+        if field == "uram":
+            n = uram_memory(8 * ch.width_lanes, ch.depth).uram
+            ok = 0 < n < ch.bram18
+        else:
+            n = distributed_memory(8 * ch.width_lanes, ch.depth).lut
+            ok = n <= LUTRAM_PER_BRAM18 * ch.bram18
+        if ok:
+            cands.append((i, n))
     return sorted(cands, key=lambda x: (x[1] / chans[x[0]].bram18, x[0]))
 
 
-def _uram_order(chans: list[ChannelPlan], k: int) -> list[tuple[int, int]]:
-    """(channel, URAM288) of core ``k``'s BRAM18 FIFOs that URAM can hold in fewer blocks
-    than they take (a URAM288 holds 16 RAMB18's bits: never trade one for fewer of them),
-    the most BRAM18 saved per URAM first."""
-    cands = [(i, uram_memory(8 * ch.width_lanes, ch.depth).uram) for i, ch in enumerate(chans)
-             if ch.kind in ("fifo", "host") and ch.dst_core == k and ch.bram18 > 0]
-    cands = [(i, u) for i, u in cands if 0 < u < chans[i].bram18]
-    return sorted(cands, key=lambda x: (-chans[x[0]].bram18 / x[1], x[0]))
-
-
-def room_to_free(chans: list[ChannelPlan], k: int, short: int, uram: bool) -> int:
-    """URAM288 (``uram``) or LUTs that would let `fifos_to_uram` (`fifos_to_lutram`) give back ``short`` BRAM18
-    on core ``k`` from its FIFOs (0 when they cannot): what an integer program leaves free
-    when a built plan is over its BRAM18 (`ilp._at`)."""
+def room_to_free(chans: list[ChannelPlan], k: int, short: int, field: str) -> int:
+    """URAM288 (``field`` ``uram``) or LUTs (``lutram``) that would let `fifos_to_uram` or
+    `fifos_to_lutram` give back ``short`` BRAM18 on core ``k`` from its FIFOs (0 when they
+    cannot): what an integer program leaves free when a built plan is over its BRAM18
+    (`ilp._at`)."""
     saved = need = 0
-    for i, n in _uram_order(chans, k) if uram else _lutram_order(chans, k):
+    for i, n in _order(chans, k, field):
         if saved >= short:
             break
         saved += chans[i].bram18

@@ -305,10 +305,11 @@ def _at(prob: Problem, seg0: Segmentation, items: list[Item], target: int, strat
     limits are lowered by that excess (`REFITS` programs); if that finds no fitting plan,
     that extra is spread over the core's off-chip rows as a surcharge instead (the next
     program then weighs fewer off-chip blocks against their weights on chip). If that fails
-    too, a core over its BRAM18 keeps its BRAM18 limit and leaves free the URAM (if it has
-    any), else the LUTs, its FIFOs would need to give the excess back in URAM or distributed
-    RAM (`fifo_memory.room_to_free`; the build then moves them, `fifos_to_uram`): the program
-    keeps fewer weights in URAM or spends fewer LUTs. The mode that fitted the last target
+    too, a ``uram`` mode (on a board with URAM) and then a ``lutram`` mode: a core over its
+    BRAM18 keeps its BRAM18 limit and leaves free the URAM, or the LUTs, its FIFOs would need
+    to give the excess back (`fifo_memory.room_to_free`; the build then moves them,
+    `fifos_to_uram`, `fifos_to_lutram`): the program keeps fewer weights in URAM or spends
+    fewer LUTs. The mode that fitted the last target
     (``hint``, `joint_plan`'s) is tried first: any plan that fits at ``target`` will do.
     ``last`` (when
     given) receives the violations of the last plan built (`repair.violations`). The rows with
@@ -368,11 +369,12 @@ def _at(prob: Problem, seg0: Segmentation, items: list[Item], target: int, strat
                     if spread and n_ddr:
                         surcharge[cp.id] = surcharge[cp.id] + -(-extra // n_ddr)
                         continue
-                    r = {"uram": _URAM, "lutram": _LUT}.get(mode)
-                    free = room_to_free(plan.channels, cp.id, cp.bram18 - cp.bram18_limit, r == _URAM) if r else 0
+                    trade = mode in ("uram", "lutram")
+                    free = room_to_free(plan.channels, cp.id, cp.bram18 - cp.bram18_limit, mode) if trade else 0
                     if free:  # leave URAM or LUTs for the FIFOs that would give the BRAM18 back
+                        r = _URAM if mode == "uram" else _LUT
                         extra[_BRAM], extra[r] = 0, extra[r] + free
-                    elif r and cp.bram18 > cp.bram18_limit:
+                    elif trade and cp.bram18 > cp.bram18_limit:
                         stuck = True  # no FIFO of it can: this mode would be the room mode again
                     room[cp.id] = np.minimum(room[cp.id], limits[cp.id] - extra)
                 if stuck:
