@@ -154,8 +154,11 @@ class ChannelPlan:
     """LUTs of the FIFO when the plan put it in distributed RAM (a core over its BRAM18 with
     LUTs to spare: `fifo_memory.fifos_to_lutram`; ``bram18`` 0)."""
     regions: int = 0
-    """``kind`` ``ddr_fifo``: the FIFO is a ring of this many frame regions in the core's board
+    """``kind`` ``ddr_fifo``: the FIFO is a ring of this many regions in the core's board
     memory (`fifo_memory.fifos_to_ddr`; ``depth`` stays the lag it holds, ``bram18`` 0)."""
+    chunks: int = 1
+    """``kind`` ``ddr_fifo``: the regions a frame is written in (`model.stage.fifo_chunks`): 1,
+    a region a frame, for a lag of a frame or more; more for a FIFO shorter than a frame."""
 
 
 @dataclass

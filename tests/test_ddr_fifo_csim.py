@@ -1,19 +1,21 @@
 """The frame FIFO in board memory for a skip path of several frames' lag (``bb::ddr_fifo``,
 hw/hls/ddr_fifo.h): a writer and a reader process around a token stream of depth REGIONS - 2.
 
-Three FIFOs: one lane (4-byte words) in tiny frames, five lanes (8-byte words) in frames of
-more than 4 KB, sixteen lanes whose frame fills its 4 KB region exactly; three or five regions,
-2·REGIONS + 1 frames (the ring wraps twice), the board-memory image filled with noise first.
+Four FIFOs: one lane (4-byte words) in tiny frames, five lanes (8-byte words) in frames of
+more than 4 KB, sixteen lanes whose frame fills its 4 KB region exactly, and two lanes whose
+frames are written in three regions each (CHUNKS = 3: a FIFO shorter than a frame); three to
+five regions, 2·REGIONS + 1 frames (the ring wraps twice or more), the board-memory image
+filled with noise first. Below, a "region's worth" is BEATS beats, a frame's CHUNKS of them.
 
 - Sequential C simulation (tests/test_hls_kernels.py's harness, g++ -Werror): `out` equals `in`
-  frame by frame; the image then holds the last REGIONS frames in their regions (lanes in the
+  frame by frame; the image then holds the last REGIONS chunks in their regions (lanes in the
   low bytes of each word, zeros above) and every other byte unchanged.
 - Threaded C simulation (bounded FIFOs, deadlock watchdog, dataflow rules; g++ with csim's
-  flags): a test top whose source writes `ahead` whole frames into `in` (depth 2) before its
+  flags): a test top whose source writes `ahead` regions' worth into `in` (depth 2) before its
   sink may read anything from `out` (depth 2), then streams on: with ahead = REGIONS (the
-  writer REGIONS - 1 frames ahead of the reader, the most the ring allows) no deadlock, the
+  writer REGIONS - 1 regions ahead of the reader, the most the ring allows) no deadlock, the
   token stream full at its depth, the same outputs and image, no dataflow rule broken, both
-  processes counted at BEATS cycles a frame; with ahead = REGIONS + 1 the run deadlocks on the
+  processes counted at CHUNKS·BEATS cycles a frame; with ahead = REGIONS + 1 the run deadlocks on the
   full token stream (its depth is REGIONS - 2, not more).
 - Synthesis (g++ -D__SYNTHESIS__ -E): one free-running DATAFLOW region of the two processes,
   the token stream's STREAM depth REGIONS - 2; the sequential C simulation's fallback is not
@@ -45,9 +47,10 @@ pytestmark = [pytest.mark.csim]
 class Spec:
     name: str
     lanes: int
-    beats: int  # stream beats per frame
+    beats: int  # stream beats per region (a frame's over chunks)
     regions: int
     off: int  # byte offset of region 0 in the image (noise before it)
+    chunks: int = 1  # regions a frame
 
     @property
     def sb(self) -> int:
@@ -63,13 +66,14 @@ class Spec:
 
     @property
     def n(self) -> int:  # int8 elements per frame
-        return self.beats * self.lanes
+        return self.chunks * self.beats * self.lanes
 
 
 SPECS = [
     Spec("fifo_l1_r3", 1, 24, 3, 4096),  # 96-byte frames in 4 KB regions
     Spec("fifo_l5_r5", 5, 700, 5, 8192),  # 5,600-byte frames: 8 KB regions
     Spec("fifo_l16_r3", 16, 256, 3, 0),  # 4,096-byte frames fill their regions; scratch at byte 0
+    Spec("fifo_l2_c3_r4", 2, 200, 4, 4096, chunks=3),  # 1,200-byte frames in three 4 KB regions
 ]
 BY_NAME = {s.name: s for s in SPECS}
 TAIL = 4096  # noise bytes after the scratch
@@ -84,25 +88,28 @@ def _data(spec: Spec) -> tuple[np.ndarray, np.ndarray]:
 
 
 def _decls(spec: Spec, size: int) -> str:
-    return (f"struct F {{ static constexpr int LANES = {spec.lanes}, REGIONS = {spec.regions}; "
+    return (f"struct F {{ static constexpr int LANES = {spec.lanes}, REGIONS = {spec.regions}, "
+            f"CHUNKS = {spec.chunks}; "
             f"static constexpr long BEATS = {spec.beats}, OFF = {spec.off}, REGION = {spec.region}; }};\n"
             f"static int8_t mem[{size}];\n"
             "using W = bb::Word<bb::stage_beat(F::LANES)>;")
 
 
 def check_image(spec: Spec, x: np.ndarray, img: np.ndarray, mem: np.ndarray) -> None:
-    """Region f mod REGIONS holds frame f for the last REGIONS frames f (word i = beat i's
-    lanes, then zeros); every byte before, after and between the frames as it was."""
+    """Region g mod REGIONS holds chunk g (BEATS beats of the stream) for the last REGIONS
+    chunks g (word i = beat i's lanes, then zeros); every byte before, after and between the
+    chunks as it was."""
     assert mem.size == img.size
     end = spec.off + spec.regions * spec.region
     np.testing.assert_array_equal(mem[:spec.off], img[:spec.off])
     np.testing.assert_array_equal(mem[end:], img[end:])
     used = spec.beats * spec.sb
-    for f in range(spec.frames - spec.regions, spec.frames):
+    chunks = x.reshape(spec.frames * spec.chunks, spec.beats, spec.lanes)
+    for f in range(len(chunks) - spec.regions, len(chunks)):
         base = spec.off + (f % spec.regions) * spec.region
         words = mem[base:base + used].reshape(spec.beats, spec.sb)
-        np.testing.assert_array_equal(words[:, :spec.lanes], x[f].reshape(spec.beats, spec.lanes), err_msg=f"frame {f}")
-        assert not words[:, spec.lanes:].any(), f"frame {f}: bytes above the lanes not zero"
+        np.testing.assert_array_equal(words[:, :spec.lanes], chunks[f], err_msg=f"chunk {f}")
+        assert not words[:, spec.lanes:].any(), f"chunk {f}: bytes above the lanes not zero"
         np.testing.assert_array_equal(mem[base + used:base + spec.region], img[base + used:base + spec.region])
 
 
@@ -155,29 +162,31 @@ static int write_bytes(const char* path, const void* p, size_t n) {
 
 
 def _thread_case(spec: Spec) -> str:
-    """A test top of three processes: `source` writes `ahead` frames into `in` before it lets
-    `sink` start (the `go` token), then the rest; ddr_fifo between `in` and `out`."""
+    """A test top of three processes: `source` writes `ahead` regions' worth (BEATS beats
+    each) into `in` before it lets `sink` start (the `go` token), then the rest; ddr_fifo
+    between `in` and `out`."""
     x, img = _data(spec)
     return f"""namespace {spec.name} {{
 {_decls(spec, img.size)}
 constexpr int L = F::LANES, FRAMES = {spec.frames};
+constexpr long FB = F::CHUNKS * F::BEATS;  // beats a frame
 {c_array("x", x)}{c_array("img", img)}static int8_t y[FRAMES][{spec.n}];
 void source(bb::Stream<L>& in, bb::Stream<1>& go, int ahead) {{
   const bb::Beat<1> t = {{{{0}}}};
   for (int f = 0; f < FRAMES; ++f) {{
-    if (f == ahead) go.write(t);
-    for (long i = 0; i < F::BEATS; ++i) {{
+    for (long i = 0; i < FB; ++i) {{
+      if (f * FB + i == ahead * F::BEATS) go.write(t);
       bb::Beat<L> b;
       for (int l = 0; l < L; ++l) b.d[l] = x[f][i * L + l];
       in.write(b);
     }}
   }}
-  if (ahead >= FRAMES) go.write(t);
+  if (ahead * F::BEATS >= FRAMES * FB) go.write(t);
 }}
 void sink(bb::Stream<1>& go, bb::Stream<L>& out) {{
   go.read();
   for (int f = 0; f < FRAMES; ++f)
-    for (long i = 0; i < F::BEATS; ++i) {{
+    for (long i = 0; i < FB; ++i) {{
       const bb::Beat<L> b = out.read();
       for (int l = 0; l < L; ++l) y[f][i * L + l] = b.d[l];
     }}
@@ -190,8 +199,8 @@ int run(const std::string& path, int ahead) {{
     BB_FIFO_DEPTH(in, 2)
     BB_FIFO_DEPTH(out, 2)
     BB_FIFO_DEPTH(go, 1)
-    BB_FIFO_BEATS(in, F::BEATS, FRAMES)
-    BB_FIFO_BEATS(out, F::BEATS, FRAMES)
+    BB_FIFO_BEATS(in, FB, FRAMES)
+    BB_FIFO_BEATS(out, FB, FRAMES)
     BB_DATAFLOW_REGION()
     BB_PROCESS(source(in, go, ahead);)
     BB_PROCESS(bb::ddr_fifo<F>(in, out, reinterpret_cast<W*>(mem), reinterpret_cast<const W*>(mem), FRAMES);)
@@ -232,9 +241,9 @@ TOKEN = "ddr_fifo<F>.ddr_fifo_token"
 @pytest.mark.parametrize("ahead", ["0", "regions-1", "regions"])
 @pytest.mark.parametrize("name", list(BY_NAME))
 def test_threaded_writer_runs_ahead(threaded_exe, name, ahead):
-    """The sink reads nothing until the source wrote `ahead` whole frames: up to REGIONS
-    frames (the writer on frame REGIONS - 1 while the reader waits in frame 0) the kernel
-    absorbs them without deadlock; outputs and image as in the sequential run."""
+    """The sink reads nothing until the source wrote `ahead` regions' worth: up to REGIONS
+    (the writer on region REGIONS - 1 while the reader waits in region 0) the kernel absorbs
+    them without deadlock; outputs and image as in the sequential run."""
     spec = BY_NAME[name]
     n_ahead = {"0": 0, "regions-1": spec.regions - 1, "regions": spec.regions}[ahead]
     r = _run(threaded_exe, spec, n_ahead)
@@ -252,14 +261,15 @@ def test_threaded_writer_runs_ahead(threaded_exe, name, ahead):
     if n_ahead == spec.regions:
         assert int(fill) == spec.regions - 2  # the writer used the whole ring
     procs = {p[2]: int(p[3]) for p in (ln.split("\t") for ln in r.stdout.splitlines()) if p[0] == "proc"}
-    assert procs["ddr_fifo_write<F>"] == procs["ddr_fifo_read<F>"] == spec.frames * spec.beats
+    assert procs["ddr_fifo_write<F>"] == procs["ddr_fifo_read<F>"] == spec.frames * spec.chunks * spec.beats
 
 
-def test_threaded_writer_beyond_the_ring_deadlocks(threaded_exe):
-    """REGIONS + 1 frames before the sink may read: the writer, its token stream full at
+@pytest.mark.parametrize("name", ["fifo_l5_r5", "fifo_l2_c3_r4"])
+def test_threaded_writer_beyond_the_ring_deadlocks(threaded_exe, name):
+    """REGIONS + 1 regions' worth before the sink may read: the writer, its token stream full at
     REGIONS - 2, waits for the reader, which waits for room in `out`: the watchdog stops the
     run (exit 1) naming the full token stream. So the depth is REGIONS - 2, not more."""
-    spec = BY_NAME["fifo_l5_r5"]
+    spec = BY_NAME[name]
     r = _run(threaded_exe, spec, spec.regions + 1)
     assert r.returncode == 1, (r.returncode, r.stderr[-3000:])
     lines = [ln for ln in r.stderr.splitlines() if ln.startswith("deadlock: stream ")]
@@ -271,7 +281,7 @@ def test_threaded_writer_beyond_the_ring_deadlocks(threaded_exe):
 # ---- what synthesis reads --------------------------------------------------------------------
 
 PRAGMA_SRC = """#include "bbgrap.h"
-struct F { static constexpr int LANES = 5, REGIONS = 4; static constexpr long BEATS = 700, OFF = 8192, REGION = 8192; };
+struct F { static constexpr int LANES = 5, REGIONS = 4, CHUNKS = 1; static constexpr long BEATS = 700, OFF = 8192, REGION = 8192; };
 void top(bb::Stream<5>& in, bb::Stream<5>& out, bb::Word<8>* w, const bb::Word<8>* r, int n) {
   bb::ddr_fifo<F>(in, out, w, r, n);
 }
@@ -298,6 +308,7 @@ def test_synthesis_sees_one_free_running_dataflow_region(tmp_path):
     syn = bodies["synthesis"]
     assert "#pragma HLS DATAFLOW" in syn
     assert "#pragma HLS STREAM variable = tok depth = TOK" in syn and "TOK = F::REGIONS - 2;" in syn
-    assert re.search(r"ddr_fifo_write<F>\(in, fddr_w, tok, 0, frames\);\s*ddr_fifo_read<F>\(fddr_r, tok, out, "
-                     r"frames\);", syn)
+    assert "const int chunks = frames * F::CHUNKS;" in syn  # every region of every frame
+    assert re.search(r"ddr_fifo_write<F>\(in, fddr_w, tok, 0, chunks\);\s*ddr_fifo_read<F>\(fddr_r, tok, out, "
+                     r"chunks\);", syn)
     assert "for (int g = 0;" not in syn and "for (int g = 0;" in bodies["sequential"]

@@ -34,7 +34,7 @@ pytestmark = [pytest.mark.csim, pytest.mark.filterwarnings("ignore:no calibratio
 FLAGS = ["--offchip-weights", "--no-padded-folds", "--no-ddr-stages", "--ddr-fifos", "--no-row-bands"]
 #: an xdma platform, so that link.cfg gets its sp lines (the plan is the same without it)
 PLATFORM = "platform: xilinx_test_gen3x16_xdma_1_202210_1\n"
-_STRUCT = re.compile(r"struct F_(\w+) \{ static constexpr int LANES = (\d+), REGIONS = (\d+); "
+_STRUCT = re.compile(r"struct F_(\w+) \{ static constexpr int LANES = (\d+), REGIONS = (\d+), CHUNKS = 1; "
                      r"static constexpr long BEATS = (\d+), OFF = (\d+), REGION = (\d+); \};")
 
 

@@ -122,7 +122,7 @@ def test_plan_json_and_table_name_it_and_gen_builds_it(case, tmp_path, capsys):
     assert main(["gen", model, "--board", str(board), "-o", str(out), "--offchip-weights", "--no-padded-folds", "--no-row-bands",
                  "--ddr-fifos"]) == 0
     cpp = (out / "hls" / "core0.cpp").read_text()
-    assert f"REGIONS = {fifo[0]['regions']};" in cpp and len(re.findall(r"bb::ddr_fifo<F_\w+>\(", cpp)) == 1
+    assert f"REGIONS = {fifo[0]['regions']}, CHUNKS = 1;" in cpp and len(re.findall(r"bb::ddr_fifo<F_\w+>\(", cpp)) == 1
 
 
 def test_lag_prices_follow_the_fifo_width_and_the_option():

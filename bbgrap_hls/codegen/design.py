@@ -298,13 +298,14 @@ def _ddr_fifo(b: _Builder, g: Graph, core: int, k: int, t: str, lanes: int, lay:
     h, w, c = hwc(g.shape(t))
     n = h * w * c
     fl = int(ch.width_lanes) if ch.width_lanes >= 1 and n % int(ch.width_lanes) == 0 else lanes
-    if fl > MAX_STAGE_LANES or not 3 <= ch.regions <= 128:
+    chunks = int(ch.chunks)
+    if fl > MAX_STAGE_LANES or not 3 <= ch.regions <= 128 or chunks < 1 or (n // fl) % chunks:
         raise UnsupportedError(f"the FIFO {comment(ch.src)} -> {comment(ch.dst)} in board memory: {fl} lanes, "
-                               f"{ch.regions} regions (bb::ddr_fifo takes at most {MAX_STAGE_LANES} lanes and 3 to "
-                               "128 regions)")
+                               f"{ch.regions} regions, a frame of {n // fl} beats in {chunks} (bb::ddr_fifo takes at "
+                               f"most {MAX_STAGE_LANES} lanes, 3 to 128 regions, a frame in equal regions)")
     cd = b.cores[core]
-    f = DdrFifo(f"{lay.ident}_in{k}", fl, n // fl, int(ch.regions), f"plan channel {comment(ch.src)} -> "
-                f"{comment(ch.dst)}, tensor {comment(ch.tensor)}, lag {ch.depth} beats")
+    f = DdrFifo(f"{lay.ident}_in{k}", fl, n // fl // chunks, int(ch.regions), f"plan channel {comment(ch.src)} -> "
+                f"{comment(ch.dst)}, tensor {comment(ch.tensor)}, lag {ch.depth} beats", chunks=chunks)
     cd.ddr_fifos.append(f)
     src = b.request(core, t, fl)
     out = b.fresh(core, "s", fl, elems=n)

@@ -32,21 +32,22 @@ class Port:
 class DdrFifo:
     """A FIFO the plan put in board memory (a ``ddr_fifo`` channel; hw/hls/ddr_fifo.h): the
     call ``bb::ddr_fifo<F_<ident>>`` between a short stream from the producer's side and the
-    reader's input, over a ring of ``regions`` frame regions of the core's board-memory image
-    from byte ``offset`` (`bbgrap_hls.codegen.design.place_fifos`), written through the port
-    ``fddr_w_<ident>`` and read through ``fddr_r_<ident>``. ``ident`` is the reading layer's
-    input, ``<layer>_in<k>``."""
+    reader's input, over a ring of ``regions`` regions of the core's board-memory image
+    from byte ``offset`` (`bbgrap_hls.codegen.design.place_fifos`), a frame in ``chunks`` of
+    them, written through the port ``fddr_w_<ident>`` and read through ``fddr_r_<ident>``.
+    ``ident`` is the reading layer's input, ``<layer>_in<k>``."""
 
     ident: str
     lanes: int  # int8 lanes a beat (F::LANES)
-    beats: int  # beats a frame (F::BEATS)
+    beats: int  # beats a region (F::BEATS): a frame's beats over ``chunks``
     regions: int  # the plan's ``regions`` (F::REGIONS)
     note: str  # the plan channel, for comments (model text through names.comment)
     offset: int = -1  # F::OFF, bytes; set by design.place_fifos
+    chunks: int = 1  # the plan's ``chunks``, regions a frame (F::CHUNKS)
 
     @property
     def region(self) -> int:
-        """Bytes of one frame region (F::REGION): as a DDR frame stage's, 4 KB multiples."""
+        """Bytes of one region (F::REGION): as a DDR frame stage's, 4 KB multiples."""
         return stage_region_bytes(self.beats, self.lanes)
 
     @property
@@ -56,9 +57,11 @@ class DdrFifo:
 
     def struct(self) -> str:
         """The kernel's parameter struct ``F_<ident>`` (core<k>.cpp)."""
-        return (f"// FIFO in board memory ({self.note}): {self.regions} frame regions of {self.region} bytes from byte "
-                f"{self.offset} of the core's image\n"
-                f"struct F_{self.ident} {{ static constexpr int LANES = {self.lanes}, REGIONS = {self.regions}; "
+        per = "a frame a region" if self.chunks == 1 else f"a frame in {self.chunks}"
+        return (f"// FIFO in board memory ({self.note}): {self.regions} regions of {self.region} bytes ({per}) from "
+                f"byte {self.offset} of the core's image\n"
+                f"struct F_{self.ident} {{ static constexpr int LANES = {self.lanes}, REGIONS = {self.regions}, "
+                f"CHUNKS = {self.chunks}; "
                 f"static constexpr long BEATS = {self.beats}, OFF = {self.offset}, REGION = {self.region}; }};\n")
 
 

@@ -394,19 +394,21 @@ def stage_inst(lay: Layer, lanes: int, beats: int, memory: tuple[float, int, int
 def fifo_stage_inst(f, memory: tuple[float, int, int] | None) -> StageInst:
     """The ``ddr_stage`` of a FIFO the plan puts in board memory (``f``: the core's
     `bbgrap_hls.codegen.ports.DdrFifo`, the HLS call ``bb::ddr_fifo<F_<ident>>``; docs/cost-model.md,
-    "Skip FIFOs in board memory"): frames of ``f.beats`` beats of ``f.lanes`` lanes through a
+    "Skip FIFOs in board memory"): regions of ``f.beats`` beats of ``f.lanes`` lanes (``f.chunks`` a
+    frame: the stage's "frame" is a region) through a
     ring of the plan's ``f.regions`` regions of ``f.region`` bytes from ``f.offset`` of the core's
     board-memory image (where the HLS kernel's ring is), over the read-write master
     ``m_axi_fifo_<ident>``."""
     if memory is None:
         raise UnsupportedError(f"{f.ident}: a FIFO in board memory, but the board has no memory for its core")
+    per = f"{f.beats} beats a frame" if f.chunks == 1 else f"a frame in {f.chunks} regions of {f.beats} beats"
     return _stage(f"m_axi_fifo_{f.ident}", f.lanes, f.beats, f.offset, f.region, f.regions, f.regions, memory,
-                  {"fifo": f.ident}, f"{f.ident}: FIFO in board memory, {f.beats} beats a frame, {f.regions} "
-                  f"regions at {f.offset:#x} ({f.note})")
+                  {"fifo": f.ident}, f"{f.ident}: FIFO in board memory, {per}, {f.regions} regions at "
+                  f"{f.offset:#x} ({f.note})", chunks=f.chunks)
 
 
 def _stage(port: str, lanes: int, beats: int, base: int, region: int, regions: int, scratch_regions: int,
-           memory: tuple[float, int, int], owner: dict, note: str) -> StageInst:
+           memory: tuple[float, int, int], owner: dict, note: str, chunks: int = 1) -> StageInst:
     """A ``ddr_stage`` of the built size (`STAGE_BURST`, `STAGE_WDEPTH`, `STAGE_ODEPTH`) ringing
     through ``regions`` regions of ``region`` bytes from ``base``; the testbench's scratch area
     (tb/rtl.json "stages", with ``owner``'s keys) holds ``scratch_regions`` of them."""
@@ -417,6 +419,8 @@ def _stage(port: str, lanes: int, beats: int, base: int, region: int, regions: i
               ("ADDR_W", str(AXI_ADDR_W)), ("BASE", f"64'h{base:x}"),
               ("REGION_BYTES", str(region)), ("REGIONS", str(regions)), ("BURST", str(STAGE_BURST)),
               ("WDEPTH", str(STAGE_WDEPTH)), ("ODEPTH", str(STAGE_ODEPTH))]
+    if chunks > 1:  # a stream frame in several regions: tlast on every chunks-th region's end
+        params.append(("CHUNKS", str(chunks)))
     rate, latency, _ = memory
     manifest = {"port": port, **owner, "base": base, "bytes": scratch_regions * region, "beat_bytes": beat,
                 "rate": rate, "latency": int(latency), "frame_beats": beats}

@@ -281,7 +281,8 @@ def kernel_bounds(call: str, p: dict[str, int]) -> list[tuple[str, str, float, i
     if kern in RESAMPLE:
         return [("", kern, resample_cycles(kern, p), 1)]
     if kern == "ddr_fifo":  # writer and reader: one beat a cycle each (p: the core's F_<fifo> struct)
-        return [(".p0", "ddr_fifo_write<F>", p["BEATS"], 1), (".p1", "ddr_fifo_read<F>", p["BEATS"], 1)]
+        beats = p["BEATS"] * p.get("CHUNKS", 1)  # a frame's regions
+        return [(".p0", "ddr_fifo_write<F>", beats, 1), (".p1", "ddr_fifo_read<F>", beats, 1)]
     return []
 
 

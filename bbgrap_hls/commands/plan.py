@@ -102,7 +102,8 @@ def format_plan(plan: Plan) -> str:
     in_memory = [c for c in plan.channels if c.kind == "ddr_fifo"]
     if in_memory:
         lines.append("FIFOs in board memory: " + ", ".join(
-            f"{c.src} -> {c.dst} ({c.depth:,} beats of {c.width_lanes} lanes, {c.regions} frame regions)"
+            f"{c.src} -> {c.dst} ({c.depth:,} beats of {c.width_lanes} lanes, {c.regions} "
+            + ("frame regions)" if c.chunks == 1 else f"regions, a frame in {c.chunks})")
             for c in in_memory))
     lines.append(f"ii {plan.ii_cycles} cycles (bottleneck {plan.bottleneck}) -> {plan.fps:,.1f} frames/s; "
                  f"latency {plan.latency_cycles} cycles = {plan.latency_us:,.2f} us")

@@ -49,7 +49,7 @@ import functools
 import math
 from collections import deque
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from .memory import memory
 
@@ -386,6 +386,51 @@ def ddr_fifo_holds(depth: int, frame_beats: int, lanes: int, rate: float | None,
         return False
     period = period_of(stage_beat_bytes(lanes), rate)
     return depth >= math.ceil(frame_beats * period) + 2 * max(1, latency) + DDR_FIFO_MARGIN
+
+
+MAX_FIFO_REGIONS = 128
+"""Regions a ring in board memory may have (``bb::ddr_fifo``: a region index in an int8 token)."""
+
+MIN_CHUNK_BEATS = 64
+"""The fewest beats of a region when a FIFO's frame is split into several (`fifo_chunks`): each
+region costs its own write burst, response and read request."""
+
+
+def fifo_chunks(depth: int, frame_beats: int, lanes: int, rate: float | None,
+                latency: int) -> tuple[int, int] | None:
+    """``(chunks, regions)`` of a FIFO ``depth`` beats deep of ``lanes`` lanes over a tensor of
+    ``frame_beats`` beats a frame as a ring in board memory (a DDR stage; docs/cost-model.md,
+    "Skip FIFOs in board memory"), or None when no ring holds it. A frame is written in
+    ``chunks`` equal regions (a divisor of ``frame_beats``, the fewest that works): the reader
+    takes a region's first beat no sooner than the memory can give it back (`ddr_fifo_holds`
+    with the region's beats), so a FIFO shorter than a frame splits it into regions shorter
+    than its lag, each at least `MIN_CHUNK_BEATS` beats unless the frame is smaller. The ring
+    has ``regions`` = the regions in flight between writer and reader (the lag, the stage's own
+    FIFOs' beats) plus one, at least 3 and at most `MAX_FIFO_REGIONS`."""
+    if lanes > MAX_STAGE_LANES or frame_beats < 1:
+        return None
+    for k in range(1, frame_beats + 1):
+        if frame_beats % k:
+            continue
+        chunk = frame_beats // k
+        if k > 1 and chunk < MIN_CHUNK_BEATS:
+            return None
+        if ddr_fifo_holds(depth, chunk, lanes, rate, latency):
+            regions = max(3, -(-(depth + STAGE_WDEPTH + STAGE_ODEPTH) // chunk) + 1)
+            return (k, regions) if regions <= MAX_FIFO_REGIONS else None
+    return None
+
+
+def chunked_stage_bound(frame_beats: int, chunks: int, lanes: int, rate: float | None,
+                        latency: int) -> StageCost:
+    """`stage_bound` of a ring whose frame of ``frame_beats`` beats is written in ``chunks``
+    regions (`fifo_chunks`): a frame's ii and delivery at most ``chunks`` regions' each (every
+    region pays its own burst overheads), its latency one region's, its traffic the frame's."""
+    st = stage_bound(frame_beats // chunks, lanes, rate, latency)
+    if chunks == 1:
+        return st
+    return replace(st, ii=chunks * st.ii, deliver=chunks * st.deliver,
+                   bytes_per_frame=chunks * st.bytes_per_frame)
 
 
 def stage_bound(frame_beats: int, lanes: int, rate: float | None, latency: int) -> StageCost:

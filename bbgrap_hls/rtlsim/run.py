@@ -216,8 +216,12 @@ def _score(man: dict, res: dict, expect: dict, frames: int, b, tr: float, m: int
         y, want = got[o["ident"]], expect[o["ident"]]
         for f in range(frames):
             w = want[f % len(want)]
-            if y.shape[1] != w.size or not np.array_equal(y[f], w):
-                bad = np.flatnonzero(y[f] != w) if y.shape[1] == w.size else np.array([0])
+            if y.shape[1] != w.size:  # frames told apart by tlast: a wrong frame end
+                msg = (f"FAIL: output '{o['tensor']}' came in frames of {y.shape[1]} values, the integer reference "
+                       f"has {w.size} a frame")
+                return SimResult(False, measured_ii_cycles=None, measured_latency_cycles=None, message=msg, **common)
+            if not np.array_equal(y[f], w):
+                bad = np.flatnonzero(y[f] != w)
                 k = int(bad[0])
                 msg = (f"FAIL: output '{o['tensor']}' frame {f} element {k} (NHWC order) is {int(y[f][k])}, the "
                        f"integer reference says {int(w[k])} ({bad.size} of {w.size} differ)")

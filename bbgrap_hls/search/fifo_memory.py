@@ -1,6 +1,6 @@
 """Where a plan's FIFOs live, once `build` has sized them: BRAM18 by default, URAM for the
 whole-frame ones a core with URAM has room for and for smaller ones while a core is over its
-BRAM18 (`fifos_to_uram`), with the ``ddr_fifos`` option a ring of frame regions in the
+BRAM18 (`fifos_to_uram`), with the ``ddr_fifos`` option a ring of regions in the
 core's board memory for those a core short of BRAM18 can move there (`fifos_to_ddr`;
 docs/cost-model.md, "Skip FIFOs in board memory"), and last distributed RAM for shallow wide
 ones while a core still is (`fifos_to_lutram`).
@@ -10,13 +10,7 @@ from __future__ import annotations
 
 from bbgrap_hls.model.links import fifo_cost
 from bbgrap_hls.model.memory import distributed_memory, uram_memory
-from bbgrap_hls.model.stage import (
-    MAX_STAGE_LANES,
-    STAGE_ODEPTH,
-    STAGE_WDEPTH,
-    ddr_fifo_holds,
-    stage_bound,
-)
+from bbgrap_hls.model.stage import MAX_STAGE_LANES, chunked_stage_bound, fifo_chunks
 from bbgrap_hls.plan import ChannelPlan
 from bbgrap_hls.search.problem import BW_CYCLES, RES, Problem
 
@@ -115,11 +109,12 @@ def fifos_to_ddr(prob: Problem, use: dict, chans: list[ChannelPlan], core_ii: di
     ``ddr_stage``, docs/cost-model.md "Skip FIFOs in board memory"), per core the ones that
     save the most BRAM18 first, while the core is over its BRAM18. A FIFO qualifies when its
     reader takes a frame's first beat no sooner than the memory can give it back
-    (`ddr_fifo_holds`), and when the
-    stage (`stage_bound`) keeps the core's ii (``core_ii``: its blocks' slowest) and the core's
-    bandwidth and LUTs hold it. The
-    channel's ``kind`` becomes ``ddr_fifo`` with ``regions`` = the frames it holds plus one;
-    returns the bytes per frame this adds per core (written and read)."""
+    (`fifo_chunks`: a frame in one region, or in several for a FIFO shorter than a frame), and
+    when the stage (`chunked_stage_bound`) keeps the core's ii (``core_ii``: its blocks'
+    slowest) and the core's bandwidth and LUTs hold it. It stops where `fifos_to_lutram` would
+    give the rest back for no more LUTs than the next stage takes. The channel's ``kind``
+    becomes ``ddr_fifo`` with its ``chunks`` and ``regions``; returns the bytes per frame this
+    adds per core (written and read)."""
     rate, latency, _ = prob.offchip_memory
     added: dict[int, int] = {}
     for k in use:
@@ -132,9 +127,13 @@ def fifos_to_ddr(prob: Problem, use: dict, chans: list[ChannelPlan], core_ii: di
                 break
             ch = chans[i]
             frame = max(1, ch.bits_per_frame // 8 // ch.width_lanes)
-            if not ddr_fifo_holds(ch.depth, frame, ch.width_lanes, rate, latency):
+            ring = fifo_chunks(ch.depth, frame, ch.width_lanes, rate, latency)
+            if ring is None:
                 continue
-            st = stage_bound(frame, ch.width_lanes, rate, latency)
+            st = chunked_stage_bound(frame, ring[0], ch.width_lanes, rate, latency)
+            lut_rest = room_to_free(chans, k, use[k][1] - lim[1], "lutram")
+            if 0 < lut_rest <= st.lut and use[k][3] + lut_rest <= lim[3]:
+                break  # distributed RAM gives the rest back for fewer LUTs and no bandwidth
             bw = -(-BW_CYCLES * st.bytes_per_frame // ii)
             if st.ii > ii or st.deliver > ii or use[k][4] + bw > lim[4] or use[k][3] + st.lut > lim[3]:
                 continue
@@ -142,7 +141,6 @@ def fifos_to_ddr(prob: Problem, use: dict, chans: list[ChannelPlan], core_ii: di
             use[k][3] += st.lut
             use[k][4] += bw
             added[k] = added.get(k, 0) + st.bytes_per_frame
-            # the frames in flight between writer and reader, the stage's own FIFOs' beats too
             ch.bram18, ch.kind = 0, "ddr_fifo"
-            ch.regions = max(3, -(-(ch.depth + STAGE_WDEPTH + STAGE_ODEPTH) // frame) + 1)
+            ch.chunks, ch.regions = ring
     return added

@@ -1,8 +1,11 @@
 // Frame FIFO in board memory: the delay line of a reconvergent (skip) path whose lag is
 // several frames, too many to hold on chip.
 //
-// bb::ddr_fifo<F> passes a stream through a ring of F::REGIONS frame regions in a scratch
-// area of the core's board memory, one frame per region: a writer process takes frame f's
+// bb::ddr_fifo<F> passes a stream through a ring of F::REGIONS regions in a scratch area of
+// the core's board memory, a frame in F::CHUNKS of them (one region a frame for a lag of a
+// frame or more; a frame in several equal chunks for a FIFO shorter than a frame, so that its
+// reader finds a chunk written back long before it needs the next: below, "frame" is a chunk,
+// the processes take frames x CHUNKS of them): a writer process takes chunk f's
 // F::BEATS beats from `in` and writes them into region f mod REGIONS, one memory word of
 // SB = stage_beat(LANES) bytes per beat (lanes in order in the low LANES bytes, the rest
 // zero; region r's word i at byte OFF + r·REGION + i·SB; sequential addresses, one write
@@ -42,7 +45,7 @@
 
 namespace bb {
 
-/// Writer: frames [f0, f0 + n) from `in` into their regions, BEATS words each
+/// Writer: chunks [f0, f0 + n) from `in` into their regions, BEATS words each
 /// (`stage_frame_write`: one write burst), each followed by its region on `tok`.
 template <class F>
 void ddr_fifo_write(Stream<F::LANES>& in, Word<stage_beat(F::LANES)>* fddr_w, Stream<1>& tok, int f0, int n) {
@@ -57,7 +60,7 @@ BB_LOOP(ddr_fifo_write_frame)
   }
 }
 
-/// Reader: `n` frames, each the region of the next token read back (one read burst) to `out`.
+/// Reader: `n` chunks, each the region of the next token read back (one read burst) to `out`.
 template <class F>
 void ddr_fifo_read(const Word<stage_beat(F::LANES)>* fddr_r, Stream<1>& tok, Stream<F::LANES>& out, int n) {
   constexpr int SB = stage_beat(F::LANES);
@@ -76,13 +79,14 @@ BB_LOOP(ddr_fifo_read_beat)
   }
 }
 
-/// A frame FIFO of F::REGIONS frames in board memory (see the header): `frames` frames of
-/// F::BEATS beats of F::LANES lanes from `in` to `out`, in order and unchanged. `fddr_w` and
+/// A FIFO of F::REGIONS regions in board memory (see the header): `frames` frames of
+/// F::CHUNKS·F::BEATS beats of F::LANES lanes from `in` to `out`, in order and unchanged. `fddr_w` and
 /// `fddr_r` both point to the board-memory image whose scratch area starts at byte F::OFF.
 ///
-/// F: static constexpr int LANES (1..128), REGIONS (3..128); static constexpr long BEATS
-/// (stream beats per frame), OFF (byte offset of region 0, 4 KB aligned), REGION (bytes per
-/// region, a 4 KB multiple, at least BEATS·stage_beat(LANES)).
+/// F: static constexpr int LANES (1..128), REGIONS (3..128), CHUNKS (regions a frame, at
+/// least 1); static constexpr long BEATS (stream beats per region: a frame's over CHUNKS), OFF
+/// (byte offset of region 0, 4 KB aligned), REGION (bytes per region, a 4 KB multiple, at
+/// least BEATS·stage_beat(LANES)).
 ///
 /// The token stream has depth T = REGIONS - 2, which keeps the writer from overwriting a
 /// region the reader has not finished: the writer starts frame f (into region f mod REGIONS)
@@ -100,25 +104,27 @@ void ddr_fifo(Stream<F::LANES>& in, Stream<F::LANES>& out, Word<stage_beat(F::LA
   static_assert(F::LANES >= 1 && F::LANES <= 128, "ddr_fifo: 1 <= LANES <= 128 (a beat in one memory word of at "
                 "most 1,024 bits)");
   static_assert(F::BEATS >= 1, "ddr_fifo: BEATS >= 1");
+  static_assert(F::CHUNKS >= 1, "ddr_fifo: CHUNKS >= 1");
   static_assert(F::REGIONS >= 3, "ddr_fifo: REGIONS >= 3 (the token stream has depth REGIONS - 2 >= 1)");
   static_assert(F::REGIONS <= 128, "ddr_fifo: REGIONS <= 128 (a region index in an int8 token)");
   static_assert(F::OFF >= 0 && F::OFF % 4096 == 0, "ddr_fifo: OFF is 4 KB aligned");
   static_assert(F::REGION % 4096 == 0, "ddr_fifo: REGION is a multiple of 4 KB");
   static_assert(F::REGION >= F::BEATS * SB, "ddr_fifo: REGION holds a frame (BEATS * stage_beat(LANES) bytes)");
   [[maybe_unused]] constexpr int TOK = F::REGIONS - 2;
+  const int chunks = frames * F::CHUNKS;  // the regions written and read back
 #if BB_DDR_FIFO_CONCURRENT
   BB_HLS(DATAFLOW)
   Stream<1> tok("ddr_fifo_token");
   BB_HLS(STREAM variable = tok depth = TOK)
   BB_FIFO_DEPTH(tok, TOK)
   BB_DATAFLOW_REGION()  // threaded C simulation: the two processes as threads (bb_dataflow.h)
-  BB_PROCESS(ddr_fifo_write<F>(in, fddr_w, tok, 0, frames);)
-  BB_PROCESS(ddr_fifo_read<F>(fddr_r, tok, out, frames);)
+  BB_PROCESS(ddr_fifo_write<F>(in, fddr_w, tok, 0, chunks);)
+  BB_PROCESS(ddr_fifo_read<F>(fddr_r, tok, out, chunks);)
 #else
-  // sequential C simulation: step g writes frame g and reads back frame g - (REGIONS - 1)
+  // sequential C simulation: step g writes chunk g and reads back chunk g - (REGIONS - 1)
   Stream<1> tok("ddr_fifo_token");
-  for (int g = 0; g < frames + F::REGIONS - 1; ++g) {
-    if (g < frames) ddr_fifo_write<F>(in, fddr_w, tok, g, 1);
+  for (int g = 0; g < chunks + F::REGIONS - 1; ++g) {
+    if (g < chunks) ddr_fifo_write<F>(in, fddr_w, tok, g, 1);
     if (g >= F::REGIONS - 1) ddr_fifo_read<F>(fddr_r, tok, out, 1);
   }
 #endif

@@ -18,7 +18,10 @@
 // input beat at cycle c counts for an AW from c+1; a W beat one cycle after its AW at the
 // earliest; a B at cycle c (received) makes the frame readable at c+1 (an AR at c+1); an R
 // beat at c leaves on m_axis at c+2 at the earliest (fifo.sv's registered read).
-// Input tlast is unused (frames are counted); output tlast on a frame's last beat.
+// Input tlast is unused (frames are counted); output tlast on a frame's last beat. As a FIFO
+// shorter than a frame (a ring in board memory whose frame is written in CHUNKS regions, the
+// HLS bb::ddr_fifo's CHUNKS), "frame" above is a region of FRAME_BEATS beats and tlast marks
+// the last beat of every CHUNKS-th region: the stream's own frame end.
 module ddr_stage #(
     parameter int LANES        = 4,
     parameter int FRAME_BEATS  = 16,
@@ -29,7 +32,8 @@ module ddr_stage #(
     parameter int REGIONS      = 2,
     parameter int BURST        = 64,
     parameter int WDEPTH       = 2 * BURST,        // write FIFO (stream beats)
-    parameter int ODEPTH       = 2 * BURST + 128   // output FIFO: beats requested, not yet taken
+    parameter int ODEPTH       = 2 * BURST + 128,  // output FIFO: beats requested, not yet taken
+    parameter int CHUNKS       = 1                 // regions a stream frame (tlast)
 ) (
     input  wire                  clk,
     input  wire                  rst,
@@ -200,12 +204,13 @@ module ddr_stage #(
 
   // ---- R: into the output FIFO (room reserved by the AR) ------------------------------------
   logic [FW-1:0] rcnt;
+  logic [$clog2(CHUNKS + 1)-1:0] rchunk;  // regions of the stream frame already read back
   logic of_ready_unused;
   assign m_axi_rready = 1'b1;
   assign r_end = m_axi_rvalid && rcnt == FW'(F - 1);
   fifo #(.WIDTH(SW), .DEPTH(ODEPTH)) u_ofifo (
       .clk, .rst, .s_axis_tvalid(m_axi_rvalid), .s_axis_tready(of_ready_unused),
-      .s_axis_tdata(m_axi_rdata[SW-1:0]), .s_axis_tlast(rcnt == FW'(F - 1)),
+      .s_axis_tdata(m_axi_rdata[SW-1:0]), .s_axis_tlast(rcnt == FW'(F - 1) && 32'(rchunk) == CHUNKS - 1),
       .m_axis_tvalid, .m_axis_tready, .m_axis_tdata, .m_axis_tlast);
 
   always_ff @(posedge clk) begin
@@ -216,6 +221,7 @@ module ddr_stage #(
       rbase <= FIRST;
       occ <= '0;
       rcnt <= '0;
+      rchunk <= '0;
       inuse <= '0;
     end else begin
       if (m_axi_bvalid) bcnt <= b_done ? '0 : bcnt + 1'b1;
@@ -228,6 +234,7 @@ module ddr_stage #(
       end
       occ <= occ + (ar_hs ? OW'(rlen) : '0) - OW'(m_hs);
       if (m_axi_rvalid) rcnt <= r_end ? '0 : rcnt + 1'b1;
+      if (r_end) rchunk <= 32'(rchunk) == CHUNKS - 1 ? '0 : rchunk + 1'b1;
       inuse <= inuse + RW'(aw_hs && apos == '0) - RW'(r_end);
     end
   end

