@@ -129,7 +129,7 @@ def test_the_pass_moves_a_fifo_shorter_than_a_frame_in_chunks():
 
 def test_distributed_ram_first_where_it_frees_the_rest_for_fewer_luts():
     # 1 RAMB18 over: a 4-lane FIFO of 130 beats gives it back in 155 LUTs of distributed RAM,
-    # fewer than a stage's; the one-lane skip FIFO stays (fifos_to_lutram then moves the other)
+    # within the core's LUTs; the one-lane skip FIFO stays (fifos_to_lutram then moves the other)
     wide, skip = _chan(4, 130, 2048), _chan(1, 1316, 8192)
     assert distributed_memory(32, 130).lut == 155 and wide.bram18 == skip.bram18 == 1
     use = {0: np.array([0, 12, 0, 14000, 0], dtype=np.int64)}

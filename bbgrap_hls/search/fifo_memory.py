@@ -111,8 +111,9 @@ def fifos_to_ddr(prob: Problem, use: dict, chans: list[ChannelPlan], core_ii: di
     reader takes a frame's first beat no sooner than the memory can give it back
     (`fifo_chunks`: a frame in one region, or in several for a FIFO shorter than a frame), and
     when the stage (`chunked_stage_bound`) keeps the core's ii (``core_ii``: its blocks'
-    slowest) and the core's bandwidth and LUTs hold it. It stops where `fifos_to_lutram` would
-    give the rest back for no more LUTs than the next stage takes. The channel's ``kind``
+    slowest) and the core's bandwidth and LUTs hold it. It stops where `fifos_to_lutram` can
+    give the rest back within the core's LUTs (each stage takes LUTs too: moving FIFOs one by
+    one to board memory first would leave none for it). The channel's ``kind``
     becomes ``ddr_fifo`` with its ``chunks`` and ``regions``; returns the bytes per frame this
     adds per core (written and read)."""
     rate, latency, _ = prob.offchip_memory
@@ -132,8 +133,8 @@ def fifos_to_ddr(prob: Problem, use: dict, chans: list[ChannelPlan], core_ii: di
                 continue
             st = chunked_stage_bound(frame, ring[0], ch.width_lanes, rate, latency)
             lut_rest = room_to_free(chans, k, use[k][1] - lim[1], "lutram")
-            if 0 < lut_rest <= st.lut and use[k][3] + lut_rest <= lim[3]:
-                break  # distributed RAM gives the rest back for fewer LUTs and no bandwidth
+            if lut_rest and use[k][3] + lut_rest <= lim[3]:
+                break  # distributed RAM gives the rest back within the LUTs, and takes no bandwidth
             bw = -(-BW_CYCLES * st.bytes_per_frame // ii)
             if st.ii > ii or st.deliver > ii or use[k][4] + bw > lim[4] or use[k][3] + st.lut > lim[3]:
                 continue
