@@ -19,7 +19,6 @@ from __future__ import annotations
 
 import json
 import re
-from types import SimpleNamespace
 
 import numpy as np
 import pytest

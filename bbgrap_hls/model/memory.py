@@ -209,3 +209,10 @@ def uram_weights(width_bits: int, depth: int) -> MemCost:
         return one
     two = MemCost(uram=_ceil(width_bits // 2, URAM_WIDTH) * _ceil(2 * depth, URAM_DEPTH))
     return two if two.uram < one.uram else one
+
+
+LUTRAM_PER_BRAM18 = 400
+"""Most LUTs a FIFO in distributed RAM may cost per RAMB18 it gives back (a RAMB18's 18 Kb
+are 288 LUT6 of 64 bits; the read multiplexer adds to that): beyond it a FIFO stays in
+BRAM18. A 264-bit × 226-word FIFO is 1,484 LUTs for 8 RAMB18 (186 each), a 96 × 562 one
+1,305 for 6 (218); one 8 bits × 16 k beats deep would be 5,032 LUTs for 8 (629)."""

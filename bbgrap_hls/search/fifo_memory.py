@@ -9,7 +9,7 @@ ones while a core still is (`fifos_to_lutram`).
 from __future__ import annotations
 
 from bbgrap_hls.model.links import fifo_cost
-from bbgrap_hls.model.memory import distributed_memory, uram_memory
+from bbgrap_hls.model.memory import LUTRAM_PER_BRAM18, distributed_memory, uram_memory
 from bbgrap_hls.model.stage import MAX_STAGE_LANES, chunked_stage_bound, fifo_chunks
 from bbgrap_hls.plan import ChannelPlan
 from bbgrap_hls.search.problem import BW_CYCLES, RES, Problem
@@ -61,13 +61,6 @@ def _give_back(prob: Problem, use: dict, chans: list[ChannelPlan], field: str) -
             use[k][r] += n
             chans[i].bram18 = 0
             setattr(chans[i], field, n)
-
-
-LUTRAM_PER_BRAM18 = 400
-"""Most LUTs a FIFO in distributed RAM may cost per RAMB18 it gives back (a RAMB18's 18 Kb
-are 288 LUT6 of 64 bits; the read multiplexer adds to that): beyond it a FIFO stays in
-BRAM18. A 264-bit × 226-word FIFO is 1,484 LUTs for 8 RAMB18 (186 each), a 96 × 562 one
-1,305 for 6 (218); one 8 bits × 16 k beats deep would be 5,032 LUTs for 8 (629)."""
 
 
 def _order(chans: list[ChannelPlan], k: int, field: str) -> list[tuple[int, int]]:

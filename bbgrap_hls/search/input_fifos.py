@@ -8,7 +8,8 @@ from dataclasses import dataclass
 
 from bbgrap_hls.model.geometry import Geometry
 from bbgrap_hls.model.links import fifo_cost
-from bbgrap_hls.model.stage import ddr_fifo_holds, stage_bound
+from bbgrap_hls.model.memory import LUTRAM_PER_BRAM18
+from bbgrap_hls.model.stage import chunked_stage_bound, fifo_chunks
 from bbgrap_hls.search.fifos import (
     broadcast_depth,
     input_depths,
@@ -36,9 +37,10 @@ def _input_fifos(kind: str, g: Geometry, inputs: _Inputs, lanes: int, ii: int, p
     FIFO (its reconvergence depth in the block's ``lanes``, the block at ``ii``) and a
     worst-case width converter (from 1 lane), whether a FIFO went to URAM, and with
     ``memory`` (rate bytes/cycle, latency, beat: `offchip_memory`) what moving the FIFOs that
-    a DDR stage can hold (`model.stage.ddr_fifo_holds`) to the core's board memory changes:
+    a ring in board memory can hold (`model.stage.fifo_chunks`: a frame in one region or, for
+    a FIFO shorter than a frame, in several) to the core's board memory changes:
     ``(BRAM18 and URAM saved, LUTs added, bytes a frame written and read, the stages'
-    slowest ii)`` or None (no such FIFO). The stages are costed by `stage_bound`, as the
+    slowest ii)`` or None (no such FIFO). The stages are costed by `chunked_stage_bound`, as the
     integer program's lags are (`couplings.lag_prices`)."""
     bram = uram = lut = 0
     big_fifo = False
@@ -65,8 +67,11 @@ def _input_fifos(kind: str, g: Geometry, inputs: _Inputs, lanes: int, ii: int, p
         bram += fifo.bram18
         uram += fifo.uram
         lut += fifo.lut + _converter_allowance(lanes)
-        if memory is not None and b * lanes == g.out_elems and ddr_fifo_holds(d, b, lanes, memory[0], memory[1]):
-            st = stage_bound(b, lanes, memory[0], memory[1])  # (a broadcast operand's FIFO stays)
+        ring = fifo_chunks(d, b, lanes, memory[0], memory[1]) if memory is not None and b * lanes == g.out_elems \
+            else None  # (a broadcast operand's FIFO stays)
+        st = chunked_stage_bound(b, ring[0], lanes, memory[0], memory[1]) if ring is not None else None
+        # a ring of chunks only for a FIFO the stage's LUTs would not buy as distributed RAM
+        if st is not None and (ring[0] == 1 or fifo.bram18 * LUTRAM_PER_BRAM18 > st.lut):
             saved_bram += fifo.bram18 - st.bram18
             saved_uram += fifo.uram
             m_lut += st.lut - fifo.lut
