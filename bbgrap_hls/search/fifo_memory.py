@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from bbgrap_hls.model.links import fifo_cost
 from bbgrap_hls.model.memory import LUTRAM_PER_BRAM18, distributed_memory, uram_memory
-from bbgrap_hls.model.stage import MAX_STAGE_LANES, chunked_stage_bound, fifo_chunks
+from bbgrap_hls.model.stage import MAX_STAGE_LANES, fifo_chunks, ring_stage
 from bbgrap_hls.plan import ChannelPlan
 from bbgrap_hls.search.problem import BW_CYCLES, RES, Problem
 
@@ -103,7 +103,7 @@ def fifos_to_ddr(prob: Problem, use: dict, chans: list[ChannelPlan], core_ii: di
     save the most BRAM18 first, while the core is over its BRAM18. A FIFO qualifies when its
     reader takes a frame's first beat no sooner than the memory can give it back
     (`fifo_chunks`: a frame in one region, or in several for a FIFO shorter than a frame), and
-    when the stage (`chunked_stage_bound`) keeps the core's ii (``core_ii``: its blocks'
+    when the stage (`ring_stage`) keeps the core's ii (``core_ii``: its blocks'
     slowest) and the core's bandwidth and LUTs hold it. It stops where `fifos_to_lutram` can
     give the rest back within the core's LUTs (each stage takes LUTs too: moving FIFOs one by
     one to board memory first would leave none for it). The channel's ``kind``
@@ -124,7 +124,7 @@ def fifos_to_ddr(prob: Problem, use: dict, chans: list[ChannelPlan], core_ii: di
             ring = fifo_chunks(ch.depth, frame, ch.width_lanes, rate, latency)
             if ring is None:
                 continue
-            st = chunked_stage_bound(frame, ring[0], ch.width_lanes, rate, latency)
+            st = ring_stage(frame, *ring, ch.width_lanes, rate, latency)
             lut_rest = room_to_free(chans, k, use[k][1] - lim[1], "lutram")
             if lut_rest and use[k][3] + lut_rest <= lim[3]:
                 break  # distributed RAM gives the rest back within the LUTs, and takes no bandwidth

@@ -9,7 +9,7 @@ from dataclasses import dataclass
 from bbgrap_hls.model.geometry import Geometry
 from bbgrap_hls.model.links import fifo_cost
 from bbgrap_hls.model.memory import LUTRAM_PER_BRAM18
-from bbgrap_hls.model.stage import chunked_stage_bound, fifo_chunks
+from bbgrap_hls.model.stage import fifo_chunks, ring_stage
 from bbgrap_hls.search.fifos import (
     broadcast_depth,
     input_depths,
@@ -40,7 +40,7 @@ def _input_fifos(kind: str, g: Geometry, inputs: _Inputs, lanes: int, ii: int, p
     a ring in board memory can hold (`model.stage.fifo_chunks`: a frame in one region or, for
     a FIFO shorter than a frame, in several) to the core's board memory changes:
     ``(BRAM18 and URAM saved, LUTs added, bytes a frame written and read, the stages'
-    slowest ii)`` or None (no such FIFO). The stages are costed by `chunked_stage_bound`, as the
+    slowest ii)`` or None (no such FIFO). The stages are costed by `ring_stage`, as the
     integer program's lags are (`couplings.lag_prices`)."""
     bram = uram = lut = 0
     big_fifo = False
@@ -69,7 +69,7 @@ def _input_fifos(kind: str, g: Geometry, inputs: _Inputs, lanes: int, ii: int, p
         lut += fifo.lut + _converter_allowance(lanes)
         ring = fifo_chunks(d, b, lanes, memory[0], memory[1]) if memory is not None and b * lanes == g.out_elems \
             else None  # (a broadcast operand's FIFO stays)
-        st = chunked_stage_bound(b, ring[0], lanes, memory[0], memory[1]) if ring is not None else None
+        st = ring_stage(b, *ring, lanes, memory[0], memory[1]) if ring is not None else None
         # a ring of chunks only for a FIFO the stage's LUTs would not buy as distributed RAM
         if st is not None and (ring[0] == 1 or fifo.bram18 * LUTRAM_PER_BRAM18 > st.lut):
             saved_bram += fifo.bram18 - st.bram18
