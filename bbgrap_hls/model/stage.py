@@ -51,6 +51,7 @@ from collections import deque
 from collections.abc import Callable
 from dataclasses import dataclass, replace
 
+from .kinds import divisors
 from .memory import memory
 
 STAGE_REGIONS = 3
@@ -396,10 +397,7 @@ MIN_CHUNK_BEATS = 64
 region costs its own write burst, response and read request."""
 
 
-@functools.lru_cache(maxsize=1 << 12)
-def _divisors(n: int) -> tuple[int, ...]:
-    small = [k for k in range(1, math.isqrt(n) + 1) if n % k == 0]
-    return tuple(sorted(set(small + [n // k for k in small])))
+_divisors = functools.lru_cache(maxsize=1 << 12)(divisors)  # a frame's, once per tensor size
 
 
 def fifo_chunks(depth: int, frame_beats: int, lanes: int, rate: float | None,

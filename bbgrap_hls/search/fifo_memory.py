@@ -98,7 +98,7 @@ def room_to_free(chans: list[ChannelPlan], k: int, short: int, field: str) -> in
 
 
 def fifos_to_ddr(prob: Problem, use: dict, chans: list[ChannelPlan], core_ii: dict[int, int]) -> dict[int, int]:
-    """Move FIFOs from BRAM to a ring of frame regions in their core's board memory (a
+    """Move FIFOs from BRAM to a ring of regions in their core's board memory (a
     ``ddr_stage``, docs/cost-model.md "Skip FIFOs in board memory"), per core the ones that
     save the most BRAM18 first, while the core is over its BRAM18. A FIFO qualifies when its
     reader takes a frame's first beat no sooner than the memory can give it back
@@ -113,21 +113,18 @@ def fifos_to_ddr(prob: Problem, use: dict, chans: list[ChannelPlan], core_ii: di
     added: dict[int, int] = {}
     for k in use:
         lim = prob.limits(k)
+        if _settled(chans, use[k], lim, k):
+            continue
         ii = max(1, int(core_ii.get(k, 0)))
         cands = [i for i, ch in enumerate(chans) if ch.kind in ("fifo", "host") and ch.dst_core == k
                  and ch.bram18 > 0 and ch.width_lanes <= MAX_STAGE_LANES]
         for i in sorted(cands, key=lambda i: (-chans[i].bram18, i)):
-            if use[k][1] <= lim[1]:
-                break
             ch = chans[i]
             frame = max(1, ch.bits_per_frame // 8 // ch.width_lanes)
             ring = fifo_chunks(ch.depth, frame, ch.width_lanes, rate, latency)
             if ring is None:
                 continue
             st = ring_stage(frame, *ring, ch.width_lanes, rate, latency)
-            lut_rest = room_to_free(chans, k, use[k][1] - lim[1], "lutram")
-            if lut_rest and use[k][3] + lut_rest <= lim[3]:
-                break  # distributed RAM gives the rest back within the LUTs, and takes no bandwidth
             bw = -(-BW_CYCLES * st.bytes_per_frame // ii)
             if st.ii > ii or st.deliver > ii or use[k][4] + bw > lim[4] or use[k][3] + st.lut > lim[3]:
                 continue
@@ -137,4 +134,16 @@ def fifos_to_ddr(prob: Problem, use: dict, chans: list[ChannelPlan], core_ii: di
             added[k] = added.get(k, 0) + st.bytes_per_frame
             ch.bram18, ch.kind = 0, "ddr_fifo"
             ch.chunks, ch.regions = ring
+            if _settled(chans, use[k], lim, k):
+                break
     return added
+
+
+def _settled(chans: list[ChannelPlan], use, lim, k: int) -> bool:
+    """Whether core ``k`` (its ``use`` and ``lim`` rows) needs no more rings: it is within its
+    BRAM18, or distributed RAM gives the rest back within its LUTs (`fifos_to_lutram`, which
+    takes no bandwidth)."""
+    if use[1] <= lim[1]:
+        return True
+    rest = room_to_free(chans, k, use[1] - lim[1], "lutram")
+    return bool(rest) and use[3] + rest <= lim[3]

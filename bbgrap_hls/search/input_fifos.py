@@ -67,11 +67,14 @@ def _input_fifos(kind: str, g: Geometry, inputs: _Inputs, lanes: int, ii: int, p
         bram += fifo.bram18
         uram += fifo.uram
         lut += fifo.lut + _converter_allowance(lanes)
-        ring = fifo_chunks(d, b, lanes, memory[0], memory[1]) if memory is not None and b * lanes == g.out_elems \
-            else None  # (a broadcast operand's FIFO stays)
-        st = ring_stage(b, *ring, lanes, memory[0], memory[1]) if ring is not None else None
+        if memory is None or b * lanes != g.out_elems:  # (a broadcast operand's FIFO stays)
+            continue
+        ring = fifo_chunks(d, b, lanes, memory[0], memory[1])
+        if ring is None:
+            continue
+        st = ring_stage(b, *ring, lanes, memory[0], memory[1])
         # a ring of chunks only for a FIFO the stage's LUTs would not buy as distributed RAM
-        if st is not None and (ring[0] == 1 or fifo.bram18 * LUTRAM_PER_BRAM18 > st.lut):
+        if ring[0] == 1 or fifo.bram18 * LUTRAM_PER_BRAM18 > st.lut:
             saved_bram += fifo.bram18 - st.bram18
             saved_uram += fifo.uram
             m_lut += st.lut - fifo.lut
