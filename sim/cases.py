@@ -78,7 +78,8 @@ def _rq_lut(p: dict) -> dict:
 
 def _win(p: dict) -> dict:
     full = {"DH": 1, "DW": 1} | p
-    return {k: full[k] for k in ("H", "W", "KH", "KW", "SH", "SW", "DH", "DW", "PT", "PL", "PB", "PR")}
+    ring = {"RING": p["RING"]} if p.get("RING", 0) else {}  # a short window ring (swg.sv)
+    return {k: full[k] for k in ("H", "W", "KH", "KW", "SH", "SW", "DH", "DW", "PT", "PL", "PB", "PR")} | ring
 
 
 def _windows(x: np.ndarray, p: dict, pad_value: int) -> np.ndarray:
@@ -332,7 +333,10 @@ PARAMS: dict[str, list[dict]] = {
               "SH": 1, "SW": 1, "DH": 2, "DW": 2, "PT": 2, "PL": 2, "PB": 2, "PR": 2},
              # PX = 2, PO = 1 with pixel copies (one window generator, three copies)
              {"C": 4, "CO": 12, "SIMD": 4, "PE": 3, "M": 3, "PX": 2, "H": 6, "W": 8, "KH": 3, "KW": 3,
-              "SH": 1, "SW": 1, "PT": 1, "PL": 1, "PB": 1, "PR": 1}],
+              "SH": 1, "SW": 1, "PT": 1, "PL": 1, "PB": 1, "PR": 1},
+             # a short window ring (swg.sv RING = KHE + SH: 4 rows for 6), with a parallel window
+             {"C": 4, "CO": 4, "SIMD": 36, "PE": 4, "RING": 4, "H": 6, "W": 5, "KH": 3, "KW": 3, "SH": 1, "SW": 1,
+              "PT": 1, "PL": 1, "PB": 1, "PR": 1}],
     "dwconv": [{"C": 4, "P": 2, "H": 5, "W": 5, "KH": 3, "KW": 3, "SH": 1, "SW": 1, "PT": 1, "PL": 1, "PB": 1, "PR": 1},
                {"C": 4, "P": 4, "J": 3, "H": 5, "W": 4, "KH": 3, "KW": 3, "SH": 1, "SW": 1,
                 "PT": 1, "PL": 1, "PB": 1, "PR": 1},
@@ -345,9 +349,18 @@ PARAMS: dict[str, list[dict]] = {
                 "PT": 1, "PL": 1, "PB": 1, "PR": 1},
                # and LUT requantisers (RQ_LUT = 1)
                {"C": 4, "P": 2, "PACK": 0, "RQ_LUT": 1, "H": 5, "W": 5, "KH": 3, "KW": 3, "SH": 1, "SW": 1,
+                "PT": 1, "PL": 1, "PB": 1, "PR": 1},
+               # short window rings (swg.sv RING = KHE + SH): a 5x5 at stride 2 (read bound, 7 rows
+               # for 11), a 3x3 with the whole window a beat (write bound, 4 rows for 6)
+               {"C": 4, "P": 2, "RING": 7, "H": 7, "W": 6, "KH": 5, "KW": 5, "SH": 2, "SW": 2,
+                "PT": 2, "PL": 2, "PB": 2, "PR": 2},
+               {"C": 4, "P": 4, "J": 9, "RING": 4, "H": 6, "W": 5, "KH": 3, "KW": 3, "SH": 1, "SW": 1,
                 "PT": 1, "PL": 1, "PB": 1, "PR": 1}],
     "maxpool": [{"C": 4, "P": 4, "H": 6, "W": 6, "KH": 2, "KW": 2, "SH": 2, "SW": 2, "PT": 0, "PL": 0, "PB": 0, "PR": 0},
-                {"C": 2, "P": 1, "H": 5, "W": 5, "KH": 3, "KW": 3, "SH": 2, "SW": 2, "PT": 1, "PL": 1, "PB": 1, "PR": 1}],
+                {"C": 2, "P": 1, "H": 5, "W": 5, "KH": 3, "KW": 3, "SH": 2, "SW": 2, "PT": 1, "PL": 1, "PB": 1, "PR": 1},
+                # a short window ring (RING = KHE + SH: 5 rows for 6)
+                {"C": 2, "P": 2, "RING": 5, "H": 7, "W": 7, "KH": 3, "KW": 3, "SH": 2, "SW": 2, "PT": 1, "PL": 1,
+                 "PB": 1, "PR": 1}],
     "avgpool": [{"C": 4, "P": 2, "H": 4, "W": 4, "KH": 2, "KW": 2, "SH": 2, "SW": 2, "PT": 0, "PL": 0, "PB": 0, "PR": 0},
                 {"C": 4, "P": 2, "RQ_LUT": 1, "H": 4, "W": 4, "KH": 2, "KW": 2, "SH": 2, "SW": 2, "PT": 0, "PL": 0,
                  "PB": 0, "PR": 0}],

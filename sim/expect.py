@@ -20,6 +20,7 @@ from bbgrap_hls.model import (
     width_converter_ii,
 )
 from bbgrap_hls.model.geometry import Geometry
+from bbgrap_hls.model.timing import short_ring_rows
 
 WINDOW_KIND = {"conv": "conv", "dwconv": "dwconv", "maxpool": "maxpool", "avgpool": "avgpool"}
 
@@ -77,8 +78,11 @@ def block(module: str, p: dict) -> tuple[BlockCost, int]:
         pack = module == "conv" and p.get("PACK", 1) == 2  # two output lanes per DSP (mac2.sv)
         lut_macs = module in ("conv", "dwconv") and p.get("PACK", 1) == 0  # products in LUTs (lut_mul.sv)
         lutw = p.get("W_STYLE") == "logic"  # the weight ROM in LUTs
+        short = bool(p.get("RING", 0))  # a short window ring (swg.sv RING): the model's rows only
+        if short and p["RING"] != short_ring_rows(g):
+            raise ValueError(f"RING={p['RING']}: the model's short ring holds {short_ring_rows(g)} rows")
         return (block_cost(WINDOW_KIND[module], g, pe, simd, mmv=mmv, pack=pack, lut_macs=lut_macs, lutw=lutw,
-                           lut_requant=bool(p.get("RQ_LUT", 0)), **pairs),
+                           lut_requant=bool(p.get("RQ_LUT", 0)), short_ring=short, **pairs),
                 g.h * g.w * g.c // lanes // pairs.get("px", 1))
     if module == "gap":
         g = Geometry(h=p["H"], w=p["W"], c=p["C"], ho=1, wo=1, co=p["C"])

@@ -34,7 +34,9 @@ LUT_FIRST = {("dwconv", next(i for i, p in enumerate(cases.PARAMS["dwconv"]) if 
 # the LUT requantisers (RQ_LUT = 1) of requant, mvu and add run by default, the others are slow
 RQ_LUT_FIRST = {(m, next(i for i, p in enumerate(cases.PARAMS[m]) if p.get("RQ_LUT", 0)))
                 for m in ("requant", "mvu", "add")}
-DEFAULT = {("conv", MMV_FIRST), ("conv", PAIR_FIRST)} | PACK_FIRST | LUT_FIRST | RQ_LUT_FIRST
+# the first depthwise conv with a short window ring (RING > 0) runs by default
+RING_FIRST = {("dwconv", next(i for i, p in enumerate(cases.PARAMS["dwconv"]) if p.get("RING", 0)))}
+DEFAULT = {("conv", MMV_FIRST), ("conv", PAIR_FIRST)} | PACK_FIRST | LUT_FIRST | RQ_LUT_FIRST | RING_FIRST
 CASES = [pytest.param(m, i, id=f"{m}-{i}", marks=[pytest.mark.slow] if i and (m, i) not in DEFAULT else [])
          for m, sets in cases.PARAMS.items() for i in range(len(sets))]
 

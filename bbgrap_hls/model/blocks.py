@@ -25,7 +25,7 @@ from bbgrap_hls.model.memory import (
     rom,
     uram_weights,
 )
-from bbgrap_hls.model.timing import RTL_DEPTH, WindowRows, window_rows, window_schedule
+from bbgrap_hls.model.timing import RTL_DEPTH, WindowRows, short_ring_rows, window_rows, window_schedule
 
 # LUT constants (per block, per lane); see docs/cost-model.md, "LUT".
 LUT_BASE_MVU = 60       # control, counters, AXI-Stream handshakes of a matrix-vector unit (Yosys: whole
@@ -151,7 +151,7 @@ def _accumulators(p: int, c: int) -> MemCost:
     return memory(32 * p, c // p)
 
 
-def _line_buffer(g: Geometry, lanes: int, j: int = 1, px: int = 1) -> MemCost:
+def _line_buffer(g: Geometry, lanes: int, j: int = 1, px: int = 1, short: bool = False) -> MemCost:
     """Line buffer of a window block whose input streams at ``lanes`` lanes.
 
     The RTL window generator (``swg``) keeps a ring of `window_rows` padded rows, one
@@ -159,12 +159,14 @@ def _line_buffer(g: Geometry, lanes: int, j: int = 1, px: int = 1) -> MemCost:
     cycle) it reads that memory through ``j`` read ports, which the tools build as ``j``
     copies (one read port each, the write port shared). A paired input (``px = 2``) splits
     the rows into two banks, even and odd padded columns, ``ceil(Wp/2)`` words a row each.
+    ``short``: a ring of `short_ring_rows` rows (``swg.sv`` ``ROWS``; one pixel a beat).
     """
     if g.pointwise and px == 1:
         return MemCost()
     if px == 2:
         return memory(lanes * 8, window_rows(g) * -(-g.wp // 2)).times(2 * j)
-    return memory(lanes * 8, window_rows(g) * g.wp * (g.c // lanes)).times(j)
+    rows = short_ring_rows(g) if short else window_rows(g)
+    return memory(lanes * 8, rows * g.wp * (g.c // lanes)).times(j)
 
 
 @functools.lru_cache(maxsize=1 << 14)
@@ -224,7 +226,7 @@ def trim_lut(co: int, pe: int) -> int:
 
 
 def mvu(g: Geometry, pe: int, simd: int, uram: bool = False, mmv: int = 1, pack: bool = False,
-        lut: bool = False, lutw: bool = False, px: int = 1, po: int = 1) -> BlockCost:
+        lut: bool = False, lutw: bool = False, px: int = 1, po: int = 1, short: bool = False) -> BlockCost:
     """Conv (sliding window + matrix-vector unit); dense is the 1×1×1 case.
 
     ``simd`` divides ``C`` or, with a parallel window, is ``C·j`` with ``j | K``: the unit
@@ -246,8 +248,14 @@ def mvu(g: Geometry, pe: int, simd: int, uram: bool = False, mmv: int = 1, pack:
     output, ``PO = 2``; ``px = 2``, stride 1 across, ``Wo`` even, ``mmv`` even, ``2 <= mmv``,
     ``mmv/2 <= nf``, ``pe | Co``): two halves, each a window generator emitting one column
     parity's windows and ``mmv/2`` copies (a collector each, also for one copy), joined into
-    one beat of two pixels (``2·Co`` lanes); both halves' line buffers count.
+    one beat of two pixels (``2·Co`` lanes); both halves' line buffers count. ``short``
+    (a window generator, one copy, one pixel a beat): its ring holds `short_ring_rows` rows,
+    the writer waiting at frame boundaries (`timing.ring_period`; docs/cost-model.md, "Short
+    window rings").
     """
+    if short and (g.pointwise or mmv != 1 or px != 1 or po != 1):
+        raise ValueError(f"a short ring is for a window generator with one copy and one pixel a beat "
+                         f"(mmv={mmv}, px={px}, po={po}, pointwise={g.pointwise})")
     if pack and lut:
         raise ValueError("a block's products are packed in DSPs or in LUTs, not both")
     if px not in (1, 2) or po not in (1, 2):
@@ -282,14 +290,14 @@ def mvu(g: Geometry, pe: int, simd: int, uram: bool = False, mmv: int = 1, pack:
         lead, span, tail = sf - 1, ii - 1, (nf - 1) * sf
         depth, fill, first = RTL_DEPTH["mvu"], 1.0 / pix, sf
     else:
-        mem = mem + _line_buffer(g, lanes, simd // lanes, px).times(po)  # po window generators
+        mem = mem + _line_buffer(g, lanes, simd // lanes, px, short).times(po)  # po window generators
         if mmv > 1:  # the first whole pixel: all folds of copy 0 (of each half with po = 2)
             ws = window_schedule(g, lanes, folds, folds, copies=copies, px=px, po=po)
             depth = RTL_DEPTH["mvu"] + RTL_DEPTH["swg"] + RTL_DEPTH["copies"]
         else:
-            ws = window_schedule(g, lanes, folds, sf, px=px)
+            ws = window_schedule(g, lanes, folds, sf, px=px, short=short)
             depth = RTL_DEPTH["mvu"] + RTL_DEPTH["swg"]
-        ii = max(ws.write, ws.read)
+        ii = ws.ii
         lead, span = ws.lead, ws.span
         rows = ws.by_row
         if mmv > 1:
@@ -346,40 +354,42 @@ def pack_change(pe: int, simd: int, mmv: int = 1) -> tuple[int, int]:
     return -mmv * pairs * simd, mmv * LUT_PACK * pairs * simd
 
 
-def _window_unit(g: Geometry, p: int, simd: int, extra: MemCost) -> tuple[BlockCost, MemCost]:
-    """Timing of swg -> vvu at ``p`` input lanes, ``simd = p·j`` lanes into the vector unit."""
+def _window_unit(g: Geometry, p: int, simd: int, extra: MemCost, short: bool = False) -> tuple[BlockCost, MemCost]:
+    """Timing of swg -> vvu at ``p`` input lanes, ``simd = p·j`` lanes into the vector unit;
+    ``short``: a ring of `short_ring_rows` rows (`mvu`)."""
     j = simd // p
     reads = g.k * (g.c // p) // j
-    ws = window_schedule(g, p, reads, (g.k // j - 1) * (g.c // p) + 1)
-    mem = extra + _line_buffer(g, p, j) + _accumulators(p, g.c)
-    cost = BlockCost(ii=max(ws.write, ws.read), depth=RTL_DEPTH["vvu"] + RTL_DEPTH["swg"],
+    ws = window_schedule(g, p, reads, (g.k // j - 1) * (g.c // p) + 1, short=short)
+    mem = extra + _line_buffer(g, p, j, short=short) + _accumulators(p, g.c)
+    cost = BlockCost(ii=ws.ii, depth=RTL_DEPTH["vvu"] + RTL_DEPTH["swg"],
                      fill=ws.fill, first=reads, tail=max(0, ws.span - ws.last_in), lead=ws.lead,
                      span=ws.span, window=ws.by_row)
     return cost, mem
 
 
 def dwconv(g: Geometry, pe: int, simd: int, uram: bool = False, lutw: bool = False,
-           lut: bool = False) -> BlockCost:
+           lut: bool = False, short: bool = False) -> BlockCost:
     """Depthwise conv: ``p = pe`` channels at a time, one multiplier per lane.
 
     ``simd == pe`` normally; with a parallel window ``simd = p·j`` (``j | K``): ``j`` window
     positions of the ``p`` channels per cycle, ``simd`` multipliers, input at ``p`` lanes.
     ``lut``: every product in LUTs (the vvu's ``PACK = 0``, ``lut_mul.sv``), `LUT_MUL` each,
-    no DSP but the requantisers', same cycles.
+    no DSP but the requantisers', same cycles. ``short``: a short window ring (`mvu`).
     """
     p = pe
     wmem, where = _weights(simd, 8, g.k * g.c // simd, uram, lutw)
-    c, mem = _window_unit(g, p, simd, wmem + _params(p, g.c // p))
+    c, mem = _window_unit(g, p, simd, wmem + _params(p, g.c // p), short)
     return replace(c, dsp=(0 if lut else simd) + REQUANT_DSP * p, bram18=mem.bram18, uram=mem.uram,
                    lut=LUT_VVU + _window_lut(p, simd // p) + LUT_VVU_LANE * p + LUT_PER_LANE * (simd - p)
                    + (LUT_PER_PE + LUT_REQUANT) * p + (LUT_MUL * simd if lut else 0) + mem.lut,
                    weights=where, lut_macs=lut)
 
 
-def pool(g: Geometry, pe: int, simd: int, requant: bool) -> BlockCost:
-    """Max / average pool over a window (average requantises every lane)."""
+def pool(g: Geometry, pe: int, simd: int, requant: bool, short: bool = False) -> BlockCost:
+    """Max / average pool over a window (average requantises every lane); ``short``: a short
+    window ring (`mvu`)."""
     p = pe
-    c, mem = _window_unit(g, p, p, _params(p, g.c // p) if requant else MemCost())
+    c, mem = _window_unit(g, p, p, _params(p, g.c // p) if requant else MemCost(), short)
     return replace(c, dsp=REQUANT_DSP * p if requant else 0, bram18=mem.bram18,
                    lut=LUT_VVU + _window_lut(p) + (LUT_VVU_LANE + (LUT_REQUANT if requant else 0)) * p
                    + mem.lut)
@@ -471,6 +481,10 @@ URAM_CAPABLE = ("conv", "dense", "dwconv")
 PACK_CAPABLE = ("conv", "dense")
 """Block kinds whose multipliers may pack two output lanes per DSP48E2 (``pack=True``, ``pe >= 2``)."""
 
+SHORT_RING_KINDS = ("conv", "dwconv", "maxpool", "avgpool")
+"""Block kinds with a window generator whose ring may be short (``short=True``,
+`timing.short_ring_rows`; a conv only with a window, one copy, one pixel a beat)."""
+
 LUT_CAPABLE = ("conv", "dense", "dwconv")
 """Block kinds whose products may be built from LUTs (``lut=True``: ``lut_mul.sv``; the matrix-vector
 unit's and the depthwise vector unit's ``PACK = 0``)."""
@@ -502,8 +516,8 @@ BLOCKS: dict[str, Callable[..., BlockCost]] = {
     "conv": mvu,
     "dense": mvu,
     "dwconv": dwconv,
-    "maxpool": lambda g, pe, simd: pool(g, pe, simd, requant=False),
-    "avgpool": lambda g, pe, simd: pool(g, pe, simd, requant=True),
+    "maxpool": lambda g, pe, simd, **kw: pool(g, pe, simd, requant=False, **kw),
+    "avgpool": lambda g, pe, simd, **kw: pool(g, pe, simd, requant=True, **kw),
     "gap": gap,
     "eltwise2": eltwise2,
     "affine": affine,

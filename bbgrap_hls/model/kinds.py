@@ -19,6 +19,7 @@ from bbgrap_hls.model.blocks import (
     LUT_REQUANT_CAPABLE,
     OFFCHIP_CAPABLE,
     PACK_CAPABLE,
+    SHORT_RING_KINDS,
     URAM_CAPABLE,
     BlockCost,
     lut_requantised,
@@ -184,7 +185,7 @@ def block_cost(kind: str, g: Geometry, pe: int, simd: int, uram: bool = False, m
                lut_macs: bool = False, lutw: bool = False, lut_requant: bool = False,
                in_slots: int = 2, in_cycles: int | None = None, stage: bool = False,
                stage_bound: bool = False, px: int = 1, po: int = 1, bands: int = 1,
-               timing: bool = True) -> BlockCost:
+               timing: bool = True, short_ring: bool = False) -> BlockCost:
     """Cost of a block kind at a folding (the folding must be legal).
 
     ``uram`` puts the weight memory in URAM (kinds in `URAM_CAPABLE`; ignored for the others,
@@ -206,8 +207,11 @@ def block_cost(kind: str, g: Geometry, pe: int, simd: int, uram: bool = False, m
     ``px``/``po`` (conv on chip only): input/output pixels per beat (`blocks.mvu`).
     ``bands`` (an off-chip conv with two slots): computed that many bands of output rows a
     frame behind a band splitter (`band.banded`; ``timing=False``: without frame 0's schedule,
-    for the tables).
+    for the tables). ``short_ring`` (`SHORT_RING_KINDS` on chip): the window generator's ring
+    holds `timing.short_ring_rows` rows (`blocks.mvu`).
     """
+    if short_ring and (kind not in SHORT_RING_KINDS or ddr):
+        raise ValueError(f"block kind '{kind}' (ddr={ddr}) has no window ring to shorten")
     if (px != 1 or po != 1) and (kind != "conv" or ddr):
         raise ValueError(f"block kind '{kind}' (ddr={ddr}) takes one pixel a beat (px={px}, po={po})")
     if ddr:
@@ -240,6 +244,8 @@ def block_cost(kind: str, g: Geometry, pe: int, simd: int, uram: bool = False, m
         kw["mmv"] = mmv
     if px != 1 or po != 1:
         kw["px"], kw["po"] = px, po
+    if short_ring:
+        kw["short"] = True
     if lut_macs and lut_capable(kind):
         kw["lut"] = True
     elif pack and packs(kind, pe):

@@ -58,10 +58,12 @@ class WindowSchedule:
     and spends ``row_read`` cycles on it (its consumer's folds included).
 
     Attributes:
-        rows: padded rows the line buffer holds (``max(tail_rows + khe, khe + sh)``).
+        rows: padded rows the line buffer holds (`window_rows`, or `short_ring_rows`).
         cg: input beats per pixel.
         write: cycles to write one padded frame, ``Hp·Wp·cg``.
         read: cycles of reading, ``Ho·row_read``.
+        ii: cycles per frame in steady state: ``max(write, read)`` with `window_rows`, a
+            short ring's `ring_period`.
         lead: cycle of the first output's last read (first input beat at cycle 0).
         span: cycle of the frame's last read.
         last_in: cycle of the last input beat if the writer never waits.
@@ -73,6 +75,7 @@ class WindowSchedule:
     cg: int
     write: int
     read: int
+    ii: int
     lead: int
     span: int
     last_in: int
@@ -124,9 +127,76 @@ def window_rows(g: Geometry) -> int:
     return max(tail + g.kh, g.kh + g.sh)
 
 
+def short_ring_rows(g: Geometry) -> int:
+    """Padded rows of a window generator's short ring: the output row's ``kh`` rows and the
+    next one's ``sh`` new rows, so that the writer fills the next output row while this one
+    is read, within a frame; across a frame boundary the writer waits (`ring_frames`)."""
+    return g.kh + g.sh
+
+
+def short_ring_pays(g: Geometry) -> bool:
+    """Whether the short ring holds fewer rows than `window_rows` (a window whose last
+    output row leaves more rows than its stride: a padded 3×3 at stride 1 keeps 4 rows
+    instead of 6, a padded 5×5 at stride 2 keeps 7 instead of 11)."""
+    return not g.pointwise and short_ring_rows(g) < window_rows(g)
+
+
+@functools.lru_cache(maxsize=1 << 14)
+def ring_frames(hp: int, ho: int, sh: int, khe: int, row: int, row_read: int, rows: int,
+                frames: int = 6) -> tuple[int, ...]:
+    """Cycle of each frame's last read of a window generator whose ring holds ``rows``
+    padded rows (``hw/rtl/swg.sv`` ``ROWS``), frames back to back, input offered every cycle.
+
+    Row by row, as the RTL does it: the writer writes padded row ``p`` (``row`` beats, one a
+    cycle) once the rows before it are written and ``p − rows`` is released; the reader reads
+    output row ``k`` (``row_read`` cycles) once its ``khe`` rows are complete (the cycle after
+    the last one's last beat) and row ``k − 1`` is read; the cycle after an output row's last
+    read it releases its first ``sh`` rows (the frame's last: the ``hp − (ho−1)·sh`` rows that
+    remain). With `window_rows` the frames follow each other at ``max(hp·row, ho·row_read)``;
+    a shorter ring makes the writer wait at the frame boundary until the last output row is
+    read.
+    """
+    if rows <= khe:
+        raise ValueError(f"a ring of {rows} rows must exceed the window height {khe}")
+
+    def released(k: int) -> int:  # rows released once output row k is read
+        f, oy = divmod(k, ho)
+        return f * hp + (oy + 1) * sh if oy < ho - 1 else (f + 1) * hp
+
+    n_w, n_r = frames * hp, frames * ho
+    we = [0] * n_w  # cycle of each padded row's last beat
+    re = [0] * n_r  # cycle of each output row's last read
+    w = kk = 0
+    ends = []
+    for r in range(n_r):
+        while w < n_w:  # the writer runs ahead as far as the released rows let it
+            need = w - rows + 1  # rows released before row w may be written
+            gate = 0
+            if need > 0:
+                while released(kk) < need:
+                    kk += 1
+                if kk >= r:
+                    break  # waits for an output row not yet read
+                gate = re[kk] + 1
+            we[w] = max(we[w - 1] + 1 if w else 0, gate) + row - 1
+            w += 1
+        last = (released(r - 1) if r else 0) + khe - 1
+        re[r] = max(re[r - 1] + 1 if r else 0, we[last] + 1) + row_read - 1
+        if r % ho == ho - 1:
+            ends.append(re[r])
+    return tuple(ends)
+
+
+def ring_period(hp: int, ho: int, sh: int, khe: int, row: int, row_read: int, rows: int) -> int:
+    """Cycles per frame in steady state of a window generator with a ring of ``rows`` rows
+    (`ring_frames`): the mean of the last four frame intervals, rounded up."""
+    ends = ring_frames(hp, ho, sh, khe, row, row_read, rows)
+    return -(-(ends[-1] - ends[-5]) // 4)
+
+
 @functools.lru_cache(maxsize=1 << 16)
 def window_schedule(g: Geometry, lanes: int, reads_per_window: int, first_reads: int,
-                    copies: int = 1, px: int = 1, po: int = 1) -> WindowSchedule:
+                    copies: int = 1, px: int = 1, po: int = 1, short: bool = False) -> WindowSchedule:
     """Schedule of a window block whose input streams at ``lanes`` lanes.
 
     Args:
@@ -146,7 +216,11 @@ def window_schedule(g: Geometry, lanes: int, reads_per_window: int, first_reads:
         po: the reader emits the windows of every ``po``-th output column only (``swg.sv``
             ``OXS``; conv.sv ``PO = 2``: each of two generators one parity, ``Wo`` even), so a
             row reads ``ceil(Wo/po)`` windows.
+        short: the ring holds `short_ring_rows` rows (``swg.sv`` ``ROWS``; one copy, one
+            pixel a beat in and out): ``ii`` from `ring_period`.
     """
+    if short and (copies != 1 or px != 1 or po != 1):
+        raise ValueError("a short ring is for one pixel a beat in and out, without pixel copies")
     if px == 2:
         if lanes != g.c or g.w % 2:
             raise ValueError(f"a paired input needs lanes = C and W even (lanes={lanes}, C={g.c}, W={g.w})")
@@ -170,9 +244,11 @@ def window_schedule(g: Geometry, lanes: int, reads_per_window: int, first_reads:
     rows_in = min(g.h, max(0, g.kh - g.pads[0]))
     by_row = WindowRows(top=g.pads[0] * row, row=row, body=body, right=row - body, kh=g.kh, sh=g.sh,
                         pad_top=g.pads[0], h=g.h, ho=g.ho, row_read=row_read, first_reads=first_reads)
+    write, read = g.hp * row, -(-g.ho * wo * reads_per_window // copies)
+    rows = short_ring_rows(g) if short else window_rows(g)
+    ii = ring_period(g.hp, g.ho, g.sh, g.kh, row, row_read, rows) if short else max(write, read)
     return WindowSchedule(
-        rows=window_rows(g), cg=cg, write=g.hp * row,
-        read=-(-g.ho * wo * reads_per_window // copies),
+        rows=rows, cg=cg, write=write, read=read, ii=ii,
         lead=ready0 + first_reads - 1, span=span, last_in=last_in,
         fill=rows_in * g.w / max(1, g.h * g.w), by_row=by_row)
 

@@ -20,6 +20,7 @@ module dwconv #(
     parameter int PB      = 1,
     parameter int PR      = 1,
     parameter int PAD_VAL = 0,
+    parameter int RING    = 0,  // the window ring's rows if > 0 (swg.sv: a short ring)
     parameter int J       = 1,
     parameter int PACK    = 1,  // products: 1 in DSP48E2s, 0 in LUTs (lut_mul.sv; vvu.sv)
     parameter     W_FILE  = "",
@@ -45,7 +46,7 @@ module dwconv #(
   logic [J*P*8-1:0] wd;
   swg #(.C(C), .SIMD(P),
       .H(H), .W(W), .KH(KH), .KW(KW), .SH(SH), .SW(SW), .DH(DH), .DW(DW),
-      .PT(PT), .PL(PL), .PB(PB), .PR(PR), .PAD_VAL(PAD_VAL), .J(J)
+      .PT(PT), .PL(PL), .PB(PB), .PR(PR), .PAD_VAL(PAD_VAL), .RING(RING), .J(J)
   ) win (
       .clk(clk), .rst(rst), .s_axis_tvalid(s_axis_tvalid), .s_axis_tready(s_axis_tready),
       .s_axis_tdata(s_axis_tdata), .s_axis_tlast(s_axis_tlast), .m_axis_tvalid(wv),

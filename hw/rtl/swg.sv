@@ -10,6 +10,9 @@
 // (TAIL = Hp - (Ho-1)*SH, the rows released after a frame's last output row) lets the
 // writer fill the next frame's first window while the last output row is read, so
 // ii = max(Hp*Wp*C/SIMD, Ho*Wo*K*C/SIMD) exactly (docs/hardware.md), across frames too.
+// RING > 0 (KHE < RING) sets the ring's rows instead: the short ring KHE + SH fills the next
+// output row while this one is read, within a frame, and at a frame boundary the writer
+// waits for the last output row (model/timing.py ring_frames gives the cycles).
 // Parallel window: J taps per output beat (J | KH*KW), lane block i = tap tb + i, read
 // through J read ports of the row memory; output SIMD*J lanes.
 // Paired input (PX = 2, SIMD = C): a beat carries pixels (y, 2u) in lanes [0, C) and
@@ -45,7 +48,8 @@ module swg #(
     // frame's first window: max(TAIL + KHE, KHE + SH)
     parameter int ROWS    = ((H + PT + PB - (KH - 1) * DH - 1) % SH + (KH - 1) * DH + 1 > SH
                              ? (H + PT + PB - (KH - 1) * DH - 1) % SH + 2 * ((KH - 1) * DH + 1)
-                             : (KH - 1) * DH + 1 + SH)
+                             : (KH - 1) * DH + 1 + SH),
+    parameter int RING    = 0   // the ring's rows, if > 0 (a short ring); else ROWS
 ) (
     input  wire                 clk,
     input  wire                 rst,
@@ -70,9 +74,10 @@ module swg #(
   localparam int TAIL = HP - (HO - 1) * SH;  // rows released after the last output row
   localparam int WP2 = (WP + 1) / 2;  // padded column pairs a row (PX = 2)
   localparam int WOR = (WO - OX0 + OXS - 1) / OXS;  // output columns read a row
-  localparam int DEPTH = PX == 2 ? ROWS * WP2 : ROWS * WP * CG;  // words (of a bank with PX = 2)
+  localparam int NR = RING > 0 ? RING : ROWS;  // rows of the ring
+  localparam int DEPTH = PX == 2 ? NR * WP2 : NR * WP * CG;  // words (of a bank with PX = 2)
   localparam int AW = $clog2(DEPTH);
-  localparam int RW = $clog2(ROWS + 1);
+  localparam int RW = $clog2(NR + 1);
   localparam int XW = $clog2((HP > WP ? HP : WP) + 1);
   localparam int GW = CG > 1 ? $clog2(CG) : 1;
   localparam int K = KH * KW;
@@ -81,7 +86,7 @@ module swg #(
   initial begin
     if (SIMD < 1 || C % SIMD != 0) $error("swg: SIMD=%0d must divide C=%0d", SIMD, C);
     if (HP < KHE || WP < KWE) $error("swg: kernel %0dx%0d larger than padded input %0dx%0d", KHE, KWE, HP, WP);
-    if (ROWS < KHE + 1) $error("swg: ROWS=%0d must exceed the window height %0d", ROWS, KHE);
+    if (NR < KHE + 1) $error("swg: a ring of %0d rows must exceed the window height %0d", NR, KHE);
     if (J < 1 || K % J != 0) $error("swg: J=%0d must divide the kernel size %0d", J, K);
     if (PX != 1 && (PX != 2 || SIMD != C || W % 2 != 0))
       $error("swg: PX=%0d must be 1, or 2 with SIMD=C (%0d, %0d) and W even (%0d)", PX, SIMD, C, W);
@@ -104,7 +109,7 @@ module swg #(
   logic pad, wr_ok, wr_fire, row_end;
   logic [PX*SIMD*8-1:0] wdata;  // PX = 2: the pair's words {odd, even}
   assign ahead = wabs - rbase;
-  assign wr_ok = ahead < 16'(ROWS);
+  assign wr_ok = ahead < 16'(NR);
   assign s_axis_tready = wr_ok && !pad;
   assign wr_fire = wr_ok && (pad || s_axis_tvalid);
   generate
@@ -190,7 +195,7 @@ module swg #(
   function automatic logic [RW-1:0] slot_add(input logic [RW-1:0] s, input int n);
     int t;
     t = 32'(s) + n;
-    slot_add = RW'(t >= ROWS ? t - ROWS : t);
+    slot_add = RW'(t >= NR ? t - NR : t);
   endfunction
 
   // x*c (mod 2^32) for a constant c by shifts and adds: Yosys maps a product by a constant
