@@ -46,7 +46,7 @@ PLAN_OPTIONS: dict[str, type | tuple[type, ...]] = {
     "strategy": str, "objective": str, "time_limit": (int, float), "seed": int,
     "parallel_window": bool, "pixel_copies": bool, "offchip_weights": bool, "narrow_folding": bool,
     "dsp_packing": bool, "lut_macs": bool, "lut_requant": bool, "space_to_depth": str, "padded_folds": bool,
-    "ddr_stages": bool, "ddr_fifos": bool, "pixel_pairs": str, "row_bands": bool,
+    "ddr_stages": bool, "ddr_fifos": bool, "pixel_pairs": str, "row_bands": bool, "short_rings": bool,
 }
 #: what ``gen`` plans with when not told (`Design.write` warns when the design's plan differs)
 _GEN_DEFAULTS = {"time_limit": 10.0, "narrow_folding": True, "offchip_weights": False}
@@ -72,7 +72,8 @@ def compile(model: str | os.PathLike | onnx.ModelProto, board: str | os.PathLike
             ``parallel_window`` (True), ``pixel_copies`` (True), ``offchip_weights``
             (False), ``narrow_folding`` (True), ``dsp_packing``, ``lut_macs`` and
             ``padded_folds``, ``ddr_stages`` (`make_plan`'s defaults), ``lut_requant`` (default: only when the plan with DSP requantisers
-            does not fit), ``pixel_pairs`` ("auto" as gen, "on" or "off").
+            does not fit), ``short_rings`` (default: only when the plan with the default rings
+            is short of BRAM18), ``pixel_pairs`` ("auto" as gen, "on" or "off").
 
     Returns:
         The planned `Design`; quantisation (calibration) runs on first use.
@@ -338,6 +339,8 @@ class Design:
             argv.append("--row-bands" if o["row_bands"] else "--no-row-bands")
         if o.get("lut_requant") is not None:
             argv.append("--lut-requant" if o["lut_requant"] else "--no-lut-requant")
+        if o.get("short_rings") is not None:
+            argv.append("--short-rings" if o["short_rings"] else "--no-short-rings")
         if "space_to_depth" in o:
             argv += ["--space-to-depth", o["space_to_depth"]]
         if "pixel_pairs" in o:

@@ -102,6 +102,11 @@ class NodePlan:
     computed in, ``Ho/bands`` rows each, behind a band splitter (its frame memories a band's,
     each weight read once per band: docs/cost-model.md, "Row bands"; `bbgrap_hls.model.band`;
     HLS ``bb::conv2d_banded``). 1 for every other block."""
+    short_ring: bool = False
+    """A window block (conv with a window generator, one copy, one pixel a beat; depthwise
+    conv; pool): its window generator's ring holds ``KH_eff + SH`` padded rows instead of the
+    default (HLS ``P::ROWS``, RTL ``RING``), fewer BRAM18 for a few cycles a frame
+    (docs/cost-model.md, "Short window rings"). A split node's parts keep the default."""
 
 
 @dataclass

@@ -115,6 +115,7 @@ def build_design(g: Graph, plan: Plan, frames: int = 1) -> Design:
                    False, p.px, 1, 1) for p in np_.split]
                  if np_.split else [(np_.core, np_.pe, np_.simd, None, np_.weights, np_.mmv, np_.uram, np_.pack,
                                      np_.requant, np_.in_slots, np_.in_stage, np_.px, np_.po, np_.bands)])
+        ring = np_.short_ring and not np_.split  # (a split node's parts keep the default ring)
         part_keys = []
         for j, (core, pe, simd, rng, wmem, mmv, uram, pack, requant, in_slots, in_stage, px, po, bands) in enumerate(parts):
             ident = f"layer{layer_no}" + (f"_p{j}" if np_.split else "")
@@ -123,7 +124,7 @@ def build_design(g: Graph, plan: Plan, frames: int = 1) -> Design:
             ddr_offset = sum(ddr_beats(x.wmem) for x in cd.layers if x.wmem is not None and x.wmem.ddr)
             lay = make_layer(g, node, ident, pe, simd, rng, wmem, mmv, ddr_offset, frame_uram=uram > 0,
                              pack=pack, requant=requant, in_slots=in_slots, in_stage=in_stage, px=px, po=po,
-                             bands=bands)
+                             bands=bands, short_ring=ring)
             cd.layers.append(lay)
             fmt = {}
             for k, (t, lanes) in enumerate(zip(lay.inputs, lay.in_lanes, strict=True)):

@@ -51,6 +51,7 @@ class Layer:
     rq_lut: bool = False  # the requantisers' products in LUTs (the plan's ``requant == "lut"``: P::RQ_LUT)
     in_slots: int = 2  # an off-chip layer's input frame slots (the plan's ``in_slots``: P::ISLOTS)
     bands: int = 1  # an off-chip conv's bands of output rows (the plan's ``bands``: P::BANDS, bb::conv2d_banded)
+    ring: int = 0  # a short window ring's rows (the plan's ``short_ring``: P::ROWS, the RTL's RING); 0: default
     # the plan's ``in_stage`` (P::STAGE = 1): the input of a one-slot off-chip layer passes
     # through a DDR frame stage, a scratch area of STAGE_REGIONS regions of ``stage_region``
     # bytes (P::SREGION) from byte ``stage_offset`` (P::SOFF, 4 KB aligned) of the core's
@@ -68,6 +69,9 @@ class Layer:
 RQ_LUT_KERNELS = ("bb::conv2d", "bb::conv2d_mmv", "bb::conv2d_pairs", "bb::dense", "bb::dwconv2d", "bb::avgpool2d", "bb::global_avgpool",
                   "bb::add2", "bb::mul2")
 """Kernels whose requantisers (add/mul: rescaling products) may be built from LUTs (``P::RQ_LUT``)."""
+
+RING_KERNELS = ("bb::conv2d", "bb::dwconv2d", "bb::maxpool2d", "bb::avgpool2d")
+"""Kernels whose window generator may keep a short ring (``P::ROWS``, bb_window.h)."""
 
 
 def hwc(shape: tuple[int, ...]) -> tuple[int, int, int]:
@@ -131,7 +135,8 @@ def _window(node: Node, h: int, w: int, ho: int, wo: int) -> dict[str, int]:
 def make_layer(g: Graph, node: Node, ident: str, pe: int, simd: int,
                co_range: tuple[int, int] | None = None, weights: str | None = None, mmv: int = 1,
                ddr_offset: int = 0, frame_uram: bool = False, pack: int = 1, requant: str = "dsp",
-               in_slots: int = 2, in_stage: bool = False, px: int = 1, po: int = 1, bands: int = 1) -> Layer:
+               in_slots: int = 2, in_stage: bool = False, px: int = 1, po: int = 1, bands: int = 1,
+               short_ring: bool = False) -> Layer:
     """The kernel instance of ``node`` with folding ``pe``/``simd``.
 
     Args:
@@ -162,6 +167,8 @@ def make_layer(g: Graph, node: Node, ident: str, pe: int, simd: int,
         requant: the plan's ``requant``: ``"lut"`` builds the requantisers' products (an
             add's or mul's rescaling products) from LUTs (``P::RQ_LUT = 1``, hw/hls/bb_pack.h
             ``requant_with``; the RTL's ``RQ_LUT = 1``).
+        short_ring: the plan's ``short_ring``: the window generator keeps ``KH_eff + SH``
+            rows (``P::ROWS``, hw/hls/bb_window.h; the RTL swg's ``RING``).
     """
     if bands != 1 and (weights != "ddr" or bands < 1):
         raise BadInputError(f"node '{node.name}' ({node.op}): bands {bands} (row bands) needs weights 'ddr' and "
@@ -188,6 +195,13 @@ def make_layer(g: Graph, node: Node, ident: str, pe: int, simd: int,
                                    "chip, LUT multipliers (0) for one with its weights on chip or a depthwise conv")
         _add_fields(lay, PACK=pack)
         lay.pack = pack
+    if short_ring:
+        if kern not in RING_KERNELS or weights == "ddr":
+            raise UnsupportedError(f"node '{node.name}' ({node.op}): a short window ring is for "
+                                   f"{', '.join(RING_KERNELS)} with their weights on chip, not {kern}")
+        (kh, _), (sh, _), (dh, _) = node.attrs["kernel"], node.attrs["strides"], node.attrs["dilations"]
+        lay.ring = (kh - 1) * dh + 1 + sh  # model.timing.short_ring_rows
+        _add_fields(lay, ROWS=lay.ring)
     if lay.wmem is None:
         return lay
     if weights == "ddr":

@@ -161,6 +161,8 @@ def tap_table(t: np.ndarray) -> str:
 
 
 RQ_LUT_MODULES = ("conv", "mvu", "dwconv", "avgpool", "gap", "eltwise")
+RING_MODULES = ("conv", "dwconv", "maxpool", "avgpool")
+"""Modules whose window generator takes a ring's rows (``RING``: the plan's ``short_ring``)."""
 """Modules with an ``RQ_LUT`` parameter (requantisers' products in LUTs: rq_lane.sv, eltwise.sv)."""
 
 
@@ -173,6 +175,10 @@ def rtl_layer(g: Graph, node: Node, lay: Layer, pe: int, simd: int, co_range: tu
             operands, averaging that excludes padding), or no LUT requantiser.
     """
     r = _rtl_layer(g, node, lay, pe, simd, co_range)
+    if lay.ring:  # a short window ring (the plan's short_ring): swg.sv RING rows
+        if r.module not in RING_MODULES:
+            raise UnsupportedError(f"node '{node.name}' ({node.op}): module {r.module} has no window ring")
+        r.params["RING"] = lay.ring
     if lay.rq_lut:
         if r.module not in RQ_LUT_MODULES:
             raise UnsupportedError(f"node '{node.name}' ({node.op}): module {r.module} has no LUT requantiser")

@@ -200,8 +200,8 @@ def kernel_bounds(call: str, p: dict[str, int]) -> list[tuple[str, str, float, i
         lanes = min(simd, c)
         sf, nf = k // simd, p["CO"] // p["PE"]
         j = simd // lanes
-        swg = window_cycles(g["HP"], g["WP"], c // lanes, p["KH"], p["DH"], p["SH"], g["WO"] * sf)
-        rows = window_rows(g["HP"], (p["KH"] - 1) * p["DH"] + 1, p["SH"])
+        rows = p.get("ROWS") or window_rows(g["HP"], (p["KH"] - 1) * p["DH"] + 1, p["SH"])  # ROWS: a short ring
+        swg = window_cycles(g["HP"], g["WP"], c // lanes, p["KH"], p["DH"], p["SH"], g["WO"] * sf, rows=rows)
         swg_ii = _window_ports(j, lanes, rows * g["WP"] * (c // lanes))
         # the MVU's window: `win[K]` cyclic SIMD, beat sf written (fold 0) and read at sf·SIMD + s
         mvu_ii = port_ii([((k,), (f"cyclic{simd}",), [(("sf", simd, s),) for s in range(simd)] * 2)])
@@ -227,15 +227,15 @@ def kernel_bounds(call: str, p: dict[str, int]) -> list[tuple[str, str, float, i
     if kern == "dwconv2d":
         g = _geom(p)
         kk, cf, j = p["KH"] * p["KW"], p["C"] // p["LANES"], p["SIMD"] // p["LANES"]
-        cyc = window_cycles(g["HP"], g["WP"], cf, p["KH"], p["DH"], p["SH"], g["WO"] * cf * (kk // j))
-        rows = window_rows(g["HP"], (p["KH"] - 1) * p["DH"] + 1, p["SH"])
+        rows = p.get("ROWS") or window_rows(g["HP"], (p["KH"] - 1) * p["DH"] + 1, p["SH"])
+        cyc = window_cycles(g["HP"], g["WP"], cf, p["KH"], p["DH"], p["SH"], g["WO"] * cf * (kk // j), rows=rows)
         ii = _window_ports(j, p["LANES"], rows * g["WP"] * cf)
         return [("", "dwconv2d", cyc * ii, ii)]
     if kern in ("maxpool2d", "avgpool2d"):
         g = _geom(p)
         kk, cf = p["KH"] * p["KW"], p["C"] // p["LANES"]
-        cyc = window_cycles(g["HP"], g["WP"], cf, p["KH"], p["DH"], p["SH"], g["WO"] * cf * kk)
-        rows = window_rows(g["HP"], (p["KH"] - 1) * p["DH"] + 1, p["SH"])
+        rows = p.get("ROWS") or window_rows(g["HP"], (p["KH"] - 1) * p["DH"] + 1, p["SH"])
+        cyc = window_cycles(g["HP"], g["WP"], cf, p["KH"], p["DH"], p["SH"], g["WO"] * cf * kk, rows=rows)
         ii = _window_ports(1, p["LANES"], rows * g["WP"] * cf)
         return [("", kern, cyc * ii, ii)]
     if kern == "global_avgpool":

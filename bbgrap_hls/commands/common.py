@@ -75,6 +75,11 @@ def add_plan_options(p: argparse.ArgumentParser) -> None:
                         "2 DSP48E2s a lane (rq_lane.sv RQ_LUT = 1, about 1,600 LUTs a lane; docs/cost-model.md, "
                         "\"LUT requantisers\"); default: only when the plan with DSP requantisers does not fit "
                         "(a board whose cores have few or no DSPs)")
+    p.add_argument("--short-rings", action=argparse.BooleanOptionalAction, default=None,
+                   help="let window blocks (convs with a window generator, depthwise convs, pools) keep a short "
+                        "line-buffer ring of KH+SH padded rows instead of the default (fewer BRAM18; the writer "
+                        "waits at each frame boundary, a few cycles a frame: docs/cost-model.md, \"Short window "
+                        "rings\"); default: only when the plan with the default rings is short of BRAM18")
     p.add_argument("--space-to-depth", choices=SPACE_TO_DEPTH, default="auto",
                    help="send the graph input as s x s pixel blocks (s^2 pixels a beat) to a strided stem conv, "
                         "rewritten over the blocks (passes/stem.py; docs/plan.md, \"Pixels per beat\"): auto = "

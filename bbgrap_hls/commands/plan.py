@@ -53,7 +53,8 @@ def run(args: argparse.Namespace) -> int:
                       offchip_weights=args.offchip_weights, dsp_packing=args.dsp_packing, lut_macs=args.lut_macs,
                       space_to_depth=stem_option(args.space_to_depth, qdq),
                       lut_requant=args.lut_requant, padded_folds=args.padded_folds, ddr_stages=args.ddr_stages,
-                      ddr_fifos=args.ddr_fifos, pixel_pairs=args.pixel_pairs, row_bands=args.row_bands)
+                      ddr_fifos=args.ddr_fifos, pixel_pairs=args.pixel_pairs, row_bands=args.row_bands,
+                      short_rings=args.short_rings)
     sys.stdout.write(plan.to_json() if args.json else format_plan(plan))
     return 0
 

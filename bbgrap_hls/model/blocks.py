@@ -101,6 +101,7 @@ class BlockCost:
             (`offchip.staged`; ``ddr_stage.sv``), whose resources and traffic are counted here.
         bands: an off-chip conv computed this many bands of output rows a frame behind a band
             splitter (`band.banded`; ``conv_band.sv``), 1 for every other block.
+        short_ring: the window generator keeps a short ring (`timing.short_ring_rows`).
     """
 
     ii: int
@@ -123,6 +124,7 @@ class BlockCost:
     out_slots: int = 2
     in_stage: bool = False
     bands: int = 1
+    short_ring: bool = False
 
 
 def _ceil(a: int, b: int) -> int:
@@ -326,7 +328,7 @@ def mvu(g: Geometry, pe: int, simd: int, uram: bool = False, mmv: int = 1, pack:
         lut_trim = trim_lut(g.co, pe)
         depth += RTL_DEPTH["converter"]
     return BlockCost(
-        ii=ii, depth=depth, fill=fill, first=first, tail=tail, lead=lead, span=span, window=rows,
+        ii=ii, depth=depth, fill=fill, first=first, tail=tail, lead=lead, span=span, window=rows, short_ring=short,
         dsp=mmv * (mults + REQUANT_DSP * pe), bram18=mem.bram18, uram=mem.uram,
         lut=LUT_BASE_MVU + mmv * lut_unit + lut_copies + lut_trim
         + (po * _window_lut(px * lanes, simd // lanes) if windowed else 0)
@@ -363,7 +365,7 @@ def _window_unit(g: Geometry, p: int, simd: int, extra: MemCost, short: bool = F
     mem = extra + _line_buffer(g, p, j, short=short) + _accumulators(p, g.c)
     cost = BlockCost(ii=ws.ii, depth=RTL_DEPTH["vvu"] + RTL_DEPTH["swg"],
                      fill=ws.fill, first=reads, tail=max(0, ws.span - ws.last_in), lead=ws.lead,
-                     span=ws.span, window=ws.by_row)
+                     span=ws.span, window=ws.by_row, short_ring=short)
     return cost, mem
 
 

@@ -75,7 +75,7 @@ def make_plan(graph: Graph, board: Board, strategy: str = "search", objective: s
               dsp_packing: bool = DSP_PACKING, lut_macs: bool = LUT_MACS, space_to_depth: str = "off",
               lut_requant: bool | None = None, padded_folds: bool = PADDED_FOLDS,
               ddr_stages: bool = DDR_STAGES, ddr_fifos: bool = DDR_FIFOS, pixel_pairs: str | bool = "off",
-              row_bands: bool = ROW_BANDS) -> Plan:
+              row_bands: bool = ROW_BANDS, short_rings: bool | None = None) -> Plan:
     """Plan ``graph`` (canonical) on ``board``.
 
     Args:
@@ -143,6 +143,10 @@ def make_plan(graph: Graph, board: Board, strategy: str = "search", objective: s
             at a time behind a band splitter, its frame buffers a band's and its weights read
             once per band (docs/cost-model.md, "Row bands"); the plan's ``bands``. On by
             default (`ROW_BANDS`).
+        short_rings: let window blocks keep a short window ring, ``KH_eff + SH`` padded rows
+            (fewer BRAM18, the writer waiting at each frame boundary: docs/cost-model.md,
+            "Short window rings"), chosen per block; the plan's ``short_ring``. None (the
+            default): only when the plan without them is short of BRAM18.
 
     Raises:
         InfeasibleError: no plan fits (message: core, resource, shortfall, smallest change).
@@ -159,7 +163,7 @@ def make_plan(graph: Graph, board: Board, strategy: str = "search", objective: s
               progress=progress, parallel_window=parallel_window, narrow_folding=narrow_folding,
               pixel_copies=pixel_copies, offchip_weights=offchip_weights, dsp_packing=dsp_packing,
               lut_macs=lut_macs, lut_requant=lut_requant, padded_folds=padded_folds, ddr_stages=ddr_stages,
-              ddr_fifos=ddr_fifos, row_bands=row_bands)
+              ddr_fifos=ddr_fifos, row_bands=row_bands, short_rings=short_rings)
 
     def plan_bands(g: Graph, pixel_pairs: bool) -> Plan:
         """`_make_plan`; with off-chip weights and row bands allowed, first the plan without
@@ -244,9 +248,29 @@ def _pairs_may_help(graph: Graph, plan: Plan) -> bool:
     return False
 
 
-def _make_plan(graph: Graph, board: Board, lut_requant: bool | None, **kw) -> Plan:
-    """`make_plan` for one graph (its input layout as it is): with LUT requantisers when asked,
-    and when auto (None) only if the plan without them does not fit."""
+def _make_plan(graph: Graph, board: Board, short_rings: bool | None = None, **kw) -> Plan:
+    """`make_plan` for one graph (its input layout as it is): with short window rings when
+    asked, and when auto (None) only if the plan without them is short of BRAM18 (a short ring
+    costs a few cycles a frame: a board with room to spare keeps the default rings, and its
+    planning time)."""
+    if short_rings is not None:
+        return _make_plan_rq(graph, board, short_rings=short_rings, **kw)
+    try:
+        return _make_plan_rq(graph, board, short_rings=False, **kw)
+    except InfeasibleError as first:
+        if not _short_of(str(first), "bram18"):
+            raise
+        if kw.get("progress"):
+            kw["progress"](f"{kw['strategy']}: no plan with the default window rings; planning with short rings")
+        try:
+            return _make_plan_rq(graph, board, short_rings=True, **kw)
+        except InfeasibleError as second:
+            raise InfeasibleError(f"{second} (with short window rings; with the default rings: {first})") from second
+
+
+def _make_plan_rq(graph: Graph, board: Board, lut_requant: bool | None, **kw) -> Plan:
+    """`_make_plan` with LUT requantisers when asked, and when auto (None) only if the plan
+    without them does not fit."""
     if lut_requant is not None:
         return _make_plan_with(graph, board, lut_requant=lut_requant, **kw)
     try:
@@ -272,7 +296,13 @@ def _dsp_short(message: str) -> bool:
     """Whether an `InfeasibleError` message (`explain_infeasible`, `_run`) names DSPs as the
     resource that runs short (True when it names none)."""
     named = [a or b for a, b in _SHORT.findall(message)]
-    return not named or any(n.lower() == "dsp" for n in named)
+    return not named or _short_of(message, "dsp")
+
+
+def _short_of(message: str, resource: str) -> bool:
+    """Whether an `InfeasibleError` message names ``resource`` (lower case) as one that runs
+    short."""
+    return any((a or b).lower() == resource for a, b in _SHORT.findall(message))
 
 
 def _needs_dsp(prob: Problem) -> None:
@@ -296,8 +326,9 @@ def _make_plan_with(graph: Graph, board: Board, strategy: str, objective: str, t
                     baselines: bool, progress: Callable[[str], None] | None, parallel_window: bool,
                     narrow_folding: bool, pixel_copies: bool, offchip_weights: bool, dsp_packing: bool,
                     lut_macs: bool, lut_requant: bool, padded_folds: bool, ddr_stages: bool,
-                    ddr_fifos: bool, pixel_pairs: bool = False, row_bands: bool = True) -> Plan:
-    """`_make_plan` with LUT requantisers allowed or not."""
+                    ddr_fifos: bool, pixel_pairs: bool = False, row_bands: bool = True,
+                    short_rings: bool = False) -> Plan:
+    """`_make_plan` with LUT requantisers and short window rings allowed or not."""
     if strategy not in STRATEGIES:
         raise BadInputError(f"unknown strategy '{strategy}': expected one of {', '.join(STRATEGIES)}")
     if objective not in OBJECTIVES:
@@ -307,7 +338,7 @@ def _make_plan_with(graph: Graph, board: Board, strategy: str, objective: str, t
                          offchip_weights=offchip_weights, dsp_packing=dsp_packing, lut_macs=lut_macs,
                          lut_requant=lut_requant, padded_folds=padded_folds, ddr_stages=ddr_stages,
                          ddr_fifos=ddr_fifos, pixel_pairs=pixel_pairs, row_bands=row_bands,
-                         extras=strategy == "search" and objective == "throughput")
+                         short_rings=short_rings, extras=strategy == "search" and objective == "throughput")
     _needs_dsp(prob)
     # With DSP packing allowed, also plan without it and keep the better plan (ties: packed,
     # fewer DSPs): packing makes every packed row cheaper in DSPs, which can steer the
@@ -422,7 +453,8 @@ def _make_plan_with(graph: Graph, board: Board, strategy: str, objective: str, t
                           padded_folds=bool(chosen.padded_folds),
                           ddr_stages=bool(chosen.ddr_stages and chosen.offchip_memory is not None),
                           ddr_fifos=bool(chosen.ddr_fifos and chosen.offchip_memory is not None),
-                          row_bands=bool(chosen.row_bands and chosen.offchip_memory is not None))
+                          row_bands=bool(chosen.row_bands and chosen.offchip_memory is not None),
+                          short_rings=bool(chosen.short_rings))
     _check_capacity(board, plan)
     plan.input_blocks = dict(graph.input_blocks)
     plan.search_seconds = time.monotonic() - t0

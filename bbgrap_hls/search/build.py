@@ -97,7 +97,8 @@ def unit_parts(prob: Problem, seg: Segmentation, u: int) -> list[_Part]:
             cost = block_cost(unit.kind, g, int(t.pe[f]), int(t.simd[f]), uram=bool(t.uram[f]), mmv=t.copies(f),
                               ddr=bool(t.ddr[f]), memory=prob.offchip_memory if t.ddr[f] else None,
                               pack=prob.dsp_packing, lut_macs=bool(t.lut[f]), lutw=bool(t.lutw[f]),
-                              lut_requant=bool(t.lutrq[f]), px=int(t.px[f]), po=int(t.po[f]))
+                              lut_requant=bool(t.lutrq[f]), px=int(t.px[f]), po=int(t.po[f]),
+                              short_ring=bool(t.ring[f]))
             out.append(_Part(c, begin, begin + co, int(t.pe[f]), int(t.simd[f]),
                              _at_least(cost, max(gather, int(t.ii[f]))), t.copies(f), *t.pairs(f)))
             begin += co
@@ -117,7 +118,8 @@ def unit_parts(prob: Problem, seg: Segmentation, u: int) -> list[_Part]:
                       mmv=t.copies(f), ddr=bool(t.ddr[f]), memory=prob.offchip_memory if t.ddr[f] else None,
                       pack=prob.dsp_packing, lut_macs=bool(t.lut[f]), lutw=bool(t.lutw[f]),
                       lut_requant=bool(t.lutrq[f]), in_slots=1 if t.in1[f] else 2, in_cycles=in_cycles,
-                      stage=bool(t.stage[f]), px=int(t.px[f]), po=int(t.po[f]), bands=int(t.bands[f]))
+                      stage=bool(t.stage[f]), px=int(t.px[f]), po=int(t.po[f]), bands=int(t.bands[f]),
+                      short_ring=bool(t.ring[f]))
     # (a row behind a stage has its tables' bound of the stage's cycles: the cost is exact)
     floor = cost.ii if t.stage[f] else int(t.ii[f])
     return [_Part(seg.core[u], 0, unit.geom.co, int(t.pe[f]), int(t.simd[f]), _at_least(cost, floor),
@@ -427,7 +429,7 @@ def _build(prob: Problem, seg: Segmentation, strategy: str, objective: str, use_
                 _placement([p.cost.weights for p in ps]), ps[0].mmv,
                 sum(p.cost.offchip_bytes for p in ps), _node_pack([_pack(prob, prob.units[u].kind, p) for p in ps]),
                 "lut" if any(p.cost.lut_requant for p in ps) else "dsp", ps[0].cost.in_slots, ps[0].cost.in_stage,
-                ps[0].px, ps[0].po, ps[0].cost.bands))
+                ps[0].px, ps[0].po, ps[0].cost.bands, ps[0].cost.short_ring))
     cores = []
     for c in board.cores:
         names = [nd.name for nd in nodes if nd.block not in ("host", "fused") and c.id in (

@@ -25,10 +25,11 @@ from bbgrap_hls.model import (
     pixel_copies,
 )
 from bbgrap_hls.model.band import band_counts
-from bbgrap_hls.model.blocks import PACK_CAPABLE, pack_change
+from bbgrap_hls.model.blocks import PACK_CAPABLE, SHORT_RING_KINDS, pack_change
 from bbgrap_hls.model.geometry import Geometry
 from bbgrap_hls.model.offchip import folds
 from bbgrap_hls.model.stage import MAX_STAGE_LANES
+from bbgrap_hls.model.timing import short_ring_pays
 from bbgrap_hls.search.input_fifos import _input_fifos, _Inputs
 
 RES = ("dsp", "bram18", "uram", "lut", "bw")
@@ -87,6 +88,9 @@ class Table:
     # bool: the block's frame-sized input FIFOs in the core's board memory (`FIFO_DDR_KINDS`,
     # `_input_fifos`): their stages' LUTs and bandwidth in the row instead of their BRAM18/URAM
     fifo_ddr: np.ndarray | None = None
+    # bool: the block's window generator keeps a short ring (`timing.short_ring_rows`; with the
+    # planner's ``short_rings``, a row of fewer BRAM18 than its folding's default ring)
+    ring: np.ndarray | None = None
     # the `_table` key of a table with off-chip rows: its `extra` rows are built from it when
     # first asked for (only the integer program asks, for the blocks a pair allows)
     extra_key: tuple | None = field(default=None, repr=False, compare=False)
@@ -113,6 +117,8 @@ class Table:
             self.bands = np.ones(len(self.ii), dtype=np.int64)
         if self.fifo_ddr is None:
             self.fifo_ddr = np.zeros(len(self.ii), dtype=bool)
+        if self.ring is None:
+            self.ring = np.zeros(len(self.ii), dtype=bool)
 
     @property
     def extra(self) -> Table | None:
@@ -174,15 +180,17 @@ class Table:
 
 
 _COLUMNS = ("pe", "simd", "uram", "ii", "res", "mmv", "ddr", "lut", "lutw", "lutrq", "padded", "in1", "stage",
-            "px", "po", "bands", "fifo_ddr")
+            "px", "po", "bands", "fifo_ddr", "ring")
 """`Table`'s per-row arrays."""
 
 
 def _key(kind: str, g: Geometry, inputs: _Inputs, parallel_window: bool, uram: bool, copies: bool = True,
          memory: tuple[float, int, int] | None = None, pack: bool = False, lut_macs: bool = False,
-         lut_requant: bool = False, padded: bool = False) -> tuple:
+         lut_requant: bool = False, padded: bool = False, short_rings: bool = False) -> tuple:
     """`_table`'s cache key for its arguments: the options the kind ignores dropped (a pool's
     table is the same with or without packing or off-chip weights)."""
+    if kind not in SHORT_RING_KINDS or not short_ring_pays(g):
+        short_rings = False
     if kind not in OFFCHIP_CAPABLE and kind not in FIFO_DDR_KINDS:
         memory = None
     if kind not in PACK_CAPABLE:
@@ -193,7 +201,7 @@ def _key(kind: str, g: Geometry, inputs: _Inputs, parallel_window: bool, uram: b
         lut_requant = False  # (a conv/dense/dwconv takes them on its LUT-product rows only)
     if kind not in WEIGHTED:
         padded = False
-    return (kind, g, inputs, parallel_window, uram, copies, memory, pack, lut_macs, lut_requant, padded)
+    return (kind, g, inputs, parallel_window, uram, copies, memory, pack, lut_macs, lut_requant, padded, short_rings)
 
 
 def _build(key: tuple) -> None:
@@ -202,10 +210,10 @@ def _build(key: tuple) -> None:
     computed once), and a table with off-chip rows leaves its on-chip rows as the table without
     them: the same rows in the same order (the off-chip rows take no part in the on-chip rows'
     construction, and the order is a stable sort, which a subset keeps)."""
-    kind, g, inputs, parallel_window, uram, copies, memory, pack, lut_macs, lut_requant, padded = key
+    kind, g, inputs, parallel_window, uram, copies, memory, pack, lut_macs, lut_requant, padded, rings = key
     modes = (True, False) if pack else (False,)
     for p, t in zip(modes, _tables_of(kind, g, inputs, parallel_window, uram, copies, memory, modes, lut_macs,
-                                      lut_requant, padded), strict=True):
+                                      lut_requant, padded, short_rings=rings), strict=True):
         if memory is not None and kind in OFFCHIP_CAPABLE:
             t.extra_key = key
         _remember((*key[:7], p, *key[8:]), t)
@@ -291,7 +299,7 @@ def _work(job: tuple[bool, tuple]) -> float:
     """`prefetch`'s estimate of a job's build time: its foldings (pixel copies, placements and
     multipliers multiply them about alike across a graph's blocks)."""
     extra, key = job
-    kind, g, _, parallel_window, *_, padded = key
+    kind, g, _, parallel_window, *_, padded, _ = key
     n = len(foldings(kind, g, parallel_window, padded))
     return EXTRA_WORK * n if extra else float(n)
 
@@ -319,7 +327,7 @@ def _extra(key: tuple) -> Table | None:
     mode: off-chip rows do not pack)."""
     k = _extra_key(key)
     if k not in _EXTRAS:
-        kind, g, inputs, parallel_window, uram, copies, memory, _, lut_macs, lut_requant, padded = key
+        kind, g, inputs, parallel_window, uram, copies, memory, _, lut_macs, lut_requant, padded, _ = key
         t = _tables_of(kind, g, inputs, parallel_window, uram, copies, memory, (False,), lut_macs, lut_requant,
                        padded, in1=True)[0]
         _EXTRAS[k] = t if len(t) else None
@@ -343,7 +351,7 @@ def _remember(key: tuple, table: Table) -> None:
 
 def _tables_of(kind: str, g: Geometry, inputs: _Inputs, parallel_window: bool, uram: bool, copies: bool,
                memory: tuple[float, int, int] | None, modes: tuple[bool, ...], lut_macs: bool,
-               lut_requant: bool, padded: bool, in1: bool = False) -> list[Table]:
+               lut_requant: bool, padded: bool, in1: bool = False, short_rings: bool = False) -> list[Table]:
     """Every folding (and weight placement) of a block with its cost, one table per packing
     mode of ``modes``. ``memory`` (rate
     bytes/cycle, latency, beat bytes: `offchip_memory`) adds off-chip weight rows for
@@ -355,7 +363,9 @@ def _tables_of(kind: str, g: Geometry, inputs: _Inputs, parallel_window: bool, u
     (`lut_requant_capable`): the block without any DSP. One pass over the foldings for all
     modes: packing changes a row's DSPs and LUTs only (never its ii, memories or whether it is
     kept), so the tables have the same rows, each with its own cost. ``in1``: the off-chip rows
-    with one input frame slot only (`Table.extra`)."""
+    with one input frame slot only (`Table.extra`). ``short_rings``: each on-chip folding of
+    one pixel a beat without pixel copies also comes with a short window ring (`Table.ring`)
+    where that takes fewer BRAM18."""
     rows: list[list[tuple]] = [[] for _ in modes]
     # on_uram: the weights and the whole-frame input FIFOs in URAM (a block without weights:
     # its FIFOs only; the final plan places FIFOs by what each core's URAM has left)
@@ -416,27 +426,36 @@ def _tables_of(kind: str, g: Geometry, inputs: _Inputs, parallel_window: bool, u
                 if mmv > 1 and c.ii >= prev_ii:
                     break  # the window generator's writes already bound it: a copy buys nothing
                 prev_ii = c.ii
-            bram, uram_use, f_lut = c.bram18, c.uram, 0
-            big_fifo = False
-            moved = None
-            if kind != "wire":
-                key = (in_lanes(kind, g, pe, simd, px), max(1, c.ii), pe, c.window is not None, on_uram)
-                if key not in fifos:
-                    fifos[key] = _input_fifos(kind, g, inputs, *key, memory=memory if kind in FIFO_DDR_KINDS else None)
-                f_bram, f_uram, f_lut, big_fifo, moved = fifos[key]
-                bram += f_bram
-                uram_use += f_uram
-            if on_uram and kind not in URAM_CAPABLE and not ddr and not big_fifo:
-                continue  # no weights and no FIFO big enough for URAM: the same row twice
-            flags = (mmv, int(ddr), int(lut), int(lutw), int(lutrq), int(kind in WEIGHTED and g.co % pe != 0),
-                     int(in1), int(stage), px, po, bands)
-            for out, (dsp, lut_use) in zip(rows, cs, strict=True):
-                out.append((pe, simd, int(on_uram), c.ii, dsp, bram, uram_use, lut_use + f_lut, bw, *flags, 0))
-                if moved is not None and not on_uram:  # the frame FIFOs in board memory instead
-                    m_bram, m_uram, m_lut, m_bytes, m_ii = moved
-                    ii = max(c.ii, m_ii)
-                    out.append((pe, simd, 0, ii, dsp, bram - m_bram, uram_use - m_uram, lut_use + f_lut + m_lut,
-                                -(-BW_CYCLES * m_bytes // ii), *flags, 1))
+            variants = [(c, 0)]
+            if short_rings and not ddr and mmv == 1 and px == 1 and po == 1:
+                cr = block_cost(kind, g, pe, simd, uram=on_uram, lut_macs=lut, lutw=lutw, lut_requant=lutrq,
+                                timing=False, short_ring=True)
+                if cr.bram18 < c.bram18:  # (a LUTRAM-sized line buffer keeps its default ring)
+                    variants.append((cr, 1))
+            for c, ring in variants:
+                bram, uram_use, f_lut = c.bram18, c.uram, 0
+                big_fifo = False
+                moved = None
+                if kind != "wire":
+                    key = (in_lanes(kind, g, pe, simd, px), max(1, c.ii), pe, c.window is not None, on_uram)
+                    if key not in fifos:
+                        fifos[key] = _input_fifos(kind, g, inputs, *key,
+                                                  memory=memory if kind in FIFO_DDR_KINDS else None)
+                    f_bram, f_uram, f_lut, big_fifo, moved = fifos[key]
+                    bram += f_bram
+                    uram_use += f_uram
+                if on_uram and kind not in URAM_CAPABLE and not ddr and not big_fifo:
+                    continue  # no weights and no FIFO big enough for URAM: the same row twice
+                flags = (mmv, int(ddr), int(lut), int(lutw), int(lutrq), int(kind in WEIGHTED and g.co % pe != 0),
+                         int(in1), int(stage), px, po, bands)
+                for out, (dsp, lut_use) in zip(rows, cs, strict=True):
+                    out.append((pe, simd, int(on_uram), c.ii, dsp, bram, uram_use, lut_use + f_lut, bw, *flags, 0,
+                                ring))
+                    if moved is not None and not on_uram:  # the frame FIFOs in board memory instead
+                        m_bram, m_uram, m_lut, m_bytes, m_ii = moved
+                        ii = max(c.ii, m_ii)
+                        out.append((pe, simd, 0, ii, dsp, bram - m_bram, uram_use - m_uram, lut_use + f_lut + m_lut,
+                                    -(-BW_CYCLES * m_bytes // ii), *flags, 1, ring))
     return [_finish_table(kind, g, memory, r) for r in rows]
 
 
@@ -455,14 +474,14 @@ def _finish_table(kind: str, g: Geometry, memory: tuple[float, int, int] | None,
                            memory=(rate / (1 << k), latency, beat))
             if c.ii > r[3]:
                 rows.append((*r[:3], c.ii, *r[4:8], -(-BW_CYCLES * c.offchip_bytes // c.ii), *r[9:]))
-    a = np.array(rows, dtype=np.int64).reshape(len(rows), 21)
+    a = np.array(rows, dtype=np.int64).reshape(len(rows), 22)
     order = np.lexsort((a[:, 4:9].sum(axis=1), a[:, 3]))[::-1]  # ii descending
     a = a[order]
     return Table(pe=a[:, 0], simd=a[:, 1], uram=a[:, 2].astype(bool), ii=a[:, 3], res=a[:, 4:9].copy(),
                  mmv=a[:, 9].copy(), ddr=a[:, 10].astype(bool), lut=a[:, 11].astype(bool),
                  lutw=a[:, 12].astype(bool), lutrq=a[:, 13].astype(bool), padded=a[:, 14].astype(bool),
                  in1=a[:, 15].astype(bool), stage=a[:, 16].astype(bool), px=a[:, 17].copy(), po=a[:, 18].copy(),
-                 bands=a[:, 19].copy(), fifo_ddr=a[:, 20].astype(bool))
+                 bands=a[:, 19].copy(), fifo_ddr=a[:, 20].astype(bool), ring=a[:, 21].astype(bool))
 
 
 def _offchip_ok(kind: str, g: Geometry, pe: int, simd: int, mmv: int, beat: int) -> bool:

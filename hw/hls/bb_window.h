@@ -11,6 +11,8 @@
 // exceed SH (the RTL swg's default): the next frame's first window fills while the last
 // output row is emitted, so the loop takes max(Hp·Wp·C/L, Ho·(beats per output row))
 // iterations per frame in steady state, the cost model's ii (docs/cost-model.md).
+// A layer whose struct declares ROWS (the plan's short_ring: KHE + SH) keeps that many rows
+// instead: fewer words, and at a frame boundary the reads wait for the last output row.
 //
 // The buffer is `WORDS` words of L lanes (word (slot·Wp + x)·CB + cb, CB = C/L), stored as
 // `int8_t rows[COPIES][WORDS][L]` with dims 1 and 3 partitioned: every (copy, lane) is one
@@ -20,6 +22,7 @@
 #define BBGRAP_BB_WINDOW_H
 
 #include "bb_dataflow.h"
+#include "bb_pack.h"
 
 namespace bb {
 
@@ -28,18 +31,33 @@ constexpr int window_rows(int hp, int khe, int sh) {
   return (hp - khe) % sh + khe > sh ? (hp - khe) % sh + 2 * khe : khe + sh;
 }
 
+/// P::ROWS when the layer's struct declares it (a short ring), else 0 (the default rows).
+template <class P, class = void>
+struct RingOf {
+  static constexpr int value = 0;
+};
+template <class P>
+struct RingOf<P, typename VoidOf<decltype(P::ROWS)>::type> {
+  static constexpr int value = P::ROWS;
+};
+template <class P>
+constexpr int ring_of() {
+  return RingOf<P>::value;
+}
+
 /// The read/emit schedule of a window block over padded (H+PT+PB, W+PL+PR) frames of C
 /// channels in L-lane beats; see the file comment. The kernel calls `pad_beat`/`word` and
 /// `wrote()` for a read, `slot(dy)` to address rows of the current output row's window, and
 /// `row_done()` after the last beat of an output row.
-template <int H, int W, int C, int L, int PT, int PL, int PB, int PR, int KH, int DH, int SH>
+template <int H, int W, int C, int L, int PT, int PL, int PB, int PR, int KH, int DH, int SH, int RING = 0>
 struct WindowRows {
   static_assert(C % L == 0, "window: L | C");
   static constexpr int HP = H + PT + PB, WP = W + PL + PR, CB = C / L;
   static constexpr int KHE = span(KH, DH);
   static constexpr int HO = (HP - KHE) / SH + 1;
   static constexpr int TAIL = HP - (HO - 1) * SH;  // rows released after a frame's last output row
-  static constexpr int ROWS = window_rows(HP, KHE, SH);
+  static constexpr int ROWS = RING > 0 ? RING : window_rows(HP, KHE, SH);
+  static_assert(ROWS > KHE, "window: the ring's rows must exceed the window height");
   static constexpr int WORDS = ROWS * WP * CB;
   static constexpr long IN_BEATS = static_cast<long>(HP) * WP * CB;  // per frame, padding included
 

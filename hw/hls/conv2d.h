@@ -50,7 +50,7 @@ template <class P>
 void conv_swg(Stream<conv_in_lanes(P::SIMD, P::C)>& in, Stream<P::SIMD>& win, int frames) {
   using G = ConvGeom<P>;
   constexpr int IN = G::IN, J = P::SIMD / IN, K = P::KH * P::KW, WO = G::WO;
-  using S = WindowRows<P::H, P::W, P::C, IN, P::PT, P::PL, P::PB, P::PR, P::KH, P::DH, P::SH>;
+  using S = WindowRows<P::H, P::W, P::C, IN, P::PT, P::PL, P::PB, P::PR, P::KH, P::DH, P::SH, ring_of<P>()>;
   constexpr int CB = S::CB;
   static int8_t rows[J][S::WORDS][IN];
   BB_HLS(ARRAY_PARTITION variable = rows complete dim = 1)

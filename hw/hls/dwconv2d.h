@@ -27,7 +27,7 @@ void dwconv2d(Stream<P::LANES>& in, Stream<P::LANES>& out, const W* w,
   constexpr int K = P::KH * P::KW, CF = P::C / P::LANES, J = P::SIMD / P::LANES, L = P::LANES;
   static_assert(P::SIMD % P::LANES == 0 && K % J == 0, "dwconv2d: SIMD = LANES*J with J | KH*KW");
   constexpr int KF = K / J;
-  using S = WindowRows<P::H, P::W, P::C, L, P::PT, P::PL, P::PB, P::PR, P::KH, P::DH, P::SH>;
+  using S = WindowRows<P::H, P::W, P::C, L, P::PT, P::PL, P::PB, P::PR, P::KH, P::DH, P::SH, ring_of<P>()>;
   constexpr int WO = out_len(S::WP, P::KW, P::SW, P::DW);
   BB_HLS(ARRAY_PARTITION variable = bias complete dim = 1)
   BB_HLS(ARRAY_PARTITION variable = mult complete dim = 1)

@@ -23,7 +23,7 @@ void pool2d_impl(Stream<P::LANES>& in, Stream<P::LANES>& out, const int32_t* mul
   BB_HLS(INLINE)
   static_assert(P::C % P::LANES == 0, "pool2d: P | C");
   constexpr int K = P::KH * P::KW, CF = P::C / P::LANES, L = P::LANES;
-  using S = WindowRows<P::H, P::W, P::C, L, P::PT, P::PL, P::PB, P::PR, P::KH, P::DH, P::SH>;
+  using S = WindowRows<P::H, P::W, P::C, L, P::PT, P::PL, P::PB, P::PR, P::KH, P::DH, P::SH, ring_of<P>()>;
   constexpr int WO = out_len(S::WP, P::KW, P::SW, P::DW);
   constexpr int8_t PAD = static_cast<int8_t>(AVG ? P::ZP_IN : -128);
   static int8_t rows[S::WORDS][L];
