@@ -148,3 +148,13 @@ def test_twin_bit_exact_at_the_plans_ii(gen_out):
     plan = json.loads((gen_out / "plan.json").read_text())
     _, ii_err, lat_err, figures = simulate_against_plan(gen_out, plan, "short ring twin")
     assert abs(ii_err) <= II_TOL and abs(lat_err) <= LAT_TOL, figures
+
+
+def test_cli_says_which_blocks_keep_a_short_ring(gen_out, capsys):
+    d = gen_out.parent
+    args = ["plan", str(d / "m.onnx"), "--board", str(d / "board.yaml"), "--no-padded-folds"]
+    assert main(args) == 0
+    out = capsys.readouterr().out
+    assert out.count(", short ring") == 1 and "ii 37392 cycles" in out
+    assert main([*args, "--no-short-rings"]) == 3  # refused: the default rings need a BRAM18 more
+    assert "BRAM18 is short by at least 1" in capsys.readouterr().err

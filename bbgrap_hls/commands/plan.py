@@ -82,6 +82,7 @@ def format_plan(plan: Plan) -> str:
                          f"{src.dsp:>6} {src.bram18:>7} {src.uram:>5} {src.lut:>8}  {src.weights or '-'}"
                          f"{', packed' if src.pack == 2 else ', LUT MACs' if src.pack == 0 else ''}"
                          f"{', LUT requant' if src.requant == 'lut' else ''}"
+                         f"{', short ring' if not part and n.short_ring else ''}"
                          f"{f', {src.px} px in / {1 if part else n.po} out' if src.px > 1 else ''}{mark}")
         lines.append(f"  {'use / limit':<55} {'':>10} {_frac(c.dsp, c.dsp_limit):>6} "
                      f"{_frac(c.bram18, c.bram18_limit):>7} {_frac(c.uram, c.uram_limit):>5} "
