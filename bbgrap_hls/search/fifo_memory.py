@@ -11,6 +11,7 @@ from __future__ import annotations
 from bbgrap_hls.model.links import fifo_cost
 from bbgrap_hls.model.memory import LUTRAM_PER_BRAM18, distributed_memory, uram_memory
 from bbgrap_hls.model.stage import MAX_STAGE_LANES, fifo_chunks, ring_stage
+from bbgrap_hls.model.timing import short_ring_rows
 from bbgrap_hls.plan import ChannelPlan
 from bbgrap_hls.search.problem import BW_CYCLES, RES, Problem
 
@@ -128,6 +129,15 @@ def fifos_to_ddr(prob: Problem, use: dict, chans: list[ChannelPlan], core_ii: di
             bw = -(-BW_CYCLES * st.bytes_per_frame // ii)
             if st.ii > ii or st.deliver > ii or use[k][4] + bw > lim[4] or use[k][3] + st.lut > lim[3]:
                 continue
+            ups = _top_ups(prob, chans, i, ring[0], st.latency) if ring[0] > 1 else []
+            up_bram = sum(new.bram18 - old.bram18 for _, _, old, new in ups)
+            up_lut = sum(new.lut - old.lut for _, _, old, new in ups)
+            if up_bram >= ch.bram18 or use[k][3] + st.lut + up_lut > lim[3]:
+                continue  # the other path's FIFOs would take what the ring frees
+            for j, depth, _, new in ups:
+                chans[j].depth, chans[j].bram18 = depth, new.bram18
+            use[k][1] += up_bram
+            use[k][3] += up_lut
             use[k][1] -= ch.bram18
             use[k][3] += st.lut
             use[k][4] += bw
@@ -137,6 +147,84 @@ def fifos_to_ddr(prob: Problem, use: dict, chans: list[ChannelPlan], core_ii: di
             if _settled(chans, use[k], lim, k):
                 break
     return added
+
+
+RING_HOLDS = float("inf")
+"""What a FIFO in board memory holds, for `_holds` (its ring's regions: a frame or more)."""
+
+
+def _top_ups(prob: Problem, chans: list[ChannelPlan], i: int, chunks: int, latency: int) -> list[tuple]:
+    """The deeper FIFOs a ring of ``chunks`` regions a frame for channel ``i`` needs on the
+    other paths into its reader: ``(channel, depth, old cost, new cost)`` each.
+
+    The ring's reader takes a chunk's first beat only once the whole chunk is written and read
+    back, so its producer runs up to the chunk's stage ``latency`` (first beat in to last beat
+    out, `ring_stage`: the chunk written, the memory's round trip, the chunk read) ahead of the reader's
+    other inputs, and what it runs ahead by waits on the other paths from that producer to the
+    reader: their FIFOs and blocks (`_holds`) must hold it, else the producer stalls before
+    the chunk is complete and the design deadlocks (EfficientNet-B0 on zcu102 in the threaded
+    C simulation: a SiLU's skip FIFO in 96-beat chunks, its sigmoid path a few beats deep). The
+    FIFO into the reader on each such path is deepened by what the path lacks."""
+    ch = chans[i]
+    need = latency * ch.width_lanes / max(1, ch.bits_per_frame // 8)  # of a frame
+    into: dict[str, list[int]] = {}
+    for j, c in enumerate(chans):
+        into.setdefault(c.dst, []).append(j)
+    units = {u.node.name: u for u in getattr(prob, "units", [])}
+    memo: dict[str, float | None] = {}
+    ups = []
+    for j in into.get(ch.dst, []):
+        s = chans[j]
+        if j == i or s.tensor == ch.tensor or s.dst_core != ch.dst_core or s.kind != "fifo" or s.uram:
+            continue
+        up = _upstream(s.src, ch.src, into, chans, units, memo, 0)
+        if up is None:  # not fed by the ring's producer
+            continue
+        frame = max(1, s.bits_per_frame // 8)
+        held = s.depth * s.width_lanes + up  # elements of the path, against its tensor's frame
+        short = need * frame - held
+        if short <= 0:
+            continue
+        depth = s.depth + -(-int(short) // s.width_lanes)
+        ups.append((j, depth, fifo_cost(s.width_lanes, s.depth), fifo_cost(s.width_lanes, depth)))
+    return ups
+
+
+def _upstream(node: str, fork: str, into: dict, chans: list[ChannelPlan], units: dict, memo: dict,
+              level: int) -> float | None:
+    """Elements the blocks and FIFOs between ``fork``'s output and ``node``'s output hold (the
+    least over ``node``'s inputs fed by ``fork``), None when ``fork`` does not feed ``node``."""
+    if node == fork:
+        return 0.0
+    if node in memo:
+        return memo[node]
+    memo[node] = None
+    best = None
+    if level < 64:
+        for j in into.get(node, []):
+            c = chans[j]
+            up = _upstream(c.src, fork, into, chans, units, memo, level + 1)
+            if up is not None:
+                fifo = RING_HOLDS if c.kind == "ddr_fifo" else c.depth * c.width_lanes
+                best = up + fifo if best is None else min(best, up + fifo)
+    if best is not None:
+        best += _block_holds(units.get(node))
+    memo[node] = best
+    return best
+
+
+def _block_holds(unit) -> float:
+    """Elements a block takes in before its output waits: a reduction over the frame (global
+    pooling) all of them, a window block its line buffer's short ring (`short_ring_rows` padded
+    rows), any other block none (its pipeline registers)."""
+    if unit is None:
+        return 0.0
+    g = unit.geom
+    if unit.kind in ("gap", "gmaxpool"):
+        return RING_HOLDS
+    if unit.kind in ("conv", "dwconv", "maxpool", "avgpool") and not g.pointwise:
+        return float(short_ring_rows(g) * g.wp * g.c)
+    return 0.0
 
 
 def _settled(chans: list[ChannelPlan], use, lim, k: int) -> bool:
