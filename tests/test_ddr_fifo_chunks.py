@@ -259,3 +259,30 @@ def test_twin_a_chunk_longer_than_the_lag_deadlocks(tmp_path):
     assert ch["chunks"] == 2 and not ddr_fifo_holds(ch["depth"], 8192, 1, RATE, LAT)
     r = simulate(out, frames=2, cache=CACHE, runtime=RUNTIME)
     assert not r.match and r.deadlock, r.message
+
+
+def test_a_ring_of_chunks_deepens_the_short_path_beside_it():
+    """A SiLU, ``x·sigmoid(x)``: the skip FIFO (a row, 10,754 beats of a 1,204,224-beat frame)
+    goes to board memory in chunks, whose reader waits for each chunk written and read back;
+    its producer runs that far ahead of the sigmoid path, two FIFOs of 2 beats, which must
+    then hold it: the FIFO into the Mul is deepened to the chunk's stage latency (EfficientNet-B0
+    on zcu102 deadlocked in C simulation without). A path that already holds it is left alone."""
+    frame = 1204224
+
+    def chans(side_depth: int):
+        skip = ChannelPlan("x", "conv", "mul", 0, 0, "fifo", None, 10754, 1, 8 * frame, frame, False, 5)
+        into_sig = ChannelPlan("x", "conv", "sig", 0, 0, "fifo", None, side_depth, 1, 8 * frame, frame, False, 0)
+        sib = ChannelPlan("y", "sig", "mul", 0, 0, "fifo", None, 2, 1, 8 * frame, frame, False, 0)
+        return skip, into_sig, sib
+
+    skip, into_sig, sib = chans(2)
+    use = {0: np.array([0, 105, 0, 1000, 0], dtype=np.int64)}
+    fifos_to_ddr(_Prob(bram18=101, lut=100000), use, [skip, into_sig, sib], {0: 10 ** 7})
+    assert skip.kind == "ddr_fifo" and skip.chunks > 1
+    st = ring_stage(frame, skip.chunks, skip.regions, 1, RATE, LAT)
+    assert sib.depth + into_sig.depth >= st.latency > 64 and into_sig.depth == 2
+    assert use[0][1] == 100 + memory(8, sib.depth).bram18
+    skip, into_sig, sib = chans(st.latency)  # the sigmoid's input FIFO holds it already
+    fifos_to_ddr(_Prob(bram18=101, lut=100000), use | {0: np.array([0, 105, 0, 1000, 0])}, [skip, into_sig, sib],
+                 {0: 10 ** 7})
+    assert skip.kind == "ddr_fifo" and sib.depth == 2

@@ -166,7 +166,7 @@ def _top_ups(prob: Problem, chans: list[ChannelPlan], i: int, chunks: int, laten
     C simulation: a SiLU's skip FIFO in 96-beat chunks, its sigmoid path a few beats deep). The
     FIFO into the reader on each such path is deepened by what the path lacks."""
     ch = chans[i]
-    need = latency * ch.width_lanes / max(1, ch.bits_per_frame // 8)  # of a frame
+    ahead, ch_frame = latency * ch.width_lanes, max(1, ch.bits_per_frame // 8)  # elements, of a frame
     into: dict[str, list[int]] = {}
     for j, c in enumerate(chans):
         into.setdefault(c.dst, []).append(j)
@@ -180,12 +180,11 @@ def _top_ups(prob: Problem, chans: list[ChannelPlan], i: int, chunks: int, laten
         up = _upstream(s.src, ch.src, into, chans, units, memo, 0)
         if up is None:  # not fed by the ring's producer
             continue
-        frame = max(1, s.bits_per_frame // 8)
-        held = s.depth * s.width_lanes + up  # elements of the path, against its tensor's frame
-        short = need * frame - held
-        if short <= 0:
+        held = s.depth * s.width_lanes + up  # elements of the path (of its own tensor)
+        need = -(-ahead * max(1, s.bits_per_frame // 8) // ch_frame)  # what runs ahead, in them
+        if held >= need:
             continue
-        depth = s.depth + -(-int(short) // s.width_lanes)
+        depth = s.depth + -(-(need - int(held)) // s.width_lanes)
         ups.append((j, depth, fifo_cost(s.width_lanes, s.depth), fifo_cost(s.width_lanes, depth)))
     return ups
 
