@@ -19,7 +19,9 @@ from bbgrap_hls.errors import BadInputError, UnsupportedError
 from bbgrap_hls.ir import Graph, Node
 from bbgrap_hls.model.blocks import out_lanes as block_out_lanes
 from bbgrap_hls.model.blocks import padded_out_lanes
+from bbgrap_hls.model.kinds import node_geometry
 from bbgrap_hls.model.stage import MAX_STAGE_LANES, stage_region_bytes
+from bbgrap_hls.model.timing import short_ring_rows
 from bbgrap_hls.ops import REGISTRY
 
 #: Op kinds that only relabel the NHWC stream (no block) when the stream order is kept.
@@ -199,8 +201,7 @@ def make_layer(g: Graph, node: Node, ident: str, pe: int, simd: int,
         if kern not in RING_KERNELS or weights == "ddr":
             raise UnsupportedError(f"node '{node.name}' ({node.op}): a short window ring is for "
                                    f"{', '.join(RING_KERNELS)} with their weights on chip, not {kern}")
-        (kh, _), (sh, _), (dh, _) = node.attrs["kernel"], node.attrs["strides"], node.attrs["dilations"]
-        lay.ring = (kh - 1) * dh + 1 + sh  # model.timing.short_ring_rows
+        lay.ring = short_ring_rows(node_geometry(node, g))
         _add_fields(lay, ROWS=lay.ring)
     if lay.wmem is None:
         return lay

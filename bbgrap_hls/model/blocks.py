@@ -25,7 +25,7 @@ from bbgrap_hls.model.memory import (
     rom,
     uram_weights,
 )
-from bbgrap_hls.model.timing import RTL_DEPTH, WindowRows, short_ring_rows, window_rows, window_schedule
+from bbgrap_hls.model.timing import RTL_DEPTH, WindowRows, ring_rows, window_rows, window_schedule
 
 # LUT constants (per block, per lane); see docs/cost-model.md, "LUT".
 LUT_BASE_MVU = 60       # control, counters, AXI-Stream handshakes of a matrix-vector unit (Yosys: whole
@@ -167,8 +167,7 @@ def _line_buffer(g: Geometry, lanes: int, j: int = 1, px: int = 1, short: bool =
         return MemCost()
     if px == 2:
         return memory(lanes * 8, window_rows(g) * -(-g.wp // 2)).times(2 * j)
-    rows = short_ring_rows(g) if short else window_rows(g)
-    return memory(lanes * 8, rows * g.wp * (g.c // lanes)).times(j)
+    return memory(lanes * 8, ring_rows(g, short) * g.wp * (g.c // lanes)).times(j)
 
 
 @functools.lru_cache(maxsize=1 << 14)

@@ -134,6 +134,11 @@ def short_ring_rows(g: Geometry) -> int:
     return g.kh + g.sh
 
 
+def ring_rows(g: Geometry, short: bool = False) -> int:
+    """Padded rows of a window generator's ring: `short_ring_rows` or `window_rows`."""
+    return short_ring_rows(g) if short else window_rows(g)
+
+
 def short_ring_pays(g: Geometry) -> bool:
     """Whether the short ring holds fewer rows than `window_rows` (a window whose last
     output row leaves more rows than its stride: a padded 3×3 at stride 1 keeps 4 rows
@@ -245,7 +250,7 @@ def window_schedule(g: Geometry, lanes: int, reads_per_window: int, first_reads:
     by_row = WindowRows(top=g.pads[0] * row, row=row, body=body, right=row - body, kh=g.kh, sh=g.sh,
                         pad_top=g.pads[0], h=g.h, ho=g.ho, row_read=row_read, first_reads=first_reads)
     write, read = g.hp * row, -(-g.ho * wo * reads_per_window // copies)
-    rows = short_ring_rows(g) if short else window_rows(g)
+    rows = ring_rows(g, short)
     ii = ring_period(g.hp, g.ho, g.sh, g.kh, row, row_read, rows) if short else max(write, read)
     return WindowSchedule(
         rows=rows, cg=cg, write=write, read=read, ii=ii,

@@ -8,6 +8,7 @@ ones while a core still is (`fifos_to_lutram`).
 
 from __future__ import annotations
 
+from bbgrap_hls.model.blocks import SHORT_RING_KINDS
 from bbgrap_hls.model.links import fifo_cost
 from bbgrap_hls.model.memory import LUTRAM_PER_BRAM18, distributed_memory, uram_memory
 from bbgrap_hls.model.stage import MAX_STAGE_LANES, fifo_chunks, ring_stage
@@ -112,6 +113,7 @@ def fifos_to_ddr(prob: Problem, use: dict, chans: list[ChannelPlan], core_ii: di
     adds per core (written and read)."""
     rate, latency, _ = prob.offchip_memory
     added: dict[int, int] = {}
+    paths = None  # the channels into each node and the units by name, for `_top_ups` (built once)
     for k in use:
         lim = prob.limits(k)
         if _settled(chans, use[k], lim, k):
@@ -129,7 +131,10 @@ def fifos_to_ddr(prob: Problem, use: dict, chans: list[ChannelPlan], core_ii: di
             bw = -(-BW_CYCLES * st.bytes_per_frame // ii)
             if st.ii > ii or st.deliver > ii or use[k][4] + bw > lim[4] or use[k][3] + st.lut > lim[3]:
                 continue
-            ups = _top_ups(prob, chans, i, ring[0], st.latency) if ring[0] > 1 else []
+            ups = []
+            if ring[0] > 1:
+                paths = paths or _paths(prob, chans)
+                ups = _top_ups(chans, paths, i, st.latency)
             up_bram = sum(new.bram18 - old.bram18 for _, _, old, new in ups)
             up_lut = sum(new.lut - old.lut for _, _, old, new in ups)
             if up_bram >= ch.bram18 or use[k][3] + st.lut + up_lut > lim[3]:
@@ -150,27 +155,33 @@ def fifos_to_ddr(prob: Problem, use: dict, chans: list[ChannelPlan], core_ii: di
 
 
 RING_HOLDS = float("inf")
-"""What a FIFO in board memory holds, for `_holds` (its ring's regions: a frame or more)."""
+"""What a FIFO in board memory holds, for `_upstream` (its ring's regions: a frame or more)."""
 
 
-def _top_ups(prob: Problem, chans: list[ChannelPlan], i: int, chunks: int, latency: int) -> list[tuple]:
-    """The deeper FIFOs a ring of ``chunks`` regions a frame for channel ``i`` needs on the
-    other paths into its reader: ``(channel, depth, old cost, new cost)`` each.
+def _paths(prob: Problem, chans: list[ChannelPlan]) -> tuple[dict[str, list[int]], dict]:
+    """The channels into each node (indices into ``chans``) and the units by node name: the
+    graph `_top_ups` walks. Moves to board memory change neither."""
+    into: dict[str, list[int]] = {}
+    for j, c in enumerate(chans):
+        into.setdefault(c.dst, []).append(j)
+    return into, {u.node.name: u for u in getattr(prob, "units", [])}
+
+
+def _top_ups(chans: list[ChannelPlan], paths: tuple[dict, dict], i: int, latency: int) -> list[tuple]:
+    """The deeper FIFOs a ring of chunks for channel ``i`` needs on the other paths into its
+    reader (``paths``: `_paths`): ``(channel, depth, old cost, new cost)`` each.
 
     The ring's reader takes a chunk's first beat only once the whole chunk is written and read
     back, so its producer runs up to the chunk's stage ``latency`` (first beat in to last beat
     out, `ring_stage`: the chunk written, the memory's round trip, the chunk read) ahead of the reader's
     other inputs, and what it runs ahead by waits on the other paths from that producer to the
-    reader: their FIFOs and blocks (`_holds`) must hold it, else the producer stalls before
+    reader: their FIFOs and blocks (`_upstream`) must hold it, else the producer stalls before
     the chunk is complete and the design deadlocks (EfficientNet-B0 on zcu102 in the threaded
     C simulation: a SiLU's skip FIFO in 96-beat chunks, its sigmoid path a few beats deep). The
     FIFO into the reader on each such path is deepened by what the path lacks."""
     ch = chans[i]
     ahead, ch_frame = latency * ch.width_lanes, max(1, ch.bits_per_frame // 8)  # elements, of a frame
-    into: dict[str, list[int]] = {}
-    for j, c in enumerate(chans):
-        into.setdefault(c.dst, []).append(j)
-    units = {u.node.name: u for u in getattr(prob, "units", [])}
+    into, units = paths
     memo: dict[str, float | None] = {}
     ups = []
     for j in into.get(ch.dst, []):
@@ -221,7 +232,7 @@ def _block_holds(unit) -> float:
     g = unit.geom
     if unit.kind in ("gap", "gmaxpool"):
         return RING_HOLDS
-    if unit.kind in ("conv", "dwconv", "maxpool", "avgpool") and not g.pointwise:
+    if unit.kind in SHORT_RING_KINDS and not g.pointwise:
         return float(short_ring_rows(g) * g.wp * g.c)
     return 0.0
 
