@@ -107,6 +107,11 @@ class NodePlan:
     conv; pool): its window generator's ring holds ``KH_eff + SH`` padded rows instead of the
     default (HLS ``P::ROWS``, RTL ``RING``), fewer BRAM18 for a few cycles a frame
     (docs/cost-model.md, "Short window rings"). A split node's parts keep the default."""
+    out_slots: int = 2
+    """``weights == "ddr"`` (no DDR frame stage): output frame slots, 2 (this frame's outputs
+    stream out while the next frame computes) or 1 (half the output frame memory: the next
+    frame's first fold waits for this one's outputs to have left; docs/cost-model.md, "One
+    output slot"; HLS ``P::OSLOTS``, RTL ``OSLOTS``). 2 for every other block."""
 
 
 @dataclass

@@ -34,7 +34,7 @@ def cost(p: dict):
     """The cost model's `BlockCost` of a case (`banded`), with its memory's rate and latency."""
     p = _full(p)
     return banded(offchip.geometry(p), p["PE"], p["SIMD"], p["BANDS"], rate=p.get("R"), latency=p["L"],
-                  beat_bytes=p["DATA_W"] // 8)
+                  beat_bytes=p["DATA_W"] // 8, out_slots=p["OSLOTS"])
 
 
 def predict(p: dict) -> tuple[int, int]:

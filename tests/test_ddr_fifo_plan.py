@@ -63,8 +63,9 @@ def case(tmp_path_factory):
 
 def _plan(case, **kw):
     model, board = case
+    # (two output slots: with one allowed, `make_plan`'s retry fits the FIFO on chip)
     return make_plan(canonicalize(load_model(model)), load_board(str(board)), baselines=False,
-                     offchip_weights=True, padded_folds=False, row_bands=False, **kw)
+                     offchip_weights=True, padded_folds=False, row_bands=False, **{"out_slot": False, **kw})
 
 
 def test_the_skip_fifo_goes_to_board_memory_and_the_plan_fits(case):
@@ -108,18 +109,18 @@ def test_it_only_moves_fifos_where_the_core_is_short(case, tmp_path):
 
 def test_plan_json_and_table_name_it_and_gen_builds_it(case, tmp_path, capsys):
     model, board = case
-    assert main(["plan", model, "--board", str(board), "--offchip-weights", "--no-padded-folds", "--no-row-bands", "--ddr-fifos",
+    assert main(["plan", model, "--board", str(board), "--offchip-weights", "--no-padded-folds", "--no-row-bands", "--no-one-output-slot", "--ddr-fifos",
                  "--json"]) == 0
     got = json.loads(capsys.readouterr().out)
     fifo = [c for c in got["channels"] if c["kind"] == "ddr_fifo"]
     assert len(fifo) == 1 and fifo[0]["regions"] >= 3
     # on by default; --no-ddr-fifos refuses the board (exit 3, BRAM18 short)
-    assert main(["plan", model, "--board", str(board), "--offchip-weights", "--no-padded-folds", "--no-row-bands"]) == 0
+    assert main(["plan", model, "--board", str(board), "--offchip-weights", "--no-padded-folds", "--no-row-bands", "--no-one-output-slot"]) == 0
     assert "FIFOs in board memory: @input -> add_" in capsys.readouterr().out
-    assert main(["plan", model, "--board", str(board), "--offchip-weights", "--no-padded-folds", "--no-row-bands", "--no-ddr-fifos"]) == 3
+    assert main(["plan", model, "--board", str(board), "--offchip-weights", "--no-padded-folds", "--no-row-bands", "--no-one-output-slot", "--no-ddr-fifos"]) == 3
     assert "bram18" in capsys.readouterr().err.lower()
     out = tmp_path / "out"
-    assert main(["gen", model, "--board", str(board), "-o", str(out), "--offchip-weights", "--no-padded-folds", "--no-row-bands",
+    assert main(["gen", model, "--board", str(board), "-o", str(out), "--offchip-weights", "--no-padded-folds", "--no-row-bands", "--no-one-output-slot",
                  "--ddr-fifos"]) == 0
     cpp = (out / "hls" / "core0.cpp").read_text()
     assert f"REGIONS = {fifo[0]['regions']}, CHUNKS = 1;" in cpp and len(re.findall(r"bb::ddr_fifo<F_\w+>\(", cpp)) == 1

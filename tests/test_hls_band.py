@@ -5,7 +5,7 @@ processes' counted cycles against their static bound (`schedule.kernel_bounds`).
 The cases are tests/test_offchip_csim.py's off-chip conv cases (tests/test_hls_kernels.py's
 numpy model, the weights as the off-chip image) with ``BANDS`` added: padding rows above and
 below, overlap rows replayed (one band a row, a middle count), strides whose bands skip input
-rows (dropped), dilation, two and three frames.
+rows (dropped), dilation, two and three frames, one output frame slot (``OSLOTS = 1``).
 """
 
 from __future__ import annotations
@@ -26,11 +26,12 @@ pytestmark = [pytest.mark.csim, pytest.mark.filterwarnings("ignore:no calibratio
 P1 = (1, 1, 1, 1)
 
 
-def _banded(name, rng, bands, *args, frames=2, off=0, uram=0):
+def _banded(name, rng, bands, *args, frames=2, off=0, uram=0, oslots=2):
     """`_conv_case` ``args`` (h, w, c, co, k, s, d, pads, simd, pe) off chip (`_offchip`) as
-    bb::conv2d_banded with ``BANDS = bands`` over ``frames`` frames."""
-    case = _offchip(_conv_case(name, rng, *args, frames=frames), off, uram, rng)
-    case.name = f"{name}_b{bands}"
+    bb::conv2d_banded with ``BANDS = bands`` over ``frames`` frames; ``oslots`` 1: one output
+    frame slot (``P::OSLOTS``, which the band's struct inherits)."""
+    case = _offchip(_conv_case(name, rng, *args, frames=frames), off, uram, rng, oslots=oslots)
+    case.name = f"{name}_b{bands}" + ("" if oslots == 2 else f"_out{oslots}")
     case.decls = case.decls.replace("; };", f", BANDS = {bands}; }};")
     call, _, _ = case.body.rpartition(",")
     case.body = call.replace("bb::conv2d_offchip<P>", "bb::conv2d_banded<P>") + f", {frames});"
@@ -55,6 +56,11 @@ def band_cases():
         # dilation 2 (a window of 5 rows): four overlap rows
         _banded("dilated", rng, 4, 8, 5, 8, 8, (3, 3), (1, 1), (2, 2), (2, 2, 2, 2), 8, 8, frames=3),
         _banded("dilated", rng, 2, 8, 5, 8, 8, (3, 3), (1, 1), (2, 2), (2, 2, 2, 2), 8, 8),
+        # one output frame slot (a band's output emitted before the next band computes), BRAM
+        # and URAM, three frames
+        _banded("same", rng, 3, 6, 5, 4, 6, (3, 3), (1, 1), (1, 1), P1, 2, 3, frames=3, oslots=1),
+        _banded("stride2", rng, 2, 7, 6, 4, 8, (3, 3), (2, 2), (1, 1), P1, 4, 4, frames=3, off=1, uram=1,
+                oslots=1),
     ]
 
 
@@ -67,6 +73,18 @@ def test_cases_cover_the_band_paths():
     assert any(dropped_rows(g, b) >= 4 and overlap_rows(g, b) == 0 for g, b in geos)
     assert any(b == g.ho for g, b in geos) and any(1 < b < g.ho for g, b in geos)
     assert all(band_geometry(g, b).ho * b == g.ho for g, b in geos)
+
+
+def test_one_output_slot_reaches_the_band_conv():
+    """With ``OSLOTS = 1`` the band conv's bound (its BandView struct's `offchip_cycles`, the
+    count the threaded test checks) is the one-slot one, above the two-slot one: compute and
+    emit one stage."""
+    out1 = [c for c in band_cases() if "OSLOTS = 1" in c.decls]
+    assert out1 and all(c.frames >= 3 for c in out1)
+    for c in out1:
+        p = schedule._struct(c.decls)
+        (_, _, one, _), (_, _, two, _) = (schedule.banded_cycles(q)[1] for q in (p, {**p, "OSLOTS": 2}))
+        assert one > two, c.name
 
 
 @pytest.fixture(scope="module")

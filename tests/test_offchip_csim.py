@@ -3,7 +3,8 @@ reference, and gen + csim end to end on a plan that keeps weights in board memor
 
 The kernel cases reuse tests/test_hls_kernels.py's numpy models: the same conv/dense layer,
 its weights laid out as the off-chip image (the on-chip ROM's words back to back, after
-other layers' beats), every case two frames.
+other layers' beats), two frames a case (three or four with one output frame slot); the
+same cases in the threaded C simulation count their static bound (`schedule.offchip_cycles`).
 """
 
 from __future__ import annotations
@@ -17,34 +18,55 @@ import numpy as np
 import pytest
 
 from bbgrap_hls.cli import main
+from bbgrap_hls.codegen import schedule
 from bbgrap_hls.codegen.fold import wide_words
 from bbgrap_hls.frontend import load_model
 from bbgrap_hls.passes import canonicalize
 from bbgrap_hls.quant import run_int8
 from bbgrap_hls.quant.quantizer import quantize
 from tests import models
-from tests.test_hls_kernels import FRAMES, _conv_case, _dense_case, assert_bit_exact, run_cases
+from tests.test_hls_kernels import _conv_case, _dense_case, assert_bit_exact, run_cases, threaded_binary
 
 pytestmark = [pytest.mark.csim, pytest.mark.filterwarnings("ignore:no calibration samples")]
 BEAT = 64  # bb::DDR_BEAT
 
 
-def _offchip(case, off_beats: int, uram: int, rng, islots: int = 2):
+def _offchip(case, off_beats: int, uram: int, rng, islots: int = 2, oslots: int = 2):
     """Turn an on-chip conv/dense case into its off-chip twin: the weights as a byte image
     (``off_beats`` beats of other data first, the words, padding to a whole beat); ``islots``
-    1: one input frame slot (``P::ISLOTS``, absent from the struct when 2)."""
+    1: one input frame slot (``P::ISLOTS``, absent from the struct when 2); ``oslots`` 1: one
+    output frame slot (``P::OSLOTS``, likewise)."""
     words = wide_words(case.consts.pop("w")).astype(np.int8)
     pad = -words.size % BEAT
     img = np.concatenate([rng.integers(-128, 128, off_beats * BEAT, dtype=np.int8), words.reshape(-1),
                           rng.integers(-128, 128, pad, dtype=np.int8)])
     case.consts = {"img": img, **case.consts}
-    slots = "" if islots == 2 else f", ISLOTS = {islots}"
+    slots = ("" if islots == 2 else f", ISLOTS = {islots}") + ("" if oslots == 2 else f", OSLOTS = {oslots}")
     case.decls = re.sub(r"; \};$", f", OFF = {off_beats}, URAM = {uram}{slots}; }};", case.decls)
     kern = "conv2d_offchip" if "bb::conv2d<P>" in case.body else "dense_offchip"
     case.body = (f"  bb::{kern}<P>(in0, out, reinterpret_cast<const bb::Word<bb::DDR_BEAT>*>(img), "
-                 f"bias, mult, shift, {FRAMES});")
-    case.name += "_offchip" + ("" if islots == 2 else f"_in{islots}")
+                 f"bias, mult, shift, {case.frames});")
+    case.name += ("_offchip" + ("" if islots == 2 else f"_in{islots}")
+                  + ("" if oslots == 2 else f"_out{oslots}"))
     return case
+
+
+def _staged_out1(case, off_beats: int, uram: int, rng):
+    """An on-chip conv/dense case behind a DDR frame stage (tests/test_stage_csim.py's
+    `_staged`: ``ISLOTS = 1, STAGE = 1``) with one output frame slot (``OSLOTS = 1``)."""
+    from tests.test_stage_csim import _staged
+
+    case = _staged(case, off_beats, uram, rng)
+    case.decls = re.sub(r"(SREGION = \d+); \};", r"\1, OSLOTS = 1; };", case.decls)
+    assert "OSLOTS = 1" in case.decls
+    case.name += "_out1"
+    return case
+
+
+def _call(case) -> str:
+    """The kernel call of an off-chip case's body."""
+    (line,) = [ln.strip() for ln in case.body.splitlines() if "_offchip<P>(" in ln]
+    return line
 
 
 def offchip_cases():
@@ -70,6 +92,26 @@ def offchip_cases():
         _offchip(_conv_case("conv_dilated", rng, 8, 7, 8, 16, (3, 3), (1, 1), (2, 2), (2, 2, 2, 2), 8, 8),
                  0, 1, rng, islots=1),
         _offchip(_dense_case("dense", rng, 48, 10, 12, 5), 2, 0, rng, islots=1),
+        # one output frame slot (a frame computed, then emitted, then the next computed) with
+        # two and with one input slot, BRAM and URAM, convs and denses; three and four frames,
+        # so that each slot is reused
+        _offchip(_conv_case("conv_stride_pads", rng, 7, 6, 4, 6, (3, 2), (2, 2), (1, 1), (2, 0, 1, 1), 2, 3,
+                            frames=3), 1, 0, rng, oslots=1),
+        _offchip(_conv_case("conv_dilated", rng, 8, 7, 8, 16, (3, 3), (1, 1), (2, 2), (2, 2, 2, 2), 8, 8,
+                            frames=4), 0, 1, rng, oslots=1),
+        _offchip(_conv_case("conv_stride_pads", rng, 7, 6, 4, 6, (3, 2), (2, 2), (1, 1), (2, 0, 1, 1), 2, 3,
+                            frames=4), 2, 1, rng, islots=1, oslots=1),
+        _offchip(_conv_case("conv_wide", rng, 5, 5, 16, 16, (3, 3), (2, 2), (1, 1), (1, 1, 1, 1), 16, 8, group=2,
+                            frames=3), 1, 0, rng, islots=1, oslots=1),
+        _offchip(_dense_case("dense", rng, 48, 10, 12, 5, frames=3), 2, 1, rng, oslots=1),
+        _offchip(_dense_case("dense", rng, 48, 10, 12, 5, frames=3), 1, 0, rng, islots=1, oslots=1),
+        # (the fetch the slowest stage)
+        _offchip(_dense_case("dense_wide", rng, 96, 8, 96, 2, frames=3), 0, 0, rng, islots=1, oslots=1),
+        # behind a DDR frame stage (offchip_stage.h) with one output slot, BRAM and URAM, four
+        # frames (the stage's ring of three regions wraps)
+        _staged_out1(_conv_case("conv_stride_pads", rng, 7, 6, 6, 6, (3, 2), (2, 2), (1, 1), (2, 0, 1, 1), 3, 3,
+                                frames=4), 1, 0, rng),
+        _staged_out1(_dense_case("dense", rng, 48, 10, 12, 5, frames=4), 2, 1, rng),
     ]
 
 
@@ -81,6 +123,55 @@ def kernel_outputs(tmp_path_factory):
 @pytest.mark.parametrize("name", [c.name for c in offchip_cases()])
 def test_offchip_kernel_bit_exact(kernel_outputs, name):
     assert_bit_exact(name, *kernel_outputs[name])
+
+
+def test_cases_cover_the_slot_variants():
+    """The kernel cases run all four (ISLOTS, OSLOTS) pairs, BRAM and URAM with one output
+    slot (also behind a DDR frame stage), a dense with one output slot, and every
+    one-output-slot case over three frames or more (each slot reused). With one output slot
+    and either input slots, and behind a stage, a conv and a dense have a bound above the
+    same struct's with two (compute + emit the slowest stage), so that the threaded counts
+    tell the variants apart."""
+    structs = [(c, schedule._struct(c.decls)) for c in offchip_cases()]
+    slots = {(p.get("ISLOTS", 2), p.get("OSLOTS", 2)) for _, p in structs}
+    assert slots == {(1, 1), (1, 2), (2, 1), (2, 2)}
+    out1 = [(c, p) for c, p in structs if p.get("OSLOTS", 2) == 1]
+    assert {p["URAM"] for _, p in out1} == {0, 1} and all(c.frames >= 3 for c, _ in out1)
+    assert any("dense_offchip" in c.body for c, _ in out1)
+    assert {p["URAM"] for _, p in out1 if p.get("STAGE", 0) == 1} == {0, 1}
+    above = {(p.get("ISLOTS", 2), p.get("STAGE", 0), "dense" in c.body) for c, p in out1
+             if schedule.kernel_bounds(_call(c), p)[0][2] > schedule.kernel_bounds(_call(c), {**p, "OSLOTS": 2})[0][2]}
+    assert above == {(i, st, d) for i, st in ((1, 0), (2, 0), (1, 1)) for d in (False, True)}
+
+
+@pytest.fixture(scope="module")
+def threaded_exe(tmp_path_factory):
+    """One threaded C simulation binary of every kernel case, each call made the one process
+    of a dataflow region (``exe DIR CASE`` runs one and prints a `proc` line with its counted
+    cycles: the frame loop's BB_STAGES, a frame at its slowest stage): ``(dir, {name: case},
+    {name: the kernel call})``."""
+    cases = offchip_cases()
+    calls = {c.name: _call(c) for c in cases}
+    for c in cases:
+        wrapped = "  {\n    BB_DATAFLOW_REGION()\n    BB_PROCESS(" + calls[c.name] + ")\n  }"
+        c.body = "\n".join(wrapped if "_offchip<P>(" in ln else ln for ln in c.body.splitlines())
+    return (*threaded_binary(cases, tmp_path_factory.mktemp("offchip_threads")), calls)
+
+
+@pytest.mark.parametrize("name", [c.name for c in offchip_cases()])
+def test_offchip_threaded_counts_match_the_bound(threaded_exe, name):
+    """Threaded C simulation: bit-exact, and the kernel counts per frame its static bound
+    (`schedule.offchip_cycles` through `kernel_bounds`: with one output slot the compute and
+    the emit one stage, with one input slot the store and the compute)."""
+    d, cases, calls = threaded_exe
+    r = subprocess.run([str(d / "t"), str(d), name], capture_output=True, text=True, timeout=120)
+    assert r.returncode == 0, r.stderr[-2000:]
+    case = cases[name]
+    assert_bit_exact(name, case, np.fromfile(d / f"{name}.bin", dtype=np.int8))
+    counted = {f[2]: int(f[3]) for f in (ln.split("\t") for ln in r.stdout.splitlines()) if f[0] == "proc"}
+    p = schedule._struct(case.decls)
+    ((_, kern, bound, _),) = schedule.kernel_bounds(calls[name], p)
+    assert counted == {f"{kern}<P>": bound * case.frames}
 
 
 # ---- gen --offchip-weights end to end ------------------------------------------------------

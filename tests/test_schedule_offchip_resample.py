@@ -1,6 +1,7 @@
 """Kernel schedules of conv2d_offchip and resample.h's kernels (issue 15, docs/codegen.md
 "Kernel schedules"): their static bound (`schedule.offchip_cycles`, `schedule.resample_cycles`)
-against what the C++ loops count.
+against what the C++ loops count. `offchip_cycles` by hand for the frame slot variants
+(``ISLOTS``, ``OSLOTS`` 1 or 2, with and without a DDR frame stage).
 
 resample.h's kernels run alone in the sequential build (all input present, output unbounded:
 no stall) with BB_PIPELINE redefined to count: per frame in steady state exactly the bound.
@@ -85,6 +86,52 @@ def test_resample_loops_count_their_bound(tmp_path):
             q["TY"] = tuple(taps(p["H"], p["S"], p["COORD"]).reshape(-1).tolist())
         ((_, _, bound, port),) = schedule.kernel_bounds(f"bb::{kern}<P>(in, out, frames)", q)
         assert (four - two) / 2 == bound and port == 1, (kern, p, (four - two) / 2, bound)
+
+
+def _conv_struct(**fields) -> dict[str, int]:
+    """A conv2d_offchip struct: a 3x3 "same" conv, 4x4 pixels of 8 channels, 16 out, SIMD 4,
+    PE 4, then ``fields``."""
+    p = dict(H=4, W=4, C=8, CO=16, KH=3, KW=3, SH=1, SW=1, DH=1, DW=1, PT=1, PL=1, PB=1, PR=1, SIMD=4, PE=4,
+             OFF=0, URAM=0)
+    return {**p, **fields}
+
+
+@pytest.mark.parametrize("fields, cycles", [
+    # store 4·4·2 = 32, fetch 4·18 words of 16 bytes = 18 beats: 73, compute 18 + 4·16·18 = 1170,
+    # emit 16·4 = 64
+    ({}, 1170),
+    ({"ISLOTS": 1}, 32 + 1170),
+    ({"OSLOTS": 1}, 1170 + 64),
+    ({"ISLOTS": 1, "OSLOTS": 1}, 32 + 1170 + 64),
+    ({"ISLOTS": 2, "OSLOTS": 2}, 1170),
+    # DDR frame stage: the read-back (32) before the compute, and with one output slot the emit after
+    ({"ISLOTS": 1, "STAGE": 1, "SOFF": 0, "SREGION": 4096}, 32 + 1170),
+    ({"ISLOTS": 1, "OSLOTS": 1, "STAGE": 1, "SOFF": 0, "SREGION": 4096}, 32 + 1170 + 64),
+    # a strided 1x1 conv of 8x8 pixels of 16 channels, SIMD 1: the store the slowest stage
+    # (1,024); compute 16 + 4·16 = 80, emit 4; with one input slot store + compute (+ emit)
+    (dict(H=8, W=8, C=16, CO=4, KH=1, KW=1, SH=4, SW=4, PT=0, PL=0, PB=0, PR=0, SIMD=1, PE=4, OSLOTS=1), 1024),
+    (dict(H=8, W=8, C=16, CO=4, KH=1, KW=1, SH=4, SW=4, PT=0, PL=0, PB=0, PR=0, SIMD=1, PE=4, ISLOTS=1), 1104),
+    (dict(H=8, W=8, C=16, CO=4, KH=1, KW=1, SH=4, SW=4, PT=0, PL=0, PB=0, PR=0, SIMD=1, PE=4, ISLOTS=1, OSLOTS=1),
+     1108),
+])
+def test_offchip_cycles_slots(fields, cycles):
+    """`schedule.offchip_cycles` per frame: the slowest DATAFLOW stage of conv2d_offchip.h's
+    frame loop, with one output slot (``OSLOTS = 1``) the compute and the emit one process
+    (their sum), with ``ISLOTS = OSLOTS = 1`` the store, the compute and the emit; the same
+    through `kernel_bounds` for the call, and for dense_offchip (its one-pixel conv)."""
+    p = _conv_struct(**fields)
+    assert schedule.offchip_cycles(p) == cycles
+    ((_, kern, bound, port),) = schedule.kernel_bounds("bb::conv2d_offchip<P>(in, out, wddr, b, m, s, frames)", p)
+    assert (kern, bound, port) == ("conv2d_offchip", cycles, 1)
+
+
+@pytest.mark.parametrize("slots, cycles", [((2, 2), 12), ((2, 1), 14), ((1, 2), 16), ((1, 1), 18)])
+def test_dense_offchip_cycles_slots(slots, cycles):
+    """dense_offchip, C 48, CO 10, SIMD 12, PE 5: store 4, fetch 2·4 words of 60 bytes (8
+    beats): 9, compute 4 + 2·4 = 12, emit 2; ``(ISLOTS, OSLOTS)`` = ``slots``."""
+    p = dict(C=48, CO=10, SIMD=12, PE=5, OFF=0, URAM=0, ISLOTS=slots[0], OSLOTS=slots[1])
+    ((_, kern, bound, _),) = schedule.kernel_bounds("bb::dense_offchip<P>(in, out, wddr, b, m, s, frames)", p)
+    assert (kern, bound) == ("dense_offchip", cycles)
 
 
 def _gen(tmp_path, name: str):

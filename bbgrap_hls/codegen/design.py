@@ -112,19 +112,21 @@ def build_design(g: Graph, plan: Plan, frames: int = 1) -> Design:
         except KeyError:
             raise BadInputError(f"node '{node.name}' ({node.op}) is not in the plan") from None
         parts = ([(p.core, p.pe, p.simd, (p.co_begin, p.co_end), p.weights, p.mmv, p.uram, p.pack, p.requant, 2,
-                   False, p.px, 1, 1) for p in np_.split]
+                   False, p.px, 1, 1, 2) for p in np_.split]
                  if np_.split else [(np_.core, np_.pe, np_.simd, None, np_.weights, np_.mmv, np_.uram, np_.pack,
-                                     np_.requant, np_.in_slots, np_.in_stage, np_.px, np_.po, np_.bands)])
+                                     np_.requant, np_.in_slots, np_.in_stage, np_.px, np_.po, np_.bands,
+                                     np_.out_slots)])
         ring = np_.short_ring and not np_.split  # (a split node's parts keep the default ring)
         part_keys = []
-        for j, (core, pe, simd, rng, wmem, mmv, uram, pack, requant, in_slots, in_stage, px, po, bands) in enumerate(parts):
+        for j, (core, pe, simd, rng, wmem, mmv, uram, pack, requant, in_slots, in_stage, px, po, bands,
+                out_slots) in enumerate(parts):
             ident = f"layer{layer_no}" + (f"_p{j}" if np_.split else "")
             cd = b.cores[core]
             # off-chip weights: this layer's part of the core's image starts after the earlier ones
             ddr_offset = sum(ddr_beats(x.wmem) for x in cd.layers if x.wmem is not None and x.wmem.ddr)
             lay = make_layer(g, node, ident, pe, simd, rng, wmem, mmv, ddr_offset, frame_uram=uram > 0,
                              pack=pack, requant=requant, in_slots=in_slots, in_stage=in_stage, px=px, po=po,
-                             bands=bands, short_ring=ring)
+                             bands=bands, short_ring=ring, out_slots=out_slots)
             cd.layers.append(lay)
             fmt = {}
             for k, (t, lanes) in enumerate(zip(lay.inputs, lay.in_lanes, strict=True)):

@@ -52,6 +52,7 @@ class Layer:
     pack: int = 1  # conv/dense: output lanes per DSP multiplier (the plan's ``pack``; 2: P::PACK)
     rq_lut: bool = False  # the requantisers' products in LUTs (the plan's ``requant == "lut"``: P::RQ_LUT)
     in_slots: int = 2  # an off-chip layer's input frame slots (the plan's ``in_slots``: P::ISLOTS)
+    out_slots: int = 2  # an off-chip layer's output frame slots (the plan's ``out_slots``: P::OSLOTS)
     bands: int = 1  # an off-chip conv's bands of output rows (the plan's ``bands``: P::BANDS, bb::conv2d_banded)
     ring: int = 0  # a short window ring's rows (the plan's ``short_ring``: P::ROWS, the RTL's RING); 0: default
     # the plan's ``in_stage`` (P::STAGE = 1): the input of a one-slot off-chip layer passes
@@ -138,7 +139,7 @@ def make_layer(g: Graph, node: Node, ident: str, pe: int, simd: int,
                co_range: tuple[int, int] | None = None, weights: str | None = None, mmv: int = 1,
                ddr_offset: int = 0, frame_uram: bool = False, pack: int = 1, requant: str = "dsp",
                in_slots: int = 2, in_stage: bool = False, px: int = 1, po: int = 1, bands: int = 1,
-               short_ring: bool = False) -> Layer:
+               short_ring: bool = False, out_slots: int = 2) -> Layer:
     """The kernel instance of ``node`` with folding ``pe``/``simd``.
 
     Args:
@@ -154,6 +155,8 @@ def make_layer(g: Graph, node: Node, ident: str, pe: int, simd: int,
         frame_uram: ``weights == "ddr"``: the frame buffers in URAM (the plan's block has URAM).
         in_slots: ``weights == "ddr"``: input frame slots, 2 or 1 (the plan's ``in_slots``;
             ``P::ISLOTS``).
+        out_slots: ``weights == "ddr"``, no frame stage: output frame slots, 2 or 1 (the
+            plan's ``out_slots``; ``P::OSLOTS``).
         px, po: a conv's input and output pixels a beat (the plan's ``px``/``po``; 2: the
             input, or output, streams two horizontally adjacent pixels a beat, ``bb::conv2d_pairs``).
         in_stage: the plan's ``in_stage``: the input through a DDR frame stage (``P::STAGE``;
@@ -203,10 +206,13 @@ def make_layer(g: Graph, node: Node, ident: str, pe: int, simd: int,
                                    f"{', '.join(RING_KERNELS)} with their weights on chip, not {kern}")
         lay.ring = short_ring_rows(node_geometry(node, g))
         _add_fields(lay, ROWS=lay.ring)
+    if out_slots != 2 and weights != "ddr":
+        raise BadInputError(f"node '{node.name}' ({node.op}): out_slots {out_slots} (one output frame slot) needs "
+                            f"weights 'ddr', got weights {weights!r}")
     if lay.wmem is None:
         return lay
     if weights == "ddr":
-        return _offchip(lay, g, node, simd, ddr_offset, frame_uram, in_slots, in_stage, bands)
+        return _offchip(lay, g, node, simd, ddr_offset, frame_uram, in_slots, in_stage, bands, out_slots)
     if weights is not None:
         if weights not in STORAGE_IMPL:
             raise BadInputError(f"node '{node.name}' ({node.op}): weights placement '{weights}' is not one of "
@@ -218,7 +224,7 @@ def make_layer(g: Graph, node: Node, ident: str, pe: int, simd: int,
 
 
 def _offchip(lay: Layer, g: Graph, node: Node, simd: int, offset: int, frame_uram: bool,
-             in_slots: int = 2, in_stage: bool = False, bands: int = 1) -> Layer:
+             in_slots: int = 2, in_stage: bool = False, bands: int = 1, out_slots: int = 2) -> Layer:
     """``lay`` (conv2d or dense) as ``bb::conv2d_offchip`` / ``bb::dense_offchip``: weights read
     once per frame from the core's board memory through the m_axi port ``wddr_<ident>``
     (hw/hls/conv2d_offchip.h), from beat ``offset`` of the core's off-chip image, with
@@ -226,9 +232,11 @@ def _offchip(lay: Layer, g: Graph, node: Node, simd: int, offset: int, frame_ura
     (``P::STAGE = 1``, ``P::SREGION``; ``P::SOFF`` comes with `set_stage_offset`), the
     scratch's m_axi arguments ``sddr_w_<ident>``, ``sddr_r_<ident>`` after ``wddr_<ident>``;
     ``bands`` > 1: a conv as ``bb::conv2d_banded`` (``P::BANDS``; hw/hls/conv2d_banded.h), its
-    output rows computed that many bands a frame (two input slots, no frame stage)."""
-    if in_slots not in (1, 2):
-        raise BadInputError(f"node '{node.name}' ({node.op}): in_slots {in_slots} is not 1 or 2")
+    output rows computed that many bands a frame (two input slots, no frame stage); ``out_slots``
+    output frame slots (``P::OSLOTS``; 1 only without a frame stage)."""
+    if in_slots not in (1, 2) or out_slots not in (1, 2) or (out_slots == 1 and in_stage):
+        raise BadInputError(f"node '{node.name}' ({node.op}): in_slots {in_slots}, out_slots {out_slots} "
+                            f"(in_stage {in_stage}): each is 1 or 2, and a DDR frame stage keeps two output slots")
     kern = lay.call.split("<", 1)[0]
     if lay.trim is not None:
         raise UnsupportedError(f"node '{node.name}' ({node.op}): off-chip weights need pe | CO (no padded folds), "
@@ -242,7 +250,9 @@ def _offchip(lay: Layer, g: Graph, node: Node, simd: int, offset: int, frame_ura
                                "(no parallel window)")
     lay.wmem.storage = "ddr"
     _add_fields(lay, OFF=offset, URAM=frame_uram, ISLOTS=in_slots)
-    lay.in_slots = in_slots
+    if out_slots != 2:
+        _add_fields(lay, OSLOTS=out_slots)
+    lay.in_slots, lay.out_slots = in_slots, out_slots
     target = f"{kern}_offchip"
     if bands != 1:
         ho = hwc(g.shape(node.outputs[0]))[0]

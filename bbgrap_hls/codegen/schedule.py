@@ -309,11 +309,14 @@ def offchip_cycles(p: dict[str, int]) -> float:
     (fold 0's SF words, then NF folds of HO·WO·SF; the next fold's words arrive during a fold,
     one a cycle, as the fetch delivers them) and the emit of the output frame (HO·WO·CO/PE).
     With one input frame slot (``ISLOTS = 1``) the store and the compute are one process,
-    one after the other. With a DDR frame stage (``STAGE = 1``) the stage's writer takes the
-    input stream (H·W·C/SIMD, the store's count) and the read-back of the frame from board
-    memory, counted at one word a cycle, replaces the store before the compute: a bound,
-    which leaves out the memory's latency (the read burst's first word) and any stall of the
-    scratch's read or write port on the memory's bandwidth (shared with the weights' fetch)."""
+    one after the other; with one output frame slot (``OSLOTS = 1``) the compute and the emit
+    (the emit no stage of its own); with both, the store, the compute and the emit. With a
+    DDR frame stage (``STAGE = 1``) the stage's writer takes the input stream (H·W·C/SIMD,
+    the store's count) and the read-back of the frame from board memory, counted at one word
+    a cycle, replaces the store before the compute (and, with ``OSLOTS = 1``, the emit): a
+    bound, which leaves out the memory's latency (the read burst's first word) and any stall
+    of the scratch's read or write port on the memory's bandwidth (shared with the weights'
+    fetch)."""
     g = _geom(p)
     cb = p["C"] // p["SIMD"]
     sf, nf, n = p["KH"] * p["KW"] * cb, p["CO"] // p["PE"], p["PE"] * p["SIMD"]
@@ -321,6 +324,8 @@ def offchip_cycles(p: dict[str, int]) -> float:
     beats = -(-words * n // MEM_WORD)
     store, fetch = p["H"] * p["W"] * cb, max(words, beats) + 1
     compute, emit = sf + nf * g["HO"] * g["WO"] * sf, g["HO"] * g["WO"] * nf
+    if p.get("OSLOTS", 2) == 1:  # compute then emit, one process
+        compute, emit = compute + emit, 0
     if p.get("STAGE", 0) == 1:  # writer; read-back (one word a cycle) + compute; fetch; emit
         return max(store, store + compute, fetch, emit)
     if p.get("ISLOTS", 2) == 1:

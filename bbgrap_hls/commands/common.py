@@ -79,7 +79,13 @@ def add_plan_options(p: argparse.ArgumentParser) -> None:
                    help="let window blocks (convs with a window generator, depthwise convs, pools) keep a short "
                         "line-buffer ring of KH+SH padded rows instead of the default (fewer BRAM18; the writer "
                         "waits at each frame boundary, a few cycles a frame: docs/cost-model.md, \"Short window "
-                        "rings\"); default: only when the plan with the default rings is short of BRAM18")
+                        "rings\"); default: only when the plan with the default buffers is short of BRAM18 or URAM")
+    p.add_argument("--one-output-slot", action=argparse.BooleanOptionalAction, default=None,
+                   help="with --offchip-weights, let an off-chip conv/dense keep one output frame slot instead of "
+                        "two (half its output frame memory; the next frame's first fold waits for this one's "
+                        "outputs to have left: docs/cost-model.md, \"One output slot\"); default: only when the "
+                        "plan with the default buffers is short of BRAM18 or URAM (then with --short-rings's "
+                        "default too)")
     p.add_argument("--space-to-depth", choices=SPACE_TO_DEPTH, default="auto",
                    help="send the graph input as s x s pixel blocks (s^2 pixels a beat) to a strided stem conv, "
                         "rewritten over the blocks (passes/stem.py; docs/plan.md, \"Pixels per beat\"): auto = "

@@ -54,7 +54,7 @@ def run(args: argparse.Namespace) -> int:
                       space_to_depth=stem_option(args.space_to_depth, qdq),
                       lut_requant=args.lut_requant, padded_folds=args.padded_folds, ddr_stages=args.ddr_stages,
                       ddr_fifos=args.ddr_fifos, pixel_pairs=args.pixel_pairs, row_bands=args.row_bands,
-                      short_rings=args.short_rings)
+                      short_rings=args.short_rings, out_slot=args.one_output_slot)
     sys.stdout.write(plan.to_json() if args.json else format_plan(plan))
     return 0
 
@@ -83,6 +83,7 @@ def format_plan(plan: Plan) -> str:
                          f"{', packed' if src.pack == 2 else ', LUT MACs' if src.pack == 0 else ''}"
                          f"{', LUT requant' if src.requant == 'lut' else ''}"
                          f"{', short ring' if not part and n.short_ring else ''}"
+                         f"{', 1 out slot' if not part and n.out_slots == 1 else ''}"
                          f"{f', {src.px} px in / {1 if part else n.po} out' if src.px > 1 else ''}{mark}")
         lines.append(f"  {'use / limit':<55} {'':>10} {_frac(c.dsp, c.dsp_limit):>6} "
                      f"{_frac(c.bram18, c.bram18_limit):>7} {_frac(c.uram, c.uram_limit):>5} "

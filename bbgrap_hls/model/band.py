@@ -107,7 +107,8 @@ def _rows(g: Geometry, bands: int) -> list[tuple[str, int]]:
 
 
 def _band_schedule(g: Geometry, bands: int, lanes: int, nf: int, cf: int, out_beats: int, tile_beats: float,
-                   period: float, latency: int, frames: int = 1) -> tuple[list[float], list[float]]:
+                   period: float, latency: int, frames: int = 1,
+                   out_slots: int = 2) -> tuple[list[float], list[float]]:
     """Cycle of every fold's last read ``E`` and of every band frame's last output read ``O``
     in ``hw/rtl/conv_band.sv`` over ``frames`` frames (``frames·bands`` band frames; first
     input beat at cycle 0, the frames offered back to back every cycle, output taken every
@@ -121,7 +122,7 @@ def _band_schedule(g: Geometry, bands: int, lanes: int, nf: int, cf: int, out_be
     than the cycle after the last read of band frame ``f − 2`` (two input slots), the others
     at once. The conv runs `offchip._schedule`'s recurrence band frame by band frame: fold 0
     reads from the cycle after its band's last beat and once the output slot of the band
-    frame two before is free."""
+    frame ``out_slots`` before (``OSLOTS``, 1 or 2) is free."""
     row = g.w * g.c // lanes
     rows = _rows(g, bands)
     last_emit = {b: k for k, (kind, b) in enumerate(rows) if kind != "drop"}  # band -> its last row
@@ -155,23 +156,25 @@ def _band_schedule(g: Geometry, bands: int, lanes: int, nf: int, cf: int, out_be
                 continue
             # band frame f is in (its last beat handed over at `free`): its folds
             for n in range(nf):
-                floor = max(free + 1, outs[f - 2] if f >= 2 else neg) if n == 0 else neg
+                floor = max(free + 1, outs[f - out_slots] if f >= out_slots else neg) if n == 0 else neg
                 d_prev = fold_step(ends, outs, nf, cf, out_beats, tile_beats, period, latency, d_prev, floor)
     return ends, outs
 
 
 def banded(g: Geometry, pe: int, simd: int, bands: int, uram: bool = False, rate: float | None = None,
-           latency: int = 0, beat_bytes: int = OFFCHIP_BEAT_BYTES, timing: bool = True) -> BlockCost:
+           latency: int = 0, beat_bytes: int = OFFCHIP_BEAT_BYTES, timing: bool = True,
+           out_slots: int = 2) -> BlockCost:
     """`offchip_mvu` a band at a time: a band splitter, then the off-chip conv on
-    `band_geometry` run ``bands`` times a frame (two band slots in and out).
+    `band_geometry` run ``bands`` times a frame (two band slots in, ``out_slots`` out).
 
     The conv takes the band frames back to back, so over a frame
 
         ii = max(B·ii_band, split_beats)
 
-    (``ii_band`` the band conv's two-slot ii; the splitter's cycles bind only where it drops
-    many rows): equal to the mean frame interval of `_band_schedule` over `SCHEDULE_FRAMES`
-    frames on 6,943 random cases (tests/test_rtl_band.py checks a sample). The conv's input and output slots
+    (``ii_band`` the band conv's ii with two input slots and ``out_slots`` output slots, `offchip_mvu`;
+    the splitter's cycles bind only where it drops many rows): equal to the mean frame
+    interval of `_band_schedule` over `SCHEDULE_FRAMES` frames on 6,943 random cases with two
+    output slots (tests/test_rtl_band.py checks a sample, and a sample with one). The conv's input and output slots
     hold a band: its frame memories are a band's, the splitter adds a buffer of the
     `overlap_rows` (``lanes`` wide, one word a beat). Each weight is read once per band:
     ``offchip_bytes = B·weights``. Frame 0's schedule is `_band_schedule` (the splitter's
@@ -184,9 +187,10 @@ def banded(g: Geometry, pe: int, simd: int, bands: int, uram: bool = False, rate
     need the ii and the resources only; `_band_schedule` is most of their time otherwise).
     """
     if bands == 1:
-        return offchip_mvu(g, pe, simd, uram=uram, rate=rate, latency=latency, beat_bytes=beat_bytes)
+        return offchip_mvu(g, pe, simd, uram=uram, rate=rate, latency=latency, beat_bytes=beat_bytes,
+                           out_slots=out_slots)
     gb = band_geometry(g, bands)
-    c = offchip_mvu(gb, pe, simd, uram=uram, rate=rate, latency=latency, beat_bytes=beat_bytes)
+    c = offchip_mvu(gb, pe, simd, uram=uram, rate=rate, latency=latency, beat_bytes=beat_bytes, out_slots=out_slots)
     lanes = min(simd, g.c)
     ii = max(bands * c.ii, split_beats(g, bands, lanes))
     lead, span = c.lead, c.span
@@ -194,7 +198,7 @@ def banded(g: Geometry, pe: int, simd: int, bands: int, uram: bool = False, rate
         sf, nf = folds(gb, pe, simd)
         period = 1.0 if rate is None else max(1.0, beat_bytes / rate)
         ends, outs = _band_schedule(g, bands, lanes, nf, gb.ho * gb.wo * sf, gb.ho * gb.wo * nf,
-                                    -(-pe * simd * sf // beat_bytes), period, latency)
+                                    -(-pe * simd * sf // beat_bytes), period, latency, out_slots=out_slots)
         lead = math.ceil(ends[nf - 1] - 1e-9) + 1
         span = math.ceil(outs[bands - 1] - OFFCHIP_DEPTH + 1 - 1e-9)
     overlap = overlap_rows(g, bands)
@@ -223,7 +227,7 @@ def band_counts(g: Geometry) -> list[int]:
 
 
 def banded_rows_out(r_in: tuple[np.ndarray, np.ndarray], g: Geometry, pe: int, simd: int, bands: int,
-                    memory: tuple[float, int, int] | None) -> tuple[np.ndarray, np.ndarray]:
+                    memory: tuple[float, int, int] | None, out_slots: int = 2) -> tuple[np.ndarray, np.ndarray]:
     """Output rows (first and last beat of each of the ``Ho`` rows, `model.timing`'s ``Rows``)
     of a banded conv whose ``H`` input rows arrive as ``r_in`` (the design latency, `search.build`).
 
@@ -231,9 +235,10 @@ def banded_rows_out(r_in: tuple[np.ndarray, np.ndarray], g: Geometry, pe: int, s
     it (one band after the other, `SPLIT_DEPTH` later, a band's beats a cycle each) and the
     previous band's folds are done; its folds then take the band conv's compute (its lead
     after its input, `offchip_mvu` on `band_geometry`), and its ``R`` rows of ``Wo·Co/pe``
-    beats leave one after the other, the first `OFFCHIP_DEPTH` + 1 after its last read. The two band
-    slots and the tile reads' waits beyond the band conv's own lead are not modelled: exact
-    where the folds bind the band (the planner's usual case), early otherwise."""
+    beats leave one after the other, the first `OFFCHIP_DEPTH` + 1 after its last read; with one
+    output slot (``out_slots = 1``) a band's folds also wait for the band before to have left.
+    The two input slots and the tile reads' waits beyond the band conv's own lead are not
+    modelled: exact where the folds bind the band (the planner's usual case), early otherwise."""
     rate, latency, beat = memory or (None, 0, OFFCHIP_BEAT_BYTES)
     gb = band_geometry(g, bands)
     lanes = min(simd, g.c)
@@ -249,7 +254,7 @@ def banded_rows_out(r_in: tuple[np.ndarray, np.ndarray], g: Geometry, pe: int, s
         last = min(g.h - 1, r0 + gb.h - 1)
         ready = max(int(e_in[last]) + 1 if last >= 0 else int(s_in[0]), emitted + band_beats) + SPLIT_DEPTH
         emitted = ready - SPLIT_DEPTH
-        folded = max(ready, folded) + compute
+        folded = max(ready, folded, out_end if out_slots == 1 else ready) + compute
         for _ in range(r):
             st = max(folded + OFFCHIP_DEPTH, out_end + 1)  # (folded: the band's last read + 1)
             out_end = st + out_row - 1

@@ -185,7 +185,7 @@ def block_cost(kind: str, g: Geometry, pe: int, simd: int, uram: bool = False, m
                lut_macs: bool = False, lutw: bool = False, lut_requant: bool = False,
                in_slots: int = 2, in_cycles: int | None = None, stage: bool = False,
                stage_bound: bool = False, px: int = 1, po: int = 1, bands: int = 1,
-               timing: bool = True, short_ring: bool = False) -> BlockCost:
+               timing: bool = True, short_ring: bool = False, out_slots: int = 2) -> BlockCost:
     """Cost of a block kind at a folding (the folding must be legal).
 
     ``uram`` puts the weight memory in URAM (kinds in `URAM_CAPABLE`; ignored for the others,
@@ -208,7 +208,10 @@ def block_cost(kind: str, g: Geometry, pe: int, simd: int, uram: bool = False, m
     ``bands`` (an off-chip conv with two slots): computed that many bands of output rows a
     frame behind a band splitter (`band.banded`; ``timing=False``: without frame 0's schedule,
     for the tables). ``short_ring`` (`SHORT_RING_KINDS` on chip): the window generator's ring
-    holds `timing.short_ring_rows` rows (`blocks.mvu`).
+    holds `timing.short_ring_rows` rows (`blocks.mvu`). ``out_slots`` (an off-chip conv/dense
+    without a DDR frame stage, banded or not): the frame slots of its output buffer, 2 or 1
+    (`offchip_mvu`; one halves the output memory, a frame's first fold then waits for the
+    previous frame's output to have left).
     """
     if short_ring and (kind not in SHORT_RING_KINDS or ddr):
         raise ValueError(f"block kind '{kind}' (ddr={ddr}) has no window ring to shorten")
@@ -217,6 +220,8 @@ def block_cost(kind: str, g: Geometry, pe: int, simd: int, uram: bool = False, m
     if ddr:
         if kind not in OFFCHIP_CAPABLE or mmv > 1:
             raise ValueError(f"block kind '{kind}' (mmv={mmv}) cannot keep its weights off chip")
+        if out_slots not in (1, 2) or (out_slots == 1 and stage):
+            raise ValueError(f"out_slots={out_slots}: 2, or 1 without a DDR frame stage")
         if stage:
             if in_slots != 1 or in_cycles is not None:
                 raise ValueError("a DDR frame stage goes with one input slot (its own in_cycles)")
@@ -227,12 +232,14 @@ def block_cost(kind: str, g: Geometry, pe: int, simd: int, uram: bool = False, m
                 raise ValueError(f"row bands are for a two-slot off-chip conv, not '{kind}' (in_slots={in_slots})")
             rate, latency, beat = memory or (None, 0, OFFCHIP_BEAT_BYTES)
             return banded(g, pe, simd, bands, uram=uram, rate=rate, latency=latency, beat_bytes=beat,
-                          timing=timing)
+                          timing=timing, out_slots=out_slots)
         if memory is None:
-            return offchip_mvu(g, pe, simd, uram=uram, in_slots=in_slots, in_cycles=in_cycles)
+            return offchip_mvu(g, pe, simd, uram=uram, in_slots=in_slots, in_cycles=in_cycles, out_slots=out_slots)
         rate, latency, beat = memory
         return offchip_mvu(g, pe, simd, uram=uram, rate=rate, latency=latency, beat_bytes=beat, in_slots=in_slots,
-                           in_cycles=in_cycles)
+                           in_cycles=in_cycles, out_slots=out_slots)
+    if out_slots != 2:
+        raise ValueError(f"block kind '{kind}' on chip has no output frame slots (out_slots={out_slots})")
     kw: dict = {}
     if uram and kind in URAM_CAPABLE:  # a block without weights: nothing of its own moves
         kw["uram"] = True

@@ -75,7 +75,8 @@ def make_plan(graph: Graph, board: Board, strategy: str = "search", objective: s
               dsp_packing: bool = DSP_PACKING, lut_macs: bool = LUT_MACS, space_to_depth: str = "off",
               lut_requant: bool | None = None, padded_folds: bool = PADDED_FOLDS,
               ddr_stages: bool = DDR_STAGES, ddr_fifos: bool = DDR_FIFOS, pixel_pairs: str | bool = "off",
-              row_bands: bool = ROW_BANDS, short_rings: bool | None = None) -> Plan:
+              row_bands: bool = ROW_BANDS, short_rings: bool | None = None,
+              out_slot: bool | None = None) -> Plan:
     """Plan ``graph`` (canonical) on ``board``.
 
     Args:
@@ -146,7 +147,13 @@ def make_plan(graph: Graph, board: Board, strategy: str = "search", objective: s
         short_rings: let window blocks keep a short window ring, ``KH_eff + SH`` padded rows
             (fewer BRAM18, the writer waiting at each frame boundary: docs/cost-model.md,
             "Short window rings"), chosen per block; the plan's ``short_ring``. None (the
-            default): only when the plan without them is short of BRAM18.
+            default): only when the plan without them is short of BRAM18 or URAM.
+        out_slot: with ``offchip_weights``, let an off-chip block (without a DDR frame stage)
+            keep one output frame slot instead of two (half its output frame memory, the next
+            frame's first fold waiting for this one's outputs to have left: docs/cost-model.md,
+            "One output slot"), chosen per block; the plan's ``out_slots``. None (the
+            default): as ``short_rings``, only when the plan without them is short of BRAM18
+            or URAM (both are then offered together).
 
     Raises:
         InfeasibleError: no plan fits (message: core, resource, shortfall, smallest change).
@@ -163,7 +170,7 @@ def make_plan(graph: Graph, board: Board, strategy: str = "search", objective: s
               progress=progress, parallel_window=parallel_window, narrow_folding=narrow_folding,
               pixel_copies=pixel_copies, offchip_weights=offchip_weights, dsp_packing=dsp_packing,
               lut_macs=lut_macs, lut_requant=lut_requant, padded_folds=padded_folds, ddr_stages=ddr_stages,
-              ddr_fifos=ddr_fifos, row_bands=row_bands, short_rings=short_rings)
+              ddr_fifos=ddr_fifos, row_bands=row_bands, short_rings=short_rings, out_slot=out_slot)
 
     def plan_bands(g: Graph, pixel_pairs: bool) -> Plan:
         """`_make_plan`; with off-chip weights and row bands allowed, first the plan without
@@ -248,24 +255,28 @@ def _pairs_may_help(graph: Graph, plan: Plan) -> bool:
     return False
 
 
-def _make_plan(graph: Graph, board: Board, short_rings: bool | None = None, **kw) -> Plan:
-    """`make_plan` for one graph (its input layout as it is): with short window rings when
-    asked, and when auto (None) only if the plan without them is short of BRAM18 (a short ring
-    costs a few cycles a frame: a board with room to spare keeps the default rings, and its
-    planning time)."""
-    if short_rings is not None:
-        return _make_plan_rq(graph, board, short_rings=short_rings, **kw)
+def _make_plan(graph: Graph, board: Board, short_rings: bool | None = None, out_slot: bool | None = None,
+               **kw) -> Plan:
+    """`make_plan` for one graph (its input layout as it is): with short window rings and
+    off-chip blocks of one output slot when asked, and those left auto (None) only if the plan
+    without them is short of BRAM18 or URAM (each costs cycles a frame: a board with room to
+    spare keeps the default buffers, and its planning time)."""
+    lean = [a for a, v in (("short window rings", short_rings), ("one output slot", out_slot)) if v is None]
+    if not lean:
+        return _make_plan_rq(graph, board, short_rings=short_rings, out1=out_slot, **kw)
     try:
-        return _make_plan_rq(graph, board, short_rings=False, **kw)
+        return _make_plan_rq(graph, board, short_rings=bool(short_rings), out1=bool(out_slot), **kw)
     except InfeasibleError as first:
-        if not _short_of(str(first), "bram18"):
+        if not (_short_of(str(first), "bram18") or _short_of(str(first), "uram")):
             raise
+        what = " and ".join(lean)
         if kw.get("progress"):
-            kw["progress"](f"{kw['strategy']}: no plan with the default window rings; planning with short rings")
+            kw["progress"](f"{kw['strategy']}: no plan with the default buffers; planning with {what}")
         try:
-            return _make_plan_rq(graph, board, short_rings=True, **kw)
+            return _make_plan_rq(graph, board, short_rings=short_rings is not False, out1=out_slot is not False,
+                                 **kw)
         except InfeasibleError as second:
-            raise InfeasibleError(f"{second} (with short window rings; with the default rings: {first})") from second
+            raise InfeasibleError(f"{second} (with {what}; without: {first})") from second
 
 
 def _make_plan_rq(graph: Graph, board: Board, lut_requant: bool | None, **kw) -> Plan:
@@ -327,8 +338,8 @@ def _make_plan_with(graph: Graph, board: Board, strategy: str, objective: str, t
                     narrow_folding: bool, pixel_copies: bool, offchip_weights: bool, dsp_packing: bool,
                     lut_macs: bool, lut_requant: bool, padded_folds: bool, ddr_stages: bool,
                     ddr_fifos: bool, pixel_pairs: bool = False, row_bands: bool = True,
-                    short_rings: bool = False) -> Plan:
-    """`_make_plan` with LUT requantisers and short window rings allowed or not."""
+                    short_rings: bool = False, out1: bool = False) -> Plan:
+    """`_make_plan` with LUT requantisers, short window rings and one output slot allowed or not."""
     if strategy not in STRATEGIES:
         raise BadInputError(f"unknown strategy '{strategy}': expected one of {', '.join(STRATEGIES)}")
     if objective not in OBJECTIVES:
@@ -338,7 +349,7 @@ def _make_plan_with(graph: Graph, board: Board, strategy: str, objective: str, t
                          offchip_weights=offchip_weights, dsp_packing=dsp_packing, lut_macs=lut_macs,
                          lut_requant=lut_requant, padded_folds=padded_folds, ddr_stages=ddr_stages,
                          ddr_fifos=ddr_fifos, pixel_pairs=pixel_pairs, row_bands=row_bands,
-                         short_rings=short_rings, extras=strategy == "search" and objective == "throughput")
+                         short_rings=short_rings, out1=out1, extras=strategy == "search" and objective == "throughput")
     _needs_dsp(prob)
     # With DSP packing allowed, also plan without it and keep the better plan (ties: packed,
     # fewer DSPs): packing makes every packed row cheaper in DSPs, which can steer the
@@ -454,7 +465,8 @@ def _make_plan_with(graph: Graph, board: Board, strategy: str, objective: str, t
                           ddr_stages=bool(chosen.ddr_stages and chosen.offchip_memory is not None),
                           ddr_fifos=bool(chosen.ddr_fifos and chosen.offchip_memory is not None),
                           row_bands=bool(chosen.row_bands and chosen.offchip_memory is not None),
-                          short_rings=bool(chosen.short_rings))
+                          short_rings=bool(chosen.short_rings),
+                          out_slot=bool(chosen.out1 and chosen.offchip_memory is not None))
     _check_capacity(board, plan)
     plan.input_blocks = dict(graph.input_blocks)
     plan.search_seconds = time.monotonic() - t0

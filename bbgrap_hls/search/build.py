@@ -119,7 +119,7 @@ def unit_parts(prob: Problem, seg: Segmentation, u: int) -> list[_Part]:
                       pack=prob.dsp_packing, lut_macs=bool(t.lut[f]), lutw=bool(t.lutw[f]),
                       lut_requant=bool(t.lutrq[f]), in_slots=1 if t.in1[f] else 2, in_cycles=in_cycles,
                       stage=bool(t.stage[f]), px=int(t.px[f]), po=int(t.po[f]), bands=int(t.bands[f]),
-                      short_ring=bool(t.ring[f]))
+                      short_ring=bool(t.ring[f]), out_slots=1 if t.out1[f] else 2)
     # (a row behind a stage has its tables' bound of the stage's cycles: the cost is exact)
     floor = cost.ii if t.stage[f] else int(t.ii[f])
     return [_Part(seg.core[u], 0, unit.geom.co, int(t.pe[f]), int(t.simd[f]), _at_least(cost, floor),
@@ -310,7 +310,8 @@ def _build(prob: Problem, seg: Segmentation, strategy: str, objective: str, use_
         elif c.window is not None:  # sliding-window generator -> mvu / vvu, row by row
             r_out = window_rows_out(resample(r_in, g.h), c.window, c.depth)
         elif c.bands > 1:  # an off-chip conv a band of rows at a time (model.band)
-            r_out = banded_rows_out(r_in, g, parts[u][0].pe, parts[u][0].simd, c.bands, prob.offchip_memory)
+            r_out = banded_rows_out(r_in, g, parts[u][0].pe, parts[u][0].simd, c.bands, prob.offchip_memory,
+                                    c.out_slots)
         elif g.ho * g.wo <= 1 or c.fill >= 1.0:  # needs the whole input: one output row
             a_out, b_out = out_profile(int(r_in[0][0]), int(r_in[1][-1]), in_beats, c.lead, c.span,
                                        c.tail, c.fill, c.depth)
@@ -429,7 +430,7 @@ def _build(prob: Problem, seg: Segmentation, strategy: str, objective: str, use_
                 _placement([p.cost.weights for p in ps]), ps[0].mmv,
                 sum(p.cost.offchip_bytes for p in ps), _node_pack([_pack(prob, prob.units[u].kind, p) for p in ps]),
                 "lut" if any(p.cost.lut_requant for p in ps) else "dsp", ps[0].cost.in_slots, ps[0].cost.in_stage,
-                ps[0].px, ps[0].po, ps[0].cost.bands, ps[0].cost.short_ring))
+                ps[0].px, ps[0].po, ps[0].cost.bands, ps[0].cost.short_ring, ps[0].cost.out_slots))
     cores = []
     for c in board.cores:
         names = [nd.name for nd in nodes if nd.block not in ("host", "fused") and c.id in (

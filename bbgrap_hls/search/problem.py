@@ -97,6 +97,7 @@ class Problem:
     pixel_pairs: bool = False  # convs and Adds may stream two pixels a beat (`kinds.pair_modes`)
     row_bands: bool = True  # off-chip convs may compute bands of output rows (`model.band`)
     short_rings: bool = False  # window blocks may keep a short window ring (`Table.ring`)
+    out1: bool = False  # off-chip blocks may keep one output frame slot (`Table.out1`)
     # `build._cached_parts`: a block's parts by core and row (each copy of a problem starts empty)
     parts: dict = field(default_factory=dict, init=False, repr=False, compare=False)
     # `dp.SegmentDP`: every unit table's rows stacked, with the tables they came from
@@ -156,7 +157,7 @@ def build_problem(graph: Graph, board: Board, split_candidates: int = 8,
                   lut_macs: bool = LUT_MACS, lut_requant: bool = False,
                   padded_folds: bool = PADDED_FOLDS, ddr_stages: bool = DDR_STAGES,
                   extras: bool = False, ddr_fifos: bool = DDR_FIFOS, pixel_pairs: bool = False,
-                  row_bands: bool = ROW_BANDS, short_rings: bool = False) -> Problem:
+                  row_bands: bool = ROW_BANDS, short_rings: bool = False, out1: bool = False) -> Problem:
     """Units, folding tables and cut sizes of ``graph`` on ``board``.
 
     Args:
@@ -191,6 +192,9 @@ def build_problem(graph: Graph, board: Board, split_candidates: int = 8,
         short_rings: window blocks (conv with a window, one copy, one pixel a beat; depthwise
             conv; pools) also have each on-chip folding with a short window ring where that
             takes fewer BRAM18 (docs/cost-model.md, "Short window rings").
+        out1: with ``offchip_weights``, each off-chip conv/dense row without a DDR frame stage
+            also comes with one output frame slot where that takes fewer BRAM18 or URAM
+            (docs/cost-model.md, "One output slot").
         extras: with ``ddr_stages``, also build the off-chip blocks' one-input-slot rows
             (`Table.extra`) with the tables (in parallel where it can), for a caller that will
             run the integer program (it asks for them all); else they are built when asked.
@@ -237,7 +241,7 @@ def build_problem(graph: Graph, board: Board, split_candidates: int = 8,
         specs.append(SimpleNamespace(
             node=n, kind=kind, geom=g, fused=fused, out_tensor=out, in_tensors=list(acts), producers=producers,
             start=start, cycles=cycles, call=(kind, g, ins, parallel_window, use_uram, pixel_copies, mem, dsp_packing,
-                                              lut_macs, lut_requant, padded_folds, short_rings)))
+                                              lut_macs, lut_requant, padded_folds, short_rings, out1)))
         unit_of_tensor[out] = len(specs) - 1
     prefetch([sp.call for sp in specs], extras=extras and ddr_stages and mem is not None)
     for sp in specs:
@@ -267,7 +271,7 @@ def build_problem(graph: Graph, board: Board, split_candidates: int = 8,
     cut = np.cumsum(diff)[: m + 1]
     prob = Problem(graph, board, units, host_ops, fused_into, core_path(board), cut, tensor_bits,
                    parallel_window, pixel_copies, mem, dsp_packing, lut_macs, lut_requant, padded_folds,
-                   ddr_stages, ddr_fifos, pixel_pairs, row_bands, short_rings)
+                   ddr_stages, ddr_fifos, pixel_pairs, row_bands, short_rings, out1)
     _add_split_tables(prob, split_candidates, use_uram)
     return prob
 

@@ -181,7 +181,7 @@ def _variant(prob: Problem, **options) -> Problem:
               offchip_weights=prob.offchip_memory is not None, dsp_packing=prob.dsp_packing,
               lut_macs=prob.lut_macs, lut_requant=prob.lut_requant, padded_folds=prob.padded_folds,
               ddr_stages=prob.ddr_stages, ddr_fifos=prob.ddr_fifos, pixel_pairs=prob.pixel_pairs,
-              row_bands=prob.row_bands, short_rings=prob.short_rings)
+              row_bands=prob.row_bands, short_rings=prob.short_rings, out1=prob.out1)
     return build_problem(prob.graph, prob.board, **{**kw, **options})
 
 

@@ -91,6 +91,9 @@ class Table:
     # bool: the block's window generator keeps a short ring (`timing.short_ring_rows`; with the
     # planner's ``short_rings``, a row of fewer BRAM18 than its folding's default ring)
     ring: np.ndarray | None = None
+    # bool: an off-chip row whose output frame buffer has one slot (`offchip_mvu` ``out_slots=1``;
+    # with the planner's ``out1``, a row of fewer BRAM18 and URAM than its two-slot row)
+    out1: np.ndarray | None = None
     # the `_table` key of a table with off-chip rows: its `extra` rows are built from it when
     # first asked for (only the integer program asks, for the blocks a pair allows)
     extra_key: tuple | None = field(default=None, repr=False, compare=False)
@@ -119,6 +122,8 @@ class Table:
             self.fifo_ddr = np.zeros(len(self.ii), dtype=bool)
         if self.ring is None:
             self.ring = np.zeros(len(self.ii), dtype=bool)
+        if self.out1 is None:
+            self.out1 = np.zeros(len(self.ii), dtype=bool)
 
     @property
     def extra(self) -> Table | None:
@@ -180,19 +185,22 @@ class Table:
 
 
 _COLUMNS = ("pe", "simd", "uram", "ii", "res", "mmv", "ddr", "lut", "lutw", "lutrq", "padded", "in1", "stage",
-            "px", "po", "bands", "fifo_ddr", "ring")
+            "px", "po", "bands", "fifo_ddr", "ring", "out1")
 """`Table`'s per-row arrays."""
 
 
 def _key(kind: str, g: Geometry, inputs: _Inputs, parallel_window: bool, uram: bool, copies: bool = True,
          memory: tuple[float, int, int] | None = None, pack: bool = False, lut_macs: bool = False,
-         lut_requant: bool = False, padded: bool = False, short_rings: bool = False) -> tuple:
+         lut_requant: bool = False, padded: bool = False, short_rings: bool = False, out1: bool = False) -> tuple:
     """`_table`'s cache key for its arguments: the options the kind ignores dropped (a pool's
-    table is the same with or without packing or off-chip weights)."""
+    table is the same with or without packing or off-chip weights). Its last element is the
+    pair ``(short_rings, out1)``."""
     if kind not in SHORT_RING_KINDS or not short_ring_pays(g):
         short_rings = False
     if kind not in OFFCHIP_CAPABLE and kind not in FIFO_DDR_KINDS:
         memory = None
+    if kind not in OFFCHIP_CAPABLE or memory is None:
+        out1 = False
     if kind not in PACK_CAPABLE:
         pack = False
     if not lut_capable(kind):
@@ -201,7 +209,8 @@ def _key(kind: str, g: Geometry, inputs: _Inputs, parallel_window: bool, uram: b
         lut_requant = False  # (a conv/dense/dwconv takes them on its LUT-product rows only)
     if kind not in WEIGHTED:
         padded = False
-    return (kind, g, inputs, parallel_window, uram, copies, memory, pack, lut_macs, lut_requant, padded, short_rings)
+    return (kind, g, inputs, parallel_window, uram, copies, memory, pack, lut_macs, lut_requant, padded,
+            (short_rings, out1))
 
 
 def _build(key: tuple) -> None:
@@ -210,15 +219,15 @@ def _build(key: tuple) -> None:
     computed once), and a table with off-chip rows leaves its on-chip rows as the table without
     them: the same rows in the same order (the off-chip rows take no part in the on-chip rows'
     construction, and the order is a stable sort, which a subset keeps)."""
-    kind, g, inputs, parallel_window, uram, copies, memory, pack, lut_macs, lut_requant, padded, rings = key
+    kind, g, inputs, parallel_window, uram, copies, memory, pack, lut_macs, lut_requant, padded, lean = key
     modes = (True, False) if pack else (False,)
     for p, t in zip(modes, _tables_of(kind, g, inputs, parallel_window, uram, copies, memory, modes, lut_macs,
-                                      lut_requant, padded, short_rings=rings), strict=True):
+                                      lut_requant, padded, short_rings=lean[0], out1=lean[1]), strict=True):
         if memory is not None and kind in OFFCHIP_CAPABLE:
             t.extra_key = key
         _remember((*key[:7], p, *key[8:]), t)
         if memory is not None:
-            _remember((*key[:6], None, p, *key[8:]), t.subset(~t.ddr & ~t.fifo_ddr))
+            _remember((*key[:6], None, p, *key[8:11], (lean[0], False)), t.subset(~t.ddr & ~t.fifo_ddr))
 
 
 def _table(*args, **kw) -> Table:
@@ -327,9 +336,9 @@ def _extra(key: tuple) -> Table | None:
     mode: off-chip rows do not pack)."""
     k = _extra_key(key)
     if k not in _EXTRAS:
-        kind, g, inputs, parallel_window, uram, copies, memory, _, lut_macs, lut_requant, padded, _ = key
+        kind, g, inputs, parallel_window, uram, copies, memory, _, lut_macs, lut_requant, padded, lean = key
         t = _tables_of(kind, g, inputs, parallel_window, uram, copies, memory, (False,), lut_macs, lut_requant,
-                       padded, in1=True)[0]
+                       padded, in1=True, out1=lean[1])[0]
         _EXTRAS[k] = t if len(t) else None
     return _EXTRAS[k]
 
@@ -351,7 +360,8 @@ def _remember(key: tuple, table: Table) -> None:
 
 def _tables_of(kind: str, g: Geometry, inputs: _Inputs, parallel_window: bool, uram: bool, copies: bool,
                memory: tuple[float, int, int] | None, modes: tuple[bool, ...], lut_macs: bool,
-               lut_requant: bool, padded: bool, in1: bool = False, short_rings: bool = False) -> list[Table]:
+               lut_requant: bool, padded: bool, in1: bool = False, short_rings: bool = False,
+               out1: bool = False) -> list[Table]:
     """Every folding (and weight placement) of a block with its cost, one table per packing
     mode of ``modes``. ``memory`` (rate
     bytes/cycle, latency, beat bytes: `offchip_memory`) adds off-chip weight rows for
@@ -365,7 +375,8 @@ def _tables_of(kind: str, g: Geometry, inputs: _Inputs, parallel_window: bool, u
     kept), so the tables have the same rows, each with its own cost. ``in1``: the off-chip rows
     with one input frame slot only (`Table.extra`). ``short_rings``: each on-chip folding of
     one pixel a beat without pixel copies also comes with a short window ring (`Table.ring`)
-    where that takes fewer BRAM18."""
+    where that takes fewer BRAM18. ``out1``: each off-chip row without a DDR frame stage also
+    comes with one output frame slot (`Table.out1`) where that takes fewer BRAM18 or URAM."""
     rows: list[list[tuple]] = [[] for _ in modes]
     # on_uram: the weights and the whole-frame input FIFOs in URAM (a block without weights:
     # its FIFOs only; the final plan places FIFOs by what each core's URAM has left)
@@ -426,13 +437,20 @@ def _tables_of(kind: str, g: Geometry, inputs: _Inputs, parallel_window: bool, u
                 if mmv > 1 and c.ii >= prev_ii:
                     break  # the window generator's writes already bound it: a copy buys nothing
                 prev_ii = c.ii
-            variants = [(c, 0)]
+            variants = [(c, 0, 0)]
             if short_rings and not ddr and mmv == 1 and px == 1 and po == 1:
                 cr = block_cost(kind, g, pe, simd, uram=on_uram, lut_macs=lut, lutw=lutw, lut_requant=lutrq,
                                 timing=False, short_ring=True)
                 if cr.bram18 < c.bram18:  # (a LUTRAM-sized line buffer keeps its default ring)
-                    variants.append((cr, 1))
-            for c, ring in variants:
+                    variants.append((cr, 1, 0))
+            if out1 and ddr and not stage:
+                co = block_cost(kind, g, pe, simd, uram=on_uram, ddr=True, memory=memory, in_slots=1 if in1 else 2,
+                                bands=bands, timing=False, out_slots=1)
+                if co.bram18 + co.uram < c.bram18 + c.uram:  # (a LUTRAM-sized output buffer keeps two slots)
+                    variants.append((co, 0, 1))
+            for c, ring, one_out in variants:
+                if one_out:  # (its own ii, so its bandwidth share; off-chip rows do not pack)
+                    bw, cs = -(-BW_CYCLES * c.offchip_bytes // c.ii), [(c.dsp, c.lut)] * len(modes)
                 bram, uram_use, f_lut = c.bram18, c.uram, 0
                 big_fifo = False
                 moved = None
@@ -450,19 +468,19 @@ def _tables_of(kind: str, g: Geometry, inputs: _Inputs, parallel_window: bool, u
                          int(in1), int(stage), px, po, bands)
                 for out, (dsp, lut_use) in zip(rows, cs, strict=True):
                     out.append((pe, simd, int(on_uram), c.ii, dsp, bram, uram_use, lut_use + f_lut, bw, *flags, 0,
-                                ring))
+                                ring, one_out))
                     if moved is not None and not on_uram:  # the frame FIFOs in board memory instead
                         m_bram, m_uram, m_lut, m_bytes, m_ii = moved
                         ii = max(c.ii, m_ii)
                         out.append((pe, simd, 0, ii, dsp, bram - m_bram, uram_use - m_uram, lut_use + f_lut + m_lut,
-                                    -(-BW_CYCLES * m_bytes // ii), *flags, 1, ring))
+                                    -(-BW_CYCLES * m_bytes // ii), *flags, 1, ring, one_out))
     return [_finish_table(kind, g, memory, r) for r in rows]
 
 
 def _finish_table(kind: str, g: Geometry, memory: tuple[float, int, int] | None, rows: list[tuple]) -> Table:
     """A `Table` of ``rows`` (`_tables_of`'s tuples) sorted by ii descending, with the slower
     off-chip rows added."""
-    offchip = [r for r in rows if r[10] and not r[15] and r[19] == 1]  # (the two-slot whole-frame ones)
+    offchip = [r for r in rows if r[10] and not r[15] and r[19] == 1 and not r[22]]  # (two-slot whole-frame)
     if offchip:
         # The slowest off-chip folding may also read its weights slower (its AXI reader given
         # a rate halving 12 times), so that a memory too slow for every block's compute still
@@ -474,14 +492,15 @@ def _finish_table(kind: str, g: Geometry, memory: tuple[float, int, int] | None,
                            memory=(rate / (1 << k), latency, beat))
             if c.ii > r[3]:
                 rows.append((*r[:3], c.ii, *r[4:8], -(-BW_CYCLES * c.offchip_bytes // c.ii), *r[9:]))
-    a = np.array(rows, dtype=np.int64).reshape(len(rows), 22)
+    a = np.array(rows, dtype=np.int64).reshape(len(rows), 23)
     order = np.lexsort((a[:, 4:9].sum(axis=1), a[:, 3]))[::-1]  # ii descending
     a = a[order]
     return Table(pe=a[:, 0], simd=a[:, 1], uram=a[:, 2].astype(bool), ii=a[:, 3], res=a[:, 4:9].copy(),
                  mmv=a[:, 9].copy(), ddr=a[:, 10].astype(bool), lut=a[:, 11].astype(bool),
                  lutw=a[:, 12].astype(bool), lutrq=a[:, 13].astype(bool), padded=a[:, 14].astype(bool),
                  in1=a[:, 15].astype(bool), stage=a[:, 16].astype(bool), px=a[:, 17].copy(), po=a[:, 18].copy(),
-                 bands=a[:, 19].copy(), fifo_ddr=a[:, 20].astype(bool), ring=a[:, 21].astype(bool))
+                 bands=a[:, 19].copy(), fifo_ddr=a[:, 20].astype(bool), ring=a[:, 21].astype(bool),
+                 out1=a[:, 22].astype(bool))
 
 
 def _offchip_ok(kind: str, g: Geometry, pe: int, simd: int, mmv: int, beat: int) -> bool:

@@ -5,8 +5,9 @@
 // P is conv2d_offchip's parameter struct (conv2d_offchip.h) plus
 //   BANDS  the bands a frame's HO output rows are computed in (BANDS | HO): R = HO/BANDS rows each.
 //
-// conv2d_offchip stores a whole input frame and a whole output frame, two slots each. Here a
-// band splitter (band_split) re-emits the input stream as BANDS band frames of
+// conv2d_offchip stores a whole input frame and a whole output frame (P::ISLOTS and P::OSLOTS
+// slots, two each by default). Here a band splitter (band_split) re-emits the input stream
+// as BANDS band frames of
 // HB = (R - 1)·SH + span(KH, DH) rows each (band b: input rows b·R·SH - PT .. b·R·SH - PT + HB - 1):
 // rows above or below the image as padding rows (every lane ZP_IN, conv2d_offchip's padding
 // value), rows a band shares with the band before replayed from a buffer of the last
@@ -42,7 +43,8 @@ struct BandGeom {
 };
 
 /// P on one band: HB input rows, no top or bottom padding (the splitter's padding rows);
-/// every other field (W, C, CO, the window, PL, PR, SIMD, PE, OFF, URAM, ISLOTS, ...) P's.
+/// every other field (W, C, CO, the window, PL, PR, SIMD, PE, OFF, URAM, ISLOTS, OSLOTS, ...)
+/// P's, inherited.
 template <class P>
 struct BandView : P {
   static constexpr int H = BandGeom<P>::HB, PT = 0, PB = 0;

@@ -6,11 +6,12 @@
 //   OFF   the layer's first beat in the weight port (its image part starts OFF·DDR_BEAT bytes in),
 //   URAM  1: the frame buffers in URAM, 0: in BRAM,
 //   ISLOTS (optional, default 2) 2: two input frame slots (ping-pong), 1: one (below),
+//   OSLOTS (optional, default 2) 2: two output frame slots (ping-pong), 1: one (below),
 //   STAGE (optional, default 0) 1: ISLOTS = 1 with a DDR frame stage (below), then also
 //   SOFF  byte offset of the stage's scratch area (region 0) in the core's board-memory
 //         image, SREGION bytes per region (a multiple of 4,096).
 // dense_offchip takes dense's struct (C, CO, SIMD, PE, ZP_OUT, LO, HI) plus OFF, URAM and
-// optionally ISLOTS, STAGE, SOFF, SREGION.
+// optionally ISLOTS, OSLOTS, STAGE, SOFF, SREGION.
 //
 // Weight image (codegen/weights.py, hls/ddr_weights_core<k>.bin): the layer's NF·SF words of
 // N = PE·SIMD bytes in address order, word a = nf·SF + sf at byte OFF·DDR_BEAT + a·N, lane
@@ -35,10 +36,19 @@
 // Bias, multiplier and shift are conv2d's [PE][NF] constants (bias' with -zp_in·Σw folded).
 // With ISLOTS = 1 the input frame buffer is one array that offchip_store_compute keeps (a
 // static of that process): it stores a frame, then computes it, then stores the next (the
-// RTL conv_offchip's ISLOTS = 1 order), beside the fetch and the emit, whose output frame
-// buffer stays ping-pong; the producer must hold the next frame meanwhile (the planner puts
-// such a block after an off-chip block only: docs/cost-model.md, "One input slot").
-// With STAGE = 1 (and ISLOTS = 1) the input passes through a DDR frame stage: offchip_stage.h.
+// RTL conv_offchip's ISLOTS = 1 order), beside the fetch and the emit; the producer must hold
+// the next frame meanwhile (the planner puts such a block after an off-chip block only:
+// docs/cost-model.md, "One input slot").
+// With OSLOTS = 1 the output frame buffer is one array, half the output memory, that
+// offchip_compute_emit keeps (a static of that process): it computes a frame into it, then
+// emits it, then computes the next, so a frame's fold 0 waits until the previous frame's
+// output has left (the RTL conv_offchip's OSLOTS = 1 order); the store (x ping-pong) and the
+// fetch stay processes of their own. With ISLOTS = OSLOTS = 1 one process,
+// offchip_store_compute_emit, keeps both buffers and stores, computes and emits each frame
+// in turn, beside the fetch. A consumer slower than the emit then holds back the next
+// frame's compute.
+// With STAGE = 1 (and ISLOTS = 1) the input passes through a DDR frame stage: offchip_stage.h
+// (either OSLOTS).
 // C simulation runs the DATAFLOW stages one after another in the kernel's thread; the threaded
 // build counts a frame at its slowest stage (BB_STAGE, bb_dataflow.h; codegen/schedule.py
 // `offchip_cycles` is the bound).
@@ -275,6 +285,12 @@ struct OffchipInSlots : std::integral_constant<int, 2> {};
 template <class P>
 struct OffchipInSlots<P, std::void_t<decltype(P::ISLOTS)>> : std::integral_constant<int, P::ISLOTS> {};
 
+/// Output slots of P: P::OSLOTS where the struct has it, else 2.
+template <class P, class = void>
+struct OffchipOutSlots : std::integral_constant<int, 2> {};
+template <class P>
+struct OffchipOutSlots<P, std::void_t<decltype(P::OSLOTS)>> : std::integral_constant<int, P::OSLOTS> {};
+
 /// ISLOTS = 1: the input frame into the one input slot ``x``, then the frame's folds over it.
 template <class P>
 void offchip_store_compute(Stream<P::SIMD>& in, Stream<OffchipGeom<P>::N>& wq, Word<P::SIMD> x[OffchipGeom<P>::XW],
@@ -345,6 +361,128 @@ BB_LOOP(offchip_frame)
   }
 }
 
+/// OSLOTS = 1: the frame's folds into the one output slot ``y``, then ``y`` onto the output.
+template <class P>
+void offchip_compute_emit(const Word<P::SIMD> x[OffchipGeom<P>::XW], Stream<OffchipGeom<P>::N>& wq,
+                          Word<P::PE> y[OffchipGeom<P>::YW], Stream<P::PE>& out, const int32_t bias[P::PE][P::CO / P::PE],
+                          const int32_t mult[P::PE][P::CO / P::PE], const int32_t shift[P::PE][P::CO / P::PE]) {
+  offchip_compute<P>(x, wq, y, bias, mult, shift);
+  offchip_emit<P>(y, out);
+}
+
+template <class P>
+void offchip_compute_emit(const Word<P::SIMD> x[OffchipGeom<P>::XW], Stream<OffchipGeom<P>::N>& wq,
+                          Stream<P::PE>& out, const int32_t bias[P::PE][P::CO / P::PE],
+                          const int32_t mult[P::PE][P::CO / P::PE], const int32_t shift[P::PE][P::CO / P::PE],
+                          std::false_type /* BRAM */) {
+  static Word<P::PE> y[OffchipGeom<P>::YW];
+  BB_HLS(AGGREGATE variable = y compact = bit)
+  BB_HLS(BIND_STORAGE variable = y type = ram_2p impl = bram)
+  offchip_compute_emit<P>(x, wq, y, out, bias, mult, shift);
+}
+
+template <class P>
+void offchip_compute_emit(const Word<P::SIMD> x[OffchipGeom<P>::XW], Stream<OffchipGeom<P>::N>& wq,
+                          Stream<P::PE>& out, const int32_t bias[P::PE][P::CO / P::PE],
+                          const int32_t mult[P::PE][P::CO / P::PE], const int32_t shift[P::PE][P::CO / P::PE],
+                          std::true_type /* URAM */) {
+  static Word<P::PE> y[OffchipGeom<P>::YW];
+  BB_HLS(AGGREGATE variable = y compact = bit)
+  BB_HLS(BIND_STORAGE variable = y type = ram_2p impl = uram)
+  offchip_compute_emit<P>(x, wq, y, out, bias, mult, shift);
+}
+
+// OSLOTS = 1 (ISLOTS = 2): three processes a frame (store, fetch, compute-then-emit); only x
+// is ping-pong.
+template <class P>
+void offchip_frames_out1(Stream<P::SIMD>& in, Stream<P::PE>& out, const Word<DDR_BEAT>* wddr,
+                         const int32_t bias[P::PE][P::CO / P::PE], const int32_t mult[P::PE][P::CO / P::PE],
+                         const int32_t shift[P::PE][P::CO / P::PE], int frames, std::false_type /* BRAM */) {
+BB_LOOP(offchip_frame)
+  for (int f = 0; f < frames; ++f) {
+    BB_HLS(DATAFLOW)
+    Word<P::SIMD> x[OffchipGeom<P>::XW];
+    BB_HLS(AGGREGATE variable = x compact = bit)
+    BB_HLS(BIND_STORAGE variable = x type = ram_2p impl = bram)
+    Stream<OffchipGeom<P>::N> wq("offchip_w");
+    BB_HLS(STREAM variable = wq depth = 2)
+    BB_STAGES()  // csim --threads: the frame counted at its slowest stage (bb_dataflow.h)
+    BB_STAGE(offchip_store<P>(in, x);)
+    BB_STAGE(offchip_fetch<P>(wddr, wq);)
+    BB_STAGE(offchip_compute_emit<P>(x, wq, out, bias, mult, shift, std::false_type());)
+    BB_STAGES_END()
+  }
+}
+
+template <class P>
+void offchip_frames_out1(Stream<P::SIMD>& in, Stream<P::PE>& out, const Word<DDR_BEAT>* wddr,
+                         const int32_t bias[P::PE][P::CO / P::PE], const int32_t mult[P::PE][P::CO / P::PE],
+                         const int32_t shift[P::PE][P::CO / P::PE], int frames, std::true_type /* URAM */) {
+BB_LOOP(offchip_frame)
+  for (int f = 0; f < frames; ++f) {
+    BB_HLS(DATAFLOW)
+    Word<P::SIMD> x[OffchipGeom<P>::XW];
+    BB_HLS(AGGREGATE variable = x compact = bit)
+    BB_HLS(BIND_STORAGE variable = x type = ram_2p impl = uram)
+    Stream<OffchipGeom<P>::N> wq("offchip_w");
+    BB_HLS(STREAM variable = wq depth = 2)
+    BB_STAGES()  // csim --threads: the frame counted at its slowest stage (bb_dataflow.h)
+    BB_STAGE(offchip_store<P>(in, x);)
+    BB_STAGE(offchip_fetch<P>(wddr, wq);)
+    BB_STAGE(offchip_compute_emit<P>(x, wq, out, bias, mult, shift, std::true_type());)
+    BB_STAGES_END()
+  }
+}
+
+/// ISLOTS = OSLOTS = 1: the input frame into the one input slot, its folds into the one
+/// output slot, then the output slot onto the output stream; both slots statics of this
+/// process.
+template <class P>
+void offchip_store_compute_emit(Stream<P::SIMD>& in, Stream<OffchipGeom<P>::N>& wq, Stream<P::PE>& out,
+                                const int32_t bias[P::PE][P::CO / P::PE], const int32_t mult[P::PE][P::CO / P::PE],
+                                const int32_t shift[P::PE][P::CO / P::PE], std::false_type /* BRAM */) {
+  static Word<P::SIMD> x[OffchipGeom<P>::XW];
+  BB_HLS(AGGREGATE variable = x compact = bit)
+  BB_HLS(BIND_STORAGE variable = x type = ram_2p impl = bram)
+  static Word<P::PE> y[OffchipGeom<P>::YW];
+  BB_HLS(AGGREGATE variable = y compact = bit)
+  BB_HLS(BIND_STORAGE variable = y type = ram_2p impl = bram)
+  offchip_store_compute<P>(in, wq, x, y, bias, mult, shift);
+  offchip_emit<P>(y, out);
+}
+
+template <class P>
+void offchip_store_compute_emit(Stream<P::SIMD>& in, Stream<OffchipGeom<P>::N>& wq, Stream<P::PE>& out,
+                                const int32_t bias[P::PE][P::CO / P::PE], const int32_t mult[P::PE][P::CO / P::PE],
+                                const int32_t shift[P::PE][P::CO / P::PE], std::true_type /* URAM */) {
+  static Word<P::SIMD> x[OffchipGeom<P>::XW];
+  BB_HLS(AGGREGATE variable = x compact = bit)
+  BB_HLS(BIND_STORAGE variable = x type = ram_2p impl = uram)
+  static Word<P::PE> y[OffchipGeom<P>::YW];
+  BB_HLS(AGGREGATE variable = y compact = bit)
+  BB_HLS(BIND_STORAGE variable = y type = ram_2p impl = uram)
+  offchip_store_compute<P>(in, wq, x, y, bias, mult, shift);
+  offchip_emit<P>(y, out);
+}
+
+// ISLOTS = OSLOTS = 1: two processes a frame (fetch, store-then-compute-then-emit); no frame
+// buffer is a channel. U: std::false_type (BRAM) or std::true_type (URAM), the process's.
+template <class P, class U>
+void offchip_frames_in1_out1(Stream<P::SIMD>& in, Stream<P::PE>& out, const Word<DDR_BEAT>* wddr,
+                             const int32_t bias[P::PE][P::CO / P::PE], const int32_t mult[P::PE][P::CO / P::PE],
+                             const int32_t shift[P::PE][P::CO / P::PE], int frames, U uram) {
+BB_LOOP(offchip_frame)
+  for (int f = 0; f < frames; ++f) {
+    BB_HLS(DATAFLOW)
+    Stream<OffchipGeom<P>::N> wq("offchip_w");
+    BB_HLS(STREAM variable = wq depth = 2)
+    BB_STAGES()  // csim --threads: the frame counted at its slowest stage (bb_dataflow.h)
+    BB_STAGE(offchip_fetch<P>(wddr, wq);)
+    BB_STAGE(offchip_store_compute_emit<P>(in, wq, out, bias, mult, shift, uram);)
+    BB_STAGES_END()
+  }
+}
+
 /// STAGE, SOFF and SREGION of P where the struct has STAGE, else 0 (no stage; the DDR frame
 /// stage's kernels are in offchip_stage.h).
 template <class P, class = void>
@@ -364,13 +502,19 @@ template <class P>
 void conv2d_offchip(Stream<P::SIMD>& in, Stream<P::PE>& out, const Word<DDR_BEAT>* wddr,
                     const int32_t bias[P::PE][P::CO / P::PE], const int32_t mult[P::PE][P::CO / P::PE],
                     const int32_t shift[P::PE][P::CO / P::PE], int frames) {
-  constexpr int islots = OffchipInSlots<P>::value;
+  constexpr int islots = OffchipInSlots<P>::value, oslots = OffchipOutSlots<P>::value;
   static_assert(islots == 1 || islots == 2, "conv_offchip: ISLOTS is 1 or 2");
+  static_assert(oslots == 1 || oslots == 2, "conv_offchip: OSLOTS is 1 or 2");
   static_assert(OffchipStage<P>::STAGE == 0, "conv_offchip: STAGE = 1 takes the scratch pointers sddr_w, sddr_r");
-  if constexpr (islots == 1) {
-    offchip_frames_in1<P>(in, out, wddr, bias, mult, shift, frames, std::integral_constant<bool, P::URAM != 0>());
+  using U = std::integral_constant<bool, P::URAM != 0>;
+  if constexpr (islots == 1 && oslots == 1) {
+    offchip_frames_in1_out1<P>(in, out, wddr, bias, mult, shift, frames, U());
+  } else if constexpr (islots == 1) {
+    offchip_frames_in1<P>(in, out, wddr, bias, mult, shift, frames, U());
+  } else if constexpr (oslots == 1) {
+    offchip_frames_out1<P>(in, out, wddr, bias, mult, shift, frames, U());
   } else {
-    offchip_frames<P>(in, out, wddr, bias, mult, shift, frames, std::integral_constant<bool, P::URAM != 0>());
+    offchip_frames<P>(in, out, wddr, bias, mult, shift, frames, U());
   }
 }
 
@@ -381,7 +525,7 @@ struct DenseAsConv {
                        PR = 0, ZP_IN = 0;
   static constexpr int C = D::C, CO = D::CO, SIMD = D::SIMD, PE = D::PE, ZP_OUT = D::ZP_OUT, LO = D::LO,
                        HI = D::HI, OFF = D::OFF, URAM = D::URAM, ISLOTS = OffchipInSlots<D>::value,
-                       STAGE = OffchipStage<D>::STAGE;
+                       OSLOTS = OffchipOutSlots<D>::value, STAGE = OffchipStage<D>::STAGE;
   static constexpr long SOFF = OffchipStage<D>::SOFF, SREGION = OffchipStage<D>::SREGION;
 };
 

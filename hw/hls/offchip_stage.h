@@ -1,5 +1,5 @@
 // DDR frame stage in front of an off-chip conv/dense with one input slot (P::STAGE = 1,
-// P::ISLOTS = 1; conv2d_offchip.h has the layer itself).
+// P::ISLOTS = 1, P::OSLOTS 1 or 2; conv2d_offchip.h has the layer itself).
 //
 // With STAGE = 1 (and ISLOTS = 1) the input passes through a DDR frame stage, so that the
 // producer need not hold the frame while the layer computes (docs/codegen.md, "DDR frame
@@ -12,6 +12,10 @@
 // m_axi arguments, `sddr_w` (written by the writer) and `sddr_r` (read by the reader), each
 // in its own bundle and both given the same buffer (the core's image): Vitis HLS tracks no
 // dependency through memory between DATAFLOW processes, the token orders them.
+// The output frame buffer has P::OSLOTS slots as in conv2d_offchip.h: two (default) between
+// the reader and offchip_emit, a ping-pong channel; one, a static of the reader
+// (offchip_stage_compute_emit), which reads a frame back, computes it and emits it before
+// it pops the next token.
 
 #ifndef BBGRAP_OFFCHIP_STAGE_H
 #define BBGRAP_OFFCHIP_STAGE_H
@@ -158,6 +162,65 @@ BB_LOOP(offchip_frame)
   }
 }
 
+/// Stage process 2 with OSLOTS = 1: the frame read back into the one input slot, its folds
+/// into the one output slot, then the output slot onto the output stream (both slots
+/// statics of this process).
+template <class P>
+void offchip_stage_compute_emit(const Word<stage_beat(P::SIMD)>* sddr_r, Stream<1>& tok, Stream<OffchipGeom<P>::N>& wq,
+                                Stream<P::PE>& out, const int32_t bias[P::PE][P::CO / P::PE],
+                                const int32_t mult[P::PE][P::CO / P::PE], const int32_t shift[P::PE][P::CO / P::PE],
+                                std::false_type /* BRAM */) {
+  static Word<P::SIMD> x[OffchipGeom<P>::XW];
+  BB_HLS(AGGREGATE variable = x compact = bit)
+  BB_HLS(BIND_STORAGE variable = x type = ram_2p impl = bram)
+  static Word<P::PE> y[OffchipGeom<P>::YW];
+  BB_HLS(AGGREGATE variable = y compact = bit)
+  BB_HLS(BIND_STORAGE variable = y type = ram_2p impl = bram)
+  offchip_stage_read<P>(sddr_r, tok, x);
+  offchip_compute<P>(x, wq, y, bias, mult, shift);
+  offchip_emit<P>(y, out);
+}
+
+template <class P>
+void offchip_stage_compute_emit(const Word<stage_beat(P::SIMD)>* sddr_r, Stream<1>& tok, Stream<OffchipGeom<P>::N>& wq,
+                                Stream<P::PE>& out, const int32_t bias[P::PE][P::CO / P::PE],
+                                const int32_t mult[P::PE][P::CO / P::PE], const int32_t shift[P::PE][P::CO / P::PE],
+                                std::true_type /* URAM */) {
+  static Word<P::SIMD> x[OffchipGeom<P>::XW];
+  BB_HLS(AGGREGATE variable = x compact = bit)
+  BB_HLS(BIND_STORAGE variable = x type = ram_2p impl = uram)
+  static Word<P::PE> y[OffchipGeom<P>::YW];
+  BB_HLS(AGGREGATE variable = y compact = bit)
+  BB_HLS(BIND_STORAGE variable = y type = ram_2p impl = uram)
+  offchip_stage_read<P>(sddr_r, tok, x);
+  offchip_compute<P>(x, wq, y, bias, mult, shift);
+  offchip_emit<P>(y, out);
+}
+
+// STAGE = 1, OSLOTS = 1: three processes a frame (stage writer, fetch, read-back-then-compute-
+// then-emit); no frame buffer is a channel. The token stream as above: the reader pops frame
+// f+1's token only after it emitted frame f, so region reuse is ordered as with OSLOTS = 2.
+// U: std::false_type (BRAM) or std::true_type (URAM), the reader's.
+template <class P, class U>
+void offchip_frames_stage_out1(Stream<P::SIMD>& in, Stream<P::PE>& out, const Word<DDR_BEAT>* wddr,
+                               Word<stage_beat(P::SIMD)>* sddr_w, const Word<stage_beat(P::SIMD)>* sddr_r,
+                               const int32_t bias[P::PE][P::CO / P::PE], const int32_t mult[P::PE][P::CO / P::PE],
+                               const int32_t shift[P::PE][P::CO / P::PE], int frames, U uram) {
+BB_LOOP(offchip_frame)
+  for (int f = 0; f < frames; ++f) {
+    BB_HLS(DATAFLOW)
+    Stream<OffchipGeom<P>::N> wq("offchip_w");
+    BB_HLS(STREAM variable = wq depth = 2)
+    Stream<1> tok("offchip_stage_token");  // depth 1: see offchip_frames_stage
+    BB_HLS(STREAM variable = tok depth = 1)
+    BB_STAGES()  // csim --threads: the frame counted at its slowest stage (bb_dataflow.h)
+    BB_STAGE(offchip_stage_write<P>(in, sddr_w, tok, f);)
+    BB_STAGE(offchip_fetch<P>(wddr, wq);)
+    BB_STAGE(offchip_stage_compute_emit<P>(sddr_r, tok, wq, out, bias, mult, shift, uram);)
+    BB_STAGES_END()
+  }
+}
+
 /// Convolution with off-chip weights behind a DDR frame stage (P::STAGE = 1, P::ISLOTS = 1):
 /// `sddr_w` (written) and `sddr_r` (read) both point to the core's board-memory image, whose
 /// scratch area for this layer starts at byte P::SOFF (see the header).
@@ -174,8 +237,14 @@ void conv2d_offchip(Stream<P::SIMD>& in, Stream<P::PE>& out, const Word<DDR_BEAT
   static_assert(S::SOFF >= 0 && S::SOFF % 4096 == 0 && S::SREGION % 4096 == 0, "conv_offchip: the stage's "
                 "scratch is 4 KB aligned");
   static_assert(S::SREGION >= static_cast<long>(OffchipGeom<P>::XW) * SB, "conv_offchip: SREGION holds a frame");
-  offchip_frames_stage<P>(in, out, wddr, sddr_w, sddr_r, bias, mult, shift, frames,
-                          std::integral_constant<bool, P::URAM != 0>());
+  constexpr int oslots = OffchipOutSlots<P>::value;
+  static_assert(oslots == 1 || oslots == 2, "conv_offchip: OSLOTS is 1 or 2");
+  using U = std::integral_constant<bool, P::URAM != 0>;
+  if constexpr (oslots == 1) {
+    offchip_frames_stage_out1<P>(in, out, wddr, sddr_w, sddr_r, bias, mult, shift, frames, U());
+  } else {
+    offchip_frames_stage<P>(in, out, wddr, sddr_w, sddr_r, bias, mult, shift, frames, U());
+  }
 }
 
 /// dense_offchip behind a DDR frame stage (P::STAGE = 1, P::ISLOTS = 1; conv2d_offchip's).
