@@ -262,7 +262,7 @@ def test_lut_only_design_rtl_twin_at_the_planned_ii(tmp_path: Path, model: str) 
 def test_retry_only_when_dsps_run_short() -> None:
     """`make_plan` plans again with LUT requantisers only when the refusal names DSPs: every
     'most economical folding' message lists DSP among the resources, the short one counts."""
-    from bbgrap_hls.search import _dsp_short
+    from bbgrap_hls.search.fallbacks import dsp_short as _dsp_short
 
     assert not _dsp_short("the 72 blocks do not fit cores [0] together: with every block at its most economical "
                           "folding they need 1213 / 998 DSP, 631 / 230 BRAM18, 374 / 51 URAM; URAM is short by 323.")

@@ -18,7 +18,6 @@ core fits: the partition and the ii stay, the DSPs and LUTs that bought no speed
 
 from __future__ import annotations
 
-import re
 import time
 from collections.abc import Callable
 
@@ -28,6 +27,7 @@ from bbgrap_hls.ir import Graph
 from bbgrap_hls.model.blocks import LUT_CAPABLE, LUT_REQUANT_CAPABLE
 from bbgrap_hls.plan import Plan
 from bbgrap_hls.search.dp import Segmentation
+from bbgrap_hls.search.fallbacks import lean_buffers, lut_requantisers
 from bbgrap_hls.search.ilp import JOINT, explain, joint_plan
 from bbgrap_hls.search.narrow import narrow
 from bbgrap_hls.search.parallel import Aside
@@ -257,63 +257,12 @@ def _pairs_may_help(graph: Graph, plan: Plan) -> bool:
 
 def _make_plan(graph: Graph, board: Board, short_rings: bool | None = None, out_slot: bool | None = None,
                **kw) -> Plan:
-    """`make_plan` for one graph (its input layout as it is): with short window rings and
-    off-chip blocks of one output slot when asked, and those left auto (None) only if the plan
-    without them is short of BRAM18 or URAM (each costs cycles a frame: a board with room to
-    spare keeps the default buffers, and its planning time)."""
-    lean = [a for a, v in (("short window rings", short_rings), ("one output slot", out_slot)) if v is None]
-    if not lean:
-        return _make_plan_rq(graph, board, short_rings=short_rings, out1=out_slot, **kw)
-    try:
-        return _make_plan_rq(graph, board, short_rings=bool(short_rings), out1=bool(out_slot), **kw)
-    except InfeasibleError as first:
-        if not (_short_of(str(first), "bram18") or _short_of(str(first), "uram")):
-            raise
-        what = " and ".join(lean)
-        if kw.get("progress"):
-            kw["progress"](f"{kw['strategy']}: no plan with the default buffers; planning with {what}")
-        try:
-            return _make_plan_rq(graph, board, short_rings=short_rings is not False, out1=out_slot is not False,
-                                 **kw)
-        except InfeasibleError as second:
-            raise InfeasibleError(f"{second} (with {what}; without: {first})") from second
+    """`make_plan` for one graph (its input layout as it is): its buffer and requantiser
+    fallbacks (`fallbacks.lean_buffers`, `fallbacks.lut_requantisers`) around `_make_plan_with`."""
+    def with_rq(g: Graph, b: Board, lut_requant: bool | None, **k) -> Plan:
+        return lut_requantisers(_make_plan_with, g, b, lut_requant, **k)
 
-
-def _make_plan_rq(graph: Graph, board: Board, lut_requant: bool | None, **kw) -> Plan:
-    """`_make_plan` with LUT requantisers when asked, and when auto (None) only if the plan
-    without them does not fit."""
-    if lut_requant is not None:
-        return _make_plan_with(graph, board, lut_requant=lut_requant, **kw)
-    try:
-        return _make_plan_with(graph, board, lut_requant=False, **kw)
-    except InfeasibleError as first:
-        if not _dsp_short(str(first)):
-            raise  # LUT requantisers only trade DSPs for LUTs: another resource short stays short
-        if kw.get("progress"):
-            kw["progress"](f"{kw['strategy']}: no plan with DSP requantisers; planning with LUT requantisers")
-        try:
-            return _make_plan_with(graph, board, lut_requant=True, **kw)
-        except InfeasibleError as second:
-            if str(second) == str(first):
-                raise InfeasibleError(f"{first} (also with LUT requantisers)") from second
-            raise InfeasibleError(f"{first}; with LUT requantisers: {second}") from second
-
-
-_SHORT = re.compile(r"needs \d+ (\w+) (?:with every block|even at its lowest|at the lowest folding)"
-                    r"|; (\w+) is short by")
-
-
-def _dsp_short(message: str) -> bool:
-    """Whether an `InfeasibleError` message (`explain_infeasible`, `_run`) names DSPs as the
-    resource that runs short (True when it names none)."""
-    named = [a or b for a, b in _SHORT.findall(message)]
-    return not named or _short_of(message, "dsp")
-
-
-def _short_of(message: str, resource: str) -> bool:
-    """Whether an `InfeasibleError` message names ``resource`` (lower case) as one that runs
-    short."""
-    return any((a or b).lower() == resource for a, b in _SHORT.findall(message))
+    return lean_buffers(with_rq, graph, board, short_rings, out_slot, **kw)
 
 
 def _needs_dsp(prob: Problem) -> None:

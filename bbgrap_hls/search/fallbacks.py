@@ -1,0 +1,82 @@
+"""The planner's fallbacks on refusal (docs/plan.md): when the plan with the default choices is
+refused for a resource that another choice trades away, `make_plan` plans once more with that
+choice offered, and names both refusals if that fails too.
+
+- `lean_buffers`: BRAM18 or URAM short: short window rings and off-chip blocks of one output
+  frame slot (docs/cost-model.md, "Short window rings", "One output slot").
+- `lut_requantisers`: DSPs short: requantisers whose products are LUTs (docs/cost-model.md,
+  "LUT requantisers").
+
+Each costs cycles or LUTs a frame, so a board with room to spare keeps the default and its
+planning time; an option given True or False is used as given.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+
+from bbgrap_hls.board import Board
+from bbgrap_hls.errors import InfeasibleError
+from bbgrap_hls.ir import Graph
+from bbgrap_hls.plan import Plan
+
+
+def lean_buffers(plan: Callable[..., Plan], graph: Graph, board: Board, short_rings: bool | None,
+                 out_slot: bool | None, **kw) -> Plan:
+    """``plan(graph, board, short_rings=, out1=, **kw)`` with short window rings and one output
+    slot when asked, and those left auto (None) only if the plan without them is short of
+    BRAM18 or URAM (then both together)."""
+    lean = [a for a, v in (("short window rings", short_rings), ("one output slot", out_slot)) if v is None]
+    if not lean:
+        return plan(graph, board, short_rings=short_rings, out1=out_slot, **kw)
+    try:
+        return plan(graph, board, short_rings=bool(short_rings), out1=bool(out_slot), **kw)
+    except InfeasibleError as first:
+        if not (short_of(str(first), "bram18") or short_of(str(first), "uram")):
+            raise
+        what = " and ".join(lean)
+        if kw.get("progress"):
+            kw["progress"](f"{kw['strategy']}: no plan with the default buffers; planning with {what}")
+        try:
+            return plan(graph, board, short_rings=short_rings is not False, out1=out_slot is not False, **kw)
+        except InfeasibleError as second:
+            raise InfeasibleError(f"{second} (with {what}; without: {first})") from second
+
+
+def lut_requantisers(plan: Callable[..., Plan], graph: Graph, board: Board, lut_requant: bool | None,
+                     **kw) -> Plan:
+    """``plan(graph, board, lut_requant=, **kw)`` with LUT requantisers when asked, and when
+    auto (None) only if the plan without them is refused with DSPs short (or no resource named)."""
+    if lut_requant is not None:
+        return plan(graph, board, lut_requant=lut_requant, **kw)
+    try:
+        return plan(graph, board, lut_requant=False, **kw)
+    except InfeasibleError as first:
+        if not dsp_short(str(first)):
+            raise  # LUT requantisers only trade DSPs for LUTs: another resource short stays short
+        if kw.get("progress"):
+            kw["progress"](f"{kw['strategy']}: no plan with DSP requantisers; planning with LUT requantisers")
+        try:
+            return plan(graph, board, lut_requant=True, **kw)
+        except InfeasibleError as second:
+            if str(second) == str(first):
+                raise InfeasibleError(f"{first} (also with LUT requantisers)") from second
+            raise InfeasibleError(f"{first}; with LUT requantisers: {second}") from second
+
+
+_SHORT = re.compile(r"needs \d+ (\w+) (?:with every block|even at its lowest|at the lowest folding)"
+                    r"|; (\w+) is short by")
+
+
+def dsp_short(message: str) -> bool:
+    """Whether an `InfeasibleError` message (`explain_infeasible`, `_run`) names DSPs as the
+    resource that runs short (True when it names none)."""
+    named = [a or b for a, b in _SHORT.findall(message)]
+    return not named or short_of(message, "dsp")
+
+
+def short_of(message: str, resource: str) -> bool:
+    """Whether an `InfeasibleError` message names ``resource`` (lower case) as one that runs
+    short."""
+    return any((a or b).lower() == resource for a, b in _SHORT.findall(message))
