@@ -114,13 +114,13 @@ def test_no_child_beside_another_thread_unless_it_is_marked_fork_safe():
 
 @needs_fork
 def test_tables_built_in_the_child_are_the_ones_built_here(tmp_path, monkeypatch):
-    """`tables.prefetch` builds about half the missing tables, and the off-chip blocks'
+    """`prefetch.prefetch` builds about half the missing tables, and the off-chip blocks'
     one-input-slot rows (`Table.extra`, with ``extras``), in a forked child: the problem's
     tables and extra rows are the same, row for row, as those built in one process (the
     caches cleared before each), and cached before any program asks for them."""
     import numpy as np
 
-    from bbgrap_hls.search import build_problem, parallel, tables
+    from bbgrap_hls.search import build_problem, parallel, prefetch, tables
 
     g = canonicalize(load_model(models.save(models.resnet8(), tmp_path / "m.onnx")))
     board = load_board("u250")
@@ -133,7 +133,7 @@ def test_tables_built_in_the_child_are_the_ones_built_here(tmp_path, monkeypatch
             started.append(self.started)
 
     monkeypatch.setattr(parallel, "Aside", Watched)  # (prefetch imports it when it runs)
-    monkeypatch.setattr(tables, "PREFETCH_ASIDE", 2)
+    monkeypatch.setattr(prefetch, "PREFETCH_ASIDE", 2)
     for jobs in ("", "1"):
         monkeypatch.setenv(JOBS_ENV, jobs)
         tables._TABLES.clear()
@@ -152,14 +152,14 @@ def test_tables_built_in_the_child_are_the_ones_built_here(tmp_path, monkeypatch
 
 
 def test_prefetch_halves_split_the_work_evenly_in_order(monkeypatch):
-    """`tables._halves`: every job once, each half in the jobs' order, the halves' estimated
+    """`prefetch._halves`: every job once, each half in the jobs' order, the halves' estimated
     work within the largest job of each other (longest first to the lighter half)."""
-    from bbgrap_hls.search import tables
+    from bbgrap_hls.search import prefetch
 
     jobs = [(False, k) for k in range(40)]
     work = {k: float((k * 37) % 23 + 1) for k in range(40)}
-    monkeypatch.setattr(tables, "_work", lambda job: work[job[1]])
-    a, b = tables._halves(jobs)
+    monkeypatch.setattr(prefetch, "_work", lambda job: work[job[1]])
+    a, b = prefetch._halves(jobs)
     assert sorted(a + b) == jobs and not set(a) & set(b)
     assert a == sorted(a) and b == sorted(b)
     wa, wb = sum(work[k] for _, k in a), sum(work[k] for _, k in b)

@@ -33,7 +33,8 @@ from bbgrap_hls.search.fifos import (
     pad_run,
 )
 from bbgrap_hls.search.input_fifos import _Inputs  # noqa: F401
-from bbgrap_hls.search.tables import BW_CYCLES, N_RES, RES, Table, _offchip_ok, _table, prefetch  # noqa: F401
+from bbgrap_hls.search.prefetch import prefetch
+from bbgrap_hls.search.tables import BW_CYCLES, N_RES, RES, Table, _offchip_ok, _table  # noqa: F401
 
 DSP_PACKING = True
 """Default of the planner's ``dsp_packing`` option (`build_problem`, `make_plan`, ``--dsp-packing``)."""

@@ -10,7 +10,8 @@
 //
 // Deadlock detection: a watchdog thread looks, every few milliseconds, whether every live
 // process thread is blocked on a stream (threads waiting to join their children or for a
-// barrier do not count). It checks each blocked thread's stream under that stream's lock
+// barrier do not count; the testbench's thread counts while it spawns a top-level region's
+// processes, so a first process blocked before its stream's consumer exists is no deadlock). It checks each blocked thread's stream under that stream's lock
 // (try_lock: a held lock means someone is running) while holding the runtime lock (no thread
 // can block or unblock meanwhile), so a report is never a false alarm. It then prints one
 // line per blocked stream (name, producer, consumer, fill, depth) on stderr and exits 1,

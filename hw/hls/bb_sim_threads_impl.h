@@ -202,7 +202,16 @@ void wait_either(FifoBase* in, FifoBase* out) {
 
 Region::Region() : scope_(self ? self->id : std::string()) {
   if (self) self->has_region = true;
-  Runtime::get().start_watchdog();
+  Runtime& rt = Runtime::get();
+  rt.start_watchdog();
+  // A top-level region's opener (the testbench's thread, not a process) counts as live while
+  // it spawns the processes: else a first process blocked on a stream whose other end is not
+  // spawned yet would look like a deadlock to the watchdog. (A process opening a region is
+  // live already.)
+  if (!self) {
+    std::lock_guard<std::mutex> lk(rt.mu);
+    ++rt.live;
+  }
 }
 
 void Region::spawn(const char* call, std::function<void()> fn) {
@@ -264,6 +273,7 @@ Region::~Region() {
   {
     std::lock_guard<std::mutex> lk(rt.mu);
     rt.suspend();
+    if (!self) --rt.live;  // (every process spawned: the opener only joins them now)
   }
   for (std::thread& t : threads_) t.join();
   std::lock_guard<std::mutex> lk(rt.mu);
