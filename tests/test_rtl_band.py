@@ -80,9 +80,10 @@ def test_cases_bind_as_described() -> None:
     assert band.cost(q).ii == split_beats(band.offchip.geometry(q), q["BANDS"], q["SIMD"]) == 128
 
 
-def test_closed_form_ii_is_the_schedules() -> None:
-    """`banded`'s ``ii = max(B·ii_band, split_beats)`` equals the mean frame interval of the
-    splitter-and-conv recurrence (`band._band_schedule`, frames 2..5) on random convs."""
+def _random_bandings(n: int, out_slots: int):
+    """``n`` random banded convs with their mean frame interval by the splitter-and-conv
+    recurrence (`band._band_schedule`, frames 2..5) with ``out_slots`` output slots: tuples
+    ``(g, pe, simd, bands, rate, latency, steady)``."""
     import random
 
     from bbgrap_hls.model import band as mb
@@ -90,7 +91,7 @@ def test_closed_form_ii_is_the_schedules() -> None:
     from bbgrap_hls.model.offchip import SCHEDULE_FRAMES, folds
 
     rng, checked = random.Random(3), 0
-    while checked < 150:
+    while checked < n:
         h, k, s = rng.choice([6, 8, 14, 16]), rng.choice([1, 3, 5]), rng.choice([1, 2, 3])
         pt = rng.choice([0, k // 2])
         ho = (h + 2 * pt - k) // s + 1
@@ -102,10 +103,18 @@ def test_closed_form_ii_is_the_schedules() -> None:
             sf, nf = folds(gb, pe, simd)
             period = 1.0 if rate is None else 64 / rate
             _, outs = mb._band_schedule(g, b, min(simd, c), nf, gb.ho * gb.wo * sf, gb.ho * gb.wo * nf,
-                                        -(-pe * simd * sf // 64), period, lat, SCHEDULE_FRAMES)
-            steady = (outs[-1] - outs[2 * b - 1]) / (SCHEDULE_FRAMES - 2)
-            assert mb.banded(g, pe, simd, b, rate=rate, latency=lat).ii == steady, (g, pe, simd, b, rate, lat)
+                                        -(-pe * simd * sf // 64), period, lat, SCHEDULE_FRAMES, out_slots=out_slots)
+            yield g, pe, simd, b, rate, lat, (outs[-1] - outs[2 * b - 1]) / (SCHEDULE_FRAMES - 2)
             checked += 1
+
+
+def test_closed_form_ii_is_the_schedules() -> None:
+    """`banded`'s ``ii = max(B·ii_band, split_beats)`` equals the mean frame interval of the
+    splitter-and-conv recurrence on 150 random convs."""
+    from bbgrap_hls.model.band import banded
+
+    for g, pe, simd, b, rate, lat, steady in _random_bandings(150, 2):
+        assert banded(g, pe, simd, b, rate=rate, latency=lat).ii == steady, (g, pe, simd, b, rate, lat)
 
 
 def test_closed_form_ii_with_one_output_slot() -> None:
@@ -113,30 +122,12 @@ def test_closed_form_ii_with_one_output_slot() -> None:
     `offchip_mvu`) against the same recurrence on 400 random convs: equal on all but a few
     memory-bound cases, where the closed form is at most 1 % slow (it never takes the band
     conv below its two-slot ii, `offchip_mvu`; back to back the bands may be a little faster)."""
-    import random
+    from bbgrap_hls.model.band import banded
 
-    from bbgrap_hls.model import band as mb
-    from bbgrap_hls.model.geometry import Geometry
-    from bbgrap_hls.model.offchip import SCHEDULE_FRAMES, folds
-
-    rng, checked, off = random.Random(3), 0, 0
-    while checked < 400:
-        h, k, s = rng.choice([6, 8, 14, 16]), rng.choice([1, 3, 5]), rng.choice([1, 2, 3])
-        pt = rng.choice([0, k // 2])
-        ho = (h + 2 * pt - k) // s + 1
-        c, simd, pe = rng.choice([8, 16]), rng.choice([4, 8]), rng.choice([4, 8])
-        rate, lat = rng.choice([None, 2, 16]), rng.choice([3, 40])
-        g = Geometry(h=h, w=h, c=c, ho=ho, wo=ho, co=16, kh=k, kw=k, sh=s, sw=s, pads=(pt, pt, pt, pt))
-        for b in mb.band_counts(g):
-            gb = mb.band_geometry(g, b)
-            sf, nf = folds(gb, pe, simd)
-            period = 1.0 if rate is None else 64 / rate
-            _, outs = mb._band_schedule(g, b, min(simd, c), nf, gb.ho * gb.wo * sf, gb.ho * gb.wo * nf,
-                                        -(-pe * simd * sf // 64), period, lat, SCHEDULE_FRAMES, out_slots=1)
-            steady = (outs[-1] - outs[2 * b - 1]) / (SCHEDULE_FRAMES - 2)
-            ii = mb.banded(g, pe, simd, b, rate=rate, latency=lat, out_slots=1).ii
-            assert steady <= ii <= 1.01 * steady, (g, pe, simd, b, rate, lat)
-            assert ii >= mb.banded(g, pe, simd, b, rate=rate, latency=lat).ii  # one slot is never faster
-            off += ii != steady
-            checked += 1
+    off = 0
+    for g, pe, simd, b, rate, lat, steady in _random_bandings(400, 1):
+        ii = banded(g, pe, simd, b, rate=rate, latency=lat, out_slots=1).ii
+        assert steady <= ii <= 1.01 * steady, (g, pe, simd, b, rate, lat)
+        assert ii >= banded(g, pe, simd, b, rate=rate, latency=lat).ii  # one slot is never faster
+        off += ii != steady
     assert off <= 4
