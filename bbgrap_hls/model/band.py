@@ -254,7 +254,8 @@ def banded_rows_out(r_in: tuple[np.ndarray, np.ndarray], g: Geometry, pe: int, s
         last = min(g.h - 1, r0 + gb.h - 1)
         ready = max(int(e_in[last]) + 1 if last >= 0 else int(s_in[0]), emitted + band_beats) + SPLIT_DEPTH
         emitted = ready - SPLIT_DEPTH
-        folded = max(ready, folded, out_end if out_slots == 1 else ready) + compute
+        slot = out_end if out_slots == 1 else ready  # (one output slot: free once the band before left)
+        folded = max(ready, slot, folded) + compute
         for _ in range(r):
             st = max(folded + OFFCHIP_DEPTH, out_end + 1)  # (folded: the band's last read + 1)
             out_end = st + out_row - 1

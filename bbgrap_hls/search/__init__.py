@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable
+from functools import partial
 
 from bbgrap_hls.board import Board
 from bbgrap_hls.errors import BadInputError, BbgrapError, InfeasibleError
@@ -259,10 +260,7 @@ def _make_plan(graph: Graph, board: Board, short_rings: bool | None = None, out_
                **kw) -> Plan:
     """`make_plan` for one graph (its input layout as it is): its buffer and requantiser
     fallbacks (`fallbacks.lean_buffers`, `fallbacks.lut_requantisers`) around `_make_plan_with`."""
-    def with_rq(g: Graph, b: Board, lut_requant: bool | None, **k) -> Plan:
-        return lut_requantisers(_make_plan_with, g, b, lut_requant, **k)
-
-    return lean_buffers(with_rq, graph, board, short_rings, out_slot, **kw)
+    return lean_buffers(partial(lut_requantisers, _make_plan_with), graph, board, short_rings, out_slot, **kw)
 
 
 def _needs_dsp(prob: Problem) -> None:

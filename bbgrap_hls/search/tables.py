@@ -227,7 +227,8 @@ def _build(key: tuple) -> None:
             t.extra_key = key
         _remember((*key[:7], p, *key[8:]), t)
         if memory is not None:
-            _remember((*key[:6], None, p, *key[8:11], (lean[0], False)), t.subset(~t.ddr & ~t.fifo_ddr))
+            _remember(_key(kind, g, inputs, parallel_window, uram, copies, None, p, lut_macs, lut_requant, padded,
+                           short_rings=lean[0]), t.subset(~t.ddr & ~t.fifo_ddr))
 
 
 def _table(*args, **kw) -> Table:
@@ -350,29 +351,26 @@ def _tables_of(kind: str, g: Geometry, inputs: _Inputs, parallel_window: bool, u
                 base[(lut, lutrq)] = c
             elif lutw and c == base[(lut, lutrq)]:
                 continue  # too deep for LUTs, or LUTRAM-sized anyway: the same row as in BRAM
-            bw = 0
-            if ddr:  # the block reads its weights at the memory's rate through its own port
-                bw = -(-BW_CYCLES * c.offchip_bytes // c.ii)
-            elif on_uram and kind in URAM_CAPABLE and c.weights != "uram":
+            if not ddr and on_uram and kind in URAM_CAPABLE and c.weights != "uram":
                 continue  # LUTRAM-sized weights: no URAM variant
             if not on_uram and not ddr and not lut and not lutw and not lutrq and px == 1:
                 if mmv > 1 and c.ii >= prev_ii:
                     break  # the window generator's writes already bound it: a copy buys nothing
                 prev_ii = c.ii
-            variants = [(c, 0, 0)]
+            variants = [(c, cs, 0, 0)]
             if short_rings and not ddr and mmv == 1 and px == 1 and po == 1:
                 cr = block_cost(kind, g, pe, simd, uram=on_uram, lut_macs=lut, lutw=lutw, lut_requant=lutrq,
                                 timing=False, short_ring=True)
                 if cr.bram18 < c.bram18:  # (a LUTRAM-sized line buffer keeps its default ring)
-                    variants.append((cr, 1, 0))
+                    variants.append((cr, cs, 1, 0))
             if out1 and ddr and not stage:
                 co = block_cost(kind, g, pe, simd, uram=on_uram, ddr=True, memory=memory, in_slots=1 if in1 else 2,
                                 bands=bands, timing=False, out_slots=1)
                 if co.bram18 + co.uram < c.bram18 + c.uram:  # (a LUTRAM-sized output buffer keeps two slots)
-                    variants.append((co, 0, 1))
-            for c, ring, one_out in variants:
-                if one_out:  # (its own ii, so its bandwidth share; off-chip rows do not pack)
-                    bw, cs = -(-BW_CYCLES * c.offchip_bytes // c.ii), [(c.dsp, c.lut)] * len(modes)
+                    variants.append((co, [(co.dsp, co.lut)] * len(modes), 0, 1))  # (off-chip rows do not pack)
+            for c, cs, ring, one_out in variants:
+                # an off-chip row reads its weights at the memory's rate through its own port
+                bw = -(-BW_CYCLES * c.offchip_bytes // c.ii) if ddr else 0
                 bram, uram_use, f_lut = c.bram18, c.uram, 0
                 big_fifo = False
                 moved = None
