@@ -43,6 +43,7 @@ from bbgrap_hls.search.problem import (
     build_problem,
     core_path,
 )
+from bbgrap_hls.search.rebalance import MOVED, rebalance, underused
 from bbgrap_hls.search.roofline import roofline
 from bbgrap_hls.search.runs import _key, _portable, _run, _run_best, _variant
 from bbgrap_hls.search.why import bottleneck_note
@@ -346,13 +347,20 @@ def _make_plan_with(graph: Graph, board: Board, strategy: str, objective: str, t
         q = p0 if one_core else p
         last: dict = {}
         found = joint_plan(q, strategy, objective, seg=None if one_core else seg, below=below, last=last)
+        source = JOINT
+        if not one_core and underused(found[0] if found is not None else plan):
+            if progress:
+                progress(f"{strategy}: moving the segment boundaries (integer programs)")
+            moved = rebalance(q, strategy, objective, seg, found[0].ii_cycles if found is not None else plan.ii_cycles)
+            if moved is not None:
+                found, source = moved, MOVED
         if found is None:
             if plan is None and below is None:  # no plan at all: say what the programs prove
                 why = explain(q, last)
                 raise InfeasibleError(f"{got[3]}; {why}" if why else str(got[3])) from got[3]
             return None
         jplan, jseg = narrowed(q, *found, progress)
-        jseg.source = JOINT
+        jseg.source = source
         return one_core, jplan, jseg
 
     # The problem without packing is planned in a second process where one can be forked
@@ -413,18 +421,22 @@ def _make_plan_with(graph: Graph, board: Board, strategy: str, objective: str, t
                           ddr_fifos=bool(chosen.ddr_fifos and chosen.offchip_memory is not None),
                           row_bands=bool(chosen.row_bands and chosen.offchip_memory is not None),
                           short_rings=bool(chosen.short_rings),
-                          out_slot=bool(chosen.out1 and chosen.offchip_memory is not None))
+                          out_slot=bool(chosen.out1 and chosen.offchip_memory is not None),
+                          boundaries_moved=seg.source == MOVED)
     _check_capacity(board, plan)
     plan.input_blocks = dict(graph.input_blocks)
     plan.search_seconds = time.monotonic() - t0
     if objective == "latency":
         plan.optimality_note = (f"{strategy}, latency objective: not proved optimal (the exact "
                                 "segmentation minimises the ii, not the latency)")
-    elif seg.source == JOINT:
+    elif seg.source in (JOINT, MOVED):
         plan.optimal = False
         plan.optimality_note = (
             "search chose the foldings jointly: per core an integer program (HiGHS) over the folding "
-            "tables (on one core: every row; else with the segmentation's cores and splits), the "
+            "tables (on one core: every row; else "
+            + ("with the segment boundaries moved: each core in turn given the longest run of the next "
+               "blocks that its program fits" if seg.source == MOVED else "with the segmentation's cores and splits")
+            + "), the "
             "least target at which the built plan fits found by bisection, the "
             "program re-solved with the limits less what the built plan uses beyond its rows (FIFOs, "
             "converters); faster than the segmentation's block-by-block folding rules; NOT proved optimal")

@@ -134,7 +134,7 @@ def _groups(t: Table) -> tuple[np.ndarray, ...]:
 def fit_rows(tables: list[Table], limits: np.ndarray, target: int, scale: np.ndarray | None = None,
              among: list[np.ndarray] | None = None, prune: bool = True,
              lags: list[Lag] | None = None, least: int | None = None, info: dict | None = None,
-             pairs: list[Pair] | None = None) -> list[int] | None:
+             pairs: list[Pair] | None = None, relax: bool = False) -> list[int] | None:
     """One row index per table, each with ``ii <= target`` (and in ``among[i]`` when given:
     e.g. `candidates`), whose resources sum to at most ``limits`` (`RES` order), minimising
     the sum of the rows' resources over ``scale`` (default ``limits``); None when no choice
@@ -148,7 +148,9 @@ def fit_rows(tables: list[Table], limits: np.ndarray, target: int, scale: np.nda
     minimises that resource's total instead, without its limit. Each of ``pairs`` allows a
     reader's one-input-slot rows only with a producer row that serves them (`Pair`). ``info`` (when given)
     receives ``lag_use`` (what the lags charge, `RES` order), ``objective`` and ``bound`` (the
-    objective found and HiGHS' proved lower bound on it)."""
+    objective found and HiGHS' proved lower bound on it). ``relax``: the linear relaxation (each
+    table's choice a mix of its rows): None when even that does not fit, else each table's
+    row of largest share (a necessary condition only)."""
     import highspy
 
     scale = np.maximum((limits if scale is None else scale).astype(float), 1.0)
@@ -228,7 +230,8 @@ def fit_rows(tables: list[Table], limits: np.ndarray, target: int, scale: np.nda
     lp.a_matrix_.start_ = start
     lp.a_matrix_.index_ = index
     lp.a_matrix_.value_ = value
-    lp.integrality_ = [highspy.HighsVarType.kInteger] * n + [highspy.HighsVarType.kContinuous] * z
+    if not relax:
+        lp.integrality_ = [highspy.HighsVarType.kInteger] * n + [highspy.HighsVarType.kContinuous] * z
     h = _highs()
     h.setOptionValue("time_limit", TIME_LIMIT)
     h.setOptionValue("random_seed", 0)
@@ -243,6 +246,8 @@ def fit_rows(tables: list[Table], limits: np.ndarray, target: int, scale: np.nda
         got = h.getInfo()
         info.update(lag_use=x[n:] @ per_frame, objective=got.objective_function_value, bound=got.mip_dual_bound)
     x = x[:n]
+    if relax:
+        return [int(rows[i][np.argmax(x[first[i]:first[i + 1]])]) for i in range(u)]
     pick = [-1] * u
     for j in np.nonzero(x > 0.5)[0]:
         pick[owner[j]] = int(rows[owner[j]][j - first[owner[j]]])

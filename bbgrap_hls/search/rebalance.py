@@ -1,0 +1,249 @@
+"""Segment boundaries moved by integer programs (`rebalance`).
+
+The exact segmentation (`dp.py`) places contiguous runs of units on the cores of the path
+with each unit at its cheapest row under one weighting of the resources; `ilp.joint_plan`
+then chooses every core's rows jointly, but keeps the segmentation's cores. Where the
+weighting misjudges a core, its boundaries are wrong too: ResNet-50 on u250 planned at
+401,408 cycles a frame with its last two SLRs at 36 % and 24 % of their DSPs, their URAM
+full of weights that BRAM18 (10 % used) could have held.
+
+`rebalance` moves the boundaries. At a target ii it packs the units along the core path
+greedily: each core takes the longest run of the next units whose rows one integer program
+fits in its limits less `PACK_MARGIN` (`ilp.fit_rows` with the run's couplings, as `ilp._at`
+sets up its first program), the run cut back to where the link to the next core carries the
+cut within the target. For contiguous runs whose fitting is hereditary (a sub-run of a run
+that fits fits too: true of summed resources) the longest runs decide feasibility exactly;
+the couplings (one-slot pairs, reconvergent lags) and the link cuts are not hereditary, so the
+packing is a heuristic there. `ilp._at` then chooses each core's rows and builds the plan,
+refitting for what the rows do not charge, as for `joint_plan`. Targets below the plan to
+beat are bisected (a target that fails is taken to mean every lower one fails: not proved).
+A run's longest end is searched from the end the same core had at the previous target
+tried (galloping), after a bound from each unit's least resources meeting the target.
+
+A segmentation with split units is left as it is: the packing does not split units.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import numpy as np
+
+from bbgrap_hls.plan import Plan
+from bbgrap_hls.search import couplings
+from bbgrap_hls.search.couplings import Item, legal_rows, one_slot_rows
+from bbgrap_hls.search.dp import Segmentation
+from bbgrap_hls.search.ilp import _at, _items, _rows_at, candidates, fit_rows
+from bbgrap_hls.search.problem import N_RES, Problem
+
+MOVED = "integer programs, boundaries moved"
+"""`Segmentation.source` of a plan whose cores `rebalance` chose."""
+
+PACK_MARGIN = 0.03
+"""Share of each core's limits the packing leaves free: what the built plan adds beyond the
+rows (FIFOs around off-chip blocks, link endpoints, converters), which `ilp._at` then fits."""
+
+
+TARGET_STEP = 0.005
+"""Least relative step between two targets `rebalance` tries (`targets_below`)."""
+
+UNDERUSED = 0.5
+"""`make_plan` moves the boundaries only of a plan with a core under this share of its DSPs
+(`underused`): the packing costs seconds to tens of seconds (its linear programs, about
+200 on DenseNet-121), which a balanced plan does not repay. ResNet-50 on u250 (cores at 36 %
+and 24 %): 401,408 → 225,792 cycles; DenseNet-121 on u250 (least-used core at 69 %) would gain
+200,704 → 182,280 for about 25 s more planning, and is left as it is."""
+
+BUILDS = 3
+"""Targets, from the least that packs up, at which `rebalance` builds a plan before it gives up."""
+
+
+class _Packer:
+    """Greedy packing of one problem's units along its core path at a target."""
+
+    def __init__(self, prob: Problem):
+        self.prob = prob
+        self.path = prob.core_path
+        self.widths = [prob.link_width(a, b) for a, b in zip(self.path, self.path[1:], strict=False)]
+        self.hint: dict[int, int] = {}  # path position -> the run's end at the last target packed
+        self.programs = 0
+        self._least: dict[int, np.ndarray] = {}
+        self._fit: dict[tuple[int, int, int, int], bool] = {}
+        self._cands: dict[int, np.ndarray] = {}
+
+    def least(self, target: int) -> np.ndarray:
+        """Prefix sums over the units of each resource's least use over a unit's rows meeting
+        ``target`` (a row may differ per resource: a bound; +inf for a unit with none)."""
+        got = self._least.get(target)
+        if got is None:
+            rows = []
+            for unit in self.prob.units:
+                t = unit.table.full().at_target(target)
+                ok = t.ii <= target
+                rows.append(t.res[ok].min(axis=0).astype(float) if ok.any() else np.full(N_RES, np.inf))
+            got = self._least[target] = np.cumsum(np.vstack([np.zeros(N_RES), *rows]), axis=0)
+        return got
+
+    def _bound(self, k: int, start: int, target: int) -> int:
+        """The largest end whose units' least resources fit core ``k``'s limits (a bound on the run)."""
+        pre = self.least(target)
+        ok = np.all(pre[start + 1:] - pre[start] <= self.prob.limits(k), axis=1)
+        bad = np.nonzero(~ok)[0]
+        return start + (int(bad[0]) if len(bad) else len(ok))
+
+    def fits(self, k: int, start: int, end: int, target: int) -> bool:
+        """Whether the linear relaxation of the program of units ``[start, end)`` on core ``k``
+        at ``target`` fits its limits less `PACK_MARGIN`, with the couplings of a core that
+        holds just them (`ilp._at`'s first program, relaxed)."""
+        key = (k, start, end, target)
+        if key in self._fit:
+            return self._fit[key]
+        prob = self.prob
+        core = [-1] * prob.m
+        core[start:end] = [k] * (end - start)
+        seg = Segmentation(core=core, fold=[0] * prob.m)
+        items, rows = [], []
+        for u in range(start, end):
+            t = prob.units[u].table
+            if one_slot_rows(prob, seg, u) or t.more is not None:
+                t = t.full()
+            if id(t) not in self._cands:
+                self._cands[id(t)] = candidates(t)
+            it = Item(u, -1, k, t.at_target(target))
+            items.append(it)
+            rows.append(legal_rows(prob, seg, it, _rows_at(it.table, self._cands[id(t)], target)))
+        idx = list(range(len(items)))
+        limits = prob.limits(k)
+        room = np.floor(limits * (1.0 - PACK_MARGIN)).astype(np.int64)
+        self.programs += 1
+        ok = fit_rows([it.table for it in items], room, target, scale=limits, among=rows, prune=False,
+                      lags=couplings.lags(prob, items, idx, target),
+                      pairs=couplings.pairs(prob, seg, items, idx), relax=True) is not None
+        self._fit[key] = ok
+        return ok
+
+    def _longest(self, ok: Callable[[int], bool], lo: int, hi: int, guess: int) -> int:
+        """The largest ``e`` in ``[lo, hi]`` with ``ok(e)`` (``ok`` monotone: true up to some
+        end), or ``lo - 1``; galloping from ``guess``."""
+        guess = min(max(guess, lo), hi)
+        if ok(guess):
+            good, step = guess, 1
+            while good + step <= hi and ok(good + step):
+                good, step = good + step, 2 * step
+            bad = min(good + step, hi + 1)
+        else:
+            bad, step = guess, 1
+            while bad - step >= lo and not ok(bad - step):
+                bad, step = bad - step, 2 * step
+            good = bad - step if bad - step >= lo else lo - 1
+        while bad - good > 1:  # ok(good) (or good = lo - 1), not ok(bad) (or bad = hi + 1)
+            mid = (good + bad) // 2
+            if ok(mid):
+                good = mid
+            else:
+                bad = mid
+        return good
+
+    def _cut_ok(self, q: int, end: int, target: int) -> bool:
+        w = self.widths[q]
+        return w is not None and -(-int(self.prob.cut_bits[end]) // w) <= target
+
+    def pack(self, target: int) -> list[int] | None:
+        """Core per unit with each core's run as long as it fits, or None."""
+        m, core, start = self.prob.m, [0] * self.prob.m, 0
+        for q, k in enumerate(self.path):
+            top = min(m, self._bound(k, start, target))
+            if top <= start:
+                return None
+            end = self._longest(lambda e, k=k, s=start: self.fits(k, s, e, target), start + 1, top,
+                                self.hint.get(q, top))
+            if end < start + 1:
+                return None
+            self.hint[q] = end
+            if end < m:
+                if q == len(self.path) - 1:
+                    return None
+                while end > start and not self._cut_ok(q, end, target):
+                    end -= 1
+                if end == start:
+                    return None
+            core[start:end] = [k] * (end - start)
+            start = end
+            if start == m:
+                return core
+        return None
+
+
+def underused(plan: Plan) -> bool:
+    """Whether `rebalance` is worth its time on ``plan``: a core of it uses less than
+    `UNDERUSED` of its DSPs."""
+    return len(plan.cores) > 1 and any(c.dsp < UNDERUSED * c.dsp_limit for c in plan.cores)
+
+
+def targets_below(prob: Problem, below: int) -> np.ndarray:
+    """The targets `rebalance` tries: the units' row ii values under ``below`` and above the
+    slowest unit's fastest row, thinned from the top so that each is at least `TARGET_STEP`
+    below the one kept before it (ascending)."""
+    iis = np.unique(np.concatenate([u.table.full().ii for u in prob.units]))
+    floor = max(int(u.table.full().ii.min()) for u in prob.units)
+    kept: list[int] = []
+    for v in iis[(iis >= floor) & (iis < below)][::-1]:
+        if not kept or v * (1.0 + TARGET_STEP) <= kept[-1]:
+            kept.append(int(v))
+    return np.array(kept[::-1], dtype=np.int64)
+
+
+def rebalance(prob: Problem, strategy: str, objective: str, seg: Segmentation, below: int,
+              stats: dict | None = None) -> tuple[Plan, Segmentation] | None:
+    """A plan with its boundaries packed (module doc) faster than ``below``, or None (also for a
+    one-core path or a segmentation with split units).
+
+    The least of `targets_below` at which the packing succeeds is bisected (packing only);
+    `ilp._at` then builds the plan there, or at the next targets up (`BUILDS` at most).
+    ``stats`` (when given) receives ``programs`` (the packing's), ``packed`` and ``built``
+    (targets tried by each)."""
+    if len(prob.core_path) < 2 or seg.split:
+        return None
+    iis = targets_below(prob, below)
+    packer = _Packer(prob)
+    packs: dict[int, list[int] | None] = {}
+
+    def pack(i: int) -> list[int] | None:
+        if i not in packs:
+            packs[i] = packer.pack(int(iis[i]))
+        return packs[i]
+
+    best = None
+    lo, hi = 0, len(iis) - 1
+    if hi >= 0 and pack(hi) is not None:
+        while lo < hi:
+            mid = (lo + hi) // 2
+            if pack(mid) is None:
+                lo = mid + 1
+            else:
+                hi = mid
+        among: dict[int, np.ndarray] = {}
+        hint: dict = {}
+        for i in range(hi, min(hi + BUILDS, len(iis))):
+            core = pack(i)
+            if core is None:
+                continue
+            s = Segmentation(core=core, fold=[0] * prob.m)
+            items = _items(prob, s)
+            for it in items:
+                if id(it.table) not in among:
+                    among[id(it.table)] = candidates(it.table)
+            best = _at(prob, s, items, int(iis[i]), strategy, objective, [among[id(it.table)] for it in items],
+                       hint=hint)
+            if stats is not None:
+                stats["built"] = stats.get("built", 0) + 1
+            if best is not None:
+                break
+    if stats is not None:
+        stats.update(programs=packer.programs, packed=len(packs))
+    if best is None or best[0].ii_cycles >= below:
+        return None
+    return best
+
+
+__all__ = ["BUILDS", "MOVED", "PACK_MARGIN", "TARGET_STEP", "UNDERUSED", "rebalance", "targets_below", "underused"]
