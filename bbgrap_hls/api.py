@@ -47,7 +47,7 @@ PLAN_OPTIONS: dict[str, type | tuple[type, ...]] = {
     "parallel_window": bool, "pixel_copies": bool, "offchip_weights": bool, "narrow_folding": bool,
     "dsp_packing": bool, "lut_macs": bool, "lut_requant": bool, "space_to_depth": str, "padded_folds": bool,
     "ddr_stages": bool, "ddr_fifos": bool, "pixel_pairs": str, "row_bands": bool, "short_rings": bool,
-    "one_output_slot": bool,
+    "one_output_slot": bool, "move_boundaries": bool,
 }
 #: what ``gen`` plans with when not told (`Design.write` warns when the design's plan differs)
 _GEN_DEFAULTS = {"time_limit": 10.0, "narrow_folding": True, "offchip_weights": False}
@@ -74,7 +74,8 @@ def compile(model: str | os.PathLike | onnx.ModelProto, board: str | os.PathLike
             (False), ``narrow_folding`` (True), ``dsp_packing``, ``lut_macs`` and
             ``padded_folds``, ``ddr_stages`` (`make_plan`'s defaults), ``lut_requant`` (default: only when the plan with DSP requantisers
             does not fit), ``short_rings`` and ``one_output_slot`` (default: only when the plan
-            with the default buffers is short of BRAM18 or URAM), ``pixel_pairs`` ("auto" as gen, "on" or "off").
+            with the default buffers is short of BRAM18 or URAM), ``move_boundaries`` (default: only
+            when a core of the plan uses under half its DSPs), ``pixel_pairs`` ("auto" as gen, "on" or "off").
 
     Returns:
         The planned `Design`; quantisation (calibration) runs on first use.
@@ -344,6 +345,8 @@ class Design:
             argv.append("--short-rings" if o["short_rings"] else "--no-short-rings")
         if o.get("one_output_slot") is not None:
             argv.append("--one-output-slot" if o["one_output_slot"] else "--no-one-output-slot")
+        if o.get("move_boundaries") is not None:
+            argv.append("--move-boundaries" if o["move_boundaries"] else "--no-move-boundaries")
         if "space_to_depth" in o:
             argv += ["--space-to-depth", o["space_to_depth"]]
         if "pixel_pairs" in o:

@@ -86,6 +86,11 @@ def add_plan_options(p: argparse.ArgumentParser) -> None:
                         "outputs to have left: docs/cost-model.md, \"One output slot\"); default: only when the "
                         "plan with the default buffers is short of BRAM18 or URAM (then with --short-rings's "
                         "default too)")
+    p.add_argument("--move-boundaries", action=argparse.BooleanOptionalAction, default=None,
+                   help="with --strategy search on several cores, pack the blocks along the core path again with "
+                        "integer programs where the segmentation's cores misjudge them (docs/plan.md, \"Moved "
+                        "boundaries\"; seconds to tens of seconds more planning); default: only when a core of "
+                        "the plan uses less than half its DSPs")
     p.add_argument("--space-to-depth", choices=SPACE_TO_DEPTH, default="auto",
                    help="send the graph input as s x s pixel blocks (s^2 pixels a beat) to a strided stem conv, "
                         "rewritten over the blocks (passes/stem.py; docs/plan.md, \"Pixels per beat\"): auto = "

@@ -54,7 +54,8 @@ def run(args: argparse.Namespace) -> int:
                       space_to_depth=stem_option(args.space_to_depth, qdq),
                       lut_requant=args.lut_requant, padded_folds=args.padded_folds, ddr_stages=args.ddr_stages,
                       ddr_fifos=args.ddr_fifos, pixel_pairs=args.pixel_pairs, row_bands=args.row_bands,
-                      short_rings=args.short_rings, out_slot=args.one_output_slot)
+                      short_rings=args.short_rings, out_slot=args.one_output_slot,
+                      move_boundaries=args.move_boundaries)
     sys.stdout.write(plan.to_json() if args.json else format_plan(plan))
     return 0
 

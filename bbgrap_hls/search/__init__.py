@@ -78,7 +78,7 @@ def make_plan(graph: Graph, board: Board, strategy: str = "search", objective: s
               lut_requant: bool | None = None, padded_folds: bool = PADDED_FOLDS,
               ddr_stages: bool = DDR_STAGES, ddr_fifos: bool = DDR_FIFOS, pixel_pairs: str | bool = "off",
               row_bands: bool = ROW_BANDS, short_rings: bool | None = None,
-              out_slot: bool | None = None) -> Plan:
+              out_slot: bool | None = None, move_boundaries: bool | None = None) -> Plan:
     """Plan ``graph`` (canonical) on ``board``.
 
     Args:
@@ -156,6 +156,11 @@ def make_plan(graph: Graph, board: Board, strategy: str = "search", objective: s
             "One output slot"), chosen per block; the plan's ``out_slots``. None (the
             default): as ``short_rings``, only when the plan without them is short of BRAM18
             or URAM (both are then offered together).
+        move_boundaries: with ``strategy="search"`` (throughput) on several cores, pack the
+            blocks along the core path again, each core the longest run its program fits
+            (`rebalance`; docs/plan.md, "Moved boundaries"), and keep that plan when faster.
+            None (the default): only when a core of the plan uses under half its DSPs
+            (`rebalance.underused`): the packing costs seconds to tens of seconds.
 
     Raises:
         InfeasibleError: no plan fits (message: core, resource, shortfall, smallest change).
@@ -172,7 +177,8 @@ def make_plan(graph: Graph, board: Board, strategy: str = "search", objective: s
               progress=progress, parallel_window=parallel_window, narrow_folding=narrow_folding,
               pixel_copies=pixel_copies, offchip_weights=offchip_weights, dsp_packing=dsp_packing,
               lut_macs=lut_macs, lut_requant=lut_requant, padded_folds=padded_folds, ddr_stages=ddr_stages,
-              ddr_fifos=ddr_fifos, row_bands=row_bands, short_rings=short_rings, out_slot=out_slot)
+              ddr_fifos=ddr_fifos, row_bands=row_bands, short_rings=short_rings, out_slot=out_slot,
+              move_boundaries=move_boundaries)
 
     def plan_bands(g: Graph, pixel_pairs: bool) -> Plan:
         """`_make_plan`; with off-chip weights and row bands allowed, first the plan without
@@ -286,7 +292,7 @@ def _make_plan_with(graph: Graph, board: Board, strategy: str, objective: str, t
                     narrow_folding: bool, pixel_copies: bool, offchip_weights: bool, dsp_packing: bool,
                     lut_macs: bool, lut_requant: bool, padded_folds: bool, ddr_stages: bool,
                     ddr_fifos: bool, pixel_pairs: bool = False, row_bands: bool = True,
-                    short_rings: bool = False, out1: bool = False) -> Plan:
+                    short_rings: bool = False, out1: bool = False, move_boundaries: bool | None = None) -> Plan:
     """`_make_plan` with LUT requantisers, short window rings and one output slot allowed or not."""
     if strategy not in STRATEGIES:
         raise BadInputError(f"unknown strategy '{strategy}': expected one of {', '.join(STRATEGIES)}")
@@ -348,7 +354,8 @@ def _make_plan_with(graph: Graph, board: Board, strategy: str, objective: str, t
         last: dict = {}
         found = joint_plan(q, strategy, objective, seg=None if one_core else seg, below=below, last=last)
         source = JOINT
-        if not one_core and underused(found[0] if found is not None else plan):
+        if not one_core and (move_boundaries if move_boundaries is not None
+                             else underused(found[0] if found is not None else plan)):
             if progress:
                 progress(f"{strategy}: moving the segment boundaries (integer programs)")
             moved = rebalance(q, strategy, objective, seg, found[0].ii_cycles if found is not None else plan.ii_cycles)

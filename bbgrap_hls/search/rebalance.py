@@ -35,6 +35,7 @@ from bbgrap_hls.search.couplings import Item, legal_rows, one_slot_rows
 from bbgrap_hls.search.dp import Segmentation
 from bbgrap_hls.search.ilp import _at, _items, _rows_at, candidates, fit_rows
 from bbgrap_hls.search.problem import N_RES, Problem
+from bbgrap_hls.search.tables import Table
 
 MOVED = "integer programs, boundaries moved"
 """`Segmentation.source` of a plan whose cores `rebalance` chose."""
@@ -54,8 +55,13 @@ UNDERUSED = 0.5
 and 24 %): 401,408 → 225,792 cycles; DenseNet-121 on u250 (least-used core at 69 %) would gain
 200,704 → 182,280 for about 25 s more planning, and is left as it is."""
 
-BUILDS = 3
-"""Targets, from the least that packs up, at which `rebalance` builds a plan before it gives up."""
+BUILDS = 2
+"""Targets at which `rebalance` builds a plan before it gives up: the least that packs, then
+evenly up the targets to the last `MIN_GAIN` below the plan to beat (a build that fails tries
+every refit mode of `ilp._at`: seconds each on EfficientNet-B0)."""
+
+MIN_GAIN = 0.02
+"""`rebalance` builds only at targets at least this share below the plan to beat."""
 
 
 class _Packer:
@@ -70,6 +76,7 @@ class _Packer:
         self._least: dict[int, np.ndarray] = {}
         self._fit: dict[tuple[int, int, int, int], bool] = {}
         self._cands: dict[int, np.ndarray] = {}
+        self._pruned: dict[tuple[int, int], tuple[Table, np.ndarray]] = {}
 
     def least(self, target: int) -> np.ndarray:
         """Prefix sums over the units of each resource's least use over a unit's rows meeting
@@ -107,11 +114,10 @@ class _Packer:
             t = prob.units[u].table
             if one_slot_rows(prob, seg, u) or t.more is not None:
                 t = t.full()
-            if id(t) not in self._cands:
-                self._cands[id(t)] = candidates(t)
-            it = Item(u, -1, k, t.at_target(target))
+            at, pruned = self._rows(t, target)
+            it = Item(u, -1, k, at)
             items.append(it)
-            rows.append(legal_rows(prob, seg, it, _rows_at(it.table, self._cands[id(t)], target)))
+            rows.append(legal_rows(prob, seg, it, pruned))
         idx = list(range(len(items)))
         limits = prob.limits(k)
         room = np.floor(limits * (1.0 - PACK_MARGIN)).astype(np.int64)
@@ -121,6 +127,18 @@ class _Packer:
                       pairs=couplings.pairs(prob, seg, items, idx), relax=True) is not None
         self._fit[key] = ok
         return ok
+
+    def _rows(self, t: Table, target: int) -> tuple[Table, np.ndarray]:
+        """``t`` priced at ``target`` (`Table.at_target`) and its rows a program at ``target``
+        needs (`ilp._rows_at` of its `ilp.candidates`), once per table and target."""
+        key = (id(t), target)
+        got = self._pruned.get(key)
+        if got is None:
+            if id(t) not in self._cands:
+                self._cands[id(t)] = candidates(t)
+            at = t.at_target(target)
+            got = self._pruned[key] = (at, _rows_at(at, self._cands[id(t)], target))
+        return got
 
     def _longest(self, ok: Callable[[int], bool], lo: int, hi: int, guess: int) -> int:
         """The largest ``e`` in ``[lo, hi]`` with ``ok(e)`` (``ok`` monotone: true up to some
@@ -199,7 +217,8 @@ def rebalance(prob: Problem, strategy: str, objective: str, seg: Segmentation, b
     one-core path or a segmentation with split units).
 
     The least of `targets_below` at which the packing succeeds is bisected (packing only);
-    `ilp._at` then builds the plan there, or at the next targets up (`BUILDS` at most).
+    `ilp._at` then builds the plan there, or further up (`BUILDS`, each at least `MIN_GAIN`
+    below ``below``).
     ``stats`` (when given) receives ``programs`` (the packing's), ``packed`` and ``built``
     (targets tried by each)."""
     if len(prob.core_path) < 2 or seg.split:
@@ -222,9 +241,13 @@ def rebalance(prob: Problem, strategy: str, objective: str, seg: Segmentation, b
                 lo = mid + 1
             else:
                 hi = mid
+        if stats is not None:
+            stats["least_packed"] = int(iis[hi])
         among: dict[int, np.ndarray] = {}
         hint: dict = {}
-        for i in range(hi, min(hi + BUILDS, len(iis))):
+        last = int(np.searchsorted(iis, below * (1.0 - MIN_GAIN), side="right"))  # targets worth a build
+        tries = sorted({hi + (last - 1 - hi) * b // BUILDS for b in range(BUILDS)}) if hi < last else []
+        for i in tries:  # the least target that packs, then part of the way up to the last worth it
             core = pack(i)
             if core is None:
                 continue
@@ -246,4 +269,4 @@ def rebalance(prob: Problem, strategy: str, objective: str, seg: Segmentation, b
     return best
 
 
-__all__ = ["BUILDS", "MOVED", "PACK_MARGIN", "TARGET_STEP", "UNDERUSED", "rebalance", "targets_below", "underused"]
+__all__ = ["BUILDS", "MIN_GAIN", "MOVED", "PACK_MARGIN", "TARGET_STEP", "UNDERUSED", "rebalance", "targets_below", "underused"]
