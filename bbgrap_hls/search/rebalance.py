@@ -57,7 +57,7 @@ and 24 %): 401,408 → 225,792 cycles; DenseNet-121 on u250 (least-used core at 
 
 BUILDS = 2
 """Targets at which `rebalance` builds a plan before it gives up: the least that packs, then
-evenly up the targets to the last `MIN_GAIN` below the plan to beat (a build that fails tries
+evenly up the targets to the last `MIN_GAIN` below the plan to beat (that one last) (a build that fails tries
 every refit mode of `ilp._at`: seconds each on EfficientNet-B0)."""
 
 MIN_GAIN = 0.02
@@ -246,8 +246,8 @@ def rebalance(prob: Problem, strategy: str, objective: str, seg: Segmentation, b
         among: dict[int, np.ndarray] = {}
         hint: dict = {}
         last = int(np.searchsorted(iis, below * (1.0 - MIN_GAIN), side="right"))  # targets worth a build
-        tries = sorted({hi + (last - 1 - hi) * b // BUILDS for b in range(BUILDS)}) if hi < last else []
-        for i in tries:  # the least target that packs, then part of the way up to the last worth it
+        tries = sorted({hi + (last - 1 - hi) * b // max(1, BUILDS - 1) for b in range(BUILDS)}) if hi < last else []
+        for i in tries:  # the least target that packs, then evenly up to the last worth a build
             core = pack(i)
             if core is None:
                 continue
