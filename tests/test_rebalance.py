@@ -23,7 +23,7 @@ def _setup(model_file, model, board):
     return _run_best(prob, "search", "throughput", 60.0, 0, None)
 
 
-@pytest.mark.parametrize("model,board", [("resnet8", "u280"), ("ds_cnn", "u250")])
+@pytest.mark.parametrize("model,board", [("resnet8", "u280"), ("ds_cnn", "u250"), ("resnet8", "u250")])
 def test_packed_plan_is_valid_and_as_fast(model_file, monkeypatch, model, board):
     """Asked to beat the rules' ii by one cycle, the packing finds a plan at least as fast whose
     cores are contiguous along the path and within every limit (with `MIN_GAIN` 0: by default
@@ -41,6 +41,9 @@ def test_packed_plan_is_valid_and_as_fast(model_file, monkeypatch, model, board)
     assert not violations(plan)
     pos = [p.core_path.index(c) for c in s.core]
     assert pos == sorted(pos)  # contiguous runs in path order
+    # a split unit keeps its parts' cores (ResNet-8 on u250 splits a conv over SLRs)
+    assert {u: [c for c, _ in ps] for u, ps in s.split.items()} == {u: [c for c, _ in ps] for u, ps in seg.split.items()}
+    assert bool(seg.split) == (board == "u250" and model == "resnet8")
     assert stats["packed"] >= 1 and stats["built"] >= 1
 
 

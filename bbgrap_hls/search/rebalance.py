@@ -20,7 +20,9 @@ beat are bisected (a target that fails is taken to mean every lower one fails: n
 A run's longest end is searched from the end the same core had at the previous target
 tried (galloping), after a bound from each unit's least resources meeting the target.
 
-A segmentation with split units is left as it is: the packing does not split units.
+A split unit keeps the segmentation's parts and their cores (the packing does not split):
+the units between two split units are packed on the cores from the first one's last part to
+the second one's first part, each core's program with the parts it holds.
 """
 
 from __future__ import annotations
@@ -67,8 +69,16 @@ MIN_GAIN = 0.02
 class _Packer:
     """Greedy packing of one problem's units along its core path at a target."""
 
-    def __init__(self, prob: Problem):
+    def __init__(self, prob: Problem, seg: Segmentation):
         self.prob = prob
+        self.split = {u: list(ps) for u, ps in seg.split.items()}
+        self.part_co = dict(seg.part_co)
+        # the split units' parts (`ilp._items`), by core: each core's program holds its parts
+        shell = Segmentation(core=list(seg.core), fold=[0] * prob.m, split=self.split, part_co=self.part_co)
+        self.parts: dict[int, list[Item]] = {}
+        for it in _items(prob, shell):
+            if it.part >= 0:
+                self.parts.setdefault(it.core, []).append(it)
         self.path = prob.core_path
         self.widths = [prob.link_width(a, b) for a, b in zip(self.path, self.path[1:], strict=False)]
         self.hint: dict[int, int] = {}  # path position -> the run's end at the last target packed
@@ -108,8 +118,12 @@ class _Packer:
         prob = self.prob
         core = [-1] * prob.m
         core[start:end] = [k] * (end - start)
-        seg = Segmentation(core=core, fold=[0] * prob.m)
+        seg = Segmentation(core=core, fold=[0] * prob.m, split=self.split, part_co=self.part_co)
         items, rows = [], []
+        for part in self.parts.get(k, []):
+            at, pruned = self._rows(part.table, target)
+            items.append(Item(part.unit, part.part, k, at))
+            rows.append(pruned)
         for u in range(start, end):
             t = prob.units[u].table
             if one_slot_rows(prob, seg, u) or t.more is not None:
@@ -118,6 +132,8 @@ class _Packer:
             it = Item(u, -1, k, at)
             items.append(it)
             rows.append(legal_rows(prob, seg, it, pruned))
+        if not items:
+            return True
         idx = list(range(len(items)))
         limits = prob.limits(k)
         room = np.floor(limits * (1.0 - PACK_MARGIN)).astype(np.int64)
@@ -167,29 +183,46 @@ class _Packer:
         return w is not None and -(-int(self.prob.cut_bits[end]) // w) <= target
 
     def pack(self, target: int) -> list[int] | None:
-        """Core per unit with each core's run as long as it fits, or None."""
-        m, core, start = self.prob.m, [0] * self.prob.m, 0
-        for q, k in enumerate(self.path):
-            top = min(m, self._bound(k, start, target))
-            if top <= start:
+        """Core per unit with each core's run as long as it fits, or None. A split unit keeps
+        its parts' cores: the units between two split units are packed on the cores from the
+        first one's last part to the second one's first part."""
+        m, core = self.prob.m, [0] * self.prob.m
+        start, q0 = 0, 0
+        for u in [*sorted(self.split), m]:
+            q1 = self.path.index(self.split[u][0][0]) if u < m else len(self.path) - 1
+            got = self._gap(target, start, u, q0, q1)
+            if got is None:
                 return None
-            end = self._longest(lambda e, k=k, s=start: self.fits(k, s, e, target), start + 1, top,
-                                self.hint.get(q, top))
-            if end < start + 1:
-                return None
-            self.hint[q] = end
-            if end < m:
-                if q == len(self.path) - 1:
+            core[start:u] = got
+            if u < m:
+                core[u] = self.split[u][-1][0]
+                start, q0 = u + 1, self.path.index(core[u])
+        return core
+
+    def _gap(self, target: int, lo: int, hi: int, q0: int, q1: int) -> list[int] | None:
+        """Cores of units ``[lo, hi)`` on path positions ``q0 .. q1``, each run as long as it
+        fits (the last core takes the rest), or None."""
+        out, start = [], lo
+        for q in range(q0, q1 + 1):
+            k = self.path[q]
+            if start == hi:
+                break
+            if q == q1:  # the last core of the gap takes the rest
+                if not self.fits(k, start, hi, target):
                     return None
-                while end > start and not self._cut_ok(q, end, target):
+                end = hi
+            else:
+                top = min(hi, self._bound(k, start, target))
+                end = self._longest(lambda e, k=k, s=start: self.fits(k, s, e, target), start, top,
+                                    self.hint.get(q, top)) if top > start else start
+                if end < start:
+                    return None
+                self.hint[q] = end
+                while end > start and end < hi and not self._cut_ok(q, end, target):
                     end -= 1
-                if end == start:
-                    return None
-            core[start:end] = [k] * (end - start)
+            out += [k] * (end - start)
             start = end
-            if start == m:
-                return core
-        return None
+        return out if start == hi else None
 
 
 def underused(plan: Plan) -> bool:
@@ -198,12 +231,14 @@ def underused(plan: Plan) -> bool:
     return len(plan.cores) > 1 and any(c.dsp < UNDERUSED * c.dsp_limit for c in plan.cores)
 
 
-def targets_below(prob: Problem, below: int) -> np.ndarray:
-    """The targets `rebalance` tries: the units' row ii values under ``below`` and above the
-    slowest unit's fastest row, thinned from the top so that each is at least `TARGET_STEP`
-    below the one kept before it (ascending)."""
-    iis = np.unique(np.concatenate([u.table.full().ii for u in prob.units]))
-    floor = max(int(u.table.full().ii.min()) for u in prob.units)
+def targets_below(prob: Problem, below: int, seg: Segmentation | None = None) -> np.ndarray:
+    """The targets `rebalance` tries: the row ii values under ``below`` of the units and of
+    ``seg``'s split parts, above the slowest one's fastest row, thinned from the top so that
+    each is at least `TARGET_STEP` below the one kept before it (ascending)."""
+    tables = ([it.table for it in _items(prob, seg)] if seg is not None and seg.split
+              else [u.table.full() for u in prob.units])
+    iis = np.unique(np.concatenate([t.ii for t in tables]))
+    floor = max(int(t.ii.min()) for t in tables)
     kept: list[int] = []
     for v in iis[(iis >= floor) & (iis < below)][::-1]:
         if not kept or v * (1.0 + TARGET_STEP) <= kept[-1]:
@@ -214,17 +249,17 @@ def targets_below(prob: Problem, below: int) -> np.ndarray:
 def rebalance(prob: Problem, strategy: str, objective: str, seg: Segmentation, below: int,
               stats: dict | None = None) -> tuple[Plan, Segmentation] | None:
     """A plan with its boundaries packed (module doc) faster than ``below``, or None (also for a
-    one-core path or a segmentation with split units).
+    one-core path).
 
     The least of `targets_below` at which the packing succeeds is bisected (packing only);
     `ilp._at` then builds the plan there, or further up (`BUILDS`, each at least `MIN_GAIN`
     below ``below``).
     ``stats`` (when given) receives ``programs`` (the packing's), ``packed`` and ``built``
     (targets tried by each)."""
-    if len(prob.core_path) < 2 or seg.split:
+    if len(prob.core_path) < 2:
         return None
-    iis = targets_below(prob, below)
-    packer = _Packer(prob)
+    iis = targets_below(prob, below, seg)
+    packer = _Packer(prob, seg)
     packs: dict[int, list[int] | None] = {}
 
     def pack(i: int) -> list[int] | None:
@@ -251,7 +286,7 @@ def rebalance(prob: Problem, strategy: str, objective: str, seg: Segmentation, b
             core = pack(i)
             if core is None:
                 continue
-            s = Segmentation(core=core, fold=[0] * prob.m)
+            s = Segmentation(core=core, fold=[0] * prob.m, split=packer.split, part_co=packer.part_co)
             items = _items(prob, s)
             for it in items:
                 if id(it.table) not in among:
