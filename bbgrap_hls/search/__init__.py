@@ -354,11 +354,11 @@ def _make_plan_with(graph: Graph, board: Board, strategy: str, objective: str, t
         last: dict = {}
         found = joint_plan(q, strategy, objective, seg=None if one_core else seg, below=below, last=last)
         source = JOINT
-        if not one_core and (move_boundaries if move_boundaries is not None
-                             else underused(found[0] if found is not None else plan)):
+        beat = found[0] if found is not None else plan  # the plan the moved boundaries must beat
+        if not one_core and (move_boundaries if move_boundaries is not None else underused(beat)):
             if progress:
                 progress(f"{strategy}: moving the segment boundaries (integer programs)")
-            moved = rebalance(q, strategy, objective, seg, found[0].ii_cycles if found is not None else plan.ii_cycles)
+            moved = rebalance(q, strategy, objective, seg, beat.ii_cycles)
             if moved is not None:
                 found, source = moved, MOVED
         if found is None:
