@@ -112,6 +112,11 @@ class NodePlan:
     stream out while the next frame computes) or 1 (half the output frame memory: the next
     frame's first fold waits for this one's outputs to have left; docs/cost-model.md, "One
     output slot"; HLS ``P::OSLOTS``, RTL ``OSLOTS``). 2 for every other block."""
+    dense_groups: bool = False
+    """A grouped conv (not depthwise) computed as a dense conv over its block-diagonal matrix
+    (every output channel over the whole window, the other groups' weights zero), where that
+    plans faster than the groups in turn (docs/cost-model.md, "Grouped convs"). False for every
+    other block, and for a grouped conv computed group by group."""
 
 
 @dataclass

@@ -90,14 +90,20 @@ def _windows(x: np.ndarray, p: dict, pad_value: int) -> np.ndarray:
 
 
 def _conv(p: dict, rng, d: Path) -> tuple[dict, dict]:
-    c, co, k = p["C"], p["CO"], p["KH"] * p["KW"]
+    c, co, k, groups = p["C"], p["CO"], p["KH"] * p["KW"], p.get("GROUPS", 1)
+    cg, cog = c // groups, co // groups
     zx = int(rng.integers(-10, 11))
     x = _i8(rng, FRAMES, p["H"], p["W"], c)
-    w = _i8(rng, co, p["KH"], p["KW"], c)
+    wg = _i8(rng, co, p["KH"], p["KW"], cg)  # a grouped conv: each row over its group's channels
+    w = np.zeros((co, p["KH"], p["KW"], c), dtype=wg.dtype)  # the dense (block-diagonal) weights
+    for q in range(groups):
+        w[q * cog:(q + 1) * cog, :, :, q * cg:(q + 1) * cg] = wg[q * cog:(q + 1) * cog]
     bias = rng.integers(-(2**12), 2**12, size=co)
-    rq = golden.random_rq(rng, co, 128 * 128 * (k * c) ** 0.5)
-    files = mvu_files(w.reshape(co, k * c), bias, rq, p["SIMD"], p["PE"], d)
+    rq = golden.random_rq(rng, co, 128 * 128 * (k * cg) ** 0.5)
+    files = mvu_files(wg.reshape(co, k * cg), bias, rq, p["SIMD"], p["PE"], d)
     hdl = {"C": c, "CO": co, "SIMD": p["SIMD"], "PE": p["PE"], "PAD_VAL": zx} | _win(p) | _pack(p) | files
+    if groups > 1:
+        hdl["GROUPS"] = groups
     if p.get("M", 1) > 1:  # pixel copies
         hdl["M"] = p["M"]
     hdl |= {k: p[k] for k in ("PX", "PO") if p.get(k, 1) > 1}  # pixels per input / output beat
@@ -336,7 +342,18 @@ PARAMS: dict[str, list[dict]] = {
               "SH": 1, "SW": 1, "PT": 1, "PL": 1, "PB": 1, "PR": 1},
              # a short window ring (swg.sv RING = KHE + SH: 4 rows for 6), with a parallel window
              {"C": 4, "CO": 4, "SIMD": 36, "PE": 4, "RING": 4, "H": 6, "W": 5, "KH": 3, "KW": 3, "SH": 1, "SW": 1,
-              "PT": 1, "PL": 1, "PB": 1, "PR": 1}],
+              "PT": 1, "PL": 1, "PB": 1, "PR": 1},
+             # grouped (GROUPS: the window group by group, a new vector at each group's first
+             # fold): two folds a group; a parallel window over a group's 2 channels (J = 3),
+             # one fold a group; a 1x1 (no window generator), two folds a group; stride 2
+             {"C": 8, "CO": 8, "SIMD": 2, "PE": 2, "GROUPS": 2, "H": 5, "W": 5, "KH": 3, "KW": 3, "SH": 1,
+              "SW": 1, "PT": 1, "PL": 1, "PB": 1, "PR": 1},
+             {"C": 8, "CO": 12, "SIMD": 6, "PE": 3, "GROUPS": 4, "H": 6, "W": 5, "KH": 3, "KW": 3, "SH": 1,
+              "SW": 1, "PT": 1, "PL": 1, "PB": 1, "PR": 1},
+             {"C": 8, "CO": 8, "SIMD": 2, "PE": 1, "GROUPS": 4, "H": 3, "W": 3, "KH": 1, "KW": 1, "SH": 1,
+              "SW": 1, "PT": 0, "PL": 0, "PB": 0, "PR": 0},
+             {"C": 6, "CO": 6, "SIMD": 1, "PE": 2, "GROUPS": 3, "H": 7, "W": 6, "KH": 3, "KW": 2, "SH": 2,
+              "SW": 2, "PT": 1, "PL": 0, "PB": 0, "PR": 1}],
     "dwconv": [{"C": 4, "P": 2, "H": 5, "W": 5, "KH": 3, "KW": 3, "SH": 1, "SW": 1, "PT": 1, "PL": 1, "PB": 1, "PR": 1},
                {"C": 4, "P": 4, "J": 3, "H": 5, "W": 4, "KH": 3, "KW": 3, "SH": 1, "SW": 1,
                 "PT": 1, "PL": 1, "PB": 1, "PR": 1},

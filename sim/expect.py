@@ -32,7 +32,8 @@ def window_geometry(p: dict) -> Geometry:
     hp, wp = p["H"] + p["PT"] + p["PB"], p["W"] + p["PL"] + p["PR"]
     return Geometry(h=p["H"], w=p["W"], c=p["C"], ho=(hp - khe) // p["SH"] + 1,
                     wo=(wp - kwe) // p["SW"] + 1, co=p.get("CO", p["C"]), kh=khe, kw=kwe,
-                    sh=p["SH"], sw=p["SW"], dh=dh, dw=dw, pads=(p["PT"], p["PL"], p["PB"], p["PR"]))
+                    sh=p["SH"], sw=p["SW"], dh=dh, dw=dw, pads=(p["PT"], p["PL"], p["PB"], p["PR"]),
+                    group=p.get("GROUPS", 1))
 
 
 def zeroinsert_geometry(p: dict) -> Geometry:
@@ -69,7 +70,7 @@ def block(module: str, p: dict) -> tuple[BlockCost, int]:
     if module in WINDOW_KIND:
         g = window_geometry(p)
         if module == "conv":
-            pe, simd, lanes = p["PE"], p["SIMD"], min(p["SIMD"], p["C"])
+            pe, simd, lanes = p["PE"], p["SIMD"], min(p["SIMD"], p["C"] // p.get("GROUPS", 1))
         else:
             pe, simd, lanes = p["P"], p["P"] * p.get("J", 1), p["P"]
         mmv = p.get("M", 1) if module == "conv" else 1  # pixel copies

@@ -36,7 +36,9 @@ RQ_LUT_FIRST = {(m, next(i for i, p in enumerate(cases.PARAMS[m]) if p.get("RQ_L
                 for m in ("requant", "mvu", "add")}
 # the first depthwise conv with a short window ring (RING > 0) runs by default
 RING_FIRST = {("dwconv", next(i for i, p in enumerate(cases.PARAMS["dwconv"]) if p.get("RING", 0)))}
-DEFAULT = {("conv", MMV_FIRST), ("conv", PAIR_FIRST)} | PACK_FIRST | LUT_FIRST | RQ_LUT_FIRST | RING_FIRST
+# the first grouped conv (GROUPS > 1) runs by default
+GROUPS_FIRST = {("conv", next(i for i, p in enumerate(cases.PARAMS["conv"]) if p.get("GROUPS", 1) > 1))}
+DEFAULT = {("conv", MMV_FIRST), ("conv", PAIR_FIRST)} | PACK_FIRST | LUT_FIRST | RQ_LUT_FIRST | RING_FIRST | GROUPS_FIRST
 CASES = [pytest.param(m, i, id=f"{m}-{i}", marks=[pytest.mark.slow] if i and (m, i) not in DEFAULT else [])
          for m, sets in cases.PARAMS.items() for i in range(len(sets))]
 

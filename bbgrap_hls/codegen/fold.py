@@ -28,6 +28,15 @@ def conv_matrix(w: np.ndarray, group: int = 1) -> np.ndarray:
     return full.reshape(co, kh * kw * c)
 
 
+def grouped_matrix(w: np.ndarray) -> np.ndarray:
+    """OIHW weights of a grouped conv (``I = C / group``) as the ``(CO, KH·KW·I)`` matrix the
+    grouped matrix-vector unit reads: row ``co`` over its own group's window only, in
+    ``(ky, kx, c mod I)`` order (the window generator emits a window group by group).
+    The dense `conv_matrix` of the same weights is this one's rows spread block-diagonally."""
+    co, cig, kh, kw = w.shape
+    return w.transpose(0, 2, 3, 1).reshape(co, kh * kw * cig)
+
+
 def fold_mvu(mat: np.ndarray, pe: int, simd: int) -> np.ndarray:
     """A ``(CO, K)`` matrix as the MVU's weight memory ``(PE, NF·SF, SIMD)``.
 

@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from bbgrap_hls.codegen.carray import c_array
-from bbgrap_hls.codegen.fold import conv_matrix, fold_channels, fold_dw, fold_mvu, pad_rows
+from bbgrap_hls.codegen.fold import conv_matrix, fold_channels, fold_dw, fold_mvu, grouped_matrix, pad_rows
 from bbgrap_hls.codegen.weights import STORAGE_IMPL, WeightMem, rom_array
 from bbgrap_hls.errors import BadInputError, UnsupportedError
 from bbgrap_hls.ir import Graph, Node
@@ -55,6 +55,7 @@ class Layer:
     out_slots: int = 2  # an off-chip layer's output frame slots (the plan's ``out_slots``: P::OSLOTS)
     bands: int = 1  # an off-chip conv's bands of output rows (the plan's ``bands``: P::BANDS, bb::conv2d_banded)
     ring: int = 0  # a short window ring's rows (the plan's ``short_ring``: P::ROWS, the RTL's RING); 0: default
+    groups: int = 1  # a grouped conv computed group by group: its groups (P::GROUPS, the RTL's GROUPS)
     # the plan's ``in_stage`` (P::STAGE = 1): the input of a one-slot off-chip layer passes
     # through a DDR frame stage, a scratch area of STAGE_REGIONS regions of ``stage_region``
     # bytes (P::SREGION) from byte ``stage_offset`` (P::SOFF, 4 KB aligned) of the core's
@@ -139,7 +140,7 @@ def make_layer(g: Graph, node: Node, ident: str, pe: int, simd: int,
                co_range: tuple[int, int] | None = None, weights: str | None = None, mmv: int = 1,
                ddr_offset: int = 0, frame_uram: bool = False, pack: int = 1, requant: str = "dsp",
                in_slots: int = 2, in_stage: bool = False, px: int = 1, po: int = 1, bands: int = 1,
-               short_ring: bool = False, out_slots: int = 2) -> Layer:
+               short_ring: bool = False, out_slots: int = 2, dense_groups: bool = False) -> Layer:
     """The kernel instance of ``node`` with folding ``pe``/``simd``.
 
     Args:
@@ -174,6 +175,9 @@ def make_layer(g: Graph, node: Node, ident: str, pe: int, simd: int,
             ``requant_with``; the RTL's ``RQ_LUT = 1``).
         short_ring: the plan's ``short_ring``: the window generator keeps ``KH_eff + SH``
             rows (``P::ROWS``, hw/hls/bb_window.h; the RTL swg's ``RING``).
+        dense_groups: the plan's ``dense_groups``: a grouped conv computed as a dense one
+            over its block-diagonal matrix; else its groups in turn (``P::GROUPS``, the
+            layer's ``groups``).
     """
     if bands != 1 and (weights != "ddr" or bands < 1):
         raise BadInputError(f"node '{node.name}' ({node.op}): bands {bands} (row bands) needs weights 'ddr' and "
@@ -181,7 +185,8 @@ def make_layer(g: Graph, node: Node, ident: str, pe: int, simd: int,
     if in_stage and (weights != "ddr" or in_slots != 1):
         raise BadInputError(f"node '{node.name}' ({node.op}): in_stage (a DDR frame stage) needs weights 'ddr' and "
                             f"in_slots 1, got weights {weights!r}, in_slots {in_slots}")
-    lay = _make_layer(g, node, ident, pe, simd, co_range, mmv, px, po)
+    lay = _make_layer(g, node, ident, pe, simd, co_range, mmv, px, po,
+                      by_group=weights != "ddr" and not dense_groups)
     kern = lay.call.split("<", 1)[0]
     if requant not in ("dsp", "lut"):
         raise BadInputError(f"node '{node.name}' ({node.op}): requant '{requant}' is not 'dsp' or 'lut'")
@@ -284,8 +289,11 @@ def set_stage_offset(lay: Layer, offset: int) -> None:
 
 
 def _make_layer(g: Graph, node: Node, ident: str, pe: int, simd: int,
-                co_range: tuple[int, int] | None, mmv: int = 1, px: int = 1, po: int = 1) -> Layer:
-    """`make_layer` without the weight placement."""
+                co_range: tuple[int, int] | None, mmv: int = 1, px: int = 1, po: int = 1,
+                by_group: bool = True) -> Layer:
+    """`make_layer` without the weight placement. ``by_group``: a grouped conv (not depthwise)
+    computes its groups in turn (``GROUPS``, its own group's weights a row); False (its
+    weights off chip: `conv_offchip.h` is dense): the dense block-diagonal matrix."""
     q = node.attrs.get("q", {})
     acts = g.act_inputs(node)
     x = g.shape(acts[0]) if acts else ()
@@ -318,14 +326,24 @@ def _make_layer(g: Graph, node: Node, ident: str, pe: int, simd: int,
             call = f"bb::dwconv2d<{ident}_P>({{in0}}, {{out}}, {ident}_w, {ident}_bias, {ident}_mult, {ident}_shift, frames);"
             return Layer(ident, node.name, op, [acts[0]], [pe], pe, n_out, call, _struct(ident, **vals),
                          _arrays(ident, **arrs), WeightMem(fold_dw(wq, pe, simd)))
-        mat = pad_rows(conv_matrix(wq, group)[lo:hi], pe)
+        # a grouped conv (not depthwise): the groups in turn (conv2d.h GROUPS), each output
+        # channel over its own group's window only
+        if not by_group:
+            group = 1  # the dense kernel over the block-diagonal matrix (`conv_matrix`)
+        cg = c // group
+        if group > 1 and (co_range is not None or (co // group) % pe or mmv > 1 or px > 1):
+            raise UnsupportedError(f"node '{node.name}' (Conv): a grouped conv ({group} groups) is built whole, "
+                                   f"pe | Co/group ({co}/{group}, pe {pe}), one copy, one pixel a beat")
+        mat = pad_rows((grouped_matrix(wq) if group > 1 else conv_matrix(wq, node.attrs["group"]))[lo:hi], pe)
         n_out = ho * wo * (hi - lo)
         vals = dict(_window(node, h, w, ho, wo), C=c, CO=len(mat), SIMD=simd, PE=pe, ZP_IN=q["zp_in"],
                     ZP_OUT=q["zp_out"], LO=q["lo"], HI=q["hi"])
+        if group > 1:
+            vals["GROUPS"] = group  # (and the layer's `groups`, below)
         arrs = _mvu_constants(bias[lo:hi], mult[lo:hi], shift[lo:hi], pe)
-        if c % simd and (simd % c or (kk * c) % simd):
-            raise UnsupportedError(f"node '{node.name}' (Conv): simd {simd} neither divides C={c} nor is "
-                                   f"C·j with j | kh·kw={kk} (parallel window)")
+        if cg % simd and (simd % cg or (kk * cg) % simd):
+            raise UnsupportedError(f"node '{node.name}' (Conv): simd {simd} neither divides C/group={cg} nor is "
+                                   f"C/group·j with j | kh·kw={kk} (parallel window)")
         kern, out_lanes = "conv2d", pe
         if mmv > 1:  # M MVU copies (hw/hls conv2d_mmv): one whole pixel (CO lanes) per output beat
             if (hi - lo) % pe:
@@ -337,7 +355,7 @@ def _make_layer(g: Graph, node: Node, ident: str, pe: int, simd: int,
                                        f"{hi - lo}/{pe} = {nf} (each copy needs whole neuron folds)")
             vals["M"] = mmv
             kern, out_lanes = "conv2d_mmv", hi - lo
-        in_lanes = min(simd, c)  # a parallel window (simd = C·j) still reads one pixel a beat
+        in_lanes = min(simd, cg)  # a parallel window (simd = C·j) still reads one pixel a beat
         if px == 2:  # two pixels a beat in (hw/hls conv2d_pairs): whole pixels, 2·C lanes
             if simd % c or (hi - lo) % pe or w % 2:
                 raise UnsupportedError(f"node '{node.name}' (Conv): px 2 needs simd = C·j (simd {simd}, C {c}), "
@@ -349,7 +367,7 @@ def _make_layer(g: Graph, node: Node, ident: str, pe: int, simd: int,
         call = f"bb::{kern}<{ident}_P>({{in0}}, {{out}}, {ident}_w, {ident}_bias, {ident}_mult, {ident}_shift, frames);"
         return _trimmed(Layer(ident, node.name, op, [acts[0]], [in_lanes], out_lanes, n_out, call,
                               _struct(ident, **vals), _arrays(ident, **arrs), WeightMem(fold_mvu(mat, pe, simd)), mmv,
-                              px=px, po=po),
+                              px=px, po=po, groups=group),
                         ho * wo, hi - lo)
     if op == "Dense":
         c = int(np.prod(x[1:]))

@@ -28,7 +28,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from bbgrap_hls.codegen.fold import conv_matrix, pad_rows
+from bbgrap_hls.codegen.fold import conv_matrix, grouped_matrix, pad_rows
 from bbgrap_hls.codegen.layers import LUT_KINDS, Layer, _window, hwc
 from bbgrap_hls.errors import UnsupportedError
 from bbgrap_hls.ir import Graph, Node
@@ -218,19 +218,25 @@ def _rtl_layer(g: Graph, node: Node, lay: Layer, pe: int, simd: int, co_range: t
                 params["PACK"] = 0
             return RtlLayer("dwconv", params | _names(ident, files), files)
         lo, hi = co_range or (0, n)
+        groups = lay.groups  # (> 1: a grouped conv computed group by group; 1: dense)
+        cg = c // groups
         # pixel copies (mmv > 1): M mvus, output one whole pixel (CO lanes) per beat; padded
         # folds: the trimming converter's lanes after the mvu (codegen/layers.py `_trimmed`)
         if out_lanes(hi - lo, pe, lay.mmv, lay.po) != lay.out_lanes \
-                or lay.in_lanes[0] != min(simd, c) * lay.px or (
-                simd > c and (simd % c or k % (simd // c))):
-            raise UnsupportedError(f"{where}: pe={pe}, simd={simd}, mmv={lay.mmv} with C={c}, window {k}: simd "
-                                   f"must divide C or be C·j with j | {k} (parallel window), input at "
-                                   f"min(simd, C) lanes, output at pe lanes (CO lanes with mmv > 1)")
+                or lay.in_lanes[0] != min(simd, cg) * lay.px or (
+                simd > cg and (simd % cg or k % (simd // cg))) or (
+                groups > 1 and (co_range is not None or (n // groups) % pe or lay.mmv > 1 or lay.px > 1)):
+            raise UnsupportedError(f"{where}: pe={pe}, simd={simd}, mmv={lay.mmv} with C={c}, window {k}, "
+                                   f"{groups} group(s): simd must divide C/group or be C/group·j with j | {k} "
+                                   "(parallel window), input at min(simd, C/group) lanes, output at pe lanes "
+                                   "(CO lanes with mmv > 1); a grouped conv whole, pe | Co/group, one copy")
         # Parallel window (simd = C·j): the swg emits j taps of C lanes per beat, so the mvu's
         # columns (ky·KW + kx)·C + c keep the order of the plain layout below.
-        mat = conv_matrix(wq, node.attrs["group"])[lo:hi]
+        mat = (grouped_matrix(wq) if groups > 1 else conv_matrix(wq, node.attrs["group"]))[lo:hi]
         files = _mvu_files(ident, mat, bias[lo:hi], rq[lo:hi], pe, simd)
         params = dict(C=c, CO=-(-(hi - lo) // pe) * pe, SIMD=simd, PE=pe, **win, PAD_VAL=int(q["zp_in"]))
+        if groups > 1:
+            params["GROUPS"] = groups
         if lay.mmv > 1:  # every copy reads the same memories (hw/rtl/conv.sv)
             params["M"] = lay.mmv
         if lay.px > 1:  # two pixels a beat in (and with PO = 2 out: two halves of M/2 copies)

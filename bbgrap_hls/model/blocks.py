@@ -125,6 +125,7 @@ class BlockCost:
     in_stage: bool = False
     bands: int = 1
     short_ring: bool = False
+    dense_groups: bool = False  # a grouped conv computed dense (`kinds.block_cost`)
 
 
 def _ceil(a: int, b: int) -> int:
@@ -266,7 +267,11 @@ def mvu(g: Geometry, pe: int, simd: int, uram: bool = False, mmv: int = 1, pack:
     # A dense layer on a flattened image (ho·wo < h·w) is one vector of h·w·c per output
     # pixel: the mvu stores all of it (MW = h·w·c), not h·w vectors of c.
     vectors = g.ho * g.wo if g.pointwise and g.ho * g.wo < g.h * g.w else g.h * g.w
-    sf, nf = g.k * (g.in_elems // vectors if g.pointwise else g.c) // simd, -(-g.co // pe)
+    # a grouped conv: the unit computes the groups in turn, each fold over its group's
+    # K·C/group window elements only (the window generator emits the window group by group)
+    cin = g.cgi if g.grouped else g.c
+    per = (g.in_elems // vectors if g.pointwise else g.c) // (g.group if g.grouped else 1)  # values a vector
+    sf, nf = g.k * per // simd, -(-g.co // pe)
     folds = sf * nf
     if px == 2 and (simd % g.c or g.w % 2 or (g.pointwise and vectors != g.h * g.w)):
         raise ValueError(f"a paired input needs simd a multiple of C and W even, on an image "
@@ -278,12 +283,15 @@ def mvu(g: Geometry, pe: int, simd: int, uram: bool = False, mmv: int = 1, pack:
     copies = mmv // po  # copies behind each window generator
     if copies > 1 and (not windowed or copies > nf):
         raise ValueError(f"pixel copies need a window generator and 2 <= mmv <= Co/pe = {nf} (mmv={mmv})")
-    lanes = min(simd, g.c)
+    if g.grouped and (g.cgo % pe or (cin % simd and simd % cin) or mmv > 1 or px > 1):
+        raise ValueError(f"a grouped conv folds inside a group: pe | Co/group, simd | C/group or "
+                         f"C/group·j, one copy, one pixel a beat (pe={pe}, simd={simd}, group={g.group})")
+    lanes = min(simd, cin)
     rows = None
     wmem, where = _weights(pe, simd * 8, folds, uram, lutw)
     mem = wmem + _params(pe, nf)
-    if nf > 1:
-        mem = mem + memory(simd * 8, sf)  # the input vector, reused by folds 1..nf-1
+    if nf // g.group > 1 if g.grouped else nf > 1:
+        mem = mem + memory(simd * 8, sf)  # the input vector, reused by the (group's) other folds
     mem = mem.times(mmv)  # every copy its own weights, constants and input vector
     if not windowed:
         pix = vectors

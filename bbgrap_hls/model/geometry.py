@@ -83,6 +83,23 @@ class Geometry:
         """A 1×1, stride-1, unpadded window: no line buffer needed."""
         return self.k == 1 and self.sh == 1 and self.sw == 1 and not any(self.pads)
 
+    @property
+    def grouped(self) -> bool:
+        """A grouped convolution that is not depthwise (``1 < group``, not ``group = C = Co``):
+        each output channel sees its group's ``C/group`` input channels only (`cgi`), and the
+        matrix-vector unit computes the groups in turn (docs/cost-model.md, "Grouped convs")."""
+        return self.group > 1 and not (self.group == self.c and self.co == self.c)
+
+    @property
+    def cgi(self) -> int:
+        """Input channels of a group (``C`` when not grouped)."""
+        return self.c // self.group
+
+    @property
+    def cgo(self) -> int:
+        """Output channels of a group (``Co`` when not grouped)."""
+        return self.co // self.group
+
 
 def hwc(shape: tuple[int, ...]) -> tuple[int, int, int]:
     """(H, W, C) of an NCHW or (N, C...) shape: rank 4 is NCHW, rank 5 and more the inside

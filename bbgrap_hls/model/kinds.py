@@ -163,6 +163,11 @@ def foldings(kind: str, g: Geometry, parallel_window: bool = False,
     docs/cost-model.md, "Parallel window"). With ``padded`` a conv/dense may also take a
     ``pe`` that does not divide ``Co`` (`padded_lanes`; docs/cost-model.md, "Padded folds").
     """
+    if kind == "conv" and g.grouped:  # the groups in turn: a fold stays inside one group
+        simds = divisors(g.cgi)
+        if parallel_window:
+            simds = simds + [g.cgi * j for j in divisors(g.k)[1:]]
+        return [(pe, simd) for pe in divisors(g.cgo) for simd in simds]
     if kind in WEIGHTED:
         simds = divisors(g.c)
         if parallel_window and kind == "conv":
@@ -185,7 +190,8 @@ def block_cost(kind: str, g: Geometry, pe: int, simd: int, uram: bool = False, m
                lut_macs: bool = False, lutw: bool = False, lut_requant: bool = False,
                in_slots: int = 2, in_cycles: int | None = None, stage: bool = False,
                stage_bound: bool = False, px: int = 1, po: int = 1, bands: int = 1,
-               timing: bool = True, short_ring: bool = False, out_slots: int = 2) -> BlockCost:
+               timing: bool = True, short_ring: bool = False, out_slots: int = 2,
+               dense_groups: bool = False) -> BlockCost:
     """Cost of a block kind at a folding (the folding must be legal).
 
     ``uram`` puts the weight memory in URAM (kinds in `URAM_CAPABLE`; ignored for the others,
@@ -211,8 +217,16 @@ def block_cost(kind: str, g: Geometry, pe: int, simd: int, uram: bool = False, m
     holds `timing.short_ring_rows` rows (`blocks.mvu`). ``out_slots`` (an off-chip conv/dense
     without a DDR frame stage, banded or not): the frame slots of its output buffer, 2 or 1
     (`offchip_mvu`; one halves the output memory, a frame's first fold then waits for the
-    previous frame's output to have left).
+    previous frame's output to have left). ``dense_groups`` (a grouped conv, `Geometry.grouped`):
+    computed as a dense conv over its block-diagonal matrix instead of group by group, the
+    foldings of a dense conv (`foldings` of the geometry with one group).
     """
+    if dense_groups:  # a grouped conv as a dense one over its block-diagonal matrix
+        if kind != "conv" or not g.grouped:
+            raise ValueError(f"dense_groups is for a grouped conv, not '{kind}' with {g.group} group(s)")
+        return replace(block_cost(kind, replace(g, group=1), pe, simd, uram, mmv, ddr, memory, pack, lut_macs, lutw,
+                                  lut_requant, in_slots, in_cycles, stage, stage_bound, px, po, bands, timing,
+                                  short_ring, out_slots), dense_groups=True)
     if short_ring and (kind not in SHORT_RING_KINDS or ddr):
         raise ValueError(f"block kind '{kind}' (ddr={ddr}) has no window ring to shorten")
     if (px != 1 or po != 1) and (kind != "conv" or ddr):
@@ -289,7 +303,7 @@ MAX_COPIES = 4
 def pixel_copies(kind: str, g: Geometry, pe: int) -> list[int]:
     """Legal pixel-copy counts of a block at output lanes ``pe``: ``[1]``, and for a conv
     with a window generator also ``2 … min(Co/pe, MAX_COPIES)``."""
-    if kind != "conv" or g.pointwise or g.co % pe:
+    if kind != "conv" or g.pointwise or g.co % pe or g.grouped:
         return [1]
     return list(range(1, min(g.co // pe, MAX_COPIES) + 1))
 
@@ -329,12 +343,13 @@ def pair_modes(kind: str, g: Geometry, pe: int, simd: int) -> list[tuple[int, in
     return out
 
 
-def in_lanes(kind: str, g: Geometry, pe: int, simd: int, px: int = 1) -> int:
+def in_lanes(kind: str, g: Geometry, pe: int, simd: int, px: int = 1, dense: bool = False) -> int:
     """Lanes per beat of the block's input stream: ``min(simd, C)`` for conv/dense (a
-    parallel window reads ``C`` lanes; ``px`` pixels a beat: ``px·C``), ``pe`` for a
+    parallel window reads ``C`` lanes, a grouped conv's ``C/group``; ``px`` pixels a beat: ``px·C``), ``pe`` for a
     depthwise conv, ``simd`` otherwise."""
     if kind in WEIGHTED:
-        return min(simd, g.c) * px
+        # (a grouped conv: its group's channels, unless computed dense: ``dense_groups``)
+        return min(simd, g.cgi if g.grouped and not dense else g.c) * px
     return pe if kind == "dwconv" else simd
 
 

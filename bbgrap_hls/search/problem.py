@@ -328,7 +328,8 @@ def _add_split_tables(prob: Problem, how_many: int, use_uram: bool) -> None:
     n = len(prob.core_path)
     if n < 2:
         return
-    weighted = [u for u in prob.units if u.kind in WEIGHTED]
+    # (a grouped conv is not split: its parts would need whole groups; docs/cost-model.md, "Grouped convs")
+    weighted = [u for u in prob.units if u.kind in WEIGHTED and not u.geom.grouped]
     # heaviest first by the slowest on-chip folding (off-chip rows include deliberately
     # slowed ones, which say nothing about the work)
     def slowest_on_chip(u: Unit) -> int:

@@ -64,10 +64,11 @@ def _uniform(prob: Problem, u: int, s: int) -> int:
     """The row of unit ``u`` at parallelism ``s``: the largest pe and simd up to ``s`` (the
     smallest the table has when none is: an off-chip variant's table may start above 1)."""
     t = prob.units[u].table
-    pes, simds = t.pe[t.pe <= s], t.simd[t.simd <= s]
-    pe = int(pes.max()) if pes.size else int(t.pe.min())
-    simd = int(simds.max()) if simds.size else int(t.simd.min())
-    one = (t.mmv == 1) & (t.px == 1)  # the baseline has no pixel copies, one pixel a beat
+    # the baseline has no pixel copies, one pixel a beat, and computes a grouped conv's groups in turn
+    one = (t.mmv == 1) & (t.px == 1) & ~t.dense
+    pes, simds = t.pe[one & (t.pe <= s)], t.simd[one & (t.simd <= s)]
+    pe = int(pes.max()) if pes.size else int(t.pe[one].min())
+    simd = int(simds.max()) if simds.size else int(t.simd[one].min())
     hit = np.nonzero((t.pe == pe) & (t.simd == simd) & one)[0]
     if len(hit):
         cost = _balanced(prob, u)

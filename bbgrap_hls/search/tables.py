@@ -94,6 +94,9 @@ class Table:
     # bool: an off-chip row whose output frame buffer has one slot (`offchip_mvu` ``out_slots=1``;
     # with the planner's ``out1``, a row of fewer BRAM18 and URAM than its two-slot row)
     out1: np.ndarray | None = None
+    # bool: a grouped conv computed as a dense conv over its block-diagonal matrix (the
+    # plan's ``dense_groups``; a grouped conv's other rows compute its groups in turn)
+    dense: np.ndarray | None = None
     # the `_table` key of a table with off-chip rows: its `extra` rows are built from it when
     # first asked for (only the integer program asks, for the blocks a pair allows)
     extra_key: tuple | None = field(default=None, repr=False, compare=False)
@@ -124,6 +127,8 @@ class Table:
             self.ring = np.zeros(len(self.ii), dtype=bool)
         if self.out1 is None:
             self.out1 = np.zeros(len(self.ii), dtype=bool)
+        if self.dense is None:
+            self.dense = np.zeros(len(self.ii), dtype=bool)
 
     @property
     def extra(self) -> Table | None:
@@ -185,7 +190,7 @@ class Table:
 
 
 _COLUMNS = ("pe", "simd", "uram", "ii", "res", "mmv", "ddr", "lut", "lutw", "lutrq", "padded", "in1", "stage",
-            "px", "po", "bands", "fifo_ddr", "ring", "out1")
+            "px", "po", "bands", "fifo_ddr", "ring", "out1", "dense")
 """`Table`'s per-row arrays."""
 
 
@@ -197,8 +202,8 @@ def _key(kind: str, g: Geometry, inputs: _Inputs, parallel_window: bool, uram: b
     pair ``(short_rings, out1)``."""
     if kind not in SHORT_RING_KINDS or not short_ring_pays(g):
         short_rings = False
-    if kind not in OFFCHIP_CAPABLE and kind not in FIFO_DDR_KINDS:
-        memory = None
+    if (kind not in OFFCHIP_CAPABLE and kind not in FIFO_DDR_KINDS) or (kind == "conv" and g.grouped):
+        memory = None  # (a grouped conv keeps its weights on chip: its groups' weights are few)
     if kind not in OFFCHIP_CAPABLE or memory is None:
         out1 = False
     if kind not in PACK_CAPABLE:
@@ -317,9 +322,13 @@ def _tables_of(kind: str, g: Geometry, inputs: _Inputs, parallel_window: bool, u
                 # equal parts' drop theirs: `problem._add_split_tables`, `Table.whole_frame`)
                 placements += [(frames_uram, True, False, False, False, b) for b in band_counts(g)]  # row bands
     grid = foldings(kind, g, parallel_window, padded)
-    rows_of = [(p, q, m, 1, 1) for p, q in grid for m in (pixel_copies(kind, g, p) if copies else [1])]
+    rows_of = [(p, q, m, 1, 1, 0) for p, q in grid for m in (pixel_copies(kind, g, p) if copies else [1])]
     if g.pairs and copies and not in1:  # two pixels a beat (`pair_modes`): after the plain rows
-        rows_of += [(p, q, m, px, po) for p, q in grid for px, po, m in pair_modes(kind, g, p, q)]
+        rows_of += [(p, q, m, px, po, 0) for p, q in grid for px, po, m in pair_modes(kind, g, p, q)]
+    if kind == "conv" and g.grouped:  # also dense over the block-diagonal matrix (`dense_groups`)
+        g1 = replace(g, group=1)
+        rows_of += [(p, q, m, 1, 1, 1) for p, q in foldings(kind, g1, parallel_window, padded)
+                    for m in (pixel_copies(kind, g1, p) if copies else [1])]
     prev_ii = 0
     macs = [(False, False), (True, False)] if lut_macs and lut_capable(kind) else [(False, False)]
     if lut_requant and lut_requant_capable(kind):
@@ -329,7 +338,7 @@ def _tables_of(kind: str, g: Geometry, inputs: _Inputs, parallel_window: bool, u
         elif lut_macs:
             macs.append((True, True))
     fifos: dict = {}
-    for pe, simd, mmv, px, po in rows_of:
+    for pe, simd, mmv, px, po, dense in rows_of:
         base = {}  # the folding's cost with its weights in BRAM, per kind of multiplier
         for (on_uram, ddr, lutw, in1, stage, *band), (lut, lutrq) in ((p, m) for p in placements for m in macs):
             bands = band[0] if band else 1
@@ -343,7 +352,7 @@ def _tables_of(kind: str, g: Geometry, inputs: _Inputs, parallel_window: bool, u
             packable = not lut and packs(kind, pe, ddr)
             c = block_cost(kind, g, pe, simd, uram=on_uram, mmv=mmv, ddr=ddr, memory=memory if ddr else None,
                            lut_macs=lut, lutw=lutw, lut_requant=lutrq, in_slots=1 if in1 else 2, stage=stage,
-                           stage_bound=stage, px=px, po=po, bands=bands, timing=False)
+                           stage_bound=stage, px=px, po=po, bands=bands, timing=False, dense_groups=bool(dense))
             # packing changes the DSPs and LUTs only (`pack_change`, as `block_cost` with ``pack``)
             change = pack_change(pe, simd, mmv) if packable else (0, 0)
             cs = [(c.dsp + change[0], c.lut + change[1]) if m else (c.dsp, c.lut) for m in modes]
@@ -360,7 +369,7 @@ def _tables_of(kind: str, g: Geometry, inputs: _Inputs, parallel_window: bool, u
             variants = [(c, cs, 0, 0)]
             if short_rings and not ddr and mmv == 1 and px == 1 and po == 1:
                 cr = block_cost(kind, g, pe, simd, uram=on_uram, lut_macs=lut, lutw=lutw, lut_requant=lutrq,
-                                timing=False, short_ring=True)
+                                timing=False, short_ring=True, dense_groups=bool(dense))
                 if cr.bram18 < c.bram18:  # (a LUTRAM-sized line buffer keeps its default ring)
                     variants.append((cr, cs, 1, 0))
             if out1 and ddr and not stage:
@@ -375,7 +384,8 @@ def _tables_of(kind: str, g: Geometry, inputs: _Inputs, parallel_window: bool, u
                 big_fifo = False
                 moved = None
                 if kind != "wire":
-                    key = (in_lanes(kind, g, pe, simd, px), max(1, c.ii), pe, c.window is not None, on_uram)
+                    key = (in_lanes(kind, g, pe, simd, px, bool(dense)), max(1, c.ii), pe, c.window is not None,
+                           on_uram)
                     if key not in fifos:
                         fifos[key] = _input_fifos(kind, g, inputs, *key,
                                                   memory=memory if kind in FIFO_DDR_KINDS else None)
@@ -388,12 +398,12 @@ def _tables_of(kind: str, g: Geometry, inputs: _Inputs, parallel_window: bool, u
                          int(in1), int(stage), px, po, bands)
                 for out, (dsp, lut_use) in zip(rows, cs, strict=True):
                     out.append((pe, simd, int(on_uram), c.ii, dsp, bram, uram_use, lut_use + f_lut, bw, *flags, 0,
-                                ring, one_out))
+                                ring, one_out, dense))
                     if moved is not None and not on_uram:  # the frame FIFOs in board memory instead
                         m_bram, m_uram, m_lut, m_bytes, m_ii = moved
                         ii = max(c.ii, m_ii)
                         out.append((pe, simd, 0, ii, dsp, bram - m_bram, uram_use - m_uram, lut_use + f_lut + m_lut,
-                                    -(-BW_CYCLES * m_bytes // ii), *flags, 1, ring, one_out))
+                                    -(-BW_CYCLES * m_bytes // ii), *flags, 1, ring, one_out, dense))
     return [_finish_table(kind, g, memory, r) for r in rows]
 
 
@@ -412,7 +422,7 @@ def _finish_table(kind: str, g: Geometry, memory: tuple[float, int, int] | None,
                            memory=(rate / (1 << k), latency, beat))
             if c.ii > r[3]:
                 rows.append((*r[:3], c.ii, *r[4:8], -(-BW_CYCLES * c.offchip_bytes // c.ii), *r[9:]))
-    a = np.array(rows, dtype=np.int64).reshape(len(rows), 23)
+    a = np.array(rows, dtype=np.int64).reshape(len(rows), 24)
     order = np.lexsort((a[:, 4:9].sum(axis=1), a[:, 3]))[::-1]  # ii descending
     a = a[order]
     return Table(pe=a[:, 0], simd=a[:, 1], uram=a[:, 2].astype(bool), ii=a[:, 3], res=a[:, 4:9].copy(),
@@ -420,7 +430,7 @@ def _finish_table(kind: str, g: Geometry, memory: tuple[float, int, int] | None,
                  lutw=a[:, 12].astype(bool), lutrq=a[:, 13].astype(bool), padded=a[:, 14].astype(bool),
                  in1=a[:, 15].astype(bool), stage=a[:, 16].astype(bool), px=a[:, 17].copy(), po=a[:, 18].copy(),
                  bands=a[:, 19].copy(), fifo_ddr=a[:, 20].astype(bool), ring=a[:, 21].astype(bool),
-                 out1=a[:, 22].astype(bool))
+                 out1=a[:, 22].astype(bool), dense=a[:, 23].astype(bool))
 
 
 def _offchip_ok(kind: str, g: Geometry, pe: int, simd: int, mmv: int, beat: int) -> bool:

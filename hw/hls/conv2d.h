@@ -27,14 +27,33 @@ namespace bb {
 /// Input lanes of a conv block: SIMD, or C with a parallel window (SIMD = C·j).
 constexpr int conv_in_lanes(int simd, int c) { return simd < c ? simd : c; }
 
-/// The geometry of a conv layer P, shared by its DATAFLOW processes.
+/// P::GROUPS when the layer's struct declares it (a grouped conv), else 1.
+template <class P, class = void>
+struct GroupsOf {
+  static constexpr int value = 1;
+};
+template <class P>
+struct GroupsOf<P, typename VoidOf<decltype(P::GROUPS)>::type> {
+  static constexpr int value = P::GROUPS;
+};
+template <class P>
+constexpr int groups_of() {
+  return GroupsOf<P>::value;
+}
+
+/// The geometry of a conv layer P, shared by its DATAFLOW processes. A grouped conv
+/// (P::GROUPS = GR > 1, not depthwise) computes its groups in turn: each output channel over
+/// its own group's window of CG = C/GR channels (K = KH·KW·CG weights a row), the window
+/// emitted group by group; NG = NF/GR folds a group, the group's first fold reading the
+/// group's window from the stream and the others reusing it.
 template <class P>
 struct ConvGeom {
-  static_assert(P::CO % P::PE == 0, "conv: PE | CO");
-  static_assert(P::C % P::SIMD == 0 || P::SIMD % P::C == 0, "conv: SIMD | C, or SIMD = C*j (parallel window)");
-  static_assert((P::KH * P::KW * P::C) % P::SIMD == 0, "conv: SIMD | KH*KW*C (parallel window: j | KH*KW)");
-  static constexpr int IN = conv_in_lanes(P::SIMD, P::C);
-  static constexpr int K = P::KH * P::KW * P::C, SF = K / P::SIMD, NF = P::CO / P::PE;
+  static constexpr int GR = groups_of<P>(), CG = P::C / GR;
+  static_assert(P::C % GR == 0 && P::CO % (GR * P::PE) == 0, "conv: GROUPS | C, PE·GROUPS | CO");
+  static_assert(CG % P::SIMD == 0 || P::SIMD % CG == 0, "conv: SIMD | C/GROUPS, or SIMD = C/GROUPS*j (parallel window)");
+  static_assert((P::KH * P::KW * CG) % P::SIMD == 0, "conv: SIMD | KH*KW*C/GROUPS (parallel window: j | KH*KW)");
+  static constexpr int IN = conv_in_lanes(P::SIMD, CG);
+  static constexpr int K = P::KH * P::KW * CG, SF = K / P::SIMD, NF = P::CO / P::PE, NG = NF / GR;
   static constexpr int HP = P::H + P::PT + P::PB, WP = P::W + P::PL + P::PR;
   static constexpr int R = span(P::KH, P::DH);
   static constexpr int HO = out_len(HP, P::KH, P::SH, P::DH), WO = out_len(WP, P::KW, P::SW, P::DW);
@@ -44,10 +63,11 @@ struct ConvGeom {
 /// loop (bb_window.h's schedule) that takes the next input beat into the row buffer while
 /// rows are due and emits the next window beat while the current output row's rows are
 /// complete; windows in raster order, each as SF beats of SIMD elements in (ky, kx, c)
-/// order. A beat holds J = SIMD/IN taps (the parallel window; else one tap's SIMD channels):
+/// order (a grouped conv: GR·SF beats, group by group, each over the group's CG channels).
+/// A beat holds J = SIMD/IN taps (the parallel window; else one tap's SIMD channels):
 /// lane block j reads buffer copy j, so every memory sees one read and one write per cycle.
 template <class P>
-void conv_swg(Stream<conv_in_lanes(P::SIMD, P::C)>& in, Stream<P::SIMD>& win, int frames) {
+void conv_swg(Stream<ConvGeom<P>::IN>& in, Stream<P::SIMD>& win, int frames) {
   using G = ConvGeom<P>;
   constexpr int IN = G::IN, J = P::SIMD / IN, K = P::KH * P::KW, WO = G::WO;
   using S = WindowRows<P::H, P::W, P::C, IN, P::PT, P::PL, P::PB, P::PR, P::KH, P::DH, P::SH, ring_of<P>()>;
@@ -56,9 +76,10 @@ void conv_swg(Stream<conv_in_lanes(P::SIMD, P::C)>& in, Stream<P::SIMD>& win, in
   BB_HLS(ARRAY_PARTITION variable = rows complete dim = 1)
   BB_HLS(ARRAY_PARTITION variable = rows complete dim = 3)
   const long n_in = static_cast<long>(frames) * S::IN_BEATS;
-  const long n_out = static_cast<long>(frames) * G::HO * WO * G::SF;
+  constexpr int GR = G::GR, CBG = CB / GR;  // channel blocks of a group
+  const long n_out = static_cast<long>(frames) * G::HO * WO * G::SF * GR;
   S s;
-  int ox = 0, col0 = 0, tb = 0, cb = 0;  // window ox (column ox·SW), its first tap, channel block
+  int ox = 0, col0 = 0, tb = 0, cb = 0, gr = 0;  // window ox (column ox·SW), its first tap, channel block, group
   long nr = 0, nw = 0;
 BB_LOOP(swg_beat)
   while (nr < n_in || nw < n_out) {
@@ -77,16 +98,18 @@ BB_LOOP(swg_beat)
       Beat<P::SIMD> b;
       for (int j = 0; j < J; ++j) {
         const int t = tb + j, ky = t / P::KW, kx = t % P::KW;
-        const int word = (s.slot(ky * P::DH) * S::WP + col0 + kx * P::DW) * CB + cb;
+        const int word = (s.slot(ky * P::DH) * S::WP + col0 + kx * P::DW) * CB + gr * CBG + cb;
         for (int i = 0; i < IN; ++i) b.d[j * IN + i] = rows[j][word][i];
       }
       win.write(b);
       ++nw;
-      if (++cb == CB) {
+      if (++cb == CBG) {
         cb = 0;
         tb += J;
+        if (tb == K && ++gr < GR) tb = 0;  // the next group's taps
         if (tb == K) {
           tb = 0;
+          gr = 0;
           col0 += P::SW;
           if (++ox == WO) {
             ox = 0;
@@ -115,13 +138,14 @@ BB_LOOP(swg_beat)
 
 /// conv2d's matrix-vector unit (DATAFLOW process 2): per output pixel one flattened loop
 /// over the NF·SF weight words; during fold 0 (nf = 0) it takes the window's beat sf from
-/// the stream and keeps it in `win` for folds 1..NF-1.
+/// the stream and keeps it in `win` for folds 1..NF-1 (a grouped conv: at each group's first
+/// fold, nf mod NG = 0, the group's window, kept for the group's other folds).
 template <class P, class W>
 void conv_mvu(Stream<P::SIMD>& in, Stream<P::PE>& out, const W* w, const int32_t bias[P::PE][P::CO / P::PE],
               const int32_t mult[P::PE][P::CO / P::PE], const int32_t shift[P::PE][P::CO / P::PE],
               int frames) {
   using G = ConvGeom<P>;
-  constexpr int K = G::K, SF = G::SF, NF = G::NF;
+  constexpr int K = G::K, SF = G::SF, NF = G::NF, NG = G::NG;
   BB_HLS(ARRAY_PARTITION variable = bias complete dim = 1)
   BB_HLS(ARRAY_PARTITION variable = mult complete dim = 1)
   BB_HLS(ARRAY_PARTITION variable = shift complete dim = 1)
@@ -137,7 +161,7 @@ BB_LOOP(mvu_px)
       const int nf = i / SF, sf = i % SF;
       int8_t x[P::SIMD];
       BB_HLS(ARRAY_PARTITION variable = x complete)
-      if (nf == 0) {
+      if (nf % NG == 0) {  // the (group's) first fold: the window from the stream
         const Beat<P::SIMD> b = in.read();
         for (int s = 0; s < P::SIMD; ++s) {
           x[s] = b.d[s];
@@ -179,7 +203,7 @@ BB_LOOP(mvu_px)
 /// there, see hls_stream_shim.h) then holds all frames' windows, frames·HO·WO·SF beats; the
 /// threaded one (bb_dataflow.h) runs both as threads over a stream of WIN_DEPTH beats.
 template <class P, class W>
-void conv2d(Stream<conv_in_lanes(P::SIMD, P::C)>& in, Stream<P::PE>& out, const W* w,
+void conv2d(Stream<ConvGeom<P>::IN>& in, Stream<P::PE>& out, const W* w,
             const int32_t bias[P::PE][P::CO / P::PE], const int32_t mult[P::PE][P::CO / P::PE],
             const int32_t shift[P::PE][P::CO / P::PE], int frames) {
   [[maybe_unused]] constexpr int WIN_DEPTH = 2 * ConvGeom<P>::SF;

@@ -5,6 +5,11 @@
 // skips the window generator (PX = 1 only). SIMD | C, or SIMD = C*J with J | KH*KW (parallel
 // window: the swg reads C lanes and emits J taps per beat).
 // ii = max(Hp*Wp*C/min(SIMD, C), Ho*Wo*(K*C/SIMD)*(CO/PE)).
+// Grouped (GROUPS > 1; M = 1, PX = 1): the matrix is Co x (KH*KW*C/GROUPS), row co over its
+// group's window (ky, kx, c mod C/GROUPS); the swg emits a window group by group and the mvu
+// takes a new vector at each group's first fold (NG = CO/GROUPS/PE folds a group). SIMD |
+// C/GROUPS or C/GROUPS*J; input at min(SIMD, C/GROUPS) lanes; ii = max(Hp*Wp*C/LI,
+// Ho*Wo*(K*C/GROUPS/SIMD)*(CO/PE)).
 // Pixel copies (M > 1, 1 <= M <= NF = CO/PE): M mvus with the same memories behind the one
 // window generator; mmv_split deals the windows round robin (SF = K*C/SIMD beats each),
 // a dwc per copy gathers its NF beats into one pixel of CO lanes and mmv_merge emits the
@@ -53,9 +58,10 @@ module conv #(
     parameter bit RQ_LUT  = 0,  // 1: the requantisers' products in LUTs (rq_lane.sv)
     parameter int PX      = 1,  // input pixels per beat
     parameter int PO      = 1,  // output pixels per beat (2: two halves, M/2 copies each)
+    parameter int GROUPS  = 1,  // a grouped conv: the groups in turn (swg.sv, mvu.sv NG)
     // parallel window: SIMD = C*J (J taps of the window per beat), input at C lanes
-    localparam int J  = SIMD > C ? SIMD / C : 1,
-    localparam int LI = SIMD > C ? C : SIMD,
+    localparam int J  = SIMD > C / GROUPS ? SIMD / (C / GROUPS) : 1,
+    localparam int LI = SIMD > C / GROUPS ? C / GROUPS : SIMD,
     localparam int LO = M > 1 || PO > 1 ? CO : PE
 ) (
     input  wire                 clk,
@@ -70,8 +76,10 @@ module conv #(
     output logic                m_axis_tlast
 );
   initial begin
-    if (SIMD > C && (SIMD % C != 0 || (KH * KW) % (SIMD / C) != 0))
-      $error("conv: SIMD=%0d must divide C=%0d or be C*J with J dividing %0d", SIMD, C, KH * KW);
+    if (SIMD > C / GROUPS && (SIMD % (C / GROUPS) != 0 || (KH * KW) % (SIMD / (C / GROUPS)) != 0))
+      $error("conv: SIMD=%0d must divide C/GROUPS=%0d or be that times J with J dividing %0d", SIMD, C / GROUPS, KH * KW);
+    if (GROUPS > 1 && (C % GROUPS != 0 || CO % (GROUPS * PE) != 0 || M != 1 || PX != 1))
+      $error("conv: GROUPS=%0d must divide C and CO/PE, with M = 1 and PX = 1", GROUPS);
     if (M < 1 || M > PO * (CO / PE)) $error("conv: M=%0d copies must be in 1..PO*CO/PE=%0d", M, PO * (CO / PE));
     if (PX != 1 && (PX != 2 || SIMD < C || W % 2 != 0))
       $error("conv: PX=%0d must be 1, or 2 with SIMD >= C and W even", PX);
@@ -95,7 +103,7 @@ module conv #(
       assign wl = s_axis_tlast;
     end else begin : g_swg
       // a beat is taken when every half's writer takes it
-      swg #(.C(C), .SIMD(LI), .J(J), .PX(PX), .OX0(PO > 1 ? h : 0), .OXS(PO),
+      swg #(.C(C), .SIMD(LI), .J(J), .PX(PX), .OX0(PO > 1 ? h : 0), .OXS(PO), .GROUPS(GROUPS),
       .H(H), .W(W), .KH(KH), .KW(KW), .SH(SH), .SW(SW), .DH(DH), .DW(DW),
       .PT(PT), .PL(PL), .PB(PB), .PR(PR), .PAD_VAL(PAD_VAL), .RING(RING)
       ) win (
@@ -105,7 +113,7 @@ module conv #(
       );
     end
     if (M == 1 && PO == 1) begin : g_one
-      mvu #(.MW(KH * KW * C), .MH(CO), .SIMD(SIMD), .PE(PE), .PACK(PACK), .RQ_LUT(RQ_LUT), .W_STYLE(W_STYLE), .W_FILE(W_FILE), .B_FILE(B_FILE),
+      mvu #(.MW(KH * KW * C / GROUPS), .MH(CO), .SIMD(SIMD), .PE(PE), .NG(CO / GROUPS / PE), .PACK(PACK), .RQ_LUT(RQ_LUT), .W_STYLE(W_STYLE), .W_FILE(W_FILE), .B_FILE(B_FILE),
             .RQ_FILE(RQ_FILE)) unit (
           .clk(clk), .rst(rst), .s_axis_tvalid(wv), .s_axis_tready(wr), .s_axis_tdata(wd),
           .s_axis_tlast(wl), .m_axis_tvalid(hv[h]), .m_axis_tready(hr[h]),
@@ -124,7 +132,7 @@ module conv #(
       for (genvar i = 0; i < MH; i++) begin : g_copy
         logic ov, or_, ol;
         logic [PE*8-1:0] od;
-        mvu #(.MW(KH * KW * C), .MH(CO), .SIMD(SIMD), .PE(PE), .PACK(PACK), .RQ_LUT(RQ_LUT), .W_STYLE(W_STYLE), .W_FILE(W_FILE), .B_FILE(B_FILE),
+        mvu #(.MW(KH * KW * C / GROUPS), .MH(CO), .SIMD(SIMD), .PE(PE), .NG(CO / GROUPS / PE), .PACK(PACK), .RQ_LUT(RQ_LUT), .W_STYLE(W_STYLE), .W_FILE(W_FILE), .B_FILE(B_FILE),
               .RQ_FILE(RQ_FILE)) unit (
             .clk(clk), .rst(rst), .s_axis_tvalid(cv[i]), .s_axis_tready(cr[i]), .s_axis_tdata(cd),
             .s_axis_tlast(cl), .m_axis_tvalid(ov), .m_axis_tready(or_), .m_axis_tdata(od),

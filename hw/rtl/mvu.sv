@@ -5,6 +5,10 @@
 // 1..NF-1 reuse the stored vector, so a vector takes SF*NF cycles (ii per vector) and the
 // input is stalled during folds 1..NF-1. Output: NF beats of PE int8 lanes per vector,
 // 5 cycles after the fold's last compute cycle.
+// NG (a grouped conv's folds per group, NG | NF; 0: NF): the vector is the group's window, a
+// new one at each group's first fold (nf mod NG = 0), which consumes the input beats as they
+// arrive; the group's other folds reuse it. The input then brings NF/NG vectors of MW values
+// per output pixel, one per group; a vector still takes SF*NF cycles per pixel.
 // PACK = 2: output lanes 2i and 2i+1 share one DSP48E2 per input lane (mac2.sv: two int8
 // products of the same x in one 27 x 18 multiply, separated and corrected every cycle);
 // an odd PE's last lane stays alone. Same cycles, same memories; PACK = 1: one multiplier
@@ -20,6 +24,7 @@ module mvu #(
     parameter int MH      = 4,
     parameter int SIMD    = 2,
     parameter int PE      = 2,
+    parameter int NG      = 0,  // folds per group (a grouped conv); 0: NF, one vector
     parameter int PACK    = 1,
     parameter     W_FILE  = "",
     /* verilator lint_off UNUSEDPARAM */  // read by synthesis only (the rom_style attribute)
@@ -45,11 +50,13 @@ module mvu #(
   localparam int SW_ = SF > 1 ? $clog2(SF) : 1;
   localparam int NW = NF > 1 ? $clog2(NF) : 1;
   localparam int AW = SF * NF > 1 ? $clog2(SF * NF) : 1;
+  localparam int NGF = NG > 0 ? NG : NF;  // folds per vector
 
   initial begin
     if (SIMD < 1 || MW % SIMD != 0) $error("mvu: SIMD=%0d must divide MW=%0d", SIMD, MW);
     if (PE < 1 || MH % PE != 0) $error("mvu: PE=%0d must divide MH=%0d", PE, MH);
     if (PACK < 0 || PACK > 2) $error("mvu: PACK=%0d must be 0 (LUT), 1 or 2", PACK);
+    if (NGF < 1 || NF % NGF != 0) $error("mvu: NG=%0d must divide NF=%0d", NG, NF);
   end
 
   /* verilator lint_off UNDRIVEN */  // ROMs: filled by $readmemh only
@@ -93,17 +100,28 @@ module mvu #(
   logic [SIMD*8-1:0] sdat1, ibuf1;
   logic [PE*SIMD*8-1:0] w1;
 
-  assign s_axis_tready = en && nf == '0;
-  assign fire = en && (nf != '0 || s_axis_tvalid);
-  assign olast = nf == NW'(NF - 1) && sf == SW_'(SF - 1) && (nf == '0 ? s_axis_tlast : vlast);
+  logic [NW-1:0] ng;  // fold within the vector's group (nf when NG = NF)
+  logic fresh;        // the vector's first fold: its beats come from the input
+  assign fresh = ng == '0;
+  if (NGF < NF) begin : g_groups
+    always_ff @(posedge clk) begin
+      if (rst) ng <= '0;
+      else if (fire && sf == SW_'(SF - 1)) ng <= ng == NW'(NGF - 1) ? '0 : ng + 1'b1;
+    end
+  end else begin : g_one_group
+    assign ng = nf;
+  end
+  assign s_axis_tready = en && fresh;
+  assign fire = en && (!fresh || s_axis_tvalid);
+  assign olast = nf == NW'(NF - 1) && sf == SW_'(SF - 1) && (fresh ? s_axis_tlast : vlast);
 
   always_ff @(posedge clk) begin
-    if (fire && nf == '0) ibuf[sf] <= s_axis_tdata;
+    if (fire && fresh) ibuf[sf] <= s_axis_tdata;
     if (en) begin
       sdat1 <= s_axis_tdata;
       ibuf1 <= ibuf[sf];
       w1 <= wmem[wa];
-      sel1 <= nf == '0;
+      sel1 <= fresh;
       first1 <= sf == '0;
       last1 <= sf == SW_'(SF - 1);
       olast1 <= olast;
@@ -121,7 +139,7 @@ module mvu #(
     end else begin
       if (en) v1 <= fire;
       if (fire) begin
-        if (nf == '0 && sf == SW_'(SF - 1)) vlast <= s_axis_tlast;
+        if (fresh && sf == SW_'(SF - 1)) vlast <= s_axis_tlast;
         wa <= wa == AW'(SF * NF - 1) ? '0 : wa + 1'b1;
         if (sf == SW_'(SF - 1)) begin
           sf <= '0;

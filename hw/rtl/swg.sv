@@ -24,6 +24,9 @@
 // the column's word and selects the column's parity after the read register.
 // Reader phase and step (conv.sv with PO = 2): the reader emits only the windows of output
 // columns ox = OX0, OX0 + OXS, ... (OX0 < OXS); the defaults read them all.
+// Groups (GROUPS > 1, a grouped conv; PX = 1): a window is emitted group by group, each
+// group's taps over its C/GROUPS channels only (beats (g, tap, block) for g < GROUPS), the
+// order in which the mvu computes the groups in turn; SIMD | C/GROUPS.
 module swg #(
     parameter int C       = 4,
     parameter int SIMD    = 2,
@@ -44,6 +47,7 @@ module swg #(
     parameter int PX      = 1,  // input pixels per beat (2: SIMD = C, W even)
     parameter int OX0     = 0,  // first output column read
     parameter int OXS     = 1,  // output column step of the reader
+    parameter int GROUPS  = 1,  // channel groups, emitted in turn (a grouped conv)
     // the rows of the last output row, the unused bottom rows (TAIL - KHE) and the next
     // frame's first window: max(TAIL + KHE, KHE + SH)
     parameter int ROWS    = ((H + PT + PB - (KH - 1) * DH - 1) % SH + (KH - 1) * DH + 1 > SH
@@ -80,6 +84,8 @@ module swg #(
   localparam int RW = $clog2(NR + 1);
   localparam int XW = $clog2((HP > WP ? HP : WP) + 1);
   localparam int GW = CG > 1 ? $clog2(CG) : 1;
+  localparam int CGG = CG / GROUPS;  // beats of a tap's group channels
+  localparam int QW = GROUPS > 1 ? $clog2(GROUPS) : 1;
   localparam int K = KH * KW;
   localparam int TW = $clog2(K + 1);
 
@@ -92,6 +98,8 @@ module swg #(
       $error("swg: PX=%0d must be 1, or 2 with SIMD=C (%0d, %0d) and W even (%0d)", PX, SIMD, C, W);
     if (OX0 < 0 || OXS < 1 || OX0 >= OXS || OX0 >= WO)
       $error("swg: reader phase OX0=%0d and step OXS=%0d (OX0 < OXS, OX0 < Wo=%0d)", OX0, OXS, WO);
+    if (GROUPS < 1 || CG % GROUPS != 0 || (GROUPS > 1 && PX != 1))
+      $error("swg: GROUPS=%0d must divide C/SIMD=%0d (and PX = 1)", GROUPS, CG);
   end
 
   // block RAM from 1,024 bits and 65 words on, LUTRAM below, as the cost model counts a
@@ -179,17 +187,20 @@ module swg #(
 
   logic [XW-1:0] oy, ox;
   logic [TW-1:0] tb;     // first tap of the beat
-  logic [GW-1:0] rg;
+  logic [GW-1:0] rg;     // beat of the tap's channels: group rq's block rg - rq*CGG
+  logic [QW-1:0] rq;     // group (GROUPS > 1)
+  logic [GW-1:0] rg0;    // the group's first block, rq*CGG
   logic [RW-1:0] bslot;  // slot of row oy*SH
   logic [XW-1:0] col0;   // ox*SW
-  logic rd_ok, rd_fire, end_g, end_k, end_ox, end_oy;
+  logic rd_ok, rd_fire, end_g, end_k, end_q, end_ox, end_oy;
   logic [AW-1:0] ra[J];
 
   assign rd_ok = wabs - rbase >= 16'(KHE);
   assign rd_fire = rd_ok && (!m_axis_tvalid || m_axis_tready);
-  assign end_g = rg == GW'(CG - 1);
+  assign end_g = rg == rg0 + GW'(CGG - 1);
   assign end_k = end_g && tb == TW'(K - J);
-  assign end_ox = end_k && ox == XW'(WOR - 1);
+  assign end_q = end_k && rq == QW'(GROUPS - 1);
+  assign end_ox = end_q && ox == XW'(WOR - 1);
   assign end_oy = end_ox && oy == XW'(HO - 1);
 
   function automatic logic [RW-1:0] slot_add(input logic [RW-1:0] s, input int n);
@@ -266,30 +277,48 @@ module swg #(
       if (rd_fire) begin
         if (!end_g) rg <= rg + 1'b1;
         else begin
-          rg <= '0;
+          rg <= !end_k ? rg0 : !end_q ? rg0 + GW'(CGG) : '0;  // the group's first block again, or the next group's
           if (!end_k) tb <= tb + TW'(J);
           else begin
             tb <= '0;
-            if (!end_ox) begin
-              ox <= ox + 1'b1;
-              col0 <= col0 + XW'(OXS * SW);
-            end else begin
-              ox <= '0;
-              col0 <= XW'(OX0 * SW);
-              if (!end_oy) begin
-                oy <= oy + 1'b1;
-                bslot <= slot_add(bslot, SH);
-                rbase <= rbase + 16'(SH);
+            if (end_q) begin  // (else the next group's taps: g_groups)
+              if (!end_ox) begin
+                ox <= ox + 1'b1;
+                col0 <= col0 + XW'(OXS * SW);
               end else begin
-                oy <= '0;
-                bslot <= slot_add(bslot, TAIL);
-                rbase <= rbase + 16'(TAIL);
+                ox <= '0;
+                col0 <= XW'(OX0 * SW);
+                if (!end_oy) begin
+                  oy <= oy + 1'b1;
+                  bslot <= slot_add(bslot, SH);
+                  rbase <= rbase + 16'(SH);
+                end else begin
+                  oy <= '0;
+                  bslot <= slot_add(bslot, TAIL);
+                  rbase <= rbase + 16'(TAIL);
+                end
               end
             end
           end
         end
       end
     end
+  end
+
+  // the window's group and its first channel block (constants without groups)
+  if (GROUPS > 1) begin : g_groups
+    always_ff @(posedge clk) begin
+      if (rst) begin
+        rq <= '0;
+        rg0 <= '0;
+      end else if (rd_fire && end_k) begin
+        rq <= end_q ? '0 : rq + 1'b1;
+        rg0 <= end_q ? '0 : rg0 + GW'(CGG);
+      end
+    end
+  end else begin : g_one_group
+    assign rq = '0;
+    assign rg0 = '0;
   end
 endmodule
 `default_nettype wire
