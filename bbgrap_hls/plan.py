@@ -117,6 +117,11 @@ class NodePlan:
     (every output channel over the whole window, the other groups' weights zero), where that
     plans faster than the groups in turn (docs/cost-model.md, "Grouped convs"). False for every
     other block, and for a grouped conv computed group by group."""
+    wide_groups: bool = False
+    """A grouped conv computed group by group whose window generator takes whole pixels (``C``
+    lanes a beat, a pixel a cycle) and slices each group's channels out of the word it reads,
+    instead of ``C/group`` lanes (HLS ``WIDE = 1``, RTL ``WIDE``; docs/cost-model.md, "Grouped
+    convs"). False otherwise."""
 
 
 @dataclass

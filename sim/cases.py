@@ -104,6 +104,8 @@ def _conv(p: dict, rng, d: Path) -> tuple[dict, dict]:
     hdl = {"C": c, "CO": co, "SIMD": p["SIMD"], "PE": p["PE"], "PAD_VAL": zx} | _win(p) | _pack(p) | files
     if groups > 1:
         hdl["GROUPS"] = groups
+    if p.get("WIDE"):
+        hdl["WIDE"] = 1
     if p.get("M", 1) > 1:  # pixel copies
         hdl["M"] = p["M"]
     hdl |= {k: p[k] for k in ("PX", "PO") if p.get(k, 1) > 1}  # pixels per input / output beat
@@ -353,7 +355,13 @@ PARAMS: dict[str, list[dict]] = {
              {"C": 8, "CO": 8, "SIMD": 2, "PE": 1, "GROUPS": 4, "H": 3, "W": 3, "KH": 1, "KW": 1, "SH": 1,
               "SW": 1, "PT": 0, "PL": 0, "PB": 0, "PR": 0},
              {"C": 6, "CO": 6, "SIMD": 1, "PE": 2, "GROUPS": 3, "H": 7, "W": 6, "KH": 3, "KW": 2, "SH": 2,
-              "SW": 2, "PT": 1, "PL": 0, "PB": 0, "PR": 1}],
+              "SW": 2, "PT": 1, "PL": 0, "PB": 0, "PR": 1},
+             # grouped with whole pixels in (WIDE: a group a slice of the word read): stride 2,
+             # one tap a beat, two groups a word; a parallel window (J = 3), three groups a word
+             {"C": 8, "CO": 8, "SIMD": 4, "PE": 2, "GROUPS": 2, "WIDE": 1, "H": 7, "W": 6, "KH": 3, "KW": 3,
+              "SH": 2, "SW": 2, "PT": 1, "PL": 1, "PB": 1, "PR": 1},
+             {"C": 12, "CO": 6, "SIMD": 12, "PE": 2, "GROUPS": 3, "WIDE": 1, "H": 5, "W": 5, "KH": 3, "KW": 3,
+              "SH": 1, "SW": 1, "PT": 1, "PL": 1, "PB": 1, "PR": 1}],
     "dwconv": [{"C": 4, "P": 2, "H": 5, "W": 5, "KH": 3, "KW": 3, "SH": 1, "SW": 1, "PT": 1, "PL": 1, "PB": 1, "PR": 1},
                {"C": 4, "P": 4, "J": 3, "H": 5, "W": 4, "KH": 3, "KW": 3, "SH": 1, "SW": 1,
                 "PT": 1, "PL": 1, "PB": 1, "PR": 1},

@@ -71,6 +71,8 @@ def block(module: str, p: dict) -> tuple[BlockCost, int]:
         g = window_geometry(p)
         if module == "conv":
             pe, simd, lanes = p["PE"], p["SIMD"], min(p["SIMD"], p["C"] // p.get("GROUPS", 1))
+            if p.get("WIDE"):  # a grouped conv's swg taking whole pixels
+                lanes = p["C"]
         else:
             pe, simd, lanes = p["P"], p["P"] * p.get("J", 1), p["P"]
         mmv = p.get("M", 1) if module == "conv" else 1  # pixel copies
@@ -83,7 +85,8 @@ def block(module: str, p: dict) -> tuple[BlockCost, int]:
         if short and p["RING"] != short_ring_rows(g):
             raise ValueError(f"RING={p['RING']}: the model's short ring holds {short_ring_rows(g)} rows")
         return (block_cost(WINDOW_KIND[module], g, pe, simd, mmv=mmv, pack=pack, lut_macs=lut_macs, lutw=lutw,
-                           lut_requant=bool(p.get("RQ_LUT", 0)), short_ring=short, **pairs),
+                           lut_requant=bool(p.get("RQ_LUT", 0)), short_ring=short, wide_groups=bool(p.get("WIDE")),
+                           **pairs),
                 g.h * g.w * g.c // lanes // pairs.get("px", 1))
     if module == "gap":
         g = Geometry(h=p["H"], w=p["W"], c=p["C"], ho=1, wo=1, co=p["C"])

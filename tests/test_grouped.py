@@ -46,6 +46,29 @@ def test_groups_take_a_group_th_of_the_work_and_weights(pe, simd):
     assert g.bram18 <= d.bram18 and g.dsp == d.dsp
 
 
+def test_whole_pixels_in_lift_a_strided_grouped_convs_write_bound():
+    from bbgrap_hls.model import in_lanes
+
+    s2 = Geometry(h=28, w=28, c=32, ho=14, wo=14, co=32, kh=3, kw=3, sh=2, sw=2, pads=(1, 1, 1, 1), group=4)
+    narrow, wide = block_cost("conv", s2, 8, 72), block_cost("conv", s2, 8, 72, wide_groups=True)
+    assert narrow.ii == 30 * 30 * 4 and wide.ii == 30 * 30  # the writes bind both
+    assert wide.wide_groups and in_lanes("conv", s2, 8, 72, wide=True) == 32
+    assert in_lanes("conv", s2, 8, 72) == 8
+    with pytest.raises(ValueError):
+        block_cost("conv", s2, 8, 4, wide_groups=True)  # simd not a multiple of C/group
+
+
+def test_a_grouped_conv_has_its_three_forms_in_its_table():
+    from bbgrap_hls.search.input_fifos import _Inputs
+    from bbgrap_hls.search.tables import _table
+
+    t = _table("conv", G4, _Inputs((G4.in_elems,), (0.0,), (0,)), True, False, True, None)
+    assert t.dense.any() and t.wide.any() and (~t.dense & ~t.wide).any()
+    assert not (t.dense & t.wide).any()
+    assert all(int(s) % 8 == 0 for s in t.simd[t.wide])  # whole pixels in: simd a multiple of C/group
+    assert (t.mmv[~t.dense] == 1).all()  # group by group: one copy
+
+
 @pytest.mark.parametrize("g,offchip", [(G4, False), (DENSE, True)])
 def test_a_grouped_conv_keeps_its_weights_on_chip(g, offchip):
     from bbgrap_hls.search.input_fifos import _Inputs

@@ -126,7 +126,8 @@ def build_design(g: Graph, plan: Plan, frames: int = 1) -> Design:
             ddr_offset = sum(ddr_beats(x.wmem) for x in cd.layers if x.wmem is not None and x.wmem.ddr)
             lay = make_layer(g, node, ident, pe, simd, rng, wmem, mmv, ddr_offset, frame_uram=uram > 0,
                              pack=pack, requant=requant, in_slots=in_slots, in_stage=in_stage, px=px, po=po,
-                             bands=bands, short_ring=ring, out_slots=out_slots, dense_groups=np_.dense_groups)
+                             bands=bands, short_ring=ring, out_slots=out_slots, dense_groups=np_.dense_groups,
+                             wide_groups=np_.wide_groups)
             cd.layers.append(lay)
             fmt = {}
             for k, (t, lanes) in enumerate(zip(lay.inputs, lay.in_lanes, strict=True)):

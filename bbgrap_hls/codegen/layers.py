@@ -56,6 +56,7 @@ class Layer:
     bands: int = 1  # an off-chip conv's bands of output rows (the plan's ``bands``: P::BANDS, bb::conv2d_banded)
     ring: int = 0  # a short window ring's rows (the plan's ``short_ring``: P::ROWS, the RTL's RING); 0: default
     groups: int = 1  # a grouped conv computed group by group: its groups (P::GROUPS, the RTL's GROUPS)
+    wide: bool = False  # and its window generator takes whole pixels (P::WIDE, the RTL's WIDE)
     # the plan's ``in_stage`` (P::STAGE = 1): the input of a one-slot off-chip layer passes
     # through a DDR frame stage, a scratch area of STAGE_REGIONS regions of ``stage_region``
     # bytes (P::SREGION) from byte ``stage_offset`` (P::SOFF, 4 KB aligned) of the core's
@@ -140,7 +141,8 @@ def make_layer(g: Graph, node: Node, ident: str, pe: int, simd: int,
                co_range: tuple[int, int] | None = None, weights: str | None = None, mmv: int = 1,
                ddr_offset: int = 0, frame_uram: bool = False, pack: int = 1, requant: str = "dsp",
                in_slots: int = 2, in_stage: bool = False, px: int = 1, po: int = 1, bands: int = 1,
-               short_ring: bool = False, out_slots: int = 2, dense_groups: bool = False) -> Layer:
+               short_ring: bool = False, out_slots: int = 2, dense_groups: bool = False,
+               wide_groups: bool = False) -> Layer:
     """The kernel instance of ``node`` with folding ``pe``/``simd``.
 
     Args:
@@ -178,6 +180,8 @@ def make_layer(g: Graph, node: Node, ident: str, pe: int, simd: int,
         dense_groups: the plan's ``dense_groups``: a grouped conv computed as a dense one
             over its block-diagonal matrix; else its groups in turn (``P::GROUPS``, the
             layer's ``groups``).
+        wide_groups: the plan's ``wide_groups``: a grouped conv computed group by group takes
+            whole pixels into its window generator (``P::WIDE = 1``, the layer's ``wide``).
     """
     if bands != 1 and (weights != "ddr" or bands < 1):
         raise BadInputError(f"node '{node.name}' ({node.op}): bands {bands} (row bands) needs weights 'ddr' and "
@@ -186,7 +190,7 @@ def make_layer(g: Graph, node: Node, ident: str, pe: int, simd: int,
         raise BadInputError(f"node '{node.name}' ({node.op}): in_stage (a DDR frame stage) needs weights 'ddr' and "
                             f"in_slots 1, got weights {weights!r}, in_slots {in_slots}")
     lay = _make_layer(g, node, ident, pe, simd, co_range, mmv, px, po,
-                      by_group=weights != "ddr" and not dense_groups)
+                      by_group=weights != "ddr" and not dense_groups, wide=wide_groups)
     kern = lay.call.split("<", 1)[0]
     if requant not in ("dsp", "lut"):
         raise BadInputError(f"node '{node.name}' ({node.op}): requant '{requant}' is not 'dsp' or 'lut'")
@@ -290,10 +294,11 @@ def set_stage_offset(lay: Layer, offset: int) -> None:
 
 def _make_layer(g: Graph, node: Node, ident: str, pe: int, simd: int,
                 co_range: tuple[int, int] | None, mmv: int = 1, px: int = 1, po: int = 1,
-                by_group: bool = True) -> Layer:
+                by_group: bool = True, wide: bool = False) -> Layer:
     """`make_layer` without the weight placement. ``by_group``: a grouped conv (not depthwise)
     computes its groups in turn (``GROUPS``, its own group's weights a row); False (its
-    weights off chip: `conv_offchip.h` is dense): the dense block-diagonal matrix."""
+    weights off chip: `conv_offchip.h` is dense): the dense block-diagonal matrix. ``wide``
+    (with ``by_group``): the window generator takes whole pixels (``WIDE``)."""
     q = node.attrs.get("q", {})
     acts = g.act_inputs(node)
     x = g.shape(acts[0]) if acts else ()
@@ -340,6 +345,13 @@ def _make_layer(g: Graph, node: Node, ident: str, pe: int, simd: int,
                     ZP_OUT=q["zp_out"], LO=q["lo"], HI=q["hi"])
         if group > 1:
             vals["GROUPS"] = group  # (and the layer's `groups`, below)
+        if wide:  # whole pixels into the window generator, each group a slice of the word
+            win = _window(node, h, w, ho, wo)
+            if group < 2 or simd % cg or (kk == 1 and win["SH"] == win["SW"] == 1
+                                          and not any(win[k] for k in ("PT", "PL", "PB", "PR"))):
+                raise UnsupportedError(f"node '{node.name}' (Conv): whole pixels in (wide_groups) need a grouped "
+                                       f"conv with a window generator and simd a multiple of C/group={cg}")
+            vals["WIDE"] = 1
         arrs = _mvu_constants(bias[lo:hi], mult[lo:hi], shift[lo:hi], pe)
         if cg % simd and (simd % cg or (kk * cg) % simd):
             raise UnsupportedError(f"node '{node.name}' (Conv): simd {simd} neither divides C/group={cg} nor is "
@@ -355,7 +367,7 @@ def _make_layer(g: Graph, node: Node, ident: str, pe: int, simd: int,
                                        f"{hi - lo}/{pe} = {nf} (each copy needs whole neuron folds)")
             vals["M"] = mmv
             kern, out_lanes = "conv2d_mmv", hi - lo
-        in_lanes = min(simd, cg)  # a parallel window (simd = C·j) still reads one pixel a beat
+        in_lanes = c if wide else min(simd, cg)  # a parallel window (simd = C·j) still reads one pixel a beat
         if px == 2:  # two pixels a beat in (hw/hls conv2d_pairs): whole pixels, 2·C lanes
             if simd % c or (hi - lo) % pe or w % 2:
                 raise UnsupportedError(f"node '{node.name}' (Conv): px 2 needs simd = C·j (simd {simd}, C {c}), "
@@ -367,7 +379,7 @@ def _make_layer(g: Graph, node: Node, ident: str, pe: int, simd: int,
         call = f"bb::{kern}<{ident}_P>({{in0}}, {{out}}, {ident}_w, {ident}_bias, {ident}_mult, {ident}_shift, frames);"
         return _trimmed(Layer(ident, node.name, op, [acts[0]], [in_lanes], out_lanes, n_out, call,
                               _struct(ident, **vals), _arrays(ident, **arrs), WeightMem(fold_mvu(mat, pe, simd)), mmv,
-                              px=px, po=po, groups=group),
+                              px=px, po=po, groups=group, wide=wide),
                         ho * wo, hi - lo)
     if op == "Dense":
         c = int(np.prod(x[1:]))

@@ -220,10 +220,11 @@ def _rtl_layer(g: Graph, node: Node, lay: Layer, pe: int, simd: int, co_range: t
         lo, hi = co_range or (0, n)
         groups = lay.groups  # (> 1: a grouped conv computed group by group; 1: dense)
         cg = c // groups
+        wide = lay.wide  # (whole pixels into the swg, a group a slice: conv.sv WIDE)
         # pixel copies (mmv > 1): M mvus, output one whole pixel (CO lanes) per beat; padded
         # folds: the trimming converter's lanes after the mvu (codegen/layers.py `_trimmed`)
         if out_lanes(hi - lo, pe, lay.mmv, lay.po) != lay.out_lanes \
-                or lay.in_lanes[0] != min(simd, cg) * lay.px or (
+                or lay.in_lanes[0] != (c if wide else min(simd, cg) * lay.px) or (
                 simd > cg and (simd % cg or k % (simd // cg))) or (
                 groups > 1 and (co_range is not None or (n // groups) % pe or lay.mmv > 1 or lay.px > 1)):
             raise UnsupportedError(f"{where}: pe={pe}, simd={simd}, mmv={lay.mmv} with C={c}, window {k}, "
@@ -237,6 +238,8 @@ def _rtl_layer(g: Graph, node: Node, lay: Layer, pe: int, simd: int, co_range: t
         params = dict(C=c, CO=-(-(hi - lo) // pe) * pe, SIMD=simd, PE=pe, **win, PAD_VAL=int(q["zp_in"]))
         if groups > 1:
             params["GROUPS"] = groups
+        if wide:
+            params["WIDE"] = 1
         if lay.mmv > 1:  # every copy reads the same memories (hw/rtl/conv.sv)
             params["M"] = lay.mmv
         if lay.px > 1:  # two pixels a beat in (and with PO = 2 out: two halves of M/2 copies)

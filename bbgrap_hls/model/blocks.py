@@ -126,6 +126,7 @@ class BlockCost:
     bands: int = 1
     short_ring: bool = False
     dense_groups: bool = False  # a grouped conv computed dense (`kinds.block_cost`)
+    wide_groups: bool = False  # a grouped conv's window generator takes whole pixels (`mvu` ``wide``)
 
 
 def _ceil(a: int, b: int) -> int:
@@ -228,7 +229,8 @@ def trim_lut(co: int, pe: int) -> int:
 
 
 def mvu(g: Geometry, pe: int, simd: int, uram: bool = False, mmv: int = 1, pack: bool = False,
-        lut: bool = False, lutw: bool = False, px: int = 1, po: int = 1, short: bool = False) -> BlockCost:
+        lut: bool = False, lutw: bool = False, px: int = 1, po: int = 1, short: bool = False,
+        wide: bool = False) -> BlockCost:
     """Conv (sliding window + matrix-vector unit); dense is the 1×1×1 case.
 
     ``simd`` divides ``C`` or, with a parallel window, is ``C·j`` with ``j | K``: the unit
@@ -254,6 +256,10 @@ def mvu(g: Geometry, pe: int, simd: int, uram: bool = False, mmv: int = 1, pack:
     (a window generator, one copy, one pixel a beat): its ring holds `short_ring_rows` rows,
     the writer waiting at frame boundaries (`timing.ring_period`; docs/cost-model.md, "Short
     window rings").
+    A grouped conv (`Geometry.grouped`) computes its groups in turn (docs/cost-model.md,
+    "Grouped convs"): ``sf = K·(C/group)/simd``, input at ``min(simd, C/group)`` lanes, or with
+    ``wide`` (``simd`` a multiple of ``C/group``, a window generator) at ``C`` lanes, the window
+    generator slicing each group's channels out of the whole pixel it reads.
     """
     if short and (g.pointwise or mmv != 1 or px != 1 or po != 1):
         raise ValueError(f"a short ring is for a window generator with one copy and one pixel a beat "
@@ -263,7 +269,8 @@ def mvu(g: Geometry, pe: int, simd: int, uram: bool = False, mmv: int = 1, pack:
     if px not in (1, 2) or po not in (1, 2):
         raise ValueError(f"one or two pixels a beat (px={px}, po={po})")
     if pack:
-        return packed(mvu(g, pe, simd, uram=uram, mmv=mmv, lutw=lutw, px=px, po=po), pe, simd, mmv)
+        return packed(mvu(g, pe, simd, uram=uram, mmv=mmv, lutw=lutw, px=px, po=po, short=short, wide=wide),
+                      pe, simd, mmv)
     # A dense layer on a flattened image (ho·wo < h·w) is one vector of h·w·c per output
     # pixel: the mvu stores all of it (MW = h·w·c), not h·w vectors of c.
     vectors = g.ho * g.wo if g.pointwise and g.ho * g.wo < g.h * g.w else g.h * g.w
@@ -286,7 +293,13 @@ def mvu(g: Geometry, pe: int, simd: int, uram: bool = False, mmv: int = 1, pack:
     if g.grouped and (g.cgo % pe or (cin % simd and simd % cin) or mmv > 1 or px > 1):
         raise ValueError(f"a grouped conv folds inside a group: pe | Co/group, simd | C/group or "
                          f"C/group·j, one copy, one pixel a beat (pe={pe}, simd={simd}, group={g.group})")
-    lanes = min(simd, cin)
+    if wide and (not g.grouped or simd % cin or not windowed):
+        raise ValueError(f"whole pixels into a grouped conv's window generator need groups, simd a multiple of "
+                         f"C/group and a window (simd={simd}, group={g.group})")
+    # input lanes: a grouped conv's window generator with whole pixels in (``wide``) writes a
+    # pixel a cycle and slices a group's channels out of the word it reads
+    lanes = g.c if wide else min(simd, cin)
+    j = simd // cin if wide else simd // lanes  # taps a beat (window generator read ports)
     rows = None
     wmem, where = _weights(pe, simd * 8, folds, uram, lutw)
     mem = wmem + _params(pe, nf)
@@ -299,7 +312,7 @@ def mvu(g: Geometry, pe: int, simd: int, uram: bool = False, mmv: int = 1, pack:
         lead, span, tail = sf - 1, ii - 1, (nf - 1) * sf
         depth, fill, first = RTL_DEPTH["mvu"], 1.0 / pix, sf
     else:
-        mem = mem + _line_buffer(g, lanes, simd // lanes, px, short).times(po)  # po window generators
+        mem = mem + _line_buffer(g, lanes, j, px, short).times(po)  # po window generators
         if mmv > 1:  # the first whole pixel: all folds of copy 0 (of each half with po = 2)
             ws = window_schedule(g, lanes, folds, folds, copies=copies, px=px, po=po)
             depth = RTL_DEPTH["mvu"] + RTL_DEPTH["swg"] + RTL_DEPTH["copies"]
@@ -336,9 +349,11 @@ def mvu(g: Geometry, pe: int, simd: int, uram: bool = False, mmv: int = 1, pack:
         depth += RTL_DEPTH["converter"]
     return BlockCost(
         ii=ii, depth=depth, fill=fill, first=first, tail=tail, lead=lead, span=span, window=rows, short_ring=short,
+        wide_groups=wide,
         dsp=mmv * (mults + REQUANT_DSP * pe), bram18=mem.bram18, uram=mem.uram,
         lut=LUT_BASE_MVU + mmv * lut_unit + lut_copies + lut_trim
-        + (po * _window_lut(px * lanes, simd // lanes) if windowed else 0)
+        + (po * _window_lut(px * lanes, j) if windowed else 0)
+        + (j * cin * 8 * -(-(g.group - 1) // 3) if wide else 0)  # the group slice's multiplexer, a port
         + mem.lut,
         weights=where, lut_macs=lut,
     )

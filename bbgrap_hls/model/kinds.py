@@ -191,7 +191,7 @@ def block_cost(kind: str, g: Geometry, pe: int, simd: int, uram: bool = False, m
                in_slots: int = 2, in_cycles: int | None = None, stage: bool = False,
                stage_bound: bool = False, px: int = 1, po: int = 1, bands: int = 1,
                timing: bool = True, short_ring: bool = False, out_slots: int = 2,
-               dense_groups: bool = False) -> BlockCost:
+               dense_groups: bool = False, wide_groups: bool = False) -> BlockCost:
     """Cost of a block kind at a folding (the folding must be legal).
 
     ``uram`` puts the weight memory in URAM (kinds in `URAM_CAPABLE`; ignored for the others,
@@ -219,7 +219,9 @@ def block_cost(kind: str, g: Geometry, pe: int, simd: int, uram: bool = False, m
     (`offchip_mvu`; one halves the output memory, a frame's first fold then waits for the
     previous frame's output to have left). ``dense_groups`` (a grouped conv, `Geometry.grouped`):
     computed as a dense conv over its block-diagonal matrix instead of group by group, the
-    foldings of a dense conv (`foldings` of the geometry with one group).
+    foldings of a dense conv (`foldings` of the geometry with one group). ``wide_groups`` (a
+    grouped conv with a window generator computed group by group, ``simd`` a multiple of
+    ``C/group``): its window generator takes whole pixels (`blocks.mvu` ``wide``).
     """
     if dense_groups:  # a grouped conv as a dense one over its block-diagonal matrix
         if kind != "conv" or not g.grouped:
@@ -267,6 +269,8 @@ def block_cost(kind: str, g: Geometry, pe: int, simd: int, uram: bool = False, m
         kw["px"], kw["po"] = px, po
     if short_ring:
         kw["short"] = True
+    if wide_groups:
+        kw["wide"] = True
     if lut_macs and lut_capable(kind):
         kw["lut"] = True
     elif pack and packs(kind, pe):
@@ -343,13 +347,15 @@ def pair_modes(kind: str, g: Geometry, pe: int, simd: int) -> list[tuple[int, in
     return out
 
 
-def in_lanes(kind: str, g: Geometry, pe: int, simd: int, px: int = 1, dense: bool = False) -> int:
+def in_lanes(kind: str, g: Geometry, pe: int, simd: int, px: int = 1, dense: bool = False,
+             wide: bool = False) -> int:
     """Lanes per beat of the block's input stream: ``min(simd, C)`` for conv/dense (a
     parallel window reads ``C`` lanes, a grouped conv's ``C/group``; ``px`` pixels a beat: ``px·C``), ``pe`` for a
     depthwise conv, ``simd`` otherwise."""
     if kind in WEIGHTED:
-        # (a grouped conv: its group's channels, unless computed dense: ``dense_groups``)
-        return min(simd, g.cgi if g.grouped and not dense else g.c) * px
+        # (a grouped conv: its group's channels, unless computed dense, ``dense_groups``, or
+        # with whole pixels into its window generator, ``wide_groups``)
+        return g.c if wide else min(simd, g.cgi if g.grouped and not dense else g.c) * px
     return pe if kind == "dwconv" else simd
 
 

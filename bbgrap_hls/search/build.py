@@ -98,7 +98,8 @@ def unit_parts(prob: Problem, seg: Segmentation, u: int) -> list[_Part]:
                               ddr=bool(t.ddr[f]), memory=prob.offchip_memory if t.ddr[f] else None,
                               pack=prob.dsp_packing, lut_macs=bool(t.lut[f]), lutw=bool(t.lutw[f]),
                               lut_requant=bool(t.lutrq[f]), px=int(t.px[f]), po=int(t.po[f]),
-                              short_ring=bool(t.ring[f]), dense_groups=bool(t.dense[f]))
+                              short_ring=bool(t.ring[f]), dense_groups=bool(t.dense[f]),
+                              wide_groups=bool(t.wide[f]))
             out.append(_Part(c, begin, begin + co, int(t.pe[f]), int(t.simd[f]),
                              _at_least(cost, max(gather, int(t.ii[f]))), t.copies(f), *t.pairs(f)))
             begin += co
@@ -119,7 +120,8 @@ def unit_parts(prob: Problem, seg: Segmentation, u: int) -> list[_Part]:
                       pack=prob.dsp_packing, lut_macs=bool(t.lut[f]), lutw=bool(t.lutw[f]),
                       lut_requant=bool(t.lutrq[f]), in_slots=1 if t.in1[f] else 2, in_cycles=in_cycles,
                       stage=bool(t.stage[f]), px=int(t.px[f]), po=int(t.po[f]), bands=int(t.bands[f]),
-                      short_ring=bool(t.ring[f]), out_slots=1 if t.out1[f] else 2, dense_groups=bool(t.dense[f]))
+                      short_ring=bool(t.ring[f]), out_slots=1 if t.out1[f] else 2, dense_groups=bool(t.dense[f]),
+                      wide_groups=bool(t.wide[f]))
     # (a row behind a stage has its tables' bound of the stage's cycles: the cost is exact)
     floor = cost.ii if t.stage[f] else int(t.ii[f])
     return [_Part(seg.core[u], 0, unit.geom.co, int(t.pe[f]), int(t.simd[f]), _at_least(cost, floor),
@@ -262,7 +264,7 @@ def _build(prob: Problem, seg: Segmentation, strategy: str, objective: str, use_
         c = max((p.cost for p in parts[u]), key=lambda c: c.ii)
         simd = parts[u][0].simd
         lanes_in = in_lanes(unit.kind, unit.geom, parts[u][0].pe, simd, parts[u][0].px,
-                            parts[u][0].cost.dense_groups)
+                            parts[u][0].cost.dense_groups, parts[u][0].cost.wide_groups)
         in_beats = max(1, unit.geom.in_elems // max(1, lanes_in))
         for t, pu in zip(unit.in_tensors, unit.producers, strict=False):
             cyc = cycles.get(pu, 0)
@@ -362,7 +364,8 @@ def _build(prob: Problem, seg: Segmentation, strategy: str, objective: str, use_
                 else:
                     kind, tid, src_core = "stream", tid_of[(t, p.core)], out_core[pu]
                 # a matrix-vector unit stalls its input during folds 1..NF-1 (fifos.py)
-                part_lanes = in_lanes(unit.kind, unit.geom, p.pe, p.simd, p.px, p.cost.dense_groups)  # input lanes
+                part_lanes = in_lanes(unit.kind, unit.geom, p.pe, p.simd, p.px, p.cost.dense_groups,
+                                      p.cost.wide_groups)  # the block's input lanes
                 d = max(depth, stall_depth(unit.kind, unit.geom, p.pe, lanes))
                 if p.cost.window is not None:  # the window generator's padding writes (fifos.py)
                     d = max(d, pad_depth(unit.geom, part_lanes, lanes, p.cost.ii))
@@ -432,7 +435,7 @@ def _build(prob: Problem, seg: Segmentation, strategy: str, objective: str, use_
                 sum(p.cost.offchip_bytes for p in ps), _node_pack([_pack(prob, prob.units[u].kind, p) for p in ps]),
                 "lut" if any(p.cost.lut_requant for p in ps) else "dsp", ps[0].cost.in_slots, ps[0].cost.in_stage,
                 ps[0].px, ps[0].po, ps[0].cost.bands, ps[0].cost.short_ring, ps[0].cost.out_slots,
-                ps[0].cost.dense_groups))
+                ps[0].cost.dense_groups, ps[0].cost.wide_groups))
     cores = []
     for c in board.cores:
         names = [nd.name for nd in nodes if nd.block not in ("host", "fused") and c.id in (

@@ -171,8 +171,9 @@ def row_lanes(prob: Problem, t: Table, u: int, host: bool) -> np.ndarray:
     or with ``host`` of its input (`in_lanes`, what the host's input streams at)."""
     unit = prob.units[u]
     if host:
-        return np.array([in_lanes(unit.kind, unit.geom, int(p), int(s), int(x), bool(d))
-                         for p, s, x, d in zip(t.pe, t.simd, t.px, t.dense, strict=True)], dtype=np.int64)
+        return np.array([in_lanes(unit.kind, unit.geom, int(p), int(s), int(x), bool(d), bool(w))
+                         for p, s, x, d, w in zip(t.pe, t.simd, t.px, t.dense, t.wide, strict=True)],
+                        dtype=np.int64)
     co = unit.geom.co
     return np.array([out_lanes(co, int(p), int(m), int(o)) for p, m, o in zip(t.pe, t.mmv, t.po, strict=True)],
                     dtype=np.int64)

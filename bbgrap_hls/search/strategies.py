@@ -65,7 +65,7 @@ def _uniform(prob: Problem, u: int, s: int) -> int:
     smallest the table has when none is: an off-chip variant's table may start above 1)."""
     t = prob.units[u].table
     # the baseline has no pixel copies, one pixel a beat, and computes a grouped conv's groups in turn
-    one = (t.mmv == 1) & (t.px == 1) & ~t.dense
+    one = (t.mmv == 1) & (t.px == 1) & ~t.dense & ~t.wide
     pes, simds = t.pe[one & (t.pe <= s)], t.simd[one & (t.simd <= s)]
     pe = int(pes.max()) if pes.size else int(t.pe[one].min())
     simd = int(simds.max()) if simds.size else int(t.simd[one].min())

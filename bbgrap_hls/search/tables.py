@@ -97,6 +97,9 @@ class Table:
     # bool: a grouped conv computed as a dense conv over its block-diagonal matrix (the
     # plan's ``dense_groups``; a grouped conv's other rows compute its groups in turn)
     dense: np.ndarray | None = None
+    # bool: a grouped conv computed group by group whose window generator takes whole pixels
+    # (`blocks.mvu` ``wide``; the plan's ``wide_groups``)
+    wide: np.ndarray | None = None
     # the `_table` key of a table with off-chip rows: its `extra` rows are built from it when
     # first asked for (only the integer program asks, for the blocks a pair allows)
     extra_key: tuple | None = field(default=None, repr=False, compare=False)
@@ -129,6 +132,8 @@ class Table:
             self.out1 = np.zeros(len(self.ii), dtype=bool)
         if self.dense is None:
             self.dense = np.zeros(len(self.ii), dtype=bool)
+        if self.wide is None:
+            self.wide = np.zeros(len(self.ii), dtype=bool)
 
     @property
     def extra(self) -> Table | None:
@@ -190,7 +195,7 @@ class Table:
 
 
 _COLUMNS = ("pe", "simd", "uram", "ii", "res", "mmv", "ddr", "lut", "lutw", "lutrq", "padded", "in1", "stage",
-            "px", "po", "bands", "fifo_ddr", "ring", "out1", "dense")
+            "px", "po", "bands", "fifo_ddr", "ring", "out1", "dense", "wide")
 """`Table`'s per-row arrays."""
 
 
@@ -322,11 +327,14 @@ def _tables_of(kind: str, g: Geometry, inputs: _Inputs, parallel_window: bool, u
                 # equal parts' drop theirs: `problem._add_split_tables`, `Table.whole_frame`)
                 placements += [(frames_uram, True, False, False, False, b) for b in band_counts(g)]  # row bands
     grid = foldings(kind, g, parallel_window, padded)
+    # (pe, simd, copies, px, po, grouped conv: 1 dense, 2 groups in turn with whole pixels in)
     rows_of = [(p, q, m, 1, 1, 0) for p, q in grid for m in (pixel_copies(kind, g, p) if copies else [1])]
     if g.pairs and copies and not in1:  # two pixels a beat (`pair_modes`): after the plain rows
         rows_of += [(p, q, m, px, po, 0) for p, q in grid for px, po, m in pair_modes(kind, g, p, q)]
-    if kind == "conv" and g.grouped:  # also dense over the block-diagonal matrix (`dense_groups`)
-        g1 = replace(g, group=1)
+    if kind == "conv" and g.grouped:
+        if not g.pointwise:  # whole pixels into the window generator (`wide_groups`)
+            rows_of += [(p, q, 1, 1, 1, 2) for p, q in grid if q % g.cgi == 0]
+        g1 = replace(g, group=1)  # dense over the block-diagonal matrix (`dense_groups`)
         rows_of += [(p, q, m, 1, 1, 1) for p, q in foldings(kind, g1, parallel_window, padded)
                     for m in (pixel_copies(kind, g1, p) if copies else [1])]
     prev_ii = 0
@@ -338,7 +346,8 @@ def _tables_of(kind: str, g: Geometry, inputs: _Inputs, parallel_window: bool, u
         elif lut_macs:
             macs.append((True, True))
     fifos: dict = {}
-    for pe, simd, mmv, px, po, dense in rows_of:
+    for pe, simd, mmv, px, po, mode in rows_of:
+        dense, wide = mode == 1, mode == 2
         base = {}  # the folding's cost with its weights in BRAM, per kind of multiplier
         for (on_uram, ddr, lutw, in1, stage, *band), (lut, lutrq) in ((p, m) for p in placements for m in macs):
             bands = band[0] if band else 1
@@ -352,7 +361,8 @@ def _tables_of(kind: str, g: Geometry, inputs: _Inputs, parallel_window: bool, u
             packable = not lut and packs(kind, pe, ddr)
             c = block_cost(kind, g, pe, simd, uram=on_uram, mmv=mmv, ddr=ddr, memory=memory if ddr else None,
                            lut_macs=lut, lutw=lutw, lut_requant=lutrq, in_slots=1 if in1 else 2, stage=stage,
-                           stage_bound=stage, px=px, po=po, bands=bands, timing=False, dense_groups=bool(dense))
+                           stage_bound=stage, px=px, po=po, bands=bands, timing=False, dense_groups=dense,
+                           wide_groups=wide)
             # packing changes the DSPs and LUTs only (`pack_change`, as `block_cost` with ``pack``)
             change = pack_change(pe, simd, mmv) if packable else (0, 0)
             cs = [(c.dsp + change[0], c.lut + change[1]) if m else (c.dsp, c.lut) for m in modes]
@@ -369,7 +379,7 @@ def _tables_of(kind: str, g: Geometry, inputs: _Inputs, parallel_window: bool, u
             variants = [(c, cs, 0, 0)]
             if short_rings and not ddr and mmv == 1 and px == 1 and po == 1:
                 cr = block_cost(kind, g, pe, simd, uram=on_uram, lut_macs=lut, lutw=lutw, lut_requant=lutrq,
-                                timing=False, short_ring=True, dense_groups=bool(dense))
+                                timing=False, short_ring=True, dense_groups=dense, wide_groups=wide)
                 if cr.bram18 < c.bram18:  # (a LUTRAM-sized line buffer keeps its default ring)
                     variants.append((cr, cs, 1, 0))
             if out1 and ddr and not stage:
@@ -384,7 +394,7 @@ def _tables_of(kind: str, g: Geometry, inputs: _Inputs, parallel_window: bool, u
                 big_fifo = False
                 moved = None
                 if kind != "wire":
-                    key = (in_lanes(kind, g, pe, simd, px, bool(dense)), max(1, c.ii), pe, c.window is not None,
+                    key = (in_lanes(kind, g, pe, simd, px, dense, wide), max(1, c.ii), pe, c.window is not None,
                            on_uram)
                     if key not in fifos:
                         fifos[key] = _input_fifos(kind, g, inputs, *key,
@@ -398,12 +408,12 @@ def _tables_of(kind: str, g: Geometry, inputs: _Inputs, parallel_window: bool, u
                          int(in1), int(stage), px, po, bands)
                 for out, (dsp, lut_use) in zip(rows, cs, strict=True):
                     out.append((pe, simd, int(on_uram), c.ii, dsp, bram, uram_use, lut_use + f_lut, bw, *flags, 0,
-                                ring, one_out, dense))
+                                ring, one_out, int(dense), int(wide)))
                     if moved is not None and not on_uram:  # the frame FIFOs in board memory instead
                         m_bram, m_uram, m_lut, m_bytes, m_ii = moved
                         ii = max(c.ii, m_ii)
                         out.append((pe, simd, 0, ii, dsp, bram - m_bram, uram_use - m_uram, lut_use + f_lut + m_lut,
-                                    -(-BW_CYCLES * m_bytes // ii), *flags, 1, ring, one_out, dense))
+                                    -(-BW_CYCLES * m_bytes // ii), *flags, 1, ring, one_out, int(dense), int(wide)))
     return [_finish_table(kind, g, memory, r) for r in rows]
 
 
@@ -422,7 +432,7 @@ def _finish_table(kind: str, g: Geometry, memory: tuple[float, int, int] | None,
                            memory=(rate / (1 << k), latency, beat))
             if c.ii > r[3]:
                 rows.append((*r[:3], c.ii, *r[4:8], -(-BW_CYCLES * c.offchip_bytes // c.ii), *r[9:]))
-    a = np.array(rows, dtype=np.int64).reshape(len(rows), 24)
+    a = np.array(rows, dtype=np.int64).reshape(len(rows), 25)
     order = np.lexsort((a[:, 4:9].sum(axis=1), a[:, 3]))[::-1]  # ii descending
     a = a[order]
     return Table(pe=a[:, 0], simd=a[:, 1], uram=a[:, 2].astype(bool), ii=a[:, 3], res=a[:, 4:9].copy(),
@@ -430,7 +440,7 @@ def _finish_table(kind: str, g: Geometry, memory: tuple[float, int, int] | None,
                  lutw=a[:, 12].astype(bool), lutrq=a[:, 13].astype(bool), padded=a[:, 14].astype(bool),
                  in1=a[:, 15].astype(bool), stage=a[:, 16].astype(bool), px=a[:, 17].copy(), po=a[:, 18].copy(),
                  bands=a[:, 19].copy(), fifo_ddr=a[:, 20].astype(bool), ring=a[:, 21].astype(bool),
-                 out1=a[:, 22].astype(bool), dense=a[:, 23].astype(bool))
+                 out1=a[:, 22].astype(bool), dense=a[:, 23].astype(bool), wide=a[:, 24].astype(bool))
 
 
 def _offchip_ok(kind: str, g: Geometry, pe: int, simd: int, mmv: int, beat: int) -> bool:

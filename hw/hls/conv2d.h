@@ -41,18 +41,34 @@ constexpr int groups_of() {
   return GroupsOf<P>::value;
 }
 
+/// P::WIDE when the layer's struct declares it (a grouped conv's window generator taking whole
+/// pixels, each group a slice of the word it reads), else 0.
+template <class P, class = void>
+struct WideOf {
+  static constexpr int value = 0;
+};
+template <class P>
+struct WideOf<P, typename VoidOf<decltype(P::WIDE)>::type> {
+  static constexpr int value = P::WIDE;
+};
+
 /// The geometry of a conv layer P, shared by its DATAFLOW processes. A grouped conv
 /// (P::GROUPS = GR > 1, not depthwise) computes its groups in turn: each output channel over
 /// its own group's window of CG = C/GR channels (K = KH·KW·CG weights a row), the window
 /// emitted group by group; NG = NF/GR folds a group, the group's first fold reading the
-/// group's window from the stream and the others reusing it.
+/// group's window from the stream and the others reusing it. With P::WIDE (SIMD a multiple of
+/// CG) the window generator takes whole pixels (IN = C lanes) and emits each tap's group
+/// channels as the CG-lane slice gr·CG of the word it reads (OL = CG lanes a tap).
 template <class P>
 struct ConvGeom {
   static constexpr int GR = groups_of<P>(), CG = P::C / GR;
   static_assert(P::C % GR == 0 && P::CO % (GR * P::PE) == 0, "conv: GROUPS | C, PE·GROUPS | CO");
   static_assert(CG % P::SIMD == 0 || P::SIMD % CG == 0, "conv: SIMD | C/GROUPS, or SIMD = C/GROUPS*j (parallel window)");
   static_assert((P::KH * P::KW * CG) % P::SIMD == 0, "conv: SIMD | KH*KW*C/GROUPS (parallel window: j | KH*KW)");
-  static constexpr int IN = conv_in_lanes(P::SIMD, CG);
+  static constexpr bool WIDE = WideOf<P>::value != 0;
+  static_assert(!WIDE || (GR > 1 && P::SIMD % CG == 0), "conv: WIDE needs GROUPS > 1 and C/GROUPS | SIMD");
+  static constexpr int IN = WIDE ? P::C : conv_in_lanes(P::SIMD, CG);
+  static constexpr int OL = WIDE ? CG : IN;  // lanes of a tap in a window beat
   static constexpr int K = P::KH * P::KW * CG, SF = K / P::SIMD, NF = P::CO / P::PE, NG = NF / GR;
   static constexpr int HP = P::H + P::PT + P::PB, WP = P::W + P::PL + P::PR;
   static constexpr int R = span(P::KH, P::DH);
@@ -69,14 +85,14 @@ struct ConvGeom {
 template <class P>
 void conv_swg(Stream<ConvGeom<P>::IN>& in, Stream<P::SIMD>& win, int frames) {
   using G = ConvGeom<P>;
-  constexpr int IN = G::IN, J = P::SIMD / IN, K = P::KH * P::KW, WO = G::WO;
+  constexpr int IN = G::IN, OL = G::OL, J = P::SIMD / OL, K = P::KH * P::KW, WO = G::WO;
   using S = WindowRows<P::H, P::W, P::C, IN, P::PT, P::PL, P::PB, P::PR, P::KH, P::DH, P::SH, ring_of<P>()>;
   constexpr int CB = S::CB;
   static int8_t rows[J][S::WORDS][IN];
   BB_HLS(ARRAY_PARTITION variable = rows complete dim = 1)
   BB_HLS(ARRAY_PARTITION variable = rows complete dim = 3)
   const long n_in = static_cast<long>(frames) * S::IN_BEATS;
-  constexpr int GR = G::GR, CBG = CB / GR;  // channel blocks of a group
+  constexpr int GR = G::GR, CBG = G::WIDE ? 1 : CB / GR;  // channel blocks of a group
   const long n_out = static_cast<long>(frames) * G::HO * WO * G::SF * GR;
   S s;
   int ox = 0, col0 = 0, tb = 0, cb = 0, gr = 0;  // window ox (column ox·SW), its first tap, channel block, group
@@ -98,8 +114,9 @@ BB_LOOP(swg_beat)
       Beat<P::SIMD> b;
       for (int j = 0; j < J; ++j) {
         const int t = tb + j, ky = t / P::KW, kx = t % P::KW;
-        const int word = (s.slot(ky * P::DH) * S::WP + col0 + kx * P::DW) * CB + gr * CBG + cb;
-        for (int i = 0; i < IN; ++i) b.d[j * IN + i] = rows[j][word][i];
+        const int word = (s.slot(ky * P::DH) * S::WP + col0 + kx * P::DW) * CB + (G::WIDE ? 0 : gr * CBG + cb);
+        const int lane0 = G::WIDE ? gr * OL : 0;  // the group's slice of a whole pixel
+        for (int i = 0; i < OL; ++i) b.d[j * OL + i] = rows[j][word][lane0 + i];
       }
       win.write(b);
       ++nw;

@@ -9,7 +9,9 @@
 // group's window (ky, kx, c mod C/GROUPS); the swg emits a window group by group and the mvu
 // takes a new vector at each group's first fold (NG = CO/GROUPS/PE folds a group). SIMD |
 // C/GROUPS or C/GROUPS*J; input at min(SIMD, C/GROUPS) lanes; ii = max(Hp*Wp*C/LI,
-// Ho*Wo*(K*C/GROUPS/SIMD)*(CO/PE)).
+// Ho*Wo*(K*C/GROUPS/SIMD)*(CO/PE)). WIDE (SIMD a multiple of C/GROUPS, a window generator):
+// input at C lanes, the swg writing a pixel a cycle and slicing each group's channels out of
+// the word it reads: ii = max(Hp*Wp, Ho*Wo*SF*NF).
 // Pixel copies (M > 1, 1 <= M <= NF = CO/PE): M mvus with the same memories behind the one
 // window generator; mmv_split deals the windows round robin (SF = K*C/SIMD beats each),
 // a dwc per copy gathers its NF beats into one pixel of CO lanes and mmv_merge emits the
@@ -59,9 +61,10 @@ module conv #(
     parameter int PX      = 1,  // input pixels per beat
     parameter int PO      = 1,  // output pixels per beat (2: two halves, M/2 copies each)
     parameter int GROUPS  = 1,  // a grouped conv: the groups in turn (swg.sv, mvu.sv NG)
+    parameter bit WIDE    = 0,  // GROUPS > 1: whole pixels in (C lanes), each group a slice of the word
     // parallel window: SIMD = C*J (J taps of the window per beat), input at C lanes
     localparam int J  = SIMD > C / GROUPS ? SIMD / (C / GROUPS) : 1,
-    localparam int LI = SIMD > C / GROUPS ? C / GROUPS : SIMD,
+    localparam int LI = WIDE ? C : SIMD > C / GROUPS ? C / GROUPS : SIMD,
     localparam int LO = M > 1 || PO > 1 ? CO : PE
 ) (
     input  wire                 clk,
@@ -80,6 +83,9 @@ module conv #(
       $error("conv: SIMD=%0d must divide C/GROUPS=%0d or be that times J with J dividing %0d", SIMD, C / GROUPS, KH * KW);
     if (GROUPS > 1 && (C % GROUPS != 0 || CO % (GROUPS * PE) != 0 || M != 1 || PX != 1))
       $error("conv: GROUPS=%0d must divide C and CO/PE, with M = 1 and PX = 1", GROUPS);
+    if (WIDE && (GROUPS < 2 || SIMD % (C / GROUPS) != 0 || (KH * KW == 1 && SH == 1 && SW == 1
+                 && PT + PL + PB + PR == 0)))
+      $error("conv: WIDE needs GROUPS > 1, SIMD a multiple of C/GROUPS and a window generator");
     if (M < 1 || M > PO * (CO / PE)) $error("conv: M=%0d copies must be in 1..PO*CO/PE=%0d", M, PO * (CO / PE));
     if (PX != 1 && (PX != 2 || SIMD < C || W % 2 != 0))
       $error("conv: PX=%0d must be 1, or 2 with SIMD >= C and W even", PX);
@@ -104,6 +110,7 @@ module conv #(
     end else begin : g_swg
       // a beat is taken when every half's writer takes it
       swg #(.C(C), .SIMD(LI), .J(J), .PX(PX), .OX0(PO > 1 ? h : 0), .OXS(PO), .GROUPS(GROUPS),
+      .OL(WIDE ? C / GROUPS : LI),
       .H(H), .W(W), .KH(KH), .KW(KW), .SH(SH), .SW(SW), .DH(DH), .DW(DW),
       .PT(PT), .PL(PL), .PB(PB), .PR(PR), .PAD_VAL(PAD_VAL), .RING(RING)
       ) win (

@@ -26,7 +26,9 @@
 // columns ox = OX0, OX0 + OXS, ... (OX0 < OXS); the defaults read them all.
 // Groups (GROUPS > 1, a grouped conv; PX = 1): a window is emitted group by group, each
 // group's taps over its C/GROUPS channels only (beats (g, tap, block) for g < GROUPS), the
-// order in which the mvu computes the groups in turn; SIMD | C/GROUPS.
+// order in which the mvu computes the groups in turn; SIMD | C/GROUPS. Or whole pixels in
+// (OL = C/GROUPS < SIMD = C): a word holds every group, a tap's beat is group g's OL-lane
+// slice of the word, selected after the read (the writer then takes a pixel a cycle).
 module swg #(
     parameter int C       = 4,
     parameter int SIMD    = 2,
@@ -48,6 +50,7 @@ module swg #(
     parameter int OX0     = 0,  // first output column read
     parameter int OXS     = 1,  // output column step of the reader
     parameter int GROUPS  = 1,  // channel groups, emitted in turn (a grouped conv)
+    parameter int OL      = SIMD,  // lanes of a tap's beat: SIMD, or a group's C/GROUPS of a wider word
     // the rows of the last output row, the unused bottom rows (TAIL - KHE) and the next
     // frame's first window: max(TAIL + KHE, KHE + SH)
     parameter int ROWS    = ((H + PT + PB - (KH - 1) * DH - 1) % SH + (KH - 1) * DH + 1 > SH
@@ -65,7 +68,7 @@ module swg #(
     /* verilator lint_on UNUSEDSIGNAL */
     output logic                m_axis_tvalid,
     input  wire                 m_axis_tready,
-    output logic [J*SIMD*8-1:0] m_axis_tdata,
+    output logic [J*OL*8-1:0]   m_axis_tdata,
     output logic                m_axis_tlast
 );
   localparam int CG = C / SIMD;
@@ -84,7 +87,9 @@ module swg #(
   localparam int RW = $clog2(NR + 1);
   localparam int XW = $clog2((HP > WP ? HP : WP) + 1);
   localparam int GW = CG > 1 ? $clog2(CG) : 1;
-  localparam int CGG = CG / GROUPS;  // beats of a tap's group channels
+  localparam int SPW = SIMD / OL;  // group slices a word (OL < SIMD: whole pixels in, CG = 1)
+  localparam int CGG = SPW > 1 ? 1 : CG / GROUPS;  // beats of a tap's group channels
+  localparam int SW2 = SPW > 1 ? $clog2(SPW) : 1;
   localparam int QW = GROUPS > 1 ? $clog2(GROUPS) : 1;
   localparam int K = KH * KW;
   localparam int TW = $clog2(K + 1);
@@ -98,8 +103,10 @@ module swg #(
       $error("swg: PX=%0d must be 1, or 2 with SIMD=C (%0d, %0d) and W even (%0d)", PX, SIMD, C, W);
     if (OX0 < 0 || OXS < 1 || OX0 >= OXS || OX0 >= WO)
       $error("swg: reader phase OX0=%0d and step OXS=%0d (OX0 < OXS, OX0 < Wo=%0d)", OX0, OXS, WO);
-    if (GROUPS < 1 || CG % GROUPS != 0 || (GROUPS > 1 && PX != 1))
-      $error("swg: GROUPS=%0d must divide C/SIMD=%0d (and PX = 1)", GROUPS, CG);
+    if (GROUPS < 1 || (GROUPS > 1 && PX != 1) || (OL == SIMD ? CG % GROUPS != 0
+        : (GROUPS == 1 || OL * GROUPS != C || SIMD != C || J < 1)))
+      $error("swg: GROUPS=%0d must divide C/SIMD=%0d, or OL=%0d be C/GROUPS of whole pixels (SIMD = C) (and PX = 1)",
+             GROUPS, CG, OL);
   end
 
   // block RAM from 1,024 bits and 65 words on, LUTRAM below, as the cost model counts a
@@ -189,7 +196,9 @@ module swg #(
   logic [TW-1:0] tb;     // first tap of the beat
   logic [GW-1:0] rg;     // beat of the tap's channels: group rq's block rg - rq*CGG
   logic [QW-1:0] rq;     // group (GROUPS > 1)
-  logic [GW-1:0] rg0;    // the group's first block, rq*CGG
+  logic [GW-1:0] rg0;    // the group's first block, rq*CGG (its word with whole pixels in)
+  logic [GW-1:0] nxt0;   // the next group's first block
+  logic [SW2-1:0] rs, rsel;  // the group's slice of the word (OL < SIMD); the one read
   logic [RW-1:0] bslot;  // slot of row oy*SH
   logic [XW-1:0] col0;   // ox*SW
   logic rd_ok, rd_fire, end_g, end_k, end_q, end_ox, end_oy;
@@ -240,7 +249,7 @@ module swg #(
     for (genvar b = 0; b < PX; b++) begin : g_bank  // PX = 2: even, odd padded columns
       (* ram_style = MEM_STYLE *)
       logic [SIMD*8-1:0] mem[DEPTH];
-      logic [SIMD*8-1:0] q;
+      logic [SIMD*8-1:0] q;  // (OL < SIMD: the slice rsel goes out)
       always_ff @(posedge clk) begin
         if (wr_fire) mem[wa] <= wdata[b*SIMD*8+:SIMD*8];
         if (rd_fire) q <= mem[ra[i]];
@@ -252,6 +261,8 @@ module swg #(
         if (rd_fire) odd <= par[i];
       end
       assign m_axis_tdata[i*SIMD*8+:SIMD*8] = odd ? g_bank[1].q : g_bank[0].q;
+    end else if (SPW > 1) begin : g_slice
+      assign m_axis_tdata[i*OL*8+:OL*8] = g_bank[0].q[32'(rsel)*OL*8+:OL*8];
     end else begin : g_one
       assign m_axis_tdata[i*SIMD*8+:SIMD*8] = g_bank[0].q;
     end
@@ -277,7 +288,7 @@ module swg #(
       if (rd_fire) begin
         if (!end_g) rg <= rg + 1'b1;
         else begin
-          rg <= !end_k ? rg0 : !end_q ? rg0 + GW'(CGG) : '0;  // the group's first block again, or the next group's
+          rg <= !end_k ? rg0 : !end_q ? nxt0 : '0;  // the group's first block again, or the next group's
           if (!end_k) tb <= tb + TW'(J);
           else begin
             tb <= '0;
@@ -313,12 +324,24 @@ module swg #(
         rg0 <= '0;
       end else if (rd_fire && end_k) begin
         rq <= end_q ? '0 : rq + 1'b1;
-        rg0 <= end_q ? '0 : rg0 + GW'(CGG);
+        rg0 <= end_q ? '0 : nxt0;
       end
     end
   end else begin : g_one_group
     assign rq = '0;
     assign rg0 = '0;
+  end
+  if (SPW > 1) begin : g_slices  // whole pixels in: the groups are slices of one word
+    assign nxt0 = rg0;  // (CG = 1: one word a pixel)
+    always_ff @(posedge clk) begin
+      if (rst) rs <= '0;
+      else if (rd_fire && end_k) rs <= end_q || rs == SW2'(SPW - 1) ? '0 : rs + 1'b1;
+      if (rd_fire) rsel <= rs;
+    end
+  end else begin : g_blocks
+    assign nxt0 = rg0 + GW'(CGG);
+    assign rs = '0;
+    assign rsel = '0;
   end
 endmodule
 `default_nettype wire

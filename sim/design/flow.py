@@ -38,8 +38,8 @@ def _widest_window(prob, u: int, fold: int, cap: int) -> int:
     if prob.units[u].kind not in ("conv", "dwconv"):
         return fold
     ok = np.nonzero((t.pe == t.pe[fold]) & (t.simd <= cap) & (t.uram == t.uram[fold])
-                    & (t.mmv == t.mmv[fold]) & (t.dense == t.dense[fold]))[0]  # the same pixel copies
-    # (one: `_uniform`), and a grouped conv computed as the fold's is (group by group)
+                    & (t.mmv == t.mmv[fold]) & (t.dense == t.dense[fold]) & (t.wide == t.wide[fold]))[0]
+    # (the same pixel copies, one: `_uniform`; a grouped conv computed as the fold's is)
     return int(max(ok, key=lambda i: (int(t.simd[i]), -i))) if len(ok) else fold
 
 
