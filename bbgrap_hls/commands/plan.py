@@ -85,6 +85,7 @@ def format_plan(plan: Plan) -> str:
                          f"{', LUT requant' if src.requant == 'lut' else ''}"
                          f"{', short ring' if not part and n.short_ring else ''}"
                          f"{', 1 out slot' if not part and n.out_slots == 1 else ''}"
+                         f"{', dense groups' if n.dense_groups else ', whole px in' if n.wide_groups else ''}"
                          f"{f', {src.px} px in / {1 if part else n.po} out' if src.px > 1 else ''}{mark}")
         lines.append(f"  {'use / limit':<55} {'':>10} {_frac(c.dsp, c.dsp_limit):>6} "
                      f"{_frac(c.bram18, c.bram18_limit):>7} {_frac(c.uram, c.uram_limit):>5} "

@@ -198,7 +198,9 @@ module swg #(
   logic [QW-1:0] rq;     // group (GROUPS > 1)
   logic [GW-1:0] rg0;    // the group's first block, rq*CGG (its word with whole pixels in)
   logic [GW-1:0] nxt0;   // the next group's first block
+  /* verilator lint_off UNUSEDSIGNAL */  // read with OL < SIMD only
   logic [SW2-1:0] rs, rsel;  // the group's slice of the word (OL < SIMD); the one read
+  /* verilator lint_on UNUSEDSIGNAL */
   logic [RW-1:0] bslot;  // slot of row oy*SH
   logic [XW-1:0] col0;   // ox*SW
   logic rd_ok, rd_fire, end_g, end_k, end_q, end_ox, end_oy;
