@@ -42,6 +42,11 @@ PAIRS = {
     "band_split-drop": ("band_split", {"H": 8, "W": 8, "KH": 1, "SH": 2, "PT": 0, "HO": 4, "BANDS": 4}),
     "conv-px2-1x1": ("conv", {"SIMD": 4, "PX": 2, "PO": 2, "M": 2, "KH": 1, "KW": 1, "PT": 0, "PL": 0, "PB": 0,
                               "PR": 0}),
+    # grouped convs (conv.sv GROUPS, WIDE; swg.sv GROUPS, OL; mvu.sv NG): two folds a group, a
+    # parallel window over a group, whole pixels in
+    "conv-g2": ("conv", {"C": 8, "CO": 8, "SIMD": 2, "PE": 2, "GROUPS": 2}),
+    "conv-g4-j3": ("conv", {"C": 8, "CO": 12, "SIMD": 6, "PE": 3, "GROUPS": 4}),
+    "conv-g3-wide": ("conv", {"C": 12, "CO": 6, "SIMD": 12, "PE": 2, "GROUPS": 3, "WIDE": 1}),
 }
 
 
