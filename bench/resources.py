@@ -54,6 +54,11 @@ CONFIGS: dict[str, tuple[str, dict]] = {
                        "ZY": -2, "S": 23, "LO": -128, "HI": 127}),
     # DSP packing (PACK = 2, mac2.sv): two output lanes per DSP48E2, 0.5 DSP per int8 MAC
     "mvu-4x4-pack": ("mvu", {"MW": 16, "MH": 8, "SIMD": 4, "PE": 4, "PACK": 2, "nvec": 1}),
+    # grouped convs (conv.sv GROUPS; WIDE: whole pixels in, a group a slice of the word read)
+    "conv-g4-8x8": ("conv", {"C": 32, "CO": 32, "SIMD": 8, "PE": 8, "GROUPS": 4, "H": 16, "W": 16, "KH": 3,
+                             "KW": 3, "SH": 2, "SW": 2, "PT": 1, "PL": 1, "PB": 1, "PR": 1}),
+    "conv-g4-8x8-wide": ("conv", {"C": 32, "CO": 32, "SIMD": 8, "PE": 8, "GROUPS": 4, "WIDE": 1, "H": 16,
+                                  "W": 16, "KH": 3, "KW": 3, "SH": 2, "SW": 2, "PT": 1, "PL": 1, "PB": 1, "PR": 1}),
     "conv-3x3-8x8-pack": ("conv", {"C": 16, "CO": 32, "SIMD": 8, "PE": 8, "PACK": 2, "H": 16, "W": 16, "KH": 3,
                                    "KW": 3, "SH": 1, "SW": 1, "PT": 1, "PL": 1, "PB": 1, "PR": 1}),
     "dense-64x10-pack": ("mvu", {"MW": 64, "MH": 10, "SIMD": 8, "PE": 2, "PACK": 2, "nvec": 1}),
