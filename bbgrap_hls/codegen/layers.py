@@ -332,23 +332,21 @@ def _make_layer(g: Graph, node: Node, ident: str, pe: int, simd: int,
             return Layer(ident, node.name, op, [acts[0]], [pe], pe, n_out, call, _struct(ident, **vals),
                          _arrays(ident, **arrs), WeightMem(fold_dw(wq, pe, simd)))
         # a grouped conv (not depthwise): the groups in turn (conv2d.h GROUPS), each output
-        # channel over its own group's window only
-        if not by_group:
-            group = 1  # the dense kernel over the block-diagonal matrix (`conv_matrix`)
-        cg = c // group
-        if group > 1 and (co_range is not None or (co // group) % pe or mmv > 1 or px > 1):
-            raise UnsupportedError(f"node '{node.name}' (Conv): a grouped conv ({group} groups) is built whole, "
-                                   f"pe | Co/group ({co}/{group}, pe {pe}), one copy, one pixel a beat")
-        mat = pad_rows((grouped_matrix(wq) if group > 1 else conv_matrix(wq, node.attrs["group"]))[lo:hi], pe)
+        # channel over its own group's window only; else the dense matrix (block-diagonal)
+        groups = group if by_group else 1
+        cg = c // groups
+        if groups > 1 and (co_range is not None or (co // groups) % pe or mmv > 1 or px > 1):
+            raise UnsupportedError(f"node '{node.name}' (Conv): a grouped conv ({groups} groups) is built whole, "
+                                   f"pe | Co/group ({co}/{groups}, pe {pe}), one copy, one pixel a beat")
+        mat = pad_rows((grouped_matrix(wq) if groups > 1 else conv_matrix(wq, group))[lo:hi], pe)
         n_out = ho * wo * (hi - lo)
         vals = dict(_window(node, h, w, ho, wo), C=c, CO=len(mat), SIMD=simd, PE=pe, ZP_IN=q["zp_in"],
                     ZP_OUT=q["zp_out"], LO=q["lo"], HI=q["hi"])
-        if group > 1:
-            vals["GROUPS"] = group  # (and the layer's `groups`, below)
+        if groups > 1:
+            vals["GROUPS"] = groups  # (and the layer's `groups`, below)
         if wide:  # whole pixels into the window generator, each group a slice of the word
-            win = _window(node, h, w, ho, wo)
-            if group < 2 or simd % cg or (kk == 1 and win["SH"] == win["SW"] == 1
-                                          and not any(win[k] for k in ("PT", "PL", "PB", "PR"))):
+            if groups < 2 or simd % cg or (kk == 1 and vals["SH"] == vals["SW"] == 1
+                                           and not any(vals[k] for k in ("PT", "PL", "PB", "PR"))):
                 raise UnsupportedError(f"node '{node.name}' (Conv): whole pixels in (wide_groups) need a grouped "
                                        f"conv with a window generator and simd a multiple of C/group={cg}")
             vals["WIDE"] = 1
@@ -379,7 +377,7 @@ def _make_layer(g: Graph, node: Node, ident: str, pe: int, simd: int,
         call = f"bb::{kern}<{ident}_P>({{in0}}, {{out}}, {ident}_w, {ident}_bias, {ident}_mult, {ident}_shift, frames);"
         return _trimmed(Layer(ident, node.name, op, [acts[0]], [in_lanes], out_lanes, n_out, call,
                               _struct(ident, **vals), _arrays(ident, **arrs), WeightMem(fold_mvu(mat, pe, simd)), mmv,
-                              px=px, po=po, groups=group, wide=wide),
+                              px=px, po=po, groups=groups, wide=wide),
                         ho * wo, hi - lo)
     if op == "Dense":
         c = int(np.prod(x[1:]))

@@ -230,7 +230,7 @@ def trim_lut(co: int, pe: int) -> int:
 
 def mvu(g: Geometry, pe: int, simd: int, uram: bool = False, mmv: int = 1, pack: bool = False,
         lut: bool = False, lutw: bool = False, px: int = 1, po: int = 1, short: bool = False,
-        wide: bool = False) -> BlockCost:
+        wide: bool = False, dense: bool = False) -> BlockCost:
     """Conv (sliding window + matrix-vector unit); dense is the 1×1×1 case.
 
     ``simd`` divides ``C`` or, with a parallel window, is ``C·j`` with ``j | K``: the unit
@@ -259,7 +259,8 @@ def mvu(g: Geometry, pe: int, simd: int, uram: bool = False, mmv: int = 1, pack:
     A grouped conv (`Geometry.grouped`) computes its groups in turn (docs/cost-model.md,
     "Grouped convs"): ``sf = K·(C/group)/simd``, input at ``min(simd, C/group)`` lanes, or with
     ``wide`` (``simd`` a multiple of ``C/group``, a window generator) at ``C`` lanes, the window
-    generator slicing each group's channels out of the whole pixel it reads.
+    generator slicing each group's channels out of the whole pixel it reads; with ``dense``
+    as a dense conv over its block-diagonal matrix (every output channel over all ``C``).
     """
     if short and (g.pointwise or mmv != 1 or px != 1 or po != 1):
         raise ValueError(f"a short ring is for a window generator with one copy and one pixel a beat "
@@ -269,16 +270,16 @@ def mvu(g: Geometry, pe: int, simd: int, uram: bool = False, mmv: int = 1, pack:
     if px not in (1, 2) or po not in (1, 2):
         raise ValueError(f"one or two pixels a beat (px={px}, po={po})")
     if pack:
-        return packed(mvu(g, pe, simd, uram=uram, mmv=mmv, lutw=lutw, px=px, po=po, short=short, wide=wide),
-                      pe, simd, mmv)
+        return packed(mvu(g, pe, simd, uram=uram, mmv=mmv, lutw=lutw, px=px, po=po, short=short, wide=wide,
+                          dense=dense), pe, simd, mmv)
     # A dense layer on a flattened image (ho·wo < h·w) is one vector of h·w·c per output
     # pixel: the mvu stores all of it (MW = h·w·c), not h·w vectors of c.
     vectors = g.ho * g.wo if g.pointwise and g.ho * g.wo < g.h * g.w else g.h * g.w
     # a grouped conv: the unit computes the groups in turn, each fold over its group's
     # K·C/group window elements only (the window generator emits the window group by group)
-    cin = g.cgi if g.grouped else g.c
-    per = (g.in_elems // vectors if g.pointwise else g.c) // (g.group if g.grouped else 1)  # values a vector
-    sf, nf = g.k * per // simd, -(-g.co // pe)
+    grouped = g.grouped and not dense
+    cin = g.cgi if grouped else g.c  # input channels an output channel sees
+    sf, nf = g.k * (cin if grouped or not g.pointwise else g.in_elems // vectors) // simd, -(-g.co // pe)
     folds = sf * nf
     if px == 2 and (simd % g.c or g.w % 2 or (g.pointwise and vectors != g.h * g.w)):
         raise ValueError(f"a paired input needs simd a multiple of C and W even, on an image "
@@ -290,10 +291,10 @@ def mvu(g: Geometry, pe: int, simd: int, uram: bool = False, mmv: int = 1, pack:
     copies = mmv // po  # copies behind each window generator
     if copies > 1 and (not windowed or copies > nf):
         raise ValueError(f"pixel copies need a window generator and 2 <= mmv <= Co/pe = {nf} (mmv={mmv})")
-    if g.grouped and (g.cgo % pe or (cin % simd and simd % cin) or mmv > 1 or px > 1):
+    if grouped and (g.cgo % pe or (cin % simd and simd % cin) or mmv > 1 or px > 1):
         raise ValueError(f"a grouped conv folds inside a group: pe | Co/group, simd | C/group or "
                          f"C/group·j, one copy, one pixel a beat (pe={pe}, simd={simd}, group={g.group})")
-    if wide and (not g.grouped or simd % cin or not windowed):
+    if wide and (not grouped or simd % cin or not windowed):
         raise ValueError(f"whole pixels into a grouped conv's window generator need groups, simd a multiple of "
                          f"C/group and a window (simd={simd}, group={g.group})")
     # input lanes: a grouped conv's window generator with whole pixels in (``wide``) writes a
@@ -303,7 +304,8 @@ def mvu(g: Geometry, pe: int, simd: int, uram: bool = False, mmv: int = 1, pack:
     rows = None
     wmem, where = _weights(pe, simd * 8, folds, uram, lutw)
     mem = wmem + _params(pe, nf)
-    if nf // g.group > 1 if g.grouped else nf > 1:
+    folds_a_vector = nf // g.group if grouped else nf  # (a group's folds share its window)
+    if folds_a_vector > 1:
         mem = mem + memory(simd * 8, sf)  # the input vector, reused by the (group's) other folds
     mem = mem.times(mmv)  # every copy its own weights, constants and input vector
     if not windowed:
@@ -349,7 +351,7 @@ def mvu(g: Geometry, pe: int, simd: int, uram: bool = False, mmv: int = 1, pack:
         depth += RTL_DEPTH["converter"]
     return BlockCost(
         ii=ii, depth=depth, fill=fill, first=first, tail=tail, lead=lead, span=span, window=rows, short_ring=short,
-        wide_groups=wide,
+        wide_groups=wide, dense_groups=dense,
         dsp=mmv * (mults + REQUANT_DSP * pe), bram18=mem.bram18, uram=mem.uram,
         lut=LUT_BASE_MVU + mmv * lut_unit + lut_copies + lut_trim
         + (po * _window_lut(px * lanes, j) if windowed else 0)

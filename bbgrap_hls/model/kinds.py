@@ -223,12 +223,8 @@ def block_cost(kind: str, g: Geometry, pe: int, simd: int, uram: bool = False, m
     grouped conv with a window generator computed group by group, ``simd`` a multiple of
     ``C/group``): its window generator takes whole pixels (`blocks.mvu` ``wide``).
     """
-    if dense_groups:  # a grouped conv as a dense one over its block-diagonal matrix
-        if kind != "conv" or not g.grouped:
-            raise ValueError(f"dense_groups is for a grouped conv, not '{kind}' with {g.group} group(s)")
-        return replace(block_cost(kind, replace(g, group=1), pe, simd, uram, mmv, ddr, memory, pack, lut_macs, lutw,
-                                  lut_requant, in_slots, in_cycles, stage, stage_bound, px, po, bands, timing,
-                                  short_ring, out_slots), dense_groups=True)
+    if dense_groups and (kind != "conv" or not g.grouped or ddr):
+        raise ValueError(f"dense_groups is for a grouped conv on chip, not '{kind}' with {g.group} group(s)")
     if short_ring and (kind not in SHORT_RING_KINDS or ddr):
         raise ValueError(f"block kind '{kind}' (ddr={ddr}) has no window ring to shorten")
     if (px != 1 or po != 1) and (kind != "conv" or ddr):
@@ -271,6 +267,8 @@ def block_cost(kind: str, g: Geometry, pe: int, simd: int, uram: bool = False, m
         kw["short"] = True
     if wide_groups:
         kw["wide"] = True
+    if dense_groups:  # a grouped conv as a dense one over its block-diagonal matrix
+        kw["dense"] = True
     if lut_macs and lut_capable(kind):
         kw["lut"] = True
     elif pack and packs(kind, pe):
