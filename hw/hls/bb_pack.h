@@ -36,26 +36,33 @@ struct VoidOf {
   using type = void;
 };
 
-/// A layer struct's optional constant: `NAME<P>()` is P::MEMBER when the struct declares it,
-/// else DEFAULT (C++14: no std::void_t).
-#define BB_OPTIONAL_CONSTANT(NAME, MEMBER, DEFAULT)                              \
-  template <class P, class = void>                                               \
-  struct NAME##_trait {                                                          \
-    static constexpr int value = DEFAULT;                                        \
-  };                                                                             \
-  template <class P>                                                             \
-  struct NAME##_trait<P, typename VoidOf<decltype(P::MEMBER)>::type> {           \
-    static constexpr int value = P::MEMBER;                                      \
-  };                                                                             \
-  template <class P>                                                             \
-  constexpr int NAME() {                                                         \
-    return NAME##_trait<P>::value;                                               \
-  }
+/// P::PACK when the struct declares it, else 1 (C++14: no std::void_t).
+template <class P, class = void>
+struct PackOf {
+  static constexpr int value = 1;
+};
+template <class P>
+struct PackOf<P, typename VoidOf<decltype(P::PACK)>::type> {
+  static constexpr int value = P::PACK;
+};
+template <class P>
+constexpr int pack_of() {
+  return PackOf<P>::value;
+}
 
-/// P::PACK (output lanes a DSP48E2), 1 when absent.
-BB_OPTIONAL_CONSTANT(pack_of, PACK, 1)
-/// P::RQ_LUT (the requantisers' products in LUTs), 0 when absent.
-BB_OPTIONAL_CONSTANT(rq_lut_of, RQ_LUT, 0)
+/// P::RQ_LUT when the struct declares it, else 0.
+template <class P, class = void>
+struct RqLutOf {
+  static constexpr int value = 0;
+};
+template <class P>
+struct RqLutOf<P, typename VoidOf<decltype(P::RQ_LUT)>::type> {
+  static constexpr int value = P::RQ_LUT;
+};
+template <class P>
+constexpr int rq_lut_of() {
+  return RqLutOf<P>::value;
+}
 
 /// a·b in 64 bits: RQ_LUT = 0 as the tool maps it (DSP48E2s), 1 in the fabric (BIND_OP
 /// impl = fabric; the RTL's lut_mulw.sv). Same value either way.

@@ -32,7 +32,18 @@ constexpr int window_rows(int hp, int khe, int sh) {
 }
 
 /// P::ROWS when the layer's struct declares it (a short ring), else 0 (the default rows).
-BB_OPTIONAL_CONSTANT(ring_of, ROWS, 0)
+template <class P, class = void>
+struct RingOf {
+  static constexpr int value = 0;
+};
+template <class P>
+struct RingOf<P, typename VoidOf<decltype(P::ROWS)>::type> {
+  static constexpr int value = P::ROWS;
+};
+template <class P>
+constexpr int ring_of() {
+  return RingOf<P>::value;
+}
 
 /// The read/emit schedule of a window block over padded (H+PT+PB, W+PL+PR) frames of C
 /// channels in L-lane beats; see the file comment. The kernel calls `pad_beat`/`word` and

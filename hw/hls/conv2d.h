@@ -28,10 +28,29 @@ namespace bb {
 constexpr int conv_in_lanes(int simd, int c) { return simd < c ? simd : c; }
 
 /// P::GROUPS when the layer's struct declares it (a grouped conv), else 1.
-BB_OPTIONAL_CONSTANT(groups_of, GROUPS, 1)
+template <class P, class = void>
+struct GroupsOf {
+  static constexpr int value = 1;
+};
+template <class P>
+struct GroupsOf<P, typename VoidOf<decltype(P::GROUPS)>::type> {
+  static constexpr int value = P::GROUPS;
+};
+template <class P>
+constexpr int groups_of() {
+  return GroupsOf<P>::value;
+}
+
 /// P::WIDE when the layer's struct declares it (a grouped conv's window generator taking whole
 /// pixels, each group a slice of the word it reads), else 0.
-BB_OPTIONAL_CONSTANT(wide_of, WIDE, 0)
+template <class P, class = void>
+struct WideOf {
+  static constexpr int value = 0;
+};
+template <class P>
+struct WideOf<P, typename VoidOf<decltype(P::WIDE)>::type> {
+  static constexpr int value = P::WIDE;
+};
 
 /// The geometry of a conv layer P, shared by its DATAFLOW processes. A grouped conv
 /// (P::GROUPS = GR > 1, not depthwise) computes its groups in turn: each output channel over
@@ -46,7 +65,7 @@ struct ConvGeom {
   static_assert(P::C % GR == 0 && P::CO % (GR * P::PE) == 0, "conv: GROUPS | C, PE·GROUPS | CO");
   static_assert(CG % P::SIMD == 0 || P::SIMD % CG == 0, "conv: SIMD | C/GROUPS, or SIMD = C/GROUPS*j (parallel window)");
   static_assert((P::KH * P::KW * CG) % P::SIMD == 0, "conv: SIMD | KH*KW*C/GROUPS (parallel window: j | KH*KW)");
-  static constexpr bool WIDE = wide_of<P>() != 0;
+  static constexpr bool WIDE = WideOf<P>::value != 0;
   static_assert(!WIDE || (GR > 1 && P::SIMD % CG == 0), "conv: WIDE needs GROUPS > 1 and C/GROUPS | SIMD");
   static constexpr int IN = WIDE ? P::C : conv_in_lanes(P::SIMD, CG);
   static constexpr int OL = WIDE ? CG : IN;  // lanes of a tap in a window beat
