@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import dataclasses
 
+import numpy as np
 import pytest
 
 from bbgrap_hls.model.band import (
@@ -112,6 +113,37 @@ def test_tables_offer_band_rows_for_offchip_convs_only():
     # no bands without board memory
     t0 = _table("conv", g, _Inputs((g.in_elems,), (0.0,), (0,)), True, False, True, None)
     assert (t0.bands == 1).all()
+
+
+@pytest.mark.parametrize("first", ["plain", "banded"])
+@pytest.mark.parametrize("g", [
+    Geometry(h=16, w=16, c=8, ho=16, wo=16, co=16, kh=3, kw=3, pads=(1, 1, 1, 1)),
+    Geometry(h=28, w=28, c=32, ho=14, wo=14, co=64, kh=3, kw=3, sh=2, sw=2, pads=(1, 1, 1, 1)),
+    Geometry(h=8, w=8, c=16, ho=8, wo=8, co=24, kh=1, kw=1),
+])
+def test_band_rows_built_apart_give_the_one_pass_table(g, first):
+    """A table with row-band rows is built as its rows without them plus its band rows,
+    merged (`tables._build`): the same rows, costs and order as one pass over every row
+    (`_tables_of`), whether the table without band rows was built first or not, for both
+    packing modes; the table without them is the one-pass table's `whole_frame`."""
+    from bbgrap_hls.search import tables as T
+
+    ins = T._Inputs((g.in_elems,), (0.0,), (0,))
+    mem = (8.0, 40, 16)
+    # (a fresh URAM flag per case: keys no other test has built)
+    args = ("conv", g, ins, True, True, True, mem, True, True, True, True)
+    T._TABLES.clear()
+    T._RAW.clear()
+    order = [False, True] if first == "plain" else [True, False]
+    got = {bands: T._table(*args, False, False, bands) for bands in order}
+    for pack, one_pass in zip((True, False), T._tables_of("conv", g, ins, True, True, True, mem, (True, False),
+                                                          True, True, True), strict=True):
+        banded = got[True] if pack else T._table(*args[:7], False, *args[8:], False, False, True)
+        plain = got[False] if pack else T._table(*args[:7], False, *args[8:], False, False, False)
+        assert (one_pass.bands > 1).any()
+        for name in T._COLUMNS:
+            assert np.array_equal(getattr(banded, name), getattr(one_pass, name)), name
+            assert np.array_equal(getattr(plain, name), getattr(one_pass.whole_frame(), name)), name
 
 
 @pytest.mark.parametrize("bram, banded", [(20, True), (400, False)])

@@ -1,11 +1,22 @@
 """Building a graph's folding tables ahead of planning, about half in a forked child process
 (`parallel.Aside`): `prefetch`. A table is a function of its key alone (`tables._key`), so the
-caches (`tables._TABLES`, `tables._EXTRAS`) hold the same tables whichever process built them."""
+caches (`tables._TABLES`, `tables._EXTRAS`, `tables._RAW`) hold the same tables whichever process
+built them."""
 
 from __future__ import annotations
 
 from bbgrap_hls.model import OFFCHIP_CAPABLE, foldings
-from bbgrap_hls.search.tables import _EXTRAS, _TABLES, Table, _build, _extra, _extra_key, _key, _remember
+from bbgrap_hls.search.tables import (
+    _EXTRAS,
+    _RAW,
+    _TABLES,
+    Table,
+    _build,
+    _extra,
+    _extra_key,
+    _key,
+    _remember,
+)
 
 PREFETCH_ASIDE = 48
 """`prefetch` builds about half the tables in a second process when at least this many are missing."""
@@ -35,22 +46,24 @@ def prefetch(calls: list[tuple], extras: bool = False) -> None:
     if len(jobs) >= PREFETCH_ASIDE:
         jobs, theirs = _halves(jobs)
 
-        def build_theirs() -> tuple[list[tuple[tuple, Table]], dict]:
-            before, before_x = set(_TABLES), set(_EXTRAS)
+        def build_theirs() -> tuple[list[tuple[tuple, Table]], dict, dict]:
+            before, before_x, before_r = set(_TABLES), set(_EXTRAS), set(_RAW)
             for job in theirs:
                 _do(*job)
             return ([(k, t) for k, t in _TABLES.items() if k not in before],
-                    {k: t for k, t in _EXTRAS.items() if k not in before_x})
+                    {k: t for k, t in _EXTRAS.items() if k not in before_x},
+                    {k: r for k, r in _RAW.items() if k not in before_r})
 
         aside = Aside(build_theirs)
     try:
         for job in jobs:
             _do(*job)
         if aside is not None:
-            built, built_x = aside.result()
+            built, built_x, built_r = aside.result()
             for k, t in built:
                 _remember(k, t)
             _EXTRAS.update(built_x)
+            _RAW.update(built_r)  # (the rows a table with row bands adds its band rows to)
     finally:
         if aside is not None:
             aside.close()

@@ -242,14 +242,12 @@ def build_problem(graph: Graph, board: Board, split_candidates: int = 8,
         specs.append(SimpleNamespace(
             node=n, kind=kind, geom=g, fused=fused, out_tensor=out, in_tensors=list(acts), producers=producers,
             start=start, cycles=cycles, call=(kind, g, ins, parallel_window, use_uram, pixel_copies, mem, dsp_packing,
-                                              lut_macs, lut_requant, padded_folds, short_rings, out1)))
+                                              lut_macs, lut_requant, padded_folds, short_rings, out1, row_bands)))
         unit_of_tensor[out] = len(specs) - 1
     prefetch([sp.call for sp in specs], extras=extras and ddr_stages and mem is not None)
     for sp in specs:
         fields = vars(sp)
-        t = _table(*fields.pop("call"))
-        if not row_bands:
-            t = t.whole_frame()
+        t = _table(*fields.pop("call"))  # (without its row-band rows unless ``row_bands``)
         if t.fifo_ddr.any():  # the integer program's rows alone (`Table.more`)
             t, more = t.subset(~t.fifo_ddr), t.subset(t.fifo_ddr)
             t.more = more if ddr_fifos else None
@@ -350,7 +348,8 @@ def _add_split_tables(prob: Problem, how_many: int, use_uram: bool) -> None:
             if u.geom.co % k == 0:
                 calls[(u.index, "split", k)] = (
                     u.kind, _replace_co(u.geom, u.geom.co // k), ins, prob.parallel_window, use_uram,
-                    prob.pixel_copies, prob.offchip_memory, prob.dsp_packing, prob.lut_macs, prob.lut_requant)
+                    prob.pixel_copies, prob.offchip_memory, prob.dsp_packing, prob.lut_macs, prob.lut_requant,
+                    False, False, False, False)  # (no padded folds, short rings, one output slot nor bands)
         u.granule = granule(u.geom.co)
         for c in range(u.granule, u.geom.co, u.granule):
             # The block alone: the gather's rate depends on all the parts (`gather_ii`).
@@ -361,7 +360,7 @@ def _add_split_tables(prob: Problem, how_many: int, use_uram: bool) -> None:
     prefetch(list(calls.values()))
     for (i, what, k), call in calls.items():
         u = chosen[i]
-        t = _table(*call).whole_frame()  # a split part is computed whole-frame (`SplitPart` has no bands)
+        t = _table(*call)  # (no row bands: a split part is computed whole-frame, `SplitPart` has none)
         if what == "split":
             # The gather on the last core streams whole parts per beat at most (the
             # concat's lanes divide each part's channels): k beats per pixel.

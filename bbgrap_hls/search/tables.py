@@ -201,10 +201,12 @@ _COLUMNS = ("pe", "simd", "uram", "ii", "res", "mmv", "ddr", "lut", "lutw", "lut
 
 def _key(kind: str, g: Geometry, inputs: _Inputs, parallel_window: bool, uram: bool, copies: bool = True,
          memory: tuple[float, int, int] | None = None, pack: bool = False, lut_macs: bool = False,
-         lut_requant: bool = False, padded: bool = False, short_rings: bool = False, out1: bool = False) -> tuple:
+         lut_requant: bool = False, padded: bool = False, short_rings: bool = False, out1: bool = False,
+         bands: bool = True) -> tuple:
     """`_table`'s cache key for its arguments: the options the kind ignores dropped (a pool's
     table is the same with or without packing or off-chip weights). Its last element is the
-    pair ``(short_rings, out1)``."""
+    triple ``(short_rings, out1, bands)``; ``bands`` False: the table without its row-band
+    rows (`Table.whole_frame`), built without them (`_band_rows`)."""
     if kind not in SHORT_RING_KINDS or not short_ring_pays(g):
         short_rings = False
     if (kind not in OFFCHIP_CAPABLE and kind not in FIFO_DDR_KINDS) or (kind == "conv" and g.grouped):
@@ -219,8 +221,16 @@ def _key(kind: str, g: Geometry, inputs: _Inputs, parallel_window: bool, uram: b
         lut_requant = False  # (a conv/dense/dwconv takes them on its LUT-product rows only)
     if kind not in WEIGHTED:
         padded = False
+    if not _band_rows(kind, g, copies, memory):
+        bands = False
     return (kind, g, inputs, parallel_window, uram, copies, memory, pack, lut_macs, lut_requant, padded,
-            (short_rings, out1))
+            (short_rings, out1, bands))
+
+
+def _band_rows(kind: str, g: Geometry, copies: bool, memory: tuple[float, int, int] | None) -> bool:
+    """Whether the table of a block has row-band rows (`_tables_of`): an off-chip conv's, in
+    a table with pixel copies, where a band count divides its output rows."""
+    return kind == "conv" and memory is not None and copies and not g.grouped and bool(band_counts(g))
 
 
 def _build(key: tuple) -> None:
@@ -228,17 +238,36 @@ def _build(key: tuple) -> None:
     together with the one without (`make_plan` asks for both; most rows are the same and are
     computed once), and a table with off-chip rows leaves its on-chip rows as the table without
     them: the same rows in the same order (the off-chip rows take no part in the on-chip rows'
-    construction, and the order is a stable sort, which a subset keeps)."""
+    construction, and the order is a stable sort, which a subset keeps). A table with row-band
+    rows is its rows without them (`_RAW`, kept from the table without band rows or built now)
+    merged with its band rows in the order one pass over both would give (`_raw_rows`): the
+    first plan of `make_plan` has no band rows, and a plan that keeps everything on chip never
+    builds them (they were a third of DenseNet-121's table time on u250)."""
     kind, g, inputs, parallel_window, uram, copies, memory, pack, lut_macs, lut_requant, padded, lean = key
+    short_rings, out1, bands = lean
     modes = (True, False) if pack else (False,)
-    for p, t in zip(modes, _tables_of(kind, g, inputs, parallel_window, uram, copies, memory, modes, lut_macs,
-                                      lut_requant, padded, short_rings=lean[0], out1=lean[1]), strict=True):
+    args = (kind, g, inputs, parallel_window, uram, copies, memory, modes, lut_macs, lut_requant, padded)
+    if _band_rows(kind, g, copies, memory):
+        plain_key = (*key[:11], (short_rings, out1, False))
+        raw = _RAW.get(plain_key)
+        if raw is None:
+            raw = _raw_rows(*args, short_rings=short_rings, out1=out1, part=PLAIN)
+            _RAW[plain_key] = raw
+            while len(_RAW) > TABLES_CACHED:
+                _RAW.popitem(last=False)
+        if bands:
+            more = _raw_rows(*args, short_rings=short_rings, out1=out1, part=BANDS)
+            raw = [_merge(a, b) for a, b in zip(raw, more, strict=True)]
+    else:
+        raw = _raw_rows(*args, short_rings=short_rings, out1=out1)
+    for p, a in zip(modes, raw, strict=True):
+        t = _finish_table(kind, g, memory, a)
         if memory is not None and kind in OFFCHIP_CAPABLE:
             t.extra_key = key
         _remember((*key[:7], p, *key[8:]), t)
         if memory is not None:
             _remember(_key(kind, g, inputs, parallel_window, uram, copies, None, p, lut_macs, lut_requant, padded,
-                           short_rings=lean[0]), t.subset(~t.ddr & ~t.fifo_ddr))
+                           short_rings=short_rings), t.subset(~t.ddr & ~t.fifo_ddr))
 
 
 def _table(*args, **kw) -> Table:
@@ -260,8 +289,8 @@ def _table(*args, **kw) -> Table:
 
 def _extra_key(key: tuple) -> tuple:
     """The `_EXTRAS` key of the table of ``key``: the same for either packing mode (off-chip
-    rows do not pack)."""
-    return (*key[:7], False, *key[8:])
+    rows do not pack) and with or without row bands (one-slot rows have none)."""
+    return (*key[:7], False, *key[8:11], (*key[11][:2], False))
 
 
 def _extra(key: tuple) -> Table | None:
@@ -283,6 +312,11 @@ _TABLES: OrderedDict[tuple, Table] = OrderedDict()
 """`_table`'s cache, least recently used first."""
 TABLES_CACHED = 8192
 
+_RAW: OrderedDict[tuple, list[np.ndarray]] = OrderedDict()
+"""`_build`'s rows of the tables that could have row-band rows, without them (`_raw_rows`,
+one array per packing mode), by the key of the table without them: what the table with
+them adds its band rows to."""
+
 
 def _remember(key: tuple, table: Table) -> None:
     _TABLES[key] = table
@@ -295,6 +329,26 @@ def _tables_of(kind: str, g: Geometry, inputs: _Inputs, parallel_window: bool, u
                memory: tuple[float, int, int] | None, modes: tuple[bool, ...], lut_macs: bool,
                lut_requant: bool, padded: bool, in1: bool = False, short_rings: bool = False,
                out1: bool = False) -> list[Table]:
+    """`_raw_rows` (every row) as one `Table` per packing mode of ``modes``."""
+    return [_finish_table(kind, g, memory, a)
+            for a in _raw_rows(kind, g, inputs, parallel_window, uram, copies, memory, modes, lut_macs,
+                               lut_requant, padded, in1=in1, short_rings=short_rings, out1=out1)]
+
+
+ALL, PLAIN, BANDS = 0, 1, 2
+"""`_raw_rows`'s parts of a table: every row, the rows without row bands, the row-band rows."""
+
+
+def _merge(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """Two parts of a table's rows (`_raw_rows`) in the order of one pass over both (by tag)."""
+    both = np.concatenate([a, b])
+    return both[np.argsort(both[:, 0], kind="stable")]
+
+
+def _raw_rows(kind: str, g: Geometry, inputs: _Inputs, parallel_window: bool, uram: bool, copies: bool,
+              memory: tuple[float, int, int] | None, modes: tuple[bool, ...], lut_macs: bool,
+              lut_requant: bool, padded: bool, in1: bool = False, short_rings: bool = False,
+              out1: bool = False, part: int = ALL) -> list[np.ndarray]:
     """Every folding (and weight placement) of a block with its cost, one table per packing
     mode of ``modes``. ``memory`` (rate
     bytes/cycle, latency, beat bytes: `offchip_memory`) adds off-chip weight rows for
@@ -309,7 +363,10 @@ def _tables_of(kind: str, g: Geometry, inputs: _Inputs, parallel_window: bool, u
     with one input frame slot only (`Table.extra`). ``short_rings``: each on-chip folding of
     one pixel a beat without pixel copies also comes with a short window ring (`Table.ring`)
     where that takes fewer BRAM18. ``out1``: each off-chip row without a DDR frame stage also
-    comes with one output frame slot (`Table.out1`) where that takes fewer BRAM18 or URAM."""
+    comes with one output frame slot (`Table.out1`) where that takes fewer BRAM18 or URAM.
+    ``part``: every row (`ALL`), the rows without row bands (`PLAIN`) or the row-band rows
+    alone (`BANDS`). The rows are arrays (one a packing mode) of `_finish_table`'s 25 columns
+    after a tag, each row's place in the pass over every row (`_merge`)."""
     rows: list[list[tuple]] = [[] for _ in modes]
     # on_uram: the weights and the whole-frame input FIFOs in URAM (a block without weights:
     # its FIFOs only; the final plan places FIFOs by what each core's URAM has left)
@@ -346,10 +403,14 @@ def _tables_of(kind: str, g: Geometry, inputs: _Inputs, parallel_window: bool, u
         elif lut_macs:
             macs.append((True, True))
     fifos: dict = {}
-    for pe, simd, mmv, px, po, mode in rows_of:
+    n_place, n_mac = len(placements), len(macs)
+    chosen = [(i, p) for i, p in enumerate(placements) if part == ALL or (len(p) > 5) == (part == BANDS)]
+    for n_row, (pe, simd, mmv, px, po, mode) in enumerate(rows_of):
         dense, wide = mode == 1, mode == 2
         base = {}  # the folding's cost with its weights in BRAM, per kind of multiplier
-        for (on_uram, ddr, lutw, in1, stage, *band), (lut, lutrq) in ((p, m) for p in placements for m in macs):
+        for (n_p, (on_uram, ddr, lutw, in1, stage, *band)), (n_m, (lut, lutrq)) in (
+                (p, m) for p in chosen for m in enumerate(macs)):
+            tag = ((n_row * n_place + n_p) * n_mac + n_m) * 6  # (+ 2·variant + moved)
             bands = band[0] if band else 1
             if ddr and (px > 1 or lut or lutrq or not _offchip_ok(kind, g, pe, simd, mmv, memory[2])):
                 continue
@@ -387,7 +448,7 @@ def _tables_of(kind: str, g: Geometry, inputs: _Inputs, parallel_window: bool, u
                                 bands=bands, timing=False, out_slots=1)
                 if co.bram18 + co.uram < c.bram18 + c.uram:  # (a LUTRAM-sized output buffer keeps two slots)
                     variants.append((co, [(co.dsp, co.lut)] * len(modes), 0, 1))  # (off-chip rows do not pack)
-            for c, cs, ring, one_out in variants:
+            for n_v, (c, cs, ring, one_out) in enumerate(variants):
                 # an off-chip row reads its weights at the memory's rate through its own port
                 bw = -(-BW_CYCLES * c.offchip_bytes // c.ii) if ddr else 0
                 bram, uram_use, f_lut = c.bram18, c.uram, 0
@@ -407,32 +468,37 @@ def _tables_of(kind: str, g: Geometry, inputs: _Inputs, parallel_window: bool, u
                 flags = (mmv, int(ddr), int(lut), int(lutw), int(lutrq), int(kind in WEIGHTED and g.co % pe != 0),
                          int(in1), int(stage), px, po, bands)
                 for out, (dsp, lut_use) in zip(rows, cs, strict=True):
-                    out.append((pe, simd, int(on_uram), c.ii, dsp, bram, uram_use, lut_use + f_lut, bw, *flags, 0,
-                                ring, one_out, int(dense), int(wide)))
+                    out.append((tag + 2 * n_v, pe, simd, int(on_uram), c.ii, dsp, bram, uram_use, lut_use + f_lut,
+                                bw, *flags, 0, ring, one_out, int(dense), int(wide)))
                     if moved is not None and not on_uram:  # the frame FIFOs in board memory instead
                         m_bram, m_uram, m_lut, m_bytes, m_ii = moved
                         ii = max(c.ii, m_ii)
-                        out.append((pe, simd, 0, ii, dsp, bram - m_bram, uram_use - m_uram, lut_use + f_lut + m_lut,
-                                    -(-BW_CYCLES * m_bytes // ii), *flags, 1, ring, one_out, int(dense), int(wide)))
-    return [_finish_table(kind, g, memory, r) for r in rows]
+                        out.append((tag + 2 * n_v + 1, pe, simd, 0, ii, dsp, bram - m_bram, uram_use - m_uram,
+                                    lut_use + f_lut + m_lut, -(-BW_CYCLES * m_bytes // ii), *flags, 1, ring, one_out,
+                                    int(dense), int(wide)))
+    return [np.array(r, dtype=np.int64).reshape(len(r), 26) for r in rows]
 
 
-def _finish_table(kind: str, g: Geometry, memory: tuple[float, int, int] | None, rows: list[tuple]) -> Table:
-    """A `Table` of ``rows`` (`_tables_of`'s tuples) sorted by ii descending, with the slower
-    off-chip rows added."""
-    offchip = [r for r in rows if r[10] and not r[15] and r[19] == 1 and not r[22]]  # (two-slot whole-frame)
-    if offchip:
+def _finish_table(kind: str, g: Geometry, memory: tuple[float, int, int] | None, tagged: np.ndarray) -> Table:
+    """A `Table` of ``tagged``'s rows (`_raw_rows`, in tag order) sorted by ii descending,
+    with the slower off-chip rows added."""
+    a = tagged[:, 1:]
+    # (two-slot whole-frame off-chip rows)
+    offchip = np.nonzero((a[:, 10] != 0) & (a[:, 15] == 0) & (a[:, 19] == 1) & (a[:, 22] == 0))[0]
+    if len(offchip):
         # The slowest off-chip folding may also read its weights slower (its AXI reader given
         # a rate halving 12 times), so that a memory too slow for every block's compute still
-        # plans, bound by its bandwidth.
-        r = max(offchip, key=lambda r: (r[3], -r[4]))
+        # plans, bound by its bandwidth. (The first of the slowest, then fewest DSPs.)
+        r = a[offchip[np.lexsort((a[offchip, 4], -a[offchip, 3]))[0]]].tolist()
         rate, latency, beat = memory
+        slower = []
         for k in range(1, 13):
             c = block_cost(kind, g, int(r[0]), int(r[1]), uram=bool(r[2]), ddr=True,
                            memory=(rate / (1 << k), latency, beat))
             if c.ii > r[3]:
-                rows.append((*r[:3], c.ii, *r[4:8], -(-BW_CYCLES * c.offchip_bytes // c.ii), *r[9:]))
-    a = np.array(rows, dtype=np.int64).reshape(len(rows), 25)
+                slower.append((*r[:3], c.ii, *r[4:8], -(-BW_CYCLES * c.offchip_bytes // c.ii), *r[9:]))
+        if slower:
+            a = np.concatenate([a, np.array(slower, dtype=np.int64)])
     order = np.lexsort((a[:, 4:9].sum(axis=1), a[:, 3]))[::-1]  # ii descending
     a = a[order]
     return Table(pe=a[:, 0], simd=a[:, 1], uram=a[:, 2].astype(bool), ii=a[:, 3], res=a[:, 4:9].copy(),
