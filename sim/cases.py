@@ -36,8 +36,8 @@ def _requant(p: dict, rng, d: Path) -> tuple[dict, dict]:
     c, lanes = p["C"], p["LANES"]
     acc = rng.integers(-(2**20), 2**20, size=(FRAMES, p["pix"], c), dtype=np.int64).astype(np.int32)
     rq = golden.random_rq(rng, c, 2**19)
-    rqf = write_mem(d / "rq.mem", pack(np.array(golden.rq_words(rq)).reshape(-1, lanes), 64), 64 * lanes)
-    return {"C": c, "LANES": lanes, "RQ_FILE": rqf} | _rq_lut(p), {"acc": acc, "rq": rq}
+    rqf = write_mem(d / "rq.mem", pack(np.array(golden.rq_words(rq)).reshape(-1, lanes), 32), 32 * lanes)
+    return {"C": c, "LANES": lanes, "RQ_FILE": rqf} | golden.rq_params(rq) | _rq_lut(p), {"acc": acc, "rq": rq}
 
 
 def mvu_files(w: np.ndarray, bias: np.ndarray, rq: np.ndarray, simd: int, pe: int, d: Path) -> dict:
@@ -50,8 +50,8 @@ def mvu_files(w: np.ndarray, bias: np.ndarray, rq: np.ndarray, simd: int, pe: in
     return {
         "W_FILE": write_mem(d / "w.mem", pack(wl, 8), 8 * pe * simd),
         "B_FILE": write_mem(d / "b.mem", pack(bias.reshape(nf, pe), 32), 32 * pe),
-        "RQ_FILE": write_mem(d / "rq.mem", pack(rqw, 64), 64 * pe),
-    }
+        "RQ_FILE": write_mem(d / "rq.mem", pack(rqw, 32), 32 * pe),
+    } | golden.rq_params(rq)
 
 
 def _mvu(p: dict, rng, d: Path) -> tuple[dict, dict]:
@@ -122,7 +122,8 @@ def _vector_files(w, bias, rq, c: int, lanes: int, d: Path, j: int = 1) -> dict:
     if bias is not None:
         out["B_FILE"] = write_mem(d / "b.mem", pack(bias.reshape(cg, lanes), 32), 32 * lanes)
         rqw = np.array(golden.rq_words(rq), dtype=object).reshape(cg, lanes)
-        out["RQ_FILE"] = write_mem(d / "rq.mem", pack(rqw, 64), 64 * lanes)
+        out["RQ_FILE"] = write_mem(d / "rq.mem", pack(rqw, 32), 32 * lanes)
+        out |= golden.rq_params(rq)
     return out
 
 

@@ -74,20 +74,29 @@ def random_rq(rng: np.random.Generator, n: int, acc_scale: float) -> np.ndarray:
     """Per-channel (m, s, zp, lo, hi) rows for accumulators of magnitude about ``acc_scale``.
 
     m is a positive multiplier of up to 24 bits (the quantiser's MULT_BITS) and s chosen so
-    outputs span the int8 range, with a few channels given a fused-ReLU lower bound.
+    outputs span the int8 range; zp, lo and hi are the layer's, the same in every row (a
+    quantised layer's output zero point and clamp: the RTL takes them as parameters,
+    `rq_params`), sometimes a fused-ReLU lower bound or a lowered upper one.
     """
     target = 100.0 / max(acc_scale, 1.0) * rng.uniform(0.5, 1.5, size=n)  # output units per acc unit
     s = np.clip(23 - np.floor(np.log2(target)).astype(np.int64) - rng.integers(0, 3, size=n), 1, 62)
     m = np.clip((target * 2.0**s).astype(np.int64), 1, 2**24 - 1)
-    zp = rng.integers(-20, 21, size=n)
-    lo = np.where(rng.random(n) < 0.3, zp, -128)
-    hi = np.where(rng.random(n) < 0.2, 100, 127)
+    zp = np.full(n, int(rng.integers(-20, 21)))
+    lo = np.full(n, int(zp[0]) if rng.random() < 0.3 else -128)
+    hi = np.full(n, 100 if rng.random() < 0.2 else 127)
     return np.stack([m, s, zp, lo, hi], axis=1).astype(np.int64)
 
 
 def rq_words(rq: np.ndarray) -> list[int]:
-    """64-bit words {m, s, zp, lo, hi} of per-channel rows."""
-    out = []
-    for m, s, zp, lo, hi in rq.tolist():
-        out.append((m & 0xFFFFFFFF) << 32 | (s & 0xFF) << 24 | (zp & 0xFF) << 16 | (lo & 0xFF) << 8 | (hi & 0xFF))
-    return out
+    """32-bit words {m[23:0], s} of per-channel rows (the RTL's RQ_FILE; zp, lo and hi are
+    parameters, `rq_params`)."""
+    return [(m & 0xFFFFFF) << 8 | (s & 0xFF) for m, s, *_ in rq.tolist()]
+
+
+def rq_params(rq: np.ndarray) -> dict[str, int]:
+    """The RTL parameters ``RQ_ZP``, ``RQ_LO``, ``RQ_HI`` of per-channel rows, whose zp, lo
+    and hi are the same in every row."""
+    zp, lo, hi = (np.unique(rq[:, k]) for k in (2, 3, 4))
+    if len(zp) != 1 or len(lo) != 1 or len(hi) != 1:
+        raise ValueError("the RTL's requantisers take one zero point and clamp for all channels")
+    return {"RQ_ZP": int(zp[0]), "RQ_LO": int(lo[0]), "RQ_HI": int(hi[0])}

@@ -82,8 +82,8 @@ def prepare(p: dict, seed: int, folder: Path) -> dict:
         "W_BASE": f"64'h{p['W_BASE']:x}",  # a 64-bit parameter: a sized literal
         "PAD_VAL": zx,
         "B_FILE": write_mem(folder / "b.mem", pack(bias.reshape(co // pe, pe), 32), 32 * pe),
-        "RQ_FILE": write_mem(folder / "rq.mem", pack(rqw, 64), 64 * pe),
-    }
+        "RQ_FILE": write_mem(folder / "rq.mem", pack(rqw, 32), 32 * pe),
+    } | golden.rq_params(rq)
     win = np.stack([golden.windows(f, (p["KH"], p["KW"]), (p["SH"], p["SW"]), (p["DH"], p["DW"]),
                                    (p["PT"], p["PL"], p["PB"], p["PR"]), zx) for f in x])
     image = weight_image(w.reshape(co, k * c), p["SIMD"], pe)

@@ -153,9 +153,12 @@ def test_layer_bands_struct_and_errors(graphs):  # noqa: F811
 
 @pytest.fixture(scope="module")
 def banded_gen(tmp_path_factory):
-    """``gen --offchip-weights`` of `offchip_cnn` on the 12-BRAM18, 12,000-LUT core (two convs
-    off chip, both of 3 output rows) with the plan's off-chip convs given ``bands = 3`` (the
-    planner does not choose bands yet: its `plan_graph` wrapped to set them)."""
+    """``gen --offchip-weights`` of `offchip_cnn` on a 10-BRAM18, 10,000-LUT core (two convs
+    off chip, both of 3 output rows, the second on one input slot) with the plan's two-slot
+    off-chip convs given ``bands = 3`` (`plan_graph` wrapped to set them), so that a banded
+    layer and an unbanded off-chip one meet in one design. (12 BRAM18 and 12,000 LUTs gave
+    that mix until the requantisers' words went to 32 bits a channel; now both convs take two
+    slots there.)"""
     from bbgrap_hls.cli import main
     from bbgrap_hls.commands import common
     from tests import models
@@ -172,7 +175,7 @@ def banded_gen(tmp_path_factory):
         return plan
 
     model = models.save(offchip_cnn(), d / "m.onnx")
-    (d / "tinymem.yaml").write_text(board_yaml(12, 12000))
+    (d / "tinymem.yaml").write_text(board_yaml(10, 10000))
     mp = pytest.MonkeyPatch()
     mp.setattr(common, "plan_graph", banded_plan)
     try:

@@ -7,7 +7,8 @@ layouts are those of the modules' headers:
 - mvu (conv, dense): word ``nf·SF + sf``, lane ``pe·SIMD + s`` holds
   ``W[nf·PE + pe][sf·SIMD + s]``; conv columns are ``(ky·KW + kx)·C + c``;
 - vvu (depthwise, pools): word ``k·C/P + g``, lane ``i`` holds tap ``k`` of channel ``g·P + i``;
-- bias: one int32 per lane; requantisation: 64 bits per lane ``{m[31:0], s, zp, lo, hi}``;
+- bias: one int32 per lane; requantisation: 32 bits per lane ``{m[23:0], s}``, the layer's
+  output zero point and clamp the parameters ``RQ_ZP``, ``RQ_LO``, ``RQ_HI`` (`rq_params`);
 - lookup table: 256 entries of 8 bits, entry ``x + 128`` for input ``x``;
 - channel affine: per lane a signed int32 multiplier (``_m``), an int64 bias (``_b``) and
   32 bits ``{s, zp_out, lo, hi}`` (``_rq``).
@@ -82,15 +83,21 @@ def mem_text(words: list[int], width: int) -> str:
     return "".join(f"{w:0{digits}x}\n" for w in words)
 
 
-def rq_rows(mult, shift, zp: int, lo, hi, n: int) -> np.ndarray:
-    """Per-channel 64-bit requantisation words ``{m, s, zp, lo, hi}`` for ``n`` channels."""
+def rq_rows(mult, shift, n: int) -> np.ndarray:
+    """Per-channel 32-bit requantisation words ``{m[23:0], s}`` for ``n`` channels (the zero
+    point and clamp are the layer's: `rq_params`)."""
     m = np.broadcast_to(np.asarray(mult, np.int64).reshape(-1), (n,))
     s = np.broadcast_to(np.asarray(shift, np.int64).reshape(-1), (n,))
     if np.any(m < 0) or np.any(m >= 1 << MULT_BITS) or np.any(s < 0) or np.any(s > 63):
         raise UnsupportedError(f"requantisation multiplier/shift outside the RTL's range (m in [0, 2^{MULT_BITS}), "
                                f"s in [0, 63]): m {int(m.min())}..{int(m.max())}, s {int(s.min())}..{int(s.max())}")
-    return np.array([(int(a) & 0xFFFFFFFF) << 32 | (int(b) & 0xFF) << 24 | (int(zp) & 0xFF) << 16
-                     | (int(lo) & 0xFF) << 8 | (int(hi) & 0xFF) for a, b in zip(m, s, strict=True)], dtype=object)
+    return np.array([(int(a) & 0xFFFFFF) << 8 | (int(b) & 0xFF) for a, b in zip(m, s, strict=True)], dtype=object)
+
+
+def rq_params(zp, lo, hi) -> dict[str, int]:
+    """A requantising module's ``RQ_ZP``, ``RQ_LO``, ``RQ_HI``: the layer's output zero point
+    and clamp, one for all its channels (the quantiser's are scalars)."""
+    return {"RQ_ZP": int(zp), "RQ_LO": int(lo), "RQ_HI": int(hi)}
 
 
 def _mvu_files(ident: str, mat: np.ndarray, bias, rq: np.ndarray, pe: int, simd: int) -> dict[str, str]:
@@ -102,7 +109,7 @@ def _mvu_files(ident: str, mat: np.ndarray, bias, rq: np.ndarray, pe: int, simd:
     wl = np.asarray(mat, np.int64).reshape(nf, pe, sf, simd).transpose(0, 2, 1, 3).reshape(nf * sf, pe * simd)
     return {f"{ident}_w.mem": mem_text(pack(wl, 8), 8 * pe * simd),
             f"{ident}_b.mem": mem_text(pack(np.asarray(bias, np.int64).reshape(nf, pe), 32), 32 * pe),
-            f"{ident}_rq.mem": mem_text(pack(rq.reshape(nf, pe), 64), 64 * pe)}
+            f"{ident}_rq.mem": mem_text(pack(rq.reshape(nf, pe), 32), 32 * pe)}
 
 
 def _vector_files(ident: str, w, bias, rq, c: int, p: int, j: int = 1) -> dict[str, str]:
@@ -111,7 +118,7 @@ def _vector_files(ident: str, w, bias, rq, c: int, p: int, j: int = 1) -> dict[s
         out[f"{ident}_w.mem"] = mem_text(pack(np.asarray(w, np.int64).reshape(-1, j * p), 8), 8 * j * p)
     if bias is not None:
         out[f"{ident}_b.mem"] = mem_text(pack(np.asarray(bias, np.int64).reshape(c // p, p), 32), 32 * p)
-        out[f"{ident}_rq.mem"] = mem_text(pack(rq.reshape(c // p, p), 64), 64 * p)
+        out[f"{ident}_rq.mem"] = mem_text(pack(rq.reshape(c // p, p), 32), 32 * p)
     return out
 
 
@@ -130,6 +137,11 @@ def _affine(q: dict, ident: str, c: int, p: int, where: str) -> RtlLayer:
              f"{ident}_b.mem": mem_text(pack(bias.reshape(c // p, p), 64), 64 * p),
              f"{ident}_rq.mem": mem_text(pack(cfg.reshape(c // p, p), 32), 32 * p)}
     return RtlLayer("channel_affine", dict(C=c, P=p, ZP_IN=int(q["zp_in"])) | _names(ident, files), files)
+
+
+def _rq_of(q: dict) -> dict[str, int]:
+    """`rq_params` of a conv or dense layer's quantisation (its output zero point and clamp)."""
+    return rq_params(q["zp_out"], q["lo"], q["hi"])
 
 
 def _names(ident: str, files: dict[str, str]) -> dict[str, str]:
@@ -202,7 +214,7 @@ def _rtl_layer(g: Graph, node: Node, lay: Layer, pe: int, simd: int, co_range: t
         win = _window(node, h, w, ho, wo)
         wq = np.asarray(q["w"])
         n = wq.shape[0]
-        rq = rq_rows(q["mult"], q["shift"], q["zp_out"], q["lo"], q["hi"], n)
+        rq = rq_rows(q["mult"], q["shift"], n)
         bias = np.broadcast_to(np.asarray(q["bias"], np.int64).reshape(-1), (n,))
         k = win["KH"] * win["KW"]
         if lay.call.startswith("bb::dwconv2d"):
@@ -213,7 +225,7 @@ def _rtl_layer(g: Graph, node: Node, lay: Layer, pe: int, simd: int, co_range: t
             # vvu word kb·C/P + g, lane jj·P + i = w[kb·J + jj][g·P + i]
             wk = wq.reshape(c, k).T.reshape(k // j, j, c // pe, pe).transpose(0, 2, 1, 3).reshape(-1, j * pe)
             files = _vector_files(ident, wk, bias, rq, c, pe, j)
-            params = dict(C=c, P=pe, **win, PAD_VAL=int(q["zp_in"]), J=j) | _rom_style(lay)
+            params = dict(C=c, P=pe, **win, PAD_VAL=int(q["zp_in"]), J=j) | _rq_of(q) | _rom_style(lay)
             if lay.pack == 0:  # LUT multipliers in the vvu (lut_mul.sv)
                 params["PACK"] = 0
             return RtlLayer("dwconv", params | _names(ident, files), files)
@@ -235,7 +247,7 @@ def _rtl_layer(g: Graph, node: Node, lay: Layer, pe: int, simd: int, co_range: t
         # columns (ky·KW + kx)·C + c keep the order of the plain layout below.
         mat = (grouped_matrix(wq) if groups > 1 else conv_matrix(wq, node.attrs["group"]))[lo:hi]
         files = _mvu_files(ident, mat, bias[lo:hi], rq[lo:hi], pe, simd)
-        params = dict(C=c, CO=-(-(hi - lo) // pe) * pe, SIMD=simd, PE=pe, **win, PAD_VAL=int(q["zp_in"]))
+        params = dict(C=c, CO=-(-(hi - lo) // pe) * pe, SIMD=simd, PE=pe, **win, PAD_VAL=int(q["zp_in"])) | _rq_of(q)
         if groups > 1:
             params["GROUPS"] = groups
         if wide:
@@ -251,10 +263,11 @@ def _rtl_layer(g: Graph, node: Node, lay: Layer, pe: int, simd: int, co_range: t
         wq = np.asarray(q["w"])
         n = wq.shape[0]
         lo, hi = co_range or (0, n)
-        rq = rq_rows(q["mult"], q["shift"], q["zp_out"], q["lo"], q["hi"], n)
+        rq = rq_rows(q["mult"], q["shift"], n)
         bias = np.broadcast_to(np.asarray(q["bias"], np.int64).reshape(-1), (n,))
         files = _mvu_files(ident, wq[lo:hi], bias[lo:hi], rq[lo:hi], pe, simd)
-        params = dict(MW=wq.shape[1], MH=-(-(hi - lo) // pe) * pe, SIMD=simd, PE=pe) | ({"PACK": lay.pack} if lay.pack != 1 else {})
+        params = dict(MW=wq.shape[1], MH=-(-(hi - lo) // pe) * pe, SIMD=simd, PE=pe) | _rq_of(q) | (
+            {"PACK": lay.pack} if lay.pack != 1 else {})
         return RtlLayer("mvu", params | _rom_style(lay) | _names(ident, files), files)
     p = pe
     if op == "ChannelAffine":
@@ -275,15 +288,16 @@ def _rtl_layer(g: Graph, node: Node, lay: Layer, pe: int, simd: int, co_range: t
                                    "the RTL twin averages over the full window only")
         k = win["KH"] * win["KW"]
         mult, shift = np.asarray(q["mult"]).reshape(-1), np.asarray(q["shift"]).reshape(-1)
-        rq = rq_rows(mult[k - 1], shift[k - 1], q["zp_out"], -128, 127, c)
+        rq = rq_rows(mult[k - 1], shift[k - 1], c)
         files = _vector_files(ident, None, np.full(c, -k * int(q["zp_in"])), rq, c, p)
-        params = dict(C=c, P=p, **win, PAD_VAL=int(q["zp_in"]))
+        params = dict(C=c, P=p, **win, PAD_VAL=int(q["zp_in"])) | rq_params(q["zp_out"], -128, 127)
         return RtlLayer("avgpool", params | _names(ident, files), files)
     if op == "GlobalAveragePool":
         h, w, c = hwc(x)
-        rq = rq_rows(q["mult"], q["shift"], q["zp_out"], -128, 127, c)
+        rq = rq_rows(q["mult"], q["shift"], c)
         files = _vector_files(ident, None, np.full(c, -h * w * int(q["zp_in"])), rq, c, p)
-        return RtlLayer("gap", dict(C=c, P=p, H=h, W=w) | _names(ident, files), files)
+        return RtlLayer("gap", dict(C=c, P=p, H=h, W=w) | rq_params(q["zp_out"], -128, 127) | _names(ident, files),
+                        files)
     if op == "GlobalMaxPool":
         h, w, c = hwc(x)
         return RtlLayer("gmaxpool", dict(C=c, P=p, H=h, W=w))
@@ -366,14 +380,14 @@ def rtl_offchip(g: Graph, node: Node, lay: Layer, pe: int, simd: int, co_range: 
         raise UnsupportedError(f"{where}: pe={pe}, simd={simd}, C={c}, {beat_bytes}-byte beats: conv_offchip "
                                "needs simd | C, the beat and pe·simd dividing one another and every fold's "
                                f"tile ({cols * pe} bytes) whole beats")
-    rq = rq_rows(q["mult"], q["shift"], q["zp_out"], q["lo"], q["hi"], n)
+    rq = rq_rows(q["mult"], q["shift"], n)
     bias = np.broadcast_to(np.asarray(q["bias"], np.int64).reshape(-1), (n,))
     files = _mvu_files(lay.ident, mat, bias[lo:hi], rq[lo:hi], pe, simd)
     files.pop(f"{lay.ident}_w.mem")  # the weights are the image below, not a ROM
     nf, sf = (hi - lo) // pe, cols // simd
     image = np.asarray(mat, np.int64).reshape(nf, pe, sf, simd).transpose(0, 2, 1, 3).astype(np.int8).tobytes()
     params = dict(C=c, CO=hi - lo, SIMD=simd, PE=pe, **win, PAD_VAL=pad, DATA_W=8 * beat_bytes,
-                  ADDR_W=AXI_ADDR_W, W_BASE=f"64'h{base:x}", ISLOTS=lay.in_slots, OSLOTS=lay.out_slots)
+                  ADDR_W=AXI_ADDR_W, W_BASE=f"64'h{base:x}", ISLOTS=lay.in_slots, OSLOTS=lay.out_slots) | _rq_of(q)
     if lay.bands > 1:  # row bands: a band splitter in front of the same module (docs/rtl.md, "Row bands")
         return RtlLayer("conv_band", params | {"BANDS": lay.bands} | _names(lay.ident, files), files, image=image)
     return RtlLayer("conv_offchip", params | _names(lay.ident, files), files, image=image)

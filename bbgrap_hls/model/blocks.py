@@ -49,7 +49,7 @@ LUT_VVU_LANE = 75       # per vvu channel lane: the 32-bit accumulate or compare
 LUT_ELTWISE = 421       # one add / mul lane: 64-bit sum, constant rounding, clamp (Yosys, 24-bit multipliers:
                         # 438 add, 404 mul; 490 and 436 when they were 31 bits)
 BIAS_BITS = 32          # per output channel: int32 bias'
-RQ_BITS = 64            # per output channel: {m 32, s 8, zp 8, lo 8, hi 8}
+RQ_BITS = 32            # per output channel: {m 24, s 8} (the zero point and clamp are the layer's: parameters)
 REQUANT_DSP = 2         # DSP48E2 per requantised lane: the 32 × 25-bit acc·M as two 25 × 18-bit products (rq_lane.sv)
 ELTWISE_DSP = 2         # DSP48E2 per add / mul lane: add two 9 × 25-bit products, mul 9 × 9 then 18 × 25
                         # (the quantiser's multipliers are below 2^24: quant/arith.py MULT_BITS), one each

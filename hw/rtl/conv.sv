@@ -55,6 +55,9 @@ module conv #(
     parameter     W_STYLE = "block",  // weight ROM: "block" or "logic" (mvu.sv)
     parameter     B_FILE  = "",
     parameter     RQ_FILE = "",
+    parameter int RQ_ZP   = 0,     // the requantisers' zero point and clamp, one for all channels
+    parameter int RQ_LO   = -128,
+    parameter int RQ_HI   = 127,
     parameter int M       = 1,
     parameter int PACK    = 1,  // 2: two output lanes per DSP48E2 (mvu.sv, mac2.sv)
     parameter bit RQ_LUT  = 0,  // 1: the requantisers' products in LUTs (rq_lane.sv)
@@ -121,7 +124,7 @@ module conv #(
     end
     if (M == 1 && PO == 1) begin : g_one
       mvu #(.MW(KH * KW * C / GROUPS), .MH(CO), .SIMD(SIMD), .PE(PE), .NG(CO / GROUPS / PE), .PACK(PACK), .RQ_LUT(RQ_LUT), .W_STYLE(W_STYLE), .W_FILE(W_FILE), .B_FILE(B_FILE),
-            .RQ_FILE(RQ_FILE)) unit (
+            .RQ_FILE(RQ_FILE), .RQ_ZP(RQ_ZP), .RQ_LO(RQ_LO), .RQ_HI(RQ_HI)) unit (
           .clk(clk), .rst(rst), .s_axis_tvalid(wv), .s_axis_tready(wr), .s_axis_tdata(wd),
           .s_axis_tlast(wl), .m_axis_tvalid(hv[h]), .m_axis_tready(hr[h]),
           .m_axis_tdata(hd[h*LO*8+:LO*8]), .m_axis_tlast(hl[h])
@@ -140,7 +143,7 @@ module conv #(
         logic ov, or_, ol;
         logic [PE*8-1:0] od;
         mvu #(.MW(KH * KW * C / GROUPS), .MH(CO), .SIMD(SIMD), .PE(PE), .NG(CO / GROUPS / PE), .PACK(PACK), .RQ_LUT(RQ_LUT), .W_STYLE(W_STYLE), .W_FILE(W_FILE), .B_FILE(B_FILE),
-              .RQ_FILE(RQ_FILE)) unit (
+              .RQ_FILE(RQ_FILE), .RQ_ZP(RQ_ZP), .RQ_LO(RQ_LO), .RQ_HI(RQ_HI)) unit (
             .clk(clk), .rst(rst), .s_axis_tvalid(cv[i]), .s_axis_tready(cr[i]), .s_axis_tdata(cd),
             .s_axis_tlast(cl), .m_axis_tvalid(ov), .m_axis_tready(or_), .m_axis_tdata(od),
             .m_axis_tlast(ol)

@@ -26,6 +26,9 @@ module conv_band #(
     parameter int PAD_VAL = 0,
     parameter     B_FILE  = "",
     parameter     RQ_FILE = "",
+    parameter int RQ_ZP   = 0,     // the requantisers' zero point and clamp, one for all channels
+    parameter int RQ_LO   = -128,
+    parameter int RQ_HI   = 127,
     parameter int DATA_W  = 128,
     parameter int ADDR_W  = 32,
     parameter logic [63:0] W_BASE = 0,
@@ -70,7 +73,7 @@ module conv_band #(
     if (BANDS == 1) begin : g_whole
       conv_offchip #(.C(C), .CO(CO), .SIMD(SIMD), .PE(PE), .H(H), .W(W), .KH(KH), .KW(KW), .SH(SH),
                      .SW(SW), .DH(DH), .DW(DW), .PT(PT), .PL(PL), .PB(PB), .PR(PR), .PAD_VAL(PAD_VAL),
-                     .B_FILE(B_FILE), .RQ_FILE(RQ_FILE), .DATA_W(DATA_W), .ADDR_W(ADDR_W),
+                     .B_FILE(B_FILE), .RQ_FILE(RQ_FILE), .RQ_ZP(RQ_ZP), .RQ_LO(RQ_LO), .RQ_HI(RQ_HI), .DATA_W(DATA_W), .ADDR_W(ADDR_W),
                      .W_BASE(W_BASE), .ISLOTS(ISLOTS), .OSLOTS(OSLOTS)) conv (.*);
     end else begin : g_bands
       logic b_tvalid, b_tready, c_tlast;
@@ -84,7 +87,7 @@ module conv_band #(
       );
       conv_offchip #(.C(C), .CO(CO), .SIMD(SIMD), .PE(PE), .H(HB), .W(W), .KH(KH), .KW(KW), .SH(SH),
                      .SW(SW), .DH(DH), .DW(DW), .PT(0), .PL(PL), .PB(0), .PR(PR), .PAD_VAL(PAD_VAL),
-                     .B_FILE(B_FILE), .RQ_FILE(RQ_FILE), .DATA_W(DATA_W), .ADDR_W(ADDR_W),
+                     .B_FILE(B_FILE), .RQ_FILE(RQ_FILE), .RQ_ZP(RQ_ZP), .RQ_LO(RQ_LO), .RQ_HI(RQ_HI), .DATA_W(DATA_W), .ADDR_W(ADDR_W),
                      .W_BASE(W_BASE), .ISLOTS(ISLOTS), .OSLOTS(OSLOTS)) conv (
           .clk(clk), .rst(rst), .s_axis_tvalid(b_tvalid), .s_axis_tready(b_tready),
           .s_axis_tdata(b_tdata), .s_axis_tlast(1'b0), .m_axis_tvalid(m_axis_tvalid),

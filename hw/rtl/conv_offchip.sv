@@ -56,6 +56,9 @@ module conv_offchip #(
     parameter int PAD_VAL = 0,
     parameter     B_FILE  = "",
     parameter     RQ_FILE = "",
+    parameter int RQ_ZP   = 0,     // the requantisers' zero point and clamp, one for all channels
+    parameter int RQ_LO   = -128,
+    parameter int RQ_HI   = 127,
     parameter int DATA_W  = 128,
     parameter int ADDR_W  = 32,
     parameter logic [63:0] W_BASE = 0,
@@ -127,7 +130,7 @@ module conv_offchip #(
 
   /* verilator lint_off UNDRIVEN */  // ROMs: filled by $readmemh only
   logic [PE*32-1:0] bmem[NF];
-  logic [PE*64-1:0] rqmem[NF];
+  logic [PE*32-1:0] rqmem[NF];
   /* verilator lint_on UNDRIVEN */
   generate
     if (B_FILE != "") begin : g_b
@@ -331,7 +334,7 @@ module conv_offchip #(
   logic signed [31:0] acc[PE];
   logic signed [31:0] acc_next[PE];
   logic [PE*32-1:0] acc3;
-  logic [PE*64-1:0] rq3;
+  logic [PE*32-1:0] rq3;
   logic v3, olast3;
   logic [OAW-1:0] oaddr3;
 
@@ -382,7 +385,7 @@ module conv_offchip #(
         .clk(clk),
         .en (1'b1),
         .acc(acc3[32*p+:32]),
-        .rq (rq3[64*p+:64]),
+        .rq ({8'd0, rq3[32*p+:32], 8'(RQ_ZP), 8'(RQ_LO), 8'(RQ_HI)}),
         .y  (y5[8*p+:8])
     );
   end

@@ -10,6 +10,9 @@ module gap #(
     parameter int W       = 4,
     parameter     B_FILE  = "",
     parameter     RQ_FILE = "",
+    parameter int RQ_ZP   = 0,     // the requantisers' zero point and clamp, one for all channels
+    parameter int RQ_LO   = -128,
+    parameter int RQ_HI   = 127,
     parameter bit RQ_LUT  = 0,  // 1: the requantisers' products in LUTs (rq_lane.sv)
     localparam int LI = P,
     localparam int LO = P
@@ -25,7 +28,7 @@ module gap #(
     output logic [LO*8-1:0]     m_axis_tdata,
     output logic                m_axis_tlast
 );
-  vvu #(.C(C), .P(P), .K(H * W), .MODE(2), .B_FILE(B_FILE), .RQ_FILE(RQ_FILE), .RQ_LUT(RQ_LUT)) unit (
+  vvu #(.C(C), .P(P), .K(H * W), .MODE(2), .B_FILE(B_FILE), .RQ_FILE(RQ_FILE), .RQ_ZP(RQ_ZP), .RQ_LO(RQ_LO), .RQ_HI(RQ_HI), .RQ_LUT(RQ_LUT)) unit (
       .clk(clk), .rst(rst), .s_axis_tvalid(s_axis_tvalid), .s_axis_tready(s_axis_tready),
       .s_axis_tdata(s_axis_tdata), .s_axis_tlast(s_axis_tlast), .m_axis_tvalid(m_axis_tvalid),
       .m_axis_tready(m_axis_tready), .m_axis_tdata(m_axis_tdata), .m_axis_tlast(m_axis_tlast)

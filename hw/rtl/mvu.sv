@@ -18,7 +18,8 @@
 //   W_FILE : NF*SF words of PE*SIMD*8 bits, address nf*SF+sf, bank pe, lane s holds
 //            W[nf*PE+pe][sf*SIMD+s]
 //   B_FILE : NF words of PE*32 bits (int32 bias', lane pe = row nf*PE+pe)
-//   RQ_FILE: NF words of PE*64 bits ({m, s, zp, lo, hi} per row)
+//   RQ_FILE: NF words of PE*32 bits ({m[23:0], s} per row); RQ_ZP, RQ_LO, RQ_HI: the rows' zero point
+//            and clamp, one for all (rq_lane.sv takes {m, s, RQ_ZP, RQ_LO, RQ_HI})
 module mvu #(
     parameter int MW      = 8,
     parameter int MH      = 4,
@@ -32,6 +33,9 @@ module mvu #(
     /* verilator lint_on UNUSEDPARAM */
     parameter     B_FILE  = "",
     parameter     RQ_FILE = "",
+    parameter int RQ_ZP   = 0,     // the requantisers' zero point and clamp, one for all rows
+    parameter int RQ_LO   = -128,
+    parameter int RQ_HI   = 127,
     parameter bit RQ_LUT  = 0  // 1: the requantisers' products in LUTs (rq_lane.sv), no DSP48E2
 ) (
     input  wire                 clk,
@@ -65,7 +69,7 @@ module mvu #(
   (* rom_style = W_STYLE *)
   logic [PE*SIMD*8-1:0] wmem[SF*NF];
   logic [PE*32-1:0] bmem[NF];
-  logic [PE*64-1:0] rqmem[NF];
+  logic [PE*32-1:0] rqmem[NF];
   /* verilator lint_on UNDRIVEN */
   // the input vector: block RAM from 1,024 bits and 65 words on, as the cost model counts it
   // (`memory`); left to itself Yosys 0.70 picks a LUTRAM shape for a single-port RAM of
@@ -221,7 +225,7 @@ module mvu #(
   logic signed [31:0] acc[PE];
   logic signed [31:0] acc_next[PE];
   logic [PE*32-1:0] acc3;
-  logic [PE*64-1:0] rq3;
+  logic [PE*32-1:0] rq3;
   logic v3, olast3;
 
   always_comb begin
@@ -270,7 +274,7 @@ module mvu #(
         .clk(clk),
         .en (en),
         .acc(acc3[32*p+:32]),
-        .rq (rq3[64*p+:64]),
+        .rq ({8'd0, rq3[32*p+:32], 8'(RQ_ZP), 8'(RQ_LO), 8'(RQ_HI)}),
         .y  (m_axis_tdata[8*p+:8])
     );
   end

@@ -1,12 +1,16 @@
 `default_nettype none
 // Per-channel requantisation of an int32 stream to int8 (docs/hardware.md, docs/numerics.md).
 // LANES int32 lanes in, LANES int8 lanes out; channel c of lane i = g*LANES + i where g
-// counts beats modulo C/LANES. RQ_FILE ($readmemh): C/LANES words of LANES*64 bits, lane i
-// at bits [64i+63:64i] = {m, s, zp, lo, hi}. One beat per cycle, latency 3 cycles.
+// counts beats modulo C/LANES. RQ_FILE ($readmemh): C/LANES words of LANES*32 bits, lane i
+// at bits [32i+31:32i] = {m[23:0], s}; RQ_ZP, RQ_LO, RQ_HI the zero point and clamp of every
+// channel. One beat per cycle, latency 3 cycles.
 module requant #(
     parameter int C       = 8,
     parameter int LANES   = 2,
     parameter     RQ_FILE = "",
+    parameter int RQ_ZP   = 0,     // the requantisers' zero point and clamp, one for all channels
+    parameter int RQ_LO   = -128,
+    parameter int RQ_HI   = 127,
     parameter bit RQ_LUT  = 0  // 1: the products in LUTs (rq_lane.sv, lut_mulw.sv), no DSP48E2
 ) (
     input  wire                  clk,
@@ -28,7 +32,7 @@ module requant #(
   end
 
   /* verilator lint_off UNDRIVEN */  // ROM: filled by $readmemh only
-  logic [LANES*64-1:0] rqmem[CG];
+  logic [LANES*32-1:0] rqmem[CG];
   /* verilator lint_on UNDRIVEN */
   generate
     if (RQ_FILE != "") begin : g_init
@@ -39,7 +43,7 @@ module requant #(
   logic en, fire;
   logic [GW-1:0] g;
   logic [LANES*32-1:0] acc0;
-  logic [LANES*64-1:0] rq0;
+  logic [LANES*32-1:0] rq0;
   logic [2:0] v;
   logic [2:0] last;
 
@@ -73,7 +77,7 @@ module requant #(
         .clk(clk),
         .en (en),
         .acc(acc0[32*i+:32]),
-        .rq (rq0[64*i+:64]),
+        .rq ({8'd0, rq0[32*i+:32], 8'(RQ_ZP), 8'(RQ_LO), 8'(RQ_HI)}),
         .y  (m_axis_tdata[8*i+:8])
     );
   end

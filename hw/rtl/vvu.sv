@@ -17,7 +17,8 @@
 // Memories ($readmemh): W_FILE  K*C/P/J words of J*P*8 bits (address kb*C/P + g, lane
 //                               j*P+i = w[kb*J+j][g*P+i]; MODE 0)
 //                       B_FILE  C/P words of P*32 bits (MODE 0, 2)
-//                       RQ_FILE C/P words of P*64 bits {m, s, zp, lo, hi} (MODE 0, 2)
+//                       RQ_FILE C/P words of P*64 bits {m[23:0], s} (MODE 0, 2);
+//                       RQ_ZP, RQ_LO, RQ_HI: their zero point and clamp, one for all channels
 module vvu #(
     parameter int C       = 4,
     parameter int P       = 2,
@@ -31,6 +32,9 @@ module vvu #(
     /* verilator lint_on UNUSEDPARAM */
     parameter     B_FILE  = "",
     parameter     RQ_FILE = "",
+    parameter int RQ_ZP   = 0,     // the requantisers' zero point and clamp, one for all channels
+    parameter int RQ_LO   = -128,
+    parameter int RQ_HI   = 127,
     parameter bit RQ_LUT  = 0  // MODE 0, 2: 1 the requantisers' products in LUTs (rq_lane.sv)
 ) (
     input  wire                clk,
@@ -62,7 +66,7 @@ module vvu #(
   (* rom_style = W_STYLE *)
   logic [J*P*8-1:0] wmem[KB*CG];
   logic [P*32-1:0] bmem[CG];
-  logic [P*64-1:0] rqmem[CG];
+  logic [P*32-1:0] rqmem[CG];
   /* verilator lint_on UNDRIVEN */
   // accumulators: block RAM above 64 words and from 1,024 bits, LUTRAM below, as the cost
   // model counts them (`memory`); left to itself Yosys takes LUTRAM for a few hundred words
@@ -179,7 +183,7 @@ module vvu #(
 
   logic v2, last2;
   logic [P*32-1:0] acc2;
-  logic [P*64-1:0] rq2;
+  logic [P*32-1:0] rq2;
   always_ff @(posedge clk) begin
     if (en) begin
       if (v1) amem[g1] <= anew;
@@ -221,7 +225,7 @@ module vvu #(
         .clk(clk),
         .en (en),
         .acc(acc2[32*i+:32]),
-        .rq (rq2[64*i+:64]),
+        .rq ({8'd0, rq2[32*i+:32], 8'(RQ_ZP), 8'(RQ_LO), 8'(RQ_HI)}),
         .y  (y4[8*i+:8])
     );
   end
