@@ -358,7 +358,9 @@ def _make_plan_with(graph: Graph, board: Board, strategy: str, objective: str, t
         if not one_core and (move_boundaries if move_boundaries is not None else underused(beat)):
             if progress:
                 progress(f"{strategy}: moving the segment boundaries (integer programs)")
-            moved = rebalance(q, strategy, objective, seg, beat.ii_cycles)
+            # (below the better problem's plan too, as the joint choice: a slower one cannot win)
+            moved = rebalance(q, strategy, objective, seg, beat.ii_cycles if below is None else
+                              min(beat.ii_cycles, below))
             if moved is not None:
                 found, source = moved, MOVED
         if found is None:
