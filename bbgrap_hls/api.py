@@ -74,7 +74,7 @@ def compile(model: str | os.PathLike | onnx.ModelProto, board: str | os.PathLike
             (False), ``narrow_folding`` (True), ``dsp_packing``, ``lut_macs`` and
             ``padded_folds``, ``ddr_stages`` (`make_plan`'s defaults), ``lut_requant`` (default: only when the plan with DSP requantisers
             does not fit), ``short_rings`` and ``one_output_slot`` (default: only when the plan
-            with the default buffers is short of BRAM18 or URAM), ``move_boundaries`` (default: only
+            with the default buffers is short of BRAM18 or URAM or fills a core's), ``move_boundaries`` (default: only
             when a core of the plan uses under half its DSPs), ``pixel_pairs`` ("auto" as gen, "on" or "off").
 
     Returns:

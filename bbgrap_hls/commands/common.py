@@ -79,13 +79,14 @@ def add_plan_options(p: argparse.ArgumentParser) -> None:
                    help="let window blocks (convs with a window generator, depthwise convs, pools) keep a short "
                         "line-buffer ring of KH+SH padded rows instead of the default (fewer BRAM18; the writer "
                         "waits at each frame boundary, a few cycles a frame: docs/cost-model.md, \"Short window "
-                        "rings\"); default: only when the plan with the default buffers is short of BRAM18 or URAM")
+                        "rings\"); default: only when the plan with the default buffers is short of BRAM18 or URAM, or "
+                        "fills a core's BRAM18 or URAM with DSPs to spare (then the better plan is kept)")
     p.add_argument("--one-output-slot", action=argparse.BooleanOptionalAction, default=None,
                    help="with --offchip-weights, let an off-chip conv/dense keep one output frame slot instead of "
                         "two (half its output frame memory; the next frame's first fold waits for this one's "
-                        "outputs to have left: docs/cost-model.md, \"One output slot\"); default: only when the "
-                        "plan with the default buffers is short of BRAM18 or URAM (then with --short-rings's "
-                        "default too)")
+                        "outputs to have left: docs/cost-model.md, \"One output slot\"); default: with "
+                        "--short-rings's default, when the plan with the default buffers is short of BRAM18 or "
+                        "URAM or fills a core's BRAM18 or URAM with DSPs to spare")
     p.add_argument("--move-boundaries", action=argparse.BooleanOptionalAction, default=None,
                    help="with --strategy search on several cores, pack the blocks along the core path again with "
                         "integer programs where the segmentation's cores misjudge them (docs/plan.md, \"Moved "

@@ -149,7 +149,9 @@ def make_plan(graph: Graph, board: Board, strategy: str = "search", objective: s
         short_rings: let window blocks keep a short window ring, ``KH_eff + SH`` padded rows
             (fewer BRAM18, the writer waiting at each frame boundary: docs/cost-model.md,
             "Short window rings"), chosen per block; the plan's ``short_ring``. None (the
-            default): only when the plan without them is short of BRAM18 or URAM.
+            default): only when the plan without them is short of BRAM18 or URAM, or fills a
+            core's BRAM18 or URAM with DSPs to spare (`fallbacks.memory_full`; the better plan
+            is kept).
         out_slot: with ``offchip_weights``, let an off-chip block (without a DDR frame stage)
             keep one output frame slot instead of two (half its output frame memory, the next
             frame's first fold waiting for this one's outputs to have left: docs/cost-model.md,

@@ -2,8 +2,9 @@
 refused for a resource that another choice trades away, `make_plan` plans once more with that
 choice offered, and names both refusals if that fails too.
 
-- `lean_buffers`: BRAM18 or URAM short: short window rings and off-chip blocks of one output
-  frame slot (docs/cost-model.md, "Short window rings", "One output slot").
+- `lean_buffers`: BRAM18 or URAM short, or a plan that fills a core's BRAM18 or URAM: short
+  window rings and off-chip blocks of one output frame slot (docs/cost-model.md, "Short window
+  rings", "One output slot"); of two plans, the better is kept.
 - `lut_requantisers`: DSPs short: requantisers whose products are LUTs (docs/cost-model.md,
   "LUT requantisers").
 
@@ -20,28 +21,63 @@ from bbgrap_hls.board import Board
 from bbgrap_hls.errors import InfeasibleError
 from bbgrap_hls.ir import Graph
 from bbgrap_hls.plan import Plan
+from bbgrap_hls.search.runs import _key
 
 
 def lean_buffers(plan: Callable[..., Plan], graph: Graph, board: Board, short_rings: bool | None,
                  out_slot: bool | None, **kw) -> Plan:
     """``plan(graph, board, short_rings=, out1=, **kw)`` with short window rings and one output
     slot when asked, and those left auto (None) only if the plan without them is short of
-    BRAM18 or URAM (then both together)."""
+    BRAM18 or URAM, or fills a core's BRAM18 or URAM (`memory_full`): then both together, and
+    of the two plans the one that is better for ``kw["objective"]`` is kept."""
     lean = [a for a, v in (("short window rings", short_rings), ("one output slot", out_slot)) if v is None]
     if not lean:
         return plan(graph, board, short_rings=short_rings, out1=out_slot, **kw)
+    what = " and ".join(lean)
     try:
-        return plan(graph, board, short_rings=bool(short_rings), out1=bool(out_slot), **kw)
+        default = plan(graph, board, short_rings=bool(short_rings), out1=bool(out_slot), **kw)
     except InfeasibleError as first:
         if not (short_of(str(first), "bram18") or short_of(str(first), "uram")):
             raise
-        what = " and ".join(lean)
         if kw.get("progress"):
             kw["progress"](f"{kw['strategy']}: no plan with the default buffers; planning with {what}")
         try:
             return plan(graph, board, short_rings=short_rings is not False, out1=out_slot is not False, **kw)
         except InfeasibleError as second:
             raise InfeasibleError(f"{second} (with {what}; without: {first})") from second
+    full = memory_full(default)
+    if not full:
+        return default
+    if kw.get("progress"):
+        kw["progress"](f"{kw['strategy']}: {full}; planning with {what} too")
+    try:
+        leaner = plan(graph, board, short_rings=short_rings is not False, out1=out_slot is not False, **kw)
+    except InfeasibleError:
+        return default
+    return leaner if _key(leaner, kw["objective"]) < _key(default, kw["objective"]) else default
+
+
+FULL = 0.97
+"""`memory_full`: the share of a core's BRAM18 or URAM limit above which a plan counts as
+bound by on-chip memory, and `lean_buffers` plans with lean buffers too."""
+SPARE_DSP = 0.9
+"""`memory_full`: ...but only while the cores together use less than this share of their DSP
+limits; a design whose DSPs are (nearly) all used gains nothing from lean buffers, which only
+free memory (DenseNet-121 on u250: a core's URAM full, 91 % of the DSPs used; planned lean too,
+the same ii in 28 s instead of 12 s)."""
+
+
+def memory_full(plan: Plan) -> str:
+    """Which core of ``plan`` uses at least `FULL` of its BRAM18 or URAM limit, as a phrase
+    (empty when none does, or when the cores use `SPARE_DSP` of their DSPs or more)."""
+    if sum(c.dsp for c in plan.cores) >= SPARE_DSP * sum(c.dsp_limit for c in plan.cores):
+        return ""
+    for c in plan.cores:
+        for res in ("bram18", "uram"):
+            used, limit = getattr(c, res), getattr(c, f"{res}_limit")
+            if limit and used >= FULL * limit:
+                return f"core {c.id} uses {used:,} of its {limit:,} {res.upper()}"
+    return ""
 
 
 def lut_requantisers(plan: Callable[..., Plan], graph: Graph, board: Board, lut_requant: bool | None,
