@@ -87,6 +87,14 @@ def test_plan_options_and_model_proto():
     assert Path(d.model_path).is_file()
 
 
+@pytest.mark.parametrize("lean", [False, True])
+def test_buffer_options_reach_the_plan(lean):
+    """``one_output_slot`` (the CLI's name; `make_plan`'s ``out_slot``) and ``short_rings``."""
+    d = bbgrap_hls.compile(models.lenet(), "u250", calib=np.zeros((2, 1, 28, 28), np.float32), strategy="even",
+                           offchip_weights=True, short_rings=lean, one_output_slot=lean)
+    assert (d.plan.optimizer["short_rings"], d.plan.optimizer["out_slot"]) == (lean, lean)
+
+
 def test_write_is_what_gen_writes(design, model_path, tmp_path, capsys):
     out = design.write(tmp_path / "api")
     assert main(["gen", model_path, "--board", BOARD, "-o", str(tmp_path / "cli")]) == 0
