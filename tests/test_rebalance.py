@@ -15,7 +15,15 @@ from bbgrap_hls.cli import main
 from bbgrap_hls.frontend.onnx_loader import load_model
 from bbgrap_hls.passes import canonicalize
 from bbgrap_hls.search import build_problem
-from bbgrap_hls.search.rebalance import TARGET_STEP, UNDERUSED, rebalance, targets_below, underused
+from bbgrap_hls.search.rebalance import (
+    HINT,
+    TARGET_STEP,
+    UNDERUSED,
+    move_hint,
+    rebalance,
+    targets_below,
+    underused,
+)
 from bbgrap_hls.search.repair import violations
 from bbgrap_hls.search.runs import _run_best
 from tests import models
@@ -75,6 +83,15 @@ def test_gate_is_a_core_under_its_dsp_share():
     assert underused(SimpleNamespace(cores=[core(90), core(int(100 * UNDERUSED) - 1)]))
     assert not underused(SimpleNamespace(cores=[core(90), core(int(100 * UNDERUSED))]))
     assert not underused(SimpleNamespace(cores=[core(10)]))  # one core: nothing to move
+
+
+def test_hint_names_the_least_used_core_between_the_gate_and_its_share():
+    core = lambda i, dsp: SimpleNamespace(id=i, dsp=dsp, dsp_limit=100)  # noqa: E731
+    hint = move_hint(SimpleNamespace(cores=[core(0, 90), core(1, int(100 * HINT) - 1)]))
+    assert hint.startswith(f"core 1 uses {int(100 * HINT) - 1} of its 100 DSPs: --move-boundaries")
+    assert move_hint(SimpleNamespace(cores=[core(0, 90), core(1, int(100 * HINT))])) == ""
+    assert move_hint(SimpleNamespace(cores=[core(0, 90), core(1, int(100 * UNDERUSED) - 1)])) == ""  # moved anyway
+    assert move_hint(SimpleNamespace(cores=[core(0, 10)])) == ""
 
 
 @pytest.mark.parametrize("move,expect", [(False, False), (True, True)])

@@ -28,7 +28,7 @@ from bbgrap_hls.ir import Graph
 from bbgrap_hls.model.blocks import LUT_CAPABLE, LUT_REQUANT_CAPABLE
 from bbgrap_hls.plan import Plan
 from bbgrap_hls.search.dp import Segmentation
-from bbgrap_hls.search.fallbacks import lean_buffers, lut_requantisers
+from bbgrap_hls.search.fallbacks import lean_buffers, lut_requantisers, memory_full
 from bbgrap_hls.search.ilp import JOINT, explain, joint_plan
 from bbgrap_hls.search.narrow import narrow
 from bbgrap_hls.search.parallel import Aside
@@ -43,7 +43,7 @@ from bbgrap_hls.search.problem import (
     build_problem,
     core_path,
 )
-from bbgrap_hls.search.rebalance import MOVED, rebalance, underused
+from bbgrap_hls.search.rebalance import MOVED, move_hint, rebalance, underused
 from bbgrap_hls.search.roofline import roofline
 from bbgrap_hls.search.runs import _key, _portable, _run, _run_best, _variant
 from bbgrap_hls.search.why import bottleneck_note
@@ -182,6 +182,12 @@ def make_plan(graph: Graph, board: Board, strategy: str = "search", objective: s
               ddr_fifos=ddr_fifos, row_bands=row_bands, short_rings=short_rings, out_slot=out_slot,
               move_boundaries=move_boundaries)
 
+    how: dict[int, tuple[Graph, bool, bool]] = {}  # id(plan) -> (graph, pixel_pairs, row_bands) it was made with
+
+    def made(plan: Plan, g: Graph, pixel_pairs: bool, bands: bool) -> Plan:
+        how[id(plan)] = (g, pixel_pairs, bands)
+        return plan
+
     def plan_bands(g: Graph, pixel_pairs: bool) -> Plan:
         """`_make_plan`; with off-chip weights and row bands allowed, first the plan without
         band rows and, unless it fits without any board-memory traffic, then the plan with
@@ -191,9 +197,10 @@ def make_plan(graph: Graph, board: Board, strategy: str = "search", objective: s
         stay on chip is not planned twice (stop 36 planned both whenever no band was chosen,
         which doubled DenseNet-121's planning on u250: 7.9 -> 16.2 s)."""
         if not (offchip_weights and row_bands):
-            return _make_plan(g, board, pixel_pairs=pixel_pairs, **kw)
+            return made(_make_plan(g, board, pixel_pairs=pixel_pairs, **kw), g, pixel_pairs, row_bands)
         try:
-            plain = _make_plan(g, board, pixel_pairs=pixel_pairs, **{**kw, "row_bands": False})
+            plain = made(_make_plan(g, board, pixel_pairs=pixel_pairs, **{**kw, "row_bands": False}), g,
+                         pixel_pairs, False)
         except InfeasibleError:
             plain = None
         if plain is not None and not any(c.offchip_bytes_per_frame for c in plain.cores):
@@ -201,7 +208,7 @@ def make_plan(graph: Graph, board: Board, strategy: str = "search", objective: s
         if progress:
             progress(f"{strategy}: planning with row bands")
         try:
-            got = _make_plan(g, board, pixel_pairs=pixel_pairs, **kw)
+            got = made(_make_plan(g, board, pixel_pairs=pixel_pairs, **kw), g, pixel_pairs, True)
         except InfeasibleError:
             if plain is None:
                 raise
@@ -238,10 +245,39 @@ def make_plan(graph: Graph, board: Board, strategy: str = "search", objective: s
                 blocked = None
             if blocked is not None and _key(blocked, objective) < _key(plan, objective):
                 plan = blocked
+    plan = _leaner(plan, how[id(plan)], board, kw)
     plan.optimizer.update(space_to_depth=space_to_depth, pixel_pairs=pairs)
     plan.search_seconds = time.monotonic() - t0
     return plan
 
+
+
+def _leaner(plan: Plan, made: tuple[Graph, bool, bool], board: Board, kw: dict) -> Plan:
+    """``plan``, or the plan of the same graph, pixel pairs and row bands with short window rings
+    and one output slot (those left auto) when that is better: tried only when ``plan`` was made
+    without them and fills a core's BRAM18 or URAM with DSPs to spare (`fallbacks.memory_full`;
+    docs/cost-model.md, "Short window rings"). Once, for the plan `make_plan` chose, not for
+    each graph and band option it tried (EfficientNet-B0 on u280: 8 plans instead of 4 took
+    215 s instead of 57)."""
+    short_rings, out_slot = kw["short_rings"], kw["out_slot"]
+    if short_rings is not None and out_slot is not None:
+        return plan
+    if plan.optimizer.get("short_rings") or plan.optimizer.get("out_slot"):
+        return plan  # planned lean already (a refusal with the default buffers)
+    full = memory_full(plan)
+    if not full:
+        return plan
+    g, pixel_pairs, bands = made
+    what = " and ".join(a for a, v in (("short window rings", short_rings), ("one output slot", out_slot)) if v is None)
+    if kw.get("progress"):
+        kw["progress"](f"{kw['strategy']}: {full}; planning with {what} too")
+    try:
+        lean = _make_plan(g, board, pixel_pairs=pixel_pairs, **{**kw, "row_bands": bands,
+                                                                "short_rings": short_rings is not False,
+                                                                "out_slot": out_slot is not False})
+    except InfeasibleError:
+        return plan
+    return lean if _key(lean, kw["objective"]) < _key(plan, kw["objective"]) else plan
 
 
 PIXEL_PAIRS = ("auto", "on", "off")
@@ -471,6 +507,8 @@ def _make_plan_with(graph: Graph, board: Board, strategy: str, objective: str, t
     else:
         plan.optimality_note = f"{strategy}: not proved optimal"
     plan.bottleneck_note = bottleneck_note(chosen, plan)
+    if strategy == "search" and move_boundaries is None and seg.source != MOVED:
+        plan.bottleneck_note = "; ".join(s for s in (plan.bottleneck_note, move_hint(plan)) if s)
     plan.roofline = roofline(prob, plan)  # what the options allow (two MACs per DSP with packing)
     if baselines:
         for b in BASELINES:

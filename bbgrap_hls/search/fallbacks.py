@@ -2,9 +2,10 @@
 refused for a resource that another choice trades away, `make_plan` plans once more with that
 choice offered, and names both refusals if that fails too.
 
-- `lean_buffers`: BRAM18 or URAM short, or a plan that fills a core's BRAM18 or URAM: short
-  window rings and off-chip blocks of one output frame slot (docs/cost-model.md, "Short window
-  rings", "One output slot"); of two plans, the better is kept.
+- `lean_buffers`: BRAM18 or URAM short: short window rings and off-chip blocks of one output
+  frame slot (docs/cost-model.md, "Short window rings", "One output slot"). `make_plan` also
+  plans its chosen plan's configuration once more with them where that plan fills a core's
+  BRAM18 or URAM with DSPs to spare (`memory_full`, `search._leaner`).
 - `lut_requantisers`: DSPs short: requantisers whose products are LUTs (docs/cost-model.md,
   "LUT requantisers").
 
@@ -21,21 +22,19 @@ from bbgrap_hls.board import Board
 from bbgrap_hls.errors import InfeasibleError
 from bbgrap_hls.ir import Graph
 from bbgrap_hls.plan import Plan
-from bbgrap_hls.search.runs import _key
 
 
 def lean_buffers(plan: Callable[..., Plan], graph: Graph, board: Board, short_rings: bool | None,
                  out_slot: bool | None, **kw) -> Plan:
     """``plan(graph, board, short_rings=, out1=, **kw)`` with short window rings and one output
     slot when asked, and those left auto (None) only if the plan without them is short of
-    BRAM18 or URAM, or fills a core's BRAM18 or URAM (`memory_full`): then both together, and
-    of the two plans the one that is better for ``kw["objective"]`` is kept."""
+    BRAM18 or URAM (then both together)."""
     lean = [a for a, v in (("short window rings", short_rings), ("one output slot", out_slot)) if v is None]
     if not lean:
         return plan(graph, board, short_rings=short_rings, out1=out_slot, **kw)
     what = " and ".join(lean)
     try:
-        default = plan(graph, board, short_rings=bool(short_rings), out1=bool(out_slot), **kw)
+        return plan(graph, board, short_rings=bool(short_rings), out1=bool(out_slot), **kw)
     except InfeasibleError as first:
         if not (short_of(str(first), "bram18") or short_of(str(first), "uram")):
             raise
@@ -45,21 +44,11 @@ def lean_buffers(plan: Callable[..., Plan], graph: Graph, board: Board, short_ri
             return plan(graph, board, short_rings=short_rings is not False, out1=out_slot is not False, **kw)
         except InfeasibleError as second:
             raise InfeasibleError(f"{second} (with {what}; without: {first})") from second
-    full = memory_full(default)
-    if not full:
-        return default
-    if kw.get("progress"):
-        kw["progress"](f"{kw['strategy']}: {full}; planning with {what} too")
-    try:
-        leaner = plan(graph, board, short_rings=short_rings is not False, out1=out_slot is not False, **kw)
-    except InfeasibleError:
-        return default
-    return leaner if _key(leaner, kw["objective"]) < _key(default, kw["objective"]) else default
 
 
 FULL = 0.97
 """`memory_full`: the share of a core's BRAM18 or URAM limit above which a plan counts as
-bound by on-chip memory, and `lean_buffers` plans with lean buffers too."""
+bound by on-chip memory, and `make_plan` plans with lean buffers too."""
 SPARE_DSP = 0.9
 """`memory_full`: ...but only while the cores together use less than this share of their DSP
 limits; a design whose DSPs are (nearly) all used gains nothing from lean buffers, which only
