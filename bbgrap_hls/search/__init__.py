@@ -28,7 +28,7 @@ from bbgrap_hls.ir import Graph
 from bbgrap_hls.model.blocks import LUT_CAPABLE, LUT_REQUANT_CAPABLE
 from bbgrap_hls.plan import Plan
 from bbgrap_hls.search.dp import Segmentation
-from bbgrap_hls.search.fallbacks import lean_buffers, lut_requantisers, memory_full
+from bbgrap_hls.search.fallbacks import lean_buffers, lean_replan, lut_requantisers
 from bbgrap_hls.search.ilp import JOINT, explain, joint_plan
 from bbgrap_hls.search.narrow import narrow
 from bbgrap_hls.search.parallel import Aside
@@ -245,39 +245,11 @@ def make_plan(graph: Graph, board: Board, strategy: str = "search", objective: s
                 blocked = None
             if blocked is not None and _key(blocked, objective) < _key(plan, objective):
                 plan = blocked
-    plan = _leaner(plan, how[id(plan)], board, kw)
+    plan = lean_replan(_make_plan, plan, how[id(plan)], board, kw)
     plan.optimizer.update(space_to_depth=space_to_depth, pixel_pairs=pairs)
     plan.search_seconds = time.monotonic() - t0
     return plan
 
-
-
-def _leaner(plan: Plan, made: tuple[Graph, bool, bool], board: Board, kw: dict) -> Plan:
-    """``plan``, or the plan of the same graph, pixel pairs and row bands with short window rings
-    and one output slot (those left auto) when that is better: tried only when ``plan`` was made
-    without them and fills a core's BRAM18 or URAM with DSPs to spare (`fallbacks.memory_full`;
-    docs/cost-model.md, "Short window rings"). Once, for the plan `make_plan` chose, not for
-    each graph and band option it tried (EfficientNet-B0 on u280: 8 plans instead of 4 took
-    215 s instead of 57)."""
-    short_rings, out_slot = kw["short_rings"], kw["out_slot"]
-    if short_rings is not None and out_slot is not None:
-        return plan
-    if plan.optimizer.get("short_rings") or plan.optimizer.get("out_slot"):
-        return plan  # planned lean already (a refusal with the default buffers)
-    full = memory_full(plan)
-    if not full:
-        return plan
-    g, pixel_pairs, bands = made
-    what = " and ".join(a for a, v in (("short window rings", short_rings), ("one output slot", out_slot)) if v is None)
-    if kw.get("progress"):
-        kw["progress"](f"{kw['strategy']}: {full}; planning with {what} too")
-    try:
-        lean = _make_plan(g, board, pixel_pairs=pixel_pairs, **{**kw, "row_bands": bands,
-                                                                "short_rings": short_rings is not False,
-                                                                "out_slot": out_slot is not False})
-    except InfeasibleError:
-        return plan
-    return lean if _key(lean, kw["objective"]) < _key(plan, kw["objective"]) else plan
 
 
 PIXEL_PAIRS = ("auto", "on", "off")

@@ -5,7 +5,7 @@ choice offered, and names both refusals if that fails too.
 - `lean_buffers`: BRAM18 or URAM short: short window rings and off-chip blocks of one output
   frame slot (docs/cost-model.md, "Short window rings", "One output slot"). `make_plan` also
   plans its chosen plan's configuration once more with them where that plan fills a core's
-  BRAM18 or URAM with DSPs to spare (`memory_full`, `search._leaner`).
+  BRAM18 or URAM with DSPs to spare (`memory_full`, `lean_replan`).
 - `lut_requantisers`: DSPs short: requantisers whose products are LUTs (docs/cost-model.md,
   "LUT requantisers").
 
@@ -22,6 +22,7 @@ from bbgrap_hls.board import Board
 from bbgrap_hls.errors import InfeasibleError
 from bbgrap_hls.ir import Graph
 from bbgrap_hls.plan import Plan
+from bbgrap_hls.search.runs import _key
 
 
 def lean_buffers(plan: Callable[..., Plan], graph: Graph, board: Board, short_rings: bool | None,
@@ -67,6 +68,36 @@ def memory_full(plan: Plan) -> str:
             if limit and used >= FULL * limit:
                 return f"core {c.id} uses {used:,} of its {limit:,} {res.upper()}"
     return ""
+
+
+def lean_replan(plan_one: Callable[..., Plan], plan: Plan, made: tuple[Graph, bool, bool], board: Board,
+                kw: dict) -> Plan:
+    """``plan``, or the plan (``plan_one(graph, board, pixel_pairs=, **kw)``, `search._make_plan`)
+    of the same graph, pixel pairs and row bands with short window rings
+    and one output slot (those left auto) when that is better: tried only when ``plan`` was made
+    without them and fills a core's BRAM18 or URAM with DSPs to spare (`memory_full`;
+    docs/cost-model.md, "Short window rings"). Once, for the plan `make_plan` chose, not for
+    each graph and band option it tried (EfficientNet-B0 on u280: 8 plans instead of 4 took
+    215 s instead of 57)."""
+    short_rings, out_slot = kw["short_rings"], kw["out_slot"]
+    if short_rings is not None and out_slot is not None:
+        return plan
+    if plan.optimizer.get("short_rings") or plan.optimizer.get("out_slot"):
+        return plan  # planned lean already (a refusal with the default buffers)
+    full = memory_full(plan)
+    if not full:
+        return plan
+    g, pixel_pairs, bands = made
+    what = " and ".join(a for a, v in (("short window rings", short_rings), ("one output slot", out_slot)) if v is None)
+    if kw.get("progress"):
+        kw["progress"](f"{kw['strategy']}: {full}; planning with {what} too")
+    try:
+        lean = plan_one(g, board, pixel_pairs=pixel_pairs, **{**kw, "row_bands": bands,
+                                                                "short_rings": short_rings is not False,
+                                                                "out_slot": out_slot is not False})
+    except InfeasibleError:
+        return plan
+    return lean if _key(lean, kw["objective"]) < _key(plan, kw["objective"]) else plan
 
 
 def lut_requantisers(plan: Callable[..., Plan], graph: Graph, board: Board, lut_requant: bool | None,
