@@ -106,9 +106,9 @@ def compile(model: str | os.PathLike | onnx.ModelProto, board: str | os.PathLike
     # quantising, so that an infeasible plan is refused before calibration runs.
     target = design.int8_graph if is_qdq(graph) else graph
     stem = stem_option(options.get("space_to_depth", "auto"), target is not graph)  # gen's default
-    planned = {k: v for k, v in options.items() if k != "one_output_slot"}
-    if "one_output_slot" in options:  # the CLI's name; make_plan's is out_slot
-        planned["out_slot"] = options["one_output_slot"]
+    planned = dict(options)
+    if "one_output_slot" in planned:  # the CLI's name; make_plan's is out_slot
+        planned["out_slot"] = planned.pop("one_output_slot")
     design.plan = plan_graph(target, board_obj, **{**planned, "space_to_depth": stem,
                                                    "pixel_pairs": options.get("pixel_pairs", "auto")})  # gen's
     if target is graph:  # the input layout the plan chose (passes/stem.py)

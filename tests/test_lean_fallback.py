@@ -1,7 +1,7 @@
-"""`search/fallbacks.lean_buffers` beyond a refusal: a plan that fits with the default buffers
-but fills a core's BRAM18 or URAM while DSPs are left over (`fallbacks.memory_full`) is
-planned again with short window rings and one output slot, and the better plan kept
-(docs/cost-model.md, "Short window rings").
+"""`search/fallbacks.lean_replan`, lean buffers beyond a refusal: a plan that fits with the
+default buffers but fills a core's BRAM18 or URAM while DSPs are left over
+(`fallbacks.memory_full`) is planned again with short window rings and one output slot, and the
+better plan kept (docs/cost-model.md, "Short window rings").
 
 The design: `tests.models.lenet` with off-chip weights on one core of 3 BRAM18 and 64 DSPs.
 With the default buffers it fits at ii 29,400 with the 3 BRAM18 used and 50 of the 64 DSPs;

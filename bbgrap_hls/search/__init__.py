@@ -182,10 +182,10 @@ def make_plan(graph: Graph, board: Board, strategy: str = "search", objective: s
               ddr_fifos=ddr_fifos, row_bands=row_bands, short_rings=short_rings, out_slot=out_slot,
               move_boundaries=move_boundaries)
 
-    how: dict[int, tuple[Graph, bool, bool]] = {}  # id(plan) -> (graph, pixel_pairs, row_bands) it was made with
+    how: list[tuple[Plan, tuple[Graph, bool, bool]]] = []  # each plan made, with (graph, pixel_pairs, row_bands)
 
     def made(plan: Plan, g: Graph, pixel_pairs: bool, bands: bool) -> Plan:
-        how[id(plan)] = (g, pixel_pairs, bands)
+        how.append((plan, (g, pixel_pairs, bands)))
         return plan
 
     def plan_bands(g: Graph, pixel_pairs: bool) -> Plan:
@@ -245,7 +245,7 @@ def make_plan(graph: Graph, board: Board, strategy: str = "search", objective: s
                 blocked = None
             if blocked is not None and _key(blocked, objective) < _key(plan, objective):
                 plan = blocked
-    plan = lean_replan(_make_plan, plan, how[id(plan)], board, kw)
+    plan = lean_replan(_make_plan, plan, next(h for p, h in how if p is plan), board, kw)
     plan.optimizer.update(space_to_depth=space_to_depth, pixel_pairs=pairs)
     plan.search_seconds = time.monotonic() - t0
     return plan
@@ -479,7 +479,7 @@ def _make_plan_with(graph: Graph, board: Board, strategy: str, objective: str, t
     else:
         plan.optimality_note = f"{strategy}: not proved optimal"
     plan.bottleneck_note = bottleneck_note(chosen, plan)
-    if strategy == "search" and move_boundaries is None and seg.source != MOVED:
+    if strategy == "search" and objective == "throughput" and move_boundaries is None and seg.source != MOVED:
         plan.bottleneck_note = "; ".join(s for s in (plan.bottleneck_note, move_hint(plan)) if s)
     plan.roofline = roofline(prob, plan)  # what the options allow (two MACs per DSP with packing)
     if baselines:

@@ -30,10 +30,9 @@ def lean_buffers(plan: Callable[..., Plan], graph: Graph, board: Board, short_ri
     """``plan(graph, board, short_rings=, out1=, **kw)`` with short window rings and one output
     slot when asked, and those left auto (None) only if the plan without them is short of
     BRAM18 or URAM (then both together)."""
-    lean = [a for a, v in (("short window rings", short_rings), ("one output slot", out_slot)) if v is None]
-    if not lean:
+    what = _auto(short_rings, out_slot)
+    if not what:
         return plan(graph, board, short_rings=short_rings, out1=out_slot, **kw)
-    what = " and ".join(lean)
     try:
         return plan(graph, board, short_rings=bool(short_rings), out1=bool(out_slot), **kw)
     except InfeasibleError as first:
@@ -45,6 +44,12 @@ def lean_buffers(plan: Callable[..., Plan], graph: Graph, board: Board, short_ri
             return plan(graph, board, short_rings=short_rings is not False, out1=out_slot is not False, **kw)
         except InfeasibleError as second:
             raise InfeasibleError(f"{second} (with {what}; without: {first})") from second
+
+
+def _auto(short_rings: bool | None, out_slot: bool | None) -> str:
+    """The lean-buffer options left auto (None), as a phrase ("" when both are given)."""
+    return " and ".join(a for a, v in (("short window rings", short_rings), ("one output slot", out_slot))
+                        if v is None)
 
 
 FULL = 0.97
@@ -80,15 +85,13 @@ def lean_replan(plan_one: Callable[..., Plan], plan: Plan, made: tuple[Graph, bo
     each graph and band option it tried (EfficientNet-B0 on u280: 8 plans instead of 4 took
     215 s instead of 57)."""
     short_rings, out_slot = kw["short_rings"], kw["out_slot"]
-    if short_rings is not None and out_slot is not None:
-        return plan
-    if plan.optimizer.get("short_rings") or plan.optimizer.get("out_slot"):
-        return plan  # planned lean already (a refusal with the default buffers)
+    what = _auto(short_rings, out_slot)
+    if not what or plan.optimizer.get("short_rings") or plan.optimizer.get("out_slot"):
+        return plan  # given, or planned lean already (a refusal with the default buffers)
     full = memory_full(plan)
     if not full:
         return plan
     g, pixel_pairs, bands = made
-    what = " and ".join(a for a, v in (("short window rings", short_rings), ("one output slot", out_slot)) if v is None)
     if kw.get("progress"):
         kw["progress"](f"{kw['strategy']}: {full}; planning with {what} too")
     try:
