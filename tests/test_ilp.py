@@ -132,6 +132,34 @@ def test_pruned_rows_each_have_a_kept_dominator():
     assert list(candidates(t)) == [0]
 
 
+
+def _pareto_brute(res, rows, tie):
+    """`_pareto` by its definition: a row is dropped when another row matches or beats it in
+    every column and is either better somewhere or equal and first by (tie, row)."""
+    kept = []
+    for i in rows:
+        beaten = False
+        for j in rows:
+            if j == i or not np.all(res[j] <= res[i]):
+                continue
+            if np.any(res[j] < res[i]) or (tie[j], j) < (tie[i], i):
+                beaten = True
+                break
+        if not beaten:
+            kept.append(i)
+    return np.array(kept, dtype=np.int64)
+
+
+def test_pareto_keeps_exactly_the_undominated_rows_across_chunks_and_ties():
+    rng = np.random.default_rng(11)
+    for _ in range(30):
+        n = int(rng.integers(0, 300))  # up to several `_CHUNK`s
+        res = rng.integers(0, int(rng.integers(1, 8)), (n, int(rng.integers(1, 7))))
+        rows = np.sort(rng.choice(n, size=int(rng.integers(0, n + 1)), replace=False)) if n else np.arange(0)
+        tie = rng.integers(0, 4, n)
+        assert np.array_equal(_pareto(res, rows, tie=tie), _pareto_brute(res, rows, tie))
+        assert np.array_equal(_pareto(res, rows), _pareto_brute(res, rows, np.zeros(n)))
+
 @pytest.mark.parametrize("model,board", [("resnet8", "kv260"), ("ds_cnn", "pynq-z2")])
 def test_joint_choice_beats_the_rules_on_one_core(model_file, model, board):
     """On these the block-by-block rules stop at a slower ii (ResNet-8 on kv260: 12,288

@@ -97,18 +97,26 @@ def _pareto(res: np.ndarray, rows: np.ndarray, tie: np.ndarray | None = None) ->
         return rows
     r = res[rows]
     order = np.lexsort((rows, np.zeros(len(rows)) if tie is None else tie[rows], r.sum(axis=1)))
-    r = r[order]
+    cols = np.ascontiguousarray(r[order].T)  # one array per column, rows by ascending sum
     keep = np.zeros(len(r), dtype=bool)
-    kept = np.empty((0, r.shape[1]), dtype=r.dtype)
+    kept = cols[:, :0]  # the rows kept so far, by column
     earlier = np.tri(_CHUNK, k=-1, dtype=bool)  # [i, j]: j comes before i
     for a in range(0, len(r), _CHUNK):
-        block = r[a:a + _CHUNK]
-        n = len(block)
-        ok = ~np.any(np.all(block[None, :, :] <= block[:, None, :], axis=2) & earlier[:n, :n], axis=1)
-        if len(kept):
-            ok[ok] = ~np.any(np.all(kept[None, :, :] <= block[ok][:, None, :], axis=2), axis=1)
+        block = cols[:, a:a + _CHUNK]
+        n = block.shape[1]
+        # [i, j]: row j matches or beats row i in every column (a column at a time: no 3-D temporary)
+        beaten = earlier[:n, :n].copy()
+        for c in block:
+            beaten &= c[None, :] <= c[:, None]
+        ok = ~beaten.any(axis=1)
+        if kept.shape[1] and ok.any():
+            rest = block[:, ok]
+            beaten = kept[0][None, :] <= rest[0][:, None]
+            for k, c in zip(kept[1:], rest[1:], strict=True):
+                beaten &= k[None, :] <= c[:, None]
+            ok[ok] = ~beaten.any(axis=1)
         keep[a:a + n] = ok
-        kept = np.concatenate((kept, block[ok]))
+        kept = np.concatenate((kept, block[:, ok]), axis=1)
     return np.sort(rows[order[keep]])
 
 
