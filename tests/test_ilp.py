@@ -260,3 +260,38 @@ def test_one_input_slot_rows_need_a_serving_producer():
             seen += 1
             assert p.ddr[pick[0]] and r.ii[pick[1]] + elems // p.pe[pick[0]] - elems // r.simd[pick[1]] <= target
     assert seen > 5  # the constraint was exercised, not only avoided
+
+
+def test_joint_bisection_skips_met_targets_and_stops_within_its_tolerance(model_file, monkeypatch):
+    """`joint_plan` never tries a target at or above a plan it already has (a plan meets every
+    target above its ii), and stops once the least target not ruled out is within
+    `JOINT_TOLERANCE` of its plan: at most that much slower than bisecting to the end, with
+    no more programs."""
+    from bbgrap_hls.search import ilp
+
+    prob = build_problem(_graph(model_file, "resnet8"), load_board("kv260"))
+    real = ilp._at
+
+    def run(tolerance):
+        tried = []
+
+        def at(p, seg, items, target, *a, **kw):
+            got = real(p, seg, items, target, *a, **kw)
+            tried.append((target, None if got is None else got[0].ii_cycles))
+            return got
+
+        monkeypatch.setattr(ilp, "_at", at)
+        monkeypatch.setattr(ilp, "JOINT_TOLERANCE", tolerance)
+        plan = joint_plan(prob, "search", "throughput")[0]
+        for n, (target, ii) in enumerate(tried):
+            if ii is not None:
+                assert ii <= target
+                assert not any(ii <= later <= target for later, _ in tried[n + 1:])
+        return plan.ii_cycles, tried
+
+    exact, tried_exact = run(0.0)
+    loose, tried_loose = run(0.05)
+    assert len(tried_loose) < len(tried_exact)
+    assert exact <= loose <= exact * 1.05
+    failed = [t for t, ii in tried_exact if ii is None]
+    assert all(t < exact for t in failed)
