@@ -74,6 +74,7 @@ def lutram(width_bits: int, depth: int) -> int:
     return 8 * _ceil(depth, LUTRAM_DEPTH) * _ceil(width_bits, 7)
 
 
+@functools.lru_cache(maxsize=1 << 16)
 def distributed_memory(width_bits: int, depth: int) -> MemCost:
     """A ``width_bits`` × ``depth`` FIFO memory in distributed RAM (HLS ``BIND_STORAGE
     type=fifo impl=lutram``): `lutram`'s ``n = ceil(depth/64)`` RAM64M8 banks, and above one

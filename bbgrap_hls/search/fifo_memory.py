@@ -85,15 +85,20 @@ def _order(chans: list[ChannelPlan], k: int, field: str) -> list[tuple[int, int]
     return sorted(cands, key=lambda x: (x[1] / chans[x[0]].bram18, x[0]))
 
 
-def room_to_free(chans: list[ChannelPlan], k: int, short: int, field: str) -> int:
+def room_to_free(chans: list[ChannelPlan], k: int, short: int, field: str,
+                 order: list[tuple[int, int]] | None = None) -> int:
     """URAM288 (``field`` ``uram``) or LUTs (``lutram``) that would let `fifos_to_uram` or
     `fifos_to_lutram` give back ``short`` BRAM18 on core ``k`` from its FIFOs (0 when they
     cannot): what an integer program leaves free when a built plan is over its BRAM18
-    (`ilp._at`)."""
+    (`ilp._at`). ``order``: `_order`'s list made earlier, the channels it holds that have
+    since left BRAM18 skipped (`fifos_to_ddr`: the same list as `_order` now gives while no
+    other channel has changed)."""
     saved = need = 0
-    for i, n in _order(chans, k, field):
+    for i, n in _order(chans, k, field) if order is None else order:
         if saved >= short:
             break
+        if order is not None and (chans[i].kind not in ("fifo", "host") or chans[i].bram18 <= 0):
+            continue
         saved += chans[i].bram18
         need += n
     return need if saved >= short else 0
@@ -116,7 +121,10 @@ def fifos_to_ddr(prob: Problem, use: dict, chans: list[ChannelPlan], core_ii: di
     paths = None  # the channels into each node and the units by name, for `_top_ups` (built once)
     for k in use:
         lim = prob.limits(k)
-        if _settled(chans, use[k], lim, k):
+        # `_settled`'s order of the core's FIFOs for distributed RAM, made again only when a
+        # move tops up other FIFOs (a move alone takes just its own FIFO out of BRAM18)
+        order = _order(chans, k, "lutram")
+        if _settled(chans, use[k], lim, k, order):
             continue
         ii = max(1, int(core_ii.get(k, 0)))
         cands = [i for i, ch in enumerate(chans) if ch.kind in ("fifo", "host") and ch.dst_core == k
@@ -149,7 +157,9 @@ def fifos_to_ddr(prob: Problem, use: dict, chans: list[ChannelPlan], core_ii: di
             added[k] = added.get(k, 0) + st.bytes_per_frame
             ch.bram18, ch.kind = 0, "ddr_fifo"
             ch.chunks, ch.regions = ring
-            if _settled(chans, use[k], lim, k):
+            if ups:
+                order = _order(chans, k, "lutram")
+            if _settled(chans, use[k], lim, k, order):
                 break
     return added
 
@@ -237,11 +247,11 @@ def _block_holds(unit) -> float:
     return 0.0
 
 
-def _settled(chans: list[ChannelPlan], use, lim, k: int) -> bool:
+def _settled(chans: list[ChannelPlan], use, lim, k: int, order: list[tuple[int, int]] | None = None) -> bool:
     """Whether core ``k`` (its ``use`` and ``lim`` rows) needs no more rings: it is within its
     BRAM18, or distributed RAM gives the rest back within its LUTs (`fifos_to_lutram`, which
-    takes no bandwidth)."""
+    takes no bandwidth). ``order``: as for `room_to_free`."""
     if use[1] <= lim[1]:
         return True
-    rest = room_to_free(chans, k, use[1] - lim[1], "lutram")
+    rest = room_to_free(chans, k, use[1] - lim[1], "lutram", order)
     return bool(rest) and use[3] + rest <= lim[3]
