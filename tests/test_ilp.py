@@ -132,7 +132,6 @@ def test_pruned_rows_each_have_a_kept_dominator():
     assert list(candidates(t)) == [0]
 
 
-
 def _pareto_brute(res, rows, tie):
     """`_pareto` by its definition: a row is dropped when another row matches or beats it in
     every column and is either better somewhere or equal and first by (tie, row)."""
@@ -159,6 +158,7 @@ def test_pareto_keeps_exactly_the_undominated_rows_across_chunks_and_ties():
         tie = rng.integers(0, 4, n)
         assert np.array_equal(_pareto(res, rows, tie=tie), _pareto_brute(res, rows, tie))
         assert np.array_equal(_pareto(res, rows), _pareto_brute(res, rows, np.zeros(n)))
+
 
 @pytest.mark.parametrize("model,board", [("resnet8", "kv260"), ("ds_cnn", "pynq-z2")])
 def test_joint_choice_beats_the_rules_on_one_core(model_file, model, board):

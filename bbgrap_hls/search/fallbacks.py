@@ -78,12 +78,11 @@ def memory_full(plan: Plan) -> str:
 def lean_replan(plan_one: Callable[..., Plan], plan: Plan, made: tuple[Graph, bool, bool], board: Board,
                 kw: dict) -> Plan:
     """``plan``, or the plan (``plan_one(graph, board, pixel_pairs=, **kw)``, `search._make_plan`)
-    of the same graph, pixel pairs and row bands with short window rings
-    and one output slot (those left auto) when that is better: tried only when ``plan`` was made
-    without them and fills a core's BRAM18 or URAM with DSPs to spare (`memory_full`;
-    docs/cost-model.md, "Short window rings"). Once, for the plan `make_plan` chose, not for
-    each graph and band option it tried (EfficientNet-B0 on u280: 8 plans instead of 4 took
-    215 s instead of 57)."""
+    of the same graph, pixel pairs and row bands (``made``) with short window rings and one
+    output slot (those left auto) when that is better: tried only when ``plan`` was made without
+    them and fills a core's BRAM18 or URAM with DSPs to spare (`memory_full`; docs/cost-model.md,
+    "Short window rings"). Once, for the plan `make_plan` chose, not for each graph and band
+    option it tried (EfficientNet-B0 on u280: 8 plans instead of 4 took 215 s instead of 57)."""
     short_rings, out_slot = kw["short_rings"], kw["out_slot"]
     what = _auto(short_rings, out_slot)
     if not what or plan.optimizer.get("short_rings") or plan.optimizer.get("out_slot"):

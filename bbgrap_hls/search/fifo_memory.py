@@ -65,6 +65,12 @@ def _give_back(prob: Problem, use: dict, chans: list[ChannelPlan], field: str) -
             setattr(chans[i], field, n)
 
 
+def _in_bram(ch: ChannelPlan, k: int) -> bool:
+    """Whether ``ch`` is a FIFO into core ``k`` (same-core or from the host) still in BRAM18:
+    one the passes here may move."""
+    return ch.kind in ("fifo", "host") and ch.dst_core == k and ch.bram18 > 0
+
+
 def _order(chans: list[ChannelPlan], k: int, field: str) -> list[tuple[int, int]]:
     """(channel, cost) of core ``k``'s BRAM18 FIFOs that ``field`` may hold, the least cost
     per RAMB18 given back first. ``uram``: URAM288 (`uram_memory`), fewer than the RAMB18 it
@@ -72,7 +78,7 @@ def _order(chans: list[ChannelPlan], k: int, field: str) -> list[tuple[int, int]
     ``lutram``: LUTs (`distributed_memory`), at most `LUTRAM_PER_BRAM18` a RAMB18."""
     cands = []
     for i, ch in enumerate(chans):
-        if ch.kind not in ("fifo", "host") or ch.dst_core != k or ch.bram18 <= 0:
+        if not _in_bram(ch, k):
             continue
         if field == "uram":
             n = uram_memory(8 * ch.width_lanes, ch.depth).uram
@@ -97,7 +103,7 @@ def room_to_free(chans: list[ChannelPlan], k: int, short: int, field: str,
     for i, n in _order(chans, k, field) if order is None else order:
         if saved >= short:
             break
-        if order is not None and (chans[i].kind not in ("fifo", "host") or chans[i].bram18 <= 0):
+        if order is not None and not _in_bram(chans[i], k):
             continue
         saved += chans[i].bram18
         need += n
@@ -127,8 +133,7 @@ def fifos_to_ddr(prob: Problem, use: dict, chans: list[ChannelPlan], core_ii: di
         if _settled(chans, use[k], lim, k, order):
             continue
         ii = max(1, int(core_ii.get(k, 0)))
-        cands = [i for i, ch in enumerate(chans) if ch.kind in ("fifo", "host") and ch.dst_core == k
-                 and ch.bram18 > 0 and ch.width_lanes <= MAX_STAGE_LANES]
+        cands = [i for i, ch in enumerate(chans) if _in_bram(ch, k) and ch.width_lanes <= MAX_STAGE_LANES]
         for i in sorted(cands, key=lambda i: (-chans[i].bram18, i)):
             ch = chans[i]
             frame = max(1, ch.bits_per_frame // 8 // ch.width_lanes)
