@@ -78,7 +78,8 @@ def _rq_lut(p: dict) -> dict:
 
 def _win(p: dict) -> dict:
     full = {"DH": 1, "DW": 1} | p
-    ring = {"RING": p["RING"]} if p.get("RING", 0) else {}  # a short window ring (swg.sv)
+    # a short window ring; the ring in UltraRAM words of RING_URAM ring words (swg.sv)
+    ring = {k: p[k] for k in ("RING", "RING_URAM") if p.get(k, 0)}
     return {k: full[k] for k in ("H", "W", "KH", "KW", "SH", "SW", "DH", "DW", "PT", "PL", "PB", "PR")} | ring
 
 
@@ -362,6 +363,10 @@ PARAMS: dict[str, list[dict]] = {
              {"C": 8, "CO": 8, "SIMD": 4, "PE": 2, "GROUPS": 2, "WIDE": 1, "H": 7, "W": 6, "KH": 3, "KW": 3,
               "SH": 2, "SW": 2, "PT": 1, "PL": 1, "PB": 1, "PR": 1},
              {"C": 12, "CO": 6, "SIMD": 12, "PE": 2, "GROUPS": 3, "WIDE": 1, "H": 5, "W": 5, "KH": 3, "KW": 3,
+              "SH": 1, "SW": 1, "PT": 1, "PL": 1, "PB": 1, "PR": 1},
+             # the ring in UltraRAM words (swg.sv RING_URAM = 4 ring words of 2 lanes a word), the
+             # full ring, grouped: the first grouped conv's twin
+             {"C": 8, "CO": 8, "SIMD": 2, "PE": 2, "GROUPS": 2, "RING_URAM": 4, "H": 5, "W": 5, "KH": 3, "KW": 3,
               "SH": 1, "SW": 1, "PT": 1, "PL": 1, "PB": 1, "PR": 1}],
     "dwconv": [{"C": 4, "P": 2, "H": 5, "W": 5, "KH": 3, "KW": 3, "SH": 1, "SW": 1, "PT": 1, "PL": 1, "PB": 1, "PR": 1},
                {"C": 4, "P": 4, "J": 3, "H": 5, "W": 4, "KH": 3, "KW": 3, "SH": 1, "SW": 1,
@@ -381,14 +386,23 @@ PARAMS: dict[str, list[dict]] = {
                {"C": 4, "P": 2, "RING": 7, "H": 7, "W": 6, "KH": 5, "KW": 5, "SH": 2, "SW": 2,
                 "PT": 2, "PL": 2, "PB": 2, "PR": 2},
                {"C": 4, "P": 4, "J": 9, "RING": 4, "H": 6, "W": 5, "KH": 3, "KW": 3, "SH": 1, "SW": 1,
+                "PT": 1, "PL": 1, "PB": 1, "PR": 1},
+               # a short ring in UltraRAM words (swg.sv RING_URAM = 8 one-lane ring words a word)
+               {"C": 8, "P": 1, "RING": 4, "RING_URAM": 8, "H": 5, "W": 4, "KH": 3, "KW": 3, "SH": 1, "SW": 1,
                 "PT": 1, "PL": 1, "PB": 1, "PR": 1}],
     "maxpool": [{"C": 4, "P": 4, "H": 6, "W": 6, "KH": 2, "KW": 2, "SH": 2, "SW": 2, "PT": 0, "PL": 0, "PB": 0, "PR": 0},
                 {"C": 2, "P": 1, "H": 5, "W": 5, "KH": 3, "KW": 3, "SH": 2, "SW": 2, "PT": 1, "PL": 1, "PB": 1, "PR": 1},
                 # a short window ring (RING = KHE + SH: 5 rows for 6)
                 {"C": 2, "P": 2, "RING": 5, "H": 7, "W": 7, "KH": 3, "KW": 3, "SH": 2, "SW": 2, "PT": 1, "PL": 1,
-                 "PB": 1, "PR": 1}],
+                 "PB": 1, "PR": 1},
+                # and in UltraRAM words (RING_URAM = 4 two-lane ring words a word)
+                {"C": 8, "P": 2, "RING": 5, "RING_URAM": 4, "H": 7, "W": 7, "KH": 3, "KW": 3, "SH": 2, "SW": 2,
+                 "PT": 1, "PL": 1, "PB": 1, "PR": 1}],
     "avgpool": [{"C": 4, "P": 2, "H": 4, "W": 4, "KH": 2, "KW": 2, "SH": 2, "SW": 2, "PT": 0, "PL": 0, "PB": 0, "PR": 0},
                 {"C": 4, "P": 2, "RQ_LUT": 1, "H": 4, "W": 4, "KH": 2, "KW": 2, "SH": 2, "SW": 2, "PT": 0, "PL": 0,
+                 "PB": 0, "PR": 0},
+                # the full ring in UltraRAM words (RING_URAM = 2: C/P = 2 ring words a word): avgpool-0's twin
+                {"C": 4, "P": 2, "RING_URAM": 2, "H": 4, "W": 4, "KH": 2, "KW": 2, "SH": 2, "SW": 2, "PT": 0, "PL": 0,
                  "PB": 0, "PR": 0}],
     "gap": [{"C": 8, "P": 2, "H": 4, "W": 4}, {"C": 3, "P": 3, "H": 2, "W": 3}, {"C": 8, "P": 2, "H": 4, "W": 4, "RQ_LUT": 1}],
     "add": [{"P": 2, "OP": 0, "c": 4, "pix": 6, "MA": 3 << 19, "MB": 5 << 18, "ZA": 3, "ZB": -7, "ZY": -2, "S": 20,

@@ -175,13 +175,17 @@ WINDOWS = [
 ]
 
 
-def _window_cpp(cases) -> str:
+def _window_cpp(cases, fields=None) -> str:
+    """The iteration-counting program of ``cases``; ``fields[i]`` (optional) are extra fields of
+    case i's struct (a ROWS short ring, RING_URAM)."""
     out = ["static long g_iters = 0;", "#define BB_PIPELINE_OVERLAP(n) ++g_iters;", '#include "conv2d.h"',
            '#include "pool2d.h"', '#include "dwconv2d.h"', "#include <cstdio>"]
     mains = []
     for i, (kind, h, w, c, k, s, d, pad, lanes, j) in enumerate(cases):
         geo = (f"H = {h}, W = {w}, C = {c}, KH = {k}, KW = {k}, SH = {s}, SW = {s}, DH = {d}, DW = {d}, "
                f"PT = {pad}, PL = {pad}, PB = {pad}, PR = {pad}")
+        if fields and fields[i]:
+            geo += f", {fields[i]}"
         if kind == "conv":
             out.append(f"struct P{i} {{ static constexpr int {geo}, CO = 2, PE = 2, SIMD = {lanes}, ZP_IN = 0; }};")
             inl, call = min(lanes, c), f"bb::conv_swg<P{i}>(in, o, f);"
@@ -265,3 +269,34 @@ def test_window_buffer_too_small_is_caught(tmp_path):
             if counted > 1.05 * bound]
     # strided, dilated and whole-frame windows: 6 of the 11 cases
     assert len(slow) >= 3 and any(case[0] == "avg" for case in slow) and any(case[5] > 1 for case in slow), slow
+
+
+# (WINDOWS-style case, its ROWS field or "", R): a ring in URAM words of R ring words, IN or
+# LANES lanes (1, 2, 4, 8), with and without a short ring, a parallel window's copies
+RING_TWINS = [
+    (("conv", 8, 8, 4, 3, 1, 1, 1, 1, 0), "", 4), (("conv", 9, 7, 8, 3, 2, 1, 1, 2, 0), "ROWS = 5", 4),
+    (("conv", 10, 10, 8, 3, 1, 2, 2, 4, 0), "", 2), (("conv", 8, 8, 8, 1, 2, 1, 0, 8, 0), "", 1),
+    (("conv", 8, 8, 2, 3, 1, 1, 1, 6, 0), "", 1), (("max", 8, 8, 8, 2, 2, 1, 0, 2, 0), "ROWS = 4", 4),
+    (("max", 9, 9, 8, 3, 2, 1, 1, 2, 0), "", 4), (("avg", 8, 8, 8, 8, 8, 1, 0, 1, 0), "", 8),
+    (("dw", 8, 8, 8, 3, 1, 1, 1, 1, 1), "ROWS = 4", 8), (("dw", 8, 8, 16, 3, 2, 1, 1, 1, 3), "", 8),
+]
+
+
+def test_uram_ring_takes_the_same_iterations(tmp_path):
+    """A window block with its ring in URAM words (RING_URAM, bb_window.h) takes exactly the
+    window loop iterations of its twin without (two and four frames): the gather register
+    changes no schedule."""
+    from bbgrap_hls.codegen.csim import CXXFLAGS
+    from tests.test_hls_kernels import hls_dir
+
+    cases = [c for c, _, _ in RING_TWINS]
+    fields = [rows for _, rows, _ in RING_TWINS]
+    fields += [", ".join(f for f in (rows, f"RING_URAM = {r}") if f) for _, rows, r in RING_TWINS]
+    src = tmp_path / "ring.cpp"
+    src.write_text(_window_cpp(cases + cases, fields))
+    exe = tmp_path / "ring"
+    subprocess.run(["g++", *CXXFLAGS, "-Werror", "-I", str(hls_dir()), str(src), "-o", str(exe)], check=True)
+    lines = subprocess.run([str(exe)], check=True, capture_output=True, text=True).stdout.split("\n")
+    n = len(RING_TWINS)
+    for i, case in enumerate(RING_TWINS):
+        assert lines[i] == lines[n + i] and int(lines[i].split()[0]) > 0, (case, lines[i], lines[n + i])

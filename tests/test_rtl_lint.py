@@ -47,6 +47,11 @@ PAIRS = {
     "conv-g2": ("conv", {"C": 8, "CO": 8, "SIMD": 2, "PE": 2, "GROUPS": 2}),
     "conv-g4-j3": ("conv", {"C": 8, "CO": 12, "SIMD": 6, "PE": 3, "GROUPS": 4}),
     "conv-g3-wide": ("conv", {"C": 12, "CO": 6, "SIMD": 12, "PE": 2, "GROUPS": 3, "WIDE": 1}),
+    # the window ring in UltraRAM words (swg.sv RING_URAM): a short ring of 8 ring words a word;
+    # a parallel window (three copies); grouped
+    "swg-uram8-ring": ("swg", {"C": 8, "SIMD": 1, "RING": 4, "RING_URAM": 8}),
+    "swg-uram4-j3": ("swg", {"C": 8, "SIMD": 2, "J": 3, "RING_URAM": 4}),
+    "conv-g2-uram4": ("conv", {"C": 8, "CO": 8, "SIMD": 2, "PE": 2, "GROUPS": 2, "RING_URAM": 4}),
 }
 
 

@@ -36,10 +36,21 @@ RQ_LUT_FIRST = {(m, next(i for i, p in enumerate(cases.PARAMS[m]) if p.get("RQ_L
                 for m in ("requant", "mvu", "add")}
 # the first depthwise conv with a short window ring (RING > 0) runs by default
 RING_FIRST = {("dwconv", next(i for i, p in enumerate(cases.PARAMS["dwconv"]) if p.get("RING", 0)))}
+# and the first with its ring in UltraRAM words (RING_URAM > 0)
+URAM_FIRST = {("dwconv", next(i for i, p in enumerate(cases.PARAMS["dwconv"]) if p.get("RING_URAM", 0)))}
 # the first grouped conv (GROUPS > 1) runs by default
 GROUPS_FIRST = {("conv", next(i for i, p in enumerate(cases.PARAMS["conv"]) if p.get("GROUPS", 1) > 1))}
-DEFAULT = {("conv", MMV_FIRST), ("conv", PAIR_FIRST)} | PACK_FIRST | LUT_FIRST | RQ_LUT_FIRST | RING_FIRST | GROUPS_FIRST
-CASES = [pytest.param(m, i, id=f"{m}-{i}", marks=[pytest.mark.slow] if i and (m, i) not in DEFAULT else [])
+DEFAULT = {("conv", MMV_FIRST), ("conv", PAIR_FIRST)} | PACK_FIRST | LUT_FIRST | RQ_LUT_FIRST | RING_FIRST \
+    | URAM_FIRST | GROUPS_FIRST
+
+
+def _case_id(module: str, index: int) -> str:
+    """``conv-3``; a short window ring ends in ``-ring``, a ring in UltraRAM words in ``-uram`` (for ``-k``)."""
+    p = cases.PARAMS[module][index]
+    return f"{module}-{index}" + "".join(f"-{t}" for k, t in (("RING", "ring"), ("RING_URAM", "uram")) if p.get(k, 0))
+
+
+CASES = [pytest.param(m, i, id=_case_id(m, i), marks=[pytest.mark.slow] if i and (m, i) not in DEFAULT else [])
          for m, sets in cases.PARAMS.items() for i in range(len(sets))]
 
 

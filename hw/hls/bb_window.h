@@ -18,6 +18,16 @@
 // `int8_t rows[COPIES][WORDS][L]` with dims 1 and 3 partitioned: every (copy, lane) is one
 // memory with one write (the input beat, written to every copy) and one read (lane block j
 // of an emitted beat reads copy j) per iteration, within a dual-port BRAM's two ports.
+// A layer whose struct declares RING_URAM = R > 0 (a power of two dividing CB; one pixel a
+// beat only) keeps the ring in UltraRAM instead, R consecutive ring words a memory word:
+// `Word<R·L> ring[COPIES][WORDS/R]` (AGGREGATE, dim 1 partitioned, ram_s2p in URAM; a pool's
+// `ring[WORDS/R]`; the planner's R = 8/L for L <= 8, 64-bit words, else 1). Ring word n is
+// lanes [(n%R)·L, (n%R+1)·L) of memory word n/R. Writes are whole memory words (no byte
+// enables, as the RTL swg): a register gathers a group's first R-1 ring words and the
+// iteration taking its last writes the word, so every copy still sees one write and one read
+// per iteration, a URAM's two ports (II = 1). A row's last word completes its last group
+// (R | CB) and reads take only complete rows, so the schedule, the results and the
+// iteration counts are those of R = 0 (`RingPort`).
 #ifndef BBGRAP_BB_WINDOW_H
 #define BBGRAP_BB_WINDOW_H
 
@@ -45,6 +55,20 @@ constexpr int ring_of() {
   return RingOf<P>::value;
 }
 
+/// P::RING_URAM when the layer's struct declares it (the ring in URAM, see above), else 0.
+template <class P, class = void>
+struct RingUramOf {
+  static constexpr int value = 0;
+};
+template <class P>
+struct RingUramOf<P, typename VoidOf<decltype(P::RING_URAM)>::type> {
+  static constexpr int value = P::RING_URAM;
+};
+template <class P>
+constexpr int ring_uram() {
+  return RingUramOf<P>::value;
+}
+
 /// The read/emit schedule of a window block over padded (H+PT+PB, W+PL+PR) frames of C
 /// channels in L-lane beats; see the file comment. The kernel calls `pad_beat`/`word` and
 /// `wrote()` for a read, `slot(dy)` to address rows of the current output row's window, and
@@ -56,6 +80,7 @@ struct WindowRows {
   static constexpr int KHE = span(KH, DH);
   static constexpr int HO = (HP - KHE) / SH + 1;
   static constexpr int TAIL = HP - (HO - 1) * SH;  // rows released after a frame's last output row
+  static constexpr int LANES = L;
   static constexpr int ROWS = RING > 0 ? RING : window_rows(HP, KHE, SH);
   static_assert(ROWS > KHE, "window: the ring's rows must exceed the window height");
   static constexpr int WORDS = ROWS * WP * CB;
@@ -90,6 +115,86 @@ struct WindowRows {
     oy = oy + 1 == HO ? 0 : oy + 1;
     ahead -= step;
     bslot = bslot + step >= ROWS ? bslot + step - ROWS : bslot + step;
+  }
+};
+
+/// Ring access of a window block with schedule S (L = S::LANES lanes a ring word) and
+/// RING_URAM = R, on the ring its kernel declares (with the pragmas) and passes by reference:
+/// `write(ring, word, b)` stores input beat b as ring word `word` of every copy, `read(ring,
+/// j, word)` returns ring word `word` of copy j (a pool's ring has no copies: no j). R = 0:
+/// `int8_t rows[J][WORDS][L]` (a pool's `[WORDS][L]`), one lane a memory.
+template <class S, int R>
+struct RingPort {
+  static constexpr int L = S::LANES, N = R * L;
+  static_assert(R > 0 && (R & (R - 1)) == 0, "window: RING_URAM is a power of two");
+  static_assert(S::CB % R == 0, "window: RING_URAM must divide C/L (a URAM word never straddles two pixels)");
+  Word<N> held = {};  // the gather register: the group's ring words before its last, at their lanes
+
+  /// The memory word of ring word `word` = b: the group's gathered words and b (b is kept
+  /// in the register unless it is the group's last).
+  Word<N> gather(int word, const Beat<L>& b) {
+    BB_HLS(INLINE)
+    Word<N> m = held;
+    for (int q = 0; q < R; ++q)
+      for (int i = 0; i < L; ++i)
+        if (q == word % R) m.d[q * L + i] = b.d[i];
+    if (word % R < R - 1) held = m;
+    return m;
+  }
+  /// Ring word `word` = b: the memory word is written with the group's last ring word.
+  template <int D>
+  void write(Word<N> (&ring)[D], int word, const Beat<L>& b) {
+    BB_HLS(INLINE)
+    const Word<N> m = gather(word, b);
+    if (word % R == R - 1) ring[word / R] = m;
+  }
+  template <int J, int D>
+  void write(Word<N> (&ring)[J][D], int word, const Beat<L>& b) {
+    BB_HLS(INLINE)
+    const Word<N> m = gather(word, b);
+    if (word % R == R - 1)
+      for (int j = 0; j < J; ++j) ring[j][word / R] = m;
+  }
+  template <int D>
+  static Beat<L> read(Word<N> (&ring)[D], int word) {
+    BB_HLS(INLINE)
+    const Word<N> m = ring[word / R];
+    Beat<L> b;
+    for (int i = 0; i < L; ++i) b.d[i] = m.d[(word % R) * L + i];
+    return b;
+  }
+  template <int J, int D>
+  static Beat<L> read(Word<N> (&ring)[J][D], int j, int word) {
+    BB_HLS(INLINE)
+    return read(ring[j], word);
+  }
+};
+
+template <class S>
+struct RingPort<S, 0> {
+  static constexpr int L = S::LANES;
+  template <int D>
+  void write(int8_t (&rows)[D][L], int word, const Beat<L>& b) {
+    BB_HLS(INLINE)
+    for (int i = 0; i < L; ++i) rows[word][i] = b.d[i];
+  }
+  template <int J, int D>
+  void write(int8_t (&rows)[J][D][L], int word, const Beat<L>& b) {
+    BB_HLS(INLINE)
+    for (int j = 0; j < J; ++j)
+      for (int i = 0; i < L; ++i) rows[j][word][i] = b.d[i];
+  }
+  template <int D>
+  static Beat<L> read(int8_t (&rows)[D][L], int word) {
+    BB_HLS(INLINE)
+    Beat<L> b;
+    for (int i = 0; i < L; ++i) b.d[i] = rows[word][i];
+    return b;
+  }
+  template <int J, int D>
+  static Beat<L> read(int8_t (&rows)[J][D][L], int j, int word) {
+    BB_HLS(INLINE)
+    return read(rows[j], word);
   }
 };
 

@@ -75,22 +75,15 @@ struct ConvGeom {
   static constexpr int HO = out_len(HP, P::KH, P::SH, P::DH), WO = out_len(WP, P::KW, P::SW, P::DW);
 };
 
-/// Sliding-window generator of conv2d and conv2d_mmv (DATAFLOW process 1): one pipelined
-/// loop (bb_window.h's schedule) that takes the next input beat into the row buffer while
-/// rows are due and emits the next window beat while the current output row's rows are
-/// complete; windows in raster order, each as SF beats of SIMD elements in (ky, kx, c)
-/// order (a grouped conv: GR·SF beats, group by group, each over the group's CG channels).
-/// A beat holds J = SIMD/IN taps (the parallel window; else one tap's SIMD channels):
-/// lane block j reads buffer copy j, so every memory sees one read and one write per cycle.
-template <class P>
-void conv_swg(Stream<ConvGeom<P>::IN>& in, Stream<P::SIMD>& win, int frames) {
+/// conv_swg's loop over the ring `rows` that conv_swg declares (see conv_swg).
+template <class P, class Ring>
+void conv_swg_loop(Ring& rows, Stream<ConvGeom<P>::IN>& in, Stream<P::SIMD>& win, int frames) {
+  BB_HLS(INLINE)
   using G = ConvGeom<P>;
   constexpr int IN = G::IN, OL = G::OL, J = P::SIMD / OL, K = P::KH * P::KW, WO = G::WO;
   using S = WindowRows<P::H, P::W, P::C, IN, P::PT, P::PL, P::PB, P::PR, P::KH, P::DH, P::SH, ring_of<P>()>;
   constexpr int CB = S::CB;
-  static int8_t rows[J][S::WORDS][IN];
-  BB_HLS(ARRAY_PARTITION variable = rows complete dim = 1)
-  BB_HLS(ARRAY_PARTITION variable = rows complete dim = 3)
+  RingPort<S, ring_uram<P>()> port;
   const long n_in = static_cast<long>(frames) * S::IN_BEATS;
   constexpr int GR = G::GR, CBG = G::WIDE ? 1 : CB / GR;  // channel blocks of a group
   const long n_out = static_cast<long>(frames) * G::HO * WO * G::SF * GR;
@@ -116,7 +109,8 @@ BB_LOOP(swg_beat)
         const int t = tb + j, ky = t / P::KW, kx = t % P::KW;
         const int word = (s.slot(ky * P::DH) * S::WP + col0 + kx * P::DW) * CB + (G::WIDE ? 0 : gr * CBG + cb);
         const int lane0 = G::WIDE ? gr * OL : 0;  // the group's slice of a whole pixel
-        for (int i = 0; i < OL; ++i) b.d[j * OL + i] = rows[j][word][lane0 + i];
+        const Beat<IN> x = port.read(rows, j, word);
+        for (int i = 0; i < OL; ++i) b.d[j * OL + i] = x.d[lane0 + i];
       }
       win.write(b);
       ++nw;
@@ -143,14 +137,40 @@ BB_LOOP(swg_beat)
       } else {
         b = in.read();
       }
-      const int word = s.word();
-      for (int j = 0; j < J; ++j)
-        for (int i = 0; i < IN; ++i) rows[j][word][i] = b.d[i];
+      port.write(rows, s.word(), b);
       s.wrote();
       ++nr;
     }
   }
   BB_COUNT_OVERLAP(1, nr, nw)
+}
+
+/// Sliding-window generator of conv2d and conv2d_mmv (DATAFLOW process 1): one pipelined
+/// loop (bb_window.h's schedule) that takes the next input beat into the row buffer while
+/// rows are due and emits the next window beat while the current output row's rows are
+/// complete; windows in raster order, each as SF beats of SIMD elements in (ky, kx, c)
+/// order (a grouped conv: GR·SF beats, group by group, each over the group's CG channels).
+/// A beat holds J = SIMD/IN taps (the parallel window; else one tap's SIMD channels):
+/// lane block j reads buffer copy j, so every memory sees one read and one write per cycle.
+/// The ring: one memory a (copy, lane), or with P::RING_URAM (bb_window.h) one URAM a copy
+/// of RING_URAM·IN-lane words; the loop is conv_swg_loop's.
+template <class P>
+void conv_swg(Stream<ConvGeom<P>::IN>& in, Stream<P::SIMD>& win, int frames) {
+  using G = ConvGeom<P>;
+  constexpr int IN = G::IN, J = P::SIMD / G::OL, RU = ring_uram<P>();
+  using S = WindowRows<P::H, P::W, P::C, IN, P::PT, P::PL, P::PB, P::PR, P::KH, P::DH, P::SH, ring_of<P>()>;
+  if constexpr (RU == 0) {
+    static int8_t rows[J][S::WORDS][IN];
+    BB_HLS(ARRAY_PARTITION variable = rows complete dim = 1)
+    BB_HLS(ARRAY_PARTITION variable = rows complete dim = 3)
+    conv_swg_loop<P>(rows, in, win, frames);
+  } else {
+    static Word<RU * IN> ring[J][S::WORDS / RU];
+    BB_HLS(AGGREGATE variable = ring compact = bit)
+    BB_HLS(ARRAY_PARTITION variable = ring complete dim = 1)
+    BB_HLS(BIND_STORAGE variable = ring type = ram_s2p impl = uram)
+    conv_swg_loop<P>(ring, in, win, frames);
+  }
 }
 
 /// conv2d's matrix-vector unit (DATAFLOW process 2): per output pixel one flattened loop
@@ -406,6 +426,7 @@ void conv_swg_pairs(Stream<2 * P::C>& in, Stream<PO * P::SIMD>& win, int frames)
   constexpr int BE = P::PL % 2;       // the bank of an input beat's even pixel
   constexpr int WOB = G::WO / PO;     // window beats' columns per output row: pixels or pixel pairs
   using S = WindowRows<P::H, WQ, 1, 1, P::PT, 0, P::PB, 0, P::KH, P::DH, P::SH>;  // x: the column pair
+  static_assert(ring_uram<P>() == 0, "conv2d_pairs: RING_URAM is for one pixel a beat (conv_swg), not a pixel pair");
   static int8_t rows[J][2][S::WORDS][C];
   BB_HLS(ARRAY_PARTITION variable = rows complete dim = 1)
   BB_HLS(ARRAY_PARTITION variable = rows complete dim = 2)

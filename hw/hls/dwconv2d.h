@@ -9,6 +9,7 @@
 // position k = kf·J + j, k = ky·KW + kx. Constants [LANES][CF] as in conv2d.
 // P::PACK = 0 (optional; bb_pack.h `mul_lane`) computes every product in LUTs (BIND_OP
 // impl = fabric; the RTL vvu's PACK = 0, lut_mul.sv) instead of DSP48E2s, bit-exact.
+// P::ROWS (a short ring) and P::RING_URAM (the ring in URAM) are optional: bb_window.h.
 #ifndef BBGRAP_DWCONV2D_H
 #define BBGRAP_DWCONV2D_H
 
@@ -18,24 +19,17 @@
 
 namespace bb {
 
-template <class P, class W>
-void dwconv2d(Stream<P::LANES>& in, Stream<P::LANES>& out, const W* w,
-              const int32_t bias[P::LANES][P::C / P::LANES], const int32_t mult[P::LANES][P::C / P::LANES],
-              const int32_t shift[P::LANES][P::C / P::LANES], int frames) {
-  static_assert(P::C % P::LANES == 0, "dwconv2d: P | C");
-  static_assert(pack_of<P>() == 0 || pack_of<P>() == 1, "dwconv2d: PACK is 0 (LUT) or 1 (DSP)");
+/// dwconv2d's loop (bb_window.h's schedule) over the ring `rows` that dwconv2d declares.
+template <class P, class W, class Ring>
+void dwconv2d_loop(Ring& rows, Stream<P::LANES>& in, Stream<P::LANES>& out, const W* w,
+                   const int32_t bias[P::LANES][P::C / P::LANES], const int32_t mult[P::LANES][P::C / P::LANES],
+                   const int32_t shift[P::LANES][P::C / P::LANES], int frames) {
+  BB_HLS(INLINE)
   constexpr int K = P::KH * P::KW, CF = P::C / P::LANES, J = P::SIMD / P::LANES, L = P::LANES;
-  static_assert(P::SIMD % P::LANES == 0 && K % J == 0, "dwconv2d: SIMD = LANES*J with J | KH*KW");
   constexpr int KF = K / J;
   using S = WindowRows<P::H, P::W, P::C, L, P::PT, P::PL, P::PB, P::PR, P::KH, P::DH, P::SH, ring_of<P>()>;
   constexpr int WO = out_len(S::WP, P::KW, P::SW, P::DW);
-  BB_HLS(ARRAY_PARTITION variable = bias complete dim = 1)
-  BB_HLS(ARRAY_PARTITION variable = mult complete dim = 1)
-  BB_HLS(ARRAY_PARTITION variable = shift complete dim = 1)
-  // copy j serves window position j of a cycle's J: one read and one write per memory
-  static int8_t rows[J][S::WORDS][L];
-  BB_HLS(ARRAY_PARTITION variable = rows complete dim = 1)
-  BB_HLS(ARRAY_PARTITION variable = rows complete dim = 3)
+  RingPort<S, ring_uram<P>()> port;
   int32_t acc[L];
   BB_HLS(ARRAY_PARTITION variable = acc complete)
   for (int p = 0; p < L; ++p) acc[p] = 0;
@@ -67,8 +61,9 @@ BB_LOOP(dw_beat)
       for (int j = 0; j < J; ++j) {
         const int k = kf * J + j, ky = k / P::KW, kx = k % P::KW;
         const int word = (s.slot(ky * P::DH) * S::WP + col0 + kx * P::DW) * CF + cf;
+        const Beat<L> x = port.read(rows, j, word);
         for (int p = 0; p < L; ++p) {
-          a[p] += mul_lane<pack_of<P>()>(rows[j][word][p], wv[p * J + j][0]);
+          a[p] += mul_lane<pack_of<P>()>(x.d[p], wv[p * J + j][0]);
         }
       }
       Beat<L> o;
@@ -98,14 +93,39 @@ BB_LOOP(dw_beat)
       } else {
         b = in.read();
       }
-      const int word = s.word();
-      for (int j = 0; j < J; ++j)
-        for (int p = 0; p < L; ++p) rows[j][word][p] = b.d[p];
+      port.write(rows, s.word(), b);
       s.wrote();
       ++nr;
     }
   }
   BB_COUNT_OVERLAP(1, nr, nw)
+}
+
+template <class P, class W>
+void dwconv2d(Stream<P::LANES>& in, Stream<P::LANES>& out, const W* w,
+              const int32_t bias[P::LANES][P::C / P::LANES], const int32_t mult[P::LANES][P::C / P::LANES],
+              const int32_t shift[P::LANES][P::C / P::LANES], int frames) {
+  static_assert(P::C % P::LANES == 0, "dwconv2d: P | C");
+  static_assert(pack_of<P>() == 0 || pack_of<P>() == 1, "dwconv2d: PACK is 0 (LUT) or 1 (DSP)");
+  constexpr int K = P::KH * P::KW, J = P::SIMD / P::LANES, L = P::LANES, RU = ring_uram<P>();
+  static_assert(P::SIMD % P::LANES == 0 && K % J == 0, "dwconv2d: SIMD = LANES*J with J | KH*KW");
+  using S = WindowRows<P::H, P::W, P::C, L, P::PT, P::PL, P::PB, P::PR, P::KH, P::DH, P::SH, ring_of<P>()>;
+  BB_HLS(ARRAY_PARTITION variable = bias complete dim = 1)
+  BB_HLS(ARRAY_PARTITION variable = mult complete dim = 1)
+  BB_HLS(ARRAY_PARTITION variable = shift complete dim = 1)
+  // copy j serves window position j of a cycle's J: one read and one write per memory
+  if constexpr (RU == 0) {
+    static int8_t rows[J][S::WORDS][L];
+    BB_HLS(ARRAY_PARTITION variable = rows complete dim = 1)
+    BB_HLS(ARRAY_PARTITION variable = rows complete dim = 3)
+    dwconv2d_loop<P>(rows, in, out, w, bias, mult, shift, frames);
+  } else {
+    static Word<RU * L> ring[J][S::WORDS / RU];
+    BB_HLS(AGGREGATE variable = ring compact = bit)
+    BB_HLS(ARRAY_PARTITION variable = ring complete dim = 1)
+    BB_HLS(BIND_STORAGE variable = ring type = ram_s2p impl = uram)
+    dwconv2d_loop<P>(ring, in, out, w, bias, mult, shift, frames);
+  }
 }
 
 }  // namespace bb

@@ -5,6 +5,7 @@
 // average sums (x - ZP_IN) over the window's n counted positions (all KH·KW with
 // COUNT_PAD, else only those inside the input) in int32 and requantises with the pair
 // mult[n], shift[n] (tables of KH·KW + 1 entries, so border windows divide by their n).
+// P::ROWS (a short ring) and P::RING_URAM (the ring in URAM) are optional: bb_window.h.
 #ifndef BBGRAP_POOL2D_H
 #define BBGRAP_POOL2D_H
 
@@ -18,16 +19,15 @@ namespace bb {
 /// writes the beat at the last tap. Padding holds -128 for a max (never above a real
 /// value, as skipping it) and ZP_IN for an average (adds x - ZP_IN = 0); an average counts
 /// its window's n positions from their coordinates.
-template <class P, bool AVG>
-void pool2d_impl(Stream<P::LANES>& in, Stream<P::LANES>& out, const int32_t* mult, const int32_t* shift, int frames) {
+template <class P, bool AVG, class Ring>
+void pool2d_loop(Ring& rows, Stream<P::LANES>& in, Stream<P::LANES>& out, const int32_t* mult, const int32_t* shift,
+                 int frames) {
   BB_HLS(INLINE)
-  static_assert(P::C % P::LANES == 0, "pool2d: P | C");
   constexpr int K = P::KH * P::KW, CF = P::C / P::LANES, L = P::LANES;
   using S = WindowRows<P::H, P::W, P::C, L, P::PT, P::PL, P::PB, P::PR, P::KH, P::DH, P::SH, ring_of<P>()>;
   constexpr int WO = out_len(S::WP, P::KW, P::SW, P::DW);
   constexpr int8_t PAD = static_cast<int8_t>(AVG ? P::ZP_IN : -128);
-  static int8_t rows[S::WORDS][L];
-  BB_HLS(ARRAY_PARTITION variable = rows complete dim = 2)
+  RingPort<S, ring_uram<P>()> port;
   int32_t acc[L];
   BB_HLS(ARRAY_PARTITION variable = acc complete)
   for (int p = 0; p < L; ++p) acc[p] = 0;
@@ -55,9 +55,10 @@ BB_LOOP(pool_beat)
       const int word = (s.slot(ky * P::DH) * S::WP + x) * CF + cf;
       const bool first = ky == 0 && kx == 0, last = ky == P::KH - 1 && kx == P::KW - 1;
       const int cnt = (first ? 0 : n) + (inside || (AVG && P::COUNT_PAD) ? 1 : 0);
+      const Beat<L> t = port.read(rows, word);
       Beat<L> o;
       for (int p = 0; p < L; ++p) {
-        const int32_t v = rows[word][p];
+        const int32_t v = t.d[p];
         const int32_t a0 = first ? (AVG ? 0 : -128) : acc[p];
         const int32_t a = AVG ? a0 + v - P::ZP_IN : (v > a0 ? v : a0);
         acc[p] = a;
@@ -89,13 +90,31 @@ BB_LOOP(pool_beat)
       } else {
         b = in.read();
       }
-      const int word = s.word();
-      for (int p = 0; p < L; ++p) rows[word][p] = b.d[p];
+      port.write(rows, s.word(), b);
       s.wrote();
       ++nr;
     }
   }
   BB_COUNT_OVERLAP(1, nr, nw)
+}
+
+/// pool2d_loop over the ring it declares: one memory a lane, or URAM words (bb_window.h).
+template <class P, bool AVG>
+void pool2d_impl(Stream<P::LANES>& in, Stream<P::LANES>& out, const int32_t* mult, const int32_t* shift, int frames) {
+  BB_HLS(INLINE)
+  static_assert(P::C % P::LANES == 0, "pool2d: P | C");
+  constexpr int L = P::LANES, RU = ring_uram<P>();
+  using S = WindowRows<P::H, P::W, P::C, L, P::PT, P::PL, P::PB, P::PR, P::KH, P::DH, P::SH, ring_of<P>()>;
+  if constexpr (RU == 0) {
+    static int8_t rows[S::WORDS][L];
+    BB_HLS(ARRAY_PARTITION variable = rows complete dim = 2)
+    pool2d_loop<P, AVG>(rows, in, out, mult, shift, frames);
+  } else {
+    static Word<RU * L> ring[S::WORDS / RU];
+    BB_HLS(AGGREGATE variable = ring compact = bit)
+    BB_HLS(BIND_STORAGE variable = ring type = ram_s2p impl = uram)
+    pool2d_loop<P, AVG>(ring, in, out, mult, shift, frames);
+  }
 }
 
 /// A max pool's parameters plus the average-only constants (unused by a max).

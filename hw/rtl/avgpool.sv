@@ -19,6 +19,7 @@ module avgpool #(
     parameter int PR      = 1,
     parameter int PAD_VAL = 0,
     parameter int RING    = 0,  // the window ring's rows if > 0 (swg.sv: a short ring)
+    parameter int RING_URAM = 0,  // ring words an UltraRAM word holds, if > 0 (swg.sv)
     parameter     W_FILE  = "",
     parameter     B_FILE  = "",
     parameter     RQ_FILE = "",
@@ -44,7 +45,7 @@ module avgpool #(
   logic [P*8-1:0] wd;
   swg #(.C(C), .SIMD(P),
       .H(H), .W(W), .KH(KH), .KW(KW), .SH(SH), .SW(SW), .DH(DH), .DW(DW),
-      .PT(PT), .PL(PL), .PB(PB), .PR(PR), .PAD_VAL(PAD_VAL), .RING(RING)
+      .PT(PT), .PL(PL), .PB(PB), .PR(PR), .PAD_VAL(PAD_VAL), .RING(RING), .RING_URAM(RING_URAM)
   ) win (
       .clk(clk), .rst(rst), .s_axis_tvalid(s_axis_tvalid), .s_axis_tready(s_axis_tready),
       .s_axis_tdata(s_axis_tdata), .s_axis_tlast(s_axis_tlast), .m_axis_tvalid(wv),

@@ -51,6 +51,7 @@ module conv #(
     parameter int PR      = 1,
     parameter int PAD_VAL = 0,
     parameter int RING    = 0,  // the window ring's rows if > 0 (swg.sv: a short ring)
+    parameter int RING_URAM = 0,  // ring words an UltraRAM word holds, if > 0 (swg.sv)
     parameter     W_FILE  = "",
     parameter     W_STYLE = "block",  // weight ROM: "block" or "logic" (mvu.sv)
     parameter     B_FILE  = "",
@@ -115,7 +116,7 @@ module conv #(
       swg #(.C(C), .SIMD(LI), .J(J), .PX(PX), .OX0(PO > 1 ? h : 0), .OXS(PO), .GROUPS(GROUPS),
       .OL(WIDE ? C / GROUPS : LI),
       .H(H), .W(W), .KH(KH), .KW(KW), .SH(SH), .SW(SW), .DH(DH), .DW(DW),
-      .PT(PT), .PL(PL), .PB(PB), .PR(PR), .PAD_VAL(PAD_VAL), .RING(RING)
+      .PT(PT), .PL(PL), .PB(PB), .PR(PR), .PAD_VAL(PAD_VAL), .RING(RING), .RING_URAM(RING_URAM)
       ) win (
       .clk(clk), .rst(rst), .s_axis_tvalid(s_axis_tvalid && &(ir | SELF)), .s_axis_tready(ir[h]),
       .s_axis_tdata(s_axis_tdata), .s_axis_tlast(s_axis_tlast), .m_axis_tvalid(wv),

@@ -29,6 +29,14 @@
 // order in which the mvu computes the groups in turn; SIMD | C/GROUPS. Or whole pixels in
 // (OL = C/GROUPS < SIMD = C): a word holds every group, a tap's beat is group g's OL-lane
 // slice of the word, selected after the read (the writer then takes a pixel a cycle).
+// UltraRAM ring (RING_URAM = R > 0; PX = 1, R a power of two dividing C/SIMD): a memory word
+// (ram_style "ultra") holds R ring words, ring word a at memory word a/R, bits (a%R)*SIMD*8.
+// The writer gathers a group's first R-1 words in a register and writes the memory word whole,
+// {beat, gathered}, with the group's last (no byte enables: one write and one read a cycle a
+// copy); the reader reads word ra/R and selects ring word ra%R after the read register. With
+// OL < SIMD (CG = 1, so R = 1) the OL slice is taken of that word. A row ends a group and the
+// reader reads whole rows only, so cycles and data are those of RING_URAM = 0. A copy holds
+// DEPTH/R words of R*SIMD*8 bits (the cost model's uram_memory).
 module swg #(
     parameter int C       = 4,
     parameter int SIMD    = 2,
@@ -56,7 +64,8 @@ module swg #(
     parameter int ROWS    = ((H + PT + PB - (KH - 1) * DH - 1) % SH + (KH - 1) * DH + 1 > SH
                              ? (H + PT + PB - (KH - 1) * DH - 1) % SH + 2 * ((KH - 1) * DH + 1)
                              : (KH - 1) * DH + 1 + SH),
-    parameter int RING    = 0   // the ring's rows, if > 0 (a short ring); else ROWS
+    parameter int RING    = 0,  // the ring's rows, if > 0 (a short ring); else ROWS
+    parameter int RING_URAM = 0  // ring words an UltraRAM word holds, if > 0 (PX = 1, R | C/SIMD)
 ) (
     input  wire                 clk,
     input  wire                 rst,
@@ -93,6 +102,9 @@ module swg #(
   localparam int QW = GROUPS > 1 ? $clog2(GROUPS) : 1;
   localparam int K = KH * KW;
   localparam int TW = $clog2(K + 1);
+  localparam int RU = RING_URAM > 0 ? RING_URAM : 1;  // ring words a memory word
+  localparam int LR = $clog2(RU);
+  localparam int MAW = $clog2(DEPTH / RU);
 
   initial begin
     if (SIMD < 1 || C % SIMD != 0) $error("swg: SIMD=%0d must divide C=%0d", SIMD, C);
@@ -107,12 +119,16 @@ module swg #(
         : (GROUPS == 1 || OL * GROUPS != C || SIMD != C || J < 1)))
       $error("swg: GROUPS=%0d must divide C/SIMD=%0d, or OL=%0d be C/GROUPS of whole pixels (SIMD = C) (and PX = 1)",
              GROUPS, CG, OL);
+    if (RING_URAM < 0 || (RING_URAM > 0 && (PX != 1 || CG % RING_URAM != 0 || (1 << LR) != RING_URAM)))
+      $error("swg: RING_URAM=%0d must be a power of two dividing C/SIMD=%0d (and PX = 1)", RING_URAM, CG);
   end
 
   // block RAM from 1,024 bits and 65 words on, LUTRAM below, as the cost model counts a
-  // line buffer (`memory`); left to itself Yosys takes LUTRAM for a few hundred words
+  // line buffer (`memory`); left to itself Yosys takes LUTRAM for a few hundred words;
+  // UltraRAM with RING_URAM (`uram_memory`)
   /* verilator lint_off UNUSEDPARAM */  // read by synthesis only (the ram_style attribute)
-  localparam MEM_STYLE = DEPTH > 64 && DEPTH * SIMD * 8 >= 1024 ? "block" : "distributed";
+  localparam MEM_STYLE = RING_URAM > 0 ? "ultra"
+                       : DEPTH > 64 && DEPTH * SIMD * 8 >= 1024 ? "block" : "distributed";
   /* verilator lint_on UNUSEDPARAM */
   logic signed [15:0] wabs, rbase;  // absolute row counters (wrap harmlessly)
   logic signed [15:0] ahead;
@@ -244,17 +260,46 @@ module swg #(
     end
   end
 
+  // RING_URAM = R > 1 (PX = 1): a group's first R-1 ring words wait in gath; the memory word
+  // {beat, gath} is written with the group's last (wlast)
+  if (RU > 1) begin : g_gather
+    logic [(RU-1)*SIMD*8-1:0] gath;
+    logic [RU*SIMD*8-1:0] wword;
+    logic wlast;
+    always_ff @(posedge clk) begin
+      for (int k = 0; k < RU - 1; k++)
+        if (wr_fire && wa[LR-1:0] == LR'(k)) gath[k*SIMD*8+:SIMD*8] <= wdata[0+:SIMD*8];
+    end
+    assign wlast = &wa[LR-1:0];
+    assign wword = (RU*SIMD*8)'({wdata[0+:SIMD*8], gath});
+  end
+
   // One copy of the row memory per read port, each written alike (the model's `j` copies):
   // one memory with J read ports made Yosys 0.70 abort in memory_libmap (DS-CNN's stem conv,
   // J = 40), and a block RAM has two ports anyway.
   for (genvar i = 0; i < J; i++) begin : g_port
     for (genvar b = 0; b < PX; b++) begin : g_bank  // PX = 2: even, odd padded columns
-      (* ram_style = MEM_STYLE *)
-      logic [SIMD*8-1:0] mem[DEPTH];
-      logic [SIMD*8-1:0] q;  // (OL < SIMD: the slice rsel goes out)
-      always_ff @(posedge clk) begin
-        if (wr_fire) mem[wa] <= wdata[b*SIMD*8+:SIMD*8];
-        if (rd_fire) q <= mem[ra[i]];
+      logic [SIMD*8-1:0] q;  // the ring word read (OL < SIMD: the slice rsel goes out)
+      if (RU > 1) begin : g_words  // R ring words a memory word: word ra%R of word ra/R
+        (* ram_style = MEM_STYLE *)
+        logic [RU*SIMD*8-1:0] mem[DEPTH/RU];
+        logic [RU*SIMD*8-1:0] qw;
+        logic [LR-1:0] rlo;
+        always_ff @(posedge clk) begin
+          if (wr_fire && g_gather.wlast) mem[MAW'(wa >> LR)] <= g_gather.wword;
+          if (rd_fire) begin
+            qw <= mem[MAW'(ra[i] >> LR)];
+            rlo <= ra[i][LR-1:0];
+          end
+        end
+        assign q = qw[32'(rlo)*SIMD*8+:SIMD*8];
+      end else begin : g_word
+        (* ram_style = MEM_STYLE *)
+        logic [SIMD*8-1:0] mem[DEPTH];
+        always_ff @(posedge clk) begin
+          if (wr_fire) mem[wa] <= wdata[b*SIMD*8+:SIMD*8];
+          if (rd_fire) q <= mem[ra[i]];
+        end
       end
     end
     if (PX == 2) begin : g_sel
