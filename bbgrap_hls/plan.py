@@ -122,6 +122,10 @@ class NodePlan:
     lanes a beat, a pixel a cycle) and slices each group's channels out of the word it reads,
     instead of ``C/group`` lanes (HLS ``WIDE = 1``, RTL ``WIDE``; docs/cost-model.md, "Grouped
     convs"). False otherwise."""
+    ring_uram: bool = False
+    """``short_ring`` only: the ring lives in URAM, several ring words a URAM word (8/lanes
+    up to 8 lanes; HLS ``P::RING_URAM``, RTL ``RING_URAM``; docs/cost-model.md, "Window rings
+    in URAM"), chosen like the short ring when a core is short of BRAM18. False otherwise."""
 
 
 @dataclass

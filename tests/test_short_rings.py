@@ -102,7 +102,7 @@ def test_tables_offer_a_short_ring_row_where_it_saves_bram18():
     (rings,) = _tables_of("dwconv", g, ins, True, False, True, None, (False,), False, False, False, short_rings=True)
     assert not plain.ring.any() and rings.ring.any()
     for i in map(int, rings.ring.nonzero()[0]):  # each beside its default-ring twin, fewer BRAM18
-        twin = (rings.pe == rings.pe[i]) & (rings.simd == rings.simd[i]) & ~rings.ring & (rings.lutw == rings.lutw[i])
+        twin = (rings.pe == rings.pe[i]) & (rings.simd == rings.simd[i]) & (rings.ring == 0) & (rings.lutw == rings.lutw[i])
         assert twin.any() and (rings.res[i, 1] < rings.res[twin, 1]).all() and (rings.ii[i] >= rings.ii[twin]).all()
 
 

@@ -127,7 +127,7 @@ def build_design(g: Graph, plan: Plan, frames: int = 1) -> Design:
             lay = make_layer(g, node, ident, pe, simd, rng, wmem, mmv, ddr_offset, frame_uram=uram > 0,
                              pack=pack, requant=requant, in_slots=in_slots, in_stage=in_stage, px=px, po=po,
                              bands=bands, short_ring=ring, out_slots=out_slots, dense_groups=np_.dense_groups,
-                             wide_groups=np_.wide_groups)
+                             wide_groups=np_.wide_groups, ring_uram=ring and np_.ring_uram)
             cd.layers.append(lay)
             fmt = {}
             for k, (t, lanes) in enumerate(zip(lay.inputs, lay.in_lanes, strict=True)):

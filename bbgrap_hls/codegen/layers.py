@@ -18,7 +18,7 @@ from bbgrap_hls.codegen.weights import STORAGE_IMPL, WeightMem, rom_array
 from bbgrap_hls.errors import BadInputError, UnsupportedError
 from bbgrap_hls.ir import Graph, Node
 from bbgrap_hls.model.blocks import out_lanes as block_out_lanes
-from bbgrap_hls.model.blocks import padded_out_lanes
+from bbgrap_hls.model.blocks import padded_out_lanes, ring_pack, ring_uram_fits
 from bbgrap_hls.model.kinds import node_geometry
 from bbgrap_hls.model.stage import MAX_STAGE_LANES, stage_region_bytes
 from bbgrap_hls.model.timing import short_ring_rows
@@ -55,6 +55,7 @@ class Layer:
     out_slots: int = 2  # an off-chip layer's output frame slots (the plan's ``out_slots``: P::OSLOTS)
     bands: int = 1  # an off-chip conv's bands of output rows (the plan's ``bands``: P::BANDS, bb::conv2d_banded)
     ring: int = 0  # a short window ring's rows (the plan's ``short_ring``: P::ROWS, the RTL's RING); 0: default
+    ring_uram: int = 0  # ring words a URAM word (the plan's ``ring_uram``: P::RING_URAM, the RTL's); 0: not in URAM
     groups: int = 1  # a grouped conv computed group by group: its groups (P::GROUPS, the RTL's GROUPS)
     wide: bool = False  # and its window generator takes whole pixels (P::WIDE, the RTL's WIDE)
     # the plan's ``in_stage`` (P::STAGE = 1): the input of a one-slot off-chip layer passes
@@ -142,7 +143,7 @@ def make_layer(g: Graph, node: Node, ident: str, pe: int, simd: int,
                ddr_offset: int = 0, frame_uram: bool = False, pack: int = 1, requant: str = "dsp",
                in_slots: int = 2, in_stage: bool = False, px: int = 1, po: int = 1, bands: int = 1,
                short_ring: bool = False, out_slots: int = 2, dense_groups: bool = False,
-               wide_groups: bool = False) -> Layer:
+               wide_groups: bool = False, ring_uram: bool = False) -> Layer:
     """The kernel instance of ``node`` with folding ``pe``/``simd``.
 
     Args:
@@ -177,6 +178,8 @@ def make_layer(g: Graph, node: Node, ident: str, pe: int, simd: int,
             ``requant_with``; the RTL's ``RQ_LUT = 1``).
         short_ring: the plan's ``short_ring``: the window generator keeps ``KH_eff + SH``
             rows (``P::ROWS``, hw/hls/bb_window.h; the RTL swg's ``RING``).
+        ring_uram: the plan's ``ring_uram`` (with ``short_ring``): the ring in URAM, `ring_pack`
+            ring words a URAM word (``P::RING_URAM``; the RTL swg's ``RING_URAM``).
         dense_groups: the plan's ``dense_groups``: a grouped conv computed as a dense one
             over its block-diagonal matrix; else its groups in turn (``P::GROUPS``, the
             layer's ``groups``).
@@ -215,6 +218,16 @@ def make_layer(g: Graph, node: Node, ident: str, pe: int, simd: int,
                                    f"{', '.join(RING_KERNELS)} with their weights on chip, not {kern}")
         lay.ring = short_ring_rows(node_geometry(node, g))
         _add_fields(lay, ROWS=lay.ring)
+    if ring_uram:
+        geom = node_geometry(node, g)
+        lanes = min(simd, geom.c) if kern == "bb::conv2d" else pe  # the window generator's input lanes
+        if not short_ring or (kern == "bb::conv2d" and (geom.grouped and not dense_groups or wide_groups)) \
+                or not ring_uram_fits(geom, lanes):
+            raise UnsupportedError(f"node '{node.name}' ({node.op}): a window ring in URAM is for a short ring of "
+                                   f"{', '.join(RING_KERNELS)} whose C/lanes words fill URAM words, not group by "
+                                   f"group (C={geom.c}, lanes={lanes}, short ring {short_ring})")
+        lay.ring_uram = ring_pack(lanes)
+        _add_fields(lay, RING_URAM=lay.ring_uram)
     if out_slots != 2 and weights != "ddr":
         raise BadInputError(f"node '{node.name}' ({node.op}): out_slots {out_slots} (one output frame slot) needs "
                             f"weights 'ddr', got weights {weights!r}")

@@ -191,6 +191,8 @@ def rtl_layer(g: Graph, node: Node, lay: Layer, pe: int, simd: int, co_range: tu
         if r.module not in RING_MODULES:
             raise UnsupportedError(f"node '{node.name}' ({node.op}): module {r.module} has no window ring")
         r.params["RING"] = lay.ring
+        if lay.ring_uram:  # in URAM (the plan's ring_uram): swg.sv RING_URAM ring words a URAM word
+            r.params["RING_URAM"] = lay.ring_uram
     if lay.rq_lut:
         if r.module not in RQ_LUT_MODULES:
             raise UnsupportedError(f"node '{node.name}' ({node.op}): module {r.module} has no LUT requantiser")

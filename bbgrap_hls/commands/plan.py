@@ -83,7 +83,7 @@ def format_plan(plan: Plan) -> str:
                          f"{src.dsp:>6} {src.bram18:>7} {src.uram:>5} {src.lut:>8}  {src.weights or '-'}"
                          f"{', packed' if src.pack == 2 else ', LUT MACs' if src.pack == 0 else ''}"
                          f"{', LUT requant' if src.requant == 'lut' else ''}"
-                         f"{', short ring' if not part and n.short_ring else ''}"
+                         f"{', short ring' if not part and n.short_ring else ''}{' in URAM' if not part and n.ring_uram else ''}"
                          f"{', 1 out slot' if not part and n.out_slots == 1 else ''}"
                          f"{', dense groups' if n.dense_groups else ', whole px in' if n.wide_groups else ''}"
                          f"{f', {src.px} px in / {1 if part else n.po} out' if src.px > 1 else ''}{mark}")

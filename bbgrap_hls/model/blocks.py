@@ -23,6 +23,7 @@ from bbgrap_hls.model.memory import (
     lut_rom,
     memory,
     rom,
+    uram_memory,
     uram_weights,
 )
 from bbgrap_hls.model.timing import RTL_DEPTH, WindowRows, ring_rows, window_rows, window_schedule
@@ -102,6 +103,8 @@ class BlockCost:
         bands: an off-chip conv computed this many bands of output rows a frame behind a band
             splitter (`band.banded`; ``conv_band.sv``), 1 for every other block.
         short_ring: the window generator keeps a short ring (`timing.short_ring_rows`).
+        ring_uram: the window generator's ring lives in URAM, `ring_pack` ring words a
+            URAM word (`_line_buffer`; ``swg.sv`` ``RING_URAM``).
     """
 
     ii: int
@@ -125,6 +128,7 @@ class BlockCost:
     in_stage: bool = False
     bands: int = 1
     short_ring: bool = False
+    ring_uram: bool = False
     dense_groups: bool = False  # a grouped conv computed dense (`kinds.block_cost`)
     wide_groups: bool = False  # a grouped conv's window generator takes whole pixels (`mvu` ``wide``)
 
@@ -155,7 +159,26 @@ def _accumulators(p: int, c: int) -> MemCost:
     return memory(32 * p, c // p)
 
 
-def _line_buffer(g: Geometry, lanes: int, j: int = 1, px: int = 1, short: bool = False) -> MemCost:
+def ring_pack(lanes: int) -> int:
+    """Ring words of ``lanes`` lanes a URAM word holds when a window generator's ring lives in
+    URAM (``swg.sv`` ``RING_URAM``): ``8/lanes`` up to 8 lanes (64 of a URAM288 word's 72
+    bits), one from 8 lanes on (a word of ``lanes·8`` bits across ``ceil(lanes·8/72)`` URAMs);
+    0 where neither fits (a lane count that is not a power of two below 8 or a multiple of 8)."""
+    if lanes <= 8:
+        return 8 // lanes if 8 % lanes == 0 else 0
+    return 1 if lanes % 8 == 0 else 0
+
+
+def ring_uram_fits(g: Geometry, lanes: int) -> bool:
+    """Whether a window generator taking ``lanes`` lanes of ``g``'s ``C`` channels can keep its
+    ring in URAM: `ring_pack` words of a pixel fill a URAM word (``C/lanes`` a multiple of it),
+    so that a URAM word never holds two pixels and the writer writes it whole."""
+    r = ring_pack(lanes)
+    return not g.pointwise and r > 0 and (g.c // lanes) % r == 0
+
+
+def _line_buffer(g: Geometry, lanes: int, j: int = 1, px: int = 1, short: bool = False,
+                 in_uram: bool = False) -> MemCost:
     """Line buffer of a window block whose input streams at ``lanes`` lanes.
 
     The RTL window generator (``swg``) keeps a ring of `window_rows` padded rows, one
@@ -164,12 +187,32 @@ def _line_buffer(g: Geometry, lanes: int, j: int = 1, px: int = 1, short: bool =
     copies (one read port each, the write port shared). A paired input (``px = 2``) splits
     the rows into two banks, even and odd padded columns, ``ceil(Wp/2)`` words a row each.
     ``short``: a ring of `short_ring_rows` rows (``swg.sv`` ``ROWS``; one pixel a beat).
+    ``in_uram`` (`ring_uram_fits`): each copy in URAM, ``R = ring_pack(lanes)`` ring words a
+    URAM word (``swg.sv`` ``RING_URAM``: the writer gathers a URAM word's first ``R − 1``
+    ring words in a register and writes it whole with the last, so a copy takes one write
+    and one read a cycle, a URAM's two ports): ``uram_memory(R·lanes·8, words/R)``. A 1-lane
+    ring of 4 × 114 × 96 words is 22 RAMB18 (a 9-bit wide, 2K deep RAMB18 holds 2,048 of
+    its bytes) and two URAM288 (4K words of 8 of its bytes).
     """
     if g.pointwise and px == 1:
         return MemCost()
     if px == 2:
         return memory(lanes * 8, window_rows(g) * -(-g.wp // 2)).times(2 * j)
-    return memory(lanes * 8, ring_rows(g, short) * g.wp * (g.c // lanes)).times(j)
+    words = ring_rows(g, short) * g.wp * (g.c // lanes)
+    if in_uram:
+        r = ring_pack(lanes)
+        return uram_memory(r * lanes * 8, words // r).times(j)
+    return memory(lanes * 8, words).times(j)
+
+
+def _ring_select_lut(lanes: int, j: int, in_uram: bool) -> int:
+    """LUTs a URAM ring adds to its window generator (`_line_buffer`): per read port the
+    multiplexer picking the ring word out of the ``R = ring_pack(lanes)`` a URAM word holds,
+    ``lanes·8·ceil((R − 1)/3)`` (a LUT3 for two, a LUT6 for four, three LUTs for eight, as
+    `memory.distributed_memory`'s read multiplexer); the gather register is flip-flops."""
+    if not in_uram:
+        return 0
+    return j * lanes * 8 * _ceil(ring_pack(lanes) - 1, 3)
 
 
 @functools.lru_cache(maxsize=1 << 14)
@@ -230,7 +273,7 @@ def trim_lut(co: int, pe: int) -> int:
 
 def mvu(g: Geometry, pe: int, simd: int, uram: bool = False, mmv: int = 1, pack: bool = False,
         lut: bool = False, lutw: bool = False, px: int = 1, po: int = 1, short: bool = False,
-        wide: bool = False, dense: bool = False) -> BlockCost:
+        wide: bool = False, dense: bool = False, ring_uram: bool = False) -> BlockCost:
     """Conv (sliding window + matrix-vector unit); dense is the 1×1×1 case.
 
     ``simd`` divides ``C`` or, with a parallel window, is ``C·j`` with ``j | K``: the unit
@@ -255,7 +298,8 @@ def mvu(g: Geometry, pe: int, simd: int, uram: bool = False, mmv: int = 1, pack:
     one beat of two pixels (``2·Co`` lanes); both halves' line buffers count. ``short``
     (a window generator, one copy, one pixel a beat): its ring holds `short_ring_rows` rows,
     the writer waiting at frame boundaries (`timing.ring_period`; docs/cost-model.md, "Short
-    window rings").
+    window rings"). ``ring_uram`` (a window generator, one pixel a beat, not group by group,
+    `ring_uram_fits`): its ring in URAM (`_line_buffer`), same cycles.
     A grouped conv (`Geometry.grouped`) computes its groups in turn (docs/cost-model.md,
     "Grouped convs"): ``sf = K·(C/group)/simd``, input at ``min(simd, C/group)`` lanes, or with
     ``wide`` (``simd`` a multiple of ``C/group``, a window generator) at ``C`` lanes, the window
@@ -271,7 +315,7 @@ def mvu(g: Geometry, pe: int, simd: int, uram: bool = False, mmv: int = 1, pack:
         raise ValueError(f"one or two pixels a beat (px={px}, po={po})")
     if pack:
         return packed(mvu(g, pe, simd, uram=uram, mmv=mmv, lutw=lutw, px=px, po=po, short=short, wide=wide,
-                          dense=dense), pe, simd, mmv)
+                          dense=dense, ring_uram=ring_uram), pe, simd, mmv)
     # A dense layer on a flattened image (ho·wo < h·w) is one vector of h·w·c per output
     # pixel: the mvu stores all of it (MW = h·w·c), not h·w vectors of c.
     vectors = g.ho * g.wo if g.pointwise and g.ho * g.wo < g.h * g.w else g.h * g.w
@@ -301,6 +345,9 @@ def mvu(g: Geometry, pe: int, simd: int, uram: bool = False, mmv: int = 1, pack:
     # pixel a cycle and slices a group's channels out of the word it reads
     lanes = g.c if wide else min(simd, cin)
     j = simd // cin if wide else simd // lanes  # taps a beat (window generator read ports)
+    if ring_uram and (not windowed or px != 1 or grouped or not ring_uram_fits(g, lanes)):
+        raise ValueError(f"a ring in URAM is for a window generator of one pixel a beat, not group by group, "
+                         f"whose C/lanes words fill URAM words (C={g.c}, lanes={lanes}, px={px}, grouped={grouped})")
     rows = None
     wmem, where = _weights(pe, simd * 8, folds, uram, lutw)
     mem = wmem + _params(pe, nf)
@@ -314,7 +361,7 @@ def mvu(g: Geometry, pe: int, simd: int, uram: bool = False, mmv: int = 1, pack:
         lead, span, tail = sf - 1, ii - 1, (nf - 1) * sf
         depth, fill, first = RTL_DEPTH["mvu"], 1.0 / pix, sf
     else:
-        mem = mem + _line_buffer(g, lanes, j, px, short).times(po)  # po window generators
+        mem = mem + _line_buffer(g, lanes, j, px, short, ring_uram).times(po)  # po window generators
         if mmv > 1:  # the first whole pixel: all folds of copy 0 (of each half with po = 2)
             ws = window_schedule(g, lanes, folds, folds, copies=copies, px=px, po=po)
             depth = RTL_DEPTH["mvu"] + RTL_DEPTH["swg"] + RTL_DEPTH["copies"]
@@ -351,10 +398,10 @@ def mvu(g: Geometry, pe: int, simd: int, uram: bool = False, mmv: int = 1, pack:
         depth += RTL_DEPTH["converter"]
     return BlockCost(
         ii=ii, depth=depth, fill=fill, first=first, tail=tail, lead=lead, span=span, window=rows, short_ring=short,
-        wide_groups=wide, dense_groups=dense,
+        ring_uram=ring_uram, wide_groups=wide, dense_groups=dense,
         dsp=mmv * (mults + REQUANT_DSP * pe), bram18=mem.bram18, uram=mem.uram,
         lut=LUT_BASE_MVU + mmv * lut_unit + lut_copies + lut_trim
-        + (po * _window_lut(px * lanes, j) if windowed else 0)
+        + (po * _window_lut(px * lanes, j) if windowed else 0) + _ring_select_lut(lanes, j, ring_uram)
         + (j * cin * 8 * -(-(g.group - 1) // 3) if wide else 0)  # the group slice's multiplexer, a port
         + mem.lut,
         weights=where, lut_macs=lut,
@@ -380,44 +427,49 @@ def pack_change(pe: int, simd: int, mmv: int = 1) -> tuple[int, int]:
     return -mmv * pairs * simd, mmv * LUT_PACK * pairs * simd
 
 
-def _window_unit(g: Geometry, p: int, simd: int, extra: MemCost, short: bool = False) -> tuple[BlockCost, MemCost]:
+def _window_unit(g: Geometry, p: int, simd: int, extra: MemCost, short: bool = False,
+                 ring_uram: bool = False) -> tuple[BlockCost, MemCost]:
     """Timing of swg -> vvu at ``p`` input lanes, ``simd = p·j`` lanes into the vector unit;
-    ``short``: a ring of `short_ring_rows` rows (`mvu`)."""
+    ``short``: a ring of `short_ring_rows` rows, ``ring_uram``: in URAM (`mvu`)."""
     j = simd // p
+    if ring_uram and not ring_uram_fits(g, p):
+        raise ValueError(f"a ring in URAM needs C/lanes words to fill URAM words (C={g.c}, lanes={p})")
     reads = g.k * (g.c // p) // j
     ws = window_schedule(g, p, reads, (g.k // j - 1) * (g.c // p) + 1, short=short)
-    mem = extra + _line_buffer(g, p, j, short=short) + _accumulators(p, g.c)
+    mem = extra + _line_buffer(g, p, j, short=short, in_uram=ring_uram) + _accumulators(p, g.c)
     cost = BlockCost(ii=ws.ii, depth=RTL_DEPTH["vvu"] + RTL_DEPTH["swg"],
                      fill=ws.fill, first=reads, tail=max(0, ws.span - ws.last_in), lead=ws.lead,
-                     span=ws.span, window=ws.by_row, short_ring=short)
+                     span=ws.span, window=ws.by_row, short_ring=short, ring_uram=ring_uram,
+                     lut=_ring_select_lut(p, j, ring_uram))
     return cost, mem
 
 
 def dwconv(g: Geometry, pe: int, simd: int, uram: bool = False, lutw: bool = False,
-           lut: bool = False, short: bool = False) -> BlockCost:
+           lut: bool = False, short: bool = False, ring_uram: bool = False) -> BlockCost:
     """Depthwise conv: ``p = pe`` channels at a time, one multiplier per lane.
 
     ``simd == pe`` normally; with a parallel window ``simd = p·j`` (``j | K``): ``j`` window
     positions of the ``p`` channels per cycle, ``simd`` multipliers, input at ``p`` lanes.
     ``lut``: every product in LUTs (the vvu's ``PACK = 0``, ``lut_mul.sv``), `LUT_MUL` each,
-    no DSP but the requantisers', same cycles. ``short``: a short window ring (`mvu`).
+    no DSP but the requantisers', same cycles. ``short``: a short window ring, ``ring_uram``:
+    the ring in URAM (`mvu`).
     """
     p = pe
     wmem, where = _weights(simd, 8, g.k * g.c // simd, uram, lutw)
-    c, mem = _window_unit(g, p, simd, wmem + _params(p, g.c // p), short)
+    c, mem = _window_unit(g, p, simd, wmem + _params(p, g.c // p), short, ring_uram)
     return replace(c, dsp=(0 if lut else simd) + REQUANT_DSP * p, bram18=mem.bram18, uram=mem.uram,
-                   lut=LUT_VVU + _window_lut(p, simd // p) + LUT_VVU_LANE * p + LUT_PER_LANE * (simd - p)
+                   lut=c.lut + LUT_VVU + _window_lut(p, simd // p) + LUT_VVU_LANE * p + LUT_PER_LANE * (simd - p)
                    + (LUT_PER_PE + LUT_REQUANT) * p + (LUT_MUL * simd if lut else 0) + mem.lut,
                    weights=where, lut_macs=lut)
 
 
-def pool(g: Geometry, pe: int, simd: int, requant: bool, short: bool = False) -> BlockCost:
+def pool(g: Geometry, pe: int, simd: int, requant: bool, short: bool = False, ring_uram: bool = False) -> BlockCost:
     """Max / average pool over a window (average requantises every lane); ``short``: a short
-    window ring (`mvu`)."""
+    window ring, ``ring_uram``: the ring in URAM (`mvu`)."""
     p = pe
-    c, mem = _window_unit(g, p, p, _params(p, g.c // p) if requant else MemCost(), short)
-    return replace(c, dsp=REQUANT_DSP * p if requant else 0, bram18=mem.bram18,
-                   lut=LUT_VVU + _window_lut(p) + (LUT_VVU_LANE + (LUT_REQUANT if requant else 0)) * p
+    c, mem = _window_unit(g, p, p, _params(p, g.c // p) if requant else MemCost(), short, ring_uram)
+    return replace(c, dsp=REQUANT_DSP * p if requant else 0, bram18=mem.bram18, uram=mem.uram,
+                   lut=c.lut + LUT_VVU + _window_lut(p) + (LUT_VVU_LANE + (LUT_REQUANT if requant else 0)) * p
                    + mem.lut)
 
 

@@ -191,7 +191,7 @@ def block_cost(kind: str, g: Geometry, pe: int, simd: int, uram: bool = False, m
                in_slots: int = 2, in_cycles: int | None = None, stage: bool = False,
                stage_bound: bool = False, px: int = 1, po: int = 1, bands: int = 1,
                timing: bool = True, short_ring: bool = False, out_slots: int = 2,
-               dense_groups: bool = False, wide_groups: bool = False) -> BlockCost:
+               dense_groups: bool = False, wide_groups: bool = False, ring_uram: bool = False) -> BlockCost:
     """Cost of a block kind at a folding (the folding must be legal).
 
     ``uram`` puts the weight memory in URAM (kinds in `URAM_CAPABLE`; ignored for the others,
@@ -214,7 +214,8 @@ def block_cost(kind: str, g: Geometry, pe: int, simd: int, uram: bool = False, m
     ``bands`` (an off-chip conv with two slots): computed that many bands of output rows a
     frame behind a band splitter (`band.banded`; ``timing=False``: without frame 0's schedule,
     for the tables). ``short_ring`` (`SHORT_RING_KINDS` on chip): the window generator's ring
-    holds `timing.short_ring_rows` rows (`blocks.mvu`). ``out_slots`` (an off-chip conv/dense
+    holds `timing.short_ring_rows` rows (`blocks.mvu`); ``ring_uram`` (the same kinds, a ring
+    `blocks.ring_uram_fits` allows) keeps it in URAM (`blocks._line_buffer`). ``out_slots`` (an off-chip conv/dense
     without a DDR frame stage, banded or not): the frame slots of its output buffer, 2 or 1
     (`offchip_mvu`; one halves the output memory, a frame's first fold then waits for the
     previous frame's output to have left). ``dense_groups`` (a grouped conv, `Geometry.grouped`):
@@ -225,8 +226,8 @@ def block_cost(kind: str, g: Geometry, pe: int, simd: int, uram: bool = False, m
     """
     if dense_groups and (kind != "conv" or not g.grouped or ddr):
         raise ValueError(f"dense_groups is for a grouped conv on chip, not '{kind}' with {g.group} group(s)")
-    if short_ring and (kind not in SHORT_RING_KINDS or ddr):
-        raise ValueError(f"block kind '{kind}' (ddr={ddr}) has no window ring to shorten")
+    if (short_ring or ring_uram) and (kind not in SHORT_RING_KINDS or ddr):
+        raise ValueError(f"block kind '{kind}' (ddr={ddr}) has no window ring to shorten or move")
     if (px != 1 or po != 1) and (kind != "conv" or ddr):
         raise ValueError(f"block kind '{kind}' (ddr={ddr}) takes one pixel a beat (px={px}, po={po})")
     if ddr:
@@ -265,6 +266,8 @@ def block_cost(kind: str, g: Geometry, pe: int, simd: int, uram: bool = False, m
         kw["px"], kw["po"] = px, po
     if short_ring:
         kw["short"] = True
+    if ring_uram:
+        kw["ring_uram"] = True
     if wide_groups:
         kw["wide"] = True
     if dense_groups:  # a grouped conv as a dense one over its block-diagonal matrix

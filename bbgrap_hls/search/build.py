@@ -55,6 +55,7 @@ from bbgrap_hls.search.fifos import (
     zeroinsert_depth,
 )
 from bbgrap_hls.search.problem import BW_CYCLES, N_RES, Problem, gather_ii
+from bbgrap_hls.search.tables import RING_URAM
 
 CONVERT = RTL_DEPTH["converter"] + FIFO_DEPTH
 """Cycles a width converter adds between two blocks: its register and its output FIFO."""
@@ -98,8 +99,8 @@ def unit_parts(prob: Problem, seg: Segmentation, u: int) -> list[_Part]:
                               ddr=bool(t.ddr[f]), memory=prob.offchip_memory if t.ddr[f] else None,
                               pack=prob.dsp_packing, lut_macs=bool(t.lut[f]), lutw=bool(t.lutw[f]),
                               lut_requant=bool(t.lutrq[f]), px=int(t.px[f]), po=int(t.po[f]),
-                              short_ring=bool(t.ring[f]), dense_groups=bool(t.dense[f]),
-                              wide_groups=bool(t.wide[f]))
+                              short_ring=bool(t.ring[f]), ring_uram=bool(t.ring[f] == RING_URAM),
+                              dense_groups=bool(t.dense[f]), wide_groups=bool(t.wide[f]))
             out.append(_Part(c, begin, begin + co, int(t.pe[f]), int(t.simd[f]),
                              _at_least(cost, max(gather, int(t.ii[f]))), t.copies(f), *t.pairs(f)))
             begin += co
@@ -120,8 +121,8 @@ def unit_parts(prob: Problem, seg: Segmentation, u: int) -> list[_Part]:
                       pack=prob.dsp_packing, lut_macs=bool(t.lut[f]), lutw=bool(t.lutw[f]),
                       lut_requant=bool(t.lutrq[f]), in_slots=1 if t.in1[f] else 2, in_cycles=in_cycles,
                       stage=bool(t.stage[f]), px=int(t.px[f]), po=int(t.po[f]), bands=int(t.bands[f]),
-                      short_ring=bool(t.ring[f]), out_slots=1 if t.out1[f] else 2, dense_groups=bool(t.dense[f]),
-                      wide_groups=bool(t.wide[f]))
+                      short_ring=bool(t.ring[f]), ring_uram=bool(t.ring[f] == RING_URAM),
+                      out_slots=1 if t.out1[f] else 2, dense_groups=bool(t.dense[f]), wide_groups=bool(t.wide[f]))
     # (a row behind a stage has its tables' bound of the stage's cycles: the cost is exact)
     floor = cost.ii if t.stage[f] else int(t.ii[f])
     return [_Part(seg.core[u], 0, unit.geom.co, int(t.pe[f]), int(t.simd[f]), _at_least(cost, floor),
@@ -435,7 +436,7 @@ def _build(prob: Problem, seg: Segmentation, strategy: str, objective: str, use_
                 sum(p.cost.offchip_bytes for p in ps), _node_pack([_pack(prob, prob.units[u].kind, p) for p in ps]),
                 "lut" if any(p.cost.lut_requant for p in ps) else "dsp", ps[0].cost.in_slots, ps[0].cost.in_stage,
                 ps[0].px, ps[0].po, ps[0].cost.bands, ps[0].cost.short_ring, ps[0].cost.out_slots,
-                ps[0].cost.dense_groups, ps[0].cost.wide_groups))
+                ps[0].cost.dense_groups, ps[0].cost.wide_groups, ps[0].cost.ring_uram))
     cores = []
     for c in board.cores:
         names = [nd.name for nd in nodes if nd.block not in ("host", "fused") and c.id in (

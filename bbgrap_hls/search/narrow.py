@@ -162,14 +162,14 @@ class _Units:
 
 def row_of(table: Table, pe: int, simd: int, weights: str | None, mmv: int = 1, lut: bool = False,
            lutrq: bool = False, in_slots: int = 2, stage: bool = False, px: int = 1, po: int = 1,
-           bands: int = 1, frames_uram: bool | None = None, ring: bool = False, dense: bool = False,
+           bands: int = 1, frames_uram: bool | None = None, ring: int = 0, dense: bool = False,
            wide: bool = False) -> int:
     """The row of ``table`` (its `Table.full` rows) with this folding, weight placement, pixel
     copies, kind of multiplier (``lut``: products in LUTs, the plan's ``pack == 0``;
     ``lutrq``: requantisers in LUTs, the plan's ``requant == "lut"``), input frame slots and
     DDR frame stage (the plan's ``in_stage``) and row bands; an off-chip row's frame buffers
     in URAM or not (``frames_uram``, the plan's block has URAM; None: either); a short
-    window ring or not (``ring``, the plan's ``short_ring``); a grouped conv computed dense or
+    window ring or not (``ring``: `Table.ring`, the plan's ``short_ring`` and ``ring_uram``); a grouped conv computed dense or
     group by group (``dense``, the plan's ``dense_groups``), with whole pixels into its window
     generator or not (``wide``, the plan's ``wide_groups``).
 
@@ -216,7 +216,8 @@ def segmentation_of(prob: Problem, plan: Plan) -> Segmentation:
             core[u], fold[u] = n.core, row_of(unit.table, n.pe, n.simd, n.weights, n.mmv, n.pack == 0,
                                                    n.requant == "lut", n.in_slots, n.in_stage, n.px, n.po,
                                                    n.bands, n.uram > 0 if n.weights == "ddr" else None,
-                                                   n.short_ring, n.dense_groups, n.wide_groups)
+                                                   2 if n.ring_uram else int(n.short_ring), n.dense_groups,
+                                                   n.wide_groups)
     return Segmentation(core=core, fold=fold, split=split, part_co=part_co, target=plan.ii_cycles)
 
 

@@ -25,7 +25,7 @@ from bbgrap_hls.model import (
     pixel_copies,
 )
 from bbgrap_hls.model.band import band_counts
-from bbgrap_hls.model.blocks import PACK_CAPABLE, SHORT_RING_KINDS, pack_change
+from bbgrap_hls.model.blocks import PACK_CAPABLE, SHORT_RING_KINDS, pack_change, ring_uram_fits
 from bbgrap_hls.model.geometry import Geometry
 from bbgrap_hls.model.offchip import folds
 from bbgrap_hls.model.stage import MAX_STAGE_LANES
@@ -88,8 +88,9 @@ class Table:
     # bool: the block's frame-sized input FIFOs in the core's board memory (`FIFO_DDR_KINDS`,
     # `_input_fifos`): their stages' LUTs and bandwidth in the row instead of their BRAM18/URAM
     fifo_ddr: np.ndarray | None = None
-    # bool: the block's window generator keeps a short ring (`timing.short_ring_rows`; with the
-    # planner's ``short_rings``, a row of fewer BRAM18 than its folding's default ring)
+    # the block's window generator's ring: 0 the default, 1 a short ring (`timing.short_ring_rows`;
+    # with the planner's ``short_rings``, a row of fewer BRAM18 than its folding's default ring),
+    # 2 a short ring in URAM (`RING_URAM`: with ``short_rings`` on a core with URAM)
     ring: np.ndarray | None = None
     # bool: an off-chip row whose output frame buffer has one slot (`offchip_mvu` ``out_slots=1``;
     # with the planner's ``out1``, a row of fewer BRAM18 and URAM than its two-slot row)
@@ -127,7 +128,7 @@ class Table:
         if self.fifo_ddr is None:
             self.fifo_ddr = np.zeros(len(self.ii), dtype=bool)
         if self.ring is None:
-            self.ring = np.zeros(len(self.ii), dtype=bool)
+            self.ring = np.zeros(len(self.ii), dtype=np.int64)
         if self.out1 is None:
             self.out1 = np.zeros(len(self.ii), dtype=bool)
         if self.dense is None:
@@ -207,8 +208,8 @@ def _key(kind: str, g: Geometry, inputs: _Inputs, parallel_window: bool, uram: b
     table is the same with or without packing or off-chip weights). Its last element is the
     triple ``(short_rings, out1, bands)``; ``bands`` False: the table without its row-band
     rows (`Table.whole_frame`), built without them (`_band_rows`)."""
-    if kind not in SHORT_RING_KINDS or not short_ring_pays(g):
-        short_rings = False
+    if kind not in SHORT_RING_KINDS or g.pointwise or not (short_ring_pays(g) or uram and _windows_inside(g)):
+        short_rings = False  # (with URAM, a ring that keeps its rows may still move there)
     if (kind not in OFFCHIP_CAPABLE and kind not in FIFO_DDR_KINDS) or (kind == "conv" and g.grouped):
         memory = None  # (a grouped conv keeps its weights on chip: its groups' weights are few)
     if kind not in OFFCHIP_CAPABLE or memory is None:
@@ -442,7 +443,12 @@ def _raw_rows(kind: str, g: Geometry, inputs: _Inputs, parallel_window: bool, ur
                 cr = block_cost(kind, g, pe, simd, uram=on_uram, lut_macs=lut, lutw=lutw, lut_requant=lutrq,
                                 timing=False, short_ring=True, dense_groups=dense, wide_groups=wide)
                 if cr.bram18 < c.bram18:  # (a LUTRAM-sized line buffer keeps its default ring)
-                    variants.append((cr, cs, 1, 0))
+                    variants.append((cr, cs, RING_SHORT, 0))
+                if uram and _ring_uram_ok(kind, g, pe, simd, dense, wide):
+                    cu = block_cost(kind, g, pe, simd, uram=on_uram, lut_macs=lut, lutw=lutw, lut_requant=lutrq,
+                                    timing=False, short_ring=True, ring_uram=True, dense_groups=dense)
+                    if cu.bram18 < cr.bram18:  # (a ring in LUTRAM stays there)
+                        variants.append((cu, [(d, u + cu.lut - cr.lut) for d, u in cs], RING_URAM, 0))
             if out1 and ddr and not stage:
                 co = block_cost(kind, g, pe, simd, uram=on_uram, ddr=True, memory=memory, in_slots=1 if in1 else 2,
                                 bands=bands, timing=False, out_slots=1)
@@ -479,6 +485,28 @@ def _raw_rows(kind: str, g: Geometry, inputs: _Inputs, parallel_window: bool, ur
     return [np.array(r, dtype=np.int64).reshape(len(r), 26) for r in rows]
 
 
+RING_SHORT, RING_URAM = 1, 2
+"""`Table.ring`'s values beside 0 (the default ring): a short ring, a short ring in URAM."""
+
+
+def _windows_inside(g: Geometry) -> bool:
+    """Whether the last output row's window ends inside the padded rows (not so a pool in ceil
+    mode without its bottom padding, GoogLeNet's 3×3 at stride 2 from 28 rows to 14, whose
+    ring `timing.ring_frames` cannot step): such a window keeps the default ring in BRAM18."""
+    return (g.ho - 1) * g.sh + g.kh <= g.hp
+
+
+def _ring_uram_ok(kind: str, g: Geometry, pe: int, simd: int, dense: bool, wide: bool) -> bool:
+    """Whether a folding's window generator may keep its ring in URAM (`blocks.ring_uram_fits`
+    at its input lanes: ``pe`` for a depthwise conv or pool, ``min(simd, C)`` for a conv; a
+    grouped conv only when computed dense)."""
+    if kind == "conv":
+        if g.grouped and not dense or wide:
+            return False
+        return ring_uram_fits(g, min(simd, g.c))
+    return ring_uram_fits(g, pe)
+
+
 def _finish_table(kind: str, g: Geometry, memory: tuple[float, int, int] | None, tagged: np.ndarray) -> Table:
     """A `Table` of ``tagged``'s rows (`_raw_rows`, in tag order) sorted by ii descending,
     with the slower off-chip rows added."""
@@ -505,7 +533,7 @@ def _finish_table(kind: str, g: Geometry, memory: tuple[float, int, int] | None,
                  mmv=a[:, 9].copy(), ddr=a[:, 10].astype(bool), lut=a[:, 11].astype(bool),
                  lutw=a[:, 12].astype(bool), lutrq=a[:, 13].astype(bool), padded=a[:, 14].astype(bool),
                  in1=a[:, 15].astype(bool), stage=a[:, 16].astype(bool), px=a[:, 17].copy(), po=a[:, 18].copy(),
-                 bands=a[:, 19].copy(), fifo_ddr=a[:, 20].astype(bool), ring=a[:, 21].astype(bool),
+                 bands=a[:, 19].copy(), fifo_ddr=a[:, 20].astype(bool), ring=a[:, 21].copy(),
                  out1=a[:, 22].astype(bool), dense=a[:, 23].astype(bool), wide=a[:, 24].astype(bool))
 
 
