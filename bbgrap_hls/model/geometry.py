@@ -143,6 +143,10 @@ def geometry(node: Node, graph: Graph) -> Geometry:
     p = a.get("pads") or (0, 0, 0, 0)
     p = tuple(int(x) for x in p)
     pads = (p[0], p[1], p[2], p[3]) if len(p) == 4 else (0, 0, 0, 0)
+    if a.get("ceil_mode"):  # the extra end padding gen gives a ceil-mode pool (codegen.layers._window):
+        # the last window ends inside the padded rows and columns, as the window generator reads them
+        pads = (pads[0], pads[1], max(pads[2], (ho - 1) * sh + (kh - 1) * dh + 1 - h - pads[0]),
+                max(pads[3], (wo - 1) * sw + (kw - 1) * dw + 1 - w - pads[1]))
     return Geometry(
         h=h, w=w, c=c, ho=ho, wo=wo, co=co,
         kh=(kh - 1) * dh + 1, kw=(kw - 1) * dw + 1, sh=sh, sw=sw, dh=dh, dw=dw, pads=pads,

@@ -208,7 +208,7 @@ def _key(kind: str, g: Geometry, inputs: _Inputs, parallel_window: bool, uram: b
     table is the same with or without packing or off-chip weights). Its last element is the
     triple ``(short_rings, out1, bands)``; ``bands`` False: the table without its row-band
     rows (`Table.whole_frame`), built without them (`_band_rows`)."""
-    if kind not in SHORT_RING_KINDS or g.pointwise or not (short_ring_pays(g) or uram and _windows_inside(g)):
+    if kind not in SHORT_RING_KINDS or g.pointwise or not (short_ring_pays(g) or uram):
         short_rings = False  # (with URAM, a ring that keeps its rows may still move there)
     if (kind not in OFFCHIP_CAPABLE and kind not in FIFO_DDR_KINDS) or (kind == "conv" and g.grouped):
         memory = None  # (a grouped conv keeps its weights on chip: its groups' weights are few)
@@ -487,13 +487,6 @@ def _raw_rows(kind: str, g: Geometry, inputs: _Inputs, parallel_window: bool, ur
 
 RING_SHORT, RING_URAM = 1, 2
 """`Table.ring`'s values beside 0 (the default ring): a short ring, a short ring in URAM."""
-
-
-def _windows_inside(g: Geometry) -> bool:
-    """Whether the last output row's window ends inside the padded rows (not so a pool in ceil
-    mode without its bottom padding, GoogLeNet's 3×3 at stride 2 from 28 rows to 14, whose
-    ring `timing.ring_frames` cannot step): such a window keeps the default ring in BRAM18."""
-    return (g.ho - 1) * g.sh + g.kh <= g.hp
 
 
 def _ring_uram_ok(kind: str, g: Geometry, pe: int, simd: int, dense: bool, wide: bool) -> bool:
