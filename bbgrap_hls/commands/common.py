@@ -79,7 +79,8 @@ def add_plan_options(p: argparse.ArgumentParser) -> None:
                    help="let window blocks (convs with a window generator, depthwise convs, pools) keep a short "
                         "line-buffer ring of KH+SH padded rows instead of the default (fewer BRAM18; the writer "
                         "waits at each frame boundary, a few cycles a frame: docs/cost-model.md, \"Short window "
-                        "rings\"); default: only when the plan with the default buffers is short of BRAM18 or URAM, or "
+                        "rings\"), on a core with URAM also in URAM, 8/lanes ring words a URAM word (\"Window rings "
+                        "in URAM\"); default: only when the plan with the default buffers is short of BRAM18 or URAM, or "
                         "fills a core's BRAM18 or URAM with DSPs to spare (then the better plan is kept)")
     p.add_argument("--one-output-slot", action=argparse.BooleanOptionalAction, default=None,
                    help="with --offchip-weights, let an off-chip conv/dense keep one output frame slot instead of "

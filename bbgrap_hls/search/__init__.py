@@ -148,7 +148,8 @@ def make_plan(graph: Graph, board: Board, strategy: str = "search", objective: s
             default (`ROW_BANDS`).
         short_rings: let window blocks keep a short window ring, ``KH_eff + SH`` padded rows
             (fewer BRAM18, the writer waiting at each frame boundary: docs/cost-model.md,
-            "Short window rings"), chosen per block; the plan's ``short_ring``. None (the
+            "Short window rings"), chosen per block, on a core with URAM also in URAM (the plan's
+            ``ring_uram``, "Window rings in URAM"); the plan's ``short_ring``. None (the
             default): only when the plan without them is short of BRAM18 or URAM, or fills a
             core's BRAM18 or URAM with DSPs to spare (`fallbacks.memory_full`; the better plan
             is kept).
