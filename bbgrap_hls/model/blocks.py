@@ -298,8 +298,8 @@ def mvu(g: Geometry, pe: int, simd: int, uram: bool = False, mmv: int = 1, pack:
     one beat of two pixels (``2·Co`` lanes); both halves' line buffers count. ``short``
     (a window generator, one copy, one pixel a beat): its ring holds `short_ring_rows` rows,
     the writer waiting at frame boundaries (`timing.ring_period`; docs/cost-model.md, "Short
-    window rings"). ``ring_uram`` (a window generator, one pixel a beat, not group by group,
-    `ring_uram_fits`): its ring in URAM (`_line_buffer`), same cycles.
+    window rings"). ``ring_uram`` (a window generator, one pixel a beat, not ``wide``,
+    `ring_uram_fits` at its input lanes): its ring in URAM (`_line_buffer`), same cycles.
     A grouped conv (`Geometry.grouped`) computes its groups in turn (docs/cost-model.md,
     "Grouped convs"): ``sf = K·(C/group)/simd``, input at ``min(simd, C/group)`` lanes, or with
     ``wide`` (``simd`` a multiple of ``C/group``, a window generator) at ``C`` lanes, the window
@@ -345,9 +345,10 @@ def mvu(g: Geometry, pe: int, simd: int, uram: bool = False, mmv: int = 1, pack:
     # pixel a cycle and slices a group's channels out of the word it reads
     lanes = g.c if wide else min(simd, cin)
     j = simd // cin if wide else simd // lanes  # taps a beat (window generator read ports)
-    if ring_uram and (not windowed or px != 1 or grouped or not ring_uram_fits(g, lanes)):
-        raise ValueError(f"a ring in URAM is for a window generator of one pixel a beat, not group by group, "
-                         f"whose C/lanes words fill URAM words (C={g.c}, lanes={lanes}, px={px}, grouped={grouped})")
+    if ring_uram and (not windowed or px != 1 or wide or not ring_uram_fits(g, lanes)):
+        raise ValueError(f"a ring in URAM is for a window generator of one pixel a beat, not of whole pixels "
+                         f"for groups, whose C/lanes words fill URAM words (C={g.c}, lanes={lanes}, px={px}, "
+                         f"wide={wide})")
     rows = None
     wmem, where = _weights(pe, simd * 8, folds, uram, lutw)
     mem = wmem + _params(pe, nf)

@@ -491,12 +491,11 @@ RING_SHORT, RING_URAM = 1, 2
 
 def _ring_uram_ok(kind: str, g: Geometry, pe: int, simd: int, dense: bool, wide: bool) -> bool:
     """Whether a folding's window generator may keep its ring in URAM (`blocks.ring_uram_fits`
-    at its input lanes: ``pe`` for a depthwise conv or pool, ``min(simd, C)`` for a conv; a
-    grouped conv only when computed dense)."""
+    at its input lanes: ``pe`` for a depthwise conv or pool, ``min(simd, C)`` for a conv,
+    ``min(simd, C/group)`` for a grouped one computed group by group; not with whole pixels in)."""
     if kind == "conv":
-        if g.grouped and not dense or wide:
-            return False
-        return ring_uram_fits(g, min(simd, g.c))
+        cin = g.cgi if g.grouped and not dense else g.c
+        return not wide and ring_uram_fits(g, min(simd, cin))
     return ring_uram_fits(g, pe)
 
 
