@@ -106,14 +106,19 @@ def test_tables_offer_uram_rings_only_with_uram():
 
 # ---- a design ------------------------------------------------------------------------------------
 
-@pytest.fixture(scope="module")
-def gen_out(tmp_path_factory):
-    d = tmp_path_factory.mktemp("uram_rings")
-    models.save(models.ds_block(c=16, hw=64), d / "m.onnx")
-    (d / "board.yaml").write_text(_board(1, 1))
+def _gen(tmp_path_factory, name: str, model, board: str):
+    """gen of ``model`` on ``board`` (yaml text) into a fresh folder's ``out``."""
+    d = tmp_path_factory.mktemp(name)
+    models.save(model, d / "m.onnx")
+    (d / "board.yaml").write_text(board)
     assert main(["gen", str(d / "m.onnx"), "--board", str(d / "board.yaml"), "-o", str(d / "out"),
                  "--no-padded-folds"]) == 0
     return d / "out"
+
+
+@pytest.fixture(scope="module")
+def gen_out(tmp_path_factory):
+    return _gen(tmp_path_factory, "uram_rings", models.ds_block(c=16, hw=64), _board(1, 1))
 
 
 def test_refused_without_uram_planned_with_a_uram_ring(gen_out, tmp_path):
@@ -169,12 +174,8 @@ def grouped_ring_net():
 
 @pytest.fixture(scope="module")
 def grouped_out(tmp_path_factory):
-    d = tmp_path_factory.mktemp("uram_rings_grouped")
-    models.save(grouped_ring_net(), d / "m.onnx")
-    (d / "board.yaml").write_text(board_yaml(1, 1, 16, 20000).replace("uram: 0", "uram: 1"))
-    assert main(["gen", str(d / "m.onnx"), "--board", str(d / "board.yaml"), "-o", str(d / "out"),
-                 "--no-padded-folds"]) == 0
-    return d / "out"
+    return _gen(tmp_path_factory, "uram_rings_grouped", grouped_ring_net(),
+                board_yaml(1, 1, 16, 20000).replace("uram: 0", "uram: 1"))
 
 
 def test_a_grouped_conv_keeps_its_ring_in_uram_group_by_group(grouped_out):

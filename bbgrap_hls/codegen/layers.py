@@ -18,7 +18,8 @@ from bbgrap_hls.codegen.weights import STORAGE_IMPL, WeightMem, rom_array
 from bbgrap_hls.errors import BadInputError, UnsupportedError
 from bbgrap_hls.ir import Graph, Node
 from bbgrap_hls.model.blocks import out_lanes as block_out_lanes
-from bbgrap_hls.model.blocks import padded_out_lanes, ring_pack, ring_uram_fits
+from bbgrap_hls.model.blocks import padded_out_lanes, ring_lanes, ring_pack, ring_uram_fits
+from bbgrap_hls.model.geometry import end_pads
 from bbgrap_hls.model.kinds import node_geometry
 from bbgrap_hls.model.stage import MAX_STAGE_LANES, stage_region_bytes
 from bbgrap_hls.model.timing import short_ring_rows
@@ -131,10 +132,7 @@ def _arrays(ident: str, **arrs: np.ndarray) -> list[str]:
 def _window(node: Node, h: int, w: int, ho: int, wo: int) -> dict[str, int]:
     a = node.attrs
     (kh, kw), (sh, sw), (dh, dw), p = a["kernel"], a["strides"], a["dilations"], a["pads"]
-    # Extra end padding so that the kernel's floor formula gives the op's output size
-    # (ceil_mode pools); windows never read it except as padding.
-    pb = max(p[2], (ho - 1) * sh + (kh - 1) * dh + 1 - h - p[0])
-    pr = max(p[3], (wo - 1) * sw + (kw - 1) * dw + 1 - w - p[1])
+    pb, pr = end_pads(h, w, ho, wo, (kh, kw), (sh, sw), (dh, dw), p)  # (ceil_mode pools: extra end padding)
     return dict(H=h, W=w, KH=kh, KW=kw, SH=sh, SW=sw, DH=dh, DW=dw, PT=p[0], PL=p[1], PB=pb, PR=pr)
 
 
@@ -220,8 +218,7 @@ def make_layer(g: Graph, node: Node, ident: str, pe: int, simd: int,
         _add_fields(lay, ROWS=lay.ring)
     if ring_uram:
         geom = node_geometry(node, g)
-        cin = geom.cgi if geom.grouped and not dense_groups else geom.c  # (a group's channels, group by group)
-        lanes = min(simd, cin) if kern == "bb::conv2d" else pe  # the window generator's input lanes
+        lanes = ring_lanes("conv" if kern == "bb::conv2d" else "window", geom, pe, simd, dense_groups)
         if not short_ring or (kern == "bb::conv2d" and wide_groups) or not ring_uram_fits(geom, lanes):
             raise UnsupportedError(f"node '{node.name}' ({node.op}): a window ring in URAM is for a short ring of "
                                    f"{', '.join(RING_KERNELS)} whose C/lanes words fill URAM words, not of whole "

@@ -177,6 +177,15 @@ def ring_uram_fits(g: Geometry, lanes: int) -> bool:
     return not g.pointwise and r > 0 and (g.c // lanes) % r == 0
 
 
+def ring_lanes(kind: str, g: Geometry, pe: int, simd: int, dense: bool = False) -> int:
+    """Input lanes of a window block's generator (one pixel a beat, not ``wide``): ``pe`` for a
+    depthwise conv or pool, ``min(simd, C)`` for a conv, ``min(simd, C/group)`` for a grouped
+    one computed group by group (``dense`` False; `mvu`'s ``lanes``)."""
+    if kind != "conv":
+        return pe
+    return min(simd, g.cgi if g.grouped and not dense else g.c)
+
+
 def _line_buffer(g: Geometry, lanes: int, j: int = 1, px: int = 1, short: bool = False,
                  in_uram: bool = False) -> MemCost:
     """Line buffer of a window block whose input streams at ``lanes`` lanes.

@@ -125,6 +125,16 @@ def _pair(v, default: int) -> tuple[int, int]:
     return (v[0], v[1]) if len(v) >= 2 else (v[0], v[0])
 
 
+def end_pads(h: int, w: int, ho: int, wo: int, kernel: tuple[int, int], strides: tuple[int, int],
+             dilations: tuple[int, int], pads: tuple[int, ...]) -> tuple[int, int]:
+    """Bottom and right padding with the extra end rows and columns that make the kernel's
+    floor formula give the op's ``ho × wo`` (a ceil-mode pool): its last window ends inside the
+    padded rows and columns, which windows read as padding only (gen's window parameters)."""
+    (kh, kw), (sh, sw), (dh, dw) = kernel, strides, dilations
+    return (max(pads[2], (ho - 1) * sh + (kh - 1) * dh + 1 - h - pads[0]),
+            max(pads[3], (wo - 1) * sw + (kw - 1) * dw + 1 - w - pads[1]))
+
+
 def geometry(node: Node, graph: Graph) -> Geometry:
     """The geometry of ``node`` in ``graph`` (see `Geometry`)."""
     acts = graph.act_inputs(node)
@@ -143,10 +153,8 @@ def geometry(node: Node, graph: Graph) -> Geometry:
     p = a.get("pads") or (0, 0, 0, 0)
     p = tuple(int(x) for x in p)
     pads = (p[0], p[1], p[2], p[3]) if len(p) == 4 else (0, 0, 0, 0)
-    if a.get("ceil_mode"):  # the extra end padding gen gives a ceil-mode pool (codegen.layers._window):
-        # the last window ends inside the padded rows and columns, as the window generator reads them
-        pads = (pads[0], pads[1], max(pads[2], (ho - 1) * sh + (kh - 1) * dh + 1 - h - pads[0]),
-                max(pads[3], (wo - 1) * sw + (kw - 1) * dw + 1 - w - pads[1]))
+    if a.get("ceil_mode"):  # the extra end padding gen gives a ceil-mode pool (`end_pads`)
+        pads = (pads[0], pads[1], *end_pads(h, w, ho, wo, (kh, kw), (sh, sw), (dh, dw), pads))
     return Geometry(
         h=h, w=w, c=c, ho=ho, wo=wo, co=co,
         kh=(kh - 1) * dh + 1, kw=(kw - 1) * dw + 1, sh=sh, sw=sw, dh=dh, dw=dw, pads=pads,

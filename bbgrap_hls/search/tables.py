@@ -25,7 +25,7 @@ from bbgrap_hls.model import (
     pixel_copies,
 )
 from bbgrap_hls.model.band import band_counts
-from bbgrap_hls.model.blocks import PACK_CAPABLE, SHORT_RING_KINDS, pack_change, ring_uram_fits
+from bbgrap_hls.model.blocks import PACK_CAPABLE, SHORT_RING_KINDS, pack_change, ring_lanes, ring_uram_fits
 from bbgrap_hls.model.geometry import Geometry
 from bbgrap_hls.model.offchip import folds
 from bbgrap_hls.model.stage import MAX_STAGE_LANES
@@ -493,10 +493,7 @@ def _ring_uram_ok(kind: str, g: Geometry, pe: int, simd: int, dense: bool, wide:
     """Whether a folding's window generator may keep its ring in URAM (`blocks.ring_uram_fits`
     at its input lanes: ``pe`` for a depthwise conv or pool, ``min(simd, C)`` for a conv,
     ``min(simd, C/group)`` for a grouped one computed group by group; not with whole pixels in)."""
-    if kind == "conv":
-        cin = g.cgi if g.grouped and not dense else g.c
-        return not wide and ring_uram_fits(g, min(simd, cin))
-    return ring_uram_fits(g, pe)
+    return not wide and ring_uram_fits(g, ring_lanes(kind, g, pe, simd, dense))
 
 
 def _finish_table(kind: str, g: Geometry, memory: tuple[float, int, int] | None, tagged: np.ndarray) -> Table:
