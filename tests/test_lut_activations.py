@@ -26,8 +26,8 @@ def _chain(ops: list[str]) -> onnx.ModelProto:
     y = net.conv(y, 4, 1, 1, 0)
     g = helper.make_graph(net.nodes, "lut_chain", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 4, 6, 6])],
                           [helper.make_tensor_value_info(y, TensorProto.FLOAT, list(net.shapes[y]))], net.inits)
-    m = helper.make_model(g, opset_imports=[helper.make_opsetid("", 20)])
-    m.ir_version = 9
+    m = helper.make_model(g, opset_imports=[helper.make_opsetid("", 24)])  # Swish: 24
+    m.ir_version = 10
     return m
 
 

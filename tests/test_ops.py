@@ -70,6 +70,8 @@ CASES = [
     ("softplus", "Softplus", [X4], {}, 13),
     ("softsign", "Softsign", [X4], {}, 13),
     ("mish", "Mish", [X4], {}, 18),
+    ("swish", "Swish", [X4], {}, 24),
+    ("swish_alpha", "Swish", [X4], {"alpha": 1.702}, 24),
     ("thresholded_relu", "ThresholdedRelu", [X4], {"alpha": 0.4}, 13),
     ("add_broadcast", "Add", [X4, (1, 4, 1, 1)], {}, 13),
     ("add_const_first", "Add", [w(4, 1, 1), X4], {}, 13),

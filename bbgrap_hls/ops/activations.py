@@ -180,6 +180,19 @@ class Mish(UnaryActivation):
 
 
 @register
+class Swish(UnaryActivation):
+    """Swish (opset 24): ``x·sigmoid(alpha·x)``; SiLU at ``alpha = 1``. Also what
+    `passes.arith.FuseSwish` makes of torch's SiLU export ``Mul(x, Sigmoid(x))``."""
+
+    kind = "Swish"
+    onnx_types = ("Swish",)
+    defaults = {"alpha": 1.0}
+
+    def f(self, x, attrs):
+        return x * (0.5 * (1.0 + np.tanh(0.5 * attrs["alpha"] * x)))
+
+
+@register
 class ThresholdedRelu(UnaryActivation):
     kind = "ThresholdedRelu"
     onnx_types = ("ThresholdedRelu",)

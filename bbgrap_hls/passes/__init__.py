@@ -8,7 +8,13 @@ it moves a scale into a constant); docs/passes.md lists them with why each is sa
 from __future__ import annotations
 
 from bbgrap_hls.ir import Graph
-from bbgrap_hls.passes.arith import ClipToRelu6, LowerArithmetic, LowerChannelAffine, ReduceMeanToGlobalPool
+from bbgrap_hls.passes.arith import (
+    ClipToRelu6,
+    FuseSwish,
+    LowerArithmetic,
+    LowerChannelAffine,
+    ReduceMeanToGlobalPool,
+)
 from bbgrap_hls.passes.base import Pass, copy_graph, tidy
 from bbgrap_hls.passes.cleanup import FoldConstants, LowerShapeOps, RemoveIdentity
 from bbgrap_hls.passes.conv_transpose import LowerConvTranspose, MoveActivationBeforeDepthToSpace
@@ -21,6 +27,7 @@ CANONICAL: list[type[Pass]] = [
     LowerShapeOps,
     LowerArithmetic,
     ClipToRelu6,
+    FuseSwish,
     ReduceMeanToGlobalPool,
     LowerGemm,
     LowerConvTranspose,
@@ -36,7 +43,7 @@ CANONICAL_KINDS = frozenset({
     "Conv", "Dense", "Relu", "Relu6", "LeakyRelu", "Sigmoid", "Tanh", "HardSigmoid", "HardSwish",
     "Clip", "Add", "Mul", "ChannelAffine", "Concat", "MaxPool", "AveragePool", "GlobalAveragePool",
     "Transpose", "Reshape", "Pad", "Softmax", "LRN",
-    "Elu", "Selu", "Celu", "Gelu", "Softplus", "Softsign", "Mish", "ThresholdedRelu",
+    "Elu", "Selu", "Celu", "Gelu", "Softplus", "Softsign", "Mish", "Swish", "ThresholdedRelu",
     "Slice", "GlobalMaxPool", "Resize", "ZeroInsert", "DepthToSpace", "ResizeBilinear",
 })
 
@@ -51,7 +58,7 @@ def canonicalize(graph: Graph) -> Graph:
     bias), and leaves the nodes in topological order. Afterwards only these op kinds
     remain (`CANONICAL_KINDS`): Conv, Dense, Relu, Relu6, LeakyRelu, Sigmoid, Tanh,
     HardSigmoid, HardSwish, the other lookup-table activations (Elu, Selu, Celu, Gelu,
-    Softplus, Softsign, Mish, ThresholdedRelu), Clip (general bounds), Add and Mul (two activations, possibly
+    Softplus, Softsign, Mish, Swish, ThresholdedRelu), Clip (general bounds), Add and Mul (two activations, possibly
     broadcast as in squeeze-excite, or a constant that is not per-channel),
     ChannelAffine, Concat, MaxPool, AveragePool, GlobalAveragePool, Transpose and
     Reshape (channel shuffles, or a Reshape that only drops unit dimensions, e.g.
@@ -81,6 +88,6 @@ __all__ = [
     "CANONICAL", "CANONICAL_KINDS", "ClipToRelu6", "FoldBatchNorm", "FoldConstants",
     "FoldFlattenIntoDense", "FoldPadIntoConv", "LowerArithmetic", "LowerChannelAffine", "LowerConvTranspose", "LowerGemm",
     "LowerShapeOps", "MoveActivationBeforeDepthToSpace",
-    "MarkHostOps", "Pass", "ReduceMeanToGlobalPool", "RemoveIdentity", "canonicalize",
+    "FuseSwish", "MarkHostOps", "Pass", "ReduceMeanToGlobalPool", "RemoveIdentity", "canonicalize",
     "host_ops_in_middle",
 ]

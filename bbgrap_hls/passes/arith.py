@@ -100,6 +100,50 @@ class ClipToRelu6(Pass):
         return default if v is None else float(v)
 
 
+class FuseSwish(Pass):
+    """``Mul(x, Sigmoid(x))`` → ``Swish(x)`` (SiLU, as torch exports it) and
+    ``Mul(x, HardSigmoid(x))`` with ONNX's ``alpha = 1/6, beta = 0.5`` → ``HardSwish(x)``.
+
+    Same function up to float rounding (the product rounds once instead of twice). On the
+    fabric the pair was a lookup table, a fork, a FIFO as deep as the table's latency and a
+    multiplier with its requantiser; the fused op is one lookup table (an int8 function of one
+    int8 input is a 256-entry table), with one rounding instead of two (the sigmoid's int8
+    output is gone). Either operand order; a Sigmoid with other readers stays for them. A QDQ
+    model's pair is not matched (its Mul reads DequantizeLinear outputs), so its prescribed
+    intermediate scale is kept.
+    """
+
+    def apply(self, graph: Graph) -> bool:
+        changed = False
+        producers = graph.producers()
+        for node in list(graph.nodes):
+            if node.op != "Mul" or len(node.inputs) != 2 or node.inputs[0] == node.inputs[1]:
+                continue
+            for x, s in (node.inputs, node.inputs[::-1]):
+                gate = producers.get(s)
+                kind = self._fused(gate, x)
+                if kind is not None and graph.shape(node.outputs[0]) == graph.shape(x):
+                    new = make(graph, kind, [x], node.outputs[:1], node.name,
+                               {"alpha": 1.0} if kind == "Swish" else None)
+                    replace(graph, node, new)
+                    producers[node.outputs[0]] = new
+                    changed = True
+                    break
+        return changed
+
+    @staticmethod
+    def _fused(gate: Node | None, x: str) -> str | None:
+        """The fused kind when ``gate`` is a sigmoid of ``x`` (None otherwise)."""
+        if gate is None or gate.inputs[:1] != [x]:
+            return None
+        if gate.op == "Sigmoid":
+            return "Swish"
+        if gate.op == "HardSigmoid" and abs(gate.attrs["alpha"] - 1.0 / 6.0) < 1e-7 \
+                and gate.attrs["beta"] == 0.5:
+            return "HardSwish"
+        return None
+
+
 class ReduceMeanToGlobalPool(Pass):
     """ReduceMean over axes (2, 3) of an NCHW tensor → GlobalAveragePool.
 
