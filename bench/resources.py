@@ -47,7 +47,7 @@ CONFIGS: dict[str, tuple[str, dict]] = {
     "dense-64x10": ("mvu", {"MW": 64, "MH": 10, "SIMD": 8, "PE": 2, "nvec": 1}),
     "dwconv-3x3-p4": ("dwconv", {"C": 32, "P": 4, "H": 16, "W": 16, "KH": 3, "KW": 3, "SH": 1, "SW": 1,
                                  "PT": 1, "PL": 1, "PB": 1, "PR": 1}),
-    "gap-p2": ("gap", {"C": 32, "P": 2, "H": 8, "W": 8}),
+    "gap-p2": ("gap", {"C": 32, "P": 2, "H": 8, "W": 8, "UNIFORM": 1}),
     "channel_affine-p2": ("channel_affine", {"C": 16, "P": 2, "pix": 4, "ZP_IN": -3}),
     # multipliers below 2^24 as the quantiser writes them (MULT_BITS; 3 << 19 once took one DSP per product)
     "add-p2": ("add", {"P": 2, "OP": 0, "c": 4, "pix": 4, "MA": 14654985, "MB": -13550663, "ZA": 3, "ZB": -7,
@@ -96,7 +96,9 @@ CONFIGS: dict[str, tuple[str, dict]] = {
     "mvu-4x4-lutrq": ("mvu", {"MW": 16, "MH": 8, "SIMD": 4, "PE": 4, "PACK": 0, "RQ_LUT": 1, "nvec": 1}),
     "dwconv-3x3-p4-lutrq": ("dwconv", {"C": 32, "P": 4, "PACK": 0, "RQ_LUT": 1, "H": 16, "W": 16, "KH": 3, "KW": 3,
                                        "SH": 1, "SW": 1, "PT": 1, "PL": 1, "PB": 1, "PR": 1}),
-    "gap-p2-lutrq": ("gap", {"C": 32, "P": 2, "H": 8, "W": 8, "RQ_LUT": 1}),
+    "gap-p2-lutrq": ("gap", {"C": 32, "P": 2, "H": 8, "W": 8, "RQ_LUT": 1, "UNIFORM": 1}),
+    # EfficientNet-B0's widest pool at one lane: accumulators in BRAM, no bias'/requantiser memories
+    "gap-1152-p1": ("gap", {"C": 1152, "P": 1, "H": 2, "W": 2, "UNIFORM": 1}),
     "add-p2-lutrq": ("add", {"P": 2, "OP": 0, "c": 4, "pix": 4, "MA": 14654985, "MB": -13550663, "ZA": 3, "ZB": -7,
                              "ZY": -2, "S": 23, "LO": -128, "HI": 127, "RQ_LUT": 1}),
     "mul-p2-lutrq": ("mul", {"P": 2, "OP": 1, "c": 4, "pix": 4, "M": 14654985, "ZA": -5, "ZB": 9, "ZY": 4, "S": 23,

@@ -113,14 +113,24 @@ def _conv(p: dict, rng, d: Path) -> tuple[dict, dict]:
     return hdl, {"win": _windows(x, p, zx), "x": x, "w": w, "bias": bias, "rq": rq}
 
 
-def _vector_files(w, bias, rq, c: int, lanes: int, d: Path, j: int = 1) -> dict:
-    """Memories of a vector unit; weights ``w[K, C]`` as words ``kb*C/lanes + g`` of ``j`` taps."""
+def _uniform(bias, rq) -> tuple:
+    """Channel 0's bias and requantiser for every channel (``UNIFORM = 1``: an average pool
+    of a per-tensor activation, as gen writes it)."""
+    return np.full_like(bias, bias[0]), np.repeat(rq[:1], len(rq), axis=0)
+
+
+def _vector_files(w, bias, rq, c: int, lanes: int, d: Path, j: int = 1, uniform: bool = False) -> dict:
+    """Memories of a vector unit; weights ``w[K, C]`` as words ``kb*C/lanes + g`` of ``j`` taps.
+    ``uniform``: channel 0's bias and requantiser as module constants, no memories."""
     cg = c // lanes
     out = {}
     if w is not None:
         words = w.reshape(-1, j, cg, lanes).transpose(0, 2, 1, 3).reshape(-1, j * lanes)
         out["W_FILE"] = write_mem(d / "w.mem", pack(words, 8), 8 * j * lanes)
-    if bias is not None:
+    if bias is not None and uniform:
+        out |= {"UNIFORM": 1, "B_CONST": int(bias[0]), "RQ_CONST": f"32'h{golden.rq_words(rq[:1])[0]:08x}"}
+        out |= golden.rq_params(rq)
+    elif bias is not None:
         out["B_FILE"] = write_mem(d / "b.mem", pack(bias.reshape(cg, lanes), 32), 32 * lanes)
         rqw = np.array(golden.rq_words(rq), dtype=object).reshape(cg, lanes)
         out["RQ_FILE"] = write_mem(d / "rq.mem", pack(rqw, 32), 32 * lanes)
@@ -136,9 +146,12 @@ def _pool(mode: str) -> Callable:
         w = _i8(rng, k, c) if mode == "mac" else None
         bias = None if mode == "max" else rng.integers(-(2**10), 2**10, size=c)
         rq = None if mode == "max" else golden.random_rq(rng, c, 128 * (k if mode == "sum" else 128 * k ** 0.5))
+        if p.get("UNIFORM"):
+            bias, rq = _uniform(bias, rq)
         j = p.get("J", 1)
         hdl = {"C": c, "P": p["P"], "PAD_VAL": zx} | ({"J": j} if j > 1 else {}) | _win(p) | \
-            (_pack(p) if mode == "mac" else _rq_lut(p)) | _vector_files(w, bias, rq, c, p["P"], d, j)
+            (_pack(p) if mode == "mac" else _rq_lut(p)) | _vector_files(w, bias, rq, c, p["P"], d, j,
+                                                                         bool(p.get("UNIFORM")))
         arrays = {"win": _windows(x, p, zx), "x": x} | (
             {} if mode == "max" else {"bias": bias, "rq": rq}) | ({"w": w} if w is not None else {})
         return hdl, arrays
@@ -150,7 +163,10 @@ def _gap(p: dict, rng, d: Path) -> tuple[dict, dict]:
     x = _i8(rng, FRAMES, p["H"], p["W"], c)
     bias = rng.integers(-(2**10), 2**10, size=c)
     rq = golden.random_rq(rng, c, 128 * p["H"] * p["W"])
-    hdl = {"C": c, "P": p["P"], "H": p["H"], "W": p["W"]} | _rq_lut(p) | _vector_files(None, bias, rq, c, p["P"], d)
+    if p.get("UNIFORM"):
+        bias, rq = _uniform(bias, rq)
+    hdl = {"C": c, "P": p["P"], "H": p["H"], "W": p["W"]} | _rq_lut(p) | \
+        _vector_files(None, bias, rq, c, p["P"], d, uniform=bool(p.get("UNIFORM")))
     return hdl, {"x": x, "bias": bias, "rq": rq}
 
 
@@ -403,8 +419,12 @@ PARAMS: dict[str, list[dict]] = {
                  "PB": 0, "PR": 0},
                 # the full ring in UltraRAM words (RING_URAM = 2: C/P = 2 ring words a word): avgpool-0's twin
                 {"C": 4, "P": 2, "RING_URAM": 2, "H": 4, "W": 4, "KH": 2, "KW": 2, "SH": 2, "SW": 2, "PT": 0, "PL": 0,
-                 "PB": 0, "PR": 0}],
-    "gap": [{"C": 8, "P": 2, "H": 4, "W": 4}, {"C": 3, "P": 3, "H": 2, "W": 3}, {"C": 8, "P": 2, "H": 4, "W": 4, "RQ_LUT": 1}],
+                 "PB": 0, "PR": 0},
+                # one bias' and requantiser for every channel as module constants (UNIFORM = 1, as gen writes)
+                {"C": 6, "P": 3, "UNIFORM": 1, "H": 5, "W": 5, "KH": 3, "KW": 3, "SH": 1, "SW": 1, "PT": 1, "PL": 1,
+                 "PB": 1, "PR": 1}],
+    "gap": [{"C": 8, "P": 2, "H": 4, "W": 4}, {"C": 3, "P": 3, "H": 2, "W": 3}, {"C": 8, "P": 2, "H": 4, "W": 4, "RQ_LUT": 1},
+            {"C": 12, "P": 4, "H": 3, "W": 3, "UNIFORM": 1}, {"C": 8, "P": 2, "H": 4, "W": 4, "RQ_LUT": 1, "UNIFORM": 1}],
     "add": [{"P": 2, "OP": 0, "c": 4, "pix": 6, "MA": 3 << 19, "MB": 5 << 18, "ZA": 3, "ZB": -7, "ZY": -2, "S": 20,
              "LO": -128, "HI": 127},
             # a Sub: negative MB; one lane

@@ -40,14 +40,18 @@ RING_FIRST = {("dwconv", next(i for i, p in enumerate(cases.PARAMS["dwconv"]) if
 URAM_FIRST = {("dwconv", next(i for i, p in enumerate(cases.PARAMS["dwconv"]) if p.get("RING_URAM", 0)))}
 # the first grouped conv (GROUPS > 1) runs by default
 GROUPS_FIRST = {("conv", next(i for i, p in enumerate(cases.PARAMS["conv"]) if p.get("GROUPS", 1) > 1))}
+# the first global average pool with its bias' and requantiser as module constants (UNIFORM = 1)
+UNIFORM_FIRST = {("gap", next(i for i, p in enumerate(cases.PARAMS["gap"]) if p.get("UNIFORM", 0)))}
 DEFAULT = {("conv", MMV_FIRST), ("conv", PAIR_FIRST)} | PACK_FIRST | LUT_FIRST | RQ_LUT_FIRST | RING_FIRST \
-    | URAM_FIRST | GROUPS_FIRST
+    | URAM_FIRST | GROUPS_FIRST | UNIFORM_FIRST
 
 
 def _case_id(module: str, index: int) -> str:
-    """``conv-3``; a short window ring ends in ``-ring``, a ring in UltraRAM words in ``-uram`` (for ``-k``)."""
+    """``conv-3``; a short window ring ends in ``-ring``, a ring in UltraRAM words in ``-uram``,
+    constant requantisers in ``-uniform`` (for ``-k``)."""
     p = cases.PARAMS[module][index]
-    return f"{module}-{index}" + "".join(f"-{t}" for k, t in (("RING", "ring"), ("RING_URAM", "uram")) if p.get(k, 0))
+    return f"{module}-{index}" + "".join(f"-{t}" for k, t in (("RING", "ring"), ("RING_URAM", "uram"),
+                                                               ("UNIFORM", "uniform")) if p.get(k, 0))
 
 
 CASES = [pytest.param(m, i, id=_case_id(m, i), marks=[pytest.mark.slow] if i and (m, i) not in DEFAULT else [])

@@ -94,6 +94,14 @@ def rq_rows(mult, shift, n: int) -> np.ndarray:
     return np.array([(int(a) & 0xFFFFFF) << 8 | (int(b) & 0xFF) for a, b in zip(m, s, strict=True)], dtype=object)
 
 
+def uniform_rq(bias: int, mult, shift) -> dict[str, int | str]:
+    """An average pool's ``UNIFORM``, ``B_CONST`` and ``RQ_CONST`` (vvu.sv): its bias' and
+    requantisation word, the same for every channel (a per-tensor activation's pool), as
+    module constants instead of memories."""
+    word = int(rq_rows(np.asarray(mult).reshape(-1)[:1], np.asarray(shift).reshape(-1)[:1], 1)[0])
+    return {"UNIFORM": 1, "B_CONST": int(bias), "RQ_CONST": f"32'h{word:08x}"}
+
+
 def rq_params(zp, lo, hi) -> dict[str, int]:
     """A requantising module's ``RQ_ZP``, ``RQ_LO``, ``RQ_HI``: the layer's output zero point
     and clamp, one for all its channels (the quantiser's are scalars)."""
@@ -290,16 +298,12 @@ def _rtl_layer(g: Graph, node: Node, lay: Layer, pe: int, simd: int, co_range: t
                                    "the RTL twin averages over the full window only")
         k = win["KH"] * win["KW"]
         mult, shift = np.asarray(q["mult"]).reshape(-1), np.asarray(q["shift"]).reshape(-1)
-        rq = rq_rows(mult[k - 1], shift[k - 1], c)
-        files = _vector_files(ident, None, np.full(c, -k * int(q["zp_in"])), rq, c, p)
         params = dict(C=c, P=p, **win, PAD_VAL=int(q["zp_in"])) | rq_params(q["zp_out"], -128, 127)
-        return RtlLayer("avgpool", params | _names(ident, files), files)
+        return RtlLayer("avgpool", params | uniform_rq(-k * int(q["zp_in"]), mult[k - 1], shift[k - 1]))
     if op == "GlobalAveragePool":
         h, w, c = hwc(x)
-        rq = rq_rows(q["mult"], q["shift"], c)
-        files = _vector_files(ident, None, np.full(c, -h * w * int(q["zp_in"])), rq, c, p)
-        return RtlLayer("gap", dict(C=c, P=p, H=h, W=w) | rq_params(q["zp_out"], -128, 127) | _names(ident, files),
-                        files)
+        return RtlLayer("gap", dict(C=c, P=p, H=h, W=w) | rq_params(q["zp_out"], -128, 127)
+                        | uniform_rq(-h * w * int(q["zp_in"]), q["mult"], q["shift"]))
     if op == "GlobalMaxPool":
         h, w, c = hwc(x)
         return RtlLayer("gmaxpool", dict(C=c, P=p, H=h, W=w))

@@ -475,20 +475,24 @@ def dwconv(g: Geometry, pe: int, simd: int, uram: bool = False, lutw: bool = Fal
 
 def pool(g: Geometry, pe: int, simd: int, requant: bool, short: bool = False, ring_uram: bool = False) -> BlockCost:
     """Max / average pool over a window (average requantises every lane); ``short``: a short
-    window ring, ``ring_uram``: the ring in URAM (`mvu`)."""
+    window ring, ``ring_uram``: the ring in URAM (`mvu`). An average pool's bias' and
+    requantiser are module constants (``vvu.sv`` ``UNIFORM``: one per tensor), no memory."""
     p = pe
-    c, mem = _window_unit(g, p, p, _params(p, g.c // p) if requant else MemCost(), short, ring_uram)
+    c, mem = _window_unit(g, p, p, MemCost(), short, ring_uram)
     return replace(c, dsp=REQUANT_DSP * p if requant else 0, bram18=mem.bram18, uram=mem.uram,
                    lut=c.lut + LUT_VVU + _window_lut(p) + (LUT_VVU_LANE + (LUT_REQUANT if requant else 0)) * p
                    + mem.lut)
 
 
 def gap(g: Geometry, pe: int, simd: int) -> BlockCost:
-    """Global average pool: int32 accumulators per channel, requantise at the end."""
+    """Global average pool: int32 accumulators per channel, requantise at the end. Its bias'
+    and requantiser are module constants (``vvu.sv`` ``UNIFORM``: the quantiser gives a pool one
+    zero point, multiplier and shift), no memory: EfficientNet-B0's 16 pools at one lane held
+    45 BRAM18 of them."""
     p = pe
     cg = g.c // p
     ii = g.h * g.w * cg
-    mem = memory(32 * p, cg) + _params(p, cg)
+    mem = memory(32 * p, cg)
     return BlockCost(ii=ii, depth=RTL_DEPTH["vvu"], fill=1.0, tail=0, lead=ii - cg, span=ii - 1,
                      dsp=REQUANT_DSP * p, bram18=mem.bram18,
                      lut=LUT_BASE_SIMPLE + (2 * LUT_PER_LANE + LUT_REQUANT) * p + mem.lut)

@@ -27,6 +27,9 @@ module avgpool #(
     parameter int RQ_LO   = -128,
     parameter int RQ_HI   = 127,
     parameter bit RQ_LUT  = 0,  // 1: the requantisers' products in LUTs (rq_lane.sv)
+    parameter bit UNIFORM = 0,  // 1: B_CONST and RQ_CONST for every channel, no B_FILE/RQ_FILE (vvu.sv)
+    parameter int B_CONST = 0,
+    parameter logic [31:0] RQ_CONST = 32'd0,
     localparam int LI = P,
     localparam int LO = P
 ) (
@@ -51,7 +54,7 @@ module avgpool #(
       .s_axis_tdata(s_axis_tdata), .s_axis_tlast(s_axis_tlast), .m_axis_tvalid(wv),
       .m_axis_tready(wr), .m_axis_tdata(wd), .m_axis_tlast(wl)
   );
-  vvu #(.C(C), .P(P), .K(KH * KW), .MODE(2), .W_FILE(W_FILE), .B_FILE(B_FILE), .RQ_FILE(RQ_FILE), .RQ_ZP(RQ_ZP), .RQ_LO(RQ_LO), .RQ_HI(RQ_HI), .RQ_LUT(RQ_LUT)) unit (
+  vvu #(.C(C), .P(P), .K(KH * KW), .MODE(2), .W_FILE(W_FILE), .B_FILE(B_FILE), .RQ_FILE(RQ_FILE), .RQ_ZP(RQ_ZP), .RQ_LO(RQ_LO), .RQ_HI(RQ_HI), .RQ_LUT(RQ_LUT), .UNIFORM(UNIFORM), .B_CONST(B_CONST), .RQ_CONST(RQ_CONST)) unit (
       .clk(clk), .rst(rst), .s_axis_tvalid(wv), .s_axis_tready(wr), .s_axis_tdata(wd),
       .s_axis_tlast(wl), .m_axis_tvalid(m_axis_tvalid), .m_axis_tready(m_axis_tready),
       .m_axis_tdata(m_axis_tdata), .m_axis_tlast(m_axis_tlast)

@@ -1,7 +1,9 @@
 `default_nettype none
 // Global average pooling: the vvu summing over all H*W pixels of a frame (NHWC order is
 // the window order with K = H*W), then requantising: B_FILE holds -H*W*z_x (or any int32
-// bias'), RQ_FILE the per-channel {m, s, zp, lo, hi} that fold 1/(H*W). Output: one pixel of
+// bias'), RQ_FILE the per-channel {m, s} that fold 1/(H*W); with UNIFORM = 1 (what gen
+// writes: the quantiser's pool has one zero point, multiplier and shift) B_CONST and RQ_CONST
+// serve every channel and no memory holds them. Output: one pixel of
 // C channels per frame, streamed during the frame's last input pixel; ii = H*W*C/P.
 module gap #(
     parameter int C       = 4,
@@ -14,6 +16,9 @@ module gap #(
     parameter int RQ_LO   = -128,
     parameter int RQ_HI   = 127,
     parameter bit RQ_LUT  = 0,  // 1: the requantisers' products in LUTs (rq_lane.sv)
+    parameter bit UNIFORM = 0,  // 1: B_CONST and RQ_CONST for every channel, no B_FILE/RQ_FILE
+    parameter int B_CONST = 0,
+    parameter logic [31:0] RQ_CONST = 32'd0,
     localparam int LI = P,
     localparam int LO = P
 ) (
@@ -28,7 +33,7 @@ module gap #(
     output logic [LO*8-1:0]     m_axis_tdata,
     output logic                m_axis_tlast
 );
-  vvu #(.C(C), .P(P), .K(H * W), .MODE(2), .B_FILE(B_FILE), .RQ_FILE(RQ_FILE), .RQ_ZP(RQ_ZP), .RQ_LO(RQ_LO), .RQ_HI(RQ_HI), .RQ_LUT(RQ_LUT)) unit (
+  vvu #(.C(C), .P(P), .K(H * W), .MODE(2), .B_FILE(B_FILE), .RQ_FILE(RQ_FILE), .RQ_ZP(RQ_ZP), .RQ_LO(RQ_LO), .RQ_HI(RQ_HI), .RQ_LUT(RQ_LUT), .UNIFORM(UNIFORM), .B_CONST(B_CONST), .RQ_CONST(RQ_CONST)) unit (
       .clk(clk), .rst(rst), .s_axis_tvalid(s_axis_tvalid), .s_axis_tready(s_axis_tready),
       .s_axis_tdata(s_axis_tdata), .s_axis_tlast(s_axis_tlast), .m_axis_tvalid(m_axis_tvalid),
       .m_axis_tready(m_axis_tready), .m_axis_tdata(m_axis_tdata), .m_axis_tlast(m_axis_tlast)

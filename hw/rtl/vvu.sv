@@ -19,6 +19,9 @@
 //                       B_FILE  C/P words of P*32 bits (MODE 0, 2)
 //                       RQ_FILE C/P words of P*64 bits {m[23:0], s} (MODE 0, 2);
 //                       RQ_ZP, RQ_LO, RQ_HI: their zero point and clamp, one for all channels
+// UNIFORM = 1 (MODE 2): every channel's bias' is B_CONST and requantisation word RQ_CONST,
+// module constants instead of B_FILE and RQ_FILE (an average pool of a per-tensor int8
+// activation: bias' = -K*z_x, one multiplier and shift); the two memories are never read.
 module vvu #(
     parameter int C       = 4,
     parameter int P       = 2,
@@ -35,7 +38,10 @@ module vvu #(
     parameter int RQ_ZP   = 0,     // the requantisers' zero point and clamp, one for all channels
     parameter int RQ_LO   = -128,
     parameter int RQ_HI   = 127,
-    parameter bit RQ_LUT  = 0  // MODE 0, 2: 1 the requantisers' products in LUTs (rq_lane.sv)
+    parameter bit RQ_LUT  = 0,  // MODE 0, 2: 1 the requantisers' products in LUTs (rq_lane.sv)
+    parameter bit UNIFORM = 0,  // MODE 2: 1 B_CONST and RQ_CONST for every channel
+    parameter int B_CONST = 0,
+    parameter logic [31:0] RQ_CONST = 32'd0  // {m[23:0], s}
 ) (
     input  wire                clk,
     input  wire                rst,
@@ -59,6 +65,7 @@ module vvu #(
     if (MODE < 0 || MODE > 2) $error("vvu: MODE=%0d must be 0 (mac), 1 (max) or 2 (sum)", MODE);
     if (J < 1 || K % J != 0) $error("vvu: J=%0d must divide K=%0d", J, K);
     if (PACK < 0 || PACK > 1) $error("vvu: PACK=%0d must be 0 (LUT) or 1 (DSP)", PACK);
+    if (UNIFORM && MODE != 2) $error("vvu: UNIFORM needs MODE 2 (sum)");
   end
 
   /* verilator lint_off UNDRIVEN */  // ROMs: filled by $readmemh only
@@ -105,7 +112,7 @@ module vvu #(
     if (en) begin
       x1 <= s_axis_tdata;
       w1 <= wmem[wa];
-      b1 <= bmem[g];
+      b1 <= UNIFORM ? {P{32'(B_CONST)}} : bmem[g];
       a1 <= amem[g];
       g1 <= g;
       first1 <= k == '0;
@@ -189,7 +196,7 @@ module vvu #(
       if (v1) amem[g1] <= anew;
       anew_q <= anew;
       acc2 <= anew;
-      rq2 <= rqmem[g1];
+      rq2 <= UNIFORM ? {P{RQ_CONST}} : rqmem[g1];
       last2 <= last1;
     end
   end
