@@ -153,12 +153,12 @@ def test_layer_bands_struct_and_errors(graphs):  # noqa: F811
 
 @pytest.fixture(scope="module")
 def banded_gen(tmp_path_factory):
-    """``gen --offchip-weights`` of `offchip_cnn` on a 10-BRAM18, 10,000-LUT core (two convs
+    """``gen --offchip-weights`` of `offchip_cnn` on a 6-BRAM18, 12,000-LUT core (two convs
     off chip, both of 3 output rows, the second on one input slot) with the plan's two-slot
     off-chip convs given ``bands = 3`` (`plan_graph` wrapped to set them), so that a banded
     layer and an unbanded off-chip one meet in one design. (12 BRAM18 and 12,000 LUTs gave
-    that mix until the requantisers' words went to 32 bits a channel; now both convs take two
-    slots there.)"""
+    that mix until the requantisers' words went to 32 bits a channel; 10 and 10,000 gave it
+    until the average pool's requantiser became module constants in stop 48.)"""
     from bbgrap_hls.cli import main
     from bbgrap_hls.commands import common
     from tests import models
@@ -175,7 +175,7 @@ def banded_gen(tmp_path_factory):
         return plan
 
     model = models.save(offchip_cnn(), d / "m.onnx")
-    (d / "tinymem.yaml").write_text(board_yaml(10, 10000))
+    (d / "tinymem.yaml").write_text(board_yaml(6, 12000))
     mp = pytest.MonkeyPatch()
     mp.setattr(common, "plan_graph", banded_plan)
     try:
