@@ -121,8 +121,8 @@ class FuseSwish(Pass):
                 continue
             for x, s in (node.inputs, node.inputs[::-1]):
                 gate = producers.get(s)
-                kind = self._fused(gate, x)
-                if kind is not None and graph.shape(node.outputs[0]) == graph.shape(x):
+                kind = self._fused(gate, x)  # the gate has x's shape, so the product has it too
+                if kind is not None:
                     new = make(graph, kind, [x], node.outputs[:1], node.name,
                                {"alpha": 1.0} if kind == "Swish" else None)
                     replace(graph, node, new)
