@@ -45,8 +45,9 @@ from bbgrap_hls.search.couplings import (
     uram_per_bit,
 )
 from bbgrap_hls.search.dp import Segmentation
-from bbgrap_hls.search.ilp import _items, fit_rows
+from bbgrap_hls.search.ilp import _items
 from bbgrap_hls.search.problem import BW_CYCLES, RES, Table, offchip_memory
+from bbgrap_hls.search.program import fit_rows
 from tests import models
 from tests.test_sim_offchip import board_yaml, pair_res
 

@@ -15,7 +15,9 @@ from bbgrap_hls.board import load_board
 from bbgrap_hls.frontend.onnx_loader import load_model
 from bbgrap_hls.passes import canonicalize
 from bbgrap_hls.search import build_problem, make_plan
-from bbgrap_hls.search.ilp import Lag, _pareto, _rows_at, candidates, fit_rows, joint_plan
+from bbgrap_hls.search.couplings import Lag
+from bbgrap_hls.search.ilp import joint_plan
+from bbgrap_hls.search.program import _pareto, _rows_at, candidates, fit_rows
 from bbgrap_hls.search.repair import violations
 from bbgrap_hls.search.runs import _run_best
 from bbgrap_hls.search.tables import N_RES, Table
@@ -247,7 +249,7 @@ def test_one_input_slot_rows_need_a_serving_producer():
     """`Pair`: a reader's one-input-slot row is chosen only with an off-chip producer row fast
     enough for it (brute force over random tables), and never without the constraint's
     producer off chip."""
-    from bbgrap_hls.search.ilp import Pair
+    from bbgrap_hls.search.couplings import Pair
 
     rng = np.random.default_rng(31)
     seen = 0

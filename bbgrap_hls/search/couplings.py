@@ -1,4 +1,4 @@
-"""What couples the rows of different blocks in `ilp.fit_rows`' programs, beyond each row's
+"""What couples the rows of different blocks in `program.fit_rows`' programs, beyond each row's
 own resources: the reconvergent FIFOs that off-chip rows lengthen (`Lag`, `lags`) and the
 one-input-slot rows that need an off-chip producer (`Pair`, `pairs`; docs/cost-model.md "One
 input slot")."""

@@ -9,7 +9,7 @@ full of weights that BRAM18 (10 % used) could have held.
 
 `rebalance` moves the boundaries. At a target ii it packs the units along the core path
 greedily: each core takes the longest run of the next units whose program fits its limits
-less `PACK_MARGIN` in its linear relaxation (`ilp.fit_rows` ``relax``, with the run's
+less `PACK_MARGIN` in its linear relaxation (`program.fit_rows` ``relax``, with the run's
 couplings, as `ilp._at` sets up its first program: a necessary condition, tens of
 milliseconds where the integer program takes seconds to refuse a near miss), the run cut back to where the link to the next core carries the
 cut within the target. For contiguous runs whose fitting is hereditary (a sub-run of a run
@@ -36,8 +36,9 @@ from bbgrap_hls.plan import Plan
 from bbgrap_hls.search import couplings
 from bbgrap_hls.search.couplings import Item, legal_rows, one_slot_rows
 from bbgrap_hls.search.dp import Segmentation
-from bbgrap_hls.search.ilp import _at, _items, _rows_at, candidates, fit_rows
+from bbgrap_hls.search.ilp import _at, _items
 from bbgrap_hls.search.problem import N_RES, Problem
+from bbgrap_hls.search.program import _rows_at, candidates, fit_rows
 from bbgrap_hls.search.tables import Table
 
 MOVED = "integer programs, boundaries moved"
@@ -147,7 +148,7 @@ class _Packer:
 
     def _rows(self, t: Table, target: int) -> tuple[Table, np.ndarray]:
         """``t`` priced at ``target`` (`Table.at_target`) and its rows a program at ``target``
-        needs (`ilp._rows_at` of its `ilp.candidates`), once per table and target."""
+        needs (`program._rows_at` of its `program.candidates`), once per table and target."""
         key = (id(t), target)
         got = self._pruned.get(key)
         if got is None:
@@ -156,7 +157,7 @@ class _Packer:
         return got
 
     def candidates(self, t: Table) -> np.ndarray:
-        """`ilp.candidates` of ``t``, once per table (the packing's programs and the builds')."""
+        """`program.candidates` of ``t``, once per table (the packing's programs and the builds')."""
         got = self._cands.get(id(t))
         if got is None:
             got = self._cands[id(t)] = candidates(t)
