@@ -1,5 +1,5 @@
 """Window rings in URAM: a window generator's short ring kept in URAM288 blocks, ``R`` ring
-words of ``L`` lanes a URAM word (``R = 8/L`` up to 8 lanes; `model.blocks.ring_pack`), the
+words of ``L`` lanes a URAM word (``R = 8/L`` up to 8 lanes; `model.rings.ring_pack`), the
 writer gathering a URAM word's first ``R − 1`` ring words in a register and writing the word
 whole with the last (plan node ``ring_uram``; HLS ``P::RING_URAM``, RTL ``RING_URAM``;
 docs/cost-model.md, "Window rings in URAM").
@@ -24,9 +24,9 @@ import pytest
 
 from bbgrap_hls.cli import main
 from bbgrap_hls.errors import InfeasibleError
-from bbgrap_hls.model.blocks import _line_buffer, ring_pack, ring_uram_fits
 from bbgrap_hls.model.geometry import Geometry
 from bbgrap_hls.model.kinds import block_cost
+from bbgrap_hls.model.rings import _line_buffer, ring_pack, ring_uram_fits
 from bbgrap_hls.search.input_fifos import _Inputs
 from bbgrap_hls.search.tables import RING_URAM, _tables_of
 from tests import models

@@ -18,9 +18,10 @@ from bbgrap_hls.codegen.weights import STORAGE_IMPL, WeightMem, rom_array
 from bbgrap_hls.errors import BadInputError, UnsupportedError
 from bbgrap_hls.ir import Graph, Node
 from bbgrap_hls.model.blocks import out_lanes as block_out_lanes
-from bbgrap_hls.model.blocks import padded_out_lanes, ring_lanes, ring_pack, ring_uram_fits
+from bbgrap_hls.model.blocks import padded_out_lanes
 from bbgrap_hls.model.geometry import end_pads
 from bbgrap_hls.model.kinds import node_geometry
+from bbgrap_hls.model.rings import ring_lanes, ring_pack, ring_uram_fits
 from bbgrap_hls.model.stage import MAX_STAGE_LANES, stage_region_bytes
 from bbgrap_hls.model.timing import short_ring_rows
 from bbgrap_hls.ops import REGISTRY

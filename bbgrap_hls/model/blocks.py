@@ -23,10 +23,15 @@ from bbgrap_hls.model.memory import (
     lut_rom,
     memory,
     rom,
-    uram_memory,
     uram_weights,
 )
-from bbgrap_hls.model.timing import RTL_DEPTH, WindowRows, ring_rows, window_rows, window_schedule
+from bbgrap_hls.model.rings import (
+    _line_buffer,
+    _ring_select_lut,
+    _window_lut,
+    ring_uram_fits,
+)
+from bbgrap_hls.model.timing import RTL_DEPTH, WindowRows, window_schedule
 
 # LUT constants (per block, per lane); see docs/cost-model.md, "LUT".
 LUT_BASE_MVU = 60       # control, counters, AXI-Stream handshakes of a matrix-vector unit (Yosys: whole
@@ -41,9 +46,6 @@ LUT_BASE_SIMPLE = 100   # control of a block without weights
 LUT_PER_LANE = 30       # datapath of one lane of an elementwise / window block
 LUT_REQUANT = 475       # one requantiser lane: the two DSP products' sum, 64-bit rounding shifter, zero point,
                         # clamp (Yosys: 475; 562 when the product was four DSP48E2s of a 32-bit multiplier)
-LUT_WINDOW = 120        # sliding-window generator (swg.sv): counters, ring addressing (Yosys: 115-127 at one lane)
-LUT_WINDOW_LANE = 7     # per input lane: the padding multiplexer into the row memory (Yosys: 132-606 at 2-64 lanes)
-LUT_WINDOW_PORT = 15    # per read port past the first (parallel window): its address (Yosys: 14-31)
 LUT_VVU = 15            # vector unit (vvu.sv: dwconv, pools) control, besides the window generator
 LUT_VVU_LANE = 75       # per vvu channel lane: the 32-bit accumulate or compare and its forwarding multiplexer
                         # (Yosys, max mode: 92, 327, 1264, 5036 LUTs at 1, 4, 16, 64 lanes)
@@ -145,83 +147,10 @@ def _lut_per_mac(simd: int) -> float:
     return LUT_PER_MAC + LUT_PER_MAC_WIDE * min(2.0, max(0.0, math.log2(simd / 4)))
 
 
-def _window_lut(lanes: int, j: int = 1) -> int:
-    """LUTs of the window generator (``swg``) streaming ``lanes`` input lanes and read through
-    ``j`` ports (memories apart): ``LUT_WINDOW + LUT_WINDOW_LANE·lanes + LUT_WINDOW_PORT·(j − 1)``.
-    Fitted to ``swg`` alone in Yosys (docs/benchmarks.md, "resources"): 115-127 at 1 lane,
-    132, 158, 170, 234, 354, 578-606 at 2, 4, 8, 16, 32, 64; 249 at 3 lanes × 9 ports."""
-    return LUT_WINDOW + LUT_WINDOW_LANE * lanes + LUT_WINDOW_PORT * (j - 1)
-
-
 def _accumulators(p: int, c: int) -> MemCost:
     """The vector unit's accumulator memory: ``C/p`` words of ``32·p`` bits (LUTRAM; registers
     for one word)."""
     return memory(32 * p, c // p)
-
-
-def ring_pack(lanes: int) -> int:
-    """Ring words of ``lanes`` lanes a URAM word holds when a window generator's ring lives in
-    URAM (``swg.sv`` ``RING_URAM``): ``8/lanes`` up to 8 lanes (64 of a URAM288 word's 72
-    bits), one from 8 lanes on (a word of ``lanes·8`` bits across ``ceil(lanes·8/72)`` URAMs);
-    0 where neither fits (a lane count that is not a power of two below 8 or a multiple of 8)."""
-    if lanes <= 8:
-        return 8 // lanes if 8 % lanes == 0 else 0
-    return 1 if lanes % 8 == 0 else 0
-
-
-def ring_uram_fits(g: Geometry, lanes: int) -> bool:
-    """Whether a window generator taking ``lanes`` lanes of ``g``'s ``C`` channels can keep its
-    ring in URAM: `ring_pack` words of a pixel fill a URAM word (``C/lanes`` a multiple of it),
-    so that a URAM word never holds two pixels and the writer writes it whole."""
-    r = ring_pack(lanes)
-    return not g.pointwise and r > 0 and (g.c // lanes) % r == 0
-
-
-def ring_lanes(kind: str, g: Geometry, pe: int, simd: int, dense: bool = False) -> int:
-    """Input lanes of a window block's generator (one pixel a beat, not ``wide``): ``pe`` for a
-    depthwise conv or pool, ``min(simd, C)`` for a conv, ``min(simd, C/group)`` for a grouped
-    one computed group by group (``dense`` False; `mvu`'s ``lanes``)."""
-    if kind != "conv":
-        return pe
-    return min(simd, g.cgi if g.grouped and not dense else g.c)
-
-
-def _line_buffer(g: Geometry, lanes: int, j: int = 1, px: int = 1, short: bool = False,
-                 in_uram: bool = False) -> MemCost:
-    """Line buffer of a window block whose input streams at ``lanes`` lanes.
-
-    The RTL window generator (``swg``) keeps a ring of `window_rows` padded rows, one
-    memory of ``lanes·8``-bit words; with a parallel window (``j`` window positions read per
-    cycle) it reads that memory through ``j`` read ports, which the tools build as ``j``
-    copies (one read port each, the write port shared). A paired input (``px = 2``) splits
-    the rows into two banks, even and odd padded columns, ``ceil(Wp/2)`` words a row each.
-    ``short``: a ring of `short_ring_rows` rows (``swg.sv`` ``ROWS``; one pixel a beat).
-    ``in_uram`` (`ring_uram_fits`): each copy in URAM, ``R = ring_pack(lanes)`` ring words a
-    URAM word (``swg.sv`` ``RING_URAM``: the writer gathers a URAM word's first ``R − 1``
-    ring words in a register and writes it whole with the last, so a copy takes one write
-    and one read a cycle, a URAM's two ports): ``uram_memory(R·lanes·8, words/R)``. A 1-lane
-    ring of 4 × 114 × 96 words is 22 RAMB18 (a 9-bit wide, 2K deep RAMB18 holds 2,048 of
-    its bytes) and two URAM288 (4K words of 8 of its bytes).
-    """
-    if g.pointwise and px == 1:
-        return MemCost()
-    if px == 2:
-        return memory(lanes * 8, window_rows(g) * -(-g.wp // 2)).times(2 * j)
-    words = ring_rows(g, short) * g.wp * (g.c // lanes)
-    if in_uram:
-        r = ring_pack(lanes)
-        return uram_memory(r * lanes * 8, words // r).times(j)
-    return memory(lanes * 8, words).times(j)
-
-
-def _ring_select_lut(lanes: int, j: int, in_uram: bool) -> int:
-    """LUTs a URAM ring adds to its window generator (`_line_buffer`): per read port the
-    multiplexer picking the ring word out of the ``R = ring_pack(lanes)`` a URAM word holds,
-    ``lanes·8·ceil((R − 1)/3)`` (a LUT3 for two, a LUT6 for four, three LUTs for eight, as
-    `memory.distributed_memory`'s read multiplexer); the gather register is flip-flops."""
-    if not in_uram:
-        return 0
-    return j * lanes * 8 * _ceil(ring_pack(lanes) - 1, 3)
 
 
 @functools.lru_cache(maxsize=1 << 14)

@@ -215,7 +215,7 @@ def block_cost(kind: str, g: Geometry, pe: int, simd: int, uram: bool = False, m
     frame behind a band splitter (`band.banded`; ``timing=False``: without frame 0's schedule,
     for the tables). ``short_ring`` (`SHORT_RING_KINDS` on chip): the window generator's ring
     holds `timing.short_ring_rows` rows (`blocks.mvu`); ``ring_uram`` (the same kinds, a ring
-    `blocks.ring_uram_fits` allows) keeps it in URAM (`blocks._line_buffer`). ``out_slots`` (an off-chip conv/dense
+    `rings.ring_uram_fits` allows) keeps it in URAM (`rings._line_buffer`). ``out_slots`` (an off-chip conv/dense
     without a DDR frame stage, banded or not): the frame slots of its output buffer, 2 or 1
     (`offchip_mvu`; one halves the output memory, a frame's first fold then waits for the
     previous frame's output to have left). ``dense_groups`` (a grouped conv, `Geometry.grouped`):

@@ -25,9 +25,10 @@ from bbgrap_hls.model import (
     pixel_copies,
 )
 from bbgrap_hls.model.band import band_counts
-from bbgrap_hls.model.blocks import PACK_CAPABLE, SHORT_RING_KINDS, pack_change, ring_lanes, ring_uram_fits
+from bbgrap_hls.model.blocks import PACK_CAPABLE, SHORT_RING_KINDS, pack_change
 from bbgrap_hls.model.geometry import Geometry
 from bbgrap_hls.model.offchip import folds
+from bbgrap_hls.model.rings import ring_lanes, ring_uram_fits
 from bbgrap_hls.model.stage import MAX_STAGE_LANES
 from bbgrap_hls.model.timing import short_ring_pays
 from bbgrap_hls.search.input_fifos import _input_fifos, _Inputs
@@ -490,7 +491,7 @@ RING_SHORT, RING_URAM = 1, 2
 
 
 def _ring_uram_ok(kind: str, g: Geometry, pe: int, simd: int, dense: bool, wide: bool) -> bool:
-    """Whether a folding's window generator may keep its ring in URAM (`blocks.ring_uram_fits`
+    """Whether a folding's window generator may keep its ring in URAM (`rings.ring_uram_fits`
     at its input lanes: ``pe`` for a depthwise conv or pool, ``min(simd, C)`` for a conv,
     ``min(simd, C/group)`` for a grouped one computed group by group; not with whole pixels in)."""
     return not wide and ring_uram_fits(g, ring_lanes(kind, g, pe, simd, dense))
