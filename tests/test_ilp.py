@@ -21,6 +21,7 @@ from bbgrap_hls.search.program import _pareto, _rows_at, candidates, fit_rows
 from bbgrap_hls.search.repair import violations
 from bbgrap_hls.search.runs import _run_best
 from bbgrap_hls.search.tables import N_RES, Table
+from tests.test_sim_offchip import board_yaml
 
 
 def _graph(model_file, name):
@@ -299,18 +300,6 @@ def test_joint_bisection_skips_met_targets_and_stops_within_its_tolerance(model_
     assert all(t < exact for t in failed)
 
 
-
-_SMALL_BOARD = """
-name: ilp-on-chip-test
-source: test
-clock_mhz: 100
-cores: [{id: 0, device: x, dsp: 64, bram18: 60, uram: 0, lut: 40000, cap: 1.0}]
-memories:
-  - {name: ddr0, kind: ddr4, bandwidth_gbps: 0.5, cores: [0], latency_cycles: 20, ports: 1, port_width_bits: 64}
-host: {kind: pcie, bandwidth_gbps: 12, latency_us: 2}
-"""
-
-
 def test_a_target_the_on_chip_rows_meet_is_met_with_board_memory_allowed(model_file, monkeypatch, tmp_path):
     """`_at`'s last mode (`ilp.ON_CHIP`) keeps every block on its on-chip rows: where the
     refits with off-chip rows keep failing at every target (here made to: a built plan that
@@ -319,7 +308,7 @@ def test_a_target_the_on_chip_rows_meet_is_met_with_board_memory_allowed(model_f
     this board has none (RegNetY-400MF on u250 was 26,656 cycles against 25,088)."""
     from bbgrap_hls.search import ilp
 
-    (tmp_path / "b.yaml").write_text(_SMALL_BOARD)
+    (tmp_path / "b.yaml").write_text(board_yaml(1, bram18=60, dsp=64, luts=40000))
     g, bd = _graph(model_file, "resnet8"), load_board(str(tmp_path / "b.yaml"))
     on_chip = joint_plan(build_problem(g, bd), "search", "throughput")[0]
     prob = build_problem(g, bd, offchip_weights=True)
