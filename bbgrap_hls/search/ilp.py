@@ -111,15 +111,15 @@ def _at(prob: Problem, seg0: Segmentation, items: list[Item], target: int, strat
     lags = {k: couplings.lags(prob, items, idx, target) for k, idx in on.items()}
     pairs = {k: couplings.pairs(prob, seg0, items, idx) for k, idx in on.items()}
     modes = ("room", "spread") + (("uram",) if any(limits[k][_URAM] > 0 for k in on) else ()) + ("lutram",)
-    board_rows = [r[_in_board_memory(it.table)[r]] for it, r in zip(items, rows_at, strict=True)]
-    on_chip = [r[~_in_board_memory(it.table)[r]] for it, r in zip(items, rows_at, strict=True)]
-    if any(len(b) for b in board_rows) and all(len(r) for r in on_chip):
+    in_board = [_in_board_memory(it.table)[r] for it, r in zip(items, rows_at, strict=True)]
+    on_chip = [r[~m] for r, m in zip(rows_at, in_board, strict=True)]
+    if any(m.any() for m in in_board) and all(len(r) for r in on_chip):
         modes += (ON_CHIP,)
     if hint is not None and hint.get("mode") in modes:  # the mode that fitted the last target first
         modes = (hint["mode"],) + tuple(m for m in modes if m != hint["mode"])
     for mode in modes:
         spread = mode == "spread"
-        among_k = on_chip if mode == ON_CHIP else rows_at
+        mode_rows = on_chip if mode == ON_CHIP else rows_at
         room = {k: limits[k].copy() for k in on}
         surcharge = {k: np.zeros(N_RES, dtype=np.int64) for k in on}
         folds: dict[int, int] = {}
@@ -129,7 +129,7 @@ def _at(prob: Problem, seg0: Segmentation, items: list[Item], target: int, strat
                 tables = [items[i].table for i in idx]
                 if spread and surcharge[k].any():
                     tables = [replace(t, res=t.res + np.outer(t.ddr, surcharge[k])) for t in tables]
-                pick = (fit_rows(tables, room[k], target, scale=limits[k], among=[among_k[i] for i in idx],
+                pick = (fit_rows(tables, room[k], target, scale=limits[k], among=[mode_rows[i] for i in idx],
                                  prune=False, lags=lags[k], info=charged[k], pairs=pairs[k]) if idx else [])
                 if pick is None:
                     if not refit and mode != ON_CHIP:
