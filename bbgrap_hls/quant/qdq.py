@@ -20,13 +20,9 @@ from __future__ import annotations
 import os
 
 import numpy as np
-import onnx
-from onnx import numpy_helper
 
 from bbgrap_hls.errors import UnsupportedError
 from bbgrap_hls.ir import Graph
-
-_OK_ACT = (onnx.TensorProto.INT8, onnx.TensorProto.UINT8)
 
 
 def is_qdq(graph: Graph) -> bool:
@@ -143,6 +139,9 @@ def check_qdq_model(path: str | os.PathLike) -> None:
     Checks what the folded graph no longer shows: the integer type of every
     DequantizeLinear input (weights included) and the zero points of uint8 weights.
     """
+    import onnx  # here, not at the top: the RTL testbenches import this package (sim/golden.py)
+    from onnx import numpy_helper
+
     model = onnx.load(str(path), load_external_data=False)
     inits = {t.name: t for t in model.graph.initializer}
     for node in model.graph.node:
@@ -157,7 +156,7 @@ def check_qdq_model(path: str | os.PathLike) -> None:
         else:
             elem = onnx.TensorProto.UINT8
         is_weight = node.op_type == "DequantizeLinear" and x in inits
-        ok = _OK_ACT + ((onnx.TensorProto.INT32,) if is_weight else ())
+        ok = (onnx.TensorProto.INT8, onnx.TensorProto.UINT8) + ((onnx.TensorProto.INT32,) if is_weight else ())
         if elem not in ok:
             name = onnx.TensorProto.DataType.Name(elem).lower()
             raise UnsupportedError(f"tensor '{x}': {name} quantisation is not supported "
