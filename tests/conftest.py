@@ -52,8 +52,8 @@ FILE_SECONDS = {
     "test_rtl_modules.py": 750, "test_families.py": 400, "test_search.py": 315,
     "test_resources.py": 340, "test_ops_resample.py": 190, "test_hls_schedule.py": 160,
     "test_sim_offchip.py": 160, "test_properties.py": 160, "test_core_synth.py": 100,  # ~
-    "test_speed_bench.py": 80, "test_rebalance.py": 70, "test_offchip.py": 70,  # ~
-    "test_memory_bench.py": 56, "test_offchip_csim.py": 60, "test_pixel_pairs.py": 50,  # ~
+    "test_speed_bench.py": 80, "test_rebalance.py": 70,  # ~
+    "test_memory_bench.py": 56, "test_pixel_pairs.py": 50,  # ~
 }
 
 

@@ -155,38 +155,8 @@ def test_bandwidth_bounds_the_ii(lenet):
     assert slow.roofline["binds"] == "memory"
 
 
-def test_offchip_weights_plan_resnet18_on_u55c_without_uram(resnet18):
-    """On u55c every SLR shares the HBM. With its URAM (where ResNet-18's weights fit on chip
-    since URAM weights are read through both ports) taken away, BRAM cannot hold them: the
-    on-chip plan is refused and the heaviest weights move to the HBM; with URAM, keeping
-    them off chip is never worse than on chip (make_plan keeps the better)."""
-    full = load_board("u55c")
-    board = dataclasses.replace(full, cores=[dataclasses.replace(c, uram=0) for c in full.cores])
-    with pytest.raises(InfeasibleError, match="BRAM18"):
-        make_plan(resnet18, board, baselines=False)
-    assert make_plan(resnet18, full, baselines=False, offchip_weights=True).ii_cycles <= \
-        make_plan(resnet18, full, baselines=False).ii_cycles
-    off = make_plan(resnet18, board, baselines=False, offchip_weights=True)
-    assert any(n.weights == "ddr" for n in off.nodes)
-    assert {c.memory for c in off.cores} == {"hbm"}
-    for c in off.cores:
-        assert c.bw <= c.bw_limit
-    assert off.roofline["fraction"] <= 1
-
-
-def test_resnet18_on_zcu102_fits_only_with_offchip_weights(resnet18):
-    """ResNet-18 fits a ZCU102 only with weights off chip, and only just: an off-chip conv
-    stores its whole input frame before computing, so the residual skips around it hold one to
-    two frames on chip (what the twin needs to run without deadlock); the repair step then
-    lowers foldings until BRAM fits (docs/benchmarks.md: a few frames/s)."""
-    board = load_board("zcu102")
-    with pytest.raises(InfeasibleError, match="BRAM18"):
-        make_plan(resnet18, board, baselines=False)
-    plan = make_plan(resnet18, board, baselines=False, offchip_weights=True)
-    core = plan.cores[0]
-    assert any(n.weights == "ddr" for n in plan.nodes)
-    for r in ("dsp", "bram18", "uram", "lut", "bw"):
-        assert getattr(core, r) <= getattr(core, f"{r}_limit"), r
+# ResNet-18 at full size on u55c without URAM (refused on chip, planned with weights in the
+# HBM) and on zcu102 (plans only with off-chip weights): bench/offchip_fullsize.py.
 
 
 def test_offchip_block_reads_whole_frames_before_its_first_output():

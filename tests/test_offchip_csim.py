@@ -346,22 +346,4 @@ def test_host_cpp_and_driver_py_against_the_reference(gen_out, tmp_path):
         np.testing.assert_array_equal(raw[i], env[t].reshape(-1))
 
 
-@pytest.mark.slow
-def test_resnet18_on_u55c_with_offchip_weights_csim(tmp_path):
-    """Full size: ResNet-18 (torchvision shapes) on a u55c without its URAM (with it, the
-    weights fit on chip and the on-chip plan is as fast) keeps its heaviest layers' weights in
-    the HBM (about 40 s: gen with synthetic calibration, then the threaded C simulation with
-    every stream bounded at its planned depth: bit-exact and no deadlock)."""
-    from bbgrap_hls.board import _bundled_dir
-
-    model = models.save(models.resnet18(), str(tmp_path / "resnet18.onnx"))
-    board = tmp_path / "u55c-nouram.yaml"
-    text = (_bundled_dir() / "u55c.yaml").read_text()
-    assert "  uram: 320 " in text
-    board.write_text(text.replace("  uram: 320 ", "  uram: 0   ").replace("name: u55c", "name: u55c-nouram"))
-    out = tmp_path / "out"
-    assert main(["--quiet", "gen", model, "--board", str(board), "--offchip-weights", "-o", str(out)]) == 0
-    plan = json.loads((out / "plan.json").read_text())
-    ddr = [n["name"] for n in plan["nodes"] if n["weights"] == "ddr"]
-    assert len(ddr) >= 4 and all(c["bw"] <= c["bw_limit"] for c in plan["cores"])
-    assert main(["--quiet", "csim", str(out)]) == 0
+# Full size (ResNet-18 on a u55c without URAM, gen + threaded csim): bench/offchip_fullsize.py.
