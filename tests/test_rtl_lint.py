@@ -17,7 +17,7 @@ def test_rtl_modules_present() -> None:
     for m in ("fifo", "link", "offchip_buffer", "requant", "mvu", "swg", "vvu", "conv", "dwconv",
               "maxpool", "avgpool", "gap", "eltwise", "concat", "lut_act", "channel_affine", "dwc", "trim",
               "channel_shuffle", "repeat_pixel", "ddr_stage", "conv_offchip", "axi_read",
-              "band_split", "conv_band"):
+              "band_split", "conv_band", "conv_engine", "axi_bursts"):
         assert m in MODULES, f"hw/rtl/{m}.sv missing"
 
 

@@ -1,0 +1,631 @@
+`default_nettype none
+// The layer engine (docs/engine.md): one conv/dense unit of PE x SIMD lanes time-shared over
+// a program of NL layers (PROG_FILE: engine_image.descriptor_words, 20 words a layer in
+// engine_image.FIELDS order), feature maps and weights in board memory. Per frame (a `start`
+// pulse in IDLE), for each layer in turn:
+//   desc   : the layer's 20 descriptor words are read from the program ROM (one a cycle,
+//            registered reads), then two cycles derive its sizes (DERIVE1, DERIVE2).
+//   load   : from the cycle after the first RUN cycle the feature port reads the input map,
+//            ceil(H*W*C/DB) beats from FEAT_BASE + IN_BASE, into the input buffer as it is in
+//            memory (the blocked layout: row r holds bytes r*DB .. r*DB + DB - 1 of the map,
+//            a SIMD-byte word of channels is read from its row by a lane multiplexer); every
+//            burst is requested back to back, rready stays high.
+//   weights: from the same cycle on the weight port fetches the layer's tiles t = 0..NF-1
+//            (TILE_BEATS beats at W_BASE + W_BASE' + t*TILE_BEATS*DB) into the two halves of the
+//            tile memory in turn, a tile once a half is free (the first two at once); the
+//            first PW words of a tile (PE requantiser records, engine_image.tile_layout) are
+//            also kept in a per-half register.
+//   folds  : fold n starts once its tile is in, the previous fold's reads are done and (fold 0)
+//            the whole map is in; it reads SF = KH*KW*C/SIMD steps a pixel over every output
+//            pixel (taps in (ky, kx, c) order, padding ZP_IN, the window addresses computed
+//            incrementally) and requantises as conv_offchip (5 cycles from a pixel's last read
+//            to its PE bytes).
+//   store  : results (PE bytes each, fold-major then pixel-major: the blocked output map) are
+//            packed DB/PE to a beat into a write queue; a write burst of len = min(BURST, beats
+//            to 4 KB) goes out once len beats are queued (after the layer's last result: the
+//            rest), AW and W together, one burst at a time. A layer's last beat is zero-padded
+//            past the map (program() leaves each map's region beat-aligned, so those bytes are
+//            padding), so every beat has full strobes.
+//   end    : the cycle after the layer's last write response (layer_end); after the last layer
+//            `done` pulses and the engine idles until the next start.
+// Cycles: see bbgrap_hls/model/engine.py (the recurrence this schedule gives, exact).
+// Constraints: PE, SIMD and DB = DATA_W/8 powers of two, SIMD | PE | DB; the compute stalls
+// if the write queue (WQ beats) is short of room (never in a layer whose writes keep up, the
+// model's assumption). IBUF_WORDS: SIMD-byte words of the largest input map; TILE_WORDS:
+// PE*SIMD-byte words of the largest tile (PW + SF).
+module conv_engine #(
+    parameter int PE         = 4,
+    parameter int SIMD       = 2,
+    parameter int DATA_W     = 64,
+    parameter int ADDR_W     = 32,
+    parameter int NL         = 1,
+    parameter     PROG_FILE  = "",
+    parameter int IBUF_WORDS = 64,
+    parameter int TILE_WORDS = 40,
+    parameter logic [63:0] FEAT_BASE = 0,
+    parameter logic [63:0] W_BASE    = 0,
+    parameter int DIM_W      = 16,   // runtime H, W, C, CO, kernel, stride, pads
+    parameter int BEATS_W    = 24,   // runtime beat counts (an input map, a tile)
+    parameter int BURST      = 16,   // write burst beats (at most 256)
+    parameter int WQ         = 40    // write queue beats
+) (
+    input  wire                 clk,
+    input  wire                 rst,
+    input  wire                 start,
+    output logic                busy,
+    output logic                layer_end,
+    output logic                done,
+    // feature port: AXI4 read (input maps) and write (output maps)
+    output logic [ADDR_W-1:0]   m_axi_f_araddr,
+    output logic [7:0]          m_axi_f_arlen,
+    output logic [2:0]          m_axi_f_arsize,
+    output logic [1:0]          m_axi_f_arburst,
+    output logic                m_axi_f_arvalid,
+    input  wire                 m_axi_f_arready,
+    input  wire  [DATA_W-1:0]   m_axi_f_rdata,
+    /* verilator lint_off UNUSEDSIGNAL */
+    input  wire  [1:0]          m_axi_f_rresp,   // errors are not handled
+    input  wire                 m_axi_f_rlast,   // beats are counted
+    /* verilator lint_on UNUSEDSIGNAL */
+    input  wire                 m_axi_f_rvalid,
+    output logic                m_axi_f_rready,
+    output logic [ADDR_W-1:0]   m_axi_f_awaddr,
+    output logic [7:0]          m_axi_f_awlen,
+    output logic [2:0]          m_axi_f_awsize,
+    output logic [1:0]          m_axi_f_awburst,
+    output logic                m_axi_f_awvalid,
+    input  wire                 m_axi_f_awready,
+    output logic [DATA_W-1:0]   m_axi_f_wdata,
+    output logic [DATA_W/8-1:0] m_axi_f_wstrb,
+    output logic                m_axi_f_wlast,
+    output logic                m_axi_f_wvalid,
+    input  wire                 m_axi_f_wready,
+    /* verilator lint_off UNUSEDSIGNAL */
+    input  wire  [1:0]          m_axi_f_bresp,   // errors are not handled
+    /* verilator lint_on UNUSEDSIGNAL */
+    input  wire                 m_axi_f_bvalid,
+    output logic                m_axi_f_bready,
+    // weight port: AXI4 read
+    output logic [ADDR_W-1:0]   m_axi_w_araddr,
+    output logic [7:0]          m_axi_w_arlen,
+    output logic [2:0]          m_axi_w_arsize,
+    output logic [1:0]          m_axi_w_arburst,
+    output logic                m_axi_w_arvalid,
+    input  wire                 m_axi_w_arready,
+    input  wire  [DATA_W-1:0]   m_axi_w_rdata,
+    /* verilator lint_off UNUSEDSIGNAL */
+    input  wire  [1:0]          m_axi_w_rresp,
+    input  wire                 m_axi_w_rlast,
+    /* verilator lint_on UNUSEDSIGNAL */
+    input  wire                 m_axi_w_rvalid,
+    output logic                m_axi_w_rready
+);
+  localparam int NFIELD = 20;
+  localparam int DB = DATA_W / 8;
+  localparam int DBW = $clog2(DB);
+  localparam int PEW = $clog2(PE);
+  localparam int SMW = $clog2(SIMD);
+  localparam int WB = PE * SIMD;                 // bytes of a weight word
+  localparam int RB = WB > DB ? WB : DB;         // bytes of a tile-memory row
+  localparam int RBT = RB / DB;                  // beats a row
+  localparam int WPR = RB / WB;                  // words a row
+  localparam int PW = (8 * PE + WB - 1) / WB;    // parameter words of a tile
+  localparam int NPB = 8 * PE;                   // parameter bytes of a tile
+  localparam int PROWS = (NPB + RB - 1) / RB;    // rows holding them
+  localparam int ROW0 = PW / WPR;                // tile row and word of weight word 0
+  localparam int WORD0 = PW % WPR;
+  localparam int TR = (TILE_WORDS * WB + RB - 1) / RB;  // rows of a tile half
+  localparam int IROWS = (IBUF_WORDS * SIMD + DB - 1) / DB;
+  localparam int RPB = DB / PE;                  // results a write beat
+  localparam int TAW = $clog2(2 * TR);
+  localparam int RW = TR > 1 ? $clog2(TR) : 1;
+  localparam int WW = WPR > 1 ? $clog2(WPR) : 1;
+  localparam int IRW = IROWS > 1 ? $clog2(IROWS) : 1;
+  localparam int LNW = DB / SIMD > 1 ? $clog2(DB / SIMD) : 1;
+  localparam int RBTW = RBT > 1 ? $clog2(RBT) : 1;
+  localparam int PKW = RPB > 1 ? $clog2(RPB) : 1;
+  localparam int QAW = WQ > 1 ? $clog2(WQ) : 1;
+  localparam int QW = $clog2(WQ + 1);
+  localparam int PAW = $clog2(NL * NFIELD);
+  localparam int LW = NL > 1 ? $clog2(NL) : 1;
+  localparam int LBW = $clog2(BURST + 1);
+
+  initial begin
+    if (PE < 1 || (PE & (PE - 1)) != 0 || SIMD < 1 || (SIMD & (SIMD - 1)) != 0 || PE % SIMD != 0)
+      $error("conv_engine: PE=%0d and SIMD=%0d must be powers of two, SIMD | PE", PE, SIMD);
+    if (DATA_W < 32 || (DATA_W & (DATA_W - 1)) != 0 || DATA_W > 1024 || DB % PE != 0)
+      $error("conv_engine: DATA_W=%0d must be a power of two in 32..1024 and PE=%0d | DATA_W/8", DATA_W, PE);
+    if (BURST < 1 || BURST > 256 || WQ < BURST + 8)
+      $error("conv_engine: BURST=%0d must be 1..256, WQ=%0d at least BURST + 8", BURST, WQ);
+    if (FEAT_BASE % 64'(DB) != 0 || W_BASE % 64'(DB) != 0)
+      $error("conv_engine: FEAT_BASE and W_BASE must be aligned to %0d bytes", DB);
+  end
+
+  // ---- program ROM and the layer's descriptor ---------------------------------------------
+  /* verilator lint_off UNDRIVEN */  // a ROM: filled by $readmemh only
+  logic [31:0] prog[NL*NFIELD];
+  /* verilator lint_on UNDRIVEN */
+  generate
+    if (PROG_FILE != "") begin : g_prog
+      initial $readmemh(PROG_FILE, prog);
+    end
+  endgenerate
+
+  localparam logic [2:0] S_IDLE = 3'd0, S_DESC = 3'd1, S_DER1 = 3'd2, S_DER2 = 3'd3, S_RUN = 3'd4;
+  logic [2:0] state;
+  logic [PAW-1:0] raddr, lbase;
+  logic [4:0] k;
+  logic [31:0] rom_q;
+  logic [31:0] d[NFIELD];
+  logic [LW-1:0] layer;
+  logic run, run0, done_c;
+
+  // descriptor fields (engine_image.FIELDS)
+  logic [DIM_W-1:0] f_h, f_w, f_c, f_co, f_kh, f_kw, f_sh, f_sw, f_pt, f_pl, f_pb, f_pr;
+  logic [7:0] f_zpi, f_zpo, f_lo, f_hi;
+  logic [31:0] f_in, f_out, f_wb, f_tb;
+  assign {f_h, f_w, f_c, f_co} = {DIM_W'(d[0]), DIM_W'(d[1]), DIM_W'(d[2]), DIM_W'(d[3])};
+  assign {f_kh, f_kw, f_sh, f_sw} = {DIM_W'(d[4]), DIM_W'(d[5]), DIM_W'(d[6]), DIM_W'(d[7])};
+  assign {f_pt, f_pl, f_pb, f_pr} = {DIM_W'(d[8]), DIM_W'(d[9]), DIM_W'(d[10]), DIM_W'(d[11])};
+  assign {f_zpi, f_zpo, f_lo, f_hi} = {d[12][7:0], d[13][7:0], d[14][7:0], d[15][7:0]};
+  assign {f_in, f_out, f_wb, f_tb} = {d[16], d[17], d[18], d[19]};
+
+  // derived sizes (DERIVE1, DERIVE2)
+  logic [31:0] hw, wpe, hwpe, shwpe, swpe, ptw, nin;
+  logic [DIM_W-1:0] cg, nf;
+
+  assign run = state == S_RUN;
+  assign busy = state != S_IDLE;
+  assign layer_end = done_c;
+  assign done = done_c && 32'(layer) == NL - 1;
+
+  always_ff @(posedge clk) rom_q <= prog[raddr];
+
+  always_ff @(posedge clk) begin
+    if (rst) begin
+      state <= S_IDLE;
+      raddr <= '0;
+      lbase <= '0;
+      k <= '0;
+      layer <= '0;
+      run0 <= 1'b0;
+    end else begin
+      run0 <= state == S_DER2;
+      case (state)
+        S_IDLE: if (start) begin
+          state <= S_DESC;
+          raddr <= '0;
+          lbase <= '0;
+          k <= '0;
+          layer <= '0;
+        end
+        S_DESC: begin
+          raddr <= raddr + 1'b1;
+          k <= k + 1'b1;
+          if (k != '0) d[k-1'b1] <= rom_q;
+          if (32'(k) == NFIELD) state <= S_DER1;
+        end
+        S_DER1: state <= S_DER2;
+        S_DER2: state <= S_RUN;
+        default: if (done_c) begin  // S_RUN
+          if (32'(layer) == NL - 1) state <= S_IDLE;
+          else begin
+            state <= S_DESC;
+            layer <= layer + 1'b1;
+            raddr <= lbase + PAW'(NFIELD);
+            lbase <= lbase + PAW'(NFIELD);
+            k <= '0;
+          end
+        end
+      endcase
+    end
+  end
+
+  always_ff @(posedge clk) begin
+    if (state == S_DER1) begin
+      hw <= 32'(f_h) * 32'(f_w);
+      wpe <= 32'(f_w) << PEW;
+      swpe <= 32'(f_sw) << PEW;
+      cg <= f_c >> SMW;
+      nf <= f_co >> PEW;
+    end
+    if (state == S_DER2) begin
+      nin <= (hw * 32'(f_c) + 32'(DB - 1)) >> DBW;
+      hwpe <= hw << PEW;
+      shwpe <= 32'(f_sh) * wpe;
+      ptw <= 32'(f_pt) * wpe;
+    end
+  end
+
+  // ---- load: the input map into the input buffer ------------------------------------------
+  logic [DATA_W-1:0] ibuf[IROWS];
+  logic [IRW-1:0] icnt;
+  logic in_loaded;
+  /* verilator lint_off UNUSEDSIGNAL */
+  logic in_ready;  // a span at a time: the layer's first RUN cycle
+  /* verilator lint_on UNUSEDSIGNAL */
+  axi_bursts #(.DATA_W(DATA_W), .ADDR_W(ADDR_W), .BEATS_W(BEATS_W)) in_ar (
+      .clk(clk), .rst(rst), .go(run0), .addr(ADDR_W'(FEAT_BASE) + ADDR_W'(f_in)), .beats(BEATS_W'(nin)),
+      .ready(in_ready), .ax_addr(m_axi_f_araddr), .ax_len(m_axi_f_arlen), .ax_size(m_axi_f_arsize),
+      .ax_burst(m_axi_f_arburst), .ax_valid(m_axi_f_arvalid), .ax_ready(m_axi_f_arready));
+  assign m_axi_f_rready = 1'b1;
+
+  always_ff @(posedge clk) begin
+    if (m_axi_f_rvalid) ibuf[icnt] <= m_axi_f_rdata;
+  end
+  always_ff @(posedge clk) begin
+    if (rst || run0) begin
+      icnt <= '0;
+      in_loaded <= 1'b0;
+    end else if (m_axi_f_rvalid) begin
+      icnt <= icnt + 1'b1;
+      if (32'(icnt) == nin - 1) in_loaded <= 1'b1;
+    end
+  end
+
+  // ---- weights: tiles into the two halves of the tile memory ------------------------------
+  logic [RB*8-1:0] tmem[2*TR];
+  logic [NPB*8-1:0] preg[2];    // the requantiser records of each half's tile
+  logic [1:0] t_held, t_ready;  // halves requested and not yet computed; loaded, not started
+  logic [DIM_W-1:0] t_left;     // tiles of the layer not yet requested
+  logic [ADDR_W-1:0] t_addr;
+  logic t_go, t_rdy, tile_end, start_c;
+  assign t_go = run && t_left != '0 && t_held != 2'd2;
+
+  axi_bursts #(.DATA_W(DATA_W), .ADDR_W(ADDR_W), .BEATS_W(BEATS_W)) w_ar (
+      .clk(clk), .rst(rst), .go(t_go), .addr(t_addr), .beats(BEATS_W'(f_tb)), .ready(t_rdy),
+      .ax_addr(m_axi_w_araddr), .ax_len(m_axi_w_arlen), .ax_size(m_axi_w_arsize),
+      .ax_burst(m_axi_w_arburst), .ax_valid(m_axi_w_arvalid), .ax_ready(m_axi_w_arready));
+  assign m_axi_w_rready = 1'b1;
+
+  logic [RB*8-1:0] row_data;
+  logic row_valid, row_last, wr_half;
+  logic [RBTW-1:0] rb;
+  logic [RW-1:0] wr_row;
+  logic [31:0] wbeat;
+  assign row_valid = m_axi_w_rvalid && 32'(rb) == RBT - 1;
+  assign row_last = row_valid && wbeat == f_tb - 1;
+  generate
+    if (RBT == 1) begin : g_row1
+      assign row_data = m_axi_w_rdata;
+    end else begin : g_rowk
+      logic [(RBT-1)*DATA_W-1:0] held;  // the row's earlier beats, lowest first
+      if (RBT == 2) begin : g_two
+        always_ff @(posedge clk) if (m_axi_w_rvalid) held <= m_axi_w_rdata;
+      end else begin : g_more
+        always_ff @(posedge clk) if (m_axi_w_rvalid) held <= {m_axi_w_rdata, held[(RBT-1)*DATA_W-1:DATA_W]};
+      end
+      assign row_data = {m_axi_w_rdata, held};
+    end
+  endgenerate
+
+  always_ff @(posedge clk) begin
+    if (row_valid) tmem[TAW'(wr_half ? TR : 0) + TAW'(wr_row)] <= row_data;
+  end
+  generate
+    if (NPB <= RB) begin : g_prm1  // the records in the tile's first row
+      always_ff @(posedge clk) if (row_valid && wr_row == '0) preg[wr_half] <= row_data[NPB*8-1:0];
+    end else begin : g_prmk        // in its first PROWS rows: shifted in, lowest first
+      always_ff @(posedge clk)
+        if (row_valid && 32'(wr_row) < PROWS) preg[wr_half] <= {row_data, preg[wr_half][NPB*8-1:RB*8]};
+    end
+  endgenerate
+  always_ff @(posedge clk) begin
+    if (rst) begin
+      wr_half <= 1'b0;
+      wr_row <= '0;
+      rb <= '0;
+      wbeat <= '0;
+      t_held <= '0;
+      t_ready <= '0;
+      t_left <= '0;
+      t_addr <= '0;
+    end else begin
+      if (m_axi_w_rvalid) begin
+        rb <= 32'(rb) == RBT - 1 ? '0 : rb + 1'b1;
+        wbeat <= wbeat == f_tb - 1 ? '0 : wbeat + 1'b1;
+      end
+      if (row_valid) begin
+        wr_row <= row_last ? '0 : wr_row + 1'b1;
+        if (row_last) wr_half <= !wr_half;
+      end
+      if (run0) begin
+        t_left <= nf;
+        t_addr <= ADDR_W'(W_BASE) + ADDR_W'(f_wb);
+      end else if (t_go && t_rdy) begin
+        t_left <= t_left - 1'b1;
+        t_addr <= t_addr + ADDR_W'(f_tb << DBW);
+      end
+      t_held <= t_held + 2'(t_go && t_rdy) - 2'(tile_end);
+      t_ready <= t_ready + 2'(row_last) - 2'(start_c);
+    end
+  end
+
+  // ---- compute, stage 0: counters and window addresses --------------------------------------
+  logic busy_c, cdone, room, fire, step_last, ox_last, oy_last, pix_last, lay_cend;
+  logic [DIM_W-1:0] g, kx, ky, n;
+  logic [31:0] j0, boff, kxoff, kyoff;
+  logic signed [31:0] ix0, iy0, ocol, orow;
+  logic [RW-1:0] trow;
+  logic [WW-1:0] tword;
+  logic c_half, in_win;
+  logic [31:0] iaddr;
+  logic [QW-1:0] wq_cnt;  // write queue (below): beats queued, not yet sent
+
+  assign room = 32'(wq_cnt) + 7 <= WQ;
+  assign start_c = run && !busy_c && !cdone && t_ready != 2'd0 && in_loaded && room;
+  assign fire = (busy_c && room) || start_c;
+  assign step_last = g == cg - 1'b1 && kx == f_kw - 1'b1 && ky == f_kh - 1'b1;
+  assign ox_last = ix0 + signed'(32'(f_sw)) + signed'(32'(f_kw)) > signed'(32'(f_w) + 32'(f_pr));
+  assign oy_last = iy0 + signed'(32'(f_sh)) + signed'(32'(f_kh)) > signed'(32'(f_h) + 32'(f_pb));
+  assign pix_last = ox_last && oy_last;
+  assign tile_end = fire && step_last && pix_last;
+  assign lay_cend = tile_end && n == nf - 1'b1;
+
+  always_comb begin
+    logic signed [31:0] iy, ix;
+    iy = iy0 + signed'(32'(ky));
+    ix = ix0 + signed'(32'(kx));
+    in_win = iy >= 0 && iy < signed'(32'(f_h)) && ix >= 0 && ix < signed'(32'(f_w));
+    iaddr = 32'(orow + ocol) + kyoff + kxoff + boff + j0;
+  end
+
+  always_ff @(posedge clk) begin
+    if (rst || run0) begin
+      busy_c <= 1'b0;
+      cdone <= 1'b0;
+      g <= '0;
+      kx <= '0;
+      ky <= '0;
+      n <= '0;
+      j0 <= '0;
+      boff <= '0;
+      kxoff <= '0;
+      kyoff <= '0;
+      ix0 <= -signed'(32'(f_pl));
+      ocol <= -signed'(32'(f_pl) << PEW);
+      iy0 <= -signed'(32'(f_pt));
+      orow <= -signed'(ptw);
+      trow <= RW'(ROW0);
+      tword <= WW'(WORD0);
+      if (rst) c_half <= 1'b0;
+    end else if (fire) begin
+      busy_c <= !tile_end;
+      // step: channel group (a SIMD word of a PE block), then kx, then ky
+      if (g != cg - 1'b1) begin
+        g <= g + 1'b1;
+        if (j0 + SIMD == PE) begin
+          j0 <= '0;
+          boff <= boff + hwpe;
+        end else j0 <= j0 + SIMD;
+      end else begin
+        g <= '0;
+        j0 <= '0;
+        boff <= '0;
+        if (kx != f_kw - 1'b1) begin
+          kx <= kx + 1'b1;
+          kxoff <= kxoff + PE;
+        end else begin
+          kx <= '0;
+          kxoff <= '0;
+          if (ky != f_kh - 1'b1) begin
+            ky <= ky + 1'b1;
+            kyoff <= kyoff + wpe;
+          end else begin
+            ky <= '0;
+            kyoff <= '0;
+          end
+        end
+      end
+      // the weight word follows the step (word PW + s of the tile)
+      if (step_last) begin
+        trow <= RW'(ROW0);
+        tword <= WW'(WORD0);
+      end else if (32'(tword) == WPR - 1) begin
+        tword <= '0;
+        trow <= trow + 1'b1;
+      end else tword <= tword + 1'b1;
+      // the output pixel
+      if (step_last) begin
+        if (!ox_last) begin
+          ix0 <= ix0 + signed'(32'(f_sw));
+          ocol <= ocol + signed'(swpe);
+        end else begin
+          ix0 <= -signed'(32'(f_pl));
+          ocol <= -signed'(32'(f_pl) << PEW);
+          if (!oy_last) begin
+            iy0 <= iy0 + signed'(32'(f_sh));
+            orow <= orow + signed'(shwpe);
+          end else begin
+            iy0 <= -signed'(32'(f_pt));
+            orow <= -signed'(ptw);
+          end
+        end
+      end
+      if (tile_end) begin
+        c_half <= !c_half;
+        n <= n + 1'b1;
+        if (lay_cend) cdone <= 1'b1;
+      end
+    end
+  end
+
+  // ---- stage 1: input buffer, tile and parameter reads ----------------------------------------
+  logic pad1, first1, last1, olast1;
+  logic [DATA_W-1:0] xrow1;
+  logic [LNW-1:0] lane1;
+  logic [RB*8-1:0] wrow1;
+  logic [WW-1:0] wsel1;
+  logic [NPB*8-1:0] prm1;
+
+  always_ff @(posedge clk) begin
+    xrow1 <= ibuf[IRW'(iaddr >> DBW)];
+    lane1 <= LNW'(iaddr[DBW-1:0] >> SMW);
+    wrow1 <= tmem[TAW'(c_half ? TR : 0) + TAW'(trow)];
+    wsel1 <= tword;
+    prm1 <= preg[c_half];
+    pad1 <= !in_win;
+    first1 <= g == '0 && kx == '0 && ky == '0;
+    last1 <= step_last;
+    olast1 <= lay_cend;
+  end
+
+  // ---- stage 2: products ----------------------------------------------------------------------
+  logic [SIMD*8-1:0] x1;
+  logic [WB*8-1:0] w1;
+  logic signed [15:0] prod2[PE][SIMD];
+  logic [PE*32-1:0] bias2, rq2;
+  logic v1, v2, first2, last2, olast2;
+  assign x1 = pad1 ? {SIMD{f_zpi}} : xrow1[32'(lane1)*SIMD*8+:SIMD*8];
+  assign w1 = wrow1[32'(wsel1)*WB*8+:WB*8];
+
+  always_ff @(posedge clk) begin
+    for (int p = 0; p < PE; p++) begin
+      for (int s = 0; s < SIMD; s++)
+        prod2[p][s] <= signed'(x1[8*s+:8]) * signed'(w1[8*(p*SIMD+s)+:8]);
+      bias2[32*p+:32] <= prm1[64*p+:32];
+      rq2[32*p+:32] <= prm1[64*p+32+:32];
+    end
+    first2 <= first1;
+    last2 <= last1;
+    olast2 <= olast1;
+  end
+
+  // ---- stage 3: accumulate --------------------------------------------------------------------
+  logic signed [31:0] acc[PE];
+  logic signed [31:0] acc_next[PE];
+  logic [PE*32-1:0] acc3, rq3;
+  logic v3, olast3;
+
+  always_comb begin
+    for (int p = 0; p < PE; p++) begin
+      acc_next[p] = first2 ? signed'(bias2[32*p+:32]) : acc[p];
+      for (int s = 0; s < SIMD; s++) acc_next[p] = acc_next[p] + 32'(prod2[p][s]);
+    end
+  end
+
+  always_ff @(posedge clk) begin
+    if (v2) for (int p = 0; p < PE; p++) acc[p] <= acc_next[p];
+    for (int p = 0; p < PE; p++) acc3[32*p+:32] <= acc_next[p];
+    rq3 <= rq2;
+    olast3 <= olast2;
+  end
+
+  // ---- stages 4-5: requantise ---------------------------------------------------------------------
+  logic v4, v5, olast4, olast5;
+  logic [PE*8-1:0] y5;
+
+  always_ff @(posedge clk) begin
+    if (rst) begin
+      v1 <= 1'b0;
+      v2 <= 1'b0;
+      v3 <= 1'b0;
+      v4 <= 1'b0;
+      v5 <= 1'b0;
+    end else begin
+      v1 <= fire;
+      v2 <= v1;
+      v3 <= v2 && last2;
+      v4 <= v3;
+      v5 <= v4;
+    end
+  end
+  always_ff @(posedge clk) begin
+    olast4 <= olast3;
+    olast5 <= olast4;
+  end
+
+  for (genvar p = 0; p < PE; p++) begin : g_rqlane
+    rq_lane lane (
+        .clk(clk),
+        .en (1'b1),
+        .acc(acc3[32*p+:32]),
+        .rq ({8'd0, rq3[32*p+:32], f_zpo, f_lo, f_hi}),
+        .y  (y5[8*p+:8])
+    );
+  end
+
+  // ---- store: pack results into beats, the write queue, write bursts ------------------------------
+  logic [DATA_W-1:0] wq[WQ];
+  logic [DATA_W-1:0] pk_data, pk_next;
+  logic [PKW-1:0] pk_cnt;
+  logic [QAW-1:0] wp, rp;
+  logic [QW-1:0] unassigned;  // queued beats not yet in a burst
+  logic flushed;              // the layer's last result is queued
+  logic push, w_go, aw_pend, w_hs, aw_hs;
+  logic [LBW-1:0] wleft, wlen, wideal;
+  logic [ADDR_W-1:0] wpos;
+  logic [12:0] w4k;
+  logic [15:0] outst;         // write bursts without a response
+
+  always_comb begin
+    pk_next = pk_data;
+    pk_next[32'(pk_cnt)*PE*8+:PE*8] = y5;
+  end
+  assign push = v5 && (32'(pk_cnt) == RPB - 1 || olast5);
+
+  always_comb begin
+    w4k = 13'((13'd4096 - {1'b0, wpos[11:0]}) >> DBW);
+    wideal = LBW'(BURST);
+    if (32'(w4k) < BURST) wideal = LBW'(w4k);
+    wlen = 32'(unassigned) >= 32'(wideal) ? wideal : LBW'(unassigned);
+  end
+  assign w_go = run && !aw_pend && wleft == '0 &&
+                (32'(unassigned) >= 32'(wideal) || (flushed && unassigned != '0));
+  assign m_axi_f_awvalid = aw_pend;
+  assign m_axi_f_awsize = 3'(DBW);
+  assign m_axi_f_awburst = 2'b01;  // INCR
+  assign m_axi_f_wvalid = wleft != '0;
+  assign m_axi_f_wdata = wq[rp];
+  assign m_axi_f_wstrb = '1;
+  assign m_axi_f_wlast = wleft == LBW'(1);
+  assign m_axi_f_bready = 1'b1;
+  assign aw_hs = m_axi_f_awvalid && m_axi_f_awready;
+  assign w_hs = m_axi_f_wvalid && m_axi_f_wready;
+  assign done_c = run && !run0 && flushed && unassigned == '0 && !aw_pend && wleft == '0 && outst == '0;
+
+  always_ff @(posedge clk) begin
+    if (push) wq[wp] <= pk_next;
+    if (w_go) begin
+      m_axi_f_awaddr <= wpos;
+      m_axi_f_awlen <= 8'(wlen - 1'b1);
+    end
+  end
+  always_ff @(posedge clk) begin
+    if (rst || run0) begin
+      pk_data <= '0;
+      pk_cnt <= '0;
+      flushed <= 1'b0;
+      wpos <= ADDR_W'(FEAT_BASE) + ADDR_W'(f_out);
+    end else begin
+      if (v5) begin
+        pk_data <= push ? '0 : pk_next;
+        pk_cnt <= push ? '0 : pk_cnt + 1'b1;
+      end
+      if (v5 && olast5) flushed <= 1'b1;
+      if (w_go) wpos <= wpos + ADDR_W'(32'(wlen) << DBW);
+    end
+  end
+  always_ff @(posedge clk) begin
+    if (rst) begin
+      wp <= '0;
+      rp <= '0;
+      wq_cnt <= '0;
+      unassigned <= '0;
+      aw_pend <= 1'b0;
+      wleft <= '0;
+      outst <= '0;
+    end else begin
+      if (push) wp <= 32'(wp) == WQ - 1 ? '0 : wp + 1'b1;
+      if (w_hs) rp <= 32'(rp) == WQ - 1 ? '0 : rp + 1'b1;
+      wq_cnt <= wq_cnt + QW'(push) - QW'(w_hs);
+      unassigned <= unassigned + QW'(push) - (w_go ? QW'(wlen) : '0);
+      if (w_go) aw_pend <= 1'b1;
+      else if (aw_hs) aw_pend <= 1'b0;
+      if (w_go) wleft <= wlen;
+      else if (w_hs) wleft <= wleft - 1'b1;
+      outst <= outst + 16'(aw_hs) - 16'(m_axi_f_bvalid);
+    end
+  end
+endmodule
+`default_nettype wire

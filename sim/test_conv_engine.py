@@ -1,0 +1,95 @@
+"""cocotb testbench: the layer engine (`hw/rtl/conv_engine.sv`) against simulated board memories.
+
+Memories (`bbgrap_hls.rtlsim.axi_mem`): the feature memory behind ``m_axi_f`` (an
+`AxiReadMemory` and an `AxiWriteMemory` sharing one ``bytearray``, the program's feature
+image from ``FEAT_BASE``) and the weight memory behind ``m_axi_w`` (an `AxiReadMemory` on the
+program's weight image from ``W_BASE``); each channel a burst's first read beat (or a write
+burst's response) ``L`` cycles late and a beat every ``P`` cycles, the AXI rules checked on
+every burst. Driver: the host's part, in one loop stepping the memories at every falling
+edge: it writes frame ``f``'s input map into the feature memory (the blocked layout) and pulses
+``start``, then waits for ``done``; the next frame starts the cycle after. Model: the layers on
+the integer reference (`engine_image.reference`). Scoreboard: after each frame, every layer's
+output map in the feature memory exact; the cycle of every ``layer_end`` and every frame's
+start-to-done cycles equal to `bbgrap_hls.model.engine.schedule` (``pred``, from `sim.engine`;
+None for a program the model refuses, whose writes stall the compute: outputs only).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import pickle
+
+import cocotb
+import numpy as np
+from cocotb.triggers import FallingEdge
+
+from bbgrap_hls.codegen import engine_image as ei
+from bbgrap_hls.rtlsim.axi_mem import AxiReadMemory, AxiWriteMemory
+from sim import harness
+
+
+@cocotb.test
+async def conv_engine_frames(dut):
+    case = harness.case()
+    p, pred = case["params"], case["pred"]
+    with open(case["pkl"], "rb") as f:
+        c = pickle.load(f)
+    layers, prog = c["layers"], c["program"]
+    pe, beat = p["PE"], p["DATA_W"] // 8
+    fbase = int(str(p["FEAT_BASE"]).split("'h")[-1], 16)
+    wbase = int(str(p["W_BASE"]).split("'h")[-1], 16)
+    rate = beat / p["P"]
+    dut.start.value = 0
+    await harness.start(dut)
+    feat = bytearray(prog.feature_size)
+    mems = [AxiReadMemory(dut, "m_axi_f", feat, fbase, p["L"], rate, beat),
+            AxiWriteMemory(dut, "m_axi_f", feat, fbase, p["L"], rate, beat),
+            AxiReadMemory(dut, "m_axi_w", prog.weights, wbase, p["L"], rate, beat)]
+    ends: list[list[int]] = []
+    cycles: list[int] = []
+    limit = 200 * (pred["cycles"] if pred else 10**5) + 1000
+    cyc = 0
+    for fr, x in enumerate(c["x"]):
+        img = ei.feature_bytes(x, pe)
+        feat[prog.in_base:prog.in_base + len(img)] = img
+        t0, lay = None, []
+        while True:
+            await FallingEdge(dut.clk)
+            for m in mems:
+                m.step(cyc)
+            if t0 is None:
+                dut.start.value = 1
+                t0 = cyc
+            else:
+                dut.start.value = 0
+                if dut.layer_end.value:
+                    lay.append(cyc - t0)
+                if dut.done.value:
+                    break
+            cyc += 1
+            assert cyc < limit * (fr + 1), f"frame {fr}: no done after {cyc} cycles ({len(lay)} layers ended)"
+        cycles.append(cyc - t0 + 1)
+        cyc += 1
+        ends.append(lay)
+        for i, layer in enumerate(layers):
+            row = dict(zip(ei.FIELDS, prog.descriptors[i], strict=True))
+            ho, wo = layer.out_hw
+            got = ei.read_features(feat, row["OUT_BASE"], ho, wo, layer.co, pe)
+            want = c["want"][fr][i]
+            bad = np.flatnonzero(got != want)
+            assert bad.size == 0, (f"frame {fr} layer {i}: {bad.size} of {want.size} values differ, first at "
+                                   f"{bad[0]}: got {got.reshape(-1)[bad[0]]}, want {want.reshape(-1)[bad[0]]}")
+        dut._log.info("frame %d: %d layers exact; layer ends %s (model %s), %d cycles (model %s)",
+                      fr, len(layers), lay, pred and pred["ends"], cycles[-1], pred and pred["cycles"])
+    rec = {"ends": ends, "cycles": cycles, "pred": pred,
+           "reads": {"f": mems[0].beats, "w": mems[2].beats}, "writes": mems[1].beats}
+    path = os.environ.get("BBG_SIM_TIMING")
+    if path:
+        with open(path, "w") as f:
+            json.dump(rec, f)
+    # each weight byte read once a frame, each map read once and written once
+    assert mems[2].beats == len(c["x"]) * len(prog.weights) // beat, f"weight beats {mems[2].beats}"
+    for fr in range(len(c["x"]) if pred else 0):  # no model: a write-bound layer stalls the compute
+        assert ends[fr] == pred["ends"], f"frame {fr}: layer ends {ends[fr]}, model {pred['ends']}"
+        assert cycles[fr] == pred["cycles"], f"frame {fr}: {cycles[fr]} cycles, model {pred['cycles']}"
