@@ -1,0 +1,409 @@
+`default_nettype none
+// The layer engine's element-wise unit (docs/engine.md, "Element-wise unit"): one layer per
+// start pulse, its operands and result int8 feature maps in board memory in the engine's
+// blocked layout (codegen/engine_image.py feature_bytes: G channels a block, blocks
+// contiguous, so a map is H*W*C bytes in a row). The descriptor (codegen/engine_eltwise.py
+// ELTWISE_FIELDS, field i at desc[32*i +: 32], stable from start to done) picks the mode:
+//   ADD   y = clamp(ZY + ((MA*(a-ZA) + MB*(b-ZB) + 2^(S-1)) >>> S), LO, HI)
+//   MUL   y = clamp(ZY + (((a-ZA)*(b-ZB)*M + 2^(S-1)) >>> S), LO, HI), b a map like a
+//   MULV  the same, b a per-channel vector (C bytes at B_BASE, channel order), broadcast
+//   TABLE y = T[a + 128] (the 256-byte table at T_BASE on the weight port)
+// LUT = 1 passes ADD/MUL/MULV's result through the table too (a fused activation); S = 0
+// has no rounding term.
+// Datapath: DATA_W/8 byte lanes, one feature beat a cycle (the unit is memory-bound: ADD and
+// MUL read two beats a result beat). A byte's channel matters in MULV only: byte k of a
+// beat is channel j = k mod G of a block, and the beat's G-byte groups belong to the block
+// of its first group or the next (H*W*G >= the beat: the descriptor checks it).
+// Schedule (cycle 0: start; bbgrap_hls/model/engine_eltwise.py is its exact cycle count):
+//   table  with a table, its 256/DB beats on w_axi from cycle 1; the feature reads wait for
+//          its last beat (they begin the cycle after);
+//   reads  MULV's vector beats, then the map in chunks of len(p) = min(BURST, NB - p, beats to
+//          the next 4 KB of A, of B (ADD, MUL), of OUT) beats, NB = ceil(H*W*C/DB): an A burst,
+//          then (ADD, MUL) a B burst the next cycle; a chunk's A waits until fewer than
+//          CHUNKS chunks are in flight (read, not wholly written), so the output buffer
+//          (CHUNKS*BURST beats) always has room and rready stays high. A beats wait in a
+//          chunk buffer for their B beats (the read data come in order: A then B).
+//   compute a result beat 3 cycles after its (B, or A) beat: products | rounding, zero point
+//          and clamp (rq_round) | table or bypass, into the output buffer.
+//   write  a chunk's AW once its last result is in the buffer (the cycle after), its W beats
+//          from the cycle after the AW, one per wready, full strobes; done is high for the
+//          one cycle after the last write response.
+// The last beat of a map that is not a whole number of beats is written whole: its bytes
+// past H*W*C are the map region's padding (the layout keeps maps beat-aligned).
+module engine_eltwise #(
+    parameter int G      = 8,
+    parameter int DATA_W = 128,
+    parameter int ADDR_W = 32,
+    parameter int BURST  = 64,   // beats a burst at most (<= 256)
+    parameter int CHUNKS = 4,    // chunks in flight: the output buffer holds CHUNKS*BURST beats
+    parameter int CMAX   = 512   // MULV: the most channels a vector has (the vector buffer)
+) (
+    input  wire                  clk,
+    input  wire                  rst,
+    input  wire                  start,
+    input  wire  [32*18-1:0]     desc,          // NF = 18 fields (ELTWISE_FIELDS)
+    output logic                 done,
+    // feature port: AXI4 read + write master
+    output logic [ADDR_W-1:0]    m_axi_araddr,
+    output logic [7:0]           m_axi_arlen,
+    output logic [2:0]           m_axi_arsize,
+    output logic [1:0]           m_axi_arburst,
+    output logic                 m_axi_arvalid,
+    input  wire                  m_axi_arready,
+    input  wire  [DATA_W-1:0]    m_axi_rdata,
+    /* verilator lint_off UNUSEDSIGNAL */
+    input  wire  [1:0]           m_axi_rresp,   // errors are not handled
+    input  wire                  m_axi_rlast,   // beats are counted
+    /* verilator lint_on UNUSEDSIGNAL */
+    input  wire                  m_axi_rvalid,
+    output logic                 m_axi_rready,
+    output logic [ADDR_W-1:0]    m_axi_awaddr,
+    output logic [7:0]           m_axi_awlen,
+    output logic [2:0]           m_axi_awsize,
+    output logic [1:0]           m_axi_awburst,
+    output logic                 m_axi_awvalid,
+    input  wire                  m_axi_awready,
+    output logic [DATA_W-1:0]    m_axi_wdata,
+    output logic [DATA_W/8-1:0]  m_axi_wstrb,
+    output logic                 m_axi_wlast,
+    output logic                 m_axi_wvalid,
+    input  wire                  m_axi_wready,
+    /* verilator lint_off UNUSEDSIGNAL */
+    input  wire  [1:0]           m_axi_bresp,   // errors are not handled
+    /* verilator lint_on UNUSEDSIGNAL */
+    input  wire                  m_axi_bvalid,
+    output logic                 m_axi_bready,
+    // weight port: AXI4 read master (the table)
+    output logic [ADDR_W-1:0]    w_axi_araddr,
+    output logic [7:0]           w_axi_arlen,
+    output logic [2:0]           w_axi_arsize,
+    output logic [1:0]           w_axi_arburst,
+    output logic                 w_axi_arvalid,
+    input  wire                  w_axi_arready,
+    input  wire  [DATA_W-1:0]    w_axi_rdata,
+    /* verilator lint_off UNUSEDSIGNAL */
+    input  wire  [1:0]           w_axi_rresp,
+    input  wire                  w_axi_rlast,
+    /* verilator lint_on UNUSEDSIGNAL */
+    input  wire                  w_axi_rvalid,
+    output logic                 w_axi_rready
+);
+  localparam int NF = 18;
+  localparam int VW = G * 8;
+  localparam int DB = DATA_W / 8;
+  localparam int DBW = $clog2(DB);
+  localparam int GW = $clog2(G);
+  localparam int NCH = DB / G;                   // G-byte groups a beat
+  localparam int TB = 256 / DB;                  // table beats
+  localparam int OB = CHUNKS * BURST;            // output buffer beats
+  localparam int OBW = $clog2(OB);
+  localparam int ABW = $clog2(BURST);
+  localparam int VB = (CMAX + DB - 1) / DB + 1;  // vector beats (+1: the block after the last)
+  localparam int VBW = $clog2(VB);
+  localparam int TBW = $clog2(TB + 1);
+  localparam int CW = $clog2(CHUNKS + 1);
+  // descriptor fields (codegen/engine_eltwise.py ELTWISE_FIELDS)
+  localparam int F_MODE = 0, F_H = 1, F_W = 2, F_C = 3, F_ZA = 4, F_ZB = 5, F_MA = 6, F_MB = 7, F_M = 8,
+                 F_S = 9, F_ZY = 10, F_LO = 11, F_HI = 12, F_LUT = 13, F_A = 14, F_B = 15, F_OUT = 16, F_T = 17;
+  localparam logic [1:0] ADD = 2'd0, MULV = 2'd2, TABLE = 2'd3;
+
+  initial begin
+    if (DATA_W < 32 || (DATA_W & (DATA_W - 1)) != 0 || DATA_W > 1024)
+      $error("engine_eltwise: DATA_W=%0d must be a power of two in 32..1024", DATA_W);
+    if (G < 1 || (G & (G - 1)) != 0 || DB % G != 0)
+      $error("engine_eltwise: G=%0d must be a power of two dividing DATA_W/8=%0d", G, DB);
+    if (BURST < 2 || BURST > 256 || (BURST & (BURST - 1)) != 0)
+      $error("engine_eltwise: BURST=%0d must be a power of two in 2..256", BURST);
+    if (CHUNKS < 1 || (OB & (OB - 1)) != 0) $error("engine_eltwise: CHUNKS=%0d: CHUNKS*BURST a power of two", CHUNKS);
+    if (CMAX < G || ADDR_W < 13 || ADDR_W > 32) $error("engine_eltwise: CMAX=%0d ADDR_W=%0d", CMAX, ADDR_W);
+  end
+
+  /* verilator lint_off UNUSEDSIGNAL */
+  logic [31:0] fd[NF];  // the descriptor's fields (the int8 ones use their low byte)
+  /* verilator lint_on UNUSEDSIGNAL */
+  always_comb for (int i = 0; i < NF; i++) fd[i] = desc[32*i+:32];
+
+  // beats from addr to the next 4 KB boundary
+  function automatic logic [31:0] to4k(input logic [11:0] addr);
+    to4k = (32'd4096 - {20'd0, addr}) >> DBW;
+  endfunction
+
+  // the chunk at map beat p: min(BURST, NB - p, beats to 4 KB of A, OUT and (ADD, MUL) B)
+  function automatic logic [31:0] clen(input logic [31:0] p, input logic [31:0] nb, input logic [31:0] a,
+                                       input logic [31:0] b, input logic [31:0] o, input logic two);
+    logic [31:0] n, t;
+    n = nb - p;
+    if (n > 32'(BURST)) n = 32'(BURST);
+    t = to4k(12'(a + (p << DBW)));
+    if (t < n) n = t;
+    t = to4k(12'(o + (p << DBW)));
+    if (t < n) n = t;
+    t = to4k(12'(b + (p << DBW)));
+    if (two && t < n) n = t;
+    clen = n;
+  endfunction
+
+  // ---- the layer: fields latched at start, the rest read from desc (stable until done) ----
+  logic busy, bin, tab_on;
+  logic [1:0] mode;
+  logic [31:0] nb, hw, vb, a_base, b_base, o_base, t_base;
+  assign a_base = fd[F_A];
+  assign b_base = fd[F_B];
+  assign o_base = fd[F_OUT];
+  assign t_base = fd[F_T];
+
+  always_ff @(posedge clk) begin
+    if (rst) busy <= 1'b0;
+    else if (start && !busy) busy <= 1'b1;
+    else if (done) busy <= 1'b0;
+  end
+  always_ff @(posedge clk) begin
+    if (start && !busy) begin
+      mode <= fd[F_MODE][1:0];
+      bin <= fd[F_MODE] < 32'd2;
+      tab_on <= fd[F_MODE] == 32'd3 || fd[F_LUT] != 32'd0;
+      hw <= fd[F_H] * fd[F_W];
+      nb <= (fd[F_H] * fd[F_W] * fd[F_C] + 32'(DB - 1)) >> DBW;
+      vb <= fd[F_MODE] == 32'd2 ? (fd[F_C] + 32'(DB - 1)) >> DBW : 32'd0;
+    end
+  end
+  wire begin_l = start && !busy;
+
+  // ---- table: 256 bytes on the weight port, then the feature reads may begin -------------
+  logic [TBW-1:0] t_req, t_got;
+  logic tab_ready;
+  logic [7:0] tab[256];
+  logic [31:0] t_addr, t_len;
+  assign t_addr = t_base + (32'(t_req) << DBW);
+  always_comb begin
+    t_len = 32'(TB) - 32'(t_req);
+    if (to4k(t_addr[11:0]) < t_len) t_len = to4k(t_addr[11:0]);
+  end
+  assign w_axi_arvalid = busy && tab_on && t_req != TBW'(TB);
+  assign w_axi_araddr = ADDR_W'(t_addr);
+  assign w_axi_arlen = 8'(t_len - 1);
+  assign w_axi_arsize = 3'(DBW);
+  assign w_axi_arburst = 2'b01;  // INCR
+  assign w_axi_rready = 1'b1;
+  always_ff @(posedge clk) begin
+    if (begin_l) begin
+      t_req <= '0;
+      t_got <= '0;
+      tab_ready <= 1'b0;
+    end else begin
+      if (w_axi_arvalid && w_axi_arready) t_req <= t_req + TBW'(t_len);
+      if (busy && w_axi_rvalid) begin
+        for (int k = 0; k < DB; k++) tab[8'(DB * int'(t_got) + k)] <= w_axi_rdata[8*k+:8];
+        t_got <= t_got + 1'b1;
+        if (t_got == TBW'(TB - 1)) tab_ready <= 1'b1;
+      end
+    end
+  end
+
+  // ---- feature reads: the vector, then per chunk A (and B) -------------------------------
+  logic go, vec_ar, rsel, ar_hs, a_req;
+  logic [31:0] v_req, rp, r_len, r_addr;
+  logic [CW-1:0] infl;  // chunks whose A was requested and whose last W beat has not gone
+  logic w_hs, w_end;
+  assign go = busy && (!tab_on || tab_ready);
+  assign vec_ar = v_req != vb;
+  always_comb begin
+    if (vec_ar) begin
+      r_addr = b_base + (v_req << DBW);
+      r_len = vb - v_req;
+      if (r_len > 32'(BURST)) r_len = 32'(BURST);
+      if (to4k(r_addr[11:0]) < r_len) r_len = to4k(r_addr[11:0]);
+    end else begin
+      r_addr = (rsel ? b_base : a_base) + (rp << DBW);
+      r_len = clen(rp, nb, a_base, b_base, o_base, bin);
+    end
+  end
+  assign m_axi_arvalid = go && (vec_ar || (rp != nb && (rsel || infl != CW'(CHUNKS))));
+  assign m_axi_araddr = ADDR_W'(r_addr);
+  assign m_axi_arlen = 8'(r_len - 1);
+  assign m_axi_arsize = 3'(DBW);
+  assign m_axi_arburst = 2'b01;
+  assign m_axi_rready = 1'b1;
+  assign ar_hs = m_axi_arvalid && m_axi_arready;
+  assign a_req = ar_hs && !vec_ar && !rsel;
+  always_ff @(posedge clk) begin
+    if (begin_l) begin
+      v_req <= '0;
+      rp <= '0;
+      rsel <= 1'b0;
+      infl <= '0;
+    end else begin
+      if (ar_hs) begin
+        if (vec_ar) v_req <= v_req + r_len;
+        else if (bin && !rsel) rsel <= 1'b1;
+        else begin
+          rsel <= 1'b0;
+          rp <= rp + r_len;
+        end
+      end
+      infl <= infl + CW'(a_req) - CW'(w_hs && w_end);
+    end
+  end
+
+  // ---- read data: vector beats, A beats into the chunk buffer, operand pairs ---------------
+  logic [31:0] v_got, dp, dk, d_len, vblk, vpix;
+  logic dsel, vec_r, main_r, fire;
+  logic [DATA_W-1:0] abuf[BURST];
+  logic [DATA_W-1:0] vmem[VB];
+  logic [DATA_W-1:0] op_a, op_b;
+  assign vec_r = busy && m_axi_rvalid && v_got != vb;
+  assign main_r = busy && m_axi_rvalid && v_got == vb;
+  assign d_len = clen(dp, nb, a_base, b_base, o_base, bin);
+  assign fire = main_r && (!bin || dsel);
+  always_ff @(posedge clk) begin
+    if (begin_l) begin
+      v_got <= '0;
+      dp <= '0;
+      dk <= '0;
+      dsel <= 1'b0;
+      vblk <= '0;
+      vpix <= '0;
+    end else begin
+      if (vec_r) begin
+        vmem[VBW'(v_got)] <= m_axi_rdata;
+        v_got <= v_got + 1;
+      end
+      if (main_r) begin
+        if (bin && !dsel) abuf[ABW'(dk)] <= m_axi_rdata;
+        if (dk == d_len - 1) begin
+          dk <= '0;
+          dsel <= bin && !dsel;
+          if (!bin || dsel) dp <= dp + d_len;
+        end else dk <= dk + 1;
+      end
+      if (fire && mode == MULV) begin  // the next beat's first group: NCH pixels on
+        if (vpix + 32'(NCH) >= hw) begin
+          vpix <= vpix + 32'(NCH) - hw;
+          vblk <= vblk + 1;
+        end else vpix <= vpix + 32'(NCH);
+      end
+    end
+  end
+
+  // MULV: the vector bytes of each lane (its group's block: vblk or the next)
+  logic [VW-1:0] vw0, vw1;
+  function automatic logic [VW-1:0] vword(input logic [DATA_W-1:0] beat, input logic [31:0] blk);
+    logic [31:0] off;
+    off = (blk << GW) & 32'(DB - 1);
+    vword = VW'(beat >> (8 * off));
+  endfunction
+  assign vw0 = vword(vmem[VBW'((vblk << GW) >> DBW)], vblk);
+  assign vw1 = vword(vmem[VBW'(((vblk + 1) << GW) >> DBW)], vblk + 1);
+  always_comb begin
+    op_a = bin ? abuf[ABW'(dk)] : m_axi_rdata;
+    op_b = m_axi_rdata;
+    if (mode == MULV)
+      for (int q = 0; q < NCH; q++) op_b[q*VW+:VW] = vpix + 32'(q) >= hw ? vw1 : vw0;
+  end
+
+  // ---- datapath: DB lanes, one pair of products each for both ADD and MUL ----------------
+  logic f1, f2, f3, mul_on;
+  logic signed [24:0] ma, mb, mm;
+  logic signed [63:0] v1[DB];
+  logic [7:0] a1[DB], a2[DB], y2[DB];
+  logic [7:0] o3[DB];
+  logic [DATA_W-1:0] o3w;
+  logic [31:0] cfg;
+  assign mul_on = mode != ADD;
+  assign ma = 25'(fd[F_MA]);
+  assign mb = 25'(fd[F_MB]);
+  assign mm = 25'(fd[F_M]);
+  assign cfg = {fd[F_S][7:0], fd[F_ZY][7:0], fd[F_LO][7:0], fd[F_HI][7:0]};
+  for (genvar k = 0; k < DB; k++) begin : g_lane
+    logic signed [8:0] da, db;
+    logic signed [24:0] x1, y1;
+    logic signed [17:0] x2;
+    logic signed [33:0] p1;
+    logic signed [42:0] p2;
+    always_comb begin
+      da = 9'(signed'(op_a[8*k+:8])) - 9'(signed'(fd[F_ZA][7:0]));
+      db = 9'(signed'(op_b[8*k+:8])) - 9'(signed'(fd[F_ZB][7:0]));
+      // ADD: da*MA + db*MB; MUL: (da*db)*M (|da*db| < 2^17: 18 bits), the same two multipliers
+      x1 = mul_on ? 25'(db) : ma;
+      p1 = 34'(da) * 34'(x1);
+      x2 = mul_on ? p1[17:0] : 18'(db);
+      y1 = mul_on ? mm : mb;
+      p2 = 43'(x2) * 43'(y1);
+    end
+    always_ff @(posedge clk) begin
+      v1[k] <= mul_on ? 64'(p2) : 64'(p1) + 64'(p2);
+      a1[k] <= op_a[8*k+:8];
+      a2[k] <= a1[k];
+    end
+    rq_round round (.clk(clk), .en(1'b1), .v(v1[k]), .cfg(cfg), .y(y2[k]));
+    wire [7:0] x3 = mode == TABLE ? a2[k] : y2[k];
+    always_ff @(posedge clk) o3[k] <= tab_on ? tab[{~x3[7], x3[6:0]}] : x3;
+  end
+  always_comb for (int k = 0; k < DB; k++) o3w[8*k+:8] = o3[k];
+  always_ff @(posedge clk) begin
+    if (rst || begin_l) begin
+      f1 <= 1'b0;
+      f2 <= 1'b0;
+      f3 <= 1'b0;
+    end else begin
+      f1 <= fire;
+      f2 <= f1;
+      f3 <= f2;
+    end
+  end
+
+  // ---- output buffer and writes ------------------------------------------------------------
+  logic [DATA_W-1:0] obuf[OB];
+  logic [OBW-1:0] owr, ord;
+  logic [31:0] produced, ap, a_len, wpos, wleft, w_len, wcom, aw_cnt, b_cnt;
+  logic aw_hs;
+  assign a_len = clen(ap, nb, a_base, b_base, o_base, bin);
+  assign m_axi_awvalid = busy && ap != nb && produced >= ap + a_len;
+  assign m_axi_awaddr = ADDR_W'(o_base + (ap << DBW));
+  assign m_axi_awlen = 8'(a_len - 1);
+  assign m_axi_awsize = 3'(DBW);
+  assign m_axi_awburst = 2'b01;
+  assign aw_hs = m_axi_awvalid && m_axi_awready;
+  assign w_len = wleft != 0 ? wleft : clen(wpos, nb, a_base, b_base, o_base, bin);
+  assign m_axi_wvalid = busy && wcom != 0;
+  assign m_axi_wdata = obuf[ord];
+  assign m_axi_wstrb = '1;
+  assign m_axi_wlast = w_len == 1;
+  assign w_hs = m_axi_wvalid && m_axi_wready;
+  assign w_end = m_axi_wlast;
+  assign m_axi_bready = 1'b1;
+  assign done = busy && ap == nb && b_cnt == aw_cnt;
+  always_ff @(posedge clk) begin
+    if (f3) obuf[owr] <= o3w;
+  end
+  always_ff @(posedge clk) begin
+    if (begin_l) begin
+      owr <= '0;
+      ord <= '0;
+      produced <= '0;
+      ap <= '0;
+      wpos <= '0;
+      wleft <= '0;
+      wcom <= '0;
+      aw_cnt <= '0;
+      b_cnt <= '0;
+    end else begin
+      if (f3) begin
+        owr <= owr + 1'b1;
+        produced <= produced + 1;
+      end
+      if (aw_hs) begin
+        ap <= ap + a_len;
+        aw_cnt <= aw_cnt + 1;
+      end
+      wcom <= wcom + (aw_hs ? a_len : 32'd0) - 32'(w_hs);
+      if (w_hs) begin
+        ord <= ord + 1'b1;
+        wpos <= wpos + 1;
+        wleft <= w_len - 1;
+      end
+      if (busy && m_axi_bvalid) b_cnt <= b_cnt + 1;
+    end
+  end
+endmodule
+`default_nettype wire
