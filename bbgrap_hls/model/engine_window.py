@@ -1,0 +1,165 @@
+"""Cost of the layer engine's window unit (`hw/rtl/engine_window.sv`; docs/engine.md, "Window unit").
+
+`cycles` counts a layer from its start pulse to its done pulse by following the unit's four
+engines row by row (a max-plus recurrence, one step per output row, no per-cycle stepping) against the memory the twin simulates
+(`bbgrap_hls.rtlsim.axi_mem`): a read burst's first beat ``L`` cycles after its address
+handshake, a write burst's response ``L`` cycles after its last W beat, one beat every ``P``
+cycles on each channel (a channel's next beat never earlier than ``P`` after its last one,
+across phases too), address channels always ready. `resources` estimates DSPs, RAMB18s and
+LUTs (module doc of the function says which numbers are fitted and which are guesses).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from bbgrap_hls.codegen.engine_window import DW, WINDOW_FIELDS
+from bbgrap_hls.model import blocks
+from bbgrap_hls.model.memory import memory
+
+DRAIN = 4
+"""Cycles from a pixel's last tap issue to the pixel packed into a beat (c1 row buffer, c2
+accumulator, c3 requantiser product, c4 rounding; max pool the same depth)."""
+
+
+def _rows(f: dict, g: int):
+    """Each output row's ``(block, global row of its block's row 0, lo, loads)``: ``loads`` is
+    ``(skipped rows, first row, last row)`` of the loader for it (``first > last``: none)."""
+    h, kh, sh, pt = f["H"], f["KH"], f["SH"], f["PT"]
+    for b in range(f["C"] // g):
+        have = 0
+        for oy in range(f["HO"]):
+            lo = oy * sh - pt
+            skip = max(0, min(lo, h) - have)
+            have += skip
+            rend = min(lo + kh - 1, h - 1)
+            yield b, b * h, lo, (skip, have, rend)
+            have = max(have, rend + 1)
+
+
+def cycles(desc: list[int], g: int, beat: int, kb: int, latency: int, period: int = 1) -> int:
+    """Cycles from ``start`` (cycle 0) to ``done`` of the layer with descriptor ``desc``
+    (`WINDOW_FIELDS` values), ``g`` channels a block, ``beat`` bytes a beat, memory latency
+    ``latency`` (>= 1) and ``period`` (>= 1, integer) cycles a beat; ``kb`` row slots (the
+    RTL's ``KB``: the loader runs a row ahead when the next row's rows fit beside the current
+    row's).
+
+    Row ``n``'s events, in order (the RTL's engines: module doc of `hw/rtl/engine_window.sv`):
+    the loader decides at ``y = free + skipped rows``, is allowed at ``z = max(y, e[n-2] + 1)``
+    when the rows fit beside row n-1's, else ``max(y, e[n-1] + 1)``, reads its ``k`` beats
+    from ``max(z + 1 + L, last read + P)`` on (one a ``P``), and row n's rows are in from the
+    cycle after the last; the fetcher (depthwise) reads block k from ``max(free, start of block
+    k-1) + 1``; row n issues from ``s[n] = 1 + max(e[n-1] + 1, rows in, weights in, row n-2
+    written)`` to ``e[n] = s[n] + WO·KH·KW − 1``; the writer decides at ``x = max(free,
+    e[n] + 5)`` and sends the row's new beats from ``max(x + 1, last W + P)``, one a ``P``;
+    ``done`` is ``L + 1`` after the last W beat.
+    """
+    f = dict(zip(WINDOW_FIELDS, desc, strict=True))
+    if kb < f["KH"] or latency < 1 or period < 1:
+        raise ValueError(f"window unit model: KB={kb} below KH={f['KH']}, or latency {latency} / period "
+                         f"{period} below 1")
+    h, w, c, wo = f["H"], f["W"], f["C"], f["WO"]
+    L, P = latency, period
+    never = -(1 << 60)
+    rnext = wnext = wrnext = never  # each channel's earliest next beat
+    taps = wo * f["KH"] * f["KW"]
+    nrows = c // g * f["HO"]
+    lfree, ffree, wfree = 1, 1, 1  # cycle each engine is next free to decide
+    e = [0, 0]  # e[n-2], e[n-1]: last issue cycles (cycle 0: before any row, C_WAIT from 1)
+    s_blk: dict[int, int] = {}  # block -> its first row's first issue cycle
+    f_in: dict[int, int] = {}  # block -> cycle its weights are in
+    written = [1, 1]  # cycle rows n-2, n-1 are written (visible); 1: no such row
+    beats = 0
+    last_w = 0
+    prev = None  # (global row base, lo) of row n-1
+    for n, (b, grow, lo, (skip, first, last)) in enumerate(_rows(f, g)):
+        # loader
+        y = lfree + skip
+        if first > last:
+            rows_in, lfree = y + 1, y + 1
+        else:
+            safe = prev is not None and (grow + last) - (prev[0] + max(prev[1], 0)) < kb
+            z = max(y, (e[0] if safe else e[1]) + 1) if n else y
+            start = f["IN_BASE"] + (b * h * w + first * w) * g
+            end = start + (last - first + 1) * w * g
+            k = -(-end // beat) - start // beat
+            t0 = max(z + 1 + L, rnext)
+            t1 = t0 + (k - 1) * P
+            rnext, rows_in, lfree = t1 + P, t1 + 1, t1 + 1
+        # fetcher: block b's weights (blocks in order; block b >= 2 after block b-1 started)
+        ready = max(e[1] + 1, rows_in, written[0])
+        if f["MODE"] == DW:
+            if b not in f_in:
+                x = max(ffree, s_blk[b - 1] if b >= 2 else 1)
+                t0 = max(x + 1 + L, wnext)
+                t1 = t0 + (f["W_BEATS"] - 1) * P
+                wnext, ffree, f_in[b] = t1 + P, t1 + 1, t1 + 1
+            ready = max(ready, f_in[b])
+        # compute
+        s = ready + 1
+        s_blk.setdefault(b, s)
+        en = s + taps - 1
+        e = [e[1], en]
+        prev = (grow, lo)
+        # writer
+        x = max(wfree, en + DRAIN + 1)
+        total = (n + 1) * wo * g
+        target = -(-total // beat) if n == nrows - 1 else total // beat
+        if target > beats:
+            t0 = max(x + 1, wrnext)
+            t1 = t0 + (target - beats - 1) * P
+            wrnext, wfree, last_w = t1 + P, t1 + 1, t1
+            beats = target
+        else:
+            wfree = x + 1
+        written = [written[1], wfree]
+    return last_w + L + 1
+
+
+def traffic(desc: list[int], g: int, beat: int) -> dict[str, int]:
+    """Beats the layer moves: ``read`` (feature), ``write``, ``weights``."""
+    f = dict(zip(WINDOW_FIELDS, desc, strict=True))
+    h, w, c, ho, wo, kh, sh, pt = (f[k] for k in ("H", "W", "C", "HO", "WO", "KH", "SH", "PT"))
+    rd = 0
+    for b in range(c // g):
+        have, blk = 0, f["IN_BASE"] + b * h * w * g
+        for oy in range(ho):
+            lo = oy * sh - pt
+            have = max(have, min(lo, h))
+            rend = min(lo + kh - 1, h - 1)
+            if have <= rend:
+                start, end = blk + have * w * g, blk + (rend + 1) * w * g
+                rd += -(-end // beat) - start // beat
+                have = rend + 1
+    return {"read": rd, "write": -(-ho * wo * c // beat), "weights": c // g * f["W_BEATS"]}
+
+
+@dataclass(frozen=True)
+class WindowResources:
+    dsp: int
+    bram18: int
+    lut: int
+
+
+def resources(g: int, data_w: int, wmax: int, womax: int, kb: int, kmax: int) -> WindowResources:
+    """DSPs, RAMB18s and LUTs of `engine_window` with these parameters.
+
+    Counted from the RTL: ``G`` requantiser lanes of `blocks.REQUANT_DSP` DSPs (rq_lane.sv) and
+    ``G`` 8 x 8 depthwise products (one DSP48E2 each: a guess, Vivado may build them in
+    LUTs); the row buffer (``PPB`` banks of ``8G`` x ``KB·ceil(WMAX/PPB)`` bits), the weight
+    memory (two blocks' beats) and the output beat buffer (two rows' beats and a carry)
+    through `memory` (the project's fitted RAM mapping). The records (two blocks' ``G`` x 64
+    bits) are registers, not counted.
+    LUTs: the constants of `blocks` fitted on other modules (a requantiser lane, a vvu lane,
+    an AXI master) plus a guessed ``LUT_FRAME_ADDR`` for the address and control logic; no
+    synthesis of this module has been run, so the LUT figure is an estimate only.
+    """
+    ppb = data_w // (8 * g)
+    rw = -(-wmax // ppb)
+    wb = 2 * -(-(8 + kmax) * g * 8 // data_w)  # two blocks' weight beats
+    ofd = 2 * -(-womax // ppb) + 2  # two rows' output beats and a carry
+    mems = [memory(8 * g, kb * rw)] * ppb + [memory(data_w, wb), memory(data_w, ofd)]
+    bram = sum(m.bram18 for m in mems)
+    lut = (sum(m.lut for m in mems) + g * (blocks.LUT_REQUANT + blocks.LUT_VVU_LANE)
+           + 3 * blocks.LUT_AXI_READ + blocks.LUT_FRAME_ADDR + blocks.LUT_BASE_SIMPLE)
+    return WindowResources(dsp=g * (blocks.REQUANT_DSP + 1), bram18=bram, lut=lut)

@@ -1,0 +1,187 @@
+// bbgrap-hls kernel library: the layer engine's window unit (docs/engine.md, "Window unit"):
+// max pool, average pool (a global one is a window of the whole map) and depthwise conv on
+// feature maps in board memory, one layer a call.
+//
+// P gives G (channels a block, a power of two), BEAT (bytes of an m_axi beat, a power of two,
+// a multiple of G, at least 8), WMAX (widest input row), KB (row slots: at least the tallest
+// window) and KMAX (most depthwise taps KH·KW): the RTL's parameters (hw/rtl/engine_window.sv).
+//
+// Descriptor: `WindowLayer` (codegen/engine_window.py WINDOW_FIELDS, int32 each). Memory
+// layout (bbgrap_hls/codegen/engine_image.py `feature_bytes`, engine_window.py `weight_image`):
+//   feature memory (fmem, read and written): the input map from IN_BASE and the output map
+//     from OUT_BASE, both blocked by G channels: byte (b·H·W + p)·G + j = channel b·G + j of
+//     pixel p; the output written as whole beats, the last one zero-filled;
+//   weight memory (wmem, read only; depthwise): block b's W_BEATS beats from W_BASE +
+//     b·W_BEATS·BEAT: bytes 8j .. 8j+7 channel j's record (int32 bias' with -zp_in·Σw folded,
+//     uint32 (m << 8) | s, little-endian), then tap t (ky·KW + kx) of the G channels at bytes
+//     (8 + t)·G + j.
+//
+// Order (the RTL's, without its overlap: hw/rtl/engine_window.sv runs the row loads, the
+// weight reads and the writes beside the compute): per block of G channels, the depthwise
+// records and taps (one read of W_BEATS beats); per output row, the input rows its windows
+// need that the row buffer (KB rows, slot = row mod KB) does not hold, read as the beats
+// covering them (a block's rows are contiguous); then WO windows, one tap a cycle (II = 1)
+// for all G channels, padding read as PAD; each output pixel requantised (average:
+// MULT/SHIFT of the layer; depthwise: the channel's record; max pool: the byte as it is) and
+// packed into the output beat, written when full.
+// Returns 0 when the layer ran; 1, without touching memory, when the descriptor does not fit P
+// (C not a multiple of G, a row wider than WMAX, a window taller than KB, more than KMAX
+// depthwise taps, W_BEATS too short, bases not beat-aligned, an unknown MODE).
+//
+// Not checked: Vitis HLS has not been run on this kernel (no synthesis, II or resource
+// report). The top-level INTERFACE pragmas (fmem, wmem as m_axi bundles, the descriptor as
+// s_axilite) are the caller's, as for conv_engine.h. C simulation
+// (tests/test_hls_engine_window.py) checks the bytes, not the cycles (the RTL twin does).
+#ifndef BBGRAP_ENGINE_WINDOW_H
+#define BBGRAP_ENGINE_WINDOW_H
+
+#include <cstdint>
+
+#include "bb_common.h"
+
+namespace bb {
+
+/// One window layer's descriptor: engine_window.WINDOW_FIELDS in order, one int32 each.
+struct WindowLayer {
+  int32_t MODE, H, W, C, HO, WO, KH, KW, SH, SW, PT, PL, PB, PR, PAD, BIAS, MULT, SHIFT, ZP_OUT, LO, HI,
+      IN_BASE, OUT_BASE, W_BASE, W_BEATS;
+};
+static_assert(sizeof(WindowLayer) == 25 * 4, "WindowLayer: the 25 words of engine_window.WINDOW_FIELDS");
+
+constexpr int WINDOW_MAX = 0, WINDOW_AVG = 1, WINDOW_DW = 2;  // MODE values
+constexpr int WINDOW_RECORD_WORDS = 8;                         // a block's records: 8·G bytes
+
+/// Whether descriptor `d` fits the unit P (see the header).
+template <class P>
+bool window_fits(const WindowLayer& d) {
+  constexpr int G = P::G, B = P::BEAT;
+  static_assert(G > 0 && (G & (G - 1)) == 0, "engine_window: G is a power of two");
+  static_assert(B >= 8 && (B & (B - 1)) == 0 && B % G == 0, "engine_window: BEAT a power of two, >= 8, G | BEAT");
+  if (d.MODE < WINDOW_MAX || d.MODE > WINDOW_DW) return false;
+  if (d.H < 1 || d.W < 1 || d.C < G || d.C % G || d.W > P::WMAX || d.KH > P::KB) return false;
+  if (d.KH < 1 || d.KW < 1 || d.SH < 1 || d.SW < 1 || d.PT < 0 || d.PL < 0 || d.PT >= d.KH || d.PL >= d.KW)
+    return false;
+  if (d.HO < 1 || d.WO < 1 || (d.HO - 1) * d.SH + d.KH > d.H + d.PT + d.PB || (d.WO - 1) * d.SW + d.KW > d.W + d.PL + d.PR)
+    return false;
+  if (d.IN_BASE < 0 || d.OUT_BASE < 0 || d.W_BASE < 0 || d.IN_BASE % B || d.OUT_BASE % B || d.W_BASE % B) return false;
+  if (d.MODE == WINDOW_DW && (d.KH * d.KW > P::KMAX || d.W_BEATS * B < (WINDOW_RECORD_WORDS + d.KH * d.KW) * G))
+    return false;
+  return true;
+}
+
+/// Block b's depthwise records and taps: W_BEATS beats from W_BASE + b·W_BEATS·BEAT.
+template <class P>
+void window_weights(const Word<P::BEAT>* wmem, const WindowLayer& d, int b, int32_t bias[P::G], int32_t mult[P::G],
+                    int32_t shift[P::G], Word<P::G> taps[P::KMAX]) {
+  constexpr int G = P::G, B = P::BEAT;
+  const long first = d.W_BASE / B + static_cast<long>(b) * d.W_BEATS;
+  const int ntap = d.KH * d.KW;
+BB_LOOP(window_weights_beat)
+  for (int i = 0; i < d.W_BEATS; ++i) {
+    BB_PIPELINE(1)
+    const Word<B> w = wmem[first + i];
+    for (int k = 0; k < B; ++k) {
+      const int byte = i * B + k;
+      if (byte < 8 * G) {  // a record byte: little-endian words
+        const int j = byte / 8, f = byte % 8;
+        const uint32_t v = static_cast<uint32_t>(static_cast<uint8_t>(w.d[k])) << (8 * (f % 4));
+        if (f < 4) bias[j] = static_cast<int32_t>((f == 0 ? 0u : static_cast<uint32_t>(bias[j])) | v);
+        else mult[j] = static_cast<int32_t>((f == 4 ? 0u : static_cast<uint32_t>(mult[j])) | v);
+      } else if (byte < (WINDOW_RECORD_WORDS + ntap) * G) {
+        taps[byte / G - WINDOW_RECORD_WORDS].d[byte % G] = w.d[k];
+      }
+    }
+  }
+  for (int j = 0; j < G; ++j) {  // record word 2 is (m << 8) | s
+    shift[j] = mult[j] & 0xFF;
+    mult[j] = static_cast<int32_t>(static_cast<uint32_t>(mult[j]) >> 8);
+  }
+}
+
+/// Rows `from` .. `to` of block b into their slots (row mod KB): the beats covering them.
+template <class P>
+void window_load(const Word<P::BEAT>* fmem, const WindowLayer& d, int b, int from, int to,
+                 Word<P::G> rows[P::KB][P::WMAX]) {
+  constexpr int G = P::G, B = P::BEAT, PPB = B / G;
+  const long start = d.IN_BASE + (static_cast<long>(b) * d.H * d.W + static_cast<long>(from) * d.W) * G;
+  const long npix = static_cast<long>(to - from + 1) * d.W;
+  const long first = start / B, beats = (start + npix * G + B - 1) / B - first;
+  long pix = -(start % B) / G;  // pixel of lane 0 in the load
+BB_LOOP(window_load_beat)
+  for (long i = 0; i < beats; ++i) {
+    BB_PIPELINE(1)
+    const Word<B> w = fmem[first + i];
+    for (int l = 0; l < PPB; ++l) {
+      const long q = pix + l;
+      if (q < 0 || q >= npix) continue;
+      const int r = from + static_cast<int>(q / d.W), x = static_cast<int>(q % d.W);
+      for (int j = 0; j < G; ++j) rows[r % P::KB][x].d[j] = w.d[l * G + j];
+    }
+    pix += PPB;
+  }
+}
+
+/// The layer described by `d` (see the header); 0 when it ran, 1 when it does not fit P.
+template <class P>
+int engine_window(const WindowLayer& d, Word<P::BEAT>* fmem, const Word<P::BEAT>* wmem) {
+  constexpr int G = P::G, B = P::BEAT, PPB = B / G;
+  if (!window_fits<P>(d)) return 1;
+  Word<P::G> rows[P::KB][P::WMAX];
+  BB_HLS(ARRAY_PARTITION variable = rows dim = 1 complete)
+  Word<P::G> taps[P::KMAX];
+  int32_t bias[G], mult[G], shift[G];
+  Word<B> ob = {};
+  int lane = 0;
+  long out = d.OUT_BASE / B;
+  const int blocks = d.C / G;
+BB_LOOP(window_block)
+  for (int b = 0; b < blocks; ++b) {
+    if (d.MODE == WINDOW_DW) window_weights<P>(wmem, d, b, bias, mult, shift, taps);
+    int have = 0;  // rows below this one are in the buffer (or never needed)
+BB_LOOP(window_row)
+    for (int oy = 0; oy < d.HO; ++oy) {
+      const int lo = oy * d.SH - d.PT;
+      if (have < lo) have = lo < d.H ? lo : d.H;
+      const int rend = lo + d.KH - 1 < d.H - 1 ? lo + d.KH - 1 : d.H - 1;
+      if (have <= rend) {
+        window_load<P>(fmem, d, b, have, rend, rows);
+        have = rend + 1;
+      }
+BB_LOOP(window_pixel)
+      for (int ox = 0; ox < d.WO; ++ox) {
+        int32_t acc[G];
+BB_LOOP(window_tap)
+        for (int t = 0; t < d.KH * d.KW; ++t) {
+          BB_PIPELINE(1)
+          const int ky = t / d.KW, kx = t % d.KW;
+          const int iy = lo + ky, ix = ox * d.SW - d.PL + kx;
+          const bool in = iy >= 0 && iy < d.H && ix >= 0 && ix < d.W;
+          for (int j = 0; j < G; ++j) {
+            const int32_t v = in ? rows[iy % P::KB][ix].d[j] : static_cast<int8_t>(d.PAD);
+            if (d.MODE == WINDOW_MAX) acc[j] = t == 0 || v > acc[j] ? v : acc[j];
+            else if (d.MODE == WINDOW_AVG) acc[j] = (t == 0 ? d.BIAS : acc[j]) + v;
+            else acc[j] = (t == 0 ? bias[j] : acc[j]) + v * taps[t].d[j];
+          }
+        }
+        for (int j = 0; j < G; ++j) {
+          int8_t y;
+          if (d.MODE == WINDOW_MAX) y = static_cast<int8_t>(acc[j]);
+          else if (d.MODE == WINDOW_AVG) y = requant(acc[j], d.MULT, d.SHIFT, d.ZP_OUT, d.LO, d.HI);
+          else y = requant(acc[j], mult[j], shift[j], d.ZP_OUT, d.LO, d.HI);
+          ob.d[lane * G + j] = y;
+        }
+        if (++lane == PPB) {
+          fmem[out++] = ob;
+          ob = {};
+          lane = 0;
+        }
+      }
+    }
+  }
+  if (lane) fmem[out] = ob;  // the last beat, zero-filled
+  return 0;
+}
+
+}  // namespace bb
+
+#endif  // BBGRAP_ENGINE_WINDOW_H
