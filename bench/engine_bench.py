@@ -119,7 +119,13 @@ def conv_cycles(s: Step, pe: int, simd: int, lat: int, per: int) -> tuple[int, b
     return (max(compute, writes) + conv_model.SETUP + 2 * lat) * s.groups, False
 
 
-def window_cycles(s: Step, g: int, lat: int, per: int) -> int:
+WINDOW_TAPS = 3
+"""The window unit's taps a cycle (`hw/rtl/engine_window.sv` ``TAPS``): a 3-wide window row a cycle."""
+
+
+def window_cycles(s: Step, g: int, lat: int, per: int, taps: int = WINDOW_TAPS) -> int:
+    """A window step's cycles on the window unit with ``TAPS = taps`` (default 3: a 3 x 3
+    window in 3 cycles a pixel, ``KH·ceil(KW/TAPS)`` in general; 1 is the unit as first built)."""
     c = _up(s.c, g)
     kh, kw = s.kernel
     w_beats = -(-(c and (8 * g + g * kh * kw)) // BEAT) if s.mode == "dw" else 0
@@ -129,7 +135,7 @@ def window_cycles(s: Step, g: int, lat: int, per: int) -> int:
         "PR": s.pads[3], "LO": -128, "HI": 127, "IN_BASE": 0, "OUT_BASE": _up(s.h * s.w * c, BEAT),
         "W_BEATS": w_beats}
     kb = 1 << max(kh, 2).bit_length()  # row slots: a power of two above the window's rows (the RTL's KB)
-    return engine_window.cycles([vals[k] for k in win_image.WINDOW_FIELDS], g, BEAT, kb, lat, per)
+    return engine_window.cycles([vals[k] for k in win_image.WINDOW_FIELDS], g, BEAT, kb, lat, per, taps)
 
 
 def eltwise_cycles(s: Step, g: int, lat: int, per: int) -> int:

@@ -1,6 +1,7 @@
 """The layer engine's window unit (`hw/rtl/engine_window.sv`): cases, prediction, build and run.
 
-A build is one parameter set (``G``, ``DATA_W``, buffer sizes: `HDL_KEYS`); the layers run
+A build is one parameter set (``G``, ``DATA_W``, buffer sizes, ``TAPS``: `HDL_KEYS`; ``TAPS``
+1 when a set leaves it out); the layers run
 one after another in one simulation (the descriptor is an input, not a parameter), each with
 its own memory (``L``: cycles from a read burst's address handshake to its first beat and
 from a write burst's last beat to its response; ``P``: cycles a beat). `layer_case` makes a
@@ -28,7 +29,7 @@ from bbgrap_hls.simtools import rtl_sources
 from .runner import CACHE, ROOT, build_and_test
 
 MODULES = ("engine_window", "rq_lane", "rq_round")
-HDL_KEYS = ("G", "DATA_W", "WMAX", "WOMAX", "KB", "KMAX")
+HDL_KEYS = ("G", "DATA_W", "WMAX", "WOMAX", "KB", "KMAX", "TAPS")
 
 
 def layer_case(mode: str, h: int, w: int, c: int, k: tuple[int, int], stride: tuple[int, int],
@@ -89,7 +90,7 @@ def prepare(hp: dict, layers: list[Layer], folder: Path) -> list[int]:
         arrays[f"img{i}"] = np.frombuffer(img, np.uint8)
         arrays[f"wimg{i}"] = np.frombuffer(wimg, np.uint8)
         arrays[f"want{i}"] = ew.reference(lay.layer, lay.x)
-        pred.append(cycles(desc, hp["G"], hp["DATA_W"] // 8, hp["KB"], lay.L, lay.P))
+        pred.append(cycles(desc, hp["G"], hp["DATA_W"] // 8, hp["KB"], lay.L, lay.P, hp.get("TAPS", 1)))
         ho, wo = lay.layer.out_hw
         meta.append({"desc": ew.descriptor_words(desc), "fields": desc, "L": lay.L, "P": lay.P, "ho": ho,
                      "wo": wo, "c": lay.layer.c, "predicted": pred[-1]})
@@ -108,6 +109,7 @@ class WindowRun:
 
 def run(hp: dict, layers: list[Layer], name: str) -> WindowRun:
     """Build (cached per parameter set and sources) and run every layer in one simulation."""
+    hp = {"TAPS": 1} | hp
     srcs = rtl_sources(*MODULES)
     h = hashlib.sha256(json.dumps({k: hp[k] for k in HDL_KEYS}, sort_keys=True).encode())
     for s in srcs:

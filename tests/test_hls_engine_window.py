@@ -39,6 +39,9 @@ TB = r"""// engine_window testbench: desc.bin (25 int32), fmem.bin, wmem.bin -> 
 
 struct P {
   static constexpr int G = CFG_G, BEAT = CFG_BEAT, WMAX = CFG_WMAX, KB = CFG_KB, KMAX = CFG_KMAX;
+#ifdef CFG_TAPS
+  static constexpr int TAPS = CFG_TAPS;  // else bb::window_taps gives 1
+#endif
 };
 
 static std::vector<char> slurp(const char* path) {
@@ -77,6 +80,7 @@ def _build(d: Path, hp: dict) -> Path:
     src.write_text(TB)
     cfg = [f"-DCFG_{k}={v}" for k, v in (("G", hp["G"]), ("BEAT", hp["DATA_W"] // 8), ("WMAX", hp["WMAX"]),
                                            ("KB", hp["KB"]), ("KMAX", hp["KMAX"]))]
+    cfg += [f"-DCFG_TAPS={hp['TAPS']}"] if "TAPS" in hp else []
     r = subprocess.run(["g++", *flags(werror=True, opt="-O1"), *cfg, "-I", str(hls_dir()), str(src), "-o",
                         str(d / "tb")], capture_output=True, text=True)
     assert r.returncode == 0, r.stderr[-4000:]

@@ -48,6 +48,19 @@ LAYERS = {
         ("max", 2, 300, 8, (1, 1), (1, 1), _P0, 3, 2),
         ("dw", 4, 5, 8, (3, 3), (1, 1), _P1, 2, 1),
     ]),
+    # three taps a cycle (one 3-wide window row): four banks for two pixels a beat
+    "G8T3": ({"G": 8, "DATA_W": 128, "WMAX": 16, "WOMAX": 16, "KB": 8, "KMAX": 9, "TAPS": 3}, [
+        ("dw", 7, 7, 8, (3, 3), (1, 1), _P1, 6, 1),         # depthwise 3x3 s1 pad 1
+        ("dw", 8, 9, 16, (3, 3), (2, 2), _P1, 10, 2),       # depthwise 3x3 s2 pad 1, slow memory
+        ("max", 9, 9, 12, (3, 3), (2, 2), _P1, 5, 1),       # maxpool 3x3 s2 pad 1, two blocks
+        ("avg", 5, 5, 16, (5, 5), (1, 1), _P0, 4, 1),       # global average pool: groups of 3 and 2
+        ("avg", 6, 7, 8, (2, 2), (2, 2), _P0, 3, 1),        # a window row narrower than TAPS
+    ]),
+    # two taps a cycle on 3x3 windows (a partial last group a row), one pixel a beat, two banks
+    "G8B8T2": ({"G": 8, "DATA_W": 64, "WMAX": 32, "WOMAX": 32, "KB": 4, "KMAX": 9, "TAPS": 2}, [
+        ("dw", 5, 7, 8, (3, 3), (1, 1), _P1, 4, 1),
+        ("max", 7, 9, 16, (3, 3), (2, 2), _P1, 3, 2),
+    ]),
 }
 
 

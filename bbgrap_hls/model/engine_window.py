@@ -37,12 +37,18 @@ def _rows(f: dict, g: int):
             have = max(have, rend + 1)
 
 
-def cycles(desc: list[int], g: int, beat: int, kb: int, latency: int, period: int = 1) -> int:
+def group_cycles(kh: int, kw: int, taps: int = 1) -> int:
+    """Issue cycles of one window: ``KH·ceil(KW/TAPS)``, a group of up to ``TAPS`` taps of one
+    window row a cycle (the row's last group partial when ``TAPS`` does not divide ``KW``)."""
+    return kh * -(-kw // taps)
+
+
+def cycles(desc: list[int], g: int, beat: int, kb: int, latency: int, period: int = 1, taps: int = 1) -> int:
     """Cycles from ``start`` (cycle 0) to ``done`` of the layer with descriptor ``desc``
     (`WINDOW_FIELDS` values), ``g`` channels a block, ``beat`` bytes a beat, memory latency
     ``latency`` (>= 1) and ``period`` (>= 1, integer) cycles a beat; ``kb`` row slots (the
     RTL's ``KB``: the loader runs a row ahead when the next row's rows fit beside the current
-    row's).
+    row's); ``taps`` window taps a cycle (the RTL's ``TAPS``, `group_cycles`).
 
     Row ``n``'s events, in order (the RTL's engines: module doc of `hw/rtl/engine_window.sv`):
     the loader decides at ``y = free + skipped rows``, is allowed at ``z = max(y, e[n-2] + 1)``
@@ -50,19 +56,19 @@ def cycles(desc: list[int], g: int, beat: int, kb: int, latency: int, period: in
     from ``max(z + 1 + L, last read + P)`` on (one a ``P``), and row n's rows are in from the
     cycle after the last; the fetcher (depthwise) reads block k from ``max(free, start of block
     k-1) + 1``; row n issues from ``s[n] = 1 + max(e[n-1] + 1, rows in, weights in, row n-2
-    written)`` to ``e[n] = s[n] + WO·KH·KW − 1``; the writer decides at ``x = max(free,
+    written)`` to ``e[n] = s[n] + WO·KH·ceil(KW/TAPS) − 1``; the writer decides at ``x = max(free,
     e[n] + 5)`` and sends the row's new beats from ``max(x + 1, last W + P)``, one a ``P``;
     ``done`` is ``L + 1`` after the last W beat.
     """
     f = dict(zip(WINDOW_FIELDS, desc, strict=True))
-    if kb < f["KH"] or latency < 1 or period < 1:
+    if kb < f["KH"] or latency < 1 or period < 1 or taps < 1:
         raise ValueError(f"window unit model: KB={kb} below KH={f['KH']}, or latency {latency} / period "
-                         f"{period} below 1")
+                         f"{period} / TAPS {taps} below 1")
     h, w, c, wo = f["H"], f["W"], f["C"], f["WO"]
     L, P = latency, period
     never = -(1 << 60)
     rnext = wnext = wrnext = never  # each channel's earliest next beat
-    taps = wo * f["KH"] * f["KW"]
+    issue = wo * group_cycles(f["KH"], f["KW"], taps)
     nrows = c // g * f["HO"]
     lfree, ffree, wfree = 1, 1, 1  # cycle each engine is next free to decide
     e = [0, 0]  # e[n-2], e[n-1]: last issue cycles (cycle 0: before any row, C_WAIT from 1)
@@ -98,7 +104,7 @@ def cycles(desc: list[int], g: int, beat: int, kb: int, latency: int, period: in
         # compute
         s = ready + 1
         s_blk.setdefault(b, s)
-        en = s + taps - 1
+        en = s + issue - 1
         e = [e[1], en]
         prev = (grow, lo)
         # writer
@@ -141,25 +147,40 @@ class WindowResources:
     lut: int
 
 
-def resources(g: int, data_w: int, wmax: int, womax: int, kb: int, kmax: int) -> WindowResources:
-    """DSPs, RAMB18s and LUTs of `engine_window` with these parameters.
+def banks(g: int, data_w: int, taps: int = 1) -> int:
+    """Banks of the row buffer and of the weight memory: ``NB = max(PPB, TAPS rounded up to
+    a power of two)``, so that a beat writes ``PPB`` and a tap group reads ``TAPS`` distinct
+    banks (the RTL's ``NB``)."""
+    return max(data_w // (8 * g), 1 << (taps - 1).bit_length())
+
+
+def resources(g: int, data_w: int, wmax: int, womax: int, kb: int, kmax: int, taps: int = 1) -> WindowResources:
+    """DSPs, RAMB18s and LUTs of `engine_window` with these parameters (``taps``: its ``TAPS``).
 
     Counted from the RTL: ``G`` requantiser lanes of `blocks.REQUANT_DSP` DSPs (rq_lane.sv) and
-    ``G`` 8 x 8 depthwise products (one DSP48E2 each: a guess, Vivado may build them in
-    LUTs); the row buffer (``PPB`` banks of ``8G`` x ``KB·ceil(WMAX/PPB)`` bits), the weight
-    memory (two blocks' beats) and the output beat buffer (two rows' beats and a carry)
-    through `memory` (the project's fitted RAM mapping). The records (two blocks' ``G`` x 64
-    bits) are registers, not counted.
+    ``TAPS·G`` 8 x 8 depthwise products (one DSP48E2 each: a guess, Vivado may build them in
+    LUTs); the row buffer (``NB`` banks of ``8G`` x ``KB·ceil(WMAX/NB)`` bits, `banks`), the
+    weight memory (``NB`` banks holding two blocks' words, and a group's reads past the last
+    tap) and the output beat buffer (two rows' beats and a carry) through `memory` (the
+    project's fitted RAM mapping). The records (two blocks' ``G`` x 64 bits) are registers, not
+    counted.
     LUTs: the constants of `blocks` fitted on other modules (a requantiser lane, a vvu lane,
-    an AXI master) plus a guessed ``LUT_FRAME_ADDR`` for the address and control logic; no
-    synthesis of this module has been run, so the LUT figure is an estimate only.
+    an AXI master) plus a guessed ``LUT_FRAME_ADDR`` for the address and control logic; each
+    tap of a group past the first adds a lane's add or compare (``LUT_VVU_LANE``) and its
+    pixel and weight selects (``2·8G`` bits of an ``NB``-way multiplexer, ``LUT_MERGE_BIT`` a
+    bit and select bit: a guess). No synthesis of this module has been run, so the LUT figure
+    is an estimate only.
     """
     ppb = data_w // (8 * g)
-    rw = -(-wmax // ppb)
-    wb = 2 * -(-(8 + kmax) * g * 8 // data_w)  # two blocks' weight beats
+    nb = banks(g, data_w, taps)
+    rw = -(-wmax // nb)
+    wbmax = -(-(8 + kmax) * g * 8 // data_w)  # a block's weight beats
+    wd = -(-max(wbmax * ppb, 8 + kmax + taps - 1) // nb)  # a block's words a bank
     ofd = 2 * -(-womax // ppb) + 2  # two rows' output beats and a carry
-    mems = [memory(8 * g, kb * rw)] * ppb + [memory(data_w, wb), memory(data_w, ofd)]
+    mems = [memory(8 * g, kb * rw)] * nb + [memory(8 * g, 2 * wd)] * nb + [memory(data_w, ofd)]
     bram = sum(m.bram18 for m in mems)
+    sel = 2 * 8 * g * blocks.LUT_MERGE_BIT * max(1, (nb - 1).bit_length())
     lut = (sum(m.lut for m in mems) + g * (blocks.LUT_REQUANT + blocks.LUT_VVU_LANE)
+           + (taps - 1) * (g * blocks.LUT_VVU_LANE + sel)
            + 3 * blocks.LUT_AXI_READ + blocks.LUT_FRAME_ADDR + blocks.LUT_BASE_SIMPLE)
-    return WindowResources(dsp=g * (blocks.REQUANT_DSP + 1), bram18=bram, lut=lut)
+    return WindowResources(dsp=g * (blocks.REQUANT_DSP + taps), bram18=bram, lut=lut)

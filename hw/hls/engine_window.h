@@ -4,7 +4,10 @@
 //
 // P gives G (channels a block, a power of two), BEAT (bytes of an m_axi beat, a power of two,
 // a multiple of G, at least 8), WMAX (widest input row), KB (row slots: at least the tallest
-// window) and KMAX (most depthwise taps KH·KW): the RTL's parameters (hw/rtl/engine_window.sv).
+// window) and KMAX (most depthwise taps KH·KW): the RTL's parameters (hw/rtl/engine_window.sv);
+// optionally TAPS (window taps a cycle, 1 when P leaves it out): the taps of a window row go
+// in groups of TAPS (kx .. kx + TAPS - 1, the row's last group partial), one group a loop
+// iteration, as the RTL's TAPS. The result does not depend on TAPS (a max, or an exact sum).
 //
 // Descriptor: `WindowLayer` (codegen/engine_window.py WINDOW_FIELDS, int32 each). Memory
 // layout (bbgrap_hls/codegen/engine_image.py `feature_bytes`, engine_window.py `weight_image`):
@@ -20,8 +23,8 @@
 // weight reads and the writes beside the compute): per block of G channels, the depthwise
 // records and taps (one read of W_BEATS beats); per output row, the input rows its windows
 // need that the row buffer (KB rows, slot = row mod KB) does not hold, read as the beats
-// covering them (a block's rows are contiguous); then WO windows, one tap a cycle (II = 1)
-// for all G channels, padding read as PAD; each output pixel requantised (average:
+// covering them (a block's rows are contiguous); then WO windows, one tap group a cycle
+// (II = 1) for all G channels, padding read as PAD; each output pixel requantised (average:
 // MULT/SHIFT of the layer; depthwise: the channel's record; max pool: the byte as it is) and
 // packed into the output beat, written when full.
 // Returns 0 when the layer ran; 1, without touching memory, when the descriptor does not fit P
@@ -36,6 +39,7 @@
 #define BBGRAP_ENGINE_WINDOW_H
 
 #include <cstdint>
+#include <type_traits>
 
 #include "bb_common.h"
 
@@ -50,6 +54,16 @@ static_assert(sizeof(WindowLayer) == 25 * 4, "WindowLayer: the 25 words of engin
 
 constexpr int WINDOW_MAX = 0, WINDOW_AVG = 1, WINDOW_DW = 2;  // MODE values
 constexpr int WINDOW_RECORD_WORDS = 8;                         // a block's records: 8·G bytes
+
+/// P::TAPS when P gives it, else 1: window taps a cycle.
+template <class P, class = void>
+struct window_taps {
+  static constexpr int value = 1;
+};
+template <class P>
+struct window_taps<P, std::void_t<decltype(P::TAPS)>> {
+  static constexpr int value = P::TAPS;
+};
 
 /// Whether descriptor `d` fits the unit P (see the header).
 template <class P>
@@ -124,11 +138,15 @@ BB_LOOP(window_load_beat)
 /// The layer described by `d` (see the header); 0 when it ran, 1 when it does not fit P.
 template <class P>
 int engine_window(const WindowLayer& d, Word<P::BEAT>* fmem, const Word<P::BEAT>* wmem) {
-  constexpr int G = P::G, B = P::BEAT, PPB = B / G;
+  constexpr int G = P::G, B = P::BEAT, PPB = B / G, T = window_taps<P>::value;
+  static_assert(T >= 1, "engine_window: TAPS >= 1");
   if (!window_fits<P>(d)) return 1;
   Word<P::G> rows[P::KB][P::WMAX];
   BB_HLS(ARRAY_PARTITION variable = rows dim = 1 complete)
+  BB_HLS(ARRAY_PARTITION variable = rows dim = 2 cyclic factor = T)
   Word<P::G> taps[P::KMAX];
+  BB_HLS(ARRAY_PARTITION variable = taps complete)
+  const int groups = (d.KW + T - 1) / T;  // a window row's tap groups
   int32_t bias[G], mult[G], shift[G];
   Word<B> ob = {};
   int lane = 0;
@@ -150,17 +168,28 @@ BB_LOOP(window_row)
 BB_LOOP(window_pixel)
       for (int ox = 0; ox < d.WO; ++ox) {
         int32_t acc[G];
-BB_LOOP(window_tap)
-        for (int t = 0; t < d.KH * d.KW; ++t) {
+BB_LOOP(window_group)
+        for (int q = 0; q < d.KH * groups; ++q) {
           BB_PIPELINE(1)
-          const int ky = t / d.KW, kx = t % d.KW;
-          const int iy = lo + ky, ix = ox * d.SW - d.PL + kx;
-          const bool in = iy >= 0 && iy < d.H && ix >= 0 && ix < d.W;
+          const int ky = q / groups, kx0 = q % groups * T, iy = lo + ky;
+          int32_t gmax[G], gsum[G];  // the group's largest byte, its sum of bytes or products
           for (int j = 0; j < G; ++j) {
-            const int32_t v = in ? rows[iy % P::KB][ix].d[j] : static_cast<int8_t>(d.PAD);
-            if (d.MODE == WINDOW_MAX) acc[j] = t == 0 || v > acc[j] ? v : acc[j];
-            else if (d.MODE == WINDOW_AVG) acc[j] = (t == 0 ? d.BIAS : acc[j]) + v;
-            else acc[j] = (t == 0 ? bias[j] : acc[j]) + v * taps[t].d[j];
+            gmax[j] = -128;
+            gsum[j] = 0;
+          }
+          for (int i = 0; i < T; ++i) {
+            const int kx = kx0 + i, ix = ox * d.SW - d.PL + kx;
+            if (kx >= d.KW) continue;  // past the window row (the last group)
+            const bool in = iy >= 0 && iy < d.H && ix >= 0 && ix < d.W;
+            for (int j = 0; j < G; ++j) {
+              const int32_t v = in ? rows[iy % P::KB][ix].d[j] : static_cast<int8_t>(d.PAD);
+              gmax[j] = v > gmax[j] ? v : gmax[j];
+              gsum[j] += d.MODE == WINDOW_DW ? v * taps[ky * d.KW + kx].d[j] : v;
+            }
+          }
+          for (int j = 0; j < G; ++j) {
+            if (d.MODE == WINDOW_MAX) acc[j] = q == 0 || gmax[j] > acc[j] ? gmax[j] : acc[j];
+            else acc[j] = (q == 0 ? (d.MODE == WINDOW_AVG ? d.BIAS : bias[j]) : acc[j]) + gsum[j];
           }
         }
         for (int j = 0; j < G; ++j) {

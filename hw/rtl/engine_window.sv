@@ -15,15 +15,22 @@
 //   fetcher  (weight AR/R, depthwise) block k's W_BEATS beats into half k mod 2 of the
 //            weight memory and records, once block k-2 is no longer read (block k-1 started);
 //   compute  row n once its rows, its block's weights and room in the output buffer (row
-//            n-2 written) are there: one idle cycle, then WO·KH·KW cycles, one window tap a
-//            cycle for all G lanes (the row buffer or the pad value), accumulated; pixels
-//            come out requantised 4 cycles after their last tap and are packed into beats;
+//            n-2 written) are there: one idle cycle, then WO·KH·ceil(KW/TAPS) cycles, one
+//            tap group a cycle for all G lanes: up to TAPS taps of one window row (kx .. kx +
+//            TAPS - 1, the row's last group partial), each from the row buffer or the pad
+//            value, reduced (a TAPS-input max, or an adder tree of TAPS values or products)
+//            into the accumulator; pixels come out requantised 4 cycles after their last
+//            group and are packed into beats;
 //   writer   (feature AW/W/B) once row n is packed: the beats completed by it (the last row:
 //            all, the last beat zero-filled) as INCR bursts of at most 256 beats inside a
 //            4 KB page, one cycle to decide; it does not wait for write responses.
 // `done` pulses the cycle after the last write response. The row buffer holds KB input rows
-// in PPB = DATA_W/(8G) banks: pixel q of the block (pixel-major from the map's beat-aligned
-// base) sits in bank q mod PPB, so a read beat writes PPB banks at once and a tap reads one.
+// in NB = max(PPB, TAPS rounded up to a power of two) banks, PPB = DATA_W/(8G) pixels a
+// beat: pixel q of a load (counted from its first beat's lane 0) sits in bank q mod NB, at
+// word x >> log2(NB) of its row's slot (x: its column), so a read beat writes PPB distinct
+// banks at once and a tap group (TAPS consecutive pixels of one row; a row is never split
+// between loads) reads TAPS distinct banks, each at its own address. The weight memory is
+// banked the same way by G-byte word, so a group's TAPS tap words come out in one cycle.
 // Average and depthwise requantise with rq_lane (per layer: MULT/SHIFT; per channel: the
 // block's records); max pool passes the byte through the same pipeline depth.
 module engine_window #(
@@ -34,6 +41,7 @@ module engine_window #(
     parameter int WOMAX  = 64,  // widest output row (pixels)
     parameter int KB     = 4,   // row buffer slots: a power of two, at least the tallest window
     parameter int KMAX   = 9,   // most depthwise taps KH·KW
+    parameter int TAPS   = 1,   // window taps a cycle (of one window row)
     parameter int NF     = 25   // descriptor fields (WINDOW_FIELDS)
 ) (
     input  wire                clk,
@@ -89,13 +97,19 @@ module engine_window #(
   localparam int B = DATA_W / 8;             // bytes a beat
   localparam int LGB = $clog2(B);
   localparam int PPB = DATA_W / (8 * G);     // pixels a beat
-  localparam int LGP = $clog2(PPB);
   localparam int LGG = $clog2(G);
   localparam int LGKB = $clog2(KB);
-  localparam int RW = (WMAX + PPB - 1) / PPB;  // bank words a row slot
+  localparam int TP2 = 1 << $clog2(TAPS);     // TAPS rounded up to a power of two
+  localparam int NB = PPB > TP2 ? PPB : TP2;  // row buffer and weight memory banks
+  localparam int LGNB = $clog2(NB);
+  localparam int NBW = LGNB > 0 ? LGNB : 1;
+  localparam int RW = (WMAX + NB - 1) / NB;   // bank words a row slot
   localparam int RD = KB * RW;                 // bank depth
   localparam int OFD = 2 * ((WOMAX + PPB - 1) / PPB) + 2;  // output beats held: two rows' and a carry
   localparam int WBMAX = ((8 + KMAX) * G + B - 1) / B;  // a block's weight beats (two blocks held)
+  // a block's weight words (G bytes): its beats', and a group's reads past the last tap
+  localparam int WWORDS = WBMAX * PPB > 8 + KMAX + TAPS - 1 ? WBMAX * PPB : 8 + KMAX + TAPS - 1;
+  localparam int WD = (WWORDS + NB - 1) / NB;  // weight bank words a block
   localparam int PW = 8 * G;                 // bits a pixel
 
   initial begin
@@ -106,6 +120,7 @@ module engine_window #(
     if (WMAX < PPB) $error("engine_window: WMAX=%0d below the pixels a beat (%0d)", WMAX, PPB);
     if (ADDR_W < 13 || ADDR_W > 32) $error("engine_window: ADDR_W=%0d outside 13..32", ADDR_W);
     if (NF != 25) $error("engine_window: NF=%0d, WINDOW_FIELDS has 25", NF);
+    if (TAPS < 1) $error("engine_window: TAPS=%0d below 1", TAPS);
   end
 
   // ---- descriptor ------------------------------------------------------------------------
@@ -174,19 +189,19 @@ module engine_window #(
   logic [ADDR_W-1:0] ar_addr;
   int ar_left, ld_beats, ld_rcv, rx_pix, rx_x, ld_npix;
   logic [LGKB-1:0] rx_slot;
+  logic [NBW-1:0] rx_ph;  // bank of the beat's lane 0 (the load's first: bank 0)
 
   // ---- fetcher state ---------------------------------------------------------------------
   typedef enum logic [1:0] {F_IDLE, F_REQ} fstate_t;
   fstate_t fst;
   int fk, wf_rcv, war_left;
   logic [ADDR_W-1:0] war_addr, wblk_addr;
-  logic [DATA_W-1:0] wram [2*WBMAX];
   logic [63:0] rec [2][G];  // {(m << 8) | s, bias'} per half and lane
 
   // ---- compute state ---------------------------------------------------------------------
   typedef enum logic [1:0] {C_IDLE, C_WAIT, C_ISSUE} cstate_t;
   cstate_t cst;
-  int cn, cblk, coy, clo, cgrow, cstart_blk, ox, ky, kx, tap, ixb;
+  int cn, cblk, coy, clo, cgrow, cstart_blk, ox, ky, kx, trow, ixb;
   logic c_ready, c_lastrow;
 
   // ---- writer state ----------------------------------------------------------------------
@@ -201,12 +216,13 @@ module engine_window #(
   logic [ADDR_W-1:0] aw_addr, w_addr;
   int aw_left, w_left, w_blen, w_cur;
 
-  // ---- row buffer: PPB banks -------------------------------------------------------------
+  // ---- row buffer and weight memory: NB banks each ---------------------------------------
   localparam int RDW = $clog2(RD);
-  localparam int PBW = LGP > 0 ? LGP : 1;
-  logic [7:0] rowph [KB];  // bank of a slot's row's first pixel
-  logic [PW-1:0] rd [PPB];
-  logic [RDW-1:0] raddr;
+  localparam int WDW = $clog2(2 * WD);
+  logic [NBW-1:0] rowph [KB];  // bank of a slot's row's first pixel
+  logic [PW-1:0] rd [NB], wrd [NB];
+  logic [RDW-1:0] raddr [NB];
+  logic [WDW-1:0] waddr [NB];
   logic issue;
 
   // feature beat lanes: position of lane j in the load
@@ -225,57 +241,92 @@ module engine_window #(
     end
   end
 
-  for (genvar j = 0; j < PPB; j++) begin : g_bank
+  // weight beat wf_rcv holds words wf_rcv·PPB .. + PPB - 1 of the block (word t: bank t mod NB)
+  int wfw;
+  logic wf_v;
+  assign wfw = wf_rcv * PPB;
+  assign wf_v = fst == F_REQ && w_axi_rvalid;
+
+  for (genvar k = 0; k < NB; k++) begin : g_bank
     logic [PW-1:0] mem [RD];
+    logic [PW-1:0] wmem [2*WD];
+    int j, jw;  // the feature / weight beat lane bank k takes (none: PPB or more)
+    assign j = (k - int'(rx_ph)) & (NB - 1);
+    assign jw = (k - wfw) & (NB - 1);
     always_ff @(posedge clk) begin
-      if (lval[j]) mem[int'(lslot[j]) * RW + (lx[j] >>> LGP)] <= m_axi_rdata[j*PW +: PW];
-      if (issue) rd[j] <= mem[raddr];
+      if (j < PPB && lval[j & (PPB - 1)])
+        mem[int'(lslot[j & (PPB - 1)]) * RW + (lx[j & (PPB - 1)] >>> LGNB)] <= m_axi_rdata[(j & (PPB - 1))*PW +: PW];
+      if (wf_v && jw < PPB)
+        wmem[int'(fk[0]) * WD + ((wfw + jw) >>> LGNB)] <= w_axi_rdata[(jw & (PPB - 1))*PW +: PW];
+      if (issue) begin
+        rd[k] <= mem[raddr[k]];
+        wrd[k] <= wmem[waddr[k]];
+      end
     end
   end
 
-  // ---- tap issue -------------------------------------------------------------------------
-  int iy, ix, wword;
-  logic inb, last_tap, first_tap, last_px;
+  // ---- tap issue: the group of taps kx .. kx + TAPS - 1 of window row ky ------------------
+  int iy, ix, tap, wword;
+  int ti [NB], wi [NB];  // the tap of the group bank k serves (feature, weight)
+  logic rowin, last_tap, first_tap, last_px;
+  logic tin [TAPS], tval [TAPS];  // tap i inside the map, inside the window row
   logic [LGKB-1:0] tslot;
-  logic [LGKB-1:0] grow_iy;  // the tap's global row mod KB
+  logic [NBW-1:0] bank0, wbank0;
   always_comb begin
     iy = clo + ky;
     ix = ixb + kx;
-    inb = iy >= 0 && iy < d_h && ix >= 0 && ix < d_w;
-    grow_iy = LGKB'(cgrow + iy);
-    tslot = grow_iy;
-    raddr = inb ? RDW'(int'(tslot) * RW + (ix >>> LGP)) : '0;
+    tap = trow + kx;
+    wword = 8 + tap;
+    rowin = iy >= 0 && iy < d_h;
+    for (int i = 0; i < TAPS; i++) begin
+      tval[i] = kx + i < d_kw;
+      tin[i] = rowin && ix + i >= 0 && ix + i < d_w;
+    end
+    tslot = LGKB'(cgrow + iy);
+    bank0 = NBW'((int'(rowph[tslot]) + ix) & (NB - 1));
+    wbank0 = NBW'(wword & (NB - 1));
+    for (int k = 0; k < NB; k++) begin
+      ti[k] = (k - int'(bank0)) & (NB - 1);
+      wi[k] = (k - int'(wbank0)) & (NB - 1);
+      raddr[k] = ti[k] < TAPS && tin[ti[k] < TAPS ? ti[k] : 0] ? RDW'(int'(tslot) * RW + ((ix + ti[k]) >>> LGNB)) : '0;
+      // depthwise only: other modes' tap counts may pass the weight memory
+      waddr[k] = mode_dw && wi[k] < TAPS ? WDW'(int'(cblk[0]) * WD + ((wword + wi[k]) >>> LGNB)) : '0;
+    end
     first_tap = ky == 0 && kx == 0;
-    last_tap = ky == d_kh - 1 && kx == d_kw - 1;
+    last_tap = ky == d_kh - 1 && kx + TAPS >= d_kw;
     last_px = last_tap && ox == d_wo - 1;
     issue = cst == C_ISSUE;
-    wword = 8 + tap;
   end
 
-  // pipeline: c1 (row buffer / weight word out), c2 (accumulator), c3, c4 (packed)
-  logic p1_v, p1_pad, p1_first, p1_last, p1_rowend, p1_final, p1_half;
+  // pipeline: c1 (row buffer / weight words out), c2 (accumulator), c3, c4 (packed)
+  logic p1_v, p1_first, p1_last, p1_rowend, p1_final, p1_half;
+  logic p1_pad [TAPS], p1_val [TAPS];
   logic p2_v, p2_rowend, p2_final, p2_half, p3_v, p3_rowend, p3_final, p4_v, p4_rowend, p4_final;
-  logic [PBW-1:0] p1_bank, p1_wlane;
-  logic [DATA_W-1:0] wrd;
+  logic [NBW-1:0] p1_bank, p1_wbank;
   logic signed [31:0] acc [G];
   logic [7:0] ym1 [G], ym2 [G], yq [G];
-  logic [PW-1:0] pix, wpx, ypix;
+  logic [PW-1:0] pix [TAPS], wpx [TAPS];
+  logic [PW-1:0] ypix;
   always_comb begin
-    pix = p1_pad ? {G{d_pad}} : rd[p1_bank];
-    wpx = wrd[p1_wlane*PW +: PW];
+    for (int i = 0; i < TAPS; i++) begin
+      pix[i] = p1_pad[i] ? {G{d_pad}} : rd[(int'(p1_bank) + i) & (NB - 1)];
+      wpx[i] = wrd[(int'(p1_wbank) + i) & (NB - 1)];
+    end
   end
 
   always_ff @(posedge clk) begin
     p1_v <= issue;
-    p1_pad <= !inb;
-    p1_bank <= PBW'((32'(rowph[tslot]) + 32'(ix)) & (PPB - 1));
+    for (int i = 0; i < TAPS; i++) begin
+      p1_pad[i] <= !tin[i];
+      p1_val[i] <= tval[i];
+    end
+    p1_bank <= bank0;
+    p1_wbank <= wbank0;
     p1_first <= first_tap;
     p1_last <= last_tap;
     p1_rowend <= last_px;
     p1_final <= last_px && c_lastrow;
     p1_half <= cblk[0];
-    p1_wlane <= PBW'(wword & (PPB - 1));
-    if (issue) wrd <= wram[int'(cblk[0]) * WBMAX + (wword >>> LGP)];
     p2_v <= p1_v && p1_last;
     p2_rowend <= p1_v && p1_rowend;
     p2_final <= p1_v && p1_final;
@@ -298,21 +349,32 @@ module engine_window #(
   end
 
   for (genvar j = 0; j < G; j++) begin : g_lane
-    logic signed [7:0] v, w;
-    logic signed [31:0] start_acc;
+    logic signed [7:0] v [TAPS], w [TAPS];
+    logic signed [31:0] start_acc, gsum, gmax;
     logic [63:0] cfg;
     logic [31:0] r1;  // c1: the record's bias'
     logic [31:0] r2;  // c2: the record's (m << 8) | s
-    assign v = signed'(pix[8*j +: 8]);
-    assign w = signed'(wpx[8*j +: 8]);
+    // the group's reduction: the largest byte (taps past the window row read as -128, below
+    // or equal to every byte) and the sum of its bytes or products (an adder tree)
+    always_comb begin
+      gsum = '0;
+      gmax = -32'sd128;
+      for (int i = 0; i < TAPS; i++) begin
+        v[i] = signed'(pix[i][8*j +: 8]);
+        w[i] = signed'(wpx[i][8*j +: 8]);
+        if (p1_val[i]) begin
+          gsum = gsum + (mode_dw ? 32'(v[i] * w[i]) : 32'(v[i]));
+          if (32'(v[i]) > gmax) gmax = 32'(v[i]);
+        end
+      end
+    end
     assign r1 = rec[p1_half][j][31:0];
     assign r2 = rec[p2_half][j][63:32];
     assign start_acc = mode_dw ? signed'(r1) : d_bias;
     always_ff @(posedge clk) begin
       if (p1_v) begin
-        if (mode_max) acc[j] <= p1_first || 32'(v) > acc[j] ? 32'(v) : acc[j];
-        else if (mode_dw) acc[j] <= (p1_first ? start_acc : acc[j]) + 32'(v * w);
-        else acc[j] <= (p1_first ? start_acc : acc[j]) + 32'(v);
+        if (mode_max) acc[j] <= p1_first || gmax > acc[j] ? gmax : acc[j];
+        else acc[j] <= (p1_first ? start_acc : acc[j]) + gsum;
       end
       ym1[j] <= acc[j][7:0];
       ym2[j] <= ym1[j];
@@ -408,9 +470,10 @@ module engine_window #(
       ar_left <= ar_left - ar_len;
     end
     for (int j = 0; j < PPB; j++)
-      if (lval[j] && lx[j] == 0) rowph[lslot[j]] <= 8'(j);
+      if (lval[j] && lx[j] == 0) rowph[lslot[j]] <= NBW'((int'(rx_ph) + j) & (NB - 1));
     if (lst == L_REQ && m_axi_rvalid) begin
       rx_pix <= rx_pix + PPB;
+      rx_ph <= NBW'((int'(rx_ph) + PPB) & (NB - 1));
       if (rx_x + PPB >= d_w) begin
         rx_x <= rx_x + PPB - d_w;
         rx_slot <= rx_slot + 1'b1;
@@ -433,6 +496,7 @@ module engine_window #(
           rx_pix <= -int'(32'(lhave_addr[LGB-1:0]) >> LGG);
           rx_x <= -int'(32'(lhave_addr[LGB-1:0]) >> LGG);
           rx_slot <= LGKB'(lgrow + lhave);
+          rx_ph <= '0;
           ld_npix <= (l_rend - lhave + 1) * d_w;
           ld_rcv <= 0;
           lhave <= l_rend + 1;
@@ -474,7 +538,6 @@ module engine_window #(
         fst <= F_REQ;
       end
       F_REQ: if (w_axi_rvalid) begin
-        wram[int'(fk[0]) * WBMAX + wf_rcv] <= w_axi_rdata;
         for (int j = 0; j < G; j++)
           if (wf_rcv == (8 * j) / B) rec[fk[0]][j] <= w_axi_rdata[((8 * j) % B) * 8 +: 64];
         wf_rcv <= wf_rcv + 1;
@@ -506,17 +569,18 @@ module engine_window #(
         ox <= 0;
         ky <= 0;
         kx <= 0;
-        tap <= 0;
+        trow <= 0;
         ixb <= -d_pl;
         cstart_blk <= cblk;
         cst <= C_ISSUE;
       end
       C_ISSUE: begin
-        tap <= last_tap ? 0 : tap + 1;
-        if (kx == d_kw - 1) begin
+        if (kx + TAPS >= d_kw) begin  // the window row's last group
           kx <= 0;
+          trow <= trow + d_kw;
           if (ky == d_kh - 1) begin
             ky <= 0;
+            trow <= 0;
             ox <= ox + 1;
             ixb <= ixb + d_sw;
             if (ox == d_wo - 1) begin  // the row's last tap
@@ -536,7 +600,7 @@ module engine_window #(
             ky <= ky + 1;
           end
         end else begin
-          kx <= kx + 1;
+          kx <= kx + TAPS;
         end
       end
       default: ;
