@@ -1,7 +1,8 @@
 """The layer engine (`hw/rtl/conv_engine.sv`): test cases, prediction, build and run.
 
 A case is the engine's sizing (``PE``, ``SIMD``, ``DATA_W``, ``FEAT_BASE``, ``W_BASE``,
-``BURST``, ``WQ``), the simulated memory (``L``: a read burst's first beat and a write
+``BURST``, ``WQ``; ``MAX_IN``: the input buffer's bytes, layers split into row bands to fit
+it, None: whole layers), the simulated memory (``L``: a read burst's first beat and a write
 burst's response that many cycles late; ``P``: cycles per beat, on each of the three
 channels) and ``layers``: a chain of layer shapes (dicts of ``h, w, c, co, k, stride,
 pads``; layer ``i + 1`` reads layer ``i``'s output). ``prepare`` draws the weights, the
@@ -35,7 +36,7 @@ HDL_KEYS = ("PE", "SIMD", "DATA_W", "BURST", "WQ")
 
 
 def _full(p: dict) -> dict:
-    return {"FEAT_BASE": 0, "W_BASE": 0, "BURST": BURST, "WQ": QUEUE, "L": 1, "P": 1} | p
+    return {"FEAT_BASE": 0, "W_BASE": 0, "BURST": BURST, "WQ": QUEUE, "L": 1, "P": 1, "MAX_IN": None} | p
 
 
 def layers(p: dict, seed: int = 1) -> list[ei.EngineLayer]:
@@ -57,11 +58,11 @@ def layers(p: dict, seed: int = 1) -> list[ei.EngineLayer]:
 def program(p: dict, seed: int = 1) -> tuple[list[ei.EngineLayer], ei.Program]:
     p = _full(p)
     ls = layers(p, seed)
-    return ls, ei.program(ls, p["PE"], p["SIMD"], p["DATA_W"] // 8)
+    return ls, ei.program(ls, p["PE"], p["SIMD"], p["DATA_W"] // 8, p["MAX_IN"])
 
 
 def predict(p: dict, seed: int = 1):
-    """The model's frame (`schedule`) for case ``p``: every layer's end and the frame's cycles
+    """The model's frame (`schedule`) for case ``p``: every step's end and the frame's cycles
     (ValueError: a layer whose writes would stall the compute, which the model does not time)."""
     p = _full(p)
     _, prog = program(p, seed)
@@ -74,7 +75,7 @@ def prepare(p: dict, seed: int, folder: Path) -> dict:
     p = _full(p)
     folder.mkdir(parents=True, exist_ok=True)
     ls, prog = program(p, seed)
-    pe, simd = p["PE"], p["SIMD"]
+    pe, simd, beat = p["PE"], p["SIMD"], p["DATA_W"] // 8
     rng = np.random.default_rng(seed + 1000)
     first = ls[0]
     xs = rng.integers(-128, 128, size=(FRAMES, first.h, first.w, first.c)).astype(np.int8)
@@ -84,9 +85,9 @@ def prepare(p: dict, seed: int, folder: Path) -> dict:
     wb = pe * simd
     pw = -(-ei.RECORD_BYTES * pe // wb)
     hdl = {key: p[key] for key in HDL_KEYS} | {
-        "NL": len(ls),
+        "NL": len(prog.descriptors),
         "PROG_FILE": write_mem(folder / "prog.mem", words, 32),
-        "IBUF_WORDS": max(r[0] * r[1] * r[2] for r in prog.descriptors) // simd,
+        "IBUF_WORDS": max(ei.in_buffer_bytes(r, pe, beat) for r in prog.descriptors) // simd,
         "TILE_WORDS": max(pw + r[4] * r[5] * r[2] // simd for r in prog.descriptors),
         "FEAT_BASE": f"64'h{p['FEAT_BASE']:x}",  # 64-bit parameters: sized literals
         "W_BASE": f"64'h{p['W_BASE']:x}",

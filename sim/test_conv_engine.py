@@ -6,10 +6,12 @@ image from ``FEAT_BASE``) and the weight memory behind ``m_axi_w`` (an `AxiReadM
 program's weight image from ``W_BASE``); each channel a burst's first read beat (or a write
 burst's response) ``L`` cycles late and a beat every ``P`` cycles, the AXI rules checked on
 every burst. Driver: the host's part, in one loop stepping the memories at every falling
-edge: it writes frame ``f``'s input map into the feature memory (the blocked layout) and pulses
+edge: it writes frame ``f``'s input map into the feature memory (the blocked layout, at the
+program's block stride) and pulses
 ``start``, then waits for ``done``; the next frame starts the cycle after. Model: the layers on
 the integer reference (`engine_image.reference`). Scoreboard: after each frame, every layer's
-output map in the feature memory exact; the cycle of every ``layer_end`` and every frame's
+output map in the feature memory exact (a layer run as row bands included); the cycle of every
+``layer_end`` (one per step: a layer or a band) and every frame's
 start-to-done cycles equal to `bbgrap_hls.model.engine.schedule` (``pred``, from `sim.engine`;
 None for a program the model refuses, whose writes stall the compute: outputs only).
 """
@@ -51,7 +53,7 @@ async def conv_engine_frames(dut):
     limit = 200 * (pred["cycles"] if pred else 10**5) + 1000
     cyc = 0
     for fr, x in enumerate(c["x"]):
-        img = ei.feature_bytes(x, pe)
+        img = ei.feature_bytes(x, pe, prog.in_stride)
         feat[prog.in_base:prog.in_base + len(img)] = img
         t0, lay = None, []
         while True:
@@ -72,10 +74,8 @@ async def conv_engine_frames(dut):
         cycles.append(cyc - t0 + 1)
         cyc += 1
         ends.append(lay)
-        for i, layer in enumerate(layers):
-            row = dict(zip(ei.FIELDS, prog.descriptors[i], strict=True))
-            ho, wo = layer.out_hw
-            got = ei.read_features(feat, row["OUT_BASE"], ho, wo, layer.co, pe)
+        for i, (layer, m) in enumerate(zip(layers, prog.maps[1:], strict=True)):
+            got = ei.read_features(feat, m.base, m.h, m.w, layer.co, pe, m.stride)
             want = c["want"][fr][i]
             bad = np.flatnonzero(got != want)
             assert bad.size == 0, (f"frame {fr} layer {i}: {bad.size} of {want.size} values differ, first at "
@@ -88,8 +88,15 @@ async def conv_engine_frames(dut):
     if path:
         with open(path, "w") as f:
             json.dump(rec, f)
-    # each weight byte read once a frame, each map read once and written once
-    assert mems[2].beats == len(c["x"]) * len(prog.weights) // beat, f"weight beats {mems[2].beats}"
+    # per frame: each step reads its layer's tiles and its load_runs, writes its store_runs
+    steps = prog.descriptors
+    w_beats = sum(r[ei.FIELDS.index("CO")] // pe * r[ei.FIELDS.index("TILE_BEATS")] for r in steps)
+    f_beats = sum(n * b for n, b, _ in (ei.load_runs(r, pe, beat) for r in steps))
+    o_beats = sum(n * b for n, b, _ in (ei.store_runs(r, pe, beat) for r in steps))
+    frames = len(c["x"])
+    assert mems[2].beats == frames * w_beats, f"weight beats {mems[2].beats}, want {frames} x {w_beats}"
+    assert mems[0].beats == frames * f_beats, f"feature read beats {mems[0].beats}, want {frames} x {f_beats}"
+    assert mems[1].beats == frames * o_beats, f"feature write beats {mems[1].beats}, want {frames} x {o_beats}"
     for fr in range(len(c["x"]) if pred else 0):  # no model: a write-bound layer stalls the compute
         assert ends[fr] == pred["ends"], f"frame {fr}: layer ends {ends[fr]}, model {pred['ends']}"
         assert cycles[fr] == pred["cycles"], f"frame {fr}: {cycles[fr]} cycles, model {pred['cycles']}"

@@ -7,9 +7,9 @@
 //   tb DIR CONFIG FRAMES FEATURE_BYTES IN_BASE
 //
 // reads DIR/prog.bin (the descriptors, int32 little-endian, engine_image.FIELDS a row),
-// DIR/w.bin (the weight memory) and DIR/in<f>.bin (frame f's input map, blocked); fills
-// the feature memory with a pattern (so that a byte the kernel should write but does not
-// shows), then per frame writes the input at IN_BASE, runs the kernel once and writes the
+// DIR/w.bin (the weight memory) and DIR/in<f>.bin (frame f's input map, blocked at the
+// program's block stride); fills the feature memory with a pattern (so that a byte the
+// kernel should write but does not shows), then per frame writes the input at IN_BASE, runs the kernel once and writes the
 // whole feature memory to DIR/mem<f>.bin. Prints "status <s>" per frame (the kernel's
 // return value); exits 0 unless a file or an argument is wrong.
 #include <cstdio>

@@ -4,11 +4,14 @@ Chains of random layers are laid out by `engine_image.program`, run for two fram
 kernel calls, each frame's input written over the last) by tests/engine_tb.cpp, and every
 layer's output map is read back from the feature memory (`engine_image.read_features`) and
 compared byte for byte with `engine_image.reference`. One g++ build holds every engine
-configuration (``PE``, ``SIMD``, beat bytes; the buffers sized by the programs it runs).
+configuration (``PE``, ``SIMD``, beat bytes; the buffers sized by the programs it runs). A
+program laid out for a small input buffer (`engine_image.program`'s ``max_in_bytes``) runs
+its layers as row bands on an engine whose buffer holds only the largest band.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import shutil
 import subprocess
 from pathlib import Path
@@ -43,8 +46,19 @@ PROGRAMS = {
         (9, (1, 1), (1, 1), (0, 0, 0, 0)),   # dense
     ]),
     "dense_chain": ((1, 1, 20), [(13, (1, 1), (1, 1), (0, 0, 0, 0)), (6, (1, 1), (1, 1), (0, 0, 0, 0))]),
+    "band_chain": ((13, 8, 5), [
+        (9, (3, 3), (1, 1), (1, 1, 1, 1)),   # 3x3 "same": banded, top and bottom bands padded
+        (10, (3, 3), (2, 2), (1, 1, 1, 1)),  # stride 2: banded
+        (7, (1, 1), (1, 1), (0, 0, 0, 0)),   # pointwise
+    ]),
 }
 """name: (input shape, layers) of each program; channel counts not multiples of PE."""
+
+BANDS = {"pe4_simd4": 768, "pe8_simd4": 384, "pe8_simd2": 640, "pe6_simd3": 480}
+"""cfg: the input buffer bytes (``max_in_bytes``) band_chain is laid out for on engine cfg: its
+first two layers in 2–3 and 2–7 bands (pe4_simd4: 32-byte rows on 64-byte beats, a band's
+reads from mid-beat; pe8_simd4: three bands of the 3x3 conv, a middle one unpadded, and the
+pointwise conv banded too). The engine ``cfg_band`` has the input buffer of its largest band."""
 
 SMALL = {"pe4_simd4_ibuf": "IBUF_WORDS", "pe4_simd4_tile": "TILE_WORDS"}
 """pe4_simd4 with one buffer sized for conv_chain's first layer (`small`): too small for a
@@ -94,6 +108,19 @@ def small(cfg: str) -> tuple[int, int]:
     return ibuf, tile_words(first, pe, simd)
 
 
+def banded(cfg: str) -> tuple[list[ei.EngineLayer], list[np.ndarray], ei.Program]:
+    """band_chain laid out for engine ``cfg``'s `BANDS` input buffer."""
+    pe, simd, beat = CONFIGS[cfg]
+    layers, xs = chain("band_chain")
+    return layers, xs, ei.program(layers, pe, simd, beat, BANDS[cfg])
+
+
+def band_ibuf(cfg: str) -> int:
+    """IBUF_WORDS of engine ``cfg_band``: the largest band's input rows."""
+    pe, simd, _ = CONFIGS[cfg]
+    return max(r[0] * r[1] * r[2] for r in banded(cfg)[2].descriptors) // simd
+
+
 def sizes(pe: int, simd: int) -> tuple[int, int]:
     """(IBUF_WORDS, TILE_WORDS) for every program: its largest input map and tile (PW + SF
     words; the RTL's parameters of the same names)."""
@@ -113,6 +140,7 @@ def build(d: Path, extra: list[str]) -> subprocess.CompletedProcess:
     for name, (pe, simd, beat) in CONFIGS.items():
         ibuf, tile = sizes(pe, simd)
         rows.append(f"X({name}, {pe}, {simd}, {beat}, {ibuf}, {tile})")
+        rows.append(f"X({name}_band, {pe}, {simd}, {beat}, {band_ibuf(name)}, {tile})")
         if name == "pe4_simd4":
             rows += [f"X({cfg}, {pe}, {simd}, {beat}, {', '.join(map(str, small(cfg)))})" for cfg in SMALL]
     (d / "engine_configs.h").write_text("#define BB_ENGINE_CONFIGS(X) " + " ".join(rows) + "\n")
@@ -138,7 +166,7 @@ def run(tb: Path, d: Path, cfg: str, prog: ei.Program, xs: list[np.ndarray], pe:
     (d / "prog.bin").write_bytes(np.array(prog.descriptors, dtype="<i4").tobytes())
     (d / "w.bin").write_bytes(prog.weights)
     for f, x in enumerate(xs):
-        (d / f"in{f}.bin").write_bytes(ei.feature_bytes(x, pe))
+        (d / f"in{f}.bin").write_bytes(ei.feature_bytes(x, pe, prog.in_stride))
     r = subprocess.run([str(tb), str(d), cfg, str(len(xs)), str(prog.feature_size), str(prog.in_base)],
                        capture_output=True, text=True, timeout=20)
     assert r.returncode == 0, r.stderr[-2000:]
@@ -148,11 +176,8 @@ def run(tb: Path, d: Path, cfg: str, prog: ei.Program, xs: list[np.ndarray], pe:
 
 def outputs(layers: list[ei.EngineLayer], prog: ei.Program, mem: bytes, pe: int) -> list[np.ndarray]:
     """Every layer's output map as the engine left it in the feature memory ``mem``."""
-    out = []
-    for layer, row in zip(layers, prog.descriptors, strict=True):
-        ho, wo = layer.out_hw
-        out.append(ei.read_features(mem, row[ei.FIELDS.index("OUT_BASE")], ho, wo, layer.co, pe))
-    return out
+    return [ei.read_features(mem, m.base, m.h, m.w, layer.co, pe, m.stride)
+            for layer, m in zip(layers, prog.maps[1:], strict=True)]
 
 
 def test_programs_span_the_int8_range():
@@ -165,13 +190,17 @@ def test_programs_span_the_int8_range():
             assert int(y.max()) - int(y.min()) >= 80 or y.size < 16, (name, i, y.min(), y.max())
 
 
-def assert_bit_exact(tb: Path, d: Path, cfg: str, program: str) -> None:
+def assert_bit_exact(tb: Path, d: Path, cfg: str, program: str, bands: bool = False) -> None:
     """Run ``program`` on engine ``cfg`` for two frames: every layer's output map equals the
-    integer reference, byte for byte."""
+    integer reference, byte for byte. ``bands``: band_chain in row bands (`banded`) on
+    engine ``cfg_band``."""
     pe, simd, beat = CONFIGS[cfg]
-    layers, xs = chain(program)
-    prog = ei.program(layers, pe, simd, beat)
-    status, mems = run(tb, d, cfg, prog, xs, pe)
+    if bands:
+        layers, xs, prog = banded(cfg)
+    else:
+        layers, xs = chain(program)
+        prog = ei.program(layers, pe, simd, beat)
+    status, mems = run(tb, d, f"{cfg}_band" if bands else cfg, prog, xs, pe)
     assert status == [0] * FRAMES
     for f, (x, mem) in enumerate(zip(xs, mems, strict=True)):
         for i, got in enumerate(outputs(layers, prog, mem, pe)):
@@ -189,6 +218,19 @@ def test_engine_bit_exact(tb, tmp_path, cfg, program):
     assert_bit_exact(tb, tmp_path, cfg, program)
 
 
+@pytest.mark.parametrize("cfg", list(CONFIGS))
+def test_engine_bands_bit_exact(tb, tmp_path, cfg):
+    """band_chain's layers as row bands (the 3x3 conv's top band with its top padding, middle
+    bands without, the bottom band with its bottom padding; the stride-2 conv reading the
+    banded layer's map) on an engine whose input buffer holds the largest band, less than the
+    largest whole map: every layer's output equals the whole-layer reference."""
+    pe, simd, _ = CONFIGS[cfg]
+    layers, _, prog = banded(cfg)
+    assert prog.bands[0] >= 2 and prog.bands[1] >= 2, prog.bands
+    assert band_ibuf(cfg) < max(ibuf_words(layer, pe, simd) for layer in layers)
+    assert_bit_exact(tb, tmp_path, cfg, "band_chain", bands=True)
+
+
 def test_engine_stays_in_bounds(tmp_path):
     """Every case again, built with AddressSanitizer and UBSan (the buffers sized exactly for
     the programs: `sizes`): no read or write past a buffer or a memory, no overflow."""
@@ -199,6 +241,7 @@ def test_engine_stays_in_bounds(tmp_path):
     for cfg in CONFIGS:
         for program in PROGRAMS:
             assert_bit_exact(tmp_path / "tb", tmp_path / f"{cfg}_{program}", cfg, program)
+        assert_bit_exact(tmp_path / "tb", tmp_path / f"{cfg}_bands", cfg, "band_chain", bands=True)
 
 
 def _corrupt(kind: str, prog: ei.Program, xs: list[np.ndarray]):
@@ -216,7 +259,7 @@ def _corrupt(kind: str, prog: ei.Program, xs: list[np.ndarray]):
     elif kind == "input":  # one input byte of each frame
         for x in xs:
             x[2, 3, 1] ^= 0x10
-    return ei.Program(rows, bytes(weights), prog.feature_size, prog.in_base, prog.out_base), xs
+    return dataclasses.replace(prog, descriptors=rows, weights=bytes(weights)), xs
 
 
 @pytest.mark.parametrize("kind", ["zp_out", "zp_in", "weight", "shift", "input"])

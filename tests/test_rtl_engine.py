@@ -1,6 +1,7 @@
 """The layer engine (`hw/rtl/conv_engine.sv`) in Verilator under cocotb against simulated AXI4
-memories: two frames of a program, every layer's output map bit-exact, and the measured cycle
-of every layer's end and every frame's cycles equal to `bbgrap_hls.model.engine.schedule`.
+memories: two frames of a program, every layer's output map bit-exact (layers split into row
+bands too: the whole-layer reference), and the measured cycle of every step's end (a layer or
+a band) and every frame's cycles equal to `bbgrap_hls.model.engine.schedule`.
 
 Each case builds once into ``build/sim/conv_engine-<hash>`` (`sim.engine.run`). ``L`` is the
 memories' latency (a read burst's first beat, a write burst's response), ``P`` their cycles
@@ -49,6 +50,20 @@ CASES = {
                   "layers": [{"h": 5, "w": 4, "c": 4, "co": 6, "k": (2, 2), "pads": (0, 0, 1, 1)},
                              {"h": 5, "w": 4, "c": 6, "co": 4, "k": (5, 4)},
                              {"h": 1, "w": 1, "c": 4, "co": 24}]},
+    # row bands, PE = 2·SIMD, a 240-byte input buffer: a 3x3 pad-1 conv in 3 bands (top band
+    # with the top padding, a middle band, a bottom band with the bottom padding; 20-byte rows,
+    # so the later bands' runs start mid-beat), feeding a 3x3 stride-2 conv in 3 bands, feeding
+    # a whole 1x1 conv; blocks at 184- and 64-byte strides, reads across 4 KB
+    "bands": {"PE": 4, "SIMD": 2, "DATA_W": 64, "FEAT_BASE": 0xF00, "L": 5, "P": 1, "MAX_IN": 240,
+              "layers": [{"h": 9, "w": 5, "c": 8, "co": 8, "k": (3, 3), "pads": _PAD1},
+                         {"h": 9, "w": 5, "c": 8, "co": 12, "k": (3, 3), "stride": (2, 2), "pads": _PAD1},
+                         {"h": 5, "w": 3, "c": 12, "co": 8}]},
+    # row bands, PE = SIMD, 16-byte beats, P = 2: a stride-2 conv with top padding in 2 bands
+    # (the second from mid-beat, a fold's output one beat: a run per fold), then a 2x1 conv
+    "bands_wide": {"PE": 8, "SIMD": 8, "DATA_W": 128, "L": 20, "P": 2, "MAX_IN": 256,
+                   "layers": [{"h": 8, "w": 3, "c": 16, "co": 16, "k": (3, 3), "stride": (2, 2),
+                               "pads": (1, 1, 0, 0)},
+                              {"h": 4, "w": 1, "c": 16, "co": 8, "k": (2, 1), "pads": (0, 0, 1, 0)}]},
 }
 
 
@@ -90,6 +105,34 @@ def test_slow_case_is_tile_bound() -> None:
     assert all(gap > cf for gap in gaps), f"fold gaps {gaps}, a fold reads {cf}"
 
 
+def test_bands_are_the_fewest_that_fit() -> None:
+    """`engine_image.program`'s bands of the banded cases: they tile the output rows in order,
+    each starts a beat (``r0·Wo·PE``), each fits the buffer, and no two neighbours would fit as
+    one band (greedy from the top: the fewest); without a buffer the layout is milestone 1's
+    (one step a layer, contiguous blocks)."""
+    from bbgrap_hls.codegen import engine_image as ei
+
+    for name in ("bands", "bands_wide"):
+        p = engine._full(CASES[name])
+        pe, beat = p["PE"], p["DATA_W"] // 8
+        ls, prog = engine.program(p)
+        rows = iter(prog.descriptors)
+        for layer, src, dst, n in zip(ls, prog.maps[:-1], prog.maps[1:], prog.bands, strict=True):
+            steps = ei.bands(layer, pe, beat, src, dst, p["MAX_IN"])
+            assert len(steps) == n and steps[0][0] == 0 and steps[-1][1] == layer.out_hw[0]
+            assert all(a[1] == b[0] for a, b in zip(steps, steps[1:], strict=False))
+            for (r0, _), row in zip(steps, [next(rows) for _ in steps], strict=True):
+                f = dict(zip(ei.FIELDS, row, strict=True))
+                assert (r0 * layer.out_hw[1] * pe) % beat == 0 and f["OUT_BASE"] % beat == 0
+                assert ei.in_buffer_bytes(row, pe, beat) <= p["MAX_IN"]
+            for (r0, _), (_, r2) in zip(steps, steps[1:], strict=False):
+                merged = ei._step(layer, pe, r0, r2, src, dst, 0, 0)
+                assert ei.in_buffer_bytes(merged, pe, beat) > p["MAX_IN"], (name, r0, r2)
+        whole = engine.program(p | {"MAX_IN": None})[1]
+        assert whole.bands == [1] * len(ls)
+        assert all(m.stride == m.h * m.w * pe for m in whole.maps)
+
+
 def test_model_is_fast_on_a_resnet50_sized_program() -> None:
     """50 layers of ResNet-50 sizes (56x56x64 maps, 3x3 convs, 512 x 2048 pointwise) in well under a second."""
     from bbgrap_hls.model.engine import schedule
@@ -98,7 +141,7 @@ def test_model_is_fast_on_a_resnet50_sized_program() -> None:
     for i in range(50):
         h, c, co, k = (56, 64, 64, 3) if i % 3 else (14, 512, 2048, 1)
         rows.append([h, h, c, co, k, k, 1, 1, k // 2, k // 2, k // 2, k // 2, 0, 0, -128, 127,
-                     base, base + h * h * c, 0, (1 + k * k * c // 16) * 512 // 64])
+                     base, base + h * h * c, 0, (1 + k * k * c // 16) * 512 // 64, h * h * 32, h * h * 32])
     t = time.perf_counter()
     schedule(rows, 32, 16, 64, 30, 2, queue=1 << 20)
     assert time.perf_counter() - t < 1.0

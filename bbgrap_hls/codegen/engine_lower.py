@@ -13,7 +13,18 @@ run:
   unary activation that is a lookup table (``table``);
 - nothing for what the layout does for free: Relu and Clip after a conv, a depthwise conv,
   an average pool or an Add whose only reader they are (the requantiser's clamp), Concat (its inputs are written one after the
-  other, each padded to whole blocks), Reshape/Flatten of a 1 x 1 map.
+  other, each padded to whole blocks), Reshape/Flatten/Squeeze/Unsqueeze of a 1 x 1 map.
+
+It reads canonical graphs and int8 graphs (`bbgrap_hls.quant.quantize`'s, ``attrs["q"]`` on
+every fabric node). In an int8 graph a Relu/Relu6 the quantiser fused is already its
+producer's ``attrs["act"]`` (kept in ``Step.extra["act"]``: the requantiser's clamp); every
+node of the ``lut`` family is a table (a Relu/Clip that is still there too: its output has its
+own scale), and a table
+whose input is an Add/Mul/MulV's output read by nothing else (not a graph output) runs as that
+step's fused table (``Step.extra["lut"]``, the unit's ``LUT`` option). Host nodes
+(``node.host``, e.g. a final Softmax) are left to the host. Each step names the tensors it
+reads (``inputs``, constants left out) and the one it writes (``output``, after fusions):
+`engine_program.build` places them in memory.
 
 Only shapes are read (no weights), so the program of a model built at its real shape
 (bench/zoo.py) lowers in milliseconds; an operator the engine has no unit for raises
@@ -25,11 +36,12 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from bbgrap_hls.ir import Graph
+from bbgrap_hls.quant.build import category
 
 TABLE_OPS = frozenset({"Sigmoid", "HardSigmoid", "HardSwish", "Swish", "Tanh", "LeakyRelu", "Elu",
                        "Selu", "Gelu", "Softplus", "Softsign", "Mish", "Exp", "Log", "Erf"})
 CLAMP_OPS = frozenset({"Relu", "Clip", "Relu6"})
-FREE_OPS = frozenset({"Concat", "Reshape", "Flatten", "Identity", "Dropout"})
+FREE_OPS = frozenset({"Concat", "Reshape", "Flatten", "Identity", "Dropout", "Squeeze", "Unsqueeze"})
 
 
 @dataclass
@@ -38,7 +50,8 @@ class Step:
     ``nodes`` it computes (the first is the operator, the rest fused clamps), its input map
     ``(h, w, c)`` and output map ``(ho, wo, co)``, the window (``kernel``, ``strides``,
     ``pads`` as top, left, bottom, right) and ``groups`` (a grouped conv's steps: one per
-    group, each with ``c``/``co`` the group's)."""
+    group, each with ``c``/``co`` the group's); ``inputs``/``output`` the tensors it reads and
+    writes."""
 
     kind: str
     mode: str
@@ -55,6 +68,8 @@ class Step:
     operands: int = 1
     groups: int = 1
     extra: dict = field(default_factory=dict)
+    inputs: tuple[str, ...] = ()
+    output: str = ""
 
     @property
     def macs(self) -> int:
@@ -89,13 +104,28 @@ def lower(graph: Graph) -> list[Step]:
     steps: list[Step] = []
     last_of: dict[str, Step] = {}  # tensor -> the step that writes it (for fused clamps)
     for n in graph.nodes:
-        ins = [t for t in n.inputs if not graph.tensors[t].is_const]
+        if n.host:
+            continue
+        ins = [t for t in n.inputs if t and not graph.tensors[t].is_const]
         out = n.outputs[0]
-        if n.op in CLAMP_OPS:
+        int8 = "q" in n.attrs
+        if int8 and category(n.op) == "lut":  # every unary activation the quantiser made a table
+            src = last_of.get(ins[0])
+            if src is not None and src.mode in ("add", "mul", "mulv") and "lut" not in src.extra \
+                    and readers.get(ins[0], 0) == 1 and ins[0] not in graph.outputs:
+                src.nodes.append(n.name)
+                src.extra["lut"] = n.name
+                src.output = out
+                last_of[out] = src
+                continue
+            h, w, c = _hwc(graph.shape(ins[0]))
+            steps.append(Step("eltwise", "table", [n.name], h, w, c, h, w, c))
+        elif n.op in CLAMP_OPS:
             src = last_of.get(ins[0])
             if src is not None and src.mode not in ("table", "max", "mul", "mulv") \
                     and readers.get(ins[0], 0) == 1:
                 src.nodes.append(n.name)
+                src.output = out
                 last_of[out] = src
                 continue
             h, w, c = _hwc(graph.shape(ins[0]))
@@ -142,5 +172,8 @@ def lower(graph: Graph) -> list[Step]:
         else:
             raise NotImplementedError(f"engine: no unit runs {n.op} ({n.name})")
         if steps and steps[-1].nodes[0] == n.name:
+            steps[-1].inputs, steps[-1].output = tuple(ins), out
+            if n.attrs.get("act"):
+                steps[-1].extra["act"] = n.attrs["act"]
             last_of[out] = steps[-1]
     return steps

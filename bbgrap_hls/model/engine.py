@@ -17,11 +17,18 @@ from __future__ import annotations
 import bisect
 from dataclasses import dataclass
 
-from bbgrap_hls.codegen.engine_image import FIELDS, RECORD_BYTES, EngineLayer, program
+from bbgrap_hls.codegen.engine_image import (
+    FIELDS,
+    RECORD_BYTES,
+    EngineLayer,
+    in_buffer_bytes,
+    load_runs,
+    program,
+    step_out_hw,
+    store_runs,
+)
 from bbgrap_hls.model.blocks import (
-    LUT_AXI_READ,
     LUT_BASE_MVU,
-    LUT_FRAME_ADDR,
     LUT_PER_PE,
     LUT_PER_SIMD,
     LUT_REQUANT,
@@ -30,9 +37,9 @@ from bbgrap_hls.model.blocks import (
 )
 from bbgrap_hls.model.memory import memory
 
-SETUP = 24
-"""conv_engine.sv: from a layer's start (the ``start`` cycle, or the previous layer's end) to
-its first RUN cycle: 21 cycles reading the 20 descriptor words (registered ROM reads), one
+SETUP = len(FIELDS) + 4
+"""conv_engine.sv: from a step's start (the ``start`` cycle, or the previous step's end) to
+its first RUN cycle: 23 cycles reading the 22 descriptor words (registered ROM reads), one
 more to enter DERIVE1, DERIVE1, DERIVE2."""
 
 DEPTH = 5
@@ -91,33 +98,35 @@ def layer_timing(row, t0: int, pe: int, simd: int, beat: int, latency: int, peri
     Cycles (``a = t0 + SETUP`` the first RUN cycle, ``L`` latency, ``P`` period, ``TB`` tile
     beats, ``Cf = Ho·Wo·SF`` a fold's reads):
 
-    - input: bursts from ``a + 1`` back to back, beats at ``a + 1 + L + j·P``, the last
-      ``X = a + 1 + L + (⌈H·W·C/DB⌉ − 1)·P``;
+    - input: `load_runs`' ``R`` runs of ``B`` beats, their bursts from ``a + 1`` back to back
+      (one a cycle, the next run's with the last of a run), beats at ``a + 1 + L + j·P``, the
+      last ``X = a + 1 + L + (R·B − 1)·P`` (whole layer, blocks abutting: ``R·B = ⌈H·W·C/DB⌉``);
     - tile ``t``'s last beat: ``D_0 = a + 2 + L + (TB − 1)·P``, ``D_1 = D_0 + TB·P``,
       ``D_t = max(E_{t−2} + 2 + L, D_{t−1} + P) + (TB − 1)·P`` (requested the cycle after its
       half is free, the cycle after fold ``t − 2``'s last read);
     - fold ``n`` reads from ``S_n = max(E_{n−1} + 1, D_n + 1, X + 1 if n = 0)`` to
       ``E_n = S_n + Cf − 1``;
     - a pixel ``q`` of fold ``n`` is pushed at ``S_n + (q + 1)·SF − 1 + DEPTH``; output beat
-      ``i`` (``DB/PE`` results, the last one zero-padded) with its last result;
-    - write burst ``k`` (``len = min(BURST, beats to 4 KB, beats left)``) is decided at
+      ``i`` (``DB/PE`` results, the last one zero-padded) with its last result; `store_runs`:
+      the folds packed one after the other (blocks abutting), or each fold from a new beat
+      (``OUT_STRIDE`` a multiple of the beat), its last beat zero-padded;
+    - write burst ``k`` (``len = min(BURST, beats to 4 KB, beats left in its run)``, a run
+      from ``OUT_BASE + r·OUT_STRIDE``) is decided at
       ``g_k = max(push of its last beat + 1, w_{k−1} + 1)``, its first beat at
       ``f_k = max(g_k + 1, w_{k−1} + P)``, its last ``w_k = f_k + (len − 1)·P``, its response
       at ``w_k + L``;
     - the layer ends the cycle after its last response.
     """
     f = _fields(row)
-    h, w, c, co = f["H"], f["W"], f["C"], f["CO"]
-    kh, kw, sh, sw = f["KH"], f["KW"], f["SH"], f["SW"]
-    ho = (h + f["PT"] + f["PB"] - kh) // sh + 1
-    wo = (w + f["PL"] + f["PR"] - kw) // sw + 1
-    sf = kh * kw * c // simd
-    nf = co // pe
+    kh, kw = f["KH"], f["KW"]
+    ho, wo = step_out_hw(f)
+    sf = kh * kw * f["C"] // simd
+    nf = f["CO"] // pe
     tb = f["TILE_BEATS"]
     cf = ho * wo * sf
     a = t0 + SETUP
-    nin = -(-h * w * c // beat)
-    x = a + 1 + latency + (nin - 1) * period
+    runs, run_beats, _ = load_runs(f, pe, beat)
+    x = a + 1 + latency + (runs * run_beats - 1) * period  # the runs' bursts back to back
     ends: list[int] = []
     starts: list[int] = []
     d_prev = 0
@@ -132,30 +141,37 @@ def layer_timing(row, t0: int, pe: int, simd: int, beat: int, latency: int, peri
         starts.append(s)
         ends.append(s + cf - 1)
         d_prev = d
-    # writes: results fold-major, pixel-major, DB/PE a beat
+    # writes: results fold-major, pixel-major, DB/PE a beat; one run of all folds (blocks
+    # that abut) or a run per fold (each fold's last beat flushed)
     rpb = beat // pe
-    results = ho * wo * nf
-    nout = -(-results // rpb)
+    wruns, wbeats, flush = store_runs(f, pe, beat)
+    nout = wruns * wbeats
+    fold_beats = -(-ho * wo // rpb)
 
     def push(i: int) -> int:
-        r = min((i + 1) * rpb, results) - 1
-        n, q = divmod(r, ho * wo)
+        if flush:  # fold n's beats from beat n·fold_beats
+            n, j = divmod(i, fold_beats)
+            q = min((j + 1) * rpb, ho * wo) - 1
+        else:
+            n, q = divmod(min((i + 1) * rpb, ho * wo * nf) - 1, ho * wo)
         return starts[n] + (q + 1) * sf - 1 + DEPTH
 
     def pushed(t: int) -> int:  # beats pushed by cycle t
         return bisect.bisect_right(range(nout), t, key=push)
 
-    addr = f["OUT_BASE"] + feat_base
-    b0, wl, queue = 0, -(10**18), 0
-    while b0 < nout:
-        to4k = (4096 - addr % 4096) // beat
-        ln = min(burst, to4k, nout - b0)
-        g = max(push(b0 + ln - 1) + 1, wl + 1)
-        first = max(g + 1, wl + period)
-        wl = first + (ln - 1) * period
-        queue = max(queue, pushed(wl) - b0)
-        b0 += ln
-        addr += ln * beat
+    wl, queue = -(10**18), 0
+    for k in range(wruns):
+        addr = f["OUT_BASE"] + k * f["OUT_STRIDE"] + feat_base
+        b0, bend = k * wbeats, (k + 1) * wbeats
+        while b0 < bend:
+            to4k = (4096 - addr % 4096) // beat
+            ln = min(burst, to4k, bend - b0)
+            g = max(push(b0 + ln - 1) + 1, wl + 1)
+            first = max(g + 1, wl + period)
+            wl = first + (ln - 1) * period
+            queue = max(queue, pushed(wl) - b0)
+            b0 += ln
+            addr += ln * beat
     return LayerTiming(run=a, loaded=x, fold_ends=ends, end=wl + latency + 1, queue=queue)
 
 
@@ -184,6 +200,21 @@ def schedule(rows, pe: int, simd: int, beat: int, latency: int, period: int = 1,
     return EngineTiming(out, t0 + 1)
 
 
+DESC_DSP = 7
+"""DSP48E2s of the descriptor's sizes, besides the products and requantisers (DERIVE1/2's
+``H·W``, ``H·W·C``, ``C/PE·beats``, ``SH·W·PE``, ``PT·W·PE``: 1 + 2 + 2 + 1 + 1); Yosys 0.70
+counts 7 at PE × SIMD 4 × 4 and 8 × 8 (bench/resources.py ``--engine``)."""
+
+LUT_CONTROL = 2170
+LUT_CONTROL_BEAT = 42
+"""LUTs of the engine besides `offchip_mvu`'s unit and the memories: descriptor, window
+addresses, the three AXI masters, the tile row and result packing; ``LUT_CONTROL +
+LUT_CONTROL_BEAT`` a beat byte. Fitted to Yosys 0.70 (bench/resources.py ``--engine``) at PE
+× SIMD 4 × 4: 2,506 LUTs at 8-byte beats, 2,841 at 16 (engine-conv-4x4, -4x4-w128); at 8 × 8,
+16-byte beats, Yosys / model is then 1.03. (It replaces a guess of three `LUT_AXI_READ`
+masters and `LUT_FRAME_ADDR`, 4,800 LUTs: Yosys / model 0.69 at 4 × 4.)"""
+
+
 @dataclass(frozen=True)
 class EngineCost:
     """The engine's resources (`engine_cost`) and its frame cycles on a memory."""
@@ -200,24 +231,27 @@ def engine_cost(rows, pe: int, simd: int, beat: int, latency: int, period: int =
 
     - DSP: ``pe·simd`` products and `REQUANT_DSP` per requantiser (as `offchip_mvu`): a fit
       of the same datapath.
-    - BRAM18 (`memory`): the input buffer (``DB`` bytes a row, the largest map's
-      ``⌈H·W·C/DB⌉`` rows) and the two tile halves (``max(pe·simd, DB)`` bytes a row, the
+    - DSP: besides, `DESC_DSP` for the descriptor's sizes (32-bit products).
+    - BRAM18 (`memory`): the input buffer (``DB`` bytes a row, the largest step's
+      `in_buffer_bytes`) and the two tile halves (``max(pe·simd, DB)`` bytes a row, the
       largest ``PW + SF`` words each), the write queue (``queue`` beats; LUTRAM at the default
-      size, the RTL reads it asynchronously) and the program ROM (``20·layers`` 32-bit words).
-    - LUT: `offchip_mvu`'s unit (products, requantisers, lanes, base, `LUT_FRAME_ADDR` for the
-      window addresses) plus three AXI masters (feature read, feature write, weight read) at
-      `LUT_AXI_READ` each, plus the memories' LUTs. A guess: the AXI masters here are address
-      generators without FIFOs, so this likely overestimates; not fitted to a synthesis run.
+      size, the RTL reads it asynchronously), the program ROM (22 32-bit words a step) and the
+      two halves' requantiser records (``8·pe`` bytes each: LUTRAM in Yosys when they fit a
+      tile row, registers shifted in otherwise).
+    - LUT: `offchip_mvu`'s unit (products, requantisers, lanes, base) plus the fitted
+      `LUT_CONTROL` and `LUT_CONTROL_BEAT` a beat byte, plus the memories' LUTs.
     """
     t = schedule(rows, pe, simd, beat, latency, period, feat_base, burst, queue)
     wb = pe * simd
     rb = max(wb, beat)
     pw = -(-RECORD_BYTES * pe // wb)
     fs = [_fields(r) for r in _rows(rows, pe, simd, beat)]
-    in_rows = max(-(-f["H"] * f["W"] * f["C"] // beat) for f in fs)
+    in_rows = max(in_buffer_bytes(f, pe, beat) // beat for f in fs)
     tile_words = max(pw + f["KH"] * f["KW"] * f["C"] // simd for f in fs)
     mem = memory(beat * 8, in_rows) + memory(rb * 8, 2 * -(-tile_words * wb // rb)) \
-        + memory(beat * 8, queue) + memory(32, 20 * len(fs))
+        + memory(beat * 8, queue) + memory(32, len(FIELDS) * len(fs))
+    if RECORD_BYTES * pe <= rb:  # the records in one tile row: written whole, a memory of two words
+        mem += memory(RECORD_BYTES * pe * 8, 2)
     lut_unit = round(_lut_per_mac(simd) * pe * simd) + (LUT_PER_PE + LUT_REQUANT) * pe + LUT_PER_SIMD * simd
-    lut = LUT_BASE_MVU + lut_unit + LUT_FRAME_ADDR + 3 * LUT_AXI_READ + mem.lut
-    return EngineCost(cycles=t.cycles, dsp=pe * simd + REQUANT_DSP * pe, bram18=mem.bram18, lut=lut)
+    lut = LUT_BASE_MVU + lut_unit + LUT_CONTROL + LUT_CONTROL_BEAT * beat + mem.lut
+    return EngineCost(cycles=t.cycles, dsp=pe * simd + REQUANT_DSP * pe + DESC_DSP, bram18=mem.bram18, lut=lut)

@@ -3,29 +3,36 @@
 // feature maps and the weights in board memory.
 //
 // P gives PE, SIMD (SIMD | PE), IBUF_WORDS (SIMD-byte words of the input buffer: the largest
-// H·W·C/SIMD of a program), TILE_WORDS (PE·SIMD-byte words of the largest tile of a program,
+// H·W·C/SIMD of a program's steps, a whole map or a band's rows), TILE_WORDS (PE·SIMD-byte words of the largest tile of a program,
 // PW + SF, SF = KH·KW·C/SIMD: the RTL conv_engine's parameters of the same names) and
 // optionally BEAT (bytes of an m_axi beat, a power of two; default DDR_BEAT, 512 bits).
 // On chip: the input buffer (IBUF_WORDS words of SIMD bytes), the tile memory (two halves of
 // TILE_WORDS - PW words of PE·SIMD bytes: the weights; the records of the two tiles in
 // registers).
 //
-// Program: `EngineLayer` rows (engine_image.FIELDS, int32 each), one per layer, layer l + 1
-// reading the map layer l wrote. Memory layout (bbgrap_hls/codegen/engine_image.py, the one
-// definition):
+// Program: `EngineLayer` rows (engine_image.FIELDS, int32 each), one per step: a layer, or a
+// band of its output rows (engine_image.program with max_in_bytes: H the band's input rows,
+// PT/PB the padding it has, IN_BASE/OUT_BASE its first input/output row), the steps of a
+// layer after those of the layer whose map it reads. Memory layout
+// (bbgrap_hls/codegen/engine_image.py, the one definition):
 //   feature memory (fmem, read and written): maps blocked by PE channels, byte
-//     (b·H·W + p)·PE + j = channel b·PE + j of pixel p, C and CO padded to multiples of PE,
-//     each map from a beat-aligned byte offset (IN_BASE, OUT_BASE);
+//     b·STRIDE + p·PE + j = channel b·PE + j of pixel p, C and CO padded to multiples of PE,
+//     each map from a beat-aligned byte offset; STRIDE (IN_STRIDE, OUT_STRIDE) the block's
+//     own bytes (blocks abut) or a multiple of the beat (each block from a beat);
 //   weight memory (wmem, read only): the layer's CO/PE fold tiles from byte W_BASE, tile n at
 //     W_BASE + n·TILE_BEATS·BEAT: PW = ceil(8·PE / (PE·SIMD)) words of PE requantiser records
 //     (int32 bias', then uint32 (m << 8) | s, little-endian), then SF weight words of PE·SIMD
 //     bytes (lane i·SIMD + j: output channel n·PE + i, window element s·SIMD + j in
 //     (ky, kx, c) order: conv_offchip's words), zero-padded to whole beats.
 //
-// Schedule: per call (one frame), for each layer in order:
-//   engine_load     ceil(H·W·C / BEAT) beats from IN_BASE, one linear read burst, repacked
-//                   into SIMD-byte words (one a cycle when SIMD <= BEAT) stored pixel-major in
-//                   the input buffer x (word p·C/SIMD + cg, as conv_offchip's frame buffer);
+// Schedule: per call (one frame), for each step in order:
+//   engine_load     the step's input rows: engine_image.load_runs' runs (blocks that abut:
+//                   one run of H·W·C bytes from IN_BASE; else a run of H·W·PE bytes per
+//                   block from IN_BASE + b·IN_STRIDE), each one linear read burst from the
+//                   beat holding its first byte (the leading IN_BASE mod BEAT bytes dropped),
+//                   repacked into SIMD-byte words (one a cycle when SIMD <= BEAT) stored
+//                   pixel-major in the input buffer x (word p·C/SIMD + cg, as
+//                   conv_offchip's frame buffer);
 //   then a DATAFLOW region of three processes joined by streams:
 //     engine_fetch    tile after tile, TILE_BEATS beats each (one read burst a tile) repacked
 //                     into PE·SIMD-byte words onto a word stream;
@@ -36,20 +43,23 @@
 //                     the words of tile n + 1 arrive into the other half (records decoded into
 //                     registers, weights into the tile memory); a fold whose next tile has not
 //                     all arrived waits for it at its end (the prefetch of conv_offchip);
-//     engine_store    the PE-byte results, fold after fold, packed into beats written from
-//                     OUT_BASE on: fold n lands at OUT_BASE + n·Ho·Wo·PE (the folds of a layer
-//                     are contiguous, so the layer's output is one linear write of
-//                     ceil(Ho·Wo·CO / BEAT) beats, the last zero-padded: the gap up to the
-//                     next beat-aligned map).
-//   The next layer's load starts once the region has returned, after the store's last write
+//     engine_store    the PE-byte results, fold after fold, packed into beats: fold n lands
+//                     at OUT_BASE + n·OUT_STRIDE. Blocks that abut (OUT_STRIDE = Ho·Wo·PE):
+//                     one linear write of ceil(Ho·Wo·CO / BEAT) beats; else (OUT_STRIDE a
+//                     multiple of the beat) one linear write a fold of ceil(Ho·Wo·PE / BEAT)
+//                     beats. A write's last beat is zero-padded: the bytes land in the gap
+//                     up to the next beat-aligned block or map, or in the next band's rows
+//                     of the block (that band, later, writes them).
+//   The next step's load starts once the region has returned, after the store's last write
 //   (on hardware: assuming the m_axi adapter holds the region's done until the write
 //   responses are back, not checked here), so it reads the whole map. Tile 0's fetch is not
 //   overlapped with the load (the load is outside the region: one process per m_axi port in a
 //   region), nor are consecutive layers or frames.
 // Before running anything the kernel checks every descriptor against P (C, CO multiples of
-// PE; the input map within IBUF_WORDS; PW + SF within TILE_WORDS; TILE_BEATS large enough; bases
-// beat-aligned; a non-empty output) and returns 1 + the index of the first layer that does
-// not fit without touching memory; 0 when the frame ran.
+// PE; the step's input rows within IBUF_WORDS; PW + SF within TILE_WORDS; TILE_BEATS large
+// enough; OUT_BASE, W_BASE beat-aligned; the strides as above; a non-empty output) and returns
+// 1 + the index of the first step that does not fit without touching memory; 0 when the frame
+// ran.
 //
 // Not checked: Vitis HLS has not been run on this kernel (no synthesis, II, resource or
 // burst report; the pragmas follow conv_offchip's; runtime loop bounds carry no
@@ -69,11 +79,13 @@
 
 namespace bb {
 
-/// One layer's descriptor: engine_image.FIELDS in order, one int32 each.
+/// One step's descriptor (a layer or a row band of one): engine_image.FIELDS in order, one
+/// int32 each.
 struct EngineLayer {
-  int32_t H, W, C, CO, KH, KW, SH, SW, PT, PL, PB, PR, ZP_IN, ZP_OUT, LO, HI, IN_BASE, OUT_BASE, W_BASE, TILE_BEATS;
+  int32_t H, W, C, CO, KH, KW, SH, SW, PT, PL, PB, PR, ZP_IN, ZP_OUT, LO, HI, IN_BASE, OUT_BASE, W_BASE, TILE_BEATS,
+      IN_STRIDE, OUT_STRIDE;
 };
-static_assert(sizeof(EngineLayer) == 20 * 4, "EngineLayer: the 20 words of engine_image.FIELDS");
+static_assert(sizeof(EngineLayer) == 22 * 4, "EngineLayer: the 22 words of engine_image.FIELDS");
 
 /// P::BEAT where the struct has it, else DDR_BEAT.
 template <class P, class = void>
@@ -101,8 +113,11 @@ bool engine_fits(const EngineLayer& d) {
   if (d.H < 1 || d.W < 1 || d.C < G::PE || d.CO < G::PE || d.C % G::PE || d.CO % G::PE) return false;
   if (d.KH < 1 || d.KW < 1 || d.SH < 1 || d.SW < 1 || d.PT < 0 || d.PL < 0 || d.PB < 0 || d.PR < 0) return false;
   if (d.H + d.PT + d.PB < d.KH || d.W + d.PL + d.PR < d.KW) return false;
-  if (d.IN_BASE < 0 || d.OUT_BASE < 0 || d.W_BASE < 0 || d.IN_BASE % G::B || d.OUT_BASE % G::B || d.W_BASE % G::B)
-    return false;
+  if (d.IN_BASE < 0 || d.OUT_BASE < 0 || d.W_BASE < 0 || d.OUT_BASE % G::B || d.W_BASE % G::B) return false;
+  const long blk = static_cast<long>(d.H) * d.W * G::PE;
+  if (d.IN_STRIDE != blk && (d.IN_STRIDE % G::B || d.IN_STRIDE < blk)) return false;
+  const long oblk = static_cast<long>((d.H + d.PT + d.PB - d.KH) / d.SH + 1) * ((d.W + d.PL + d.PR - d.KW) / d.SW + 1) * G::PE;
+  if (d.OUT_STRIDE != oblk && (d.OUT_STRIDE % G::B || d.OUT_STRIDE < oblk)) return false;
   const long sf = static_cast<long>(d.KH) * d.KW * (d.C / G::SIMD);
   if (static_cast<long>(d.H) * d.W * (d.C / G::SIMD) > P::IBUF_WORDS) return false;
   if (G::PW + sf > P::TILE_WORDS) return false;
@@ -122,47 +137,62 @@ inline void repack(int8_t buf[IN + OUT], bool drop, int keep, bool take, const W
   }
 }
 
-/// The layer's input map into x: one linear burst of beats from IN_BASE, repacked into
-/// SIMD-byte words; stream word (b·H·W + p)·PE/SIMD + q is x word p·C/SIMD + b·PE/SIMD + q.
+/// The step's input rows into x: engine_image.load_runs' runs (one of the whole map where the
+/// blocks abut, else one a block, IN_STRIDE apart), each one linear burst from the beat
+/// holding its first byte, the leading IN_BASE mod BEAT bytes dropped, repacked into
+/// SIMD-byte words; word (b·H·W + p)·PE/SIMD + q of the runs' bytes is x word
+/// p·C/SIMD + b·PE/SIMD + q.
 template <class P>
 void engine_load(const Word<EngineGeom<P>::B>* fmem, const EngineLayer& d, Word<P::SIMD> x[P::IBUF_WORDS]) {
   using G = EngineGeom<P>;
   constexpr int S = G::SIMD, B = G::B, QB = G::QB;
-  const int hw = d.H * d.W, cb = d.C / S;
-  const long words = static_cast<long>(hw) * cb, beats = (words * S + B - 1) / B, base = d.IN_BASE / B;
-  int8_t buf[B + S] = {};
-  BB_HLS(ARRAY_PARTITION variable = buf complete)
-  int have = 0, q = 0, p = 0, blk = 0, a = 0;  // a = p·cb + blk·QB + q
-  long beat = 0, got = 0;
-BB_LOOP(engine_load)
-  while (got < words) {
-    BB_PIPELINE(1)
-    const bool emit = have >= S;
-    if (emit) {
-      Word<S> v;
-      for (int j = 0; j < S; ++j) v.d[j] = buf[j];
-      x[a] = v;
-      ++got;
-      if (q < QB - 1) {
-        ++q;
-        ++a;
-      } else if (p < hw - 1) {
-        q = 0;
-        ++p;
-        a += cb - (QB - 1);
-      } else {
-        q = p = 0;
-        ++blk;
-        a = blk * QB;
+  const int hw = d.H * d.W, cb = d.C / S, skip = d.IN_BASE % B;
+  const bool abut = d.IN_STRIDE == hw * G::PE;
+  const int runs = abut ? 1 : d.C / G::PE;
+  const long run_bytes = static_cast<long>(hw) * (abut ? d.C : G::PE), run_words = run_bytes / S;
+  const long beats = (skip + run_bytes + B - 1) / B;
+  int q = 0, p = 0, blk = 0, a = 0;  // a = p·cb + blk·QB + q
+BB_LOOP(engine_runs)
+  for (int r = 0; r < runs; ++r) {
+    const long base = (d.IN_BASE - skip + static_cast<long>(r) * d.IN_STRIDE) / B;
+    int8_t buf[B + S] = {};
+    BB_HLS(ARRAY_PARTITION variable = buf complete)
+    int have = 0;
+    long beat = 0, got = 0, left = run_bytes;  // left: the run's bytes not yet taken
+  BB_LOOP(engine_load)
+    while (got < run_words) {
+      BB_PIPELINE(1)
+      const bool emit = have >= S;
+      if (emit) {
+        Word<S> v;
+        for (int j = 0; j < S; ++j) v.d[j] = buf[j];
+        x[a] = v;
+        ++got;
+        if (q < QB - 1) {
+          ++q;
+          ++a;
+        } else if (p < hw - 1) {
+          q = 0;
+          ++p;
+          a += cb - (QB - 1);
+        } else {
+          q = p = 0;
+          ++blk;
+          a = blk * QB;
+        }
       }
+      const int keep = emit ? have - S : have;
+      const bool take = keep < S && beat < beats;
+      const int drop = beat == 0 ? skip : 0;  // the run's first beat: the bytes before IN_BASE
+      Word<B> bt = {}, sh = {};
+      if (take) bt = fmem[base + beat];  // sequential addresses: one read burst a run
+      for (int j = 0; j < B; ++j) sh.d[j] = j + drop < B ? bt.d[j + drop] : static_cast<int8_t>(0);
+      repack<B, S>(buf, emit, keep, take, sh);
+      const int valid = take ? static_cast<int>(left < B - drop ? left : B - drop) : 0;
+      if (take) ++beat;
+      left -= valid;
+      have = keep + valid;
     }
-    const int keep = emit ? have - S : have;
-    const bool take = keep < S && beat < beats;
-    Word<B> bt = {};
-    if (take) bt = fmem[base + beat];  // sequential addresses: one read burst
-    repack<B, S>(buf, emit, keep, take, bt);
-    if (take) ++beat;
-    have = take ? keep + B : keep;
   }
 }
 
@@ -318,47 +348,52 @@ BB_LOOP(engine_fold)
   }
 }
 
-/// Process 3: `words` PE-byte results packed into beats, written from beat `obase` on in one
-/// linear burst; the last beat zero-padded.
+/// Process 3: the PE-byte results (`runs` runs of `words` each) packed into beats, run r
+/// written from beat obase + r·ostride in one linear burst, its last beat zero-padded.
 template <class P>
-void engine_store(Stream<P::PE>& yq, long words, long obase, Word<EngineGeom<P>::B>* fmem) {
+void engine_store(Stream<P::PE>& yq, int runs, long words, long obase, long ostride, Word<EngineGeom<P>::B>* fmem) {
   using G = EngineGeom<P>;
   constexpr int PE = G::PE, B = G::B;
   const long beats = (words * PE + B - 1) / B;
-  int8_t buf[PE + B] = {};
-  BB_HLS(ARRAY_PARTITION variable = buf complete)
-  int have = 0;
-  long got = 0, beat = 0;
-BB_LOOP(engine_store)
-  while (beat < beats) {
-    BB_PIPELINE(1)
-    const bool emit = have >= B || (got == words && have > 0);
-    if (emit) {
-      Word<B> o;
-      for (int j = 0; j < B; ++j) o.d[j] = buf[j];
-      fmem[obase + beat] = o;  // sequential addresses: one write burst
-      ++beat;
+BB_LOOP(engine_store_runs)
+  for (int r = 0; r < runs; ++r) {
+    const long rbase = obase + r * ostride;
+    int8_t buf[PE + B] = {};
+    BB_HLS(ARRAY_PARTITION variable = buf complete)
+    int have = 0;
+    long got = 0, beat = 0;
+  BB_LOOP(engine_store)
+    while (beat < beats) {
+      BB_PIPELINE(1)
+      const bool emit = have >= B || (got == words && have > 0);
+      if (emit) {
+        Word<B> o;
+        for (int j = 0; j < B; ++j) o.d[j] = buf[j];
+        fmem[rbase + beat] = o;  // sequential addresses: one write burst a run
+        ++beat;
+      }
+      const int keep = emit ? (have > B ? have - B : 0) : have;
+      const bool take = keep < B && got < words;
+      Word<PE> w = {};
+      if (take) {
+        const Beat<PE> y = yq.read();
+        for (int j = 0; j < PE; ++j) w.d[j] = y.d[j];
+        ++got;
+      }
+      repack<PE, B>(buf, emit, keep, take, w);
+      have = take ? keep + PE : keep;
     }
-    const int keep = emit ? (have > B ? have - B : 0) : have;
-    const bool take = keep < B && got < words;
-    Word<PE> w = {};
-    if (take) {
-      const Beat<PE> y = yq.read();
-      for (int j = 0; j < PE; ++j) w.d[j] = y.d[j];
-      ++got;
-    }
-    repack<PE, B>(buf, emit, keep, take, w);
-    have = take ? keep + PE : keep;
   }
 }
 
-/// One layer's folds: fetch, compute and store as a DATAFLOW region over the filled x (the
+/// One step's folds: fetch, compute and store as a DATAFLOW region over the filled x (the
 /// scalars derived from `d` by the caller: the region is its streams and process calls).
-/// ho, wo: the output map; nf: folds; words: PW + SF; wbase, obase: the first weight and
-/// output beats; results: ho·wo·nf PE-byte results.
+/// ho, wo: the output rows and columns; nf: folds; words: PW + SF; wbase, obase: the first
+/// weight and output beats; the output as `runs` runs of `results` PE-byte results, ostride
+/// beats apart.
 template <class P>
 void engine_layer(const Word<P::SIMD> x[P::IBUF_WORDS], const EngineLayer d, int ho, int wo, int nf, int words,
-                  long wbase, long obase, long results, Word<EngineGeom<P>::B>* fmem,
+                  long wbase, long obase, int runs, long results, long ostride, Word<EngineGeom<P>::B>* fmem,
                   const Word<EngineGeom<P>::B>* wmem) {
   BB_HLS(DATAFLOW)
   Stream<EngineGeom<P>::N> wq("engine_w");
@@ -367,16 +402,16 @@ void engine_layer(const Word<P::SIMD> x[P::IBUF_WORDS], const EngineLayer d, int
   BB_HLS(STREAM variable = yq depth = 2)
   engine_fetch<P>(wmem, wbase, d.TILE_BEATS, nf, words, wq);
   engine_compute<P>(x, d, ho, wo, wq, yq);
-  engine_store<P>(yq, results, obase, fmem);
+  engine_store<P>(yq, runs, results, obase, ostride, fmem);
 }
 
 /// The layer engine (see the header): one frame of the program's `layers` layers. Returns 0,
-/// or 1 + the index of the first layer that does not fit P (then nothing has run).
+/// or 1 + the index of the first step that does not fit P (then nothing has run).
 template <class P>
 int conv_engine(const EngineLayer* prog, int layers, Word<EngineGeom<P>::B>* fmem,
                 const Word<EngineGeom<P>::B>* wmem) {
   using G = EngineGeom<P>;
-  static Word<P::SIMD> x[P::IBUF_WORDS];  // the input buffer: one layer's input map
+  static Word<P::SIMD> x[P::IBUF_WORDS];  // the input buffer: one step's input rows
   BB_HLS(AGGREGATE variable = x compact = bit)
   BB_HLS(BIND_STORAGE variable = x type = ram_2p)
 BB_LOOP(engine_check)
@@ -388,9 +423,11 @@ BB_LOOP(engine_layers)
     const EngineLayer d = prog[l];
     const int ho = (d.H + d.PT + d.PB - d.KH) / d.SH + 1, wo = (d.W + d.PL + d.PR - d.KW) / d.SW + 1;
     const int nf = d.CO / G::PE, words = G::PW + d.KH * d.KW * (d.C / G::SIMD);
+    const bool abut = d.OUT_STRIDE == ho * wo * G::PE;  // else a run per fold
+    const long per = static_cast<long>(ho) * wo * (abut ? nf : 1);
     engine_load<P>(fmem, d, x);
-    engine_layer<P>(x, d, ho, wo, nf, words, d.W_BASE / G::B, d.OUT_BASE / G::B, static_cast<long>(ho) * wo * nf,
-                    fmem, wmem);
+    engine_layer<P>(x, d, ho, wo, nf, words, d.W_BASE / G::B, d.OUT_BASE / G::B, abut ? 1 : nf, per,
+                    d.OUT_STRIDE / G::B, fmem, wmem);
   }
   return 0;
 }

@@ -1,15 +1,19 @@
 `default_nettype none
 // The layer engine (docs/engine.md): one conv/dense unit of PE x SIMD lanes time-shared over
-// a program of NL layers (PROG_FILE: engine_image.descriptor_words, 20 words a layer in
-// engine_image.FIELDS order), feature maps and weights in board memory. Per frame (a `start`
-// pulse in IDLE), for each layer in turn:
-//   desc   : the layer's 20 descriptor words are read from the program ROM (one a cycle,
+// a program of NL steps (PROG_FILE: engine_image.descriptor_words, 22 words a step in
+// engine_image.FIELDS order; a step is a layer or a band of its output rows, "Row bands"),
+// feature maps and weights in board memory. Per frame (a `start` pulse in IDLE), for each
+// step in turn:
+//   desc   : the step's 22 descriptor words are read from the program ROM (one a cycle,
 //            registered reads), then two cycles derive its sizes (DERIVE1, DERIVE2).
-//   load   : from the cycle after the first RUN cycle the feature port reads the input map,
-//            ceil(H*W*C/DB) beats from FEAT_BASE + IN_BASE, into the input buffer as it is in
-//            memory (the blocked layout: row r holds bytes r*DB .. r*DB + DB - 1 of the map,
-//            a SIMD-byte word of channels is read from its row by a lane multiplexer); every
-//            burst is requested back to back, rready stays high.
+//   load   : from the cycle after the first RUN cycle the feature port reads the input rows
+//            (engine_image.load_runs): one run of ceil((s + H*W*C)/DB) beats if the blocks
+//            abut (IN_STRIDE = H*W*PE), else C/PE runs of ceil((s + H*W*PE)/DB) beats, run r
+//            from the beat holding FEAT_BASE + IN_BASE + r*IN_STRIDE (s = IN_BASE mod DB, the
+//            bytes skipped), into the input buffer as they are in memory (row r holds beat r;
+//            byte s + b*BS + p*PE + j is channel b*PE + j of pixel p, BS the runs' bytes a
+//            block; a SIMD-byte word of channels is read from its row by a lane multiplexer);
+//            every burst is requested back to back, rready stays high.
 //   weights: from the same cycle on the weight port fetches the layer's tiles t = 0..NF-1
 //            (TILE_BEATS beats at W_BASE + W_BASE' + t*TILE_BEATS*DB) into the two halves of the
 //            tile memory in turn, a tile once a half is free (the first two at once); the
@@ -21,18 +25,22 @@
 //            incrementally) and requantises as conv_offchip (5 cycles from a pixel's last read
 //            to its PE bytes).
 //   store  : results (PE bytes each, fold-major then pixel-major: the blocked output map) are
-//            packed DB/PE to a beat into a write queue; a write burst of len = min(BURST, beats
-//            to 4 KB) goes out once len beats are queued (after the layer's last result: the
-//            rest), AW and W together, one burst at a time. A layer's last beat is zero-padded
-//            past the map (program() leaves each map's region beat-aligned, so those bytes are
-//            padding), so every beat has full strobes.
-//   end    : the cycle after the layer's last write response (layer_end); after the last layer
+//            packed DB/PE to a beat into a write queue (engine_image.store_runs): one run from
+//            OUT_BASE if OUT_STRIDE is not whole beats (then Ho*Wo*PE: the blocks abut), else
+//            (flush) each fold from a new beat, fold n's run at OUT_BASE + n*OUT_STRIDE; a write
+//            burst of len = min(BURST, beats to 4 KB, beats left in the run) goes out once len
+//            beats are queued (after the step's last result: the rest), AW and W together, one
+//            burst at a time. A run's last beat is zero-padded (program() leaves the bytes past
+//            a block or map as padding, or the next band writes them), so every beat has full
+//            strobes.
+//   end    : the cycle after the step's last write response (layer_end); after the last step
 //            `done` pulses and the engine idles until the next start.
 // Cycles: see bbgrap_hls/model/engine.py (the recurrence this schedule gives, exact).
 // Constraints: PE, SIMD and DB = DATA_W/8 powers of two, SIMD | PE | DB; the compute stalls
 // if the write queue (WQ beats) is short of room (never in a layer whose writes keep up, the
-// model's assumption). IBUF_WORDS: SIMD-byte words of the largest input map; TILE_WORDS:
-// PE*SIMD-byte words of the largest tile (PW + SF).
+// model's assumption). IBUF_WORDS: SIMD-byte words of the largest step's input buffer
+// (engine_image.in_buffer_bytes / SIMD); TILE_WORDS: PE*SIMD-byte words of the largest tile
+// (PW + SF).
 module conv_engine #(
     parameter int PE         = 4,
     parameter int SIMD       = 2,
@@ -100,7 +108,7 @@ module conv_engine #(
     input  wire                 m_axi_w_rvalid,
     output logic                m_axi_w_rready
 );
-  localparam int NFIELD = 20;
+  localparam int NFIELD = 22;
   localparam int DB = DATA_W / 8;
   localparam int DBW = $clog2(DB);
   localparam int PEW = $clog2(PE);
@@ -163,16 +171,24 @@ module conv_engine #(
   // descriptor fields (engine_image.FIELDS)
   logic [DIM_W-1:0] f_h, f_w, f_c, f_co, f_kh, f_kw, f_sh, f_sw, f_pt, f_pl, f_pb, f_pr;
   logic [7:0] f_zpi, f_zpo, f_lo, f_hi;
-  logic [31:0] f_in, f_out, f_wb, f_tb;
+  logic [31:0] f_in, f_out, f_wb, f_tb, f_is, f_os;
   assign {f_h, f_w, f_c, f_co} = {DIM_W'(d[0]), DIM_W'(d[1]), DIM_W'(d[2]), DIM_W'(d[3])};
   assign {f_kh, f_kw, f_sh, f_sw} = {DIM_W'(d[4]), DIM_W'(d[5]), DIM_W'(d[6]), DIM_W'(d[7])};
   assign {f_pt, f_pl, f_pb, f_pr} = {DIM_W'(d[8]), DIM_W'(d[9]), DIM_W'(d[10]), DIM_W'(d[11])};
   assign {f_zpi, f_zpo, f_lo, f_hi} = {d[12][7:0], d[13][7:0], d[14][7:0], d[15][7:0]};
   assign {f_in, f_out, f_wb, f_tb} = {d[16], d[17], d[18], d[19]};
+  assign {f_is, f_os} = {d[20], d[21]};
 
   // derived sizes (DERIVE1, DERIVE2)
-  logic [31:0] hw, wpe, hwpe, shwpe, swpe, ptw, nin;
-  logic [DIM_W-1:0] cg, nf;
+  logic [31:0] hw, wpe, shwpe, swpe, ptw, nin;
+  logic [DIM_W-1:0] cg, nf, cblk;
+  logic [DBW-1:0] skip;           // IN_BASE mod DB: bytes of the first beat of a run to skip
+  logic out_flush;                // OUT_STRIDE a multiple of DB: a run per fold
+  logic [31:0] in_runs;           // the load: in_runs runs of in_beats beats, IN_STRIDE apart
+  logic [BEATS_W-1:0] in_beats;
+  logic [31:0] ibs;               // input buffer bytes between channel blocks
+  logic [31:0] nin_blk;
+  assign nin_blk = (32'(skip) + (hw << PEW) + 32'(DB - 1)) >> DBW;
 
   assign run = state == S_RUN;
   assign busy = state != S_IDLE;
@@ -228,27 +244,55 @@ module conv_engine #(
       swpe <= 32'(f_sw) << PEW;
       cg <= f_c >> SMW;
       nf <= f_co >> PEW;
+      cblk <= f_c >> PEW;
+      skip <= f_in[DBW-1:0];
+      out_flush <= f_os[DBW-1:0] == '0;
     end
     if (state == S_DER2) begin
-      nin <= (hw * 32'(f_c) + 32'(DB - 1)) >> DBW;
-      hwpe <= hw << PEW;
+      // the input's blocks abut (one run of the map) or sit IN_STRIDE apart (a run a block)
+      if (f_is == hw << PEW) begin
+        nin <= (32'(skip) + hw * 32'(f_c) + 32'(DB - 1)) >> DBW;
+        in_runs <= 32'd1;
+        in_beats <= BEATS_W'((32'(skip) + hw * 32'(f_c) + 32'(DB - 1)) >> DBW);
+        ibs <= hw << PEW;
+      end else begin
+        nin <= 32'(cblk) * nin_blk;
+        in_runs <= 32'(cblk);
+        in_beats <= BEATS_W'(nin_blk);
+        ibs <= nin_blk << DBW;
+      end
       shwpe <= 32'(f_sh) * wpe;
       ptw <= 32'(f_pt) * wpe;
     end
   end
 
   // ---- load: the input map into the input buffer ------------------------------------------
+  // in_runs spans of in_beats beats, the first from the beat holding IN_BASE (run0), each
+  // next IN_STRIDE on, back to back (axi_bursts takes the next span with the last burst)
   logic [DATA_W-1:0] ibuf[IROWS];
   logic [IRW-1:0] icnt;
-  logic in_loaded;
-  /* verilator lint_off UNUSEDSIGNAL */
-  logic in_ready;  // a span at a time: the layer's first RUN cycle
-  /* verilator lint_on UNUSEDSIGNAL */
+  logic in_loaded, in_go, in_ready;
+  logic [31:0] in_left;           // spans after the one latched
+  logic [ADDR_W-1:0] in_addr, in_first;
+  assign in_first = ADDR_W'(FEAT_BASE) + ADDR_W'(f_in) - ADDR_W'(skip);
+  assign in_go = run0 || (run && in_left != '0);
   axi_bursts #(.DATA_W(DATA_W), .ADDR_W(ADDR_W), .BEATS_W(BEATS_W)) in_ar (
-      .clk(clk), .rst(rst), .go(run0), .addr(ADDR_W'(FEAT_BASE) + ADDR_W'(f_in)), .beats(BEATS_W'(nin)),
+      .clk(clk), .rst(rst), .go(in_go), .addr(run0 ? in_first : in_addr), .beats(in_beats),
       .ready(in_ready), .ax_addr(m_axi_f_araddr), .ax_len(m_axi_f_arlen), .ax_size(m_axi_f_arsize),
       .ax_burst(m_axi_f_arburst), .ax_valid(m_axi_f_arvalid), .ax_ready(m_axi_f_arready));
   assign m_axi_f_rready = 1'b1;
+  always_ff @(posedge clk) begin
+    if (rst) begin
+      in_left <= '0;
+      in_addr <= '0;
+    end else if (run0) begin
+      in_left <= in_runs - 1'b1;
+      in_addr <= in_first + ADDR_W'(f_is);
+    end else if (in_go && in_ready) begin
+      in_left <= in_left - 1'b1;
+      in_addr <= in_addr + ADDR_W'(f_is);
+    end
+  end
 
   always_ff @(posedge clk) begin
     if (m_axi_f_rvalid) ibuf[icnt] <= m_axi_f_rdata;
@@ -385,7 +429,7 @@ module conv_engine #(
       ix0 <= -signed'(32'(f_pl));
       ocol <= -signed'(32'(f_pl) << PEW);
       iy0 <= -signed'(32'(f_pt));
-      orow <= -signed'(ptw);
+      orow <= signed'(32'(skip)) - signed'(ptw);
       trow <= RW'(ROW0);
       tword <= WW'(WORD0);
       if (rst) c_half <= 1'b0;
@@ -396,7 +440,7 @@ module conv_engine #(
         g <= g + 1'b1;
         if (j0 + SIMD == PE) begin
           j0 <= '0;
-          boff <= boff + hwpe;
+          boff <= boff + ibs;
         end else j0 <= j0 + SIMD;
       end else begin
         g <= '0;
@@ -438,7 +482,7 @@ module conv_engine #(
             orow <= orow + signed'(shwpe);
           end else begin
             iy0 <= -signed'(32'(f_pt));
-            orow <= -signed'(ptw);
+            orow <= signed'(32'(skip)) - signed'(ptw);
           end
         end
       end
@@ -451,7 +495,7 @@ module conv_engine #(
   end
 
   // ---- stage 1: input buffer, tile and parameter reads ----------------------------------------
-  logic pad1, first1, last1, olast1;
+  logic pad1, first1, last1, olast1, flast1;
   logic [DATA_W-1:0] xrow1;
   logic [LNW-1:0] lane1;
   logic [RB*8-1:0] wrow1;
@@ -468,6 +512,7 @@ module conv_engine #(
     first1 <= g == '0 && kx == '0 && ky == '0;
     last1 <= step_last;
     olast1 <= lay_cend;
+    flast1 <= tile_end;
   end
 
   // ---- stage 2: products ----------------------------------------------------------------------
@@ -475,7 +520,7 @@ module conv_engine #(
   logic [WB*8-1:0] w1;
   logic signed [15:0] prod2[PE][SIMD];
   logic [PE*32-1:0] bias2, rq2;
-  logic v1, v2, first2, last2, olast2;
+  logic v1, v2, first2, last2, olast2, flast2;
   assign x1 = pad1 ? {SIMD{f_zpi}} : xrow1[32'(lane1)*SIMD*8+:SIMD*8];
   assign w1 = wrow1[32'(wsel1)*WB*8+:WB*8];
 
@@ -489,13 +534,14 @@ module conv_engine #(
     first2 <= first1;
     last2 <= last1;
     olast2 <= olast1;
+    flast2 <= flast1;
   end
 
   // ---- stage 3: accumulate --------------------------------------------------------------------
   logic signed [31:0] acc[PE];
   logic signed [31:0] acc_next[PE];
   logic [PE*32-1:0] acc3, rq3;
-  logic v3, olast3;
+  logic v3, olast3, flast3;
 
   always_comb begin
     for (int p = 0; p < PE; p++) begin
@@ -509,10 +555,11 @@ module conv_engine #(
     for (int p = 0; p < PE; p++) acc3[32*p+:32] <= acc_next[p];
     rq3 <= rq2;
     olast3 <= olast2;
+    flast3 <= flast2;
   end
 
   // ---- stages 4-5: requantise ---------------------------------------------------------------------
-  logic v4, v5, olast4, olast5;
+  logic v4, v5, olast4, olast5, flast4, flast5;
   logic [PE*8-1:0] y5;
 
   always_ff @(posedge clk) begin
@@ -533,6 +580,8 @@ module conv_engine #(
   always_ff @(posedge clk) begin
     olast4 <= olast3;
     olast5 <= olast4;
+    flast4 <= flast3;
+    flast5 <= flast4;
   end
 
   for (genvar p = 0; p < PE; p++) begin : g_rqlane
@@ -554,7 +603,12 @@ module conv_engine #(
   logic flushed;              // the layer's last result is queued
   logic push, w_go, aw_pend, w_hs, aw_hs;
   logic [LBW-1:0] wleft, wlen, wideal;
-  logic [ADDR_W-1:0] wpos;
+  logic [ADDR_W-1:0] wpos, rbase;  // the next burst's address; the current run's first
+  // flush mode (OUT_STRIDE a multiple of DB): a run per fold, each fold's last beat pushed
+  // zero-padded; its beats (run_beats) are counted on fold 0's pushes (run_known after its
+  // last), and bursts are cut at a run's end unless the runs abut (OUT_STRIDE = run_beats·DB)
+  logic run_known, run_jump, run_end;
+  logic [BEATS_W-1:0] run_beats, run_pos, run_cnt;
   logic [12:0] w4k;
   logic [15:0] outst;         // write bursts without a response
 
@@ -562,15 +616,18 @@ module conv_engine #(
     pk_next = pk_data;
     pk_next[32'(pk_cnt)*PE*8+:PE*8] = y5;
   end
-  assign push = v5 && (32'(pk_cnt) == RPB - 1 || olast5);
+  assign push = v5 && (32'(pk_cnt) == RPB - 1 || olast5 || (out_flush && flast5));
+  assign run_jump = out_flush && run_known && f_os != 32'(run_beats) << DBW;
 
   always_comb begin
     w4k = 13'((13'd4096 - {1'b0, wpos[11:0]}) >> DBW);
     wideal = LBW'(BURST);
     if (32'(w4k) < BURST) wideal = LBW'(w4k);
+    if (run_jump && 32'(run_beats - run_pos) < 32'(wideal)) wideal = LBW'(run_beats - run_pos);
     wlen = 32'(unassigned) >= 32'(wideal) ? wideal : LBW'(unassigned);
   end
-  assign w_go = run && !aw_pend && wleft == '0 &&
+  assign run_end = run_jump && run_pos + BEATS_W'(wlen) == run_beats;
+  assign w_go = run && !run0 && !aw_pend && wleft == '0 &&  // run0: the run state is the last step's
                 (32'(unassigned) >= 32'(wideal) || (flushed && unassigned != '0));
   assign m_axi_f_awvalid = aw_pend;
   assign m_axi_f_awsize = 3'(DBW);
@@ -597,13 +654,34 @@ module conv_engine #(
       pk_cnt <= '0;
       flushed <= 1'b0;
       wpos <= ADDR_W'(FEAT_BASE) + ADDR_W'(f_out);
+      rbase <= ADDR_W'(FEAT_BASE) + ADDR_W'(f_out);
+      run_known <= 1'b0;
+      run_beats <= '0;
+      run_pos <= '0;
+      run_cnt <= '0;
     end else begin
       if (v5) begin
         pk_data <= push ? '0 : pk_next;
         pk_cnt <= push ? '0 : pk_cnt + 1'b1;
       end
       if (v5 && olast5) flushed <= 1'b1;
-      if (w_go) wpos <= wpos + ADDR_W'(32'(wlen) << DBW);
+      if (push && !run_known) begin
+        run_cnt <= run_cnt + 1'b1;
+        if (flast5) begin
+          run_known <= 1'b1;
+          run_beats <= run_cnt + 1'b1;
+        end
+      end
+      if (w_go) begin
+        if (run_end) begin
+          wpos <= rbase + ADDR_W'(f_os);
+          rbase <= rbase + ADDR_W'(f_os);
+          run_pos <= '0;
+        end else begin
+          wpos <= wpos + ADDR_W'(32'(wlen) << DBW);
+          run_pos <= run_pos + BEATS_W'(wlen);
+        end
+      end
     end
   end
   always_ff @(posedge clk) begin
