@@ -1,0 +1,488 @@
+"""A whole int8 network as a layer-engine program (docs/engine.md, "Whole network (program)").
+
+`build(int8_graph, pe, simd, beat)` lowers a quantized graph (`engine_lower.lower`) into the
+steps of the engine's three units, each with the descriptor and layer object of its own
+module (`engine_image`, `engine_window`, `engine_eltwise`), one weight-memory image for all
+steps and one feature-memory layout:
+
+- every tensor a unit writes or the host feeds is a *region*: a beat-aligned span of the
+  feature memory in the blocked layout (`engine_image.feature_bytes`, ``G = pe`` channels a
+  block, blocks contiguous), its ``cp`` physical channels a multiple of ``G``;
+- a Concat costs nothing: its inputs are written into its region at beat-aligned channel
+  offsets (each input's blocks rounded up so that the next input starts a beat), so the
+  concatenated map has padding holes; each region keeps ``phys``, logical channel -> physical
+  channel, and every reader's weights, records or vectors are scattered to those positions;
+- Reshape/Flatten/Identity/Dropout/Squeeze/Unsqueeze are views of their input's region when
+  they keep the map (a 1 x 1 map and a vector are the same bytes); a Flatten of an h x w map
+  is a *flat* view that only a Dense can read (it becomes an h x w conv without padding, its
+  weights permuted from the NCHW-flatten order).
+
+`run_reference(program, x)` runs the steps in order on a bytearray feature memory with each
+unit's Python ``reference`` and returns the output tensor: it must equal
+`bbgrap_hls.quant.run_int8` bit for bit (tests/test_engine_program.py).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from math import gcd
+
+import numpy as np
+
+from bbgrap_hls.codegen import engine_eltwise as ee
+from bbgrap_hls.codegen import engine_image as ei
+from bbgrap_hls.codegen import engine_window as ew
+from bbgrap_hls.codegen.engine_lower import Step, lower
+from bbgrap_hls.ir import Graph
+
+VIEW_OPS = frozenset({"Reshape", "Flatten", "Identity", "Dropout", "Squeeze", "Unsqueeze"})
+UNITS = ("conv", "window", "eltwise")
+"""Unit ids of a step (`ProgramStep.unit`): the index is the HLS top's ``unit`` word."""
+
+
+def _up(n: int, k: int) -> int:
+    return -(-n // k) * k
+
+
+@dataclass(frozen=True)
+class Region:
+    """A tensor in the feature memory: from byte ``base``, an ``h`` x ``w`` map of ``cp``
+    physical channels (a multiple of ``G``) in the blocked layout; ``phys[c]`` the physical
+    channel of logical channel ``c``; ``flat``: a Flatten of the map (logical order
+    ``c·h·w + y·w + x``); ``shape`` the graph's shape of the tensor."""
+
+    base: int
+    h: int
+    w: int
+    cp: int
+    phys: tuple[int, ...]
+    shape: tuple[int, ...]
+    flat: bool = False
+
+    @property
+    def nbytes(self) -> int:
+        return self.h * self.w * self.cp
+
+
+@dataclass
+class ProgramStep:
+    """One unit run: ``unit`` (`UNITS`), the graph ``nodes`` it computes, its layer object
+    (``ei.EngineLayer``, ``ew.WindowLayer`` or ``ee.EltwiseLayer``), its descriptor ``desc``
+    (field name -> value, the unit's field order), the regions it reads and writes."""
+
+    unit: str
+    nodes: list[str]
+    layer: object
+    desc: dict[str, int]
+    inputs: tuple[str, ...]
+    output: str
+
+    def words(self) -> list[int]:
+        """The descriptor's values in the unit's field order."""
+        return list(self.desc.values())
+
+
+@dataclass
+class EngineProgram:
+    """What the engine runs for one frame: the ``steps`` in order, the weight memory's
+    image, the feature memory's size, every tensor's `Region`, the graph ``input`` (the host
+    writes it) and ``output`` (a fabric tensor; a host op after it is the host's)."""
+
+    pe: int
+    simd: int
+    beat: int
+    steps: list[ProgramStep]
+    weights: bytes
+    feature_size: int
+    regions: dict[str, Region]
+    input: str
+    output: str
+
+
+# -- layout: every tensor's physical channels and place -------------------------------------
+
+@dataclass
+class _Lay:
+    h: int
+    w: int
+    cp: int
+    phys: tuple[int, ...]
+    shape: tuple[int, ...]
+    flat: bool = False
+
+
+def _map_hwc(shape: tuple[int, ...]) -> tuple[int, int, int]:
+    if len(shape) == 4 and shape[0] == 1:
+        return shape[2], shape[3], shape[1]
+    if len(shape) == 2 and shape[0] == 1:
+        return 1, 1, shape[1]
+    raise NotImplementedError(f"engine program: a tensor of shape {shape} (a map [1, C, H, W] or a vector [1, C])")
+
+
+def _fresh(shape: tuple[int, ...], g: int) -> _Lay:
+    h, w, c = _map_hwc(shape)
+    return _Lay(h, w, _up(c, g), tuple(range(c)), tuple(shape))
+
+
+def _view(node, src: _Lay, shape: tuple[int, ...]) -> _Lay:
+    """The layout of a Reshape-like node's output, the same bytes as its input, or refuse."""
+    c_log = len(src.phys)
+    if src.flat:
+        if len(shape) == 2 or tuple(shape) == src.shape[:1] + (c_log * src.h * src.w,):
+            return _Lay(src.h, src.w, src.cp, src.phys, tuple(shape), True)
+        if len(shape) == 4 and _map_hwc(shape) == (src.h, src.w, c_log):
+            return _Lay(src.h, src.w, src.cp, src.phys, tuple(shape))
+    elif len(shape) in (2, 4):
+        if len(shape) == 4 and _map_hwc(shape) == (src.h, src.w, c_log):
+            return _Lay(src.h, src.w, src.cp, src.phys, tuple(shape))
+        if src.h * src.w == 1 and int(np.prod(shape)) == c_log and _map_hwc(shape)[:2] == (1, 1):
+            return _Lay(1, 1, src.cp, src.phys, tuple(shape))
+        if len(shape) == 2 and shape[1] == c_log * src.h * src.w:  # a Flatten of an h x w map
+            return _Lay(src.h, src.w, src.cp, src.phys, tuple(shape), True)
+    raise NotImplementedError(f"engine program: {node.op} {node.name} from {src.shape} to {tuple(shape)} "
+                              "is not a free change of the blocked layout")
+
+
+def _layouts(graph: Graph, steps: list[Step], g: int, beat: int):
+    """Every tensor's `_Lay` and the tensors placed inside another's region: ``{name: (parent,
+    byte offset)}`` (views at 0, Concat inputs at their channel offsets)."""
+    lay: dict[str, _Lay] = {}
+    alias: dict[str, tuple[str, int]] = {}
+    first = {s.nodes[0]: s for s in steps}
+    fused = {n for s in steps for n in s.nodes[1:]}
+    for t in graph.inputs:
+        lay[t] = _fresh(graph.shape(t), g)
+    for n in graph.nodes:
+        if n.host or n.name in fused:
+            continue
+        ins = [t for t in n.inputs if t and not graph.tensors[t].is_const]
+        out = n.outputs[0]
+        if any(t not in lay for t in ins):
+            raise NotImplementedError(f"engine program: {n.op} {n.name} reads {[t for t in ins if t not in lay]}, "
+                                      "written by the host")
+        if n.op in VIEW_OPS:
+            lay[out] = _view(n, lay[ins[0]], graph.shape(out))
+            alias[out] = (ins[0], 0)
+        elif n.op == "Concat":
+            lay[out] = _concat(graph, n, ins, lay, alias, g, beat)
+        elif n.name in first:
+            s = first[n.name]
+            if s.kind == "conv":
+                lay[s.output] = _fresh(graph.shape(s.output), g)
+                continue
+            a = lay[ins[0]]
+            if s.mode == "mulv":
+                vec, a = sorted((lay[t] for t in ins), key=lambda x: x.h * x.w)
+                if vec.phys != a.phys:
+                    raise NotImplementedError(f"engine program: {n.op} {n.name}: the vector's channels are not "
+                                              "laid out as the map's (a Concat on one side)")
+            elif s.kind == "eltwise" and len(ins) == 2 and (lay[ins[1]].phys, lay[ins[1]].cp) != (a.phys, a.cp):
+                raise NotImplementedError(f"engine program: {n.op} {n.name}: operands with different channel "
+                                          "layouts (a Concat on one side)")
+            if a.flat and s.mode not in ("add", "mul", "table"):  # those are byte-wise: any layout
+                raise NotImplementedError(f"engine program: {n.op} {n.name} reads a flattened map")
+            h, w = (a.h, a.w) if a.flat else _map_hwc(graph.shape(s.output))[:2]
+            lay[s.output] = _Lay(h, w, a.cp, a.phys, tuple(graph.shape(s.output)), a.flat)
+        else:
+            raise NotImplementedError(f"engine program: no unit runs {n.op} ({n.name})")
+    return lay, alias
+
+
+def _concat(graph: Graph, n, ins: list[str], lay: dict, alias: dict, g: int, beat: int) -> _Lay:
+    if n.attrs.get("axis", 1) not in (1, -3) or len(graph.shape(n.outputs[0])) != 4:
+        raise NotImplementedError(f"engine program: Concat {n.name} not on the channels of a map")
+    h, w, _ = _map_hwc(graph.shape(n.outputs[0]))
+    step = beat // gcd(beat, h * w * g)  # blocks of an input: a multiple of this, so the next starts a beat
+    phys, off = [], 0
+    for t in ins:
+        if t in graph.inputs or t in alias or ins.count(t) > 1 or lay[t].flat:
+            raise NotImplementedError(f"engine program: Concat {n.name}: input {t} is the graph input, a view, "
+                                      "repeated or already placed in another Concat (it would need a copy)")
+        alias[t] = (n.outputs[0], off * h * w * g)
+        phys += [off * g + p for p in lay[t].phys]
+        off += _up(lay[t].cp // g, step)
+    return _Lay(h, w, off * g, tuple(phys), tuple(graph.shape(n.outputs[0])))
+
+
+def _place(graph: Graph, lay: dict, alias: dict, beat: int) -> tuple[dict[str, Region], int]:
+    """Bases: every tensor not inside another's region gets the next beat-aligned span, in
+    the order the graph defines them (the input first)."""
+    order = list(graph.inputs) + [t for n in graph.nodes for t in n.outputs if t in lay]
+    top, base = 0, {}
+    for t in order:
+        if t in lay and t not in alias and t not in base:
+            base[t] = top
+            top = _up(top + lay[t].h * lay[t].w * lay[t].cp, beat)
+
+    def where(t: str) -> int:
+        if t in alias:
+            p, off = alias[t]
+            return where(p) + off
+        return base[t]
+
+    regions = {t: Region(where(t), L.h, L.w, L.cp, L.phys, L.shape, L.flat) for t, L in lay.items()}
+    return regions, max(top, beat)
+
+
+# -- steps -------------------------------------------------------------------------------------
+
+def build(graph: Graph, pe: int, simd: int, beat: int) -> EngineProgram:
+    """The engine program of an int8 graph (`bbgrap_hls.quant.quantize`'s) on a conv unit of
+    ``pe`` x ``simd`` and window/element-wise units of ``G = pe`` channels, on ``beat``-byte
+    memory words.
+
+    Raises:
+        NotImplementedError: an operator, a layout or a parameter no unit runs (named).
+        ValueError: ``pe``, ``simd``, ``beat`` the units cannot have.
+    """
+    if pe & (pe - 1) or pe % simd or beat & (beat - 1) or beat % pe:
+        raise ValueError(f"engine program: pe={pe} (a power of two dividing beat={beat}) must be a multiple "
+                         f"of simd={simd}")
+    if len(graph.inputs) != 1:
+        raise NotImplementedError(f"engine program: {len(graph.inputs)} graph inputs (one supported)")
+    steps = lower(graph)
+    lay, alias = _layouts(graph, steps, pe, beat)
+    regions, size = _place(graph, lay, alias, beat)
+    nodes = {n.name: n for n in graph.nodes}
+    outs = []
+    for o in graph.outputs:
+        prod = next(n for n in graph.nodes if o in n.outputs)
+        outs += [t for t in prod.inputs if t in regions] if prod.host else [o]
+    if len(outs) != 1:
+        raise NotImplementedError(f"engine program: {len(outs)} fabric outputs {outs} (one supported)")
+    wimg = bytearray()
+    prog_steps = []
+    for s in steps:
+        make = {"conv": _conv_step, "window": _window_step, "eltwise": _eltwise_step}[s.kind]
+        try:
+            prog_steps.append(make(s, nodes, regions, wimg, pe, simd, beat))
+        except ValueError as e:  # a unit's own check (its descriptor or layer refused the values)
+            n = nodes[s.nodes[0]]
+            raise NotImplementedError(f"engine program: {n.op} {n.name}: {e}") from e
+    return EngineProgram(pe, simd, beat, prog_steps, bytes(wimg), size, regions, graph.inputs[0], outs[0])
+
+
+def _scatter(a: np.ndarray, phys: tuple[int, ...], cp: int, axis: int) -> np.ndarray:
+    """``a`` with its logical channels (``axis``) moved to their physical positions among
+    ``cp`` (zeros elsewhere)."""
+    shape = list(a.shape)
+    shape[axis] = cp
+    out = np.zeros(shape, a.dtype)
+    idx = [slice(None)] * a.ndim
+    idx[axis] = list(phys)
+    out[tuple(idx)] = a
+    return out
+
+
+def _conv_step(s: Step, nodes, regions, wimg: bytearray, pe, simd, beat) -> ProgramStep:
+    n = nodes[s.nodes[0]]
+    q, src, dst = n.attrs["q"], regions[s.inputs[0]], regions[s.output]
+    w = np.asarray(q["w"], np.int8)
+    if n.op == "Conv":
+        group, co = int(n.attrs.get("group", 1)), w.shape[0]
+        wk = w.transpose(0, 2, 3, 1)  # [co, kh, kw, c / group]
+        if group > 1:  # a grouped conv that is not depthwise: block-diagonal weights, one step
+            cg = wk.shape[3]
+            full = np.zeros(wk.shape[:3] + (cg * group,), np.int8)
+            for k in range(group):
+                full[k * co // group:(k + 1) * co // group, :, :, k * cg:(k + 1) * cg] = \
+                    wk[k * co // group:(k + 1) * co // group]
+            wk = full
+        stride, pads = tuple(n.attrs.get("strides", (1, 1))), tuple(n.attrs.get("pads", (0, 0, 0, 0)))
+    else:  # Dense: an h x w conv over the whole map, no padding
+        co, c = w.shape[0], len(src.phys)
+        if n.attrs.get("in_layout", "NC") == "NHWC":
+            wk = w.reshape(co, src.h, src.w, c)
+        elif src.flat:  # columns in the NCHW-flatten order c·h·w + y·w + x
+            wk = w.reshape(co, c, src.h, src.w).transpose(0, 2, 3, 1)
+        else:
+            wk = w.reshape(co, 1, 1, c)
+        stride, pads = (1, 1), (0, 0, 0, 0)
+    layer = ei.EngineLayer(src.h, src.w, _scatter(wk, src.phys, src.cp, 3), np.asarray(q["bias"], np.int64),
+                           np.asarray(q["mult"], np.int64), np.asarray(q["shift"], np.int64),
+                           zp_in=int(q["zp_in"]), zp_out=int(q["zp_out"]), lo=int(q["lo"]), hi=int(q["hi"]),
+                           stride=stride, pads=pads)
+    if layer.out_hw != (dst.h, dst.w):
+        raise NotImplementedError(f"engine program: {n.op} {n.name}: output {dst.h}x{dst.w}, the conv unit "
+                                  f"gives {layer.out_hw}")
+    one = ei.program([layer], pe, simd, beat)
+    if len(one.descriptors) != 1:
+        raise NotImplementedError(f"engine program: {n.name} runs as {len(one.descriptors)} row bands")
+    desc = dict(zip(ei.FIELDS, one.descriptors[0], strict=True))
+    desc.update(IN_BASE=src.base, OUT_BASE=dst.base, W_BASE=len(wimg))
+    wimg += one.weights
+    return ProgramStep("conv", list(s.nodes), layer, desc, (s.inputs[0],), s.output)
+
+
+def _window_step(s: Step, nodes, regions, wimg: bytearray, pe, simd, beat) -> ProgramStep:
+    n = nodes[s.nodes[0]]
+    q, src, dst = n.attrs.get("q", {}), regions[s.inputs[0]], regions[s.output]
+    kw = dict(k=tuple(s.kernel), stride=tuple(s.strides), pads=tuple(s.pads))
+    if tuple(n.attrs.get("dilations", (1, 1))) != (1, 1):
+        raise NotImplementedError(f"engine program: {n.op} {n.name}: dilation {n.attrs['dilations']}")
+    if s.mode == "max":
+        layer = ew.WindowLayer("max", src.h, src.w, src.cp, **kw)
+    elif s.mode == "avg":
+        kh, kwd = s.kernel
+        if n.op == "AveragePool":
+            if any(s.pads) and not n.attrs.get("count_include_pad", False):
+                raise NotImplementedError(f"engine program: AveragePool {n.name}: padding not counted "
+                                          f"(count_include_pad = 0, pads {s.pads}): the window unit has one "
+                                          "multiplier a layer, the counts differ at the borders")
+            mult, shift = int(q["mult"][kh * kwd - 1]), int(q["shift"][kh * kwd - 1])
+        else:
+            mult, shift = int(q["mult"]), int(q["shift"])
+        layer = ew.WindowLayer("avg", src.h, src.w, src.cp, zp_in=int(q["zp_in"]), zp_out=int(q["zp_out"]),
+                               mult=mult, shift=shift, **kw)
+    else:  # depthwise
+        w = np.asarray(q["w"], np.int8)[:, 0]  # [c, kh, kw]
+        z = np.zeros(src.cp, np.int64)
+        m, sh, b = z.copy(), z + 1, z.copy()
+        ph = list(src.phys)
+        m[ph], sh[ph], b[ph] = q["mult"], q["shift"], q["bias"]
+        layer = ew.WindowLayer("dw", src.h, src.w, src.cp, zp_in=int(q["zp_in"]), zp_out=int(q["zp_out"]),
+                               lo=int(q["lo"]), hi=int(q["hi"]), weights=_scatter(w, src.phys, src.cp, 0),
+                               bias=b, m=m, s=sh, **kw)
+    if layer.out_hw != (dst.h, dst.w):
+        raise NotImplementedError(f"engine program: {n.op} {n.name}: output {dst.h}x{dst.w}, the window unit "
+                                  f"gives {layer.out_hw} (ceil mode?)")
+    desc = ew.descriptor(layer, pe, beat, src.base, dst.base, len(wimg))
+    wimg += ew.weight_image(layer, pe, beat)
+    return ProgramStep("window", list(s.nodes), layer, dict(zip(ew.WINDOW_FIELDS, desc, strict=True)),
+                       (s.inputs[0],), s.output)
+
+
+def _eltwise_step(s: Step, nodes, regions, wimg: bytearray, pe, simd, beat) -> ProgramStep:
+    n = nodes[s.nodes[0]]
+    q, dst = n.attrs["q"], regions[s.output]
+    ins = list(s.inputs)
+    if q.get("consts"):
+        raise NotImplementedError(f"engine program: {n.op} {n.name} with a constant operand")
+    lut = nodes[s.extra["lut"]].attrs["q"]["lut"] if "lut" in s.extra else None
+    if s.mode == "table":
+        layer = ee.EltwiseLayer(ee.TABLE, dst.h, dst.w, dst.cp, table=np.asarray(q["lut"]))
+    elif s.mode == "add":
+        layer = ee.EltwiseLayer(ee.ADD, dst.h, dst.w, dst.cp, za=int(q["zp_a"]), zb=int(q["zp_b"]),
+                                ma=int(q["mult_a"]), mb=int(q["mult_b"]), s=int(q["shift"]), zy=int(q["zp_out"]),
+                                lo=int(q["lo"]), hi=int(q["hi"]), table=lut, lut=lut is not None)
+    else:
+        za, zb = int(q["zp_a"]), int(q["zp_b"])
+        if s.mode == "mulv" and regions[ins[0]].h * regions[ins[0]].w == 1:  # the vector first: swap
+            ins, za, zb = ins[::-1], zb, za
+        layer = ee.EltwiseLayer(ee.MULV if s.mode == "mulv" else ee.MUL, dst.h, dst.w, dst.cp, za=za, zb=zb,
+                                m=int(q["mult"]), s=int(q["shift"]), zy=int(q["zp_out"]), lo=int(q["lo"]),
+                                hi=int(q["hi"]), table=lut, lut=lut is not None)
+    t_base = len(wimg)
+    if layer.uses_table():
+        wimg += ee.table_image(layer).ljust(_up(ee.TABLE_BYTES, beat), b"\0")
+    b_base = regions[ins[1]].base if len(ins) > 1 else 0
+    desc = ee.descriptor(layer, pe, beat, regions[ins[0]].base, b_base, dst.base, t_base)
+    return ProgramStep("eltwise", list(s.nodes), layer, dict(zip(ee.ELTWISE_FIELDS, desc, strict=True)),
+                       tuple(ins), s.output)
+
+
+# -- the reference run ---------------------------------------------------------------------------
+
+def write_tensor(program: EngineProgram, mem: bytearray, name: str, x: np.ndarray) -> None:
+    """Write tensor ``name`` (int8, the graph's shape) into its region (blocked, its channels
+    at their physical positions)."""
+    r = program.regions[name]
+    m = np.zeros((r.h, r.w, r.cp), np.int8)
+    m[:, :, list(r.phys)] = np.asarray(x, np.int8).reshape(len(r.phys), r.h, r.w).transpose(1, 2, 0)
+    mem[r.base:r.base + r.nbytes] = ei.feature_bytes(m, program.pe)
+
+
+def read_tensor(program: EngineProgram, mem: bytes, name: str) -> np.ndarray:
+    """Tensor ``name`` read from its region, in the graph's shape."""
+    r = program.regions[name]
+    m = ei.read_features(mem, r.base, r.h, r.w, r.cp, program.pe)[:, :, list(r.phys)]
+    return np.ascontiguousarray(m.transpose(2, 0, 1)).reshape(r.shape)
+
+
+def _physical(program: EngineProgram, mem: bytes, name: str) -> np.ndarray:
+    r = program.regions[name]
+    return ei.read_features(mem, r.base, r.h, r.w, r.cp, program.pe)
+
+
+def run_step(program: EngineProgram, st: ProgramStep, mem: bytearray) -> None:
+    """One step on the feature memory ``mem`` with its unit's Python reference."""
+    a = _physical(program, mem, st.inputs[0])
+    if st.unit == "conv":
+        y = ei.reference([st.layer], a)
+    elif st.unit == "window":
+        y = ew.reference(st.layer, a)
+    else:
+        y = ee.reference(st.layer, a, _physical(program, mem, st.inputs[1]) if len(st.inputs) > 1 else None)
+    dst = program.regions[st.output]
+    mem[dst.base:dst.base + dst.nbytes] = ei.feature_bytes(np.asarray(y, np.int8)[:, :, :dst.cp], program.pe)
+
+
+def run_memory(program: EngineProgram, x: np.ndarray) -> bytearray:
+    """The feature memory after the program ran on one int8 input (the graph input's shape):
+    the input written, then the steps in order on a zeroed bytearray."""
+    mem = bytearray(program.feature_size)
+    write_tensor(program, mem, program.input, x)
+    for st in program.steps:
+        run_step(program, st, mem)
+    return mem
+
+
+def run_reference(program: EngineProgram, x: np.ndarray) -> np.ndarray:
+    """The program on one int8 input (the graph input's shape, `run_memory`); returns the
+    output tensor (int8, the graph's shape)."""
+    return read_tensor(program, run_memory(program, x), program.output)
+
+
+# -- what the HLS top is given -------------------------------------------------------------------
+
+STEP_WORDS = 32
+"""Descriptor words an ``EngineStep`` of the HLS top holds (``ENGINE_STEP_WORDS``)."""
+
+
+def step_rows(program: EngineProgram, conv_words: int | None = None) -> list[list[int]]:
+    """Each step as the HLS top's ``bb::EngineStep``: its unit's index in `UNITS`, then its
+    descriptor's words, zeros up to `STEP_WORDS` (signed values two's complement).
+    ``conv_words``: the conv descriptor's words the C++ ``bb::EngineLayer`` holds, when a build
+    holds fewer than ``engine_image.FIELDS``; the fields left out must then be block strides
+    of contiguous maps (what a struct without them assumes).
+
+    Raises:
+        ValueError: a left-out field that is not a contiguous block stride.
+    """
+    rows = []
+    for st in program.steps:
+        vals = st.words()
+        if st.unit == "conv" and conv_words is not None and conv_words < len(vals):
+            f = st.desc
+            ho, wo = ei.step_out_hw(list(f.values()))
+            contiguous = {"IN_STRIDE": f["H"] * f["W"] * program.pe, "OUT_STRIDE": ho * wo * program.pe}
+            for k in list(f)[conv_words:]:
+                if contiguous.get(k) != f[k]:
+                    raise ValueError(f"engine program: step {st.nodes[0]}: field {k} = {f[k]} needs a conv "
+                                     f"kernel with more than {conv_words} descriptor words")
+            vals = vals[:conv_words]
+        rows.append([UNITS.index(st.unit)] + [v & 0xFFFFFFFF for v in vals] + [0] * (STEP_WORDS - len(vals)))
+    return rows
+
+
+def unit_sizes(program: EngineProgram) -> dict[str, int]:
+    """The units' parameters the program needs: the conv unit's ``IBUF_WORDS`` (SIMD-byte
+    words of the largest input map) and ``TILE_WORDS`` (``PW + SF`` of the largest tile); the
+    window unit's ``WMAX`` (widest input row), ``KB`` (tallest window), ``KMAX`` (most depthwise
+    taps); the element-wise unit's ``CMAX`` (longest MULV vector). At least 1 each (``CMAX``:
+    ``G``)."""
+    pe, simd = program.pe, program.simd
+    out = {"IBUF_WORDS": 1, "TILE_WORDS": -(-ei.RECORD_BYTES // simd) + 1, "WMAX": 1, "KB": 1, "KMAX": 1, "CMAX": pe}
+    for st in program.steps:
+        f = st.desc
+        if st.unit == "conv":
+            pw, sf, _ = ei.tile_layout(st.layer, pe, simd, program.beat)
+            out["IBUF_WORDS"] = max(out["IBUF_WORDS"], f["H"] * f["W"] * f["C"] // simd)
+            out["TILE_WORDS"] = max(out["TILE_WORDS"], pw + sf)
+        elif st.unit == "window":
+            out["WMAX"], out["KB"] = max(out["WMAX"], f["W"]), max(out["KB"], f["KH"])
+            if f["MODE"] == ew.DW:
+                out["KMAX"] = max(out["KMAX"], f["KH"] * f["KW"])
+        elif f["MODE"] == ee.MULV:
+            out["CMAX"] = max(out["CMAX"], f["C"])
+    return out
