@@ -23,8 +23,10 @@ see what such an engine gives before that is built:
 - a strided stem conv reads its input in space-to-depth blocks (`passes.stem`, as the
   dataflow plans do by default: the host holds the input so): 12 channels and a 4 x 4 kernel
   instead of 3 channels and 7 x 7, far less padding to ``SIMD``;
-- on-chip memory: the conv unit holds a whole input map (no row bands yet): the largest
-  padded input map must fit the core's BRAM18 + URAM at its cap, or the row is marked;
+- on-chip memory: the conv unit's input buffer holds the largest padded input map or a
+  quarter of the core's BRAM18 + URAM at its cap (`BUFFER_SHARE`), whichever is less; a
+  layer whose map is larger runs in the fewest row bands that fit (`engine_image.bands`),
+  its weights read once a band;
 - a conv step whose writes cannot keep up (the conv model refuses to time it) is charged its
   compute and its write beats at ``P``, whichever is more, and counted in ``approx``.
 
@@ -42,6 +44,8 @@ import sys
 import time
 from pathlib import Path
 
+import numpy as np
+
 ROOT = Path(__file__).resolve().parent.parent
 sys.path[:0] = [str(ROOT), str(ROOT / "bench")]
 
@@ -50,13 +54,18 @@ from zoo import ZOO, measure  # noqa: E402
 from bbgrap_hls.board import load_board  # noqa: E402
 from bbgrap_hls.codegen import engine_eltwise as elt_image  # noqa: E402
 from bbgrap_hls.codegen import engine_window as win_image  # noqa: E402
-from bbgrap_hls.codegen.engine_image import FIELDS, RECORD_BYTES  # noqa: E402
+from bbgrap_hls.codegen.engine_image import FIELDS, EngineLayer, FeatureMap, tile_layout  # noqa: E402
+from bbgrap_hls.codegen.engine_image import _step as band_step  # noqa: E402
+from bbgrap_hls.codegen.engine_image import bands as image_bands  # noqa: E402
 from bbgrap_hls.codegen.engine_lower import Step, lower  # noqa: E402
 from bbgrap_hls.model import engine as conv_model  # noqa: E402
 from bbgrap_hls.model import engine_eltwise, engine_window  # noqa: E402
 from bbgrap_hls.passes.stem import space_to_depth_stem, stem_conv  # noqa: E402
 
 BEAT = 64
+BUFFER_SHARE = 0.25
+"""The conv unit's input buffer at most this share of the core's on-chip memory (BRAM18 and
+URAM at its cap); a layer whose input map is larger runs in row bands."""
 MODELS = ("resnet18", "resnet50", "mobilenet_v2", "mobilenet_v3_large", "efficientnet_b0", "googlenet",
           "squeezenet1_1", "regnety_400mf", "vgg16")
 BOARDS = ("zcu102", "kv260", "zcu104", "u250", "u280")
@@ -88,35 +97,38 @@ def _up(n: int, k: int) -> int:
     return -(-n // k) * k
 
 
-def conv_row(s: Step, pe: int, simd: int) -> dict[str, int]:
-    """The conv unit's descriptor of a step (one group of a grouped conv), bases at 0."""
+def _layer(s: Step) -> EngineLayer:
+    """The step as the conv unit's layer, shapes only (weights a broadcast zero: no memory)."""
     kh, kw = s.kernel
-    c, co = _up(s.c, pe), _up(s.co, pe)
-    wb = pe * simd
-    pw = -(-RECORD_BYTES * pe // wb)
-    tb = -(-(pw + kh * kw * c // simd) * wb // BEAT)
-    out_base = _up(s.h * s.w * c, BEAT)
-    row = dict.fromkeys(FIELDS, 0) | {
-        "H": s.h, "W": s.w, "C": c, "CO": co, "KH": kh, "KW": kw, "SH": s.strides[0], "SW": s.strides[1],
-        "PT": s.pads[0], "PL": s.pads[1], "PB": s.pads[2], "PR": s.pads[3], "LO": -128, "HI": 127,
-        "IN_BASE": 0, "OUT_BASE": out_base, "W_BASE": 0, "TILE_BEATS": tb}
-    for k in ("IN_STRIDE", "OUT_STRIDE"):  # row bands' block strides, once the unit has them
-        if k in FIELDS:
-            row[k] = (s.h * s.w if k == "IN_STRIDE" else s.ho * s.wo) * pe
-    return row
+    zeros = np.broadcast_to(np.int8(0), (s.co, kh, kw, s.c))
+    return EngineLayer(s.h, s.w, zeros, zeros[:, 0, 0, 0], zeros[:, 0, 0, 0], zeros[:, 0, 0, 0],
+                       stride=s.strides, pads=s.pads)
 
 
-def conv_cycles(s: Step, pe: int, simd: int, lat: int, per: int) -> tuple[int, bool]:
-    """A conv step's cycles (all its groups) and whether the exact model timed it."""
-    row = conv_row(s, pe, simd)
-    try:
-        return conv_model.layer_timing(row, 0, pe, simd, BEAT, lat, per).end * s.groups, True
-    except ValueError:
-        pass
-    c, co = row["C"], row["CO"]
-    compute = s.ho * s.wo * (co // pe) * s.kernel[0] * s.kernel[1] * c // simd
-    writes = -(-s.ho * s.wo * co // BEAT) * per
-    return (max(compute, writes) + conv_model.SETUP + 2 * lat) * s.groups, False
+def conv_cycles(s: Step, pe: int, simd: int, lat: int, per: int, budget: int) -> tuple[int, int, bool]:
+    """A conv step's cycles (all its groups), its row bands and whether the exact model timed
+    every band: the layer split into the fewest bands whose input fits ``budget`` bytes of
+    input buffer (`engine_image.bands`), each band's descriptor timed by the conv unit's model
+    (`model.engine.layer_timing`), maps at beat-aligned block strides."""
+    layer = _layer(s)
+    ho, wo = layer.out_hw
+    src = FeatureMap(0, s.h, s.w, s.c, _up(s.h * s.w * pe, BEAT))
+    dst = FeatureMap(_up(src.stride * _up(s.c, pe) // pe, BEAT), ho, wo, s.co, _up(ho * wo * pe, BEAT))
+    tb = tile_layout(layer, pe, simd, BEAT)[2]
+    bands = image_bands(layer, pe, BEAT, src, dst, budget)
+    cycles, exact = 0, True
+    for r0, r1 in bands:
+        row = band_step(layer, pe, r0, r1, src, dst, 0, tb)
+        try:
+            cycles += conv_model.layer_timing(row, 0, pe, simd, BEAT, lat, per).end
+        except ValueError:  # writes that cannot keep up: compute or writes, whichever is more
+            f = dict(zip(FIELDS, row, strict=True))
+            bho = (f["H"] + f["PT"] + f["PB"] - f["KH"]) // f["SH"] + 1
+            compute = bho * wo * (f["CO"] // pe) * f["KH"] * f["KW"] * f["C"] // simd
+            writes = -(-bho * wo * f["CO"] // BEAT) * per
+            cycles += max(compute, writes) + conv_model.SETUP + 2 * lat
+            exact = False
+    return cycles * s.groups, len(bands), exact
 
 
 WINDOW_TAPS = 3
@@ -172,12 +184,17 @@ def project(model: str, board_name: str) -> dict:
     share = board.offchip_share(0)
     per = max(math.ceil(BEAT * 8 / mem.port_width_bits), math.ceil(3 * BEAT / share))
     lat = mem.latency_cycles
+    c = board.cores[0]
+    onchip = (c.bram18 * 2304 + c.uram * 36864) * c.cap
+    biggest = max(s.h * s.w * _up(s.c, pe) for s in steps if s.kind == "conv")
+    budget = int(min(biggest, BUFFER_SHARE * onchip))
     by = {"conv": 0, "window": 0, "eltwise": 0}
-    approx = 0
+    approx = banded = 0
     for s in steps:
         if s.kind == "conv":
-            cyc, exact = conv_cycles(s, pe, simd, lat, per)
+            cyc, nb, exact = conv_cycles(s, pe, simd, lat, per, budget)
             approx += not exact
+            banded += nb > 1
         elif s.kind == "window":
             cyc = window_cycles(s, pe, lat, per)
         else:
@@ -186,12 +203,9 @@ def project(model: str, board_name: str) -> dict:
     cycles = sum(by.values())
     macs = sum(s.macs * s.groups for s in steps)
     fps = board.clock_mhz * 1e6 / cycles * len(board.cores)
-    c = board.cores[0]
-    in_buf = max(s.h * s.w * _up(s.c, pe) for s in steps if s.kind == "conv")
-    onchip = (c.bram18 * 2304 + c.uram * 36864) * c.cap
     return {"model": model, "board": board_name, "pe": pe, "simd": simd, "period": per, "fps": fps,
             "cycles": cycles, "by": by, "eff": macs / (cycles * pe * simd), "approx": approx,
-            "in_buf": in_buf, "onchip": onchip, "dataflow": DATAFLOW_FPS.get((model, board_name), "-")}
+            "in_buf": budget, "biggest": biggest, "banded": banded, "onchip": onchip, "dataflow": DATAFLOW_FPS.get((model, board_name), "-")}
 
 
 def main() -> None:
@@ -211,7 +225,7 @@ def main() -> None:
             r = project(m, b)
             tot = r["cycles"]
             split = " / ".join(f"{100 * r['by'][k] / tot:.0f}%" for k in ("conv", "window", "eltwise"))
-            fits = "fits" if r["in_buf"] <= r["onchip"] else "**too big**"
+            fits = f"{r['banded']} convs in bands" if r["banded"] else "whole maps"
             df = r["dataflow"]
             cells = (m, b, f"{r['pe']} x {r['simd']}", str(r["period"]),
                      f"{r['fps']:,.1f}" + (f" ({r['approx']} approx)" if r["approx"] else ""),

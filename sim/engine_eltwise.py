@@ -6,8 +6,11 @@ starts one after the other, each with its own memory (``L``: cycles from an addr
 handshake to a read burst's first beat and from a write burst's last beat to its response;
 ``P``: cycles per beat, reads and writes alike). A layer is a dict: ``mode`` (add, mul,
 mulv, table), ``H``, ``W``, ``C``, ``lut`` (a fused table), ``L``, ``P`` and optionally
-``bases`` (A, B, OUT, T) and ``stall`` (the memory's address channels not always ready: the
-map is checked, the cycles are not predicted). ``prepare`` draws its maps and constants, lays out the memories
+``bases`` (A, B, OUT, T), ``gaps`` (beats of gap after each block of A, B, OUT: their
+blocks strided, ``⌈H·W·G/DB⌉`` beats plus the gap apart; MULV's B entry is the vector's: its
+blocks a beat plus that apart, or None for the channels in order) and ``stall`` (the
+memory's address channels not always ready: the map is checked, the cycles are not
+predicted). ``prepare`` draws its maps and constants, lays out the memories
 and computes the reference (`bbgrap_hls.codegen.engine_eltwise.reference`); ``predict`` is
 the cost model's cycles (`bbgrap_hls.model.engine_eltwise.layer_cycles`); ``run`` builds
 (cached per parameter set, as `sim.runner`) and simulates.
@@ -66,15 +69,27 @@ def make_layer(spec: dict, g: int, rng: np.random.Generator) -> tuple[ee.Eltwise
     return ee.EltwiseLayer(mode=mode, h=h, w=w, c=c, table=table, lut=lut and mode != ee.TABLE, **kw), a, b
 
 
-def map_len(spec: dict, g: int, beat: int) -> int:
-    """A map's bytes in whole beats."""
-    return _up(spec["H"] * spec["W"] * _up(spec["C"], g), beat)
+def strides(spec: dict, g: int, beat: int) -> tuple[int | None, int | None, int | None]:
+    """The A, B, OUT block strides of ``spec``'s ``gaps`` (None: contiguous)."""
+    gaps = spec.get("gaps")
+    if gaps is None:
+        return None, None, None
+    blk = _up(spec["H"] * spec["W"] * g, beat)
+    vec = spec["mode"] == "mulv"
+    return tuple(None if n is None else (beat if vec and k == 1 else blk) + n * beat for k, n in enumerate(gaps))
+
+
+def map_len(spec: dict, g: int, beat: int, stride: int | None = None) -> int:
+    """A map's bytes in whole beats (its blocks ``stride`` apart)."""
+    blk, n = spec["H"] * spec["W"] * g, _up(spec["C"], g) // g
+    return _up((n - 1) * (blk if stride is None else stride) + blk, beat)
 
 
 def default_bases(spec: dict, g: int, beat: int) -> tuple[int, int, int, int]:
     """A, B, OUT in the feature memory (one after the other, beat-aligned), T at 0."""
-    n = map_len(spec, g, beat)
-    return 0, n, 2 * n, 0
+    sa, sb, so = strides(spec, g, beat)
+    na, nb = map_len(spec, g, beat, sa), map_len(spec, g, beat, sb)
+    return 0, na, na + nb, 0
 
 
 def prepare_layer(spec: dict, hdl: dict, seed: int) -> dict:
@@ -83,32 +98,47 @@ def prepare_layer(spec: dict, hdl: dict, seed: int) -> dict:
     rng = np.random.default_rng(seed)
     layer, a, b = make_layer(spec, g, rng)
     ab, bb, ob, tb = spec.get("bases") or default_bases(spec, g, beat)
-    row = ee.descriptor(layer, g, beat, ab, bb, ob, tb, cmax=hdl.get("CMAX"))
-    size = max(FEATURE_BYTES, _up(max(ab, bb, ob) + map_len(spec, g, beat), 4096))
+    sa, sb, so = strides(spec, g, beat)
+    row = ee.descriptor(layer, g, beat, ab, bb, ob, tb, cmax=hdl.get("CMAX"), a_stride=sa, b_stride=sb,
+                        out_stride=so)
+    f = dict(zip(ee.ELTWISE_FIELDS, row, strict=True))
+    size = max(FEATURE_BYTES, _up(max(ab, bb, ob) + max(map_len(spec, g, beat, s) for s in (sa, sb, so)), 4096))
     feat = bytearray(rng.integers(0, 256, size, dtype=np.uint8).tobytes())  # stale contents
-    fa = feature_bytes(a, g)
-    feat[ab:ab + len(fa)] = fa
+
+    def put(at: int, data: bytes, stride: int, blk: int) -> None:  # the blocks only: gaps stay stale
+        for k in range(0, len(data), blk):
+            feat[at + k // blk * stride:at + k // blk * stride + blk] = data[k:k + blk]
+
+    hwg = spec["H"] * spec["W"] * g
+    put(ab, feature_bytes(a, g), f["A_STRIDE"], hwg)
     if b is not None:
-        fb = ee.vector_bytes(b, g) if layer.mode == ee.MULV else feature_bytes(b, g)
-        feat[bb:bb + len(fb)] = fb
+        if layer.mode == ee.MULV:
+            put(bb, ee.vector_bytes(b, g), f["B_STRIDE"], g)
+        else:
+            put(bb, feature_bytes(b, g), f["B_STRIDE"], hwg)
+    nrun, run_bytes = ee.runs(row, g)
+    wbeats = [ob + r * f["OUT_STRIDE"] + k * beat for r in range(nrun) for k in range(-(-run_bytes // beat))]
     wimg = bytearray(WEIGHT_BYTES)
     if layer.uses_table():
         wimg[tb:tb + ee.TABLE_BYTES] = ee.table_image(layer)
     want = ee.reference(layer, a, b)
     pred = -1 if spec.get("stall") else predict(row, hdl, spec)
     return {"desc": np.array(row, np.int64), "feat": np.frombuffer(bytes(feat), np.uint8),
-            "wimg": np.frombuffer(bytes(wimg), np.uint8), "want": np.frombuffer(feature_bytes(want, g), np.int8),
-            "out": np.array([ob, len(feature_bytes(want, g))], np.int64),
+            "wimg": np.frombuffer(bytes(wimg), np.uint8),
+            "want": np.frombuffer(feature_bytes(want, g, f["OUT_STRIDE"]), np.int8),
+            "out": np.array([ob, len(feature_bytes(want, g, f["OUT_STRIDE"]))], np.int64),
             # the bytes of real channels (a padding channel's result is the op on the operands'
-            # padding: not zero, and read by nothing: `engine_image.read_features` drops it)
-            "real": np.frombuffer(feature_bytes(np.ones_like(want), g), np.int8) != 0,
+            # padding: not zero, and read by nothing: `engine_image.read_features` drops it;
+            # nor are a stride gap's)
+            "real": np.frombuffer(feature_bytes(np.ones_like(want), g, f["OUT_STRIDE"]), np.int8) != 0,
+            "wbeats": np.array(wbeats, np.int64),
             "mem": np.array([spec["L"], spec["P"]], np.int64), "pred": np.array([pred], np.int64),
             "stall": np.array([int(bool(spec.get("stall")))], np.int64)}
 
 
 def predict(row: list[int], hdl: dict, spec: dict) -> int:
     """The cost model's cycles of a layer, start pulse to done pulse."""
-    return layer_cycles(row, hdl["DATA_W"] // 8, spec["L"], spec["P"], hdl["BURST"], hdl["CHUNKS"]).cycles
+    return layer_cycles(row, hdl["DATA_W"] // 8, spec["L"], spec["P"], hdl["BURST"], hdl["CHUNKS"], hdl["G"]).cycles
 
 
 @dataclass(frozen=True)

@@ -62,21 +62,39 @@ class Layer:
     P: int = 1
     in_base: int = 0
     w_base: int = 0
+    in_stride: int | None = None  # block strides (None: contiguous)
+    out_stride: int | None = None
 
 
-def images(hp: dict, lay: Layer) -> tuple[list[int], bytes, bytes]:
+def out_runs(desc: list[int], g: int, beat: int) -> list[tuple[int, int]]:
+    """The byte spans ``[start, end)`` the unit writes: the whole map's beats from
+    ``OUT_BASE`` (blocks contiguous), or each block's beats from ``OUT_BASE + b·OUT_STRIDE``."""
+    f = dict(zip(ew.WINDOW_FIELDS, desc, strict=True))
+    blk, n = f["HO"] * f["WO"] * g, f["C"] // g
+    if f["OUT_STRIDE"] == blk:
+        return [(f["OUT_BASE"], f["OUT_BASE"] + -(-n * blk // beat) * beat)]
+    return [(f["OUT_BASE"] + b * f["OUT_STRIDE"], f["OUT_BASE"] + b * f["OUT_STRIDE"] + -(-blk // beat) * beat)
+            for b in range(n)]
+
+
+def images(hp: dict, lay: Layer, seed: int = 0) -> tuple[list[int], bytes, bytes]:
     """``(descriptor, feature image, weight image)`` of a layer, both images from address 0:
-    the input at ``in_base``, the output right after it (beat-aligned), the feature image up
-    to the output's end; the weights at ``w_base`` (one zero beat when there are none)."""
+    the input at ``in_base`` (its blocks ``in_stride`` apart), the output right after it
+    (beat-aligned, blocks ``out_stride`` apart), the feature image up to the output's end,
+    seeded random bytes wherever the input's blocks are not (stride gaps, the output region);
+    the weights at ``w_base`` (one zero beat when there are none)."""
     g, beat = hp["G"], hp["DATA_W"] // 8
-    desc = ew.descriptor(lay.layer, g, beat, in_base=lay.in_base, w_base=lay.w_base)
+    desc = ew.descriptor(lay.layer, g, beat, in_base=lay.in_base, w_base=lay.w_base, in_stride=lay.in_stride,
+                         out_stride=lay.out_stride)
     ew.check(desc, g, beat, hp["WMAX"], hp["WOMAX"], hp["KB"], hp["KMAX"])
     f = dict(zip(ew.WINDOW_FIELDS, desc, strict=True))
-    ho, wo = lay.layer.out_hw
-    size = f["OUT_BASE"] + -(-ho * wo * f["C"] // beat) * beat
-    img = bytearray(size)
+    size = out_runs(desc, g, beat)[-1][1]
+    img = bytearray(np.random.default_rng(seed).integers(0, 256, size, dtype=np.uint8).tobytes())
+    blk = lay.layer.h * lay.layer.w * g
     fb = feature_bytes(lay.x, g)
-    img[lay.in_base:lay.in_base + len(fb)] = fb
+    for b in range(f["C"] // g):
+        at = lay.in_base + b * f["IN_STRIDE"]
+        img[at:at + blk] = fb[b * blk:(b + 1) * blk]
     wimg = bytes(lay.w_base) + ew.weight_image(lay.layer, g, beat)
     return desc, bytes(img), wimg or bytes(beat)
 
@@ -86,14 +104,15 @@ def prepare(hp: dict, layers: list[Layer], folder: Path) -> list[int]:
     folder.mkdir(parents=True, exist_ok=True)
     arrays, meta, pred = {}, [], []
     for i, lay in enumerate(layers):
-        desc, img, wimg = images(hp, lay)
+        desc, img, wimg = images(hp, lay, seed=i)
         arrays[f"img{i}"] = np.frombuffer(img, np.uint8)
         arrays[f"wimg{i}"] = np.frombuffer(wimg, np.uint8)
         arrays[f"want{i}"] = ew.reference(lay.layer, lay.x)
         pred.append(cycles(desc, hp["G"], hp["DATA_W"] // 8, hp["KB"], lay.L, lay.P, hp.get("TAPS", 1)))
         ho, wo = lay.layer.out_hw
         meta.append({"desc": ew.descriptor_words(desc), "fields": desc, "L": lay.L, "P": lay.P, "ho": ho,
-                     "wo": wo, "c": lay.layer.c, "predicted": pred[-1]})
+                     "wo": wo, "c": lay.layer.c, "predicted": pred[-1],
+                     "runs": out_runs(desc, hp["G"], hp["DATA_W"] // 8)})
     np.savez(folder / "case.npz", **arrays)
     (folder / "cases.json").write_text(json.dumps(meta))
     return pred

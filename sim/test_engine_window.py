@@ -7,8 +7,9 @@ and a weight memory (`AxiReadMemory` on ``w_axi``), both with the layer's latenc
 period ``P`` and checking the AXI rules (INCR, full-width beats and strobes, at most 256
 beats, no 4 KB crossing, inside the image). Driver: the descriptor, then ``start`` for one
 cycle (cycle 0). Monitor: the cycle ``done`` pulses. Scoreboard: the output region equals
-the reference (`codegen.engine_window.reference`) in the blocked layout, its last beat's
-tail is zero, the input region is unchanged, and the measured cycles equal the model's
+the reference (`codegen.engine_window.reference`) in the blocked layout (blocks
+``OUT_STRIDE`` apart), each written run's last beat's tail is zero, every byte outside the
+runs (input, stride gaps) is unchanged, and the measured cycles equal the model's
 (`model.engine_window.cycles`, computed by `prepare`).
 """
 
@@ -63,13 +64,18 @@ async def engine_window_layers(dut):
         # a few idle cycles: every write response is in, nothing else moves
         await FallingEdge(dut.clk)
         ho, wo, ch = case["ho"], case["wo"], case["c"]
-        got = read_features(bytes(img), f["OUT_BASE"], ho, wo, ch, hp["G"])
+        got = read_features(bytes(img), f["OUT_BASE"], ho, wo, ch, hp["G"], stride=f["OUT_STRIDE"])
         want = arrays[f"want{i}"]
         bad = np.argwhere(got != want)
         assert not bad.size, f"layer {i}: {len(bad)} outputs differ, first at {bad[0]}: {got[tuple(bad[0])]} != {want[tuple(bad[0])]}"
-        used = f["OUT_BASE"] + ho * wo * f["C"]
-        assert not any(img[used:]), f"layer {i}: the last beat's tail is not zero"
-        assert bytes(img[:f["OUT_BASE"]]) == orig[:f["OUT_BASE"]], f"layer {i}: the input region changed"
+        runs = case["runs"]
+        blk = ho * wo * hp["G"]
+        used = blk * f["C"] // hp["G"] if len(runs) == 1 else blk  # data bytes of a run
+        kept = bytearray(orig)
+        for lo, hi in runs:
+            assert not any(img[lo + used:hi]), f"layer {i}: the tail of the run at {lo} is not zero"
+            kept[lo:hi] = img[lo:hi]
+        assert bytes(img) == bytes(kept), f"layer {i}: a byte outside the written runs changed"
         dut._log.info("layer %d: %d cycles (model %d), %d read beats in %d bursts, %d written in %d, %d weight beats", i, c,
                       case["predicted"], mems[0].beats, len(mems[0].requests), mems[1].beats,
                       len(mems[1].requests), mems[2].beats)

@@ -38,6 +38,15 @@ RUNS = {
         "add_s0_lut": {"mode": "add", "H": 2, "W": 3, "C": 16, "s": 0, "lut": True, "L": 3, "P": 2},
         # address channels not always ready: requests held (the map checked, cycles not timed)
         "add_lut_stall": {"mode": "add", "H": 5, "W": 4, "C": 8, "lut": True, "L": 7, "P": 2, "stall": True},
+        # strided blocks (`gaps`: beats of gap after each block of A, B, OUT): a run a block
+        # of 7.5 beats, B's runs across 4 KB
+        "add_strided": {"mode": "add", "H": 3, "W": 5, "C": 20, "L": 5, "P": 1, "gaps": (1, 0, 2),
+                        "bases": (0, 4096 - 3 * 128, 4096 + 512, 0)},
+        "mul_strided": {"mode": "mul", "H": 4, "W": 4, "C": 16, "L": 9, "P": 2, "gaps": (0, 1, 1)},
+        "table_strided": {"mode": "table", "H": 2, "W": 3, "C": 16, "L": 4, "P": 1, "gaps": (2, None, 0),
+                          "bases": (0, 0, 4096 - 64, 0)},
+        "add_strided_stall": {"mode": "add", "H": 3, "W": 3, "C": 16, "lut": True, "L": 3, "P": 1,
+                              "gaps": (1, 1, 0), "stall": True},
     }),
     # G = 4, 8-byte beats (two channel groups a beat), bursts of at most 8 beats
     "g4": ({"G": 4, "DATA_W": 64, "BURST": 8, "CHUNKS": 2, "CMAX": 64}, {
@@ -52,6 +61,11 @@ RUNS = {
         "mulv_stall": {"mode": "mulv", "H": 3, "W": 5, "C": 10, "L": 4, "P": 1, "stall": True},
         # in place (OUT = A: squeeze-excite's x·s over x): a chunk is written after its reads
         "mulv_inplace": {"mode": "mulv", "H": 4, "W": 4, "C": 8, "L": 3, "P": 1, "bases": (0, 512, 0, 0)},
+        # strided maps; the vector strided too (a beat a block: B's gap 0)
+        "mulv_strided": {"mode": "mulv", "H": 3, "W": 5, "C": 10, "L": 4, "P": 1, "gaps": (1, 0, 0)},
+        # a 1 x 1 map, blocks of 4 bytes in 8-byte beats (refused contiguous), the vector in order
+        "mulv_1x1_lut": {"mode": "mulv", "H": 1, "W": 1, "C": 12, "lut": True, "L": 6, "P": 1,
+                         "gaps": (0, None, 1)},
     }),
     # the module's default parameters (bursts of 64 beats, four chunks in flight) on maps of
     # 784 and 294 beats
@@ -60,6 +74,9 @@ RUNS = {
         "mulv_14_inplace": {"mode": "mulv", "H": 14, "W": 14, "C": 64, "L": 30, "P": 1, "bases": (0, 16384, 0, 0)},
         "table_14_slow": {"mode": "table", "H": 14, "W": 14, "C": 64, "L": 60, "P": 2},
         "mul_lut_7": {"mode": "mul", "H": 7, "W": 7, "C": 96, "lut": True, "L": 100, "P": 1},
+        # strided: runs of 24.5 beats, a chunk a run
+        "mulv_7_strided": {"mode": "mulv", "H": 7, "W": 7, "C": 64, "L": 30, "P": 1, "gaps": (1, 2, 0)},
+        "add_7_strided": {"mode": "add", "H": 7, "W": 7, "C": 32, "relu": True, "L": 20, "P": 1, "gaps": (0, 1, 2)},
     }),
 }
 
@@ -103,12 +120,15 @@ def test_model_runs_a_resnet_map_in_milliseconds() -> None:
     ("unaligned base", {"a_base": 8}, 16),
     ("G not dividing the beat", {"g": 32}, 16),
     ("MULV blocks shorter than a beat", {"mode": ee.MULV, "h": 1, "w": 1}, 16),
+    ("stride neither contiguous nor whole beats", {"a_stride": 136}, 16),
+    ("a contiguous map of part beats beside a strided one", {"h": 3, "w": 3, "out_stride": 80}, 16),
     ("table missing", {"mode": ee.TABLE}, 16),
     ("vector longer than the buffer", {"mode": ee.MULV, "c": 520, "cmax": 512}, 16),
     ("multiplier above 24 bits", {"ma": 1 << 24}, 16),
 ])
 def test_descriptor_refuses(what: str, kw: dict, beat: int) -> None:
     bases = {k: kw.pop(k, 0) for k in ("a_base", "b_base", "out_base")}
+    bases |= {k: kw.pop(k) for k in ("a_stride", "out_stride") if k in kw}
     g, cmax = kw.pop("g", 8), kw.pop("cmax", None)
     layer = ee.EltwiseLayer(**({"mode": ee.ADD, "h": 4, "w": 4, "c": 8} | kw))
     with pytest.raises(ValueError):

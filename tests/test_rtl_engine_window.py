@@ -25,7 +25,8 @@ from sim import engine_window as sew  # noqa: E402
 
 _P1 = (1, 1, 1, 1)
 _P0 = (0, 0, 0, 0)
-# (mode, h, w, c, kernel, stride, pads, L, P)
+# (mode, h, w, c, kernel, stride, pads, L, P[, (in gap, out gap)]): with the last, the maps'
+# blocks are strided, each a whole number of beats plus that many beats of gap apart
 LAYERS = {
     "G8": ({"G": 8, "DATA_W": 128, "WMAX": 16, "WOMAX": 16, "KB": 8, "KMAX": 9}, [
         ("max", 9, 9, 12, (3, 3), (2, 2), _P1, 5, 1),       # maxpool 3x3 s2 pad 1, two blocks
@@ -35,11 +36,17 @@ LAYERS = {
         ("dw", 8, 9, 16, (3, 3), (2, 2), _P1, 10, 2),       # depthwise 3x3 s2 pad 1, slow memory
         ("max", 7, 8, 8, (3, 3), (2, 2), (1, 1, 0, 0), 2, 3),  # maxpool, a memory 3 cycles a beat
         ("max", 9, 6, 8, (1, 1), (3, 2), _P0, 4, 1),        # 1x1 s3: rows no window reads
+        ("max", 9, 9, 12, (3, 3), (2, 2), _P1, 5, 1, (1, 0)),   # strided: blocks of 648 / 200 bytes
+        ("avg", 6, 7, 16, (2, 2), (2, 2), _P0, 3, 1, (2, 1)),
+        ("avg", 5, 5, 24, (5, 5), (1, 1), _P0, 4, 1, (0, 0)),   # global: a beat a block of 8 bytes
+        ("dw", 7, 7, 16, (3, 3), (1, 1), _P1, 6, 2, (1, 2)),
     ]),
     "G4": ({"G": 4, "DATA_W": 128, "WMAX": 16, "WOMAX": 16, "KB": 4, "KMAX": 9}, [
         ("dw", 6, 7, 6, (3, 3), (1, 1), _P1, 7, 1),         # four pixels a beat, channels padded
         ("max", 7, 9, 4, (3, 3), (2, 2), _P1, 3, 2),
         ("avg", 4, 5, 8, (2, 2), (2, 2), _P0, 5, 1),
+        ("max", 7, 9, 8, (3, 3), (2, 2), _P1, 3, 1, (0, 1)),
+        ("dw", 5, 6, 7, (3, 3), (2, 1), _P1, 4, 1, (1, 0)),
     ]),
     # one pixel a beat; long rows: a load of 300 beats and rows of 300 output beats, split at
     # 256 beats and at 4 KB pages
@@ -47,6 +54,7 @@ LAYERS = {
         ("max", 5, 100, 8, (3, 3), (2, 2), _P1, 8, 1),
         ("max", 2, 300, 8, (1, 1), (1, 1), _P0, 3, 2),
         ("dw", 4, 5, 8, (3, 3), (1, 1), _P1, 2, 1),
+        ("dw", 5, 7, 16, (3, 3), (1, 1), _P1, 3, 1, (1, 1)),   # blocks of whole beats, a beat of gap
     ]),
     # three taps a cycle (one 3-wide window row): four banks for two pixels a beat
     "G8T3": ({"G": 8, "DATA_W": 128, "WMAX": 16, "WOMAX": 16, "KB": 8, "KMAX": 9, "TAPS": 3}, [
@@ -55,6 +63,8 @@ LAYERS = {
         ("max", 9, 9, 12, (3, 3), (2, 2), _P1, 5, 1),       # maxpool 3x3 s2 pad 1, two blocks
         ("avg", 5, 5, 16, (5, 5), (1, 1), _P0, 4, 1),       # global average pool: groups of 3 and 2
         ("avg", 6, 7, 8, (2, 2), (2, 2), _P0, 3, 1),        # a window row narrower than TAPS
+        ("dw", 8, 9, 16, (3, 3), (2, 2), _P1, 10, 1, (1, 1)),
+        ("avg", 5, 5, 16, (5, 5), (1, 1), _P0, 4, 1, (1, 0)),
     ]),
     # two taps a cycle on 3x3 windows (a partial last group a row), one pixel a beat, two banks
     "G8B8T2": ({"G": 8, "DATA_W": 64, "WMAX": 32, "WOMAX": 32, "KB": 4, "KMAX": 9, "TAPS": 2}, [
@@ -66,13 +76,20 @@ LAYERS = {
 
 def layers_of(name: str) -> tuple[dict, list[sew.Layer]]:
     """Unit ``name``'s parameters and layers: seeded data, inputs at 0 or 4,032 (maps and
-    bursts across 4 KB), weights at 0, 1 or 2 beats (also `tests/test_hls_engine_window.py`)."""
+    bursts across 4 KB), weights at 0, 1 or 2 beats, strided maps' blocks a whole number of
+    beats and the case's gap apart (also `tests/test_hls_engine_window.py`)."""
     hp, specs = LAYERS[name]
+    beat = hp["DATA_W"] // 8
     out = []
-    for i, (mode, h, w, c, k, s, p, lat, per) in enumerate(specs):
+    for i, (mode, h, w, c, k, s, p, lat, per, *gaps) in enumerate(specs):
         layer, x = sew.layer_case(mode, h, w, c, k, s, p, seed=100 + i)
+        strides: dict = {}
+        if gaps:
+            (ho, wo), g = layer.out_hw, hp["G"]
+            strides = {"in_stride": (-(-h * w * g // beat) + gaps[0][0]) * beat,
+                       "out_stride": (-(-ho * wo * g // beat) + gaps[0][1]) * beat}
         out.append(sew.Layer(layer, x, L=lat, P=per, in_base=(i % 2) * (4096 - 64),
-                             w_base=(i % 3) * hp["DATA_W"] // 8))
+                             w_base=(i % 3) * beat, **strides))
     return hp, out
 
 
@@ -114,4 +131,21 @@ def test_check_refuses_what_the_unit_cannot_run() -> None:
     with pytest.raises(ValueError, match="KH=7 <= KB=4"):
         ew.check(gap, 8, 16, wmax=16, womax=16, kb=4, kmax=9)
     ew.check(gap, 8, 16, wmax=16, womax=16, kb=8, kmax=9)
-    assert resources(8, 128, 112, 112, 8, 9).dsp == 24
+    assert resources(8, 128, 112, 112, 8, 9).dsp == 33
+
+
+def test_strides_are_contiguous_or_whole_beats() -> None:
+    """A block stride is the block's bytes (the default) or a multiple of the beat at least
+    that: the descriptor and `check` refuse others."""
+    layer = ew.WindowLayer("max", 5, 5, 16, (3, 3), (2, 2))  # blocks of 200 / 32 bytes at G 8
+    desc = ew.descriptor(layer, 8, 16)
+    f = dict(zip(ew.WINDOW_FIELDS, desc, strict=True))
+    assert (f["IN_STRIDE"], f["OUT_STRIDE"], f["OUT_BASE"]) == (200, 32, 400)
+    assert ew.descriptor(layer, 8, 16, in_stride=208, out_stride=48)[-2:] == [208, 48]
+    for bad in ({"in_stride": 204}, {"in_stride": 192}, {"out_stride": 16}):
+        with pytest.raises(ValueError, match="STRIDE"):
+            ew.descriptor(layer, 8, 16, **bad)
+    odd = list(desc)
+    odd[ew.WINDOW_FIELDS.index("OUT_STRIDE")] = 40
+    with pytest.raises(ValueError, match="OUT_STRIDE=40"):
+        ew.check(odd, 8, 16, wmax=16, womax=16, kb=4, kmax=9)

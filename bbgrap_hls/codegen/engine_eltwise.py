@@ -15,9 +15,12 @@ One layer is one of four modes over int8 feature maps in the engine's blocked la
 With ``lut`` set, ADD, MUL and MULV pass their result through the table too (a fused
 activation). ``s = 0`` means no rounding term (`sim.golden.round_shift`).
 
-Because a map's blocks are contiguous, ADD, MUL and TABLE are byte-wise over the map's
-``H·W·Cp`` bytes whatever ``G``; only MULV needs a byte's channel: byte ``i`` of the map is
-channel ``(i // (H·W·G))·G + i % G``.
+A map's blocks sit ``stride`` bytes apart (`engine_image.feature_bytes`): with every map's
+blocks contiguous (strides ``H·W·G``) ADD, MUL and TABLE are byte-wise over the map's
+``H·W·Cp`` bytes whatever ``G``, one run, and MULV needs a byte's channel: byte ``i`` of the
+map is channel ``(i // (H·W·G))·G + i % G``. Otherwise (strides multiples of the beat) the
+unit streams the map block by block, one run of ``⌈H·W·G/DB⌉`` beats a block, block ``b``'s
+bytes all of channels ``b·G ..``.
 """
 
 from __future__ import annotations
@@ -33,14 +36,20 @@ ADD, MUL, MULV, TABLE = 0, 1, 2, 3
 MODES = {"add": ADD, "mul": MUL, "mulv": MULV, "table": TABLE}
 
 ELTWISE_FIELDS = ("MODE", "H", "W", "C", "ZA", "ZB", "MA", "MB", "M", "S", "ZY", "LO", "HI", "LUT",
-                  "A_BASE", "B_BASE", "OUT_BASE", "T_BASE")
+                  "A_BASE", "B_BASE", "OUT_BASE", "T_BASE", "A_STRIDE", "B_STRIDE", "OUT_STRIDE")
 """A layer's descriptor, one 32-bit word per field in this order (the RTL's ``desc`` port,
 field ``i`` at bits ``[32·i +: 32]``; ``bb::EltwiseDesc`` of the HLS kernel). ``MODE`` is
 `ADD`, `MUL`, `MULV` or `TABLE`; ``C`` is padded to a multiple of ``G``; ``ZA``, ``ZB``,
 ``ZY``, ``LO``, ``HI`` signed int8 values, ``MA``, ``MB`` signed multipliers (|·| < 2^24),
 ``M`` unsigned (< 2^24), ``S`` the shift (0..62); ``LUT`` 1: the table after ADD/MUL/MULV.
 ``A_BASE``, ``B_BASE``, ``OUT_BASE`` byte addresses in the feature memory (``B_BASE`` the
-vector's in MULV), ``T_BASE`` the table's in the weight memory; all multiples of the beat."""
+vector's in MULV), ``T_BASE`` the table's in the weight memory; all multiples of the beat.
+``A_STRIDE``, ``B_STRIDE``, ``OUT_STRIDE``: bytes from one block of the map to the next, each
+``H·W·G`` (blocks contiguous) or a multiple of the beat at least that; all three ``H·W·G``
+(``B_STRIDE`` aside in MULV and TABLE): one run over the map; else every stride a multiple
+of the beat and a run a block (`runs`). In MULV ``B_STRIDE`` is the vector's (a 1 × 1 map):
+``G`` (the channels in order, `vector_bytes`) or a multiple of the beat (block ``b``'s ``G``
+bytes at ``B_BASE + b·B_STRIDE``)."""
 
 TABLE_BYTES = 256
 
@@ -82,15 +91,29 @@ def map_bytes(layer: EltwiseLayer, g: int) -> int:
     return layer.h * layer.w * _up(layer.c, g)
 
 
+def runs(row: list[int], g: int) -> tuple[int, int]:
+    """``(runs, bytes a run)`` the unit streams: ``(1, H·W·C)`` when the maps it streams (A,
+    OUT, and B in ADD and MUL) have contiguous blocks, else ``(C/G, H·W·G)``, a block a run."""
+    f = dict(zip(ELTWISE_FIELDS, row, strict=True))
+    blk = f["H"] * f["W"] * g
+    maps = ["A_STRIDE", "OUT_STRIDE"] + (["B_STRIDE"] if f["MODE"] in (ADD, MUL) else [])
+    if all(f[k] == blk for k in maps):
+        return 1, blk * (f["C"] // g)
+    return f["C"] // g, blk
+
+
 def descriptor(layer: EltwiseLayer, g: int, beat: int, a_base: int, b_base: int, out_base: int,
-               t_base: int = 0, cmax: int | None = None) -> list[int]:
+               t_base: int = 0, cmax: int | None = None, a_stride: int | None = None, b_stride: int | None = None,
+               out_stride: int | None = None) -> list[int]:
     """The layer's `ELTWISE_FIELDS` values (signed where the field is), checked against what
-    the unit supports (``cmax``: the unit's vector buffer, the RTL's ``CMAX``).
+    the unit supports (``cmax``: the unit's vector buffer, the RTL's ``CMAX``); the maps' block
+    strides (None: contiguous; MULV's ``b_stride`` the vector's, ``G`` when None).
 
     Raises:
         ValueError: an unaligned base, constants out of range, ``g`` not a power of two
-            dividing ``beat``, a MULV map whose blocks are shorter than a beat or whose
-            vector is longer than ``cmax``.
+            dividing ``beat``, a stride neither contiguous nor whole beats (or contiguous and
+            not whole beats beside a strided map), a contiguous MULV map whose blocks are
+            shorter than a beat or a vector longer than ``cmax``.
     """
     name = f"eltwise layer (mode {layer.mode}, {layer.h}x{layer.w}x{layer.c})"
     if layer.mode not in MODES.values():
@@ -105,9 +128,23 @@ def descriptor(layer: EltwiseLayer, g: int, beat: int, a_base: int, b_base: int,
         raise ValueError(f"{name}: s={layer.s} ma={layer.ma} mb={layer.mb} m={layer.m} out of range")
     if not (-128 <= layer.lo <= layer.hi <= 127):
         raise ValueError(f"{name}: clamp [{layer.lo}, {layer.hi}] is not an int8 range")
-    if layer.mode == MULV and layer.h * layer.w * g < beat:
+    blk = layer.h * layer.w * g
+    vec = layer.mode == MULV
+    strides = {"A_STRIDE": a_stride, "B_STRIDE": b_stride, "OUT_STRIDE": out_stride}
+    strides = {k: (g if vec and k == "B_STRIDE" else blk) if v is None else v for k, v in strides.items()}
+    streamed = ["A_STRIDE", "OUT_STRIDE"] + (["B_STRIDE"] if layer.binary() else [])
+    strided = any(strides[k] != blk for k in streamed)
+    for k, v in strides.items():
+        own = g if vec and k == "B_STRIDE" else blk
+        if v != own and (v % beat or v < own):
+            raise ValueError(f"{name}: {k}={v} is neither the block's {own} bytes nor a multiple of the "
+                             f"{beat}-byte beat at least that")
+        if strided and k in streamed and v % beat:
+            raise ValueError(f"{name}: {k}={v}: with a map's blocks strided every map's stride must be a "
+                             f"multiple of the {beat}-byte beat (a run a block)")
+    if vec and not strided and blk < beat:
         # a beat then spans more than two channel blocks (the RTL picks one of two vector words)
-        raise ValueError(f"{name}: MULV needs H·W·G >= the beat ({beat} bytes)")
+        raise ValueError(f"{name}: MULV on contiguous maps needs H·W·G >= the beat ({beat} bytes)")
     if layer.mode == MULV and cmax is not None and _up(layer.c, g) > cmax:
         raise ValueError(f"{name}: a vector of {_up(layer.c, g)} channels, the unit holds {cmax}")
     if layer.uses_table() and (layer.table is None or np.asarray(layer.table).size != TABLE_BYTES):
@@ -115,7 +152,7 @@ def descriptor(layer: EltwiseLayer, g: int, beat: int, a_base: int, b_base: int,
     vals = {"MODE": layer.mode, "H": layer.h, "W": layer.w, "C": _up(layer.c, g), "ZA": layer.za, "ZB": layer.zb,
             "MA": layer.ma, "MB": layer.mb, "M": layer.m, "S": layer.s, "ZY": layer.zy, "LO": layer.lo,
             "HI": layer.hi, "LUT": int(layer.lut and layer.mode != TABLE), "A_BASE": a_base, "B_BASE": b_base,
-            "OUT_BASE": out_base, "T_BASE": t_base}
+            "OUT_BASE": out_base, "T_BASE": t_base} | strides
     return [int(vals[k]) for k in ELTWISE_FIELDS]
 
 
@@ -130,11 +167,12 @@ def table_image(layer: EltwiseLayer) -> bytes:
     return np.asarray(layer.table, np.int8).reshape(TABLE_BYTES).tobytes()
 
 
-def vector_bytes(v: np.ndarray, g: int) -> bytes:
+def vector_bytes(v: np.ndarray, g: int, stride: int | None = None) -> bytes:
     """A MULV operand ([C] or [1, 1, C]) as the feature memory holds it: the blocked layout
-    of a 1 x 1 map, i.e. the channels in order, zero-padded to a multiple of ``g``."""
+    of a 1 x 1 map, i.e. the channels in order, zero-padded to a multiple of ``g`` (blocks
+    ``stride`` bytes apart when given)."""
     v = np.asarray(v, np.int8).reshape(1, 1, -1)
-    return feature_bytes(v, g)
+    return feature_bytes(v, g, stride)
 
 
 def reference(layer: EltwiseLayer, a: np.ndarray, b: np.ndarray | None = None) -> np.ndarray:

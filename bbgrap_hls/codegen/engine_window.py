@@ -28,7 +28,7 @@ MODES = {"max": MAX, "avg": AVG, "dw": DW}
 
 WINDOW_FIELDS = ("MODE", "H", "W", "C", "HO", "WO", "KH", "KW", "SH", "SW", "PT", "PL", "PB", "PR",
                  "PAD", "BIAS", "MULT", "SHIFT", "ZP_OUT", "LO", "HI", "IN_BASE", "OUT_BASE", "W_BASE",
-                 "W_BEATS")
+                 "W_BEATS", "IN_STRIDE", "OUT_STRIDE")
 """A window layer's descriptor, one 32-bit word per field in this order (``desc[32·i +: 32]``
 of the RTL, ``bb::WindowLayer`` of the HLS kernel). ``C`` is padded to a multiple of ``G``;
 ``HO``/``WO`` the output size (given, so the hardware divides nothing); ``PAD`` the value the
@@ -36,7 +36,10 @@ padding reads (int8: -128 for max, ``zp_in`` otherwise); ``BIAS`` the average's 
 start ``-KH·KW·zp_in``; ``MULT``/``SHIFT`` the average's requantiser (depthwise: per channel, in
 the weight records); ``ZP_OUT``, ``LO``, ``HI`` the output zero point and clamp (average,
 depthwise); ``IN_BASE``/``OUT_BASE`` byte offsets in the feature memory, ``W_BASE`` in the
-weight memory (multiples of the beat); ``W_BEATS`` a block's weight beats (0 unless depthwise)."""
+weight memory (multiples of the beat); ``W_BEATS`` a block's weight beats (0 unless depthwise);
+``IN_STRIDE``/``OUT_STRIDE`` the bytes from one block of the input / output map to the next
+(`engine_image.feature_bytes`' ``stride``): the block's own bytes (``H·W·G``, ``HO·WO·G``:
+blocks contiguous) or a multiple of the beat at least that (each block on whole beats)."""
 
 RECORD_WORDS = 8
 """A depthwise block's ``G`` records take ``8·G`` bytes: the first 8 words of ``G`` bytes."""
@@ -129,23 +132,37 @@ def weight_image(layer: WindowLayer, g: int, beat: int) -> bytes:
     return bytes(out)
 
 
+def _stride(name: str, stride: int | None, block: int, beat: int) -> int:
+    """A block stride: ``block`` (contiguous) when None; else the block's bytes or a multiple
+    of the beat at least that."""
+    if stride is None:
+        return block
+    if stride != block and (stride % beat or stride < block):
+        raise ValueError(f"window layer: {name}={stride} is neither the block's {block} bytes nor a multiple "
+                         f"of the beat {beat} at least that")
+    return stride
+
+
 def descriptor(layer: WindowLayer, g: int, beat: int, in_base: int = 0, out_base: int | None = None,
-               w_base: int = 0) -> list[int]:
+               w_base: int = 0, in_stride: int | None = None, out_stride: int | None = None) -> list[int]:
     """The layer's `WINDOW_FIELDS` values (signed where the field is), the input at
     ``in_base``, the output at ``out_base`` (default: the first beat after the input) and the
-    weights at ``w_base`` (byte offsets, multiples of ``beat``)."""
+    weights at ``w_base`` (byte offsets, multiples of ``beat``); the maps' block strides
+    ``in_stride``/``out_stride`` (None: contiguous, ``H·W·G`` and ``HO·WO·G``)."""
     (kh, kw), (sh, sw), (t, left, b, r) = layer.k, layer.stride, layer.pads
     cp = _up(layer.c, g)
+    ho, wo = layer.out_hw
+    in_stride = _stride("IN_STRIDE", in_stride, layer.h * layer.w * g, beat)
+    out_stride = _stride("OUT_STRIDE", out_stride, ho * wo * g, beat)
     if out_base is None:
-        out_base = _up(in_base + layer.h * layer.w * cp, beat)
+        out_base = _up(in_base + (cp // g - 1) * in_stride + layer.h * layer.w * g, beat)
     if in_base % beat or out_base % beat or w_base % beat:
         raise ValueError(f"window layer: bases {in_base}, {out_base}, {w_base} not multiples of the beat {beat}")
-    ho, wo = layer.out_hw
     avg = layer.mode == "avg"
     return [MODES[layer.mode], layer.h, layer.w, cp, ho, wo, kh, kw, sh, sw, t, left, b, r,
             layer.pad_value, -kh * kw * layer.zp_in if avg else 0, layer.mult if avg else 0,
             layer.shift if avg else 0, layer.zp_out, layer.lo, layer.hi, in_base, out_base, w_base,
-            block_beats(layer, g, beat)]
+            block_beats(layer, g, beat), in_stride, out_stride]
 
 
 def check(desc: list[int], g: int, beat: int, wmax: int, womax: int, kb: int, kmax: int) -> None:
@@ -154,7 +171,8 @@ def check(desc: list[int], g: int, beat: int, wmax: int, womax: int, kb: int, km
     ``C`` a multiple of ``G``; ``W`` at least the pixels a beat (a beat holds at most one
     row start) and at most ``WMAX``; ``WO`` at most ``WOMAX``; ``KH`` at most ``KB`` (a
     window's rows are all in the row buffer: a global pool needs ``KB >= H``); depthwise
-    ``KH·KW`` at most ``KMAX``; bases beat-aligned."""
+    ``KH·KW`` at most ``KMAX``; bases beat-aligned; each stride its block's bytes or a
+    multiple of the beat at least that."""
     f = dict(zip(WINDOW_FIELDS, desc, strict=True))
     ppb = beat // g
     need = [(f["C"] % g == 0 and f["C"] >= g, f"C={f['C']} a multiple of G={g}"),
@@ -163,6 +181,9 @@ def check(desc: list[int], g: int, beat: int, wmax: int, womax: int, kb: int, km
             (f["KH"] <= kb, f"KH={f['KH']} <= KB={kb}"),
             (f["MODE"] != DW or f["KH"] * f["KW"] <= kmax, f"KH*KW={f['KH'] * f['KW']} <= KMAX={kmax}"),
             (all(f[k] % beat == 0 for k in ("IN_BASE", "OUT_BASE", "W_BASE")), f"bases multiples of {beat}")]
+    for k, block in (("IN_STRIDE", f["H"] * f["W"] * g), ("OUT_STRIDE", f["HO"] * f["WO"] * g)):
+        ok = f[k] == block or (f[k] % beat == 0 and f[k] >= block)
+        need.append((ok, f"{k}={f[k]} the block's {block} bytes or a multiple of {beat} at least that"))
     bad = [why for ok, why in need if not ok]
     if bad:
         raise ValueError(f"window unit (G={g}, beat={beat}) cannot run {dict(f)}: needs " + "; ".join(bad))

@@ -13,11 +13,15 @@ The unit's schedule (the RTL's, cycle 0 the start pulse):
 
 1. with a table (TABLE, or a fused one): its ``256/DB`` beats on the weight port, address
    from cycle 1; the feature reads wait for the last table beat (from that cycle + 1);
-2. MULV: the vector's ``ceil(C/DB)`` beats first;
-3. the map in chunks of ``len(p) = min(BURST, NB − p, beats to the next 4 KB of A, of B
-   (ADD, MUL), of OUT)`` beats (``NB = ceil(H·W·C/DB)``): per chunk an A burst, then a B burst
-   (ADD, MUL) the next cycle; chunk ``i``'s A waits until fewer than ``CHUNKS`` chunks are in
-   flight (read and not wholly written: chunk ``i − CHUNKS``'s last W beat + 1);
+2. MULV: the vector first: its ``ceil(C/DB)`` beats (``B_STRIDE = G``), or one beat a block
+   from ``B_BASE + b·B_STRIDE`` (a burst each, one a cycle);
+3. the map in runs (`engine_eltwise.runs`: the whole map, or with strided blocks a block a
+   run, run ``r`` from ``X_BASE + r·X_STRIDE`` of each map ``X``), each in chunks of
+   ``len(p) = min(BURST, NB − p, beats to the next 4 KB of A, of B (ADD, MUL), of OUT)``
+   beats (``NB = ceil(run bytes/DB)``, ``p`` the run's beats so far): per chunk an A burst,
+   then a B burst (ADD, MUL) the next cycle; chunk ``i``'s A waits until fewer than
+   ``CHUNKS`` chunks are in flight (read and not wholly written: chunk ``i − CHUNKS``'s last
+   W beat + 1);
 4. a chunk's result beats leave the 3-stage datapath 3 cycles after their (B, or A) beat; its
    write address goes out the cycle after its last result (``last data + 4``), its W beats
    from the cycle after that;
@@ -31,21 +35,34 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from bbgrap_hls.codegen.engine_eltwise import ADD, ELTWISE_FIELDS, MUL, MULV, TABLE, TABLE_BYTES
-from bbgrap_hls.model.blocks import ELTWISE_DSP, LUT_AXI_READ, LUT_BASE_SIMPLE, LUT_ELTWISE
-from bbgrap_hls.model.memory import MemCost, lutram, memory
+from bbgrap_hls.codegen.engine_eltwise import ADD, ELTWISE_FIELDS, MUL, MULV, TABLE, TABLE_BYTES, runs
+from bbgrap_hls.model.blocks import ELTWISE_DSP, LUT_ELTWISE
+from bbgrap_hls.model.memory import memory
 
 PIPE = 3
 """Datapath stages (``hw/rtl/engine_eltwise.sv``): products, rounding and clamp (rq_round),
 table or bypass; a beat's result is in the output buffer at the end of its third cycle."""
 
-LUT_TABLE_LANE = 10
-"""LUTs per byte lane of the table stage's select and output register besides the table's
-copy (lut_act's per-lane figure in `blocks.lut_act`; a guess here, not synthesised)."""
+LUT_TABLE_LANE = 8 * 85 + 10
+"""LUTs per byte lane of the table stage: the table's read, a 256-to-1 multiplexer of 8 bits
+(85 LUT6 a bit: 64 + 16 + 4 + 1; Yosys keeps the table in 2,048 registers, its ``DB`` write
+ports a beat rule out LUTRAM) and its select and output register (lut_act's 10)."""
 
-LUT_VECTOR_LANE = 12
-"""LUTs per byte lane of MULV's block select (two vector words, a comparator per lane
-group, the mode multiplexers of the shared add / mul lane): a guess, not synthesised."""
+LUT_VECTOR_LANE = 299
+"""LUTs per byte lane besides `LUT_ELTWISE` and the table: MULV's block select, the operand
+and mode multiplexers of the shared add / mul products. Fitted to Yosys 0.70
+(bench/resources.py ``--engine``): 1,410 LUTs a lane (16 lanes less 8: engine-eltwise-g8 less
+-g4, LUTRAM apart) less `LUT_ELTWISE` and `LUT_TABLE_LANE` (was a guess of 12, with the table
+as 64 LUTs of LUTRAM a lane: Yosys / model 1.88 at G 8, 16-byte beats)."""
+
+LUT_CONTROL = 1790
+"""LUTs of the unit's control and its three AXI channels (descriptor, chunk lengths, counters):
+Yosys 0.70 gives 1,503 at BURST 4, CHUNKS 2, CMAX 64 and 2,077 at the RTL's 64, 4, 512 besides
+the lanes and memories (engine-eltwise-g4/-g8, -g8-default); their mean (was a guess of 4,600:
+`LUT_BASE_SIMPLE` and three `LUT_AXI_READ`)."""
+
+DESC_DSP = 6
+"""DSP48E2s of the descriptor's 32-bit ``H·W`` and ``H·W·C`` (Yosys 0.70: 6 besides the lanes')."""
 
 
 def _ceil(a: int, b: int) -> int:
@@ -66,16 +83,20 @@ def split(base: int, beats: int, beat: int, burst: int) -> list[int]:
     return out
 
 
-def chunks(row: list[int], beat: int, burst: int) -> list[int]:
-    """The map's chunk lengths in beats (step 3 of the module doc)."""
+def chunks(row: list[int], beat: int, burst: int, g: int) -> list[int]:
+    """The map's chunk lengths in beats, run after run (step 3 of the module doc; ``g`` the
+    unit's ``G``)."""
     f = dict(zip(ELTWISE_FIELDS, row, strict=True))
-    nb = _ceil(f["H"] * f["W"] * f["C"], beat)
-    bases = [f["A_BASE"], f["OUT_BASE"]] + ([f["B_BASE"]] if f["MODE"] in (ADD, MUL) else [])
-    out, p = [], 0
-    while p < nb:
-        n = min([burst, nb - p] + [_to4k(b + p * beat, beat) for b in bases])
-        out.append(n)
-        p += n
+    nrun, size = runs(row, g)
+    nb = _ceil(size, beat)
+    maps = ["A", "OUT"] + (["B"] if f["MODE"] in (ADD, MUL) else [])
+    out = []
+    for r in range(nrun):
+        bases, p = [f[f"{m}_BASE"] + r * f[f"{m}_STRIDE"] for m in maps], 0
+        while p < nb:
+            n = min([burst, nb - p] + [_to4k(b + p * beat, beat) for b in bases])
+            out.append(n)
+            p += n
     return out
 
 
@@ -99,10 +120,12 @@ class EltwiseCycles:
 
 
 def layer_cycles(row: list[int], beat: int, latency: int, period: int, burst: int = 64,
-                 in_flight: int = 4) -> EltwiseCycles:
+                 in_flight: int = 4, g: int | None = None) -> EltwiseCycles:
     """Exact cycles of one layer (descriptor ``row``, `ELTWISE_FIELDS`) on a unit of ``beat``
-    bytes a beat, ``burst`` beats a burst at most and ``in_flight`` chunks in flight (the
-    RTL's ``BURST`` and ``CHUNKS``), its memory ``latency`` and ``period`` as the module doc.
+    bytes a beat, ``burst`` beats a burst at most, ``in_flight`` chunks in flight and ``g``
+    channels a block (the RTL's ``BURST``, ``CHUNKS`` and ``G``; ``g`` None: blocks of the
+    strides' own bytes, i.e. ``A_STRIDE/(H·W)`` when contiguous), its memory ``latency`` and
+    ``period`` as the module doc.
 
     Raises:
         ValueError: ``latency`` or ``period`` below 1.
@@ -111,6 +134,10 @@ def layer_cycles(row: list[int], beat: int, latency: int, period: int, burst: in
         raise ValueError(f"engine_eltwise: latency={latency} and period={period} must be at least 1")
     f = dict(zip(ELTWISE_FIELDS, row, strict=True))
     mode, lat, per = f["MODE"], latency, period
+    if g is None:
+        g = f["A_STRIDE"] // (f["H"] * f["W"]) if f["A_STRIDE"] % (f["H"] * f["W"]) == 0 else 0
+        if not g or f["C"] % g:
+            raise ValueError(f"engine_eltwise model: give g, A_STRIDE={f['A_STRIDE']} is not H·W·G")
     table = mode == TABLE or bool(f["LUT"])
     t0, t_last = 1, 0
     if table:  # the weight port: its own address and data channels
@@ -127,10 +154,13 @@ def layer_cycles(row: list[int], beat: int, latency: int, period: int, burst: in
         rlast = max(ar + lat, rlast + per) + (n - 1) * per
         reads += n
 
-    if mode == MULV:
+    if mode == MULV and f["B_STRIDE"] != g:  # a strided vector: a beat a block
+        for _ in range(f["C"] // g):
+            read(1, t0)
+    elif mode == MULV:
         for n in split(f["B_BASE"], _ceil(f["C"], beat), beat, burst):
             read(n, t0)
-    lens = chunks(row, beat, burst)
+    lens = chunks(row, beat, burst, g)
     wlast: list[int] = []
     aw = w = b = -(1 << 60)
     for i, n in enumerate(lens):
@@ -157,24 +187,22 @@ def resources(g: int, beat: int, burst: int = 64, in_flight: int = 4, cmax: int 
     """DSP48E2, RAMB18 and LUTs of ``engine_eltwise`` with ``beat`` byte lanes.
 
     - DSP: `ELTWISE_DSP` (2) a lane, as ``eltwise.sv`` (Add: two 9 × 25 products; Mul:
-      9 × 9 then 18 × 25); here one pair serves both modes through operand multiplexers.
+      9 × 9 then 18 × 25); here one pair serves both modes through operand multiplexers; and
+      `DESC_DSP` for the descriptor's sizes.
     - BRAM18 / LUTRAM (`memory.memory`): the A chunk buffer (``burst`` beats), the output
-      buffer (``in_flight·burst`` beats), the vector buffer (``cmax`` bytes in beats); the
-      table, one 256 × 8 copy per lane (a read port each) in LUTRAM (`memory.lutram`).
-    - LUT: `LUT_ELTWISE` a lane (fitted on ``eltwise.sv``'s lanes by Yosys, whose add and mul
-      lanes this lane merges: not synthesised as this module), `LUT_AXI_READ` for each of the
-      three AXI channels' control (the read master's fitted figure, reused as a guess for the
-      write side and the table reader), and the guessed `LUT_TABLE_LANE` and `LUT_VECTOR_LANE`.
+      buffer (``in_flight·burst`` beats), the vector buffer (``cmax`` bytes in beats, two
+      copies: it is read at two addresses, a block's word and the next's); the table is
+      registers (`LUT_TABLE_LANE` counts its reads).
+    - LUT: `LUT_ELTWISE` a lane (fitted on ``eltwise.sv``'s lanes), `LUT_TABLE_LANE` and
+      `LUT_VECTOR_LANE` a lane and `LUT_CONTROL`, fitted to Yosys on this module.
     """
     if beat % g:
         raise ValueError(f"engine_eltwise: G={g} must divide the beat ({beat} bytes)")
     w = 8 * beat
-    mem = memory(w, burst) + memory(w, in_flight * burst) + memory(w, _ceil(cmax, beat) + 1)
-    table = MemCost(0, lutram(8, 256)).times(beat)
+    mem = memory(w, burst) + memory(w, in_flight * burst) + memory(w, _ceil(cmax, beat) + 1).times(2)
     lanes = beat
     return EltwiseResources(
-        dsp=ELTWISE_DSP * lanes,
+        dsp=ELTWISE_DSP * lanes + DESC_DSP,
         bram18=mem.bram18,
-        lut=(LUT_BASE_SIMPLE + 3 * LUT_AXI_READ + (LUT_ELTWISE + LUT_TABLE_LANE + LUT_VECTOR_LANE) * lanes
-             + mem.lut + table.lut),
+        lut=LUT_CONTROL + (LUT_ELTWISE + LUT_TABLE_LANE + LUT_VECTOR_LANE) * lanes + mem.lut,
     )

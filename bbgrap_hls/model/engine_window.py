@@ -57,19 +57,26 @@ def cycles(desc: list[int], g: int, beat: int, kb: int, latency: int, period: in
     cycle after the last; the fetcher (depthwise) reads block k from ``max(free, start of block
     k-1) + 1``; row n issues from ``s[n] = 1 + max(e[n-1] + 1, rows in, weights in, row n-2
     written)`` to ``e[n] = s[n] + WO·KH·ceil(KW/TAPS) − 1``; the writer decides at ``x = max(free,
-    e[n] + 5)`` and sends the row's new beats from ``max(x + 1, last W + P)``, one a ``P``;
-    ``done`` is ``L + 1`` after the last W beat.
+    e[n] + 5)`` and sends the row's new beats from ``max(x + 1, last W + P)``, one a ``P``
+    (a run's beats completed by its rows so far; its last row: all of them, the last one
+    zero-filled; a run is the whole map, or with ``OUT_STRIDE`` past ``HO·WO·G`` one block);
+    ``done`` is ``L + 1`` after the last W beat. Input block ``b`` is read from ``IN_BASE +
+    b·IN_STRIDE``.
     """
     f = dict(zip(WINDOW_FIELDS, desc, strict=True))
     if kb < f["KH"] or latency < 1 or period < 1 or taps < 1:
         raise ValueError(f"window unit model: KB={kb} below KH={f['KH']}, or latency {latency} / period "
                          f"{period} / TAPS {taps} below 1")
-    h, w, c, wo = f["H"], f["W"], f["C"], f["WO"]
+    w, c, wo = f["W"], f["C"], f["WO"]
     L, P = latency, period
     never = -(1 << 60)
     rnext = wnext = wrnext = never  # each channel's earliest next beat
     issue = wo * group_cycles(f["KH"], f["KW"], taps)
     nrows = c // g * f["HO"]
+    # OUT_STRIDE past the block's bytes: each block's rows a run of their own from a whole beat
+    # (its last beat zero-filled); else the map's rows one run
+    runs = f["OUT_STRIDE"] != f["HO"] * wo * g
+    run_rows = f["HO"] if runs else nrows
     lfree, ffree, wfree = 1, 1, 1  # cycle each engine is next free to decide
     e = [0, 0]  # e[n-2], e[n-1]: last issue cycles (cycle 0: before any row, C_WAIT from 1)
     s_blk: dict[int, int] = {}  # block -> its first row's first issue cycle
@@ -86,7 +93,7 @@ def cycles(desc: list[int], g: int, beat: int, kb: int, latency: int, period: in
         else:
             safe = prev is not None and (grow + last) - (prev[0] + max(prev[1], 0)) < kb
             z = max(y, (e[0] if safe else e[1]) + 1) if n else y
-            start = f["IN_BASE"] + (b * h * w + first * w) * g
+            start = f["IN_BASE"] + b * f["IN_STRIDE"] + first * w * g
             end = start + (last - first + 1) * w * g
             k = -(-end // beat) - start // beat
             t0 = max(z + 1 + L, rnext)
@@ -109,8 +116,8 @@ def cycles(desc: list[int], g: int, beat: int, kb: int, latency: int, period: in
         prev = (grow, lo)
         # writer
         x = max(wfree, en + DRAIN + 1)
-        total = (n + 1) * wo * g
-        target = -(-total // beat) if n == nrows - 1 else total // beat
+        total = (n % run_rows + 1) * wo * g  # the run's bytes so far
+        target = -(-total // beat) if n % run_rows == run_rows - 1 else total // beat
         if target > beats:
             t0 = max(x + 1, wrnext)
             t1 = t0 + (target - beats - 1) * P
@@ -118,6 +125,8 @@ def cycles(desc: list[int], g: int, beat: int, kb: int, latency: int, period: in
             beats = target
         else:
             wfree = x + 1
+        if n % run_rows == run_rows - 1:
+            beats = 0
         written = [written[1], wfree]
     return last_w + L + 1
 
@@ -128,7 +137,7 @@ def traffic(desc: list[int], g: int, beat: int) -> dict[str, int]:
     h, w, c, ho, wo, kh, sh, pt = (f[k] for k in ("H", "W", "C", "HO", "WO", "KH", "SH", "PT"))
     rd = 0
     for b in range(c // g):
-        have, blk = 0, f["IN_BASE"] + b * h * w * g
+        have, blk = 0, f["IN_BASE"] + b * f["IN_STRIDE"]
         for oy in range(ho):
             lo = oy * sh - pt
             have = max(have, min(lo, h))
@@ -137,7 +146,25 @@ def traffic(desc: list[int], g: int, beat: int) -> dict[str, int]:
                 start, end = blk + have * w * g, blk + (rend + 1) * w * g
                 rd += -(-end // beat) - start // beat
                 have = rend + 1
-    return {"read": rd, "write": -(-ho * wo * c // beat), "weights": c // g * f["W_BEATS"]}
+    runs = f["OUT_STRIDE"] != ho * wo * g  # a run a block (`cycles`)
+    write = c // g * -(-ho * wo * g // beat) if runs else -(-ho * wo * c // beat)
+    return {"read": rd, "write": write, "weights": c // g * f["W_BEATS"]}
+
+
+DESC_DSP = 9
+"""DSP48E2s of the descriptor's sizes: the 32-bit ``H·W``, ``C/G·HO`` and the loader's rows ×
+``W``, three DSPs each (Yosys 0.70 at G 4 and 8, bench/resources.py ``--engine``)."""
+
+LUT_LANE = 200
+"""LUTs a lane besides its requantiser: the accumulator's add, max compare and start value,
+and the pixel's pad select. Fitted to Yosys 0.70 (G 8 less G 4 at WMAX 16: 676 a lane with
+rq_lane's 476); it was `blocks.LUT_VVU_LANE` (75)."""
+
+LUT_CONTROL = 4400
+"""LUTs of the loader, fetcher, compute and writer engines (32-bit row and address
+arithmetic, three AXI channels). Fitted to Yosys 0.70: 4,314 at G 4 / 8, WMAX 16 and 4,490
+at G 8, WMAX 64 besides lanes and memories; it was a guess of 4,900 (`LUT_BASE_SIMPLE`,
+three `LUT_AXI_READ`, `LUT_FRAME_ADDR`)."""
 
 
 @dataclass(frozen=True)
@@ -164,12 +191,11 @@ def resources(g: int, data_w: int, wmax: int, womax: int, kb: int, kmax: int, ta
     tap) and the output beat buffer (two rows' beats and a carry) through `memory` (the
     project's fitted RAM mapping). The records (two blocks' ``G`` x 64 bits) are registers, not
     counted.
-    LUTs: the constants of `blocks` fitted on other modules (a requantiser lane, a vvu lane,
-    an AXI master) plus a guessed ``LUT_FRAME_ADDR`` for the address and control logic; each
+    DSPs besides: `DESC_DSP` for the descriptor's sizes.
+    LUTs: `blocks.LUT_REQUANT` and `LUT_LANE` a lane and `LUT_CONTROL`, fitted to Yosys; each
     tap of a group past the first adds a lane's add or compare (``LUT_VVU_LANE``) and its
     pixel and weight selects (``2·8G`` bits of an ``NB``-way multiplexer, ``LUT_MERGE_BIT`` a
-    bit and select bit: a guess). No synthesis of this module has been run, so the LUT figure
-    is an estimate only.
+    bit and select bit: a guess, not synthesised).
     """
     ppb = data_w // (8 * g)
     nb = banks(g, data_w, taps)
@@ -180,7 +206,7 @@ def resources(g: int, data_w: int, wmax: int, womax: int, kb: int, kmax: int, ta
     mems = [memory(8 * g, kb * rw)] * nb + [memory(8 * g, 2 * wd)] * nb + [memory(data_w, ofd)]
     bram = sum(m.bram18 for m in mems)
     sel = 2 * 8 * g * blocks.LUT_MERGE_BIT * max(1, (nb - 1).bit_length())
-    lut = (sum(m.lut for m in mems) + g * (blocks.LUT_REQUANT + blocks.LUT_VVU_LANE)
+    lut = (sum(m.lut for m in mems) + g * (blocks.LUT_REQUANT + LUT_LANE)
            + (taps - 1) * (g * blocks.LUT_VVU_LANE + sel)
-           + 3 * blocks.LUT_AXI_READ + blocks.LUT_FRAME_ADDR + blocks.LUT_BASE_SIMPLE)
-    return WindowResources(dsp=g * (blocks.REQUANT_DSP + taps), bram18=bram, lut=lut)
+           + LUT_CONTROL)
+    return WindowResources(dsp=g * (blocks.REQUANT_DSP + taps) + DESC_DSP, bram18=bram, lut=lut)

@@ -4,22 +4,26 @@
 // One call runs one layer described by an EltwiseDesc (codegen/engine_eltwise.py
 // ELTWISE_FIELDS, the same words in the same order) over int8 feature maps in board memory,
 // in the engine's blocked layout (codegen/engine_image.py feature_bytes: G channels a block,
-// blocks contiguous, so a map is H·W·C bytes in a row, C padded to G):
+// C padded to G, block b of map X at x_base + b·x_stride):
 //   ADD   y = clamp(zy + ((ma·(a − za) + mb·(b − zb) + 2^(s−1)) >> s), lo, hi)
 //   MUL   y = clamp(zy + (((a − za)·(b − zb)·m + 2^(s−1)) >> s), lo, hi), b a map like a
-//   MULV  the same, b a per-channel vector (C bytes at b_base, channel order) broadcast
-//         over the pixels (squeeze-excite)
+//   MULV  the same, b a per-channel vector broadcast over the pixels (squeeze-excite): a 1 x 1
+//         map at b_base, its blocks b_stride apart (G: the C bytes in channel order)
 //   TABLE y = T[a + 128] (the 256-byte table at t_base of the weight port)
 // lut = 1 passes ADD/MUL/MULV's result through the table too (a fused activation); s = 0 has
-// no rounding term. Byte i of a map is channel (i / (H·W·G))·G + i mod G: only MULV needs it.
+// no rounding term. Runs: a_stride = out_stride (= b_stride in ADD, MUL) = H·W·G (blocks
+// contiguous): the map is one run of H·W·C bytes, byte i channel (i / (H·W·G))·G + i mod G
+// (only MULV needs it); else (strides multiples of DDR_BEAT) a run of H·W·G bytes a block,
+// from x_base + b·x_stride, all of block b's channels.
 //
 // P gives G (channels a block, a power of two dividing DDR_BEAT), BURST (beats a chunk) and
 // CMAX (the most channels a MULV vector has). Ports as conv2d_offchip.h's: fmem and wmem are
 // DDR_BEAT-byte words (512-bit m_axi; the top function declares the INTERFACE pragmas);
 // every base is a byte address, a multiple of DDR_BEAT. Per call: the table (if used) and
-// MULV's vector into on-chip arrays, then per chunk of BURST beats one burst of A, one of B
-// (ADD, MUL), BURST result beats (II = 1, DDR_BEAT lanes) and one burst of the result. A
-// map's last beat is read and written whole: its bytes past H·W·C are the region's padding.
+// MULV's vector into on-chip arrays, then per run, per chunk of BURST beats one burst of A,
+// one of B (ADD, MUL), BURST result beats (II = 1, DDR_BEAT lanes) and one burst of the
+// result. A run's last beat is read and written whole: its bytes past the run are the
+// region's padding or the block's stride gap.
 #ifndef BBGRAP_ENGINE_ELTWISE_H
 #define BBGRAP_ENGINE_ELTWISE_H
 
@@ -31,7 +35,8 @@ enum : int32_t { ELT_ADD = 0, ELT_MUL = 1, ELT_MULV = 2, ELT_TABLE = 3 };
 
 /// A layer's descriptor: ELTWISE_FIELDS in order (int8 values sign-extended).
 struct EltwiseDesc {
-  int32_t mode, h, w, c, za, zb, ma, mb, m, s, zy, lo, hi, lut, a_base, b_base, out_base, t_base;
+  int32_t mode, h, w, c, za, zb, ma, mb, m, s, zy, lo, hi, lut, a_base, b_base, out_base, t_base, a_stride,
+      b_stride, out_stride;
 };
 
 /// One byte lane: the op with its one rounding, then the table where it is on.
@@ -69,7 +74,16 @@ void engine_eltwise(const EltwiseDesc& d, Word<DDR_BEAT>* fmem, const Word<DDR_B
   // MULV's vector (a map's last beat may look past its last block: padding, read as 0)
   int8_t vec[P::CMAX] = {};
   BB_HLS(ARRAY_PARTITION variable = vec cyclic factor = B)
-  if (d.mode == ELT_MULV) {
+  if (d.mode == ELT_MULV && d.b_stride != G) {  // a strided vector: block k's G bytes
+  BB_LOOP(eltwise_vector_block)
+    for (int k = 0; k < d.c / G; ++k) {
+      BB_PIPELINE(1)
+      const Word<B> t = fmem[(d.b_base + static_cast<long>(k) * d.b_stride) / B];
+      for (int j = 0; j < G; ++j) {
+        if (k * G + j < P::CMAX) vec[k * G + j] = t.d[j];
+      }
+    }
+  } else if (d.mode == ELT_MULV) {
   BB_LOOP(eltwise_vector)
     for (int k = 0; k < (d.c + B - 1) / B; ++k) {
       BB_PIPELINE(1)
@@ -81,22 +95,32 @@ void engine_eltwise(const EltwiseDesc& d, Word<DDR_BEAT>* fmem, const Word<DDR_B
   }
 
   const long hw = static_cast<long>(d.h) * d.w;
-  const long nb = (hw * d.c + B - 1) / B;
+  const bool runs = d.a_stride != hw * G || d.out_stride != hw * G || (two && d.b_stride != hw * G);
+  const int nrun = runs ? d.c / G : 1;
+  const long nb = ((runs ? hw * G : hw * d.c) + B - 1) / B;  // beats a run
   long blk = 0, pix = 0;  // MULV: block and pixel of the next beat's first G-byte group
   Word<B> abuf[BURST], bbuf[BURST], obuf[BURST];
+BB_LOOP(eltwise_run)
+  for (int r = 0; r < nrun; ++r) {
+  const long ar = (d.a_base + static_cast<long>(r) * d.a_stride) / B, br = (d.b_base + static_cast<long>(r) * d.b_stride) / B,
+             orun = (d.out_base + static_cast<long>(r) * d.out_stride) / B;
+  if (runs) {  // a run a block: every group of block r
+    blk = r;
+    pix = 0;
+  }
 BB_LOOP(eltwise_chunk)
   for (long p = 0; p < nb; p += BURST) {
     const int n = static_cast<int>(nb - p < BURST ? nb - p : BURST);
   BB_LOOP(eltwise_read_a)
     for (int k = 0; k < n; ++k) {
       BB_PIPELINE(1)
-      abuf[k] = fmem[d.a_base / B + p + k];
+      abuf[k] = fmem[ar + p + k];
     }
     if (two) {
     BB_LOOP(eltwise_read_b)
       for (int k = 0; k < n; ++k) {
         BB_PIPELINE(1)
-        bbuf[k] = fmem[d.b_base / B + p + k];
+        bbuf[k] = fmem[br + p + k];
       }
     }
   BB_LOOP(eltwise_beat)
@@ -111,7 +135,7 @@ BB_LOOP(eltwise_chunk)
           const int8_t b = two ? bbuf[k].d[i] : d.mode == ELT_MULV ? v : static_cast<int8_t>(0);
           obuf[k].d[i] = eltwise_lane(d, abuf[k].d[i], b, tab, table);
         }
-        if (++gp == hw) {
+        if (++gp == hw && !runs) {
           gp = 0;
           ++gb;
         }
@@ -122,8 +146,9 @@ BB_LOOP(eltwise_chunk)
   BB_LOOP(eltwise_write)
     for (int k = 0; k < n; ++k) {
       BB_PIPELINE(1)
-      fmem[d.out_base / B + p + k] = obuf[k];
+      fmem[orun + p + k] = obuf[k];
     }
+  }
   }
 }
 

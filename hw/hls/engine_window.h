@@ -12,8 +12,11 @@
 // Descriptor: `WindowLayer` (codegen/engine_window.py WINDOW_FIELDS, int32 each). Memory
 // layout (bbgrap_hls/codegen/engine_image.py `feature_bytes`, engine_window.py `weight_image`):
 //   feature memory (fmem, read and written): the input map from IN_BASE and the output map
-//     from OUT_BASE, both blocked by G channels: byte (b·H·W + p)·G + j = channel b·G + j of
-//     pixel p; the output written as whole beats, the last one zero-filled;
+//     from OUT_BASE, both blocked by G channels, block b IN_STRIDE (OUT_STRIDE) bytes after
+//     block b - 1: byte b·IN_STRIDE + p·G + j = channel b·G + j of pixel p; a stride is the
+//     block's bytes (H·W·G, HO·WO·G: blocks contiguous) or a multiple of BEAT at least that.
+//     The output is written as whole beats: the whole map as one run (blocks contiguous),
+//     else each block as a run from its own base; a run's last beat zero-filled;
 //   weight memory (wmem, read only; depthwise): block b's W_BEATS beats from W_BASE +
 //     b·W_BEATS·BEAT: bytes 8j .. 8j+7 channel j's record (int32 bias' with -zp_in·Σw folded,
 //     uint32 (m << 8) | s, little-endian), then tap t (ky·KW + kx) of the G channels at bytes
@@ -29,7 +32,8 @@
 // packed into the output beat, written when full.
 // Returns 0 when the layer ran; 1, without touching memory, when the descriptor does not fit P
 // (C not a multiple of G, a row wider than WMAX, a window taller than KB, more than KMAX
-// depthwise taps, W_BEATS too short, bases not beat-aligned, an unknown MODE).
+// depthwise taps, W_BEATS too short, bases not beat-aligned, a stride neither the block's
+// bytes nor a multiple of BEAT at least that, an unknown MODE).
 //
 // Not checked: Vitis HLS has not been run on this kernel (no synthesis, II or resource
 // report). The top-level INTERFACE pragmas (fmem, wmem as m_axi bundles, the descriptor as
@@ -48,9 +52,9 @@ namespace bb {
 /// One window layer's descriptor: engine_window.WINDOW_FIELDS in order, one int32 each.
 struct WindowLayer {
   int32_t MODE, H, W, C, HO, WO, KH, KW, SH, SW, PT, PL, PB, PR, PAD, BIAS, MULT, SHIFT, ZP_OUT, LO, HI,
-      IN_BASE, OUT_BASE, W_BASE, W_BEATS;
+      IN_BASE, OUT_BASE, W_BASE, W_BEATS, IN_STRIDE, OUT_STRIDE;
 };
-static_assert(sizeof(WindowLayer) == 25 * 4, "WindowLayer: the 25 words of engine_window.WINDOW_FIELDS");
+static_assert(sizeof(WindowLayer) == 27 * 4, "WindowLayer: the 27 words of engine_window.WINDOW_FIELDS");
 
 constexpr int WINDOW_MAX = 0, WINDOW_AVG = 1, WINDOW_DW = 2;  // MODE values
 constexpr int WINDOW_RECORD_WORDS = 8;                         // a block's records: 8·G bytes
@@ -78,6 +82,9 @@ bool window_fits(const WindowLayer& d) {
   if (d.HO < 1 || d.WO < 1 || (d.HO - 1) * d.SH + d.KH > d.H + d.PT + d.PB || (d.WO - 1) * d.SW + d.KW > d.W + d.PL + d.PR)
     return false;
   if (d.IN_BASE < 0 || d.OUT_BASE < 0 || d.W_BASE < 0 || d.IN_BASE % B || d.OUT_BASE % B || d.W_BASE % B) return false;
+  const long iblk = static_cast<long>(d.H) * d.W * G, oblk = static_cast<long>(d.HO) * d.WO * G;
+  if (d.IN_STRIDE != iblk && (d.IN_STRIDE % B || d.IN_STRIDE < iblk)) return false;
+  if (d.OUT_STRIDE != oblk && (d.OUT_STRIDE % B || d.OUT_STRIDE < oblk)) return false;
   if (d.MODE == WINDOW_DW && (d.KH * d.KW > P::KMAX || d.W_BEATS * B < (WINDOW_RECORD_WORDS + d.KH * d.KW) * G))
     return false;
   return true;
@@ -117,7 +124,7 @@ template <class P>
 void window_load(const Word<P::BEAT>* fmem, const WindowLayer& d, int b, int from, int to,
                  Word<P::G> rows[P::KB][P::WMAX]) {
   constexpr int G = P::G, B = P::BEAT, PPB = B / G;
-  const long start = d.IN_BASE + (static_cast<long>(b) * d.H * d.W + static_cast<long>(from) * d.W) * G;
+  const long start = d.IN_BASE + static_cast<long>(b) * d.IN_STRIDE + static_cast<long>(from) * d.W * G;
   const long npix = static_cast<long>(to - from + 1) * d.W;
   const long first = start / B, beats = (start + npix * G + B - 1) / B - first;
   long pix = -(start % B) / G;  // pixel of lane 0 in the load
@@ -152,6 +159,7 @@ int engine_window(const WindowLayer& d, Word<P::BEAT>* fmem, const Word<P::BEAT>
   int lane = 0;
   long out = d.OUT_BASE / B;
   const int blocks = d.C / G;
+  const bool runs = d.OUT_STRIDE != d.HO * d.WO * G;  // a run a block (else one for the map)
 BB_LOOP(window_block)
   for (int b = 0; b < blocks; ++b) {
     if (d.MODE == WINDOW_DW) window_weights<P>(wmem, d, b, bias, mult, shift, taps);
@@ -205,6 +213,12 @@ BB_LOOP(window_group)
           lane = 0;
         }
       }
+    }
+    if (runs) {  // the block's run ends: its last beat zero-filled, the next from its base
+      if (lane) fmem[out] = ob;
+      ob = {};
+      lane = 0;
+      out = (d.OUT_BASE + static_cast<long>(b + 1) * d.OUT_STRIDE) / B;
     }
   }
   if (lane) fmem[out] = ob;  // the last beat, zero-filled

@@ -1,35 +1,45 @@
 `default_nettype none
 // The layer engine's element-wise unit (docs/engine.md, "Element-wise unit"): one layer per
 // start pulse, its operands and result int8 feature maps in board memory in the engine's
-// blocked layout (codegen/engine_image.py feature_bytes: G channels a block, blocks
-// contiguous, so a map is H*W*C bytes in a row). The descriptor (codegen/engine_eltwise.py
+// blocked layout (codegen/engine_image.py feature_bytes: G channels a block, block b of map
+// X at X_BASE + b*X_STRIDE). The descriptor (codegen/engine_eltwise.py
 // ELTWISE_FIELDS, field i at desc[32*i +: 32], stable from start to done) picks the mode:
 //   ADD   y = clamp(ZY + ((MA*(a-ZA) + MB*(b-ZB) + 2^(S-1)) >>> S), LO, HI)
 //   MUL   y = clamp(ZY + (((a-ZA)*(b-ZB)*M + 2^(S-1)) >>> S), LO, HI), b a map like a
-//   MULV  the same, b a per-channel vector (C bytes at B_BASE, channel order), broadcast
+//   MULV  the same, b a per-channel vector (a 1x1 map at B_BASE: B_STRIDE = G, the C bytes in
+//         channel order; else block b's G bytes at B_BASE + b*B_STRIDE), broadcast
 //   TABLE y = T[a + 128] (the 256-byte table at T_BASE on the weight port)
 // LUT = 1 passes ADD/MUL/MULV's result through the table too (a fused activation); S = 0
 // has no rounding term.
+// Runs: with A_STRIDE = OUT_STRIDE (= B_STRIDE in ADD, MUL) = H*W*G (blocks contiguous) the
+// map is one run of NB = ceil(H*W*C/DB) beats; else (strides multiples of the beat) a run
+// of NB = ceil(H*W*G/DB) beats a block, run b from X_BASE + b*X_STRIDE, its last beat's
+// bytes past the block those of the stride gap.
 // Datapath: DATA_W/8 byte lanes, one feature beat a cycle (the unit is memory-bound: ADD and
 // MUL read two beats a result beat). A byte's channel matters in MULV only: byte k of a
-// beat is channel j = k mod G of a block, and the beat's G-byte groups belong to the block
-// of its first group or the next (H*W*G >= the beat: the descriptor checks it).
+// beat is channel j = k mod G of a block: a run's block (a run a block), or, in one run,
+// the block of the beat's first group or the next (H*W*G >= the beat: the descriptor checks
+// it).
 // Schedule (cycle 0: start; bbgrap_hls/model/engine_eltwise.py is its exact cycle count):
 //   table  with a table, its 256/DB beats on w_axi from cycle 1; the feature reads wait for
 //          its last beat (they begin the cycle after);
-//   reads  MULV's vector beats, then the map in chunks of len(p) = min(BURST, NB - p, beats to
-//          the next 4 KB of A, of B (ADD, MUL), of OUT) beats, NB = ceil(H*W*C/DB): an A burst,
+//   reads  MULV's vector beats (a strided vector: a one-beat burst a block), then run by run
+//          in chunks of len(p) = min(BURST, NB - p, beats to the next 4 KB of A, of B (ADD,
+//          MUL), of OUT) beats, p the run's beats so far: an A burst,
 //          then (ADD, MUL) a B burst the next cycle; a chunk's A waits until fewer than
 //          CHUNKS chunks are in flight (read, not wholly written), so the output buffer
 //          (CHUNKS*BURST beats) always has room and rready stays high. A beats wait in a
-//          chunk buffer for their B beats (the read data come in order: A then B).
+//          chunk buffer for their B beats (the read data come in order: A then B). A
+//          chunk's length, OUT address and whether it ends its run go into a queue of
+//          CHUNKS entries at its A request; the read data, AW and W sides take them from it.
 //   compute a result beat 3 cycles after its (B, or A) beat: products | rounding, zero point
 //          and clamp (rq_round) | table or bypass, into the output buffer.
 //   write  a chunk's AW once its last result is in the buffer (the cycle after), its W beats
 //          from the cycle after the AW, one per wready, full strobes; done is high for the
 //          one cycle after the last write response.
-// The last beat of a map that is not a whole number of beats is written whole: its bytes
-// past H*W*C are the map region's padding (the layout keeps maps beat-aligned).
+// The last beat of a run that is not a whole number of beats is written whole: its bytes
+// past the run are the map region's padding or the block's stride gap (the layout keeps
+// maps beat-aligned).
 module engine_eltwise #(
     parameter int G      = 8,
     parameter int DATA_W = 128,
@@ -41,7 +51,7 @@ module engine_eltwise #(
     input  wire                  clk,
     input  wire                  rst,
     input  wire                  start,
-    input  wire  [32*18-1:0]     desc,          // NF = 18 fields (ELTWISE_FIELDS)
+    input  wire  [32*21-1:0]     desc,          // NF = 21 fields (ELTWISE_FIELDS)
     output logic                 done,
     // feature port: AXI4 read + write master
     output logic [ADDR_W-1:0]    m_axi_araddr,
@@ -88,7 +98,7 @@ module engine_eltwise #(
     input  wire                  w_axi_rvalid,
     output logic                 w_axi_rready
 );
-  localparam int NF = 18;
+  localparam int NF = 21;
   localparam int VW = G * 8;
   localparam int DB = DATA_W / 8;
   localparam int DBW = $clog2(DB);
@@ -102,9 +112,11 @@ module engine_eltwise #(
   localparam int VBW = $clog2(VB);
   localparam int TBW = $clog2(TB + 1);
   localparam int CW = $clog2(CHUNKS + 1);
+  localparam int QW = CHUNKS > 1 ? $clog2(CHUNKS) : 1;  // chunk queue index
   // descriptor fields (codegen/engine_eltwise.py ELTWISE_FIELDS)
   localparam int F_MODE = 0, F_H = 1, F_W = 2, F_C = 3, F_ZA = 4, F_ZB = 5, F_MA = 6, F_MB = 7, F_M = 8,
-                 F_S = 9, F_ZY = 10, F_LO = 11, F_HI = 12, F_LUT = 13, F_A = 14, F_B = 15, F_OUT = 16, F_T = 17;
+                 F_S = 9, F_ZY = 10, F_LO = 11, F_HI = 12, F_LUT = 13, F_A = 14, F_B = 15, F_OUT = 16, F_T = 17,
+                 F_AS = 18, F_BS = 19, F_OS = 20;
   localparam logic [1:0] ADD = 2'd0, MULV = 2'd2, TABLE = 2'd3;
 
   initial begin
@@ -144,12 +156,9 @@ module engine_eltwise #(
   endfunction
 
   // ---- the layer: fields latched at start, the rest read from desc (stable until done) ----
-  logic busy, bin, tab_on;
+  logic busy, bin, tab_on, runs, vstr;
   logic [1:0] mode;
-  logic [31:0] nb, hw, vb, a_base, b_base, o_base, t_base;
-  assign a_base = fd[F_A];
-  assign b_base = fd[F_B];
-  assign o_base = fd[F_OUT];
+  logic [31:0] nb, hw, vb, nrun, t_base, hwg;
   assign t_base = fd[F_T];
 
   always_ff @(posedge clk) begin
@@ -163,10 +172,18 @@ module engine_eltwise #(
       bin <= fd[F_MODE] < 32'd2;
       tab_on <= fd[F_MODE] == 32'd3 || fd[F_LUT] != 32'd0;
       hw <= fd[F_H] * fd[F_W];
-      nb <= (fd[F_H] * fd[F_W] * fd[F_C] + 32'(DB - 1)) >> DBW;
-      vb <= fd[F_MODE] == 32'd2 ? (fd[F_C] + 32'(DB - 1)) >> DBW : 32'd0;
+      runs <= run_a;
+      nrun <= run_a ? fd[F_C] >> GW : 32'd1;
+      nb <= ((run_a ? hwg : hwg * (fd[F_C] >> GW)) + 32'(DB - 1)) >> DBW;
+      vstr <= fd[F_BS] != 32'(G);
+      // MULV: the vector's beats (a strided vector: one a block)
+      vb <= fd[F_MODE] != 32'd2 ? 32'd0 : fd[F_BS] != 32'(G) ? fd[F_C] >> GW : (fd[F_C] + 32'(DB - 1)) >> DBW;
     end
   end
+  // a run a block unless A, OUT (and B: ADD, MUL) have contiguous blocks
+  logic run_a;
+  assign hwg = (fd[F_H] * fd[F_W]) << GW;
+  assign run_a = fd[F_AS] != hwg || fd[F_OS] != hwg || (fd[F_MODE] < 32'd2 && fd[F_BS] != hwg);
   wire begin_l = start && !busy;
 
   // ---- table: 256 bytes on the weight port, then the feature reads may begin -------------
@@ -201,24 +218,32 @@ module engine_eltwise #(
   end
 
   // ---- feature reads: the vector, then per chunk A (and B) -------------------------------
-  logic go, vec_ar, rsel, ar_hs, a_req;
-  logic [31:0] v_req, rp, r_len, r_addr;
+  logic go, vec_ar, rsel, ar_hs, a_req, r_end;
+  logic [31:0] v_req, v_addr, rp, rr, ra, rb, ro, r_len, r_addr;  // rp: beats of run rr so far
   logic [CW-1:0] infl;  // chunks whose A was requested and whose last W beat has not gone
   logic w_hs, w_end;
+  // the chunk queue: length, OUT address, last chunk of its run (pushed at the A request)
+  logic [31:0] q_len[CHUNKS], q_addr[CHUNKS];
+  logic q_last[CHUNKS];
+  logic [31:0] a_cnt, d_cnt, aw_cnt, w_cnt;  // chunks requested, read, AW sent, W sent
+  function automatic logic [QW-1:0] qi(input logic [31:0] n);  // chunk n's queue entry
+    qi = QW'(n & 32'(CHUNKS - 1));
+  endfunction
   assign go = busy && (!tab_on || tab_ready);
   assign vec_ar = v_req != vb;
   always_comb begin
     if (vec_ar) begin
-      r_addr = b_base + (v_req << DBW);
-      r_len = vb - v_req;
+      r_addr = v_addr;
+      r_len = vstr ? 32'd1 : vb - v_req;
       if (r_len > 32'(BURST)) r_len = 32'(BURST);
       if (to4k(r_addr[11:0]) < r_len) r_len = to4k(r_addr[11:0]);
     end else begin
-      r_addr = (rsel ? b_base : a_base) + (rp << DBW);
-      r_len = clen(rp, nb, a_base, b_base, o_base, bin);
+      r_addr = (rsel ? rb : ra) + (rp << DBW);
+      r_len = clen(rp, nb, ra, rb, ro, bin);
     end
   end
-  assign m_axi_arvalid = go && (vec_ar || (rp != nb && (rsel || infl != CW'(CHUNKS))));
+  assign r_end = rp + r_len == nb;
+  assign m_axi_arvalid = go && (vec_ar || (rr != nrun && (rsel || infl != CW'(CHUNKS))));
   assign m_axi_araddr = ADDR_W'(r_addr);
   assign m_axi_arlen = 8'(r_len - 1);
   assign m_axi_arsize = 3'(DBW);
@@ -229,16 +254,36 @@ module engine_eltwise #(
   always_ff @(posedge clk) begin
     if (begin_l) begin
       v_req <= '0;
+      v_addr <= fd[F_B];
       rp <= '0;
+      rr <= '0;
+      ra <= fd[F_A];
+      rb <= fd[F_B];
+      ro <= fd[F_OUT];
       rsel <= 1'b0;
       infl <= '0;
+      a_cnt <= '0;
     end else begin
+      if (a_req) begin
+        q_len[qi(a_cnt)] <= r_len;
+        q_addr[qi(a_cnt)] <= ro + (rp << DBW);
+        q_last[qi(a_cnt)] <= r_end;
+        a_cnt <= a_cnt + 1;
+      end
       if (ar_hs) begin
-        if (vec_ar) v_req <= v_req + r_len;
-        else if (bin && !rsel) rsel <= 1'b1;
+        if (vec_ar) begin
+          v_req <= v_req + r_len;
+          v_addr <= v_addr + (vstr ? fd[F_BS] : r_len << DBW);
+        end else if (bin && !rsel) rsel <= 1'b1;
         else begin
           rsel <= 1'b0;
-          rp <= rp + r_len;
+          rp <= r_end ? 32'd0 : rp + r_len;
+          if (r_end) begin  // the next run: each map's next block
+            rr <= rr + 1;
+            ra <= ra + fd[F_AS];
+            rb <= rb + fd[F_BS];
+            ro <= ro + fd[F_OS];
+          end
         end
       end
       infl <= infl + CW'(a_req) - CW'(w_hs && w_end);
@@ -246,26 +291,27 @@ module engine_eltwise #(
   end
 
   // ---- read data: vector beats, A beats into the chunk buffer, operand pairs ---------------
-  logic [31:0] v_got, dp, dk, d_len, vblk, vpix;
+  logic [31:0] v_got, dk, d_len, vblk, vpix;
   logic dsel, vec_r, main_r, fire;
   logic [DATA_W-1:0] abuf[BURST];
   logic [DATA_W-1:0] vmem[VB];
   logic [DATA_W-1:0] op_a, op_b;
   assign vec_r = busy && m_axi_rvalid && v_got != vb;
   assign main_r = busy && m_axi_rvalid && v_got == vb;
-  assign d_len = clen(dp, nb, a_base, b_base, o_base, bin);
+  assign d_len = q_len[qi(d_cnt)];
   assign fire = main_r && (!bin || dsel);
   always_ff @(posedge clk) begin
     if (begin_l) begin
       v_got <= '0;
-      dp <= '0;
+      d_cnt <= '0;
       dk <= '0;
       dsel <= 1'b0;
       vblk <= '0;
       vpix <= '0;
     end else begin
       if (vec_r) begin
-        vmem[VBW'(v_got)] <= m_axi_rdata;
+        if (vstr) vmem[VBW'((v_got << GW) >> DBW)][8 * ((v_got << GW) & 32'(DB - 1)) +: VW] <= m_axi_rdata[VW-1:0];
+        else vmem[VBW'(v_got)] <= m_axi_rdata;
         v_got <= v_got + 1;
       end
       if (main_r) begin
@@ -273,10 +319,11 @@ module engine_eltwise #(
         if (dk == d_len - 1) begin
           dk <= '0;
           dsel <= bin && !dsel;
-          if (!bin || dsel) dp <= dp + d_len;
+          if (!bin || dsel) d_cnt <= d_cnt + 1;
+          if (runs && q_last[qi(d_cnt)] && (!bin || dsel)) vblk <= vblk + 1;  // a run a block
         end else dk <= dk + 1;
       end
-      if (fire && mode == MULV) begin  // the next beat's first group: NCH pixels on
+      if (fire && mode == MULV && !runs) begin  // the next beat's first group: NCH pixels on
         if (vpix + 32'(NCH) >= hw) begin
           vpix <= vpix + 32'(NCH) - hw;
           vblk <= vblk + 1;
@@ -298,7 +345,7 @@ module engine_eltwise #(
     op_a = bin ? abuf[ABW'(dk)] : m_axi_rdata;
     op_b = m_axi_rdata;
     if (mode == MULV)
-      for (int q = 0; q < NCH; q++) op_b[q*VW+:VW] = vpix + 32'(q) >= hw ? vw1 : vw0;
+      for (int q = 0; q < NCH; q++) op_b[q*VW+:VW] = !runs && vpix + 32'(q) >= hw ? vw1 : vw0;
   end
 
   // ---- datapath: DB lanes, one pair of products each for both ADD and MUL ----------------
@@ -355,16 +402,16 @@ module engine_eltwise #(
   // ---- output buffer and writes ------------------------------------------------------------
   logic [DATA_W-1:0] obuf[OB];
   logic [OBW-1:0] owr, ord;
-  logic [31:0] produced, ap, a_len, wpos, wleft, w_len, wcom, aw_cnt, b_cnt;
+  logic [31:0] produced, ap, a_len, wleft, w_len, wcom, b_cnt;
   logic aw_hs;
-  assign a_len = clen(ap, nb, a_base, b_base, o_base, bin);
-  assign m_axi_awvalid = busy && ap != nb && produced >= ap + a_len;
-  assign m_axi_awaddr = ADDR_W'(o_base + (ap << DBW));
+  assign a_len = q_len[qi(aw_cnt)];
+  assign m_axi_awvalid = busy && aw_cnt != a_cnt && produced >= ap + a_len;
+  assign m_axi_awaddr = ADDR_W'(q_addr[qi(aw_cnt)]);
   assign m_axi_awlen = 8'(a_len - 1);
   assign m_axi_awsize = 3'(DBW);
   assign m_axi_awburst = 2'b01;
   assign aw_hs = m_axi_awvalid && m_axi_awready;
-  assign w_len = wleft != 0 ? wleft : clen(wpos, nb, a_base, b_base, o_base, bin);
+  assign w_len = wleft != 0 ? wleft : q_len[qi(w_cnt)];
   assign m_axi_wvalid = busy && wcom != 0;
   assign m_axi_wdata = obuf[ord];
   assign m_axi_wstrb = '1;
@@ -372,7 +419,7 @@ module engine_eltwise #(
   assign w_hs = m_axi_wvalid && m_axi_wready;
   assign w_end = m_axi_wlast;
   assign m_axi_bready = 1'b1;
-  assign done = busy && ap == nb && b_cnt == aw_cnt;
+  assign done = busy && rr == nrun && aw_cnt == a_cnt && b_cnt == aw_cnt;
   always_ff @(posedge clk) begin
     if (f3) obuf[owr] <= o3w;
   end
@@ -382,7 +429,7 @@ module engine_eltwise #(
       ord <= '0;
       produced <= '0;
       ap <= '0;
-      wpos <= '0;
+      w_cnt <= '0;
       wleft <= '0;
       wcom <= '0;
       aw_cnt <= '0;
@@ -399,8 +446,8 @@ module engine_eltwise #(
       wcom <= wcom + (aw_hs ? a_len : 32'd0) - 32'(w_hs);
       if (w_hs) begin
         ord <= ord + 1'b1;
-        wpos <= wpos + 1;
         wleft <= w_len - 1;
+        if (w_end) w_cnt <= w_cnt + 1;
       end
       if (busy && m_axi_bvalid) b_cnt <= b_cnt + 1;
     end

@@ -9,7 +9,8 @@
 // engines run side by side (bbgrap_hls/model/engine_window.py follows them row by row):
 //   loader   (feature AR/R) for row n, the input rows its windows need that are not loaded
 //            yet, as one run of bursts over the beats covering them (a block's rows are
-//            contiguous); one cycle a row no window reads, one cycle to decide; it starts
+//            contiguous, block b at IN_BASE + b*IN_STRIDE); one cycle a row no window reads,
+//            one cycle to decide; it starts
 //            row n's rows while row n-1 computes if they do not overwrite row n-1's (slot =
 //            global row mod KB), else once row n-1 has issued its last tap;
 //   fetcher  (weight AR/R, depthwise) block k's W_BEATS beats into half k mod 2 of the
@@ -21,9 +22,12 @@
 //            value, reduced (a TAPS-input max, or an adder tree of TAPS values or products)
 //            into the accumulator; pixels come out requantised 4 cycles after their last
 //            group and are packed into beats;
-//   writer   (feature AW/W/B) once row n is packed: the beats completed by it (the last row:
-//            all, the last beat zero-filled) as INCR bursts of at most 256 beats inside a
-//            4 KB page, one cycle to decide; it does not wait for write responses.
+//   writer   (feature AW/W/B) once row n is packed: the beats of its run completed by it (the
+//            run's last row: all, the last beat zero-filled) as INCR bursts of at most 256
+//            beats inside a 4 KB page, one cycle to decide; it does not wait for write
+//            responses. A run is the whole map from OUT_BASE (OUT_STRIDE = HO*WO*G: blocks
+//            contiguous), else one block, block b's from OUT_BASE + b*OUT_STRIDE (a multiple
+//            of the beat), the packer starting a new beat at each block.
 // `done` pulses the cycle after the last write response. The row buffer holds KB input rows
 // in NB = max(PPB, TAPS rounded up to a power of two) banks, PPB = DATA_W/(8G) pixels a
 // beat: pixel q of a load (counted from its first beat's lane 0) sits in bank q mod NB, at
@@ -42,7 +46,7 @@ module engine_window #(
     parameter int KB     = 4,   // row buffer slots: a power of two, at least the tallest window
     parameter int KMAX   = 9,   // most depthwise taps KH·KW
     parameter int TAPS   = 1,   // window taps a cycle (of one window row)
-    parameter int NF     = 25   // descriptor fields (WINDOW_FIELDS)
+    parameter int NF     = 27   // descriptor fields (WINDOW_FIELDS)
 ) (
     input  wire                clk,
     input  wire                rst,
@@ -119,7 +123,7 @@ module engine_window #(
     if (KB < 2 || (KB & (KB - 1)) != 0) $error("engine_window: KB=%0d must be a power of two >= 2", KB);
     if (WMAX < PPB) $error("engine_window: WMAX=%0d below the pixels a beat (%0d)", WMAX, PPB);
     if (ADDR_W < 13 || ADDR_W > 32) $error("engine_window: ADDR_W=%0d outside 13..32", ADDR_W);
-    if (NF != 25) $error("engine_window: NF=%0d, WINDOW_FIELDS has 25", NF);
+    if (NF != 27) $error("engine_window: NF=%0d, WINDOW_FIELDS has 27", NF);
     if (TAPS < 1) $error("engine_window: TAPS=%0d below 1", TAPS);
   end
 
@@ -131,7 +135,7 @@ module engine_window #(
   logic [7:0] d_pad, d_shift, d_zp, d_lo, d_hi;
   logic [31:0] d_mult;
   /* verilator lint_off UNUSEDSIGNAL */
-  logic [31:0] d_in, d_out, d_wb;  // bases: the bits above ADDR_W are not used
+  logic [31:0] d_in, d_out, d_wb, d_istr, d_ostr;  // bases, strides: the bits above ADDR_W are not used
   /* verilator lint_on UNUSEDSIGNAL */
   always_comb begin
     d_mode = fld(0);
@@ -157,6 +161,8 @@ module engine_window #(
     d_out = desc[32*22 +: 32];
     d_wb = desc[32*23 +: 32];
     d_wbeats = fld(24);
+    d_istr = desc[32*25 +: 32];
+    d_ostr = desc[32*26 +: 32];
   end
   /* verilator lint_off UNUSEDSIGNAL */
   logic [63:0] d_pb_pr;  // PB, PR: the output size is given (HO, WO)
@@ -178,7 +184,7 @@ module engine_window #(
   assign mode_max = d_mode == 0;
   assign mode_dw = d_mode == 2;
   logic run;
-  logic [ADDR_W-1:0] hwg, wg;
+  logic [ADDR_W-1:0] hwg, wg;  // IN_STRIDE, a row's bytes
 
   // ---- loader state ----------------------------------------------------------------------
   typedef enum logic [1:0] {L_IDLE, L_ROW, L_REQ} lstate_t;
@@ -207,9 +213,9 @@ module engine_window #(
   // ---- writer state ----------------------------------------------------------------------
   typedef enum logic [1:0] {W_IDLE, W_BURST} wstate_t;
   wstate_t wst;
-  int wn, wbeats, w_target, rows_packed, outstanding;
-  logic [ADDR_W-1:0] wbytes, wbytes_next, wbeats_up, wbeats_dn;
-  logic w_all;
+  int wn, wbeats, w_target, rows_packed, outstanding, w_oy;
+  logic [ADDR_W-1:0] wbytes, wbytes_next, wbeats_up, wbeats_dn, w_run, ostr;
+  logic w_all, o_runs, w_runend;
   logic [DATA_W-1:0] ofifo [OFD];
   int wp, rp, pk_lane;
   logic [DATA_W-1:0] pk_beat;
@@ -299,7 +305,7 @@ module engine_window #(
   end
 
   // pipeline: c1 (row buffer / weight words out), c2 (accumulator), c3, c4 (packed)
-  logic p1_v, p1_first, p1_last, p1_rowend, p1_final, p1_half;
+  logic p1_v, p1_first, p1_last, p1_rowend, p1_final, p1_half, p1_bend, p2_bend, p3_bend, p4_bend;
   logic p1_pad [TAPS], p1_val [TAPS];
   logic p2_v, p2_rowend, p2_final, p2_half, p3_v, p3_rowend, p3_final, p4_v, p4_rowend, p4_final;
   logic [NBW-1:0] p1_bank, p1_wbank;
@@ -326,10 +332,14 @@ module engine_window #(
     p1_last <= last_tap;
     p1_rowend <= last_px;
     p1_final <= last_px && c_lastrow;
+    p1_bend <= last_px && o_runs && coy == d_ho - 1;  // a block's last pixel: its run ends
     p1_half <= cblk[0];
     p2_v <= p1_v && p1_last;
     p2_rowend <= p1_v && p1_rowend;
     p2_final <= p1_v && p1_final;
+    p2_bend <= p1_v && p1_bend;
+    p3_bend <= p2_bend;
+    p4_bend <= p3_bend;
     p2_half <= p1_half;
     p3_v <= p2_v;
     p3_rowend <= p2_rowend;
@@ -345,6 +355,9 @@ module engine_window #(
       p2_rowend <= 1'b0;
       p3_rowend <= 1'b0;
       p4_rowend <= 1'b0;
+      p2_bend <= 1'b0;
+      p3_bend <= 1'b0;
+      p4_bend <= 1'b0;
     end
   end
 
@@ -403,7 +416,7 @@ module engine_window #(
     w_cur = w_blen == 0 ? burst(w_addr[11:0], w_left) : w_blen;
     pk_next = pk_beat;
     pk_next[pk_lane*PW +: PW] = ypix;
-    push = p4_v && (pk_lane == PPB - 1 || p4_final);
+    push = p4_v && (pk_lane == PPB - 1 || p4_final || p4_bend);
     pop = m_axi_wvalid && m_axi_wready;
   end
   assign m_axi_arvalid = lst == L_REQ && ar_left > 0;
@@ -620,10 +633,12 @@ module engine_window #(
   // ---- packer and writer -----------------------------------------------------------------
   always_comb begin
     wbytes_next = wbytes + (ADDR_W'(d_wo) << LGG);
-    // beats complete once row wn is packed (the last row: every beat, the last zero-filled)
+    // beats of the run complete once row wn is packed (the run's last row: every beat, the
+    // last zero-filled)
     wbeats_up = (wbytes_next + ADDR_W'(B - 1)) >> LGB;
     wbeats_dn = wbytes_next >> LGB;
-    w_target = int'(32'(wn == nrows - 1 ? wbeats_up : wbeats_dn));
+    w_runend = wn == nrows - 1 || (o_runs && w_oy == d_ho - 1);
+    w_target = int'(32'(w_runend ? wbeats_up : wbeats_dn));
   end
   always_ff @(posedge clk) begin
     done <= 1'b0;
@@ -653,14 +668,22 @@ module engine_window #(
     case (wst)
       W_IDLE: if (run && !w_all && rows_packed > wn) begin
         wbytes <= wbytes_next;
+        w_oy <= w_oy == d_ho - 1 ? 0 : w_oy + 1;
         if (w_target > wbeats) begin
           aw_left <= w_target - wbeats;
           w_left <= w_target - wbeats;
+          aw_addr <= w_run + (ADDR_W'(wbeats) << LGB);
+          w_addr <= w_run + (ADDR_W'(wbeats) << LGB);
           w_blen <= 0;
           wbeats <= w_target;
           wst <= W_BURST;
         end else begin  // no beat completed by this row
           wn <= wn + 1;
+        end
+        if (o_runs && w_oy == d_ho - 1) begin  // the block's run ends: the next from its base
+          wbytes <= '0;
+          wbeats <= 0;
+          w_run <= w_run + ostr;
         end
       end
       W_BURST: if (pop && w_left == 1) begin
@@ -676,7 +699,11 @@ module engine_window #(
     end
     if (start && !run) begin
       run <= 1'b1;
-      hwg <= ADDR_W'(d_h * d_w) << LGG;
+      hwg <= ADDR_W'(d_istr);
+      ostr <= ADDR_W'(d_ostr);
+      o_runs <= d_ostr != 32'(d_ho * d_wo) << LGG;
+      w_run <= ADDR_W'(d_out);
+      w_oy <= 0;
       wg <= ADDR_W'(d_w) << LGG;
       nrows <= nblk * d_ho;
       wst <= W_IDLE;
@@ -685,8 +712,6 @@ module engine_window #(
       wbytes <= '0;
       w_all <= 1'b0;
       rows_packed <= 0;
-      aw_addr <= ADDR_W'(d_out);
-      w_addr <= ADDR_W'(d_out);
       pk_lane <= 0;
       pk_beat <= '0;
     end
