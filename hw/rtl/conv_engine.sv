@@ -41,6 +41,12 @@
 // model's assumption). IBUF_WORDS: SIMD-byte words of the largest step's input buffer
 // (engine_image.in_buffer_bytes / SIMD); TILE_WORDS: PE*SIMD-byte words of the largest tile
 // (PW + SF).
+// DESC_IN = 1 (engine_top.sv): no program ROM; a `start` runs one step whose 22 words are on
+// `desc` (field i at desc[32*i +: 32], latched at the start), from DERIVE1 the cycle after:
+// the step's first RUN cycle is start + 3 (model/engine_top.py CONV_SETUP_IN) instead of
+// + 26, then the schedule above; `layer_end` and `done` pulse together at its end. NL must
+// be 1, PROG_FILE is unused. DESC_IN = 0 (the default) is the engine as described above, bit
+// and cycle for cycle (`desc` unused).
 module conv_engine #(
     parameter int PE         = 4,
     parameter int SIMD       = 2,
@@ -55,11 +61,15 @@ module conv_engine #(
     parameter int DIM_W      = 16,   // runtime H, W, C, CO, kernel, stride, pads
     parameter int BEATS_W    = 24,   // runtime beat counts (an input map, a tile)
     parameter int BURST      = 16,   // write burst beats (at most 256)
-    parameter int WQ         = 40    // write queue beats
+    parameter int WQ         = 40,   // write queue beats
+    parameter int DESC_IN    = 0     // 1: one step a start, its descriptor on `desc`
 ) (
     input  wire                 clk,
     input  wire                 rst,
     input  wire                 start,
+    /* verilator lint_off UNUSEDSIGNAL */
+    input  wire  [32*22-1:0]    desc,            // DESC_IN = 1: the step's descriptor
+    /* verilator lint_on UNUSEDSIGNAL */
     output logic                busy,
     output logic                layer_end,
     output logic                done,
@@ -147,6 +157,7 @@ module conv_engine #(
       $error("conv_engine: BURST=%0d must be 1..256, WQ=%0d at least BURST + 8", BURST, WQ);
     if (FEAT_BASE % 64'(DB) != 0 || W_BASE % 64'(DB) != 0)
       $error("conv_engine: FEAT_BASE and W_BASE must be aligned to %0d bytes", DB);
+    if (DESC_IN != 0 && NL != 1) $error("conv_engine: DESC_IN = 1 runs one step a start: NL=%0d must be 1", NL);
   end
 
   // ---- program ROM and the layer's descriptor ---------------------------------------------
@@ -209,7 +220,8 @@ module conv_engine #(
       run0 <= state == S_DER2;
       case (state)
         S_IDLE: if (start) begin
-          state <= S_DESC;
+          state <= DESC_IN != 0 ? S_DER1 : S_DESC;
+          if (DESC_IN != 0) for (int i = 0; i < NFIELD; i++) d[i] <= desc[32*i+:32];
           raddr <= '0;
           lbase <= '0;
           k <= '0;
