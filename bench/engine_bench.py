@@ -145,7 +145,7 @@ def window_cycles(s: Step, g: int, lat: int, per: int, taps: int = WINDOW_TAPS) 
         "MODE": win_image.MODES[s.mode], "H": s.h, "W": s.w, "C": c, "HO": s.ho, "WO": s.wo, "KH": kh, "KW": kw,
         "SH": s.strides[0], "SW": s.strides[1], "PT": s.pads[0], "PL": s.pads[1], "PB": s.pads[2],
         "PR": s.pads[3], "LO": -128, "HI": 127, "IN_BASE": 0, "OUT_BASE": _up(s.h * s.w * c, BEAT),
-        "W_BEATS": w_beats}
+        "W_BEATS": w_beats, "IN_STRIDE": s.h * s.w * g, "OUT_STRIDE": s.ho * s.wo * g}  # contiguous maps
     kb = 1 << max(kh, 2).bit_length()  # row slots: a power of two above the window's rows (the RTL's KB)
     return engine_window.cycles([vals[k] for k in win_image.WINDOW_FIELDS], g, BEAT, kb, lat, per, taps)
 
@@ -155,8 +155,10 @@ def eltwise_cycles(s: Step, g: int, lat: int, per: int) -> int:
     size = _up(s.h * s.w * c, BEAT)
     vals = dict.fromkeys(elt_image.ELTWISE_FIELDS, 0) | {
         "MODE": elt_image.MODES[s.mode], "H": s.h, "W": s.w, "C": c, "LO": -128, "HI": 127,
-        "A_BASE": 0, "B_BASE": size, "OUT_BASE": 2 * size, "T_BASE": 0}
-    return engine_eltwise.layer_cycles([vals[k] for k in elt_image.ELTWISE_FIELDS], BEAT, lat, per).cycles
+        "A_BASE": 0, "B_BASE": size, "OUT_BASE": 2 * size, "T_BASE": 0,
+        "A_STRIDE": s.h * s.w * g, "B_STRIDE": (g if s.mode == "mulv" else s.h * s.w * g),
+        "OUT_STRIDE": s.h * s.w * g}  # contiguous maps (a vector in channel order)
+    return engine_eltwise.layer_cycles([vals[k] for k in elt_image.ELTWISE_FIELDS], BEAT, lat, per, g=g).cycles
 
 
 def size(board, core: int = 0) -> tuple[int, int]:
