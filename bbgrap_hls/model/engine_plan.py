@@ -1,0 +1,475 @@
+"""The layer engine planned for one core of a board (docs/engine.md, "Planning (library)").
+
+`plan_engine(graph, board, core)` sizes the engine (the conv unit's ``PE x SIMD``, the window
+unit's ``TAPS``, the conv unit's input buffer, i.e. the row-band budget) to the core's limits
+and times one frame with the units' exact models, as the sequencer (`model.engine_top`) runs
+it. It reads shapes only: a canonical (float) graph is lowered as its int8 graph would be
+(`quant.quantizer.fuse_activations`, then `engine_lower.lower` in its int8 form: tables fused
+into Add/Mul/MulV), laid out in the feature memory as `engine_program.build` lays out the
+int8 graph (a region per tensor, Concat inputs inside their Concat's region), and each step's
+descriptor is built as `build` builds it, with zero weights and zero points (no cycle
+depends on them). So on a graph `build` takes, the plan's frame cycles are the program's
+(`engine_top.frame_cycles`), equal (tests/test_engine_plan.py).
+
+Beyond `build`: a conv whose input does not fit the input buffer runs in row bands
+(`engine_image.bands`), each band a step of its own; its input and output maps are then
+taken at beat-aligned block strides from their regions' bases (`build` does not band yet and
+has no layout for it: those steps' cycles are the conv model's for that layout). A conv step
+whose writes cannot keep up with its compute (`model.engine.layer_timing`'s queue bound) is
+charged its compute or its write beats at the period, whichever is more, plus its setup and
+two latencies, and marked ``exact = False``.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import asdict, dataclass, field
+
+import numpy as np
+
+from bbgrap_hls.codegen import engine_eltwise as ee
+from bbgrap_hls.codegen import engine_image as ei
+from bbgrap_hls.codegen import engine_program as ep
+from bbgrap_hls.codegen import engine_window as ew
+from bbgrap_hls.codegen.engine_lower import lower
+from bbgrap_hls.errors import InfeasibleError
+from bbgrap_hls.ir import Graph
+from bbgrap_hls.model import engine as conv_model
+from bbgrap_hls.model import engine_eltwise, engine_top, engine_window
+from bbgrap_hls.model.memory import memory
+from bbgrap_hls.quant.quantizer import fuse_activations
+
+CHANNELS = 3
+"""AXI channels the units drive at once (feature read, feature write, weight read): the
+memory period gives each a third of the core's share (`memory_timing`)."""
+
+SEQ_LUT = 520
+SEQ_LUT_BEAT = 9
+"""LUTs of the sequencer besides its ROM, **a guess** (no synthesis run): its state machine,
+ROM address and head decode (~300), the two ports' outputs muxed three ways at one LUT6 a bit
+(addresses, lengths and handshakes ~125 bits, ``SEQ_LUT_BEAT`` a beat byte for the write
+data and strobes) and three 32-bit base adders (96). The descriptor register
+(``32·max(NF)`` flip-flops) is not counted: flip-flops are not budgeted."""
+
+BUDGET_FLOOR = 16 * 1024
+"""The smallest input buffer (bytes) the search tries before giving up."""
+
+
+def memory_timing(board, core: int = 0, beat: int = 64) -> tuple[int, int]:
+    """The memory ``(latency, period)`` the units see on ``core``'s home memory: the
+    memory's latency, and the whole cycles a ``beat``-byte beat takes on each of the
+    `CHANNELS` channels when each gets a third of the core's share of the memory
+    (`Board.offchip_share`) and at most one port's width a cycle:
+    ``P = max(ceil(8·beat/port_width_bits), ceil(3·beat/share))``. Conservative: the three
+    channels are rarely busy together.
+
+    Raises:
+        InfeasibleError: the core reaches no memory.
+    """
+    mem = board.home_memory(core)
+    share = board.offchip_share(core)
+    if mem is None or share <= 0:
+        raise InfeasibleError(f"engine: core {core} of {board.name} reaches no off-chip memory (the engine keeps "
+                              "its maps and weights there)")
+    return mem.latency_cycles, max(math.ceil(8 * beat / mem.port_width_bits), math.ceil(CHANNELS * beat / share))
+
+
+@dataclass
+class PlanStep:
+    """One lowered step on its unit: ``unit``, ``mode``, the graph ``nodes``, ``bands`` (row
+    bands: the sequencer's steps for it), ``cycles`` (its unit's start-to-done cycles, all
+    bands), ``overhead`` (the sequencer's cycles before each band), ``exact`` (False: a
+    write-bound conv band charged by the bound above), beats moved on the feature port
+    (``f_read``, ``f_write``) and the weight port (``w_read``), ``macs`` useful."""
+
+    unit: str
+    mode: str
+    nodes: list[str]
+    bands: int
+    cycles: int
+    overhead: int
+    exact: bool
+    f_read: int
+    f_write: int
+    w_read: int
+    macs: int
+
+
+@dataclass
+class EnginePlan:
+    """An engine on one core and what a frame costs on it (`plan_engine`). Cycles are of the
+    board's clock; ``cycles`` a frame start to done (the engine's ii); ``fps`` over all cores
+    (one engine each, frames in turn), ``fps_core`` one engine's; bytes per frame per port;
+    ``bandwidth`` their average rate against ``share`` (bytes a cycle); resources per part
+    and in total against ``limits``."""
+
+    board: str
+    core: int
+    pe: int
+    simd: int
+    taps: int
+    beat: int
+    in_buffer: int
+    latency: int
+    period: int
+    clock_mhz: float
+    cores: int
+    steps: list[PlanStep]
+    cycles: int
+    fps_core: float
+    fps: float
+    by_unit: dict[str, int]
+    sequencer: int
+    bytes: dict[str, int]
+    bandwidth: float
+    share: float
+    resources: dict[str, dict[str, int]]
+    limits: dict[str, int]
+    bottleneck: str
+    macs: int
+    notes: list[str] = field(default_factory=list)
+
+    @property
+    def efficiency(self) -> float:
+        """Useful MACs over ``PE·SIMD`` a cycle of the frame."""
+        return self.macs / (self.cycles * self.pe * self.simd)
+
+    @property
+    def approx(self) -> int:
+        """Steps with a band timed by the write bound, not the exact model."""
+        return sum(not s.exact for s in self.steps)
+
+    def to_dict(self) -> dict:
+        """JSON-ready: the sizes, memory, per-step unit/cycles/nodes, totals, resources."""
+        d = asdict(self)
+        d["efficiency"] = self.efficiency
+        return d
+
+
+# -- the graph as the int8 program would see it ------------------------------------------------
+
+def _int8_form(graph: Graph) -> Graph:
+    """The graph with the quantiser's activation fusion and every fabric node marked int8
+    (an empty ``attrs["q"]``), so that `lower` gives the int8 graph's steps; an int8 graph as it is."""
+    if any("q" in n.attrs for n in graph.nodes):
+        return graph
+    g = graph.copy()
+    fuse_activations(g)
+    for n in g.nodes:
+        if not n.host:
+            n.attrs["q"] = {}
+    return g
+
+
+@dataclass
+class _Layout:
+    """What does not depend on the sizes searched over ``TAPS`` and the budget: the steps
+    and regions at ``G = pe``."""
+
+    graph: Graph
+    steps: list
+    regions: dict
+
+
+def _layout(graph: Graph, pe: int, beat: int) -> _Layout:
+    steps = lower(graph)
+    lay, alias = ep._layouts(graph, steps, pe, beat)
+    regions, _ = ep._place(graph, lay, alias, beat)
+    return _Layout(graph, steps, regions)
+
+
+def _up(n: int, k: int) -> int:
+    return -(-n // k) * k
+
+
+def _conv_layer(s, graph: Graph, regions, op: str) -> tuple[ei.EngineLayer, object, object]:
+    """The conv step as `build`'s layer, shapes only: ``C`` the input region's physical
+    channels (a grouped conv block-diagonal over them), a Dense an h x w conv over its
+    input region's map (a flattened map keeps its h x w)."""
+    src, dst = regions[s.inputs[0]], regions[s.output]
+    co = graph.shape(s.output)[1]
+    kh, kw = (src.h, src.w) if op != "Conv" else s.kernel
+    zeros = np.broadcast_to(np.int8(0), (co, kh, kw, src.cp))
+    z = np.zeros(co, np.int64)
+    layer = ei.EngineLayer(src.h, src.w, zeros, z, z, z, stride=tuple(s.strides), pads=tuple(s.pads))
+    if layer.out_hw != (dst.h, dst.w):
+        raise NotImplementedError(f"engine plan: {s.nodes[0]}: output {dst.h}x{dst.w}, the conv unit gives "
+                                  f"{layer.out_hw}")
+    return layer, src, dst
+
+
+class _NoBand(ValueError):
+    """Not even a band of the fewest rows fits the input buffer."""
+
+
+def _rows(lo: _Layout, pe: int, simd: int, beat: int, budget: int | None) -> list[tuple]:
+    """Each lowered step with its descriptor rows (one per band): ``(step, unit, rows)``, the
+    weight offsets as `build` assigns them (conv tiles, depthwise blocks, tables in order)."""
+    nodes = {n.name: n for n in lo.graph.nodes}
+    out, wbase = [], 0
+    for s in lo.steps:
+        n = nodes[s.nodes[0]]
+        try:
+            if s.kind == "conv":
+                layer, src, dst = _conv_layer(s, lo.graph, lo.regions, n.op)
+                ho, wo = layer.out_hw
+                tb = ei.tile_layout(layer, pe, simd, beat)[2]
+                whole = ei._step(layer, pe, 0, ho, ei.FeatureMap(src.base, src.h, src.w, src.cp, src.h * src.w * pe),
+                                 ei.FeatureMap(dst.base, ho, wo, dst.cp, ho * wo * pe), wbase, tb)
+                if budget is None or ei.in_buffer_bytes(whole, pe, beat) <= budget:
+                    rows = [whole]
+                else:  # row bands, the maps at beat-aligned block strides (`engine_image.program`'s)
+                    fs = ei.FeatureMap(src.base, src.h, src.w, src.cp, _up(src.h * src.w * pe, beat))
+                    fd = ei.FeatureMap(dst.base, ho, wo, dst.cp, _up(ho * wo * pe, beat))
+                    try:
+                        spans = ei.bands(layer, pe, beat, fs, fd, budget)
+                    except ValueError as e:
+                        raise _NoBand(str(e)) from e
+                    rows = [ei._step(layer, pe, r0, r1, fs, fd, wbase, tb) for r0, r1 in spans]
+                wbase += _up(layer.co, pe) // pe * tb * beat
+                out.append((s, "conv", [dict(zip(ei.FIELDS, r, strict=True)) for r in rows]))
+            elif s.kind == "window":
+                src, dst = lo.regions[s.inputs[0]], lo.regions[s.output]
+                kw = dict(k=tuple(s.kernel), stride=tuple(s.strides), pads=tuple(s.pads))
+                wts = np.zeros((src.cp, *s.kernel), np.int8) if s.mode == "dw" else None
+                layer = ew.WindowLayer(s.mode, src.h, src.w, src.cp, weights=wts, **kw)
+                desc = ew.descriptor(layer, pe, beat, src.base, dst.base, wbase)
+                wbase += src.cp // pe * ew.block_beats(layer, pe, beat) * beat
+                out.append((s, "window", [dict(zip(ew.WINDOW_FIELDS, desc, strict=True))]))
+            else:
+                dst, ins = lo.regions[s.output], list(s.inputs)
+                lut = "lut" in s.extra
+                mode = {"table": ee.TABLE, "add": ee.ADD, "mul": ee.MUL, "mulv": ee.MULV}[s.mode]
+                if mode == ee.MULV and lo.regions[ins[0]].h * lo.regions[ins[0]].w == 1:
+                    ins = ins[::-1]  # the vector second, as `build`
+                layer = ee.EltwiseLayer(mode, dst.h, dst.w, dst.cp, lut=lut,
+                                        table=np.zeros(ee.TABLE_BYTES, np.int8) if mode == ee.TABLE or lut else None)
+                b_base = lo.regions[ins[1]].base if len(ins) > 1 else 0
+                desc = ee.descriptor(layer, pe, beat, lo.regions[ins[0]].base, b_base, dst.base, wbase)
+                if layer.uses_table():
+                    wbase += _up(ee.TABLE_BYTES, beat)
+                out.append((s, "eltwise", [dict(zip(ee.ELTWISE_FIELDS, desc, strict=True))]))
+        except _NoBand:
+            raise
+        except ValueError as e:  # a unit's own check, as `build` reports it
+            raise NotImplementedError(f"engine plan: {n.op} {n.name}: {e}") from e
+    return out
+
+
+# -- resources ------------------------------------------------------------------------------------
+
+def _window_sizes(rows: list[tuple], pe: int, beat: int) -> dict[str, int]:
+    """The window unit's ``WMAX``, ``WOMAX``, ``KB`` (a power of two) and ``KMAX``, and the
+    element-wise unit's ``CMAX``, as `sim.engine_top.build_params` sizes them."""
+    z = {"wmax": beat // pe, "womax": 1, "kb": 2, "kmax": 1, "cmax": pe}
+    for _, unit, rs in rows:
+        f = rs[0]
+        if unit == "window":
+            z["wmax"], z["womax"] = max(z["wmax"], f["W"]), max(z["womax"], f["WO"])
+            z["kb"] = max(z["kb"], 1 << (f["KH"] - 1).bit_length())
+            if f["MODE"] == ew.DW:
+                z["kmax"] = max(z["kmax"], f["KH"] * f["KW"])
+        elif unit == "eltwise" and f["MODE"] == ee.MULV:
+            z["cmax"] = max(z["cmax"], f["C"])
+    return z
+
+
+def _resources(rows: list[tuple], pe: int, simd: int, beat: int, taps: int) -> dict[str, dict[str, int]]:
+    """Each part's DSP/BRAM18/URAM/LUT: the conv unit (`engine.engine_cost` on the steps that
+    set its input buffer and its tile memory), the window unit (`engine_window.resources`),
+    the element-wise unit (`engine_eltwise.resources`, the RTL's burst 64 and 4 chunks), the
+    sequencer (its ROM, ``1 + NF`` 32-bit words a step, through `memory`; `SEQ_LUT`). No
+    part is put in URAM (the resource functions count block RAM as RAMB18)."""
+    conv = [f for _, unit, rs in rows if unit == "conv" for f in rs]
+    out: dict[str, dict[str, int]] = {}
+    if conv:
+        big = max(conv, key=lambda f: ei.in_buffer_bytes(f, pe, beat))
+        tile = max(conv, key=lambda f: f["KH"] * f["KW"] * f["C"])
+        c = conv_model.engine_cost([big, tile], pe, simd, beat, 1, 1)
+        out["conv"] = {"dsp": c.dsp, "bram18": c.bram18, "uram": 0, "lut": c.lut}
+    z = _window_sizes(rows, pe, beat)
+    w = engine_window.resources(pe, 8 * beat, z["wmax"], z["womax"], z["kb"], z["kmax"], taps)
+    out["window"] = {"dsp": w.dsp, "bram18": w.bram18, "uram": 0, "lut": w.lut}
+    e = engine_eltwise.resources(pe, beat, cmax=z["cmax"])
+    out["eltwise"] = {"dsp": e.dsp, "bram18": e.bram18, "uram": 0, "lut": e.lut}
+    words = sum((1 + engine_top.fields(unit)) * len(rs) for _, unit, rs in rows)
+    rom = memory(32, words)
+    out["sequencer"] = {"dsp": 0, "bram18": rom.bram18, "uram": 0, "lut": rom.lut + SEQ_LUT + SEQ_LUT_BEAT * beat}
+    out["total"] = {k: sum(v[k] for v in out.values()) for k in ("dsp", "bram18", "uram", "lut")}
+    return out
+
+
+def _short(total: dict[str, int], limits: dict[str, int]) -> list[str]:
+    return [f"{k} {total[k]:,} > {limits[k]:,} (short {total[k] - limits[k]:,})" for k in limits if total[k] > limits[k]]
+
+
+def _sizes(beat: int, pe: int | None, simd: int | None) -> list[tuple[int, int]]:
+    """Candidate ``(PE, SIMD)``: powers of two with ``4 ≤ SIMD ≤ PE ≤ beat`` (``SIMD | PE |
+    beat``), the largest product first, then the smaller ``PE``."""
+    pes = [pe] if pe else [1 << i for i in range(2, beat.bit_length()) if 1 << i <= beat]
+    out = [(p, s) for p in pes for s in ([simd] if simd else [1 << i for i in range(2, p.bit_length())])
+           if s <= p and p % s == 0 and beat % p == 0]
+    return sorted(out, key=lambda ps: (-ps[0] * ps[1], ps[0]))
+
+
+# -- the plan -------------------------------------------------------------------------------------
+
+BEATS = (64, 32, 16)
+"""AXI beats `plan_engine` tries when not given one: a wider beat moves more a cycle but widens
+the element-wise unit (a beat a cycle: about 1,450 LUTs a byte lane at 64 bytes, Yosys-fitted),
+which a small core cannot hold (kv260: 93,696 LUTs)."""
+
+
+def plan_engine(graph: Graph, board, core: int = 0, *, pe: int | None = None, simd: int | None = None,
+                taps: int = 3, beat: int | None = None) -> EnginePlan:
+    """The fastest engine over the beats `BEATS` (or the one ``beat``) by `plan_engine_at`.
+
+    Raises:
+        InfeasibleError: no beat gives an engine that fits (the widest beat's refusal).
+    """
+    if beat is not None:
+        return plan_engine_at(graph, board, core, pe=pe, simd=simd, taps=taps, beat=beat)
+    best, first_error = None, None
+    for b in BEATS:
+        try:
+            plan = plan_engine_at(graph, board, core, pe=pe, simd=simd, taps=taps, beat=b)
+        except InfeasibleError as e:
+            first_error = first_error or e
+            continue
+        if best is None or plan.fps > best.fps:
+            best = plan
+    if best is None:
+        raise first_error
+    return best
+
+
+def plan_engine_at(graph: Graph, board, core: int = 0, *, pe: int | None = None, simd: int | None = None,
+                   taps: int = 3, beat: int = 64) -> EnginePlan:
+    """The layer engine for ``graph`` (canonical or int8; shapes only) on ``core`` of
+    ``board`` with ``beat``-byte AXI beats.
+
+    Sizing: the largest ``PE·SIMD`` (`_sizes`; ``pe``/``simd`` fix them), then the most
+    window ``TAPS`` (``taps`` down to 1), then the largest conv input buffer (the largest
+    conv input map, i.e. no bands, then halves of it down to `BUFFER_FLOOR`, whole beats)
+    whose parts (`_resources`) fit every one of the core's limits at its cap. Memory:
+    `memory_timing`. Cycles: per band ``engine_top.step_overhead`` + the unit's exact
+    model (`engine_top.unit_cycles`), the frame their sum + 1 (`engine_top.frame_cycles`).
+
+    Raises:
+        InfeasibleError: no engine fits (the smallest tried: its short resources named), or
+            the core reaches no memory.
+        NotImplementedError: an operator or a layout no unit runs (as `engine_program.build`).
+    """
+    c = board.cores[core]
+    limits = {k: c.limit(k) for k in ("dsp", "bram18", "uram", "lut")}
+    latency, period = memory_timing(board, core, beat)
+    g8 = _int8_form(graph)
+    chosen, last = None, None
+    layouts: dict[int, _Layout] = {}
+    for p, s in _sizes(beat, pe, simd):
+        if p not in layouts:
+            layouts[p] = _layout(g8, p, beat)
+        lo = layouts[p]
+        banded = {None: _rows(lo, p, s, beat, None)}
+        biggest = max((ei.in_buffer_bytes(f, p, beat) for _, u, rs in banded[None] if u == "conv" for f in rs),
+                      default=0)
+        budgets = [None] + [_up(biggest >> k, beat) for k in range(1, 12) if biggest >> k >= BUDGET_FLOOR]
+        for t in range(taps, 0, -1):
+            for b in budgets:
+                try:
+                    if b not in banded:
+                        banded[b] = _rows(lo, p, s, beat, b)
+                except _NoBand:
+                    break
+                rows = banded[b]
+                res = _resources(rows, p, s, beat, t)
+                last = (p, s, t, b, res)
+                if not _short(res["total"], limits):
+                    chosen = (p, s, t, b, rows, res)
+                    break
+            if chosen:
+                break
+        if chosen:
+            break
+    if chosen is None:
+        if last is None:
+            raise InfeasibleError(f"engine: no PE x SIMD for pe={pe}, simd={simd}, beat={beat}")
+        p, s, t, b, res = last
+        raise InfeasibleError(f"engine: even the smallest engine tried (PE x SIMD {p} x {s}, TAPS {t}, input buffer "
+                              f"{'whole maps' if b is None else f'{b:,} B'}) does not fit core {core} of "
+                              f"{board.name}: " + "; ".join(_short(res["total"], limits)))
+    p, s, t, b, rows, res = chosen
+    return _timed(board, core, g8, p, s, t, beat, b, rows, res, limits, latency, period)
+
+
+def _conv_band(f: dict, pe: int, simd: int, beat: int, tp: engine_top.TopParams) -> tuple[int, bool]:
+    """A conv band's unit cycles on the top, and whether the exact model timed it."""
+    st = ep.ProgramStep("conv", ["band"], None, f, (), "")
+    try:
+        return engine_top.unit_cycles(st, pe, simd, beat, tp), True
+    except ValueError:  # writes that cannot keep up: compute or writes, whichever is more
+        ho, wo = ei.step_out_hw(f)
+        compute = ho * wo * (f["CO"] // pe) * f["KH"] * f["KW"] * f["C"] // simd
+        runs, beats, _ = ei.store_runs(f, pe, beat)
+        return max(compute, runs * beats * tp.period) + engine_top.CONV_SETUP_IN + 2 * tp.latency, False
+
+
+def _timed(board, core, g8, pe, simd, taps, beat, budget, rows, res, limits, latency, period) -> EnginePlan:
+    z = _window_sizes(rows, pe, beat)
+    tp = engine_top.TopParams(latency=latency, period=period, kb=z["kb"], taps=taps)
+    steps: list[PlanStep] = []
+    bound = {"conv": 0, "window": 0, "eltwise": 0, "memory": 0}
+    for s, unit, rs in rows:
+        cyc, exact, fr, fw, wr = 0, True, 0, 0, 0
+        for f in rs:
+            vals = list(f.values())
+            if unit == "conv":
+                c1, ok = _conv_band(f, pe, simd, beat, tp)
+                exact &= ok
+                r, bts, _ = ei.load_runs(f, pe, beat)
+                w, wb, _ = ei.store_runs(f, pe, beat)
+                moved = (r * bts, w * wb, f["CO"] // pe * f["TILE_BEATS"])
+            elif unit == "window":
+                c1 = engine_top.unit_cycles(ep.ProgramStep(unit, s.nodes, None, f, (), ""), pe, simd, beat, tp)
+                tr = engine_window.traffic(vals, pe, beat)
+                moved = (tr["read"], tr["write"], tr["weights"])
+            else:
+                ec = engine_eltwise.layer_cycles(vals, beat, latency, period, tp.eburst, tp.chunks, g=pe)
+                c1 = ec.cycles
+                tbeats = ee.TABLE_BYTES // beat if f["MODE"] == ee.TABLE or f["LUT"] else 0
+                moved = (ec.reads, ec.writes, tbeats)
+            cyc += c1
+            fr, fw, wr = fr + moved[0], fw + moved[1], wr + moved[2]
+            # a band is memory-bound when one channel's beats at the period take most of it
+            bound["memory" if max(moved) * period >= 0.8 * c1 else unit] += c1
+        macs = s.macs * s.groups
+        steps.append(PlanStep(unit, s.mode, list(s.nodes), len(rs), cyc, len(rs) * engine_top.step_overhead(unit),
+                              exact, fr, fw, wr, macs))
+    seq = sum(st.overhead for st in steps)
+    cycles = sum(st.cycles for st in steps) + seq + 1
+    by = {u: sum(st.cycles for st in steps if st.unit == u) for u in ("conv", "window", "eltwise")}
+    fps_core = board.clock_mhz * 1e6 / cycles
+    nbytes = {"feature_read": beat * sum(st.f_read for st in steps),
+              "feature_write": beat * sum(st.f_write for st in steps),
+              "weight_read": beat * sum(st.w_read for st in steps)}
+    share = board.offchip_share(core)
+    bw = sum(nbytes.values()) / cycles
+    if bw > share:
+        neck = f"memory: {bw:.1f} B/cycle needed, {share:.1f} shared"
+    else:
+        k = max(bound, key=bound.get)
+        what = "memory channels (steps bound by a channel's beats at the period)" if k == "memory" else \
+            f"compute in the {k} unit"
+        neck = f"{what}: {bound[k] / cycles:.0%} of the frame"
+    notes = []
+    banded = [st.nodes[0] for st in steps if st.bands > 1]
+    if banded:
+        notes.append(f"{len(banded)} convs in row bands (maps at beat-aligned block strides; build has no bands yet)")
+    if any(not st.exact for st in steps):
+        notes.append(f"{sum(not st.exact for st in steps)} conv steps write-bound: charged by the write bound")
+    return EnginePlan(board.name, core, pe, simd, taps, beat,
+                      budget if budget is not None else max(
+                          (ei.in_buffer_bytes(f, pe, beat) for _, u, rs in rows if u == "conv" for f in rs), default=0),
+                      latency, period, board.clock_mhz, len(board.cores), steps, cycles, fps_core,
+                      fps_core * len(board.cores), by, seq, nbytes, bw, share, res, limits, neck,
+                      sum(st.macs for st in steps), notes)

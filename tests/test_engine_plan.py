@@ -1,0 +1,131 @@
+"""The engine's plan (`bbgrap_hls.model.engine_plan.plan_engine`, shapes only, on the canonical
+graph) against the program of the quantised graph (`engine_program.build`) timed by the
+sequencer's exact model (`engine_top.frame_cycles`): the same steps, the same cycles a step,
+the same frame. Also the sizing: a core too small is refused naming the resource, a bigger
+core gets a bigger conv unit. No simulation: about a second."""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import warnings
+
+import pytest
+
+from bbgrap_hls.board import load_board
+from bbgrap_hls.codegen import engine_program as ep
+from bbgrap_hls.errors import InfeasibleError
+from bbgrap_hls.frontend import load_model
+from bbgrap_hls.model.engine_plan import memory_timing, plan_engine
+from bbgrap_hls.model.engine_top import TopParams, frame_cycles
+from bbgrap_hls.passes import canonicalize
+from bbgrap_hls.quant import quantize
+from tests.families import Net
+from tests.models import _rename_output, save
+from tests.test_engine_program import CONFIGS, NETS
+
+
+@pytest.fixture(scope="module")
+def graphs(tmp_path_factory) -> dict:
+    """Each network: (canonical graph, quantised graph)."""
+    d = tmp_path_factory.mktemp("nets")
+    out = {}
+    for name, make in NETS.items():
+        b = Net(seed=3)
+        g = canonicalize(load_model(save(_rename_output(b, make(b), name), d / f"{name}.onnx")))
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")  # no calibration samples given
+            out[name] = (g, quantize(g, seed=0))
+    return out
+
+
+@pytest.mark.parametrize("taps", [1, 3])
+@pytest.mark.parametrize("board", ["zcu102", "u280"])
+@pytest.mark.parametrize("cfg", CONFIGS)
+@pytest.mark.parametrize("net", NETS)
+def test_plan_equals_program_frame(graphs, net, cfg, board, taps):
+    pe, simd, beat = CONFIGS[cfg]
+    g, gq = graphs[net]
+    bd = load_board(board)
+    plan = plan_engine(g, bd, pe=pe, simd=simd, taps=taps, beat=beat)
+    assert (plan.pe, plan.simd, plan.taps, plan.beat) == (pe, simd, taps, beat)
+    assert all(st.bands == 1 and st.exact for st in plan.steps)  # small maps: whole layers, exact
+    program = ep.build(gq, pe, simd, beat)
+    kb = max(2, 1 << (ep.unit_sizes(program)["KB"] - 1).bit_length())
+    lat, per = memory_timing(bd, 0, beat)
+    assert (plan.latency, plan.period) == (lat, per)
+    t = frame_cycles(program, TopParams(lat, per, kb=kb, taps=taps))
+    assert [st.nodes for st in plan.steps] == [st.nodes for st in program.steps]
+    assert [st.unit for st in plan.steps] == [st.unit for st in program.steps]
+    prev = [0] + t.ends[:-1]
+    assert [st.overhead for st in plan.steps] == [s - p for s, p in zip(t.starts, prev, strict=True)]
+    assert [st.cycles for st in plan.steps] == [e - s for s, e in zip(t.starts, t.ends, strict=True)]
+    assert plan.cycles == t.cycles
+    assert plan.sequencer == sum(s - p for s, p in zip(t.starts, prev, strict=True))
+
+
+def test_canonical_and_int8_graph_plan_alike(graphs):
+    g, gq = graphs["se_like"]  # tables fused into MULV, MUL and ADD only in the int8 lowering
+    bd = load_board("zcu102")
+    a, b = plan_engine(g, bd, pe=8, simd=4), plan_engine(gq, bd, pe=8, simd=4)
+    assert [s.nodes for s in a.steps] == [s.nodes for s in b.steps]
+    assert a.cycles == b.cycles
+    assert sum("lut" in s.mode or len(s.nodes) > 1 for s in a.steps) >= 3
+
+
+def _shrunk(board, **limits):
+    core = dataclasses.replace(board.cores[0], **limits)
+    return dataclasses.replace(board, cores=(core,) + board.cores[1:])
+
+
+def test_infeasible_names_the_resource(graphs):
+    g, _ = graphs["resnet_like"]
+    bd = _shrunk(load_board("zcu102"), dsp=60)
+    with pytest.raises(InfeasibleError, match=r"dsp .* > 48 \(short"):
+        plan_engine(g, bd)
+    # kv260 at 64-byte beats: the element-wise unit's 64 table lanes alone need ~93,000 LUTs
+    with pytest.raises(InfeasibleError, match=r"kv260: lut [\d,]+ > 93,696"):
+        plan_engine(g, load_board("kv260"), beat=64)
+    assert plan_engine(g, load_board("kv260"), beat=16).pe >= 4  # 16 lanes fit
+    # without a beat the narrower ones are tried: kv260 gets an engine, at a beat below 64
+    assert plan_engine(g, load_board("kv260")).beat < 64
+
+
+def test_bigger_board_bigger_unit(graphs):
+    g, _ = graphs["resnet_like"]
+    small = plan_engine(g, load_board("kv260"), beat=32)
+    big = plan_engine(g, load_board("zcu102"), beat=32)
+    assert big.pe * big.simd > small.pe * small.simd
+    for p, bd in ((small, "kv260"), (big, "zcu102")):
+        core = load_board(bd).cores[0]
+        assert all(p.resources["total"][k] <= core.limit(k) for k in ("dsp", "bram18", "uram", "lut"))
+    # the next size up does not fit kv260: the search stopped at the largest that does
+    up = (small.pe, 2 * small.simd) if small.simd < small.pe else (2 * small.pe, small.simd)
+    with pytest.raises(InfeasibleError):
+        plan_engine(g, load_board("kv260"), pe=up[0], simd=up[1], taps=1, beat=32)
+
+
+def test_small_buffer_bands_and_to_dict(graphs):
+    g, _ = graphs["resnet_like"]
+    bd = load_board("zcu102")
+    whole = plan_engine(g, bd, pe=4, simd=4, beat=16)
+    d = whole.to_dict()
+    assert json.loads(json.dumps(d))["cycles"] == whole.cycles
+    assert set(d["resources"]) == {"conv", "window", "eltwise", "sequencer", "total"}
+    assert d["steps"][0]["unit"] == "conv" and d["bottleneck"]
+    assert whole.bytes["feature_read"] > 0 and whole.bandwidth == pytest.approx(sum(whole.bytes.values()) / whole.cycles)
+
+
+def test_small_core_runs_big_maps_in_bands(tmp_path):
+    b = Net(seed=1)
+    x = b.act(b.conv(b.input("x", (1, 8, 64, 64)), 16, 3))
+    g = canonicalize(load_model(save(_rename_output(b, b.act(b.conv(x, 16, 3)), "two"), tmp_path / "two.onnx")))
+    bd = load_board("zcu102")
+    whole = plan_engine(g, bd, pe=16, simd=16)
+    assert all(s.bands == 1 for s in whole.steps)
+    # 10 BRAM18 fewer than the whole maps' engine (the 64 KB input buffer is 29): they band
+    small = plan_engine(g, _shrunk(bd, bram18=int((whole.resources["total"]["bram18"] - 10) / 0.8)), pe=16, simd=16)
+    assert small.in_buffer < whole.in_buffer and all(s.bands > 1 for s in small.steps)
+    assert small.resources["total"]["bram18"] <= small.limits["bram18"]
+    assert [s.cycles > w.cycles for s, w in zip(small.steps, whole.steps, strict=True)] == [True, True]
+    assert small.steps[0].w_read == small.steps[0].bands * whole.steps[0].w_read  # tiles read once a band
