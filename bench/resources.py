@@ -146,12 +146,17 @@ ENGINE_CONFIGS: dict[str, tuple[str, dict]] = {
     # the conv unit (conv_engine.sv; model: engine.engine_cost), sized for a two-layer program
     # in sim/engine.py's form (IBUF_WORDS, TILE_WORDS, NL as its `prepare` derives them) whose
     # program ROM is then filled with random words, so no descriptor field is a constant; 4 x 4
-    # at 8- and 16-byte beats (the control's fit), 8 x 8 (the check)
+    # at 8- and 16-byte beats (the control's fit), 8 x 8 (the check); 4 x 4 and 8 x 8 with DSP
+    # packing (PACK = 1: two output lanes a DSP48E2, mac2.sv)
     "engine-conv-4x4": ("conv_engine", {"PE": 4, "SIMD": 4, "DATA_W": 64, "layers": [
         {"h": 8, "w": 8, "c": 16, "co": 16, "k": (3, 3), "pads": _PAD1}, {"h": 8, "w": 8, "c": 16, "co": 8}]}),
     "engine-conv-4x4-w128": ("conv_engine", {"PE": 4, "SIMD": 4, "DATA_W": 128, "layers": [
         {"h": 8, "w": 8, "c": 16, "co": 16, "k": (3, 3), "pads": _PAD1}, {"h": 8, "w": 8, "c": 16, "co": 8}]}),
     "engine-conv-8x8": ("conv_engine", {"PE": 8, "SIMD": 8, "DATA_W": 128, "layers": [
+        {"h": 16, "w": 16, "c": 16, "co": 16, "k": (3, 3), "pads": _PAD1}, {"h": 16, "w": 16, "c": 16, "co": 16}]}),
+    "engine-conv-4x4-pack": ("conv_engine", {"PE": 4, "SIMD": 4, "DATA_W": 64, "PACK": 1, "layers": [
+        {"h": 8, "w": 8, "c": 16, "co": 16, "k": (3, 3), "pads": _PAD1}, {"h": 8, "w": 8, "c": 16, "co": 8}]}),
+    "engine-conv-8x8-pack": ("conv_engine", {"PE": 8, "SIMD": 8, "DATA_W": 128, "PACK": 1, "layers": [
         {"h": 16, "w": 16, "c": 16, "co": 16, "k": (3, 3), "pads": _PAD1}, {"h": 16, "w": 16, "c": 16, "co": 16}]}),
     # the window unit (engine_window.sv; model: engine_window.resources): the module test's G4
     # and G8 sizes (the lanes' and control's fit), G 8 at the RTL's default sizes (64-pixel
@@ -168,11 +173,17 @@ ENGINE_CONFIGS: dict[str, tuple[str, dict]] = {
     "engine-eltwise-g8": ("engine_eltwise", {"G": 8, "DATA_W": 128, "BURST": 4, "CHUNKS": 2, "CMAX": 64}),
     "engine-eltwise-g8-default": ("engine_eltwise", {"G": 8, "DATA_W": 128, "BURST": 64, "CHUNKS": 4,
                                                      "CMAX": 512}),
+    # narrower than the beat (LANES): 4 lanes of a 16-byte beat (fits LUT_BEAT_BYTE), 16 of a
+    # 64-byte beat (the check)
+    "engine-eltwise-g8-l4": ("engine_eltwise", {"G": 8, "DATA_W": 128, "BURST": 4, "CHUNKS": 2, "CMAX": 64,
+                                                "LANES": 4}),
+    "engine-eltwise-g8-w64-l16": ("engine_eltwise", {"G": 8, "DATA_W": 512, "BURST": 4, "CHUNKS": 2, "CMAX": 64,
+                                                     "LANES": 16}),
 }
 """The layer engine's units (``--engine``): their descriptors are run-time inputs, not a module
 of sim/cases.py; not in `CONFIGS`, so the test suite does not run them (6.5 minutes together,
 the element-wise unit 1-2 minutes a configuration)."""
-ENGINE_DEPS = {"conv_engine": ["axi_bursts", "rq_lane", "rq_round"], "engine_window": ["rq_lane", "rq_round"],
+ENGINE_DEPS = {"conv_engine": ["axi_bursts", "mac2", "rq_lane", "rq_round"], "engine_window": ["rq_lane", "rq_round"],
                "engine_eltwise": ["rq_round"]}
 KNOWN = {**CONFIGS, **CONVERTERS, **ENGINE_CONFIGS}
 UNTESTED = ("mvu-16x4-pack", "mvu-32x4-pack", "maxpool-p1", "maxpool-p16", "lrn-c64p8", "dwconv-3x3-p4j9-lut",
@@ -346,7 +357,7 @@ def engine_predicted(unit: str, params: dict, seed: int = 1) -> Resources:
         from bbgrap_hls.model.engine import engine_cost
 
         c = engine_cost(_conv_program(params, seed)[1], params["PE"], params["SIMD"], params["DATA_W"] // 8,
-                        latency=1)
+                        latency=1, pack=bool(params.get("PACK", 0)))
         return Resources(dsp=c.dsp, bram18=c.bram18, uram=0, lut=c.lut)
     if unit == "engine_window":
         from bbgrap_hls.model.engine_window import resources
@@ -356,7 +367,8 @@ def engine_predicted(unit: str, params: dict, seed: int = 1) -> Resources:
         return Resources(dsp=r.dsp, bram18=r.bram18, uram=0, lut=r.lut)
     from bbgrap_hls.model.engine_eltwise import resources
 
-    r = resources(params["G"], params["DATA_W"] // 8, params["BURST"], params["CHUNKS"], params["CMAX"])
+    r = resources(params["G"], params["DATA_W"] // 8, params["BURST"], params["CHUNKS"], params["CMAX"],
+                  params.get("LANES"))
     return Resources(dsp=r.dsp, bram18=r.bram18, uram=0, lut=r.lut)
 
 

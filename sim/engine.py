@@ -1,15 +1,17 @@
 """The layer engine (`hw/rtl/conv_engine.sv`): test cases, prediction, build and run.
 
 A case is the engine's sizing (``PE``, ``SIMD``, ``DATA_W``, ``FEAT_BASE``, ``W_BASE``,
-``BURST``, ``WQ``; ``MAX_IN``: the input buffer's bytes, layers split into row bands to fit
-it, None: whole layers), the simulated memory (``L``: a read burst's first beat and a write
-burst's response that many cycles late; ``P``: cycles per beat, on each of the three
-channels) and ``layers``: a chain of layer shapes (dicts of ``h, w, c, co, k, stride,
-pads``; layer ``i + 1`` reads layer ``i``'s output). ``prepare`` draws the weights, the
-requantisers and two input frames, lays the program out (`engine_image.program`) and writes
-``PROG_FILE`` and ``case.npz``; ``predict`` asks `bbgrap_hls.model.engine.schedule`; ``run``
-builds (cached per parameter set in ``build/sim/conv_engine-<hash>``) and runs
-`sim/test_conv_engine.py`.
+``BURST``, ``WQ``, ``PACK``: two output lanes a DSP48E2, default 0; ``MAX_IN``: the input
+buffer's bytes, layers split into row bands to fit it, None: whole layers), the simulated
+memory (``L``: a read burst's first beat and a write burst's response that many cycles late;
+``P``: cycles per beat, on each of the three channels) and ``layers``: a chain of layer
+shapes (dicts of ``h, w, c, co, k, stride, pads``, optionally ``extremes``: weights drawn
+from -128, 127 and a few others instead of uniformly, and on the first layer the first
+frame's input too; layer ``i + 1`` reads layer ``i``'s output). ``prepare`` draws the
+weights, the requantisers and two input frames, lays the program out
+(`engine_image.program`) and writes ``PROG_FILE`` and ``case.npz``; ``predict`` asks
+`bbgrap_hls.model.engine.schedule`; ``run`` builds (cached per parameter set in
+``build/sim/conv_engine-<hash>``) and runs `sim/test_conv_engine.py`.
 """
 
 from __future__ import annotations
@@ -30,13 +32,13 @@ from . import golden
 from .memfile import write_mem
 from .runner import CACHE, ROOT, build_and_test
 
-MODULES = ("conv_engine", "axi_bursts", "rq_lane", "rq_round")
+MODULES = ("conv_engine", "axi_bursts", "mac2", "rq_lane", "rq_round")
 FRAMES = 2
-HDL_KEYS = ("PE", "SIMD", "DATA_W", "BURST", "WQ")
+HDL_KEYS = ("PE", "SIMD", "DATA_W", "BURST", "WQ", "PACK")
 
 
 def _full(p: dict) -> dict:
-    return {"FEAT_BASE": 0, "W_BASE": 0, "BURST": BURST, "WQ": QUEUE, "L": 1, "P": 1, "MAX_IN": None} | p
+    return {"FEAT_BASE": 0, "W_BASE": 0, "BURST": BURST, "WQ": QUEUE, "PACK": 0, "L": 1, "P": 1, "MAX_IN": None} | p
 
 
 def layers(p: dict, seed: int = 1) -> list[ei.EngineLayer]:
@@ -47,6 +49,8 @@ def layers(p: dict, seed: int = 1) -> list[ei.EngineLayer]:
         kh, kw = s.get("k", (1, 1))
         c, co = s["c"], s["co"]
         wts = rng.integers(-128, 128, size=(co, kh, kw, c)).astype(np.int8)
+        if s.get("extremes"):  # the packed products' corner cases: both fields' signs, -128 x -128
+            wts = rng.choice(np.array([-128, 127, -128, 127, -1, 0, 1], np.int8), size=wts.shape)
         rq = golden.random_rq(rng, co, 128 * 128 * (kh * kw * c) ** 0.5)
         out.append(ei.EngineLayer(
             h=s["h"], w=s["w"], weights=wts, bias=rng.integers(-(2**12), 2**12, size=co),
@@ -79,6 +83,8 @@ def prepare(p: dict, seed: int, folder: Path) -> dict:
     rng = np.random.default_rng(seed + 1000)
     first = ls[0]
     xs = rng.integers(-128, 128, size=(FRAMES, first.h, first.w, first.c)).astype(np.int8)
+    if p["layers"][0].get("extremes"):  # the input's bytes too: -128 x -128 = 16384, the fields' bound
+        xs[0] = rng.choice(np.array([-128, 127, -128, -1, 0, 1], np.int8), size=xs[0].shape)
     # every layer's output of every frame (the maps stay in their regions after a frame)
     want = [[ei.reference(ls[:i + 1], x) for i in range(len(ls))] for x in xs]
     words = ei.descriptor_words(prog.descriptors)

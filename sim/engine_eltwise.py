@@ -1,7 +1,7 @@
 """The engine's element-wise unit (`hw/rtl/engine_eltwise.sv`): cases, prediction, build and run.
 
 A *run* is one build of the module (its HDL parameters ``G``, ``DATA_W``, ``BURST``,
-``CHUNKS``, ``CMAX``) and a list of layers that the testbench (`sim/test_engine_eltwise.py`)
+``CHUNKS``, ``CMAX`` and optionally ``LANES``, the module's default a lane a beat byte) and a list of layers that the testbench (`sim/test_engine_eltwise.py`)
 starts one after the other, each with its own memory (``L``: cycles from an address
 handshake to a read burst's first beat and from a write burst's last beat to its response;
 ``P``: cycles per beat, reads and writes alike). A layer is a dict: ``mode`` (add, mul,
@@ -33,7 +33,7 @@ from bbgrap_hls.simtools import rtl_sources
 from .runner import CACHE, ROOT, build_and_test
 
 MODULES = ("engine_eltwise", "rq_round")
-HDL_KEYS = ("G", "DATA_W", "BURST", "CHUNKS", "CMAX")
+HDL_KEYS = ("G", "DATA_W", "BURST", "CHUNKS", "CMAX", "LANES")
 FEATURE_BYTES = 3 * 4096
 """The feature memory's size at least (larger where a case's maps need it)."""
 WEIGHT_BYTES = 8192
@@ -138,7 +138,8 @@ def prepare_layer(spec: dict, hdl: dict, seed: int) -> dict:
 
 def predict(row: list[int], hdl: dict, spec: dict) -> int:
     """The cost model's cycles of a layer, start pulse to done pulse."""
-    return layer_cycles(row, hdl["DATA_W"] // 8, spec["L"], spec["P"], hdl["BURST"], hdl["CHUNKS"], hdl["G"]).cycles
+    return layer_cycles(row, hdl["DATA_W"] // 8, spec["L"], spec["P"], hdl["BURST"], hdl["CHUNKS"], hdl["G"],
+                        hdl.get("LANES")).cycles
 
 
 @dataclass(frozen=True)
@@ -172,5 +173,5 @@ def run(hdl: dict, layers: list[dict], seed: int = 1) -> EltwiseRun:
         "PYTHONPATH": str(ROOT),
     }
     tests, failed, timing = build_and_test(srcs, "engine_eltwise", "sim.test_engine_eltwise", folder,
-                                           {k: hdl[k] for k in HDL_KEYS}, env, timing_file)
+                                           {k: hdl[k] for k in HDL_KEYS if k in hdl}, env, timing_file)
     return EltwiseRun(tests=tests, failed=failed, folder=folder, timing=timing)

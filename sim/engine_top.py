@@ -38,9 +38,10 @@ from bbgrap_hls.simtools import rtl_sources, verilator_environ
 
 from .runner import CACHE, OPT, ROOT, _hdl_value
 
-MODULES = ("engine_top", "conv_engine", "axi_bursts", "engine_window", "engine_eltwise", "rq_lane", "rq_round")
+MODULES = ("engine_top", "conv_engine", "axi_bursts", "mac2", "engine_window", "engine_eltwise", "rq_lane",
+           "rq_round")
 HDL_KEYS = ("PE", "SIMD", "DATA_W", "FEAT_BASE", "W_BASE", "ROM_WORDS", "IBUF_WORDS", "TILE_WORDS", "BURST", "WQ", "WMAX", "WOMAX", "KB",
-            "KMAX", "TAPS", "WNF", "EBURST", "CHUNKS", "CMAX", "ENF")
+            "KMAX", "TAPS", "WNF", "EBURST", "CHUNKS", "CMAX", "ENF", "PACK", "ELANES")
 FRAMES = 2
 LAST = 1 << 31
 """The head word's last-step bit."""
@@ -60,15 +61,19 @@ def rom_words(program: ep.EngineProgram) -> list[int]:
     return words
 
 
-def build_params(programs: list[ep.EngineProgram], taps: int = 1, eburst: int = 16, chunks: int = 4) -> dict:
+def build_params(programs: list[ep.EngineProgram], taps: int = 1, eburst: int = 16, chunks: int = 4,
+                 pack: int = 0, lanes: int | None = None) -> dict:
     """The top's HDL parameters sized for every program in ``programs`` (same ``pe``, ``simd``,
-    ``beat``); each window step checked against them (`engine_window.check`)."""
+    ``beat``); each window step checked against them (`engine_window.check`); ``pack``: the conv
+    unit's ``PACK`` (the same cycles); ``lanes``: the element-wise unit's ``LANES`` (None: a
+    beat a cycle)."""
     pe, simd, beat = programs[0].pe, programs[0].simd, programs[0].beat
     assert all((p.pe, p.simd, p.beat) == (pe, simd, beat) for p in programs)
     hp = {"PE": pe, "SIMD": simd, "DATA_W": 8 * beat, "FEAT_BASE": 4096, "W_BASE": 8192,
           "ROM_WORDS": 1, "IBUF_WORDS": 1, "TILE_WORDS": 1,
           "BURST": 16, "WQ": 40, "WMAX": beat // pe, "WOMAX": 1, "KB": 2, "KMAX": 1, "TAPS": taps,
-          "WNF": len(ew.WINDOW_FIELDS), "EBURST": eburst, "CHUNKS": chunks, "CMAX": pe, "ENF": len(ee.ELTWISE_FIELDS)}
+          "WNF": len(ew.WINDOW_FIELDS), "EBURST": eburst, "CHUNKS": chunks, "CMAX": pe, "ENF": len(ee.ELTWISE_FIELDS),
+          "PACK": pack, "ELANES": lanes or beat}
     for prog in programs:
         sizes = ep.unit_sizes(prog)
         hp["ROM_WORDS"] = max(hp["ROM_WORDS"], len(rom_words(prog)))
@@ -93,7 +98,7 @@ def build_params(programs: list[ep.EngineProgram], taps: int = 1, eburst: int = 
 def top_params(hp: dict, latency: int, period: int) -> TopParams:
     """The cycle model's parameters of a build on a memory."""
     return TopParams(latency=latency, period=period, kb=hp["KB"], taps=hp["TAPS"], burst=hp["BURST"],
-                     queue=hp["WQ"], eburst=hp["EBURST"], chunks=hp["CHUNKS"])
+                     queue=hp["WQ"], eburst=hp["EBURST"], chunks=hp["CHUNKS"], lanes=hp["ELANES"])
 
 
 def prepare(gq, program: ep.EngineProgram, hp: dict, latency: int, period: int, folder: Path, seed: int = 7) -> dict:

@@ -47,11 +47,14 @@ STALL = (1, 0, 0, 1, 1, 0, 1)
 
 class ReadPort:
     """An AXI4 read slave: ``arready`` high (or following `STALL`), a burst's first beat ``latency`` cycles after its
-    address handshake and each beat at least ``period`` cycles after the one before (bursts in
-    order), ``rready`` required high whenever a beat is driven."""
+    address handshake and each beat at least ``period`` cycles after the one before was taken
+    (bursts in order); a beat not taken (``rready`` low: a unit narrower than its beat) is
+    driven again the next cycle. ``hold`` False: ``rready`` required high whenever a beat is
+    driven. ``rready`` is sampled where the beat is driven: the unit's depends on its
+    registers only."""
 
-    def __init__(self, dut, prefix: str, mem: bytearray, beat: int):
-        self.dut, self.p, self.mem, self.beat = dut, prefix, mem, beat
+    def __init__(self, dut, prefix: str, mem: bytearray, beat: int, hold: bool = False):
+        self.dut, self.p, self.mem, self.beat, self.hold = dut, prefix, mem, beat, hold
         self.latency = self.period = 1
         self.stall = False
         self.queue: list[tuple[int, int, int]] = []  # (first-beat cycle, address, beats)
@@ -77,12 +80,14 @@ class ReadPort:
         if self.left == 0 and self.queue and self.queue[0][0] <= cycle:
             _, self.addr, self.left = self.queue.pop(0)
         if self.left and cycle >= self.nxt:
-            assert self._sig("rready").value, f"{self.p}: rready low"
+            taken = bool(self._sig("rready").value)
+            assert taken or self.hold, f"{self.p}: rready low"
             self._sig("rdata").value = int.from_bytes(self.mem[self.addr:self.addr + self.beat], "little")
             self._sig("rlast").value = int(self.left == 1)
             self._sig("rvalid").value = 1
-            self.addr, self.left, self.nxt = self.addr + self.beat, self.left - 1, cycle + self.period
-            self.beats += 1
+            if taken:
+                self.addr, self.left, self.nxt = self.addr + self.beat, self.left - 1, cycle + self.period
+                self.beats += 1
         else:
             self._sig("rvalid").value = 0
 
@@ -148,7 +153,8 @@ async def engine_eltwise_layers(dut):
     await harness.start(dut)
     dut.start.value = 0
     feat, wmem = bytearray(), bytearray()
-    ports = [ReadPort(dut, "m_axi", feat, beat), WritePort(dut, "m_axi", feat, beat),
+    narrow = p.get("LANES", beat) < beat  # the feature reads held while the lanes are busy
+    ports = [ReadPort(dut, "m_axi", feat, beat, narrow), WritePort(dut, "m_axi", feat, beat),
              ReadPort(dut, "w_axi", wmem, beat)]
     record = []
     cycle = 0

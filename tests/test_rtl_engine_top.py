@@ -63,7 +63,9 @@ def programs(tmp_path_factory) -> dict:
 def hp(programs) -> dict:
     from sim import engine_top
 
-    return engine_top.build_params([p for _, p in programs.values()], taps=TAPS)
+    # the conv unit packed, as model.engine_plan sizes it by default (the same cycles), and the
+    # element-wise unit at half a beat a cycle (its LANES, a choice of the plan)
+    return engine_top.build_params([p for _, p in programs.values()], taps=TAPS, pack=1, lanes=CONFIG[2] // 2)
 
 
 @pytest.mark.parametrize("net", list(RUNS))
@@ -113,6 +115,7 @@ def test_rom_records(programs):
 @pytest.mark.parametrize("module, params", [
     ("conv_engine", {"DESC_IN": 1}),
     ("engine_top", {"PE": 8, "SIMD": 4, "DATA_W": 128, "TAPS": 3, "FEAT_BASE": "64'h1000", "W_BASE": "64'h10000"}),
+    ("engine_top", {"PE": 8, "SIMD": 4, "DATA_W": 128, "PACK": 1}),
 ])
 def test_lint_other_parameters(module, params):
     """The per-step conv unit and a wider top are lint clean too (tests/test_rtl_lint.py checks

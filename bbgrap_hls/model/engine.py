@@ -34,6 +34,7 @@ from bbgrap_hls.model.blocks import (
     LUT_REQUANT,
     REQUANT_DSP,
     _lut_per_mac,
+    pack_change,
 )
 from bbgrap_hls.model.memory import memory
 
@@ -219,18 +220,20 @@ masters and `LUT_FRAME_ADDR`, 4,800 LUTs: Yosys / model 0.69 at 4 × 4.)"""
 class EngineCost:
     """The engine's resources (`engine_cost`) and its frame cycles on a memory."""
 
-    cycles: int
+    cycles: int | None  # None: a step's writes cannot keep up (`schedule` refuses to time it)
     dsp: int
     bram18: int
     lut: int
 
 
 def engine_cost(rows, pe: int, simd: int, beat: int, latency: int, period: int = 1, feat_base: int = 0,
-                burst: int = BURST, queue: int = QUEUE) -> EngineCost:
-    """Cycles and resources of an engine sized for the program ``rows``.
+                burst: int = BURST, queue: int = QUEUE, pack: bool = False) -> EngineCost:
+    """Cycles and resources of an engine sized for the program ``rows``; ``pack``: the RTL's
+    ``PACK = 1`` (output lanes ``2i``, ``2i+1`` share a DSP48E2 per input lane; the same cycles).
 
     - DSP: ``pe·simd`` products and `REQUANT_DSP` per requantiser (as `offchip_mvu`): a fit
-      of the same datapath.
+      of the same datapath. Packed, ``pe/2·simd`` products (`blocks.pack_change`: also its
+      `LUT_PACK` LUTs a pair and input lane).
     - DSP: besides, `DESC_DSP` for the descriptor's sizes (32-bit products).
     - BRAM18 (`memory`): the input buffer (``DB`` bytes a row, the largest step's
       `in_buffer_bytes`) and the two tile halves (``max(pe·simd, DB)`` bytes a row, the
@@ -241,7 +244,10 @@ def engine_cost(rows, pe: int, simd: int, beat: int, latency: int, period: int =
     - LUT: `offchip_mvu`'s unit (products, requantisers, lanes, base) plus the fitted
       `LUT_CONTROL` and `LUT_CONTROL_BEAT` a beat byte, plus the memories' LUTs.
     """
-    t = schedule(rows, pe, simd, beat, latency, period, feat_base, burst, queue)
+    try:
+        cycles = schedule(rows, pe, simd, beat, latency, period, feat_base, burst, queue).cycles
+    except ValueError:  # a write-bound step: the recurrence does not time it (the resources stand)
+        cycles = None
     wb = pe * simd
     rb = max(wb, beat)
     pw = -(-RECORD_BYTES * pe // wb)
@@ -254,4 +260,8 @@ def engine_cost(rows, pe: int, simd: int, beat: int, latency: int, period: int =
         mem += memory(RECORD_BYTES * pe * 8, 2)
     lut_unit = round(_lut_per_mac(simd) * pe * simd) + (LUT_PER_PE + LUT_REQUANT) * pe + LUT_PER_SIMD * simd
     lut = LUT_BASE_MVU + lut_unit + LUT_CONTROL + LUT_CONTROL_BEAT * beat + mem.lut
-    return EngineCost(cycles=t.cycles, dsp=pe * simd + REQUANT_DSP * pe + DESC_DSP, bram18=mem.bram18, lut=lut)
+    dsp = pe * simd + REQUANT_DSP * pe + DESC_DSP
+    if pack:
+        d_dsp, d_lut = pack_change(pe, simd)
+        dsp, lut = dsp + d_dsp, lut + d_lut
+    return EngineCost(cycles=cycles, dsp=dsp, bram18=mem.bram18, lut=lut)

@@ -22,9 +22,12 @@ The unit's schedule (the RTL's, cycle 0 the start pulse):
    then a B burst (ADD, MUL) the next cycle; chunk ``i``'s A waits until fewer than
    ``CHUNKS`` chunks are in flight (read and not wholly written: chunk ``i − CHUNKS``'s last
    W beat + 1);
-4. a chunk's result beats leave the 3-stage datapath 3 cycles after their (B, or A) beat; its
-   write address goes out the cycle after its last result (``last data + 4``), its W beats
-   from the cycle after that;
+4. a chunk's result beats leave the 3-stage datapath 3 cycles after their (B, or A) beat's
+   last slice (``LANES`` lanes: a beat takes ``R = DB/LANES`` cycles, and a beat that starts
+   one, B in ADD and MUL, A in MULV and TABLE, is taken, ``rready``, only ``R`` cycles after
+   the previous such beat: the memory holds it, its next beat ``P`` after it is taken); its
+   write address goes out the cycle after its last result (``last data + R − 1 + 4``), its
+   W beats from the cycle after that;
 5. done: the cycle after the last write response.
 
 The recurrence below follows that order chunk by chunk: O(chunks), milliseconds for a
@@ -60,6 +63,14 @@ LUT_CONTROL = 1790
 Yosys 0.70 gives 1,503 at BURST 4, CHUNKS 2, CMAX 64 and 2,077 at the RTL's 64, 4, 512 besides
 the lanes and memories (engine-eltwise-g4/-g8, -g8-default); their mean (was a guess of 4,600:
 `LUT_BASE_SIMPLE` and three `LUT_AXI_READ`)."""
+
+LUT_BEAT_BYTE = 96
+"""LUTs per beat byte outside the lanes of a unit narrower than its beat (``LANES`` below
+``DATA_W/8``: the beat-wide operand selects, the held beat and its slice multiplexers). A
+compromise between two Yosys 0.70 runs (bench/resources.py): engine-eltwise-g8-l4 (16-byte
+beats, 4 lanes: 9,986 LUTs, 186 a byte would match; Yosys puts 2,232 LUTs in LUTRAM there) and
+engine-eltwise-g8-w64-l16 (64-byte beats, 16 lanes: 26,888, 28 a byte would match); 96 gives
+Yosys / model 1.12 and 0.89. Not linear in the beat bytes: two constants do not fit both."""
 
 DESC_DSP = 6
 """DSP48E2s of the descriptor's 32-bit ``H·W`` and ``H·W·C`` (Yosys 0.70: 6 besides the lanes')."""
@@ -120,18 +131,23 @@ class EltwiseCycles:
 
 
 def layer_cycles(row: list[int], beat: int, latency: int, period: int, burst: int = 64,
-                 in_flight: int = 4, g: int | None = None) -> EltwiseCycles:
+                 in_flight: int = 4, g: int | None = None, lanes: int | None = None) -> EltwiseCycles:
     """Exact cycles of one layer (descriptor ``row``, `ELTWISE_FIELDS`) on a unit of ``beat``
-    bytes a beat, ``burst`` beats a burst at most, ``in_flight`` chunks in flight and ``g``
-    channels a block (the RTL's ``BURST``, ``CHUNKS`` and ``G``; ``g`` None: blocks of the
-    strides' own bytes, i.e. ``A_STRIDE/(H·W)`` when contiguous), its memory ``latency`` and
-    ``period`` as the module doc.
+    bytes a beat, ``burst`` beats a burst at most, ``in_flight`` chunks in flight, ``g``
+    channels a block and ``lanes`` byte lanes (the RTL's ``BURST``, ``CHUNKS``, ``G`` and
+    ``LANES``; ``g`` None: blocks of the strides' own bytes, i.e. ``A_STRIDE/(H·W)`` when
+    contiguous; ``lanes`` None: ``beat``), its memory ``latency`` and ``period`` as the module
+    doc.
 
     Raises:
-        ValueError: ``latency`` or ``period`` below 1.
+        ValueError: ``latency`` or ``period`` below 1, or ``lanes`` not dividing ``beat``.
     """
     if latency < 1 or period < 1:
         raise ValueError(f"engine_eltwise: latency={latency} and period={period} must be at least 1")
+    lanes = beat if lanes is None else lanes
+    if lanes < 1 or beat % lanes or lanes & (lanes - 1):
+        raise ValueError(f"engine_eltwise: LANES={lanes} must be a power of two dividing the beat ({beat} bytes)")
+    slow = beat // lanes  # cycles a beat in the lanes
     f = dict(zip(ELTWISE_FIELDS, row, strict=True))
     mode, lat, per = f["MODE"], latency, period
     if g is None:
@@ -147,11 +163,16 @@ def layer_cycles(row: list[int], beat: int, latency: int, period: int, burst: in
             last = first + (n - 1) * per
         t_last, t0 = last, last + 1
     ar, rlast, reads = t0 - 1, -(1 << 60), 0
+    fired = -(1 << 60)  # the last beat that started the lanes
 
-    def read(n: int, gate: int) -> None:
-        nonlocal ar, rlast, reads
+    def read(n: int, gate: int, fire: bool = False) -> None:
+        nonlocal ar, rlast, reads, fired
         ar = max(ar + 1, gate)
-        rlast = max(ar + lat, rlast + per) + (n - 1) * per
+        if fire:  # each beat taken once the lanes are free of the one before
+            rlast = max(ar + lat, rlast + per, fired + slow) + (n - 1) * max(per, slow)
+            fired = rlast
+        else:
+            rlast = max(ar + lat, rlast + per) + (n - 1) * per
         reads += n
 
     if mode == MULV and f["B_STRIDE"] != g:  # a strided vector: a beat a block
@@ -164,10 +185,11 @@ def layer_cycles(row: list[int], beat: int, latency: int, period: int, burst: in
     wlast: list[int] = []
     aw = w = b = -(1 << 60)
     for i, n in enumerate(lens):
-        read(n, wlast[i - in_flight] + 1 if i >= in_flight else t0)
-        if mode in (ADD, MUL):
-            read(n, t0)
-        aw = max(aw + 1, rlast + PIPE + 1)
+        two = mode in (ADD, MUL)
+        read(n, wlast[i - in_flight] + 1 if i >= in_flight else t0, fire=not two)
+        if two:
+            read(n, t0, fire=True)
+        aw = max(aw + 1, rlast + slow - 1 + PIPE + 1)
         w = max(aw + 1, w + per) + (n - 1) * per
         wlast.append(w)
         b = max(w + lat, b + 1)
@@ -183,8 +205,10 @@ class EltwiseResources:
     lut: int
 
 
-def resources(g: int, beat: int, burst: int = 64, in_flight: int = 4, cmax: int = 512) -> EltwiseResources:
-    """DSP48E2, RAMB18 and LUTs of ``engine_eltwise`` with ``beat`` byte lanes.
+def resources(g: int, beat: int, burst: int = 64, in_flight: int = 4, cmax: int = 512,
+              lanes: int | None = None) -> EltwiseResources:
+    """DSP48E2, RAMB18 and LUTs of ``engine_eltwise`` with ``beat``-byte beats and ``lanes`` byte
+    lanes (None: ``beat``, a beat a cycle).
 
     - DSP: `ELTWISE_DSP` (2) a lane, as ``eltwise.sv`` (Add: two 9 × 25 products; Mul:
       9 × 9 then 18 × 25); here one pair serves both modes through operand multiplexers; and
@@ -194,15 +218,19 @@ def resources(g: int, beat: int, burst: int = 64, in_flight: int = 4, cmax: int 
       copies: it is read at two addresses, a block's word and the next's); the table is
       registers (`LUT_TABLE_LANE` counts its reads).
     - LUT: `LUT_ELTWISE` a lane (fitted on ``eltwise.sv``'s lanes), `LUT_TABLE_LANE` and
-      `LUT_VECTOR_LANE` a lane and `LUT_CONTROL`, fitted to Yosys on this module.
+      `LUT_VECTOR_LANE` a lane and `LUT_CONTROL`, fitted to Yosys on this module; with fewer
+      lanes than beat bytes, `LUT_BEAT_BYTE` for each beat byte outside the lanes.
     """
+    lanes = beat if lanes is None else lanes
     if beat % g:
         raise ValueError(f"engine_eltwise: G={g} must divide the beat ({beat} bytes)")
+    if lanes < 1 or beat % lanes or lanes & (lanes - 1):
+        raise ValueError(f"engine_eltwise: LANES={lanes} must be a power of two dividing the beat ({beat} bytes)")
     w = 8 * beat
     mem = memory(w, burst) + memory(w, in_flight * burst) + memory(w, _ceil(cmax, beat) + 1).times(2)
-    lanes = beat
     return EltwiseResources(
         dsp=ELTWISE_DSP * lanes + DESC_DSP,
         bram18=mem.bram18,
-        lut=LUT_CONTROL + (LUT_ELTWISE + LUT_TABLE_LANE + LUT_VECTOR_LANE) * lanes + mem.lut,
+        lut=(LUT_CONTROL + (LUT_ELTWISE + LUT_TABLE_LANE + LUT_VECTOR_LANE) * lanes
+             + LUT_BEAT_BYTE * (beat - lanes) + mem.lut),
     )

@@ -1,7 +1,8 @@
 """The layer engine planned for one core of a board (docs/engine.md, "Planning (library)").
 
-`plan_engine(graph, board, core)` sizes the engine (the conv unit's ``PE x SIMD``, the window
-unit's ``TAPS``, the conv unit's input buffer, i.e. the row-band budget) to the core's limits
+`plan_engine(graph, board, core)` sizes the engine (the conv unit's ``PE x SIMD``, packed two
+output lanes a DSP48E2 by default, the window unit's ``TAPS``, the conv unit's input buffer,
+i.e. the row-band budget) to the core's limits
 and times one frame with the units' exact models, as the sequencer (`model.engine_top`) runs
 it. It reads shapes only: a canonical (float) graph is lowered as its int8 graph would be
 (`quant.quantizer.fuse_activations`, then `engine_lower.lower` in its int8 form: tables fused
@@ -101,7 +102,8 @@ class EnginePlan:
     board's clock; ``cycles`` a frame start to done (the engine's ii); ``fps`` over all cores
     (one engine each, frames in turn), ``fps_core`` one engine's; bytes per frame per port;
     ``bandwidth`` their average rate against ``share`` (bytes a cycle); resources per part
-    and in total against ``limits``."""
+    and in total against ``limits``; ``pack``: the conv unit's products two a DSP48E2
+    (`conv_engine.sv` ``PACK = 1``); ``lanes``: the element-wise unit's byte lanes (``LANES``)."""
 
     board: str
     core: int
@@ -128,6 +130,8 @@ class EnginePlan:
     bottleneck: str
     macs: int
     notes: list[str] = field(default_factory=list)
+    pack: bool = False
+    lanes: int = 0
 
     @property
     def efficiency(self) -> float:
@@ -274,10 +278,12 @@ def _window_sizes(rows: list[tuple], pe: int, beat: int) -> dict[str, int]:
     return z
 
 
-def _resources(rows: list[tuple], pe: int, simd: int, beat: int, taps: int) -> dict[str, dict[str, int]]:
+def _resources(rows: list[tuple], pe: int, simd: int, beat: int, taps: int,
+               pack: bool = False, lanes: int | None = None) -> dict[str, dict[str, int]]:
     """Each part's DSP/BRAM18/URAM/LUT: the conv unit (`engine.engine_cost` on the steps that
-    set its input buffer and its tile memory), the window unit (`engine_window.resources`),
-    the element-wise unit (`engine_eltwise.resources`, the RTL's burst 64 and 4 chunks), the
+    set its input buffer and its tile memory; ``pack``: its products two a DSP48E2), the window unit (`engine_window.resources`),
+    the element-wise unit (`engine_eltwise.resources`, the RTL's burst 64 and 4 chunks,
+    ``lanes`` byte lanes, None a beat's), the
     sequencer (its ROM, ``1 + NF`` 32-bit words a step, through `memory`; `SEQ_LUT`). No
     part is put in URAM (the resource functions count block RAM as RAMB18)."""
     conv = [f for _, unit, rs in rows if unit == "conv" for f in rs]
@@ -285,12 +291,12 @@ def _resources(rows: list[tuple], pe: int, simd: int, beat: int, taps: int) -> d
     if conv:
         big = max(conv, key=lambda f: ei.in_buffer_bytes(f, pe, beat))
         tile = max(conv, key=lambda f: f["KH"] * f["KW"] * f["C"])
-        c = conv_model.engine_cost([big, tile], pe, simd, beat, 1, 1)
+        c = conv_model.engine_cost([big, tile], pe, simd, beat, 1, 1, pack=pack and pe >= 2)
         out["conv"] = {"dsp": c.dsp, "bram18": c.bram18, "uram": 0, "lut": c.lut}
     z = _window_sizes(rows, pe, beat)
     w = engine_window.resources(pe, 8 * beat, z["wmax"], z["womax"], z["kb"], z["kmax"], taps)
     out["window"] = {"dsp": w.dsp, "bram18": w.bram18, "uram": 0, "lut": w.lut}
-    e = engine_eltwise.resources(pe, beat, cmax=z["cmax"])
+    e = engine_eltwise.resources(pe, beat, cmax=z["cmax"], lanes=lanes)
     out["eltwise"] = {"dsp": e.dsp, "bram18": e.bram18, "uram": 0, "lut": e.lut}
     words = sum((1 + engine_top.fields(unit)) * len(rs) for _, unit, rs in rows)
     rom = memory(32, words)
@@ -320,33 +326,50 @@ the element-wise unit (a beat a cycle: about 1,450 LUTs a byte lane at 64 bytes,
 which a small core cannot hold (kv260: 93,696 LUTs)."""
 
 
+def lane_choices(board, core: int, beat: int) -> list[int]:
+    """The element-wise unit's byte lanes `plan_engine` tries at ``beat``: a beat's, then halves
+    down to ``beat/(2P)`` (``P`` `memory_timing`'s period). From ``beat/P`` up, its steps stay
+    memory-paced (a beat every ``P`` cycles, ``beat/lanes ≤ P`` in the lanes); one halving
+    below trades some of their speed for LUTs the other units may use."""
+    period = memory_timing(board, core, beat)[1]
+    return [beat >> k for k in range(beat.bit_length()) if 2 * period * (beat >> k) >= beat]
+
+
 def plan_engine(graph: Graph, board, core: int = 0, *, pe: int | None = None, simd: int | None = None,
-                taps: int = 3, beat: int | None = None) -> EnginePlan:
-    """The fastest engine over the beats `BEATS` (or the one ``beat``) by `plan_engine_at`.
+                taps: int = 3, beat: int | None = None, pack: bool = True, lanes: int | None = None) -> EnginePlan:
+    """The fastest engine over the beats `BEATS` (or the one ``beat``) and, at each, the
+    element-wise unit's lanes (`lane_choices`, or the one ``lanes``) by `plan_engine_at`; ties
+    go to the wider beat and the more lanes. Fewer lanes are not tried once a plan has the
+    largest ``PE × SIMD`` and ``TAPS`` asked for and whole maps (nothing left to gain).
 
     Raises:
-        InfeasibleError: no beat gives an engine that fits (the widest beat's refusal).
+        InfeasibleError: no beat gives an engine that fits (the widest beat's refusal, at a
+            beat's lanes).
     """
-    if beat is not None:
-        return plan_engine_at(graph, board, core, pe=pe, simd=simd, taps=taps, beat=beat)
     best, first_error = None, None
-    for b in BEATS:
-        try:
-            plan = plan_engine_at(graph, board, core, pe=pe, simd=simd, taps=taps, beat=b)
-        except InfeasibleError as e:
-            first_error = first_error or e
-            continue
-        if best is None or plan.fps > best.fps:
-            best = plan
+    for b in [beat] if beat is not None else BEATS:
+        for n in [lanes] if lanes is not None else lane_choices(board, core, b):
+            try:
+                plan = plan_engine_at(graph, board, core, pe=pe, simd=simd, taps=taps, beat=b, pack=pack, lanes=n)
+            except InfeasibleError as e:
+                first_error = first_error or e
+                continue
+            if best is None or plan.fps > best.fps:
+                best = plan
+            if (plan.pe, plan.simd) == _sizes(b, pe, simd)[0] and plan.taps == taps and \
+                    all(st.bands == 1 for st in plan.steps):
+                break
     if best is None:
         raise first_error
     return best
 
 
 def plan_engine_at(graph: Graph, board, core: int = 0, *, pe: int | None = None, simd: int | None = None,
-                   taps: int = 3, beat: int = 64) -> EnginePlan:
+                   taps: int = 3, beat: int = 64, pack: bool = True, lanes: int | None = None) -> EnginePlan:
     """The layer engine for ``graph`` (canonical or int8; shapes only) on ``core`` of
-    ``board`` with ``beat``-byte AXI beats.
+    ``board`` with ``beat``-byte AXI beats; ``pack``: the conv unit's products two a DSP48E2
+    (`conv_engine.sv` ``PACK = 1``, the same cycles; not at ``PE`` 1), counted so by
+    `_resources`; ``lanes``: the element-wise unit's byte lanes (``LANES``; None: a beat's).
 
     Sizing: the largest ``PE·SIMD`` (`_sizes`; ``pe``/``simd`` fix them), then the most
     window ``TAPS`` (``taps`` down to 1), then the largest conv input buffer (the largest
@@ -382,7 +405,7 @@ def plan_engine_at(graph: Graph, board, core: int = 0, *, pe: int | None = None,
                 except _NoBand:
                     break
                 rows = banded[b]
-                res = _resources(rows, p, s, beat, t)
+                res = _resources(rows, p, s, beat, t, pack, lanes)
                 last = (p, s, t, b, res)
                 if not _short(res["total"], limits):
                     chosen = (p, s, t, b, rows, res)
@@ -399,7 +422,10 @@ def plan_engine_at(graph: Graph, board, core: int = 0, *, pe: int | None = None,
                               f"{'whole maps' if b is None else f'{b:,} B'}) does not fit core {core} of "
                               f"{board.name}: " + "; ".join(_short(res["total"], limits)))
     p, s, t, b, rows, res = chosen
-    return _timed(board, core, g8, p, s, t, beat, b, rows, res, limits, latency, period)
+    plan = _timed(board, core, g8, p, s, t, beat, b, rows, res, limits, latency, period, lanes)
+    plan.pack = pack and p >= 2  # PE = 1 (a caller's pe) has no lane pair
+    plan.lanes = lanes or beat
+    return plan
 
 
 def _conv_band(f: dict, pe: int, simd: int, beat: int, tp: engine_top.TopParams) -> tuple[int, bool]:
@@ -414,7 +440,8 @@ def _conv_band(f: dict, pe: int, simd: int, beat: int, tp: engine_top.TopParams)
         return max(compute, runs * beats * tp.period) + engine_top.CONV_SETUP_IN + 2 * tp.latency, False
 
 
-def _timed(board, core, g8, pe, simd, taps, beat, budget, rows, res, limits, latency, period) -> EnginePlan:
+def _timed(board, core, g8, pe, simd, taps, beat, budget, rows, res, limits, latency, period,
+           lanes=None) -> EnginePlan:
     z = _window_sizes(rows, pe, beat)
     tp = engine_top.TopParams(latency=latency, period=period, kb=z["kb"], taps=taps)
     steps: list[PlanStep] = []
@@ -434,7 +461,7 @@ def _timed(board, core, g8, pe, simd, taps, beat, budget, rows, res, limits, lat
                 tr = engine_window.traffic(vals, pe, beat)
                 moved = (tr["read"], tr["write"], tr["weights"])
             else:
-                ec = engine_eltwise.layer_cycles(vals, beat, latency, period, tp.eburst, tp.chunks, g=pe)
+                ec = engine_eltwise.layer_cycles(vals, beat, latency, period, tp.eburst, tp.chunks, g=pe, lanes=lanes)
                 c1 = ec.cycles
                 tbeats = ee.TABLE_BYTES // beat if f["MODE"] == ee.TABLE or f["LUT"] else 0
                 moved = (ec.reads, ec.writes, tbeats)

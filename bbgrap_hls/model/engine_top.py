@@ -55,8 +55,8 @@ def step_overhead(unit: str) -> int:
 class TopParams:
     """What the cycles depend on besides the program: the memory (``latency``, ``period``
     whole cycles a beat) and the units' build parameters (the conv unit's write ``burst`` and
-    queue, the window unit's ``kb`` and ``taps``, the element-wise unit's ``eburst`` and
-    ``chunks``)."""
+    queue, the window unit's ``kb`` and ``taps``, the element-wise unit's ``eburst``,
+    ``chunks`` and ``lanes``, None: a beat a cycle)."""
 
     latency: int
     period: int = 1
@@ -66,6 +66,7 @@ class TopParams:
     queue: int = conv_model.QUEUE
     eburst: int = 64
     chunks: int = 4
+    lanes: int | None = None
 
 
 def unit_cycles(step, pe: int, simd: int, beat: int, p: TopParams) -> int:
@@ -80,7 +81,7 @@ def unit_cycles(step, pe: int, simd: int, beat: int, p: TopParams) -> int:
         return lt.end
     if step.unit == "window":
         return window_cycles(row, pe, beat, p.kb, p.latency, p.period, p.taps)
-    return layer_cycles(row, beat, p.latency, p.period, p.eburst, p.chunks, g=pe).cycles
+    return layer_cycles(row, beat, p.latency, p.period, p.eburst, p.chunks, g=pe, lanes=p.lanes).cycles
 
 
 @dataclass(frozen=True)

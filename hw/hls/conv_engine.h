@@ -9,6 +9,10 @@
 // On chip: the input buffer (IBUF_WORDS words of SIMD bytes), the tile memory (two halves of
 // TILE_WORDS - PW words of PE·SIMD bytes: the weights; the records of the two tiles in
 // registers).
+// DSP packing: the RTL conv_engine.sv packs (PACK = 1: output lanes 2i and 2i+1 share one
+// DSP48E2 per input element, mac2.sv; the plan's engine counts PE·SIMD/2 product DSPs). This
+// kernel writes one plain int8 product per lane and leaves the binding to Vitis HLS, which may
+// or may not pack them (no pragma or bb_pack.h call here; not checked: no Vitis run).
 //
 // Program: `EngineLayer` rows (engine_image.FIELDS, int32 each), one per step: a layer, or a
 // band of its output rows (engine_image.program with max_in_bytes: H the band's input rows,

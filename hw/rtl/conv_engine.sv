@@ -41,6 +41,10 @@
 // model's assumption). IBUF_WORDS: SIMD-byte words of the largest step's input buffer
 // (engine_image.in_buffer_bytes / SIMD); TILE_WORDS: PE*SIMD-byte words of the largest tile
 // (PW + SF).
+// PACK = 1: output lanes 2i and 2i+1 share one DSP48E2 per input lane (mac2.sv, as mvu.sv's
+// PACK = 2: the two int8 products of the same input byte in one 27 x 18 multiply, separated
+// and corrected in the cycle after it): PE*SIMD/2 product DSPs instead of PE*SIMD, the same
+// products, cycles and memories. PACK = 0 (the default): one multiplier per product.
 // DESC_IN = 1 (engine_top.sv): no program ROM; a `start` runs one step whose 22 words are on
 // `desc` (field i at desc[32*i +: 32], latched at the start), from DERIVE1 the cycle after:
 // the step's first RUN cycle is start + 3 (model/engine_top.py CONV_SETUP_IN) instead of
@@ -62,7 +66,8 @@ module conv_engine #(
     parameter int BEATS_W    = 24,   // runtime beat counts (an input map, a tile)
     parameter int BURST      = 16,   // write burst beats (at most 256)
     parameter int WQ         = 40,   // write queue beats
-    parameter int DESC_IN    = 0     // 1: one step a start, its descriptor on `desc`
+    parameter int DESC_IN    = 0,    // 1: one step a start, its descriptor on `desc`
+    parameter int PACK       = 0     // 1: two output lanes' products a DSP48E2 (mac2.sv)
 ) (
     input  wire                 clk,
     input  wire                 rst,
@@ -158,6 +163,8 @@ module conv_engine #(
     if (FEAT_BASE % 64'(DB) != 0 || W_BASE % 64'(DB) != 0)
       $error("conv_engine: FEAT_BASE and W_BASE must be aligned to %0d bytes", DB);
     if (DESC_IN != 0 && NL != 1) $error("conv_engine: DESC_IN = 1 runs one step a start: NL=%0d must be 1", NL);
+    if (PACK < 0 || PACK > 1 || (PACK == 1 && PE < 2))
+      $error("conv_engine: PACK=%0d must be 0 or 1 (1 pairs output lanes: PE=%0d must be at least 2)", PACK, PE);
   end
 
   // ---- program ROM and the layer's descriptor ---------------------------------------------
@@ -530,16 +537,40 @@ module conv_engine #(
   // ---- stage 2: products ----------------------------------------------------------------------
   logic [SIMD*8-1:0] x1;
   logic [WB*8-1:0] w1;
-  logic signed [15:0] prod2[PE][SIMD];
+  logic [PE*SIMD*16-1:0] prod2;  // product (p, s) at bits [16*(p*SIMD+s) +: 16], a cycle after x1, w1
   logic [PE*32-1:0] bias2, rq2;
   logic v1, v2, first2, last2, olast2, flast2;
   assign x1 = pad1 ? {SIMD{f_zpi}} : xrow1[32'(lane1)*SIMD*8+:SIMD*8];
   assign w1 = wrow1[32'(wsel1)*WB*8+:WB*8];
 
+  generate
+    if (PACK == 1) begin : g_pack
+      // lanes 2i (w_lo) and 2i+1 (w_hi) of input lane s: one multiply of x1's byte s, its
+      // product register the DSP's P register, the two fields separated behind it
+      for (genvar i = 0; i < PE / 2; i++) begin : g_pair
+        for (genvar s = 0; s < SIMD; s++) begin : g_s
+          mac2 m (
+              .clk (clk),
+              .en  (1'b1),
+              .x   (x1[8*s+:8]),
+              .w_hi(w1[8*((2*i+1)*SIMD+s)+:8]),
+              .w_lo(w1[8*(2*i*SIMD+s)+:8]),
+              .p_hi(prod2[16*((2*i+1)*SIMD+s)+:16]),
+              .p_lo(prod2[16*(2*i*SIMD+s)+:16])
+          );
+        end
+      end
+    end else begin : g_plain
+      always_ff @(posedge clk) begin
+        for (int p = 0; p < PE; p++)
+          for (int s = 0; s < SIMD; s++)
+            prod2[16*(p*SIMD+s)+:16] <= signed'(x1[8*s+:8]) * signed'(w1[8*(p*SIMD+s)+:8]);
+      end
+    end
+  endgenerate
+
   always_ff @(posedge clk) begin
     for (int p = 0; p < PE; p++) begin
-      for (int s = 0; s < SIMD; s++)
-        prod2[p][s] <= signed'(x1[8*s+:8]) * signed'(w1[8*(p*SIMD+s)+:8]);
       bias2[32*p+:32] <= prm1[64*p+:32];
       rq2[32*p+:32] <= prm1[64*p+32+:32];
     end
@@ -558,7 +589,7 @@ module conv_engine #(
   always_comb begin
     for (int p = 0; p < PE; p++) begin
       acc_next[p] = first2 ? signed'(bias2[32*p+:32]) : acc[p];
-      for (int s = 0; s < SIMD; s++) acc_next[p] = acc_next[p] + 32'(prod2[p][s]);
+      for (int s = 0; s < SIMD; s++) acc_next[p] = acc_next[p] + 32'(signed'(prod2[16*(p*SIMD+s)+:16]));
     end
   end
 

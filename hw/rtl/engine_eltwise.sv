@@ -15,11 +15,15 @@
 // map is one run of NB = ceil(H*W*C/DB) beats; else (strides multiples of the beat) a run
 // of NB = ceil(H*W*G/DB) beats a block, run b from X_BASE + b*X_STRIDE, its last beat's
 // bytes past the block those of the stride gap.
-// Datapath: DATA_W/8 byte lanes, one feature beat a cycle (the unit is memory-bound: ADD and
-// MUL read two beats a result beat). A byte's channel matters in MULV only: byte k of a
-// beat is channel j = k mod G of a block: a run's block (a run a block), or, in one run,
-// the block of the beat's first group or the next (H*W*G >= the beat: the descriptor checks
-// it).
+// Datapath: LANES byte lanes (default DATA_W/8: one feature beat a cycle; the unit is
+// memory-bound: ADD and MUL read two beats a result beat). With fewer lanes a beat is computed
+// over R = DATA_W/8/LANES cycles, slice s (bytes s*LANES ..) in its s-th cycle: slice 0 from the
+// read data as it arrives, the others from a copy of the beat; rready is low for a beat that
+// would start a computation (B in ADD, MUL; A in MULV, TABLE) while the lanes are still on the
+// previous one, so such beats are taken at most one every R cycles. A byte's channel matters
+// in MULV only: byte k of a beat is channel j = k mod G of a block: a run's block (a run a
+// block), or, in one run, the block of the beat's first group or the next (H*W*G >= the beat:
+// the descriptor checks it).
 // Schedule (cycle 0: start; bbgrap_hls/model/engine_eltwise.py is its exact cycle count):
 //   table  with a table, its 256/DB beats on w_axi from cycle 1; the feature reads wait for
 //          its last beat (they begin the cycle after);
@@ -28,7 +32,8 @@
 //          MUL), of OUT) beats, p the run's beats so far: an A burst,
 //          then (ADD, MUL) a B burst the next cycle; a chunk's A waits until fewer than
 //          CHUNKS chunks are in flight (read, not wholly written), so the output buffer
-//          (CHUNKS*BURST beats) always has room and rready stays high. A beats wait in a
+//          (CHUNKS*BURST beats) always has room (rready is low only for a narrow unit's
+//          lanes, above). A beats wait in a
 //          chunk buffer for their B beats (the read data come in order: A then B). A
 //          chunk's length, OUT address and whether it ends its run go into a queue of
 //          CHUNKS entries at its A request; the read data, AW and W sides take them from it.
@@ -46,7 +51,8 @@ module engine_eltwise #(
     parameter int ADDR_W = 32,
     parameter int BURST  = 64,   // beats a burst at most (<= 256)
     parameter int CHUNKS = 4,    // chunks in flight: the output buffer holds CHUNKS*BURST beats
-    parameter int CMAX   = 512   // MULV: the most channels a vector has (the vector buffer)
+    parameter int CMAX   = 512,  // MULV: the most channels a vector has (the vector buffer)
+    parameter int LANES  = DATA_W / 8  // byte lanes computed a cycle (a power of two dividing the beat)
 ) (
     input  wire                  clk,
     input  wire                  rst,
@@ -113,6 +119,9 @@ module engine_eltwise #(
   localparam int TBW = $clog2(TB + 1);
   localparam int CW = $clog2(CHUNKS + 1);
   localparam int QW = CHUNKS > 1 ? $clog2(CHUNKS) : 1;  // chunk queue index
+  localparam int R = DB / LANES;                 // cycles a beat in the lanes
+  localparam int LW = 8 * LANES;
+  localparam int SLW = R > 1 ? $clog2(R) : 1;    // slice index
   // descriptor fields (codegen/engine_eltwise.py ELTWISE_FIELDS)
   localparam int F_MODE = 0, F_H = 1, F_W = 2, F_C = 3, F_ZA = 4, F_ZB = 5, F_MA = 6, F_MB = 7, F_M = 8,
                  F_S = 9, F_ZY = 10, F_LO = 11, F_HI = 12, F_LUT = 13, F_A = 14, F_B = 15, F_OUT = 16, F_T = 17,
@@ -128,6 +137,8 @@ module engine_eltwise #(
       $error("engine_eltwise: BURST=%0d must be a power of two in 2..256", BURST);
     if (CHUNKS < 1 || (OB & (OB - 1)) != 0) $error("engine_eltwise: CHUNKS=%0d: CHUNKS*BURST a power of two", CHUNKS);
     if (CMAX < G || ADDR_W < 13 || ADDR_W > 32) $error("engine_eltwise: CMAX=%0d ADDR_W=%0d", CMAX, ADDR_W);
+    if (LANES < 1 || (LANES & (LANES - 1)) != 0 || LANES > DB)
+      $error("engine_eltwise: LANES=%0d must be a power of two dividing DATA_W/8=%0d", LANES, DB);
   end
 
   /* verilator lint_off UNUSEDSIGNAL */
@@ -248,7 +259,6 @@ module engine_eltwise #(
   assign m_axi_arlen = 8'(r_len - 1);
   assign m_axi_arsize = 3'(DBW);
   assign m_axi_arburst = 2'b01;
-  assign m_axi_rready = 1'b1;
   assign ar_hs = m_axi_arvalid && m_axi_arready;
   assign a_req = ar_hs && !vec_ar && !rsel;
   always_ff @(posedge clk) begin
@@ -292,12 +302,16 @@ module engine_eltwise #(
 
   // ---- read data: vector beats, A beats into the chunk buffer, operand pairs ---------------
   logic [31:0] v_got, dk, d_len, vblk, vpix;
-  logic dsel, vec_r, main_r, fire;
+  logic dsel, vec_r, main_r, fire, r_hs;
+  logic [SLW-1:0] sl;  // the lanes' slice this cycle (0: free, or a beat's first)
+  // a beat that would start a computation waits while the lanes are on the previous one
+  assign m_axi_rready = !(v_got == vb && (!bin || dsel) && sl != '0);
+  assign r_hs = m_axi_rvalid && m_axi_rready;
   logic [DATA_W-1:0] abuf[BURST];
   logic [DATA_W-1:0] vmem[VB];
   logic [DATA_W-1:0] op_a, op_b;
-  assign vec_r = busy && m_axi_rvalid && v_got != vb;
-  assign main_r = busy && m_axi_rvalid && v_got == vb;
+  assign vec_r = busy && r_hs && v_got != vb;
+  assign main_r = busy && r_hs && v_got == vb;
   assign d_len = q_len[qi(d_cnt)];
   assign fire = main_r && (!bin || dsel);
   always_ff @(posedge clk) begin
@@ -348,28 +362,47 @@ module engine_eltwise #(
       for (int q = 0; q < NCH; q++) op_b[q*VW+:VW] = !runs && vpix + 32'(q) >= hw ? vw1 : vw0;
   end
 
-  // ---- datapath: DB lanes, one pair of products each for both ADD and MUL ----------------
-  logic f1, f2, f3, mul_on;
+  // ---- datapath: LANES lanes, one pair of products each for both ADD and MUL -------------
+  logic f1, f2, f3, e1, e2, e3, mul_on, act, lst;
   logic signed [24:0] ma, mb, mm;
-  logic signed [63:0] v1[DB];
-  logic [7:0] a1[DB], a2[DB], y2[DB];
-  logic [7:0] o3[DB];
-  logic [DATA_W-1:0] o3w;
+  logic signed [63:0] v1[LANES];
+  logic [7:0] a1[LANES], a2[LANES], y2[LANES];
+  logic [7:0] o3[LANES];
+  logic [LW-1:0] la, lb, o3w;  // the lanes' operands this cycle, their results
   logic [31:0] cfg;
   assign mul_on = mode != ADD;
   assign ma = 25'(fd[F_MA]);
   assign mb = 25'(fd[F_MB]);
   assign mm = 25'(fd[F_M]);
   assign cfg = {fd[F_S][7:0], fd[F_ZY][7:0], fd[F_LO][7:0], fd[F_HI][7:0]};
-  for (genvar k = 0; k < DB; k++) begin : g_lane
+  assign act = fire || sl != '0;
+  assign lst = act && (R == 1 || sl == SLW'(R - 1));
+  if (R == 1) begin : g_whole
+    assign la = op_a;
+    assign lb = op_b;
+    assign sl = '0;
+  end else begin : g_slices
+    logic [DATA_W-1:0] ha, hb;  // the beat in the lanes (slices 1 .. R-1 read from here)
+    always_ff @(posedge clk) begin
+      if (fire) begin
+        ha <= op_a;
+        hb <= op_b;
+      end
+      if (rst || begin_l) sl <= '0;
+      else if (act) sl <= sl == SLW'(R - 1) ? '0 : sl + 1'b1;
+    end
+    assign la = sl == '0 ? op_a[LW-1:0] : ha[LW*int'(sl)+:LW];
+    assign lb = sl == '0 ? op_b[LW-1:0] : hb[LW*int'(sl)+:LW];
+  end
+  for (genvar k = 0; k < LANES; k++) begin : g_lane
     logic signed [8:0] da, db;
     logic signed [24:0] x1, y1;
     logic signed [17:0] x2;
     logic signed [33:0] p1;
     logic signed [42:0] p2;
     always_comb begin
-      da = 9'(signed'(op_a[8*k+:8])) - 9'(signed'(fd[F_ZA][7:0]));
-      db = 9'(signed'(op_b[8*k+:8])) - 9'(signed'(fd[F_ZB][7:0]));
+      da = 9'(signed'(la[8*k+:8])) - 9'(signed'(fd[F_ZA][7:0]));
+      db = 9'(signed'(lb[8*k+:8])) - 9'(signed'(fd[F_ZB][7:0]));
       // ADD: da*MA + db*MB; MUL: (da*db)*M (|da*db| < 2^17: 18 bits), the same two multipliers
       x1 = mul_on ? 25'(db) : ma;
       p1 = 34'(da) * 34'(x1);
@@ -379,24 +412,38 @@ module engine_eltwise #(
     end
     always_ff @(posedge clk) begin
       v1[k] <= mul_on ? 64'(p2) : 64'(p1) + 64'(p2);
-      a1[k] <= op_a[8*k+:8];
+      a1[k] <= la[8*k+:8];
       a2[k] <= a1[k];
     end
     rq_round round (.clk(clk), .en(1'b1), .v(v1[k]), .cfg(cfg), .y(y2[k]));
     wire [7:0] x3 = mode == TABLE ? a2[k] : y2[k];
     always_ff @(posedge clk) o3[k] <= tab_on ? tab[{~x3[7], x3[6:0]}] : x3;
   end
-  always_comb for (int k = 0; k < DB; k++) o3w[8*k+:8] = o3[k];
+  always_comb for (int k = 0; k < LANES; k++) o3w[8*k+:8] = o3[k];
   always_ff @(posedge clk) begin
     if (rst || begin_l) begin
       f1 <= 1'b0;
       f2 <= 1'b0;
       f3 <= 1'b0;
     end else begin
-      f1 <= fire;
+      f1 <= act;
       f2 <= f1;
       f3 <= f2;
     end
+    e1 <= lst;
+    e2 <= e1;
+    e3 <= e2;
+  end
+  // a result beat: its slices in order, written to the output buffer with the last
+  logic [DATA_W-1:0] obeat;
+  if (R == 1) begin : g_out_whole
+    assign obeat = o3w;
+  end else begin : g_out_slices
+    logic [DATA_W-LW-1:0] acc;  // slices 0 .. R-2, the first at the bottom
+    always_ff @(posedge clk) begin
+      if (f3) acc <= (DATA_W - LW)'({o3w, acc} >> LW);
+    end
+    assign obeat = {o3w, acc};
   end
 
   // ---- output buffer and writes ------------------------------------------------------------
@@ -421,7 +468,7 @@ module engine_eltwise #(
   assign m_axi_bready = 1'b1;
   assign done = busy && rr == nrun && aw_cnt == a_cnt && b_cnt == aw_cnt;
   always_ff @(posedge clk) begin
-    if (f3) obuf[owr] <= o3w;
+    if (f3 && e3) obuf[owr] <= obeat;
   end
   always_ff @(posedge clk) begin
     if (begin_l) begin
@@ -435,7 +482,7 @@ module engine_eltwise #(
       aw_cnt <= '0;
       b_cnt <= '0;
     end else begin
-      if (f3) begin
+      if (f3 && e3) begin
         owr <= owr + 1'b1;
         produced <= produced + 1;
       end

@@ -44,6 +44,7 @@ module engine_top #(
     parameter int BEATS_W    = 24,
     parameter int BURST      = 16,
     parameter int WQ         = 40,
+    parameter int PACK       = 0,     // conv unit: 1, two output lanes' products a DSP48E2 (mac2.sv)
     // window unit (engine_window.sv)
     parameter int WMAX       = 64,
     parameter int WOMAX      = 64,
@@ -55,6 +56,7 @@ module engine_top #(
     parameter int EBURST     = 64,
     parameter int CHUNKS     = 4,
     parameter int CMAX       = 512,
+    parameter int ELANES     = DATA_W / 8,  // element-wise unit: byte lanes computed a cycle
     parameter int ENF        = 21     // len(ELTWISE_FIELDS): the unit's desc width
 ) (
     input  wire                 clk,
@@ -202,7 +204,8 @@ module engine_top #(
   /* verilator lint_off PINCONNECTEMPTY */
   conv_engine #(
       .PE(PE), .SIMD(SIMD), .DATA_W(DATA_W), .ADDR_W(ADDR_W), .NL(1), .IBUF_WORDS(IBUF_WORDS),
-      .TILE_WORDS(TILE_WORDS), .DIM_W(DIM_W), .BEATS_W(BEATS_W), .BURST(BURST), .WQ(WQ), .DESC_IN(1)
+      .TILE_WORDS(TILE_WORDS), .DIM_W(DIM_W), .BEATS_W(BEATS_W), .BURST(BURST), .WQ(WQ), .DESC_IN(1),
+      .PACK(PACK)
   ) u_conv (
       .clk(clk), .rst(rst), .start(ustart[0]), .desc(dq[32*CNF-1:0]), .busy(), .layer_end(), .done(udone[0]),
       .m_axi_f_araddr(f_araddr[0]), .m_axi_f_arlen(f_arlen[0]), .m_axi_f_arsize(f_arsize[0]),
@@ -240,7 +243,8 @@ module engine_top #(
       .w_axi_rvalid(m_axi_w_rvalid && sel[1]), .w_axi_rready(w_rready[1]));
 
   engine_eltwise #(
-      .G(PE), .DATA_W(DATA_W), .ADDR_W(ADDR_W), .BURST(EBURST), .CHUNKS(CHUNKS), .CMAX(CMAX)
+      .G(PE), .DATA_W(DATA_W), .ADDR_W(ADDR_W), .BURST(EBURST), .CHUNKS(CHUNKS), .CMAX(CMAX),
+      .LANES(ELANES)
   ) u_eltwise (
       .clk(clk), .rst(rst), .start(ustart[2]), .desc(dq[32*ENF-1:0]), .done(udone[2]),
       .m_axi_araddr(f_araddr[2]), .m_axi_arlen(f_arlen[2]), .m_axi_arsize(f_arsize[2]),
