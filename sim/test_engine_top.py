@@ -5,8 +5,8 @@ the frames and the expected tensors in ``case.pkl``).
 Memory (`bbgrap_hls.rtlsim.axi_mem`): one ``bytearray`` from address 0 (filled with a seeded
 pattern first: nothing may depend on zeros) holding the feature image from ``f_base`` (the
 top's ``FEAT_BASE``) and the weight image from ``w_base`` (``W_BASE``), behind the feature
-port (an `AxiReadMemory` and a `PacedWriteMemory`) and the weight port (an
-`AxiReadMemory`), each channel's first beat or write response ``L`` cycles late and a beat
+port (an `AxiReadMemory` and an `AxiWriteMemory`) and the weight port (an
+`AxiReadMemory`), all paced (a beat ``P`` cycles after the one before was taken), each channel's first beat or write response ``L`` cycles late and a beat
 every ``P`` cycles, the AXI rules checked on every burst. Driver: the host's
 part, in one loop stepping the memories at every falling edge: it writes frame ``f``'s input
 into its region (`engine_program.write_tensor`: blocked, its channels at their physical
@@ -33,20 +33,6 @@ from bbgrap_hls.rtlsim.axi_mem import AxiReadMemory, AxiWriteMemory
 from sim import harness
 
 
-class PacedWriteMemory(AxiWriteMemory):
-    """`AxiWriteMemory` with each W beat taken at least ``P`` cycles after the one before
-    (as `sim.test_engine_eltwise.WritePort`, the memory the element-wise unit's model
-    assumes), not on a fixed grid from the burst's address: a master that sends a beat late
-    does not catch up. The conv and window units are never late within a burst, so for them
-    both memories are the same."""
-
-    def step(self, cycle: int) -> None:
-        beats = self.beats
-        super().step(cycle)
-        if self.beats != beats:
-            self._nxt = cycle + self.period
-
-
 @cocotb.test
 async def engine_top_frames(dut):
     meta = json.loads(os.environ["BBG_SIM_CASE"])
@@ -60,9 +46,12 @@ async def engine_top_frames(dut):
     feat = memoryview(mem)[f_base:w_base]  # the feature memory as the program addresses it
     dut.start.value = 0
     await harness.start(dut)
-    mems = [AxiReadMemory(dut, "m_axi_f", mem, 0, c["L"], rate, beat),
-            PacedWriteMemory(dut, "m_axi_f", mem, 0, c["L"], rate, beat),
-            AxiReadMemory(dut, "m_axi_w", mem, 0, c["L"], rate, beat)]
+    # paced (each beat P cycles after the one before was taken) and, for a narrow element-wise
+    # unit, holding a beat not yet taken: the memory the element-wise unit's model assumes; the
+    # conv and window units take every beat when offered, so for them it is the default memory
+    mems = [AxiReadMemory(dut, "m_axi_f", mem, 0, c["L"], rate, beat, paced=True, hold=True),
+            AxiWriteMemory(dut, "m_axi_f", mem, 0, c["L"], rate, beat, paced=True),
+            AxiReadMemory(dut, "m_axi_w", mem, 0, c["L"], rate, beat, paced=True)]
     ends: list[list[int]] = []
     cycles: list[int] = []
     limit = 4 * pred["cycles"] + 1000

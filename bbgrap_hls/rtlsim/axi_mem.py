@@ -19,6 +19,15 @@ one per ``beat_bytes / rate`` cycles as the read side gives them, a burst's writ
 ``latency`` cycles after its last W beat, ``awready`` always high; it writes into a
 ``bytearray`` that an `AxiReadMemory` given the same ``bytearray`` reads (one port prefix for
 both channels, as the stage's ``m_axi``).
+
+Opt-in modes for a unit whose model assumes them (the engine's element-wise unit, its top;
+the defaults are the memory above): ``paced`` spaces each beat ``period`` cycles after the one
+before was *taken* (a master that takes a beat late does not catch up on a fixed grid);
+``hold`` (read) lets ``rready`` be low, the beat driven again the next cycle; ``stall`` (a
+tuple of 0/1, cycle mod its length) drops the address channel's ready on a pattern;
+``aw_first`` (write) requires a W beat's address to have been taken. `retime` sets a new
+latency and period and restarts the beat clock (a testbench that times layer after layer
+from cycle 0).
 """
 
 from __future__ import annotations
@@ -47,7 +56,7 @@ class _Slave:
     seen on the address channel and the beats moved."""
 
     def __init__(self, dut, prefix: str, signals: tuple[str, ...], image: bytes | bytearray, base: int,
-                 latency: int, rate: float, beat_bytes: int):
+                 latency: int, rate: float, beat_bytes: int, paced: bool = False):
         assert latency >= 1, "latency >= 1"
         self.prefix, self.base, self.latency = prefix, base, latency
         self.period = _period(beat_bytes, rate)  # cycles per beat
@@ -55,9 +64,27 @@ class _Slave:
         self.mem = image if isinstance(image, bytearray) else bytes(image)
         self.requests: list[tuple[int, int, int]] = []  # (cycle, address, beats) seen on the address channel
         self.beats = 0
+        self.paced = paced
+        self.stall: tuple[int, ...] | None = None  # the address channel's ready pattern (None: always ready)
         self._addr = self._left = 0
         self._nxt = 0.0
         self._s = {n: getattr(dut, f"{prefix}_{n}") for n in signals}
+
+    def retime(self, latency: int, period: float) -> None:
+        """A new latency and period, the beat clock restarted at cycle 0."""
+        self.latency, self.period, self._nxt = latency, period, 0.0
+
+    def _advance(self, cycle: int) -> None:
+        """A beat moved this cycle: the next one address and clock."""
+        self._addr, self._left = self._addr + self.beat, self._left - 1
+        self._nxt = (cycle if self.paced else self._nxt) + self.period
+        self.beats += 1
+
+    def _address_ready(self, cycle: int, ch: str) -> bool:
+        """The address channel's ready this cycle (`stall`), driven."""
+        ready = self.stall is None or bool(self.stall[cycle % len(self.stall)])
+        self._s[f"{ch}ready"].value = int(ready)
+        return ready
 
     def _request(self, cycle: int, ch: str) -> tuple[int, int]:
         """The burst on address channel ``ch`` ("ar" or "aw") this cycle, checked and recorded."""
@@ -89,8 +116,9 @@ class AxiReadMemory(_Slave):
     """
 
     def __init__(self, dut, prefix: str, image: bytes | bytearray, base: int, latency: int, rate: float,
-                 beat_bytes: int):
-        super().__init__(dut, prefix, _SIGNALS, image, base, latency, rate, beat_bytes)
+                 beat_bytes: int, paced: bool = False, hold: bool = False):
+        super().__init__(dut, prefix, _SIGNALS, image, base, latency, rate, beat_bytes, paced)
+        self.hold = hold  # rready may be low: the beat is driven again the next cycle
         self.bursts: list[tuple[int, int, int]] = []  # (first-beat cycle, address, beats)
         self._s["arready"].value = 1
         self._s["rvalid"].value = 0
@@ -101,20 +129,21 @@ class AxiReadMemory(_Slave):
     def step(self, cycle: int) -> None:
         """Cycle ``cycle`` at its falling edge: take a request, drive this cycle's beat."""
         s = self._s
-        if s["arvalid"].value:  # arready is always high: a handshake
+        if self._address_ready(cycle, "ar") and s["arvalid"].value:  # a handshake
             a, n = self._request(cycle, "ar")
             self.bursts.append((cycle + self.latency, a, n))
         if self._left == 0 and self.bursts and self.bursts[0][0] <= cycle:
             _, self._addr, self._left = self.bursts.pop(0)
             self._nxt = max(self._nxt, float(cycle))
         if self._left and cycle >= self._nxt - 1e-9:
-            assert s["rready"].value, f"{self.prefix}: rready low"
+            taken = bool(s["rready"].value)
+            assert taken or self.hold, f"{self.prefix}: rready low"
             lo = self._addr - self.base
             s["rdata"].value = int.from_bytes(self.mem[lo:lo + self.beat], "little")
             s["rlast"].value = int(self._left == 1)
             s["rvalid"].value = 1
-            self._addr, self._left, self._nxt = self._addr + self.beat, self._left - 1, self._nxt + self.period
-            self.beats += 1
+            if taken:
+                self._advance(cycle)
         else:
             s["rvalid"].value = 0
 
@@ -138,9 +167,11 @@ class AxiWriteMemory(_Slave):
         image: the memory (a ``bytearray`` from address ``base``, written in place).
     """
 
-    def __init__(self, dut, prefix: str, image: bytearray, base: int, latency: int, rate: float, beat_bytes: int):
+    def __init__(self, dut, prefix: str, image: bytearray, base: int, latency: int, rate: float, beat_bytes: int,
+                 paced: bool = False, aw_first: bool = False):
         assert isinstance(image, bytearray), "a write memory writes into a bytearray"
-        super().__init__(dut, prefix, _W_SIGNALS, image, base, latency, rate, beat_bytes)
+        super().__init__(dut, prefix, _W_SIGNALS, image, base, latency, rate, beat_bytes, paced)
+        self.aw_first = aw_first  # a W beat only after its address was taken
         self.responses: list[int] = []  # cycles of the B handshakes
         self._pending: list[tuple[int, int]] = []  # (address, beats) taken on AW, not yet written
         self._b: list[int] = []  # due cycles of the write responses
@@ -152,20 +183,21 @@ class AxiWriteMemory(_Slave):
     def step(self, cycle: int) -> None:
         """Cycle ``cycle`` at its falling edge: take an AW, accept this cycle's W beat, drive a B."""
         s, where = self._s, self.prefix
-        if s["awvalid"].value:
+        if self._address_ready(cycle, "aw") and s["awvalid"].value:
             self._pending.append(self._request(cycle, "aw"))
         if self._left == 0 and self._pending:
             self._addr, self._left = self._pending.pop(0)
             self._nxt = max(self._nxt, float(cycle))
         ready = bool(self._left) and cycle >= self._nxt - 1e-9
         s["wready"].value = int(ready)
+        if self.aw_first and s["wvalid"].value:
+            assert self._left, f"{where}: a W beat without its address"
         if ready and s["wvalid"].value:
             assert int(s["wstrb"].value) == (1 << self.beat) - 1, f"{where}: partial strobes"
             assert bool(s["wlast"].value) == (self._left == 1), f"{where}: wlast on beat {self._left} before the end"
             lo = self._addr - self.base
             self.mem[lo:lo + self.beat] = int(s["wdata"].value).to_bytes(self.beat, "little")
-            self._addr, self._left, self._nxt = self._addr + self.beat, self._left - 1, self._nxt + self.period
-            self.beats += 1
+            self._advance(cycle)
             if self._left == 0:
                 self._b.append(cycle + self.latency)
         if self._b and self._b[0] <= cycle:
