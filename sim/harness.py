@@ -179,3 +179,28 @@ def check_timing(dut, t: Timing, ii: int, latency: int, name: str) -> None:
             json.dump({"ii": t.ii, "latency": t.latency, "pred_ii": ii, "pred_latency": latency}, f)
     assert t.ii == ii, f"{name}: ii measured {t.ii} cycles, predicted {ii} (intervals {t.intervals})"
     assert t.latency == latency, f"{name}: latency measured {t.latency} cycles, predicted {latency}"
+
+
+async def run_started(dut, mems, cycle: int, mark: str, limit: int, what: str) -> tuple[int, list[int], int]:
+    """One run of a unit driven by a one-cycle ``start`` with memories stepped at every falling
+    edge (`bbgrap_hls.rtlsim.axi_mem`): ``start`` high for the first cycle, then the cycles
+    (from the start) at which ``mark`` pulses, until ``done``. Returns ``(cycles start to done
+    inclusive, marks, the cycle counter after the run)``; fails after ``limit`` cycles."""
+    t0, marks = None, []
+    while True:
+        await FallingEdge(dut.clk)
+        for m in mems:
+            m.step(cycle)
+        if t0 is None:
+            dut.start.value = 1
+            t0 = cycle
+        else:
+            dut.start.value = 0
+            if getattr(dut, mark).value:
+                marks.append(cycle - t0)
+            if dut.done.value:
+                break
+        cycle += 1
+        assert cycle - t0 < limit, f"{what}: no done after {cycle - t0} cycles ({len(marks)} {mark} pulses)"
+    return cycle - t0 + 1, marks, cycle + 1
+

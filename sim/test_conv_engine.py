@@ -24,7 +24,6 @@ import pickle
 
 import cocotb
 import numpy as np
-from cocotb.triggers import FallingEdge
 
 from bbgrap_hls.codegen import engine_image as ei
 from bbgrap_hls.rtlsim.axi_mem import AxiReadMemory, AxiWriteMemory
@@ -55,24 +54,8 @@ async def conv_engine_frames(dut):
     for fr, x in enumerate(c["x"]):
         img = ei.feature_bytes(x, pe, prog.in_stride)
         feat[prog.in_base:prog.in_base + len(img)] = img
-        t0, lay = None, []
-        while True:
-            await FallingEdge(dut.clk)
-            for m in mems:
-                m.step(cyc)
-            if t0 is None:
-                dut.start.value = 1
-                t0 = cyc
-            else:
-                dut.start.value = 0
-                if dut.layer_end.value:
-                    lay.append(cyc - t0)
-                if dut.done.value:
-                    break
-            cyc += 1
-            assert cyc < limit * (fr + 1), f"frame {fr}: no done after {cyc} cycles ({len(lay)} layers ended)"
-        cycles.append(cyc - t0 + 1)
-        cyc += 1
+        n, lay, cyc = await harness.run_started(dut, mems, cyc, "layer_end", limit, f"frame {fr}")
+        cycles.append(n)
         ends.append(lay)
         for i, (layer, m) in enumerate(zip(layers, prog.maps[1:], strict=True)):
             got = ei.read_features(feat, m.base, m.h, m.w, layer.co, pe, m.stride)

@@ -26,7 +26,6 @@ import pickle
 
 import cocotb
 import numpy as np
-from cocotb.triggers import FallingEdge
 
 from bbgrap_hls.codegen import engine_program as ep
 from bbgrap_hls.rtlsim.axi_mem import AxiReadMemory, AxiWriteMemory
@@ -58,24 +57,8 @@ async def engine_top_frames(dut):
     cyc = 0
     for fr, x in enumerate(c["x"]):
         ep.write_tensor(prog, feat, prog.input, x)
-        t0, steps = None, []
-        while True:
-            await FallingEdge(dut.clk)
-            for m in mems:
-                m.step(cyc)
-            if t0 is None:
-                dut.start.value = 1
-                t0 = cyc
-            else:
-                dut.start.value = 0
-                if dut.step_end.value:
-                    steps.append(cyc - t0)
-                if dut.done.value:
-                    break
-            cyc += 1
-            assert cyc - t0 < limit, f"frame {fr}: no done after {cyc - t0} cycles ({len(steps)} steps ended)"
-        cycles.append(cyc - t0 + 1)
-        cyc += 1
+        n, steps, cyc = await harness.run_started(dut, mems, cyc, "step_end", limit, f"frame {fr}")
+        cycles.append(n)
         ends.append(steps)
         wrong = []
         for name, want in c["want"][fr].items():
