@@ -137,7 +137,7 @@ def test_bands_are_the_fewest_that_fit() -> None:
                 assert (r0 * layer.out_hw[1] * pe) % beat == 0 and f["OUT_BASE"] % beat == 0
                 assert ei.in_buffer_bytes(row, pe, beat) <= p["MAX_IN"]
             for (r0, _), (_, r2) in zip(steps, steps[1:], strict=False):
-                merged = ei._step(layer, pe, r0, r2, src, dst, 0, 0)
+                merged = ei.band_step(layer, pe, r0, r2, src, dst, 0, 0)
                 assert ei.in_buffer_bytes(merged, pe, beat) > p["MAX_IN"], (name, r0, r2)
         whole = engine.program(p | {"MAX_IN": None})[1]
         assert whole.bands == [1] * len(ls)

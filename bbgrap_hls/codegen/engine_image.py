@@ -237,7 +237,7 @@ def _named(row) -> dict[str, int]:
     return row if isinstance(row, dict) else dict(zip(FIELDS, row, strict=True))
 
 
-def _step(layer: EngineLayer, pe: int, r0: int, r1: int, src: FeatureMap, dst: FeatureMap, w_base: int,
+def band_step(layer: EngineLayer, pe: int, r0: int, r1: int, src: FeatureMap, dst: FeatureMap, w_base: int,
           tb: int) -> list[int]:
     """The descriptor computing output rows ``[r0, r1)`` of ``layer`` from map ``src`` into
     ``dst``: the input rows those rows' windows touch (clipped at the map's edges), the padding
@@ -275,7 +275,7 @@ def bands(layer: EngineLayer, pe: int, beat: int, src: FeatureMap, dst: FeatureM
 
     def need(r0: int, r1: int) -> int | None:  # None: rows whose windows are all padding
         try:
-            return in_buffer_bytes(_step(layer, pe, r0, r1, src, dst, 0, 0), pe, beat)
+            return in_buffer_bytes(band_step(layer, pe, r0, r1, src, dst, 0, 0), pe, beat)
         except ValueError:
             return None
 
@@ -325,7 +325,7 @@ def program(layers: list[EngineLayer], pe: int, simd: int, beat: int, max_in_byt
         dst = new_map(_up(src.base + _up(src.c, pe) // pe * src.stride, beat), ho, wo, layer.co)
         _, _, tb = tile_layout(layer, pe, simd, beat)
         steps = bands(layer, pe, beat, src, dst, max_in_bytes)
-        rows += [_step(layer, pe, r0, r1, src, dst, len(image), tb) for r0, r1 in steps]
+        rows += [band_step(layer, pe, r0, r1, src, dst, len(image), tb) for r0, r1 in steps]
         counts.append(len(steps))
         maps.append(dst)
         image += _tiles(layer, pe, simd, beat)

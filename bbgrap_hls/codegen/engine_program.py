@@ -143,7 +143,7 @@ def _view(node, src: _Lay, shape: tuple[int, ...]) -> _Lay:
                               "is not a free change of the blocked layout")
 
 
-def _layouts(graph: Graph, steps: list[Step], g: int, beat: int):
+def layouts(graph: Graph, steps: list[Step], g: int, beat: int):
     """Every tensor's `_Lay` and the tensors placed inside another's region: ``{name: (parent,
     byte offset)}`` (views at 0, Concat inputs at their channel offsets)."""
     lay: dict[str, _Lay] = {}
@@ -204,7 +204,7 @@ def _concat(graph: Graph, n, ins: list[str], lay: dict, alias: dict, g: int, bea
     return _Lay(h, w, off * g, tuple(phys), tuple(graph.shape(n.outputs[0])))
 
 
-def _place(graph: Graph, lay: dict, alias: dict, beat: int) -> tuple[dict[str, Region], int]:
+def place(graph: Graph, lay: dict, alias: dict, beat: int) -> tuple[dict[str, Region], int]:
     """Bases: every tensor not inside another's region gets the next beat-aligned span, in
     the order the graph defines them (the input first)."""
     order = list(graph.inputs) + [t for n in graph.nodes for t in n.outputs if t in lay]
@@ -241,8 +241,8 @@ def build(graph: Graph, pe: int, simd: int, beat: int) -> EngineProgram:
     if len(graph.inputs) != 1:
         raise NotImplementedError(f"engine program: {len(graph.inputs)} graph inputs (one supported)")
     steps = lower(graph)
-    lay, alias = _layouts(graph, steps, pe, beat)
-    regions, size = _place(graph, lay, alias, beat)
+    lay, alias = layouts(graph, steps, pe, beat)
+    regions, size = place(graph, lay, alias, beat)
     nodes = {n.name: n for n in graph.nodes}
     outs = []
     for o in graph.outputs:

@@ -177,8 +177,8 @@ class _Layout:
 
 def _layout(graph: Graph, pe: int, beat: int) -> _Layout:
     steps = lower(graph)
-    lay, alias = ep._layouts(graph, steps, pe, beat)
-    regions, _ = ep._place(graph, lay, alias, beat)
+    lay, alias = ep.layouts(graph, steps, pe, beat)
+    regions, _ = ep.place(graph, lay, alias, beat)
     return _Layout(graph, steps, regions)
 
 
@@ -218,7 +218,7 @@ def _rows(lo: _Layout, pe: int, simd: int, beat: int, budget: int | None) -> lis
                 layer, src, dst = _conv_layer(s, lo.graph, lo.regions, n.op)
                 ho, wo = layer.out_hw
                 tb = ei.tile_layout(layer, pe, simd, beat)[2]
-                whole = ei._step(layer, pe, 0, ho, ei.FeatureMap(src.base, src.h, src.w, src.cp, src.h * src.w * pe),
+                whole = ei.band_step(layer, pe, 0, ho, ei.FeatureMap(src.base, src.h, src.w, src.cp, src.h * src.w * pe),
                                  ei.FeatureMap(dst.base, ho, wo, dst.cp, ho * wo * pe), wbase, tb)
                 if budget is None or ei.in_buffer_bytes(whole, pe, beat) <= budget:
                     rows = [whole]
@@ -229,7 +229,7 @@ def _rows(lo: _Layout, pe: int, simd: int, beat: int, budget: int | None) -> lis
                         spans = ei.bands(layer, pe, beat, fs, fd, budget)
                     except ValueError as e:
                         raise _NoBand(str(e)) from e
-                    rows = [ei._step(layer, pe, r0, r1, fs, fd, wbase, tb) for r0, r1 in spans]
+                    rows = [ei.band_step(layer, pe, r0, r1, fs, fd, wbase, tb) for r0, r1 in spans]
                 wbase += _up(layer.co, pe) // pe * tb * beat
                 out.append((s, "conv", [dict(zip(ei.FIELDS, r, strict=True)) for r in rows]))
             elif s.kind == "window":
