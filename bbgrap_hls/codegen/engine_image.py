@@ -279,10 +279,16 @@ def bands(layer: EngineLayer, pe: int, beat: int, src: FeatureMap, dst: FeatureM
         except ValueError:
             return None
 
+    # a band's need grows with its rows, but for the beat each block's run may round up (one
+    # run when the blocks abut): past ``max_in_bytes`` by more than that, no taller band fits
+    slack = _up(layer.c, pe) // pe * beat
     out, r0 = [], 0
     while r0 < ho:
-        ends = [r for r in range(r0 + m, ho, m)] + [ho]
-        needs = [(e, need(r0, e)) for e in ends]
+        needs = []
+        for e in [r for r in range(r0 + m, ho, m)] + [ho]:
+            needs.append((e, need(r0, e)))
+            if needs[-1][1] is not None and needs[-1][1] > max_in_bytes + slack:
+                break
         valid = [(e, n) for e, n in needs if n is not None]
         shape = f"{layer.h}x{layer.w}x{layer.c} -> {ho}x{wo}x{layer.co}"
         if not valid:
