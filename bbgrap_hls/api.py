@@ -47,7 +47,7 @@ PLAN_OPTIONS: dict[str, type | tuple[type, ...]] = {
     "parallel_window": bool, "pixel_copies": bool, "offchip_weights": bool, "narrow_folding": bool,
     "dsp_packing": bool, "lut_macs": bool, "lut_requant": bool, "space_to_depth": str, "padded_folds": bool,
     "ddr_stages": bool, "ddr_fifos": bool, "pixel_pairs": str, "row_bands": bool, "short_rings": bool,
-    "one_output_slot": bool, "move_boundaries": bool,
+    "one_output_slot": bool, "move_boundaries": bool, "arch": str,
 }
 #: what ``gen`` plans with when not told (`Design.write` warns when the design's plan differs)
 _GEN_DEFAULTS = {"time_limit": 10.0, "narrow_folding": True, "offchip_weights": False}

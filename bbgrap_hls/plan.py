@@ -253,6 +253,7 @@ class Plan:
     # -- JSON ----------------------------------------------------------------------
     def to_dict(self, stable: bool = False) -> dict[str, Any]:
         d = _round(asdict(self))
+        d["architecture"] = self.architecture
         if stable:
             d["search_seconds"] = 0.0
         return d
@@ -280,6 +281,30 @@ class Plan:
         except json.JSONDecodeError as e:
             raise BadInputError(f"plan.json: invalid JSON ({e})") from None
         return cls.from_dict(d)
+
+    architecture = "dataflow"
+    """What ``plan.json``'s ``architecture`` says (`load_plan`)."""
+
+
+def load_plan(text: str):
+    """A ``plan.json``'s plan: a dataflow `Plan`, or a layer engine's
+    `bbgrap_hls.model.engine_plan.EnginePlan` when its ``architecture`` is ``"engine"``.
+
+    Raises:
+        BadInputError: not JSON, or not a plan of docs/plan.md.
+    """
+    try:
+        d = json.loads(text)
+    except json.JSONDecodeError as e:
+        raise BadInputError(f"plan.json: invalid JSON ({e})") from None
+    if d.get("architecture", "dataflow") == "engine":
+        from bbgrap_hls.model.engine_plan import EnginePlan
+
+        try:
+            return EnginePlan.from_dict(d)
+        except (KeyError, TypeError) as e:
+            raise BadInputError(f"plan.json: not an engine plan of docs/plan.md ({type(e).__name__}: {e})") from None
+    return Plan.from_dict(d)
 
 
 def _node(d: dict[str, Any]) -> NodePlan:

@@ -26,6 +26,12 @@ def add_model_args(p: argparse.ArgumentParser) -> None:
 def add_plan_options(p: argparse.ArgumentParser) -> None:
     """The planner's hardware options, shared by ``plan`` and ``gen`` (`make_plan` keywords)."""
 
+    p.add_argument("--arch", choices=("auto", "dataflow", "engine"), default="auto",
+                   help="dataflow = every layer its own block on chip (FINN/hls4ml style); engine = a layer engine "
+                        "time-shared over the layers, maps and weights in board memory (Vitis AI DPU style; "
+                        "docs/engine.md); auto = the dataflow plan, or the engine where the dataflow plan does not "
+                        "fit or the engine is faster (default auto)")
+
     p.add_argument("--parallel-window", action=argparse.BooleanOptionalAction, default=True,
                    help="let convolutions read several window positions per cycle (simd = C·j, FINN's "
                         "parallel window; HLS kernels and RTL twin support it; default on)")
@@ -125,13 +131,17 @@ def stem_option(space_to_depth: str, qdq: bool) -> str:
 
 
 def plan_graph(graph: Graph, board: Board, **options: Any) -> Plan:
-    """`bbgrap_hls.search.make_plan` with its phases on the progress display.
+    """`bbgrap_hls.search.make_plan` with its phases on the progress display, or the layer
+    engine (``arch``: `bbgrap_hls.search.arch.plan_arch`; default ``auto``).
 
     ``options`` are `make_plan`'s keywords (``strategy``, ``objective``, ``time_limit``,
     ``seed``, ``parallel_window``, ``narrow_folding``, ``pixel_copies``,
     ``offchip_weights``, ...). The ``plan`` command and `bbgrap_hls.compile` both plan here.
     """
     from bbgrap_hls.search import make_plan
+    from bbgrap_hls.search.arch import plan_arch
 
+    arch = options.pop("arch", "auto")
     with progress.task(f"planning ({options.get('strategy', 'search')})", ticker=True) as t:
-        return make_plan(graph, board, progress=progress.plan_callback(t), **options)
+        return plan_arch(graph, board, arch,
+                         lambda: make_plan(graph, board, progress=progress.plan_callback(t), **options))

@@ -87,7 +87,7 @@ def _run(args: argparse.Namespace, out: Path, old: list[str], worker: _ReportWor
                       space_to_depth=stem_option(args.space_to_depth, qdq), lut_requant=args.lut_requant,
                       padded_folds=args.padded_folds, ddr_stages=args.ddr_stages, ddr_fifos=args.ddr_fifos,
                       pixel_pairs=args.pixel_pairs, row_bands=args.row_bands, short_rings=args.short_rings,
-                      out_slot=args.one_output_slot, move_boundaries=args.move_boundaries)
+                      out_slot=args.one_output_slot, move_boundaries=args.move_boundaries, arch=args.arch)
     if not qdq:  # the input layout the plan chose (passes/stem.py): quantised and generated so
         from bbgrap_hls.passes.stem import as_planned
 
@@ -140,7 +140,7 @@ def _finish(args, out: Path, old: list[str], worker: _ReportWorker, board, graph
                "dsp_packing": args.dsp_packing, "lut_macs": args.lut_macs, "lut_requant": args.lut_requant,
                "padded_folds": args.padded_folds, "ddr_stages": args.ddr_stages, "ddr_fifos": args.ddr_fifos,
                "pixel_pairs": args.pixel_pairs, "row_bands": args.row_bands, "short_rings": args.short_rings,
-               "one_output_slot": args.one_output_slot, "move_boundaries": args.move_boundaries,
+               "one_output_slot": args.one_output_slot, "move_boundaries": args.move_boundaries, "arch": args.arch,
                "kernels": args.kernels,
                "space_to_depth": args.space_to_depth,
                "input_shape": list(args.input_shape), "model_path": os.path.abspath(args.model),

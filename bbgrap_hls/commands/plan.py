@@ -55,9 +55,48 @@ def run(args: argparse.Namespace) -> int:
                       lut_requant=args.lut_requant, padded_folds=args.padded_folds, ddr_stages=args.ddr_stages,
                       ddr_fifos=args.ddr_fifos, pixel_pairs=args.pixel_pairs, row_bands=args.row_bands,
                       short_rings=args.short_rings, out_slot=args.one_output_slot,
-                      move_boundaries=args.move_boundaries)
-    sys.stdout.write(plan.to_json() if args.json else format_plan(plan))
+                      move_boundaries=args.move_boundaries, arch=args.arch)
+    if args.json:
+        sys.stdout.write(plan.to_json())
+    else:
+        sys.stdout.write(format_engine_plan(plan) if plan.architecture == "engine" else format_plan(plan))
     return 0
+
+
+def format_engine_plan(plan) -> str:
+    """The readable summary of a layer-engine plan (`bbgrap_hls.model.engine_plan.EnginePlan`):
+    why the engine, its sizes, memory, resources per unit against the core's limits, the
+    costliest steps, the frame and what bounds it."""
+    mhz = plan.clock_mhz
+    banded = sum(st.bands > 1 for st in plan.steps)
+    lines = [f"model {plan.model or '?'} on {plan.board} ({mhz:g} MHz), architecture: layer engine "
+             f"(docs/engine.md){f'; {plan.why}' if plan.why else ''}", "",
+             f"engine on each of {plan.cores} core(s), frames in turn: conv unit {plan.pe} x {plan.simd} "
+             f"({'two products a DSP48E2' if plan.pack else 'one product a DSP48E2'}), window unit {plan.taps} "
+             f"tap(s) a cycle, element-wise unit {plan.lanes} byte lanes, {plan.beat}-byte AXI beats, conv input "
+             f"buffer {plan.in_buffer:,} bytes ({f'{banded} conv(s) in row bands' if banded else 'whole maps'})",
+             f"memory: latency {plan.latency} cycles, a beat every {plan.period} cycle(s) a channel; per frame "
+             + ", ".join(f"{k.replace('_', ' ')} {v:,} B" for k, v in plan.bytes.items())
+             + f"; {plan.bandwidth:.1f} of {plan.share:.1f} B/cycle on average", "",
+             f"  {'part':<10} {'dsp':>7} {'bram18':>7} {'uram':>6} {'lut':>9}"]
+    for part, r in plan.resources.items():
+        lines.append(f"  {part:<10} {r['dsp']:>7} {r['bram18']:>7} {r['uram']:>6} {r['lut']:>9}")
+    lim = plan.limits
+    lines.append(f"  {'limit':<10} {lim['dsp']:>7} {lim['bram18']:>7} {lim['uram']:>6} {lim['lut']:>9}")
+    lines += ["", f"  {'step':<34} {'unit':<8} {'mode':<6} {'bands':>5} {'cycles':>12} {'share':>6}"]
+    for st in sorted(plan.steps, key=lambda st: -st.cycles)[:12]:
+        lines.append(f"  {st.nodes[0][:34]:<34} {st.unit:<8} {st.mode[:6]:<6} {st.bands:>5} {st.cycles:>12,} "
+                     f"{st.cycles / plan.cycles:>6.1%}{'' if st.exact else ' (write bound)'}")
+    if len(plan.steps) > 12:
+        lines.append(f"  ... {len(plan.steps) - 12} more steps ({len(plan.steps)} in all)")
+    lines += ["", "frame: " + ", ".join(f"{u} unit {c:,}" for u, c in plan.by_unit.items())
+              + f", sequencer {plan.sequencer:,} cycles; MAC efficiency {plan.efficiency:.0%}",
+              f"ii {plan.cycles:,} cycles a frame on one engine -> {plan.fps_core:,.1f} frames/s, "
+              f"{plan.fps:,.1f} on {plan.cores} engine(s); latency {plan.cycles / mhz:,.1f} us",
+              f"bound by {plan.bottleneck}"]
+    lines += [f"note: {n}" for n in plan.notes]
+    lines.append(f"plan {plan.plan_seconds:.2f} s")
+    return "\n".join(lines) + "\n"
 
 
 def format_plan(plan: Plan) -> str:

@@ -23,8 +23,9 @@ two latencies, and marked ``exact = False``.
 
 from __future__ import annotations
 
+import json
 import math
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, fields
 
 import numpy as np
 
@@ -132,6 +133,24 @@ class EnginePlan:
     notes: list[str] = field(default_factory=list)
     pack: bool = False
     lanes: int = 0
+    model: str = ""
+    plan_seconds: float = 0.0
+    why: str = ""
+    """Why the engine was chosen (``plan --arch auto``: the dataflow plan's refusal, or its fps)."""
+
+    architecture = "engine"
+    """What ``plan.json``'s ``architecture`` says (a dataflow `bbgrap_hls.plan.Plan` says ``"dataflow"``)."""
+
+    @property
+    def input_blocks(self) -> dict:
+        """No pixel blocks at the input (`bbgrap_hls.plan.Plan.input_blocks`): the engine reads
+        the input map from memory."""
+        return {}
+
+    @property
+    def ii_cycles(self) -> int:
+        """Cycles between frames on one engine (its frame cycles: steps do not overlap frames)."""
+        return self.cycles
 
     @property
     def efficiency(self) -> float:
@@ -143,11 +162,28 @@ class EnginePlan:
         """Steps with a band timed by the write bound, not the exact model."""
         return sum(not s.exact for s in self.steps)
 
-    def to_dict(self) -> dict:
-        """JSON-ready: the sizes, memory, per-step unit/cycles/nodes, totals, resources."""
+    def to_dict(self, stable: bool = False) -> dict:
+        """JSON-ready: the sizes, memory, per-step unit/cycles/nodes, totals, resources;
+        ``architecture`` ``"engine"``; ``stable`` zeroes the machine-dependent plan time."""
+        from bbgrap_hls.plan import _round
+
         d = asdict(self)
         d["efficiency"] = self.efficiency
-        return d
+        d["architecture"] = self.architecture
+        if stable:
+            d["plan_seconds"] = 0.0
+        return _round(d)
+
+    def to_json(self, stable: bool = False) -> str:
+        """Deterministic JSON text (docs/plan.md, "Engine plans")."""
+        return json.dumps(self.to_dict(stable), sort_keys=True, indent=2) + "\n"
+
+    @classmethod
+    def from_dict(cls, d: dict) -> EnginePlan:
+        """The plan `to_dict` wrote (``efficiency`` and ``architecture`` are derived)."""
+        kw = {f.name: d[f.name] for f in fields(cls) if f.name in d}
+        kw["steps"] = [PlanStep(**s) for s in d["steps"]]
+        return cls(**kw)
 
 
 # -- the graph as the int8 program would see it ------------------------------------------------

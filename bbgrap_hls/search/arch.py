@@ -1,0 +1,73 @@
+"""Dataflow design or layer engine: `plan_arch` chooses (docs/plan.md, "Architecture").
+
+- ``dataflow``: every layer its own block (`bbgrap_hls.search.make_plan`), as before.
+- ``engine``: the layer engine (`bbgrap_hls.model.engine_plan.plan_engine`): three units
+  time-shared over the layers, maps and weights in the board memory, one engine a core,
+  frames in turn over the cores.
+- ``auto`` (the default): the dataflow plan; the engine when the dataflow plan is infeasible,
+  or when the engine's ceiling (`engine_ceiling`) is above the dataflow plan's fps and the
+  engine plan is faster. The faster feasible plan is kept; ``why`` says what decided.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from typing import Any
+
+from bbgrap_hls.errors import InfeasibleError
+from bbgrap_hls.ir import Graph
+
+ARCHES = ("auto", "dataflow", "engine")
+
+
+def engine_ceiling(graph: Graph, board) -> float:
+    """An upper bound on any engine's frames/s on ``board``: per core, the conv unit's
+    products at two a DSP (``PE·SIMD ≤ 2·DSP``) over the graph's MACs, and its weights read once
+    a frame at the core's whole share of its memory; times the cores. Cheap (no plan)."""
+    from bbgrap_hls.ops import get_op
+
+    macs = sum(get_op(n.op).macs(n, graph) for n in graph.nodes)
+    weights = sum(graph.tensors[t].size for n in graph.nodes if n.op in ("Conv", "Gemm", "MatMul")
+                  for t in n.inputs[1:2] if t and graph.tensors[t].is_const)
+    core = board.cores[0]
+    per_frame = max(macs / max(2 * core.limit("dsp"), 1), weights / max(board.offchip_share(0), 1e-9), 1.0)
+    return board.clock_mhz * 1e6 / per_frame * len(board.cores)
+
+
+def plan_arch(graph: Graph, board, arch: str, dataflow: Callable[[], Any]):
+    """The plan for ``arch`` (`ARCHES`); ``dataflow()`` makes the dataflow plan.
+
+    Raises:
+        InfeasibleError: no architecture allowed fits (both refusals named under ``auto``).
+        NotImplementedError: ``engine`` asked for a graph with an operator no unit runs.
+    """
+    if arch not in ARCHES:
+        raise ValueError(f"arch {arch!r}: one of {ARCHES}")
+    if arch == "engine":
+        return _engine(graph, board, "asked for (--arch engine)")
+    try:
+        plan = dataflow()
+    except InfeasibleError as e:
+        if arch == "dataflow":
+            raise
+        try:
+            return _engine(graph, board, f"the dataflow plan is infeasible: {e}")
+        except (InfeasibleError, NotImplementedError) as e2:
+            raise InfeasibleError(f"{e} (the layer engine does not fit either: {e2})") from None
+    if arch == "dataflow" or engine_ceiling(graph, board) <= plan.fps:
+        return plan
+    try:
+        eng = _engine(graph, board, f"faster than the dataflow plan's {plan.fps:,.1f} frames/s")
+    except (InfeasibleError, NotImplementedError):
+        return plan
+    return eng if eng.fps > plan.fps else plan
+
+
+def _engine(graph: Graph, board, why: str):
+    from bbgrap_hls.model.engine_plan import plan_engine
+
+    t = time.perf_counter()
+    eng = plan_engine(graph, board)
+    eng.model, eng.why, eng.plan_seconds = graph.name, why, time.perf_counter() - t
+    return eng
