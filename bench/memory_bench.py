@@ -2,7 +2,8 @@
 
 For every model (built by ``bench/zoo.py`` at its real shapes) and board it prints:
 
-- feasible or not (the one-line ``InfeasibleError`` message when not) with off-chip weights
+- feasible or not under ``plan --arch auto`` (the faster feasible of the dataflow plan and the
+  layer engine, `plan_engine`; the one-line refusals when neither fits), the dataflow plan with off-chip weights
   on (``make_plan(..., offchip_weights=True)``), the predicted frames/s, and the frames/s
   with off-chip weights off for comparison;
 - a roofline, the least of
@@ -125,12 +126,32 @@ def _plan_child(conn, graph, board_name: str, offchip: bool) -> None:
         conn.close()
 
 
-def plan(graph, board_name: str, offchip: bool, timeout: float) -> dict:
-    """make_plan in a forked child; ``{"ok": False, "error": "timeout ..."}`` past ``timeout`` s."""
+def _engine_child(conn, graph, board_name: str) -> None:
+    from bbgrap_hls.errors import InfeasibleError
+    from bbgrap_hls.model.engine_plan import plan_engine
+
+    t = time.monotonic()
+    try:
+        p = plan_engine(graph, load_board(board_name))
+        conn.send({"ok": True, "fps": p.fps, "ii": p.cycles, "bottleneck": p.bottleneck,
+                   "bytes": sum(p.bytes.values()), "size": f"{p.pe}x{p.simd}", "seconds": time.monotonic() - t})
+    except (InfeasibleError, NotImplementedError) as e:
+        conn.send({"ok": False, "error": str(e).splitlines()[0], "seconds": time.monotonic() - t})
+    except Exception as e:  # a crash: reported in the row and on stderr, never hidden
+        conn.send({"ok": False, "crash": True, "error": f"CRASH {type(e).__name__}: {str(e).splitlines()[0] if str(e) else ''}",
+                   "traceback": traceback.format_exc(), "seconds": time.monotonic() - t})
+    finally:
+        conn.close()
+
+
+def plan(graph, board_name: str, offchip: bool | None, timeout: float) -> dict:
+    """make_plan (``offchip`` None: the layer engine's `plan_engine`) in a forked child;
+    ``{"ok": False, "error": "timeout ..."}`` past ``timeout`` s."""
     ctx = mp.get_context("fork")
     recv, send = ctx.Pipe(duplex=False)
     t = time.monotonic()
-    proc = ctx.Process(target=_plan_child, args=(send, graph, board_name, offchip))
+    proc = ctx.Process(target=_plan_child if offchip is not None else _engine_child,
+                       args=(send, graph, board_name, offchip) if offchip is not None else (send, graph, board_name))
     proc.start()
     send.close()
     res = None
@@ -191,11 +212,17 @@ def run_pair(name: str, graph, info: dict, board_name: str, timeout: float) -> d
     board = load_board(board_name)
     on = plan(graph, board_name, True, timeout)
     off = plan(graph, board_name, False, timeout)
+    eng = plan(graph, board_name, None, timeout)
+    # what `plan --arch auto` keeps: the faster feasible one (its ceiling only skips engines
+    # that cannot be faster)
+    arch = "engine" if eng["ok"] and (not on["ok"] or eng["fps"] > on["fps"]) else "dataflow"
+    chosen = eng if arch == "engine" else on
     offchip = None
-    if on["ok"]:
-        offchip = sum(c[4] for c in on["cores"]) + on["buffer_bytes"]
+    if chosen["ok"]:
+        offchip = eng["bytes"] if arch == "engine" else sum(c[4] for c in on["cores"]) + on["buffer_bytes"]
     roof = roofline(board, info["macs"], info["params"], offchip)
-    return {"model": name, "board": board_name, "on": on, "off": off, "roof": roof, "offchip": offchip}
+    return {"model": name, "board": board_name, "on": on, "off": off, "engine": eng, "arch": arch,
+            "chosen": chosen, "roof": roof, "offchip": offchip}
 
 
 def _f(x: float | None, nd: int = 0) -> str:
@@ -206,24 +233,32 @@ def _f(x: float | None, nd: int = 0) -> str:
     return f"{x:,.{nd}f}"
 
 
-COLUMNS = ["model", "board", "feasible", "fps", "fps on-chip only", "compute", "memory", "memory all-weights",
-           "input link", "roofline", "binds", "fps/roofline", "plan bottleneck", "off-chip MB/frame", "plan s", "DPU fps"]
+COLUMNS = ["model", "board", "feasible", "fps", "arch", "dataflow fps", "fps on-chip only", "engine fps", "compute",
+           "memory", "memory all-weights", "input link", "roofline", "binds", "fps/roofline", "plan bottleneck",
+           "off-chip MB/frame", "plan s", "DPU fps"]
+
+
+def _fps_or_why(p: dict) -> str:
+    if p["ok"]:
+        return _f(p["fps"], 1)
+    return "timeout" if p.get("timeout") else "crash" if p.get("crash") else "infeasible"
 
 
 def cells(r: dict) -> list[str]:
-    on, off, roof = r["on"], r["off"], r["roof"]
-    feas = "yes" if on["ok"] else f"no: {on['error']}"
-    fps = _f(on["fps"], 1) if on["ok"] else "-"
-    fps_off = _f(off["fps"], 1) if off["ok"] else ("timeout" if off.get("timeout") else
-                                                   "crash" if off.get("crash") else "infeasible")
-    ratio = f"{on['fps'] / roof['roofline']:.0%}" if on["ok"] else "-"
+    on, off, eng, ch, roof = r["on"], r["off"], r["engine"], r["chosen"], r["roof"]
+    feas = "yes" if ch["ok"] else f"no: {on['error']}; engine: {eng['error']}"
+    fps = _f(ch["fps"], 1) if ch["ok"] else "-"
+    ratio = f"{ch['fps'] / roof['roofline']:.0%}" if ch["ok"] else "-"
     mb = _f(r["offchip"] / 1e6, 2) if r["offchip"] is not None else "-"
-    secs = f"{on['wall']:.1f} + {off['wall']:.1f}"
+    secs = f"{on['wall']:.1f} + {off['wall']:.1f} + {eng['wall']:.1f}"
     dpu = DPU.get((r["model"], r["board"]))
     dpu_s = f"{dpu[0]:,.1f} [{dpu[1]}]" if dpu else "-"
-    return [r["model"], r["board"], feas, fps, fps_off, _f(roof["compute"]), _f(roof["memory"]),
-            _f(roof["memory_all"]), _f(roof["input"]), _f(roof["roofline"]), roof["binds"] if on["ok"] else "-",
-            ratio, on["bottleneck"] if on["ok"] else "-", mb, secs, dpu_s]
+    return [r["model"], r["board"], feas, fps, r["arch"] if ch["ok"] else "-",
+            _f(on["fps"], 1) if on["ok"] else f"no: {on['error']}", _fps_or_why(off),
+            _fps_or_why(eng) + (f" ({eng['size']})" if eng["ok"] else ""),
+            _f(roof["compute"]), _f(roof["memory"]), _f(roof["memory_all"]), _f(roof["input"]),
+            _f(roof["roofline"]), roof["binds"] if ch["ok"] else "-", ratio, ch["bottleneck"] if ch["ok"] else "-",
+            mb, secs, dpu_s]
 
 
 def print_text(rows: list[dict]) -> None:
@@ -249,8 +284,11 @@ def print_notes(rows: list[dict], boards: list[str]) -> None:
           f"{LUTS_PER_MAC} LUTs with LUT multipliers); memory: sum of offchip_share(k) x clock / off-chip bytes the plan moves per frame "
           "(inf: it moves none; '-': no plan); memory all-weights: the same rate / parameters (every weight "
           "off chip, int8); input link: host GB/s / 150,528 input bytes. 'binds' is the least of "
-          "compute, memory and input link. 'plan s': wall seconds of the plan with off-chip weights + "
-          "without. 'plan bottleneck': the block or link the plan's ii comes from.")
+          "compute, memory and input link. 'plan s': wall seconds of the dataflow plan with off-chip weights + "
+          "without + the layer engine's plan. 'arch': what `plan --arch auto` keeps, the faster feasible of the "
+          "dataflow plan (off-chip weights allowed) and the layer engine (docs/engine.md; 'engine fps' with its "
+          "conv unit's PE x SIMD); fps, roofline, memory, bottleneck and off-chip MB are that plan's. "
+          "'plan bottleneck': the block or link the plan's ii comes from, or what bounds the engine.")
     for b in boards:
         bd = load_board(b)
         bw = sum(bd.offchip_share(c.id) for c in bd.cores)
@@ -264,12 +302,13 @@ def print_notes(rows: list[dict], boards: list[str]) -> None:
               "prediction at the board clock):")
         for m, b in used:
             print(f"  {m} on {b}: {DPU[(m, b)][0]:,.1f} fps; {dpu_source(m, b)}")
-    crashes = [(r, k) for r in rows for k in ("on", "off") if r[k].get("crash") or r[k].get("timeout")]
+    crashes = [(r, k) for r in rows for k in ("on", "off", "engine") if r[k].get("crash") or r[k].get("timeout")]
     if crashes:
         print()
         print("Crashes / timeouts:")
         for r, k in crashes:
-            print(f"  {r['model']} on {r['board']} (offchip_weights={k == 'on'}): {r[k]['error']}")
+            what = "layer engine" if k == "engine" else f"offchip_weights={k == 'on'}"
+            print(f"  {r['model']} on {r['board']} ({what}): {r[k]['error']}")
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -298,11 +337,13 @@ def main(argv: list[str] | None = None) -> int:
         for b in boards:
             r = run_pair(m, graph, info, b, args.plan_timeout)
             rows.append(r)
-            print(f"# {m} on {b}: {'fps ' + _f(r['on']['fps'], 1) if r['on']['ok'] else r['on']['error']} "
-                  f"({r['on']['wall']:.1f} s + {r['off']['wall']:.1f} s)", file=sys.stderr, flush=True)
+            ch = r["chosen"]
+            print(f"# {m} on {b}: {r['arch'] + ' fps ' + _f(ch['fps'], 1) if ch['ok'] else r['on']['error']} "
+                  f"({r['on']['wall']:.1f} s + {r['off']['wall']:.1f} s + {r['engine']['wall']:.1f} s)",
+                  file=sys.stderr, flush=True)
     (print_markdown if args.markdown else print_text)(rows)
     print_notes(rows, boards)
-    print(f"\n{len(rows)} model/board pairs, {2 * len(rows)} plans, {time.monotonic() - t0:.1f} s")
+    print(f"\n{len(rows)} model/board pairs, {3 * len(rows)} plans, {time.monotonic() - t0:.1f} s")
     return 0
 
 
