@@ -23,10 +23,12 @@ def _write(tmp_path, program):
     return ef.load_program(tmp_path)
 
 
-@pytest.mark.parametrize("net", ["resnet_like", "se_like", "inception_like"])
-def test_round_trip(graphs, tmp_path, net):  # noqa: F811
+@pytest.mark.parametrize("net,in_buffer", [("resnet_like", None), ("se_like", None), ("inception_like", None),
+                                            ("se_like", 384)])
+def test_round_trip(graphs, tmp_path, net, in_buffer):  # noqa: F811
     gq = graphs[net]
-    program = ep.build(gq, 8, 4, 16)
+    program = ep.build(gq, 8, 4, 16, in_buffer=in_buffer)
+    assert in_buffer is None or any(r.stride for r in program.regions.values())
     back = _write(tmp_path, program)
     assert ep.step_rows(back) == ep.step_rows(program)
     assert back.weights == program.weights and back.regions == program.regions
@@ -35,7 +37,7 @@ def test_round_trip(graphs, tmp_path, net):  # noqa: F811
     x = frames(gq, 1)[0]
     mem = ep.run_memory(program, x)
     r = program.regions[program.input]
-    assert ef.input_bytes(back, x) == bytes(mem[r.base:r.base + r.nbytes])
+    assert ef.input_bytes(back, x) == bytes(mem[r.base:r.base + r.span(program.pe)])
     assert np.array_equal(ef.output_tensor(back, bytes(mem)), ep.run_reference(program, x))
     doc = ef.load_doc(tmp_path)
     assert doc["params"] == PARAMS and doc["sizes"] == ep.unit_sizes(program)

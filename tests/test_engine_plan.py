@@ -1,7 +1,8 @@
 """The engine's plan (`bbgrap_hls.model.engine_plan.plan_engine`, shapes only, on the canonical
 graph) against the program of the quantised graph (`engine_program.build`) timed by the
 sequencer's exact model (`engine_top.frame_cycles`): the same steps, the same cycles a step,
-the same frame. Also the sizing: a core too small is refused naming the resource, a bigger
+the same frame, with whole layers and with an input buffer so small that convs run in row
+bands (``build(..., in_buffer=plan.in_buffer)``: strided maps, a step a band). Also the sizing: a core too small is refused naming the resource, a bigger
 core gets a bigger conv unit. No simulation: about a second."""
 
 from __future__ import annotations
@@ -16,13 +17,13 @@ from bbgrap_hls.board import load_board
 from bbgrap_hls.codegen import engine_program as ep
 from bbgrap_hls.errors import InfeasibleError
 from bbgrap_hls.frontend import load_model
-from bbgrap_hls.model.engine_plan import memory_timing, plan_engine
+from bbgrap_hls.model.engine_plan import memory_timing, plan_engine, plan_engine_at
 from bbgrap_hls.model.engine_top import TopParams, frame_cycles
 from bbgrap_hls.passes import canonicalize
 from bbgrap_hls.quant import quantize
 from tests.families import Net
 from tests.models import _rename_output, save
-from tests.test_engine_program import CONFIGS, NETS
+from tests.test_engine_program import BANDED, CONFIGS, NETS, band_counts, smallest_buffer
 
 
 @pytest.fixture(scope="module")
@@ -39,6 +40,27 @@ def graphs(tmp_path_factory) -> dict:
     return out
 
 
+def assert_plan_is_program(plan, program, bd, taps: int) -> None:
+    """The plan's steps are the program's (a plan step's bands: the program's steps of that
+    node, in a row), each with the sequencer's and the unit's cycles of `frame_cycles`, and
+    the same frame."""
+    kb = max(2, 1 << (ep.unit_sizes(program)["KB"] - 1).bit_length())
+    lat, per = memory_timing(bd, 0, program.beat)
+    assert (plan.latency, plan.period) == (lat, per)
+    t = frame_cycles(program, TopParams(lat, per, kb=kb, taps=taps))
+    prev = [0] + t.ends[:-1]
+    i = 0
+    for st in plan.steps:
+        band = range(i, i + st.bands)
+        assert all((program.steps[k].nodes, program.steps[k].unit) == (st.nodes, st.unit) for k in band)
+        assert st.overhead == sum(t.starts[k] - prev[k] for k in band)
+        assert st.cycles == sum(t.ends[k] - t.starts[k] for k in band)
+        i += st.bands
+    assert i == len(program.steps)
+    assert plan.cycles == t.cycles
+    assert plan.sequencer == sum(s - p for s, p in zip(t.starts, prev, strict=True))
+
+
 @pytest.mark.parametrize("taps", [1, 3])
 @pytest.mark.parametrize("board", ["zcu102", "u280"])
 @pytest.mark.parametrize("cfg", CONFIGS)
@@ -51,17 +73,38 @@ def test_plan_equals_program_frame(graphs, net, cfg, board, taps):
     assert (plan.pe, plan.simd, plan.taps, plan.beat) == (pe, simd, taps, beat)
     assert all(st.bands == 1 and st.exact for st in plan.steps)  # small maps: whole layers, exact
     program = ep.build(gq, pe, simd, beat)
-    kb = max(2, 1 << (ep.unit_sizes(program)["KB"] - 1).bit_length())
-    lat, per = memory_timing(bd, 0, beat)
-    assert (plan.latency, plan.period) == (lat, per)
-    t = frame_cycles(program, TopParams(lat, per, kb=kb, taps=taps))
     assert [st.nodes for st in plan.steps] == [st.nodes for st in program.steps]
-    assert [st.unit for st in plan.steps] == [st.unit for st in program.steps]
-    prev = [0] + t.ends[:-1]
-    assert [st.overhead for st in plan.steps] == [s - p for s, p in zip(t.starts, prev, strict=True)]
-    assert [st.cycles for st in plan.steps] == [e - s for s, e in zip(t.starts, t.ends, strict=True)]
-    assert plan.cycles == t.cycles
-    assert plan.sequencer == sum(s - p for s, p in zip(t.starts, prev, strict=True))
+    assert ep.step_rows(ep.build(gq, pe, simd, beat, in_buffer=plan.in_buffer)) == ep.step_rows(program)
+    assert_plan_is_program(plan, program, bd, taps)
+
+
+@pytest.fixture(scope="module")
+def buffers(graphs) -> dict:
+    """`smallest_buffer` of each banded case."""
+    return {(net, cfg): smallest_buffer(graphs[net][1], *CONFIGS[cfg]) for net, cfg in BANDED}
+
+
+@pytest.mark.parametrize("taps", [1, 3])
+@pytest.mark.parametrize("board", ["zcu102", "u280"])
+@pytest.mark.parametrize("net, cfg", BANDED)
+def test_banded_plan_equals_program_frame(graphs, buffers, net, cfg, board, taps):
+    """The plan at an input buffer its largest convs do not fit (fixed) against the program
+    built for that buffer: the same bands, the same cycles a band, the same frame."""
+    pe, simd, beat = CONFIGS[cfg]
+    g, gq = graphs[net]
+    bd = load_board(board)
+    plan = plan_engine_at(g, bd, pe=pe, simd=simd, taps=taps, beat=beat, in_buffer=buffers[net, cfg])
+    assert plan.in_buffer == buffers[net, cfg] and any(st.bands > 1 for st in plan.steps)
+    assert all(st.exact for st in plan.steps)
+    program = ep.build(gq, pe, simd, beat, in_buffer=plan.in_buffer)
+    assert {st.nodes[0]: st.bands for st in plan.steps if st.unit == "conv"} == band_counts(program)
+    assert_plan_is_program(plan, program, bd, taps)
+
+
+def test_buffer_below_the_smallest_band_is_infeasible(graphs):
+    g, _ = graphs["resnet_like"]
+    with pytest.raises(InfeasibleError, match="input buffer 768 B"):
+        plan_engine_at(g, load_board("zcu102"), pe=8, simd=4, beat=64, in_buffer=768)
 
 
 def test_canonical_and_int8_graph_plan_alike(graphs):
@@ -134,6 +177,12 @@ def test_small_core_runs_big_maps_in_bands(tmp_path):
     assert small.resources["total"]["bram18"] <= small.limits["bram18"]
     assert [s.cycles > w.cycles for s, w in zip(small.steps, whole.steps, strict=True)] == [True, True]
     assert small.steps[0].w_read == small.steps[0].bands * whole.steps[0].w_read  # tiles read once a band
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # no calibration samples given
+        gq = quantize(g, seed=0)
+    program = ep.build(gq, 16, 16, small.beat, in_buffer=small.in_buffer)  # the plan is the program's
+    assert all(s.exact for s in small.steps)
+    assert_plan_is_program(small, program, bd, small.taps)
 
 
 def test_packing_fits_a_bigger_conv_unit(graphs):

@@ -8,8 +8,10 @@ hardsigmoid table, MULV with a fused ReLU table, MUL of two maps (a tanh gate) w
 an Add with a fused sigmoid table), inception-like (Concat of conv and max-pool branches, read by a conv and a max
 pool: padding holes in the concatenated map) and a dense layer after the Flatten of a 3 x 3 map.
 `run_reference` (each unit's Python reference on a bytearray feature memory) is checked on
-every network at ``PE`` = ``SIMD`` and ``PE`` = 2·``SIMD`` on 16- to 64-byte beats; the HLS top
-(`hw/hls/engine_top.h`) runs three networks in g++ C simulation for two frames (marker ``csim``).
+every network at ``PE`` = ``SIMD`` and ``PE`` = 2·``SIMD`` on 16- to 64-byte beats, with whole
+layers and with row bands (an input buffer so small that the largest convs run in bands, the
+maps at beat-aligned block strides); the HLS top (`hw/hls/engine_top.h`) runs three networks,
+and two of them in row bands, in g++ C simulation for two frames (marker ``csim``).
 """
 
 from __future__ import annotations
@@ -23,6 +25,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from bbgrap_hls.codegen import engine_image as ei
 from bbgrap_hls.codegen import engine_program as ep
 from bbgrap_hls.codegen.csim import flags
 from bbgrap_hls.frontend import load_model
@@ -136,6 +139,87 @@ def test_reference_equals_run_int8(graphs, net, cfg):
         assert y.dtype == np.int8
         assert np.array_equal(y, want(gq, program, x))
         assert_every_tensor(gq, program, ep.run_memory(program, x), x)
+
+
+def smallest_buffer(gq, pe: int, simd: int, beat: int) -> int | None:
+    """The smallest conv input buffer (whole beats, below the largest whole conv input) that
+    every conv of the program fits in row bands; None when even one beat less than the
+    largest input is refused."""
+    whole = ep.build(gq, pe, simd, beat)
+    need = max(ei.in_buffer_bytes(s.desc, pe, beat) for s in whole.steps if s.unit == "conv")
+    best = None
+    for buf in range(need - beat, 0, -beat):
+        try:
+            ep.build(gq, pe, simd, beat, in_buffer=buf)
+        except ep.BandError:
+            break
+        best = buf
+    return best
+
+
+def band_counts(program: ep.EngineProgram) -> dict[str, int]:
+    """Conv steps a conv node runs as (its row bands)."""
+    out: dict[str, int] = {}
+    for s in program.steps:
+        if s.unit == "conv":
+            out[s.nodes[0]] = out.get(s.nodes[0], 0) + 1
+    return out
+
+
+NO_BANDS = {("resnet_like", "pe8_simd4_b64"), ("ds_like", "pe8_simd4_b64")}
+"""Small maps on 64-byte beats: a band starts on a whole output beat (``m`` rows of a 10- or
+6-wide map at ``PE`` 8), so no band of the largest conv is smaller than the whole map."""
+BANDED = [(net, cfg) for net in NETS for cfg in CONFIGS if (net, cfg) not in NO_BANDS]
+
+
+@pytest.mark.parametrize("net, cfg", BANDED)
+def test_banded_reference_equals_run_int8(graphs, net, cfg):
+    """The smallest buffer every conv bands into: the convs too big for it run in row bands
+    (each band's input within the buffer, its descriptor run by the reference), every map at a
+    beat-aligned block stride; every tensor equal to run_int8."""
+    gq = graphs[net]
+    pe, simd, beat = CONFIGS[cfg]
+    buf = smallest_buffer(gq, pe, simd, beat)
+    program = ep.build(gq, pe, simd, beat, in_buffer=buf)
+    assert any(n > 1 for n in band_counts(program).values())
+    conv = [s for s in program.steps if s.unit == "conv"]
+    assert all(ei.in_buffer_bytes(s.desc, pe, beat) <= buf for s in conv)
+    assert ep.unit_sizes(program)["IBUF_WORDS"] * simd <= buf
+    assert all(r.stride is not None and r.stride % beat == 0 and r.base % beat == 0 for r in program.regions.values())
+    for x in frames(gq):
+        mem = ep.run_memory(program, x)
+        assert np.array_equal(ep.read_tensor(program, mem, program.output), want(gq, program, x))
+        assert_every_tensor(gq, program, mem, x)
+
+
+def test_bands_cover_each_layer_once(graphs):
+    """A banded conv's steps: output rows top to bottom, each band's first output row on a
+    whole beat of its block, the layer's weights (``W_BASE``) for all of them."""
+    program = ep.build(graphs["se_like"], 8, 4, 64, in_buffer=384)
+    assert sorted(band_counts(program).values()) == [1, 1, 2, 3, 6]
+    for node, n in band_counts(program).items():
+        steps = [s for s in program.steps if s.nodes[0] == node]
+        dst = program.regions[steps[0].output]
+        rows = [ei.step_out_hw(s.desc)[0] for s in steps]
+        assert sum(rows) == dst.h and len({s.desc["W_BASE"] for s in steps}) == 1
+        starts = [(s.desc["OUT_BASE"] - dst.base) // (dst.w * 8) for s in steps]
+        assert starts == [sum(rows[:i]) for i in range(n)]
+        assert all(s.desc["OUT_BASE"] % 64 == 0 for s in steps)
+
+
+def test_big_buffer_builds_the_whole_layer_program(graphs):
+    """A buffer that holds every conv's whole input: today's program, byte for byte."""
+    gq = graphs["inception_like"]
+    whole = ep.build(gq, 8, 4, 64)
+    need = max(ei.in_buffer_bytes(s.desc, 8, 64) for s in whole.steps if s.unit == "conv")
+    same = ep.build(gq, 8, 4, 64, in_buffer=need)
+    assert same.regions == whole.regions and same.weights == whole.weights
+    assert ep.step_rows(same) == ep.step_rows(whole)
+
+
+def test_refuses_a_buffer_below_the_smallest_band(graphs):
+    with pytest.raises(ep.BandError, match=r"Conv conv_\w+: .* the buffer has 768"):
+        ep.build(graphs["resnet_like"], 8, 4, 64, in_buffer=768)
 
 
 def test_networks_cover_the_units(graphs):
@@ -272,7 +356,7 @@ def run_csim(tb: Path, d: Path, program: ep.EngineProgram, xs: list[np.ndarray])
     for f, x in enumerate(xs):
         mem = bytearray(program.feature_size)
         ep.write_tensor(program, mem, program.input, x)
-        (d / f"in{f}.bin").write_bytes(bytes(mem[src.base:src.base + src.nbytes]))
+        (d / f"in{f}.bin").write_bytes(bytes(mem[src.base:src.base + src.span(program.pe)]))
     r = subprocess.run([str(tb), str(d), str(len(xs))], capture_output=True, text=True)
     assert r.returncode == 0, r.stdout + r.stderr
     status = [int(line.split()[1]) for line in r.stdout.splitlines() if line.startswith("status")]
@@ -290,6 +374,26 @@ def test_hls_top_equals_run_int8(graphs, testbenches, tmp_path, net, cfg):
     assert status == [0] * FRAMES
     for x, mem in zip(xs, mems, strict=True):
         assert np.array_equal(ep.read_tensor(program, mem, program.output), want(gq, program, x))
+        assert_every_tensor(gq, program, mem, x)
+
+
+@pytest.mark.csim
+@pytest.mark.parametrize("cfg", CSIM_CONFIGS)
+@pytest.mark.parametrize("net", ["se_like", "inception_like"])
+def test_hls_top_runs_row_bands(graphs, testbenches, tmp_path, net, cfg):
+    """The program for the smallest buffer its convs band into (`smallest_buffer`, 64-byte
+    beats): every band step run by the HLS top, every tensor equal to run_int8, two frames.
+    inception_like at 4 x 4: the strided maps have no concat holes, its largest conv input
+    shrinks below that buffer: strided maps, no conv in more than one band."""
+    gq = graphs[net]
+    pe, simd = CSIM_CONFIGS[cfg]
+    program = ep.build(gq, pe, simd, BEAT, in_buffer=smallest_buffer(gq, pe, simd, BEAT))
+    assert all(r.stride is not None for r in program.regions.values())
+    assert any(n > 1 for n in band_counts(program).values()) != ((net, cfg) == ("inception_like", "pe4_simd4"))
+    xs = frames(gq)
+    status, mems = run_csim(testbenches[cfg], tmp_path, program, xs)
+    assert status == [0] * FRAMES
+    for x, mem in zip(xs, mems, strict=True):
         assert_every_tensor(gq, program, mem, x)
 
 

@@ -8,7 +8,8 @@ The networks are tests/test_engine_program.py's ResNet-like (convs, identity and
 adds, GAP, dense), squeeze-excite (tables, MULV, MUL, an ADD with a fused table) and
 inception-like (concats with holes, max pools); one build of the top (`sim.engine_top`,
 sized for all three, cached in ``build/sim/engine_top-<hash>``) runs all of them, each on its
-own memory latency ``L`` and period ``P``.
+own memory latency ``L`` and period ``P``, and the squeeze-excite network in row bands (`BANDS`:
+its maps at beat-aligned block strides) on the same build.
 """
 
 from __future__ import annotations
@@ -30,7 +31,7 @@ from bbgrap_hls.passes import canonicalize  # noqa: E402
 from bbgrap_hls.quant import quantize  # noqa: E402
 from tests.families import Net  # noqa: E402
 from tests.models import _rename_output, save  # noqa: E402
-from tests.test_engine_program import NETS  # noqa: E402
+from tests.test_engine_program import NETS, band_counts  # noqa: E402
 
 pytestmark = pytest.mark.sim
 
@@ -41,6 +42,9 @@ TAPS = 3
 """The window unit's taps a cycle (four banks of its row buffer at two pixels a beat)."""
 RUNS = {"resnet_like": (6, 2), "se_like": (3, 2), "inception_like": (10, 1)}
 """network: (memory latency L, cycles a beat P)."""
+BANDS = ("se_like", 384, 5, 3)
+"""(network, conv input buffer bytes, L, P) of a program in row bands: two convs in 2 and 3
+bands, every map strided; it fits the build of `RUNS` (the same parameters: no new build)."""
 
 
 @pytest.fixture(scope="module")
@@ -57,6 +61,13 @@ def programs(tmp_path_factory) -> dict:
             gq = quantize(g, seed=0)
         out[name] = (gq, ep.build(gq, *CONFIG))
     return out
+
+
+@pytest.fixture(scope="module")
+def banded(programs) -> tuple:
+    """`BANDS`' network and its program in row bands."""
+    gq = programs[BANDS[0]][0]
+    return gq, ep.build(gq, *CONFIG, in_buffer=BANDS[1])
 
 
 @pytest.fixture(scope="module")
@@ -83,6 +94,26 @@ def test_engine_top_runs_the_network(programs, hp, net):
     for fr, (ends, cycles) in enumerate(zip(t["ends"], t["cycles"], strict=True)):
         assert ends == pred.ends, f"{net} frame {fr}: step ends {ends}, model {pred.ends}"
         assert cycles == pred.cycles, f"{net} frame {fr}: {cycles} cycles, model {pred.cycles}"
+
+
+def test_engine_top_runs_row_bands(programs, hp, banded):
+    """A program in row bands on the build of the whole-layer programs: bit-exact, every
+    step's end and the frame's cycles equal to the model."""
+    pytest.importorskip("cocotb")
+    from sim import engine_top
+
+    gq, program = banded
+    assert sorted(n for n in band_counts(program).values() if n > 1) == [2, 3]
+    assert engine_top.build_params([p for _, p in programs.values()] + [program], taps=TAPS, pack=1,
+                                   lanes=CONFIG[2] // 2) == hp  # the same build
+    _, _, latency, period = BANDS
+    run = engine_top.run(gq, program, hp, latency, period, f"{BANDS[0]}_bands")
+    assert run.tests == 1 and run.failed == 0, f"bands: cocotb failed (see {run.folder}/test.log)"
+    assert run.timing is not None, f"bands: no timing measured (see {run.folder}/test.log)"
+    pred = frame_cycles(program, engine_top.top_params(hp, latency, period))
+    for fr, (ends, cycles) in enumerate(zip(run.timing["ends"], run.timing["cycles"], strict=True)):
+        assert ends == pred.ends, f"bands frame {fr}: step ends {ends}, model {pred.ends}"
+        assert cycles == pred.cycles, f"bands frame {fr}: {cycles} cycles, model {pred.cycles}"
 
 
 def test_programs_use_every_unit(programs):

@@ -7,7 +7,8 @@ program the engine runs, independent of the HLS and RTL forms that read it:
   parameters the plan chose (``params``: ``taps``, ``lanes``, ``pack``, ``latency``,
   ``period``, ``in_buffer``), the units' sizes the program needs (``sizes``,
   `engine_program.unit_sizes`), the feature memory's size, the graph ``input`` and fabric
-  ``output``, every tensor's region, and every step (``unit``, graph ``nodes``, ``inputs``,
+  ``output``, every tensor's region (``stride``: bytes between its channel blocks, null when
+  they are contiguous), and every step (``unit``, graph ``nodes``, ``inputs``,
   ``output``, ``desc``: ``[field name, value]`` pairs in its unit's field order);
 - ``engine/program.bin``: int32 little-endian, the step count, then per step its unit's index
   (`engine_program.UNITS`) and `engine_program.STEP_WORDS` descriptor words
@@ -42,7 +43,7 @@ def program_files(program: ep.EngineProgram, params: dict) -> dict[str, bytes]:
     if extra:
         raise ValueError(f"engine files: unknown parameters {sorted(extra)}")
     regions = {t: {"base": r.base, "h": r.h, "w": r.w, "cp": r.cp, "phys": list(r.phys), "shape": list(r.shape),
-                   "flat": r.flat} for t, r in sorted(program.regions.items())}
+                   "flat": r.flat, "stride": r.stride} for t, r in sorted(program.regions.items())}
     steps = [{"unit": st.unit, "nodes": list(st.nodes), "inputs": list(st.inputs), "output": st.output,
               "desc": [[k, int(v)] for k, v in st.desc.items()]} for st in program.steps]
     doc = {"pe": program.pe, "simd": program.simd, "beat": program.beat, "params": dict(sorted(params.items())),
@@ -62,8 +63,8 @@ def load_doc(folder: str | Path) -> dict:
 def load_program(folder: str | Path) -> ep.EngineProgram:
     """The program of a gen folder (steps without layer objects; see the module's text)."""
     doc = load_doc(folder)
-    regions = {t: ep.Region(r["base"], r["h"], r["w"], r["cp"], tuple(r["phys"]), tuple(r["shape"]), r["flat"])
-               for t, r in doc["regions"].items()}
+    regions = {t: ep.Region(r["base"], r["h"], r["w"], r["cp"], tuple(r["phys"]), tuple(r["shape"]), r["flat"],
+                            r.get("stride")) for t, r in doc["regions"].items()}
     steps = [ep.ProgramStep(s["unit"], s["nodes"], None, dict(s["desc"]), tuple(s["inputs"]), s["output"])
              for s in doc["steps"]]
     weights = (Path(folder) / DIR / "weights.bin").read_bytes()
@@ -74,7 +75,7 @@ def load_program(folder: str | Path) -> ep.EngineProgram:
 def input_bytes(program: ep.EngineProgram, x: np.ndarray) -> bytes:
     """The input region's bytes for one int8 input (the graph input's shape)."""
     r = program.regions[program.input]
-    mem = bytearray(r.base + r.nbytes)
+    mem = bytearray(r.base + r.span(program.pe))
     ep.write_tensor(program, mem, program.input, x)
     return bytes(mem[r.base:])
 

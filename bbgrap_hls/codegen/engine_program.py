@@ -1,13 +1,17 @@
 """A whole int8 network as a layer-engine program (docs/engine.md, "Whole network (program)").
 
-`build(int8_graph, pe, simd, beat)` lowers a quantized graph (`engine_lower.lower`) into the
-steps of the engine's three units, each with the descriptor and layer object of its own
-module (`engine_image`, `engine_window`, `engine_eltwise`), one weight-memory image for all
-steps and one feature-memory layout:
+`build(int8_graph, pe, simd, beat, in_buffer=None)` lowers a quantized graph
+(`engine_lower.lower`) into the steps of the engine's three units, each with the descriptor and
+layer object of its own module (`engine_image`, `engine_window`, `engine_eltwise`), one
+weight-memory image for all steps and one feature-memory layout:
 
 - every tensor a unit writes or the host feeds is a *region*: a beat-aligned span of the
   feature memory in the blocked layout (`engine_image.feature_bytes`, ``G = pe`` channels a
   block, blocks contiguous), its ``cp`` physical channels a multiple of ``G``;
+- row bands: given the conv unit's input buffer ``in_buffer`` and a conv whose whole input
+  does not fit it, every region's blocks sit at a block stride of whole beats (`layout`) and
+  each conv runs as the row bands of `engine_image.bands` (`conv_rows`), a step a band; every
+  unit's descriptor carries the regions' strides;
 - a Concat costs nothing: its inputs are written into its region at beat-aligned channel
   offsets (each input's blocks rounded up so that the next input starts a beat), so the
   concatenated map has padding holes; each region keeps ``phys``, logical channel -> physical
@@ -18,13 +22,14 @@ steps and one feature-memory layout:
   weights permuted from the NCHW-flatten order).
 
 `run_reference(program, x)` runs the steps in order on a bytearray feature memory with each
-unit's Python ``reference`` and returns the output tensor: it must equal
+unit's Python ``reference`` (on the maps where each descriptor says, a conv band on its own
+rows) and returns the output tensor: it must equal
 `bbgrap_hls.quant.run_int8` bit for bit (tests/test_engine_program.py).
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from math import gcd
 
 import numpy as np
@@ -49,7 +54,9 @@ class Region:
     """A tensor in the feature memory: from byte ``base``, an ``h`` x ``w`` map of ``cp``
     physical channels (a multiple of ``G``) in the blocked layout; ``phys[c]`` the physical
     channel of logical channel ``c``; ``flat``: a Flatten of the map (logical order
-    ``c·h·w + y·w + x``); ``shape`` the graph's shape of the tensor."""
+    ``c·h·w + y·w + x``); ``shape`` the graph's shape of the tensor; ``stride`` the bytes
+    from one block to the next (`engine_image.feature_bytes`' ``stride``): None, the blocks
+    contiguous (``h·w·G``), or ``h·w·G`` rounded up to whole beats (a program with row bands)."""
 
     base: int
     h: int
@@ -58,10 +65,20 @@ class Region:
     phys: tuple[int, ...]
     shape: tuple[int, ...]
     flat: bool = False
+    stride: int | None = None
 
     @property
     def nbytes(self) -> int:
+        """The map's bytes from ``base`` (``h·w·cp``): a contiguous region's span only (a
+        strided one: `span`)."""
+        if self.stride is not None:
+            raise ValueError("engine program: a region with a block stride: its span is span(g)")
         return self.h * self.w * self.cp
+
+    def span(self, g: int) -> int:
+        """Bytes from ``base`` to the end of the last block (``G = g`` channels a block)."""
+        blk = self.h * self.w * g
+        return (self.cp // g - 1) * (self.stride or blk) + blk
 
 
 @dataclass
@@ -109,6 +126,7 @@ class _Lay:
     phys: tuple[int, ...]
     shape: tuple[int, ...]
     flat: bool = False
+    stride: int | None = None
 
 
 def _map_hwc(shape: tuple[int, ...]) -> tuple[int, int, int]:
@@ -119,9 +137,14 @@ def _map_hwc(shape: tuple[int, ...]) -> tuple[int, int, int]:
     raise NotImplementedError(f"engine program: a tensor of shape {shape} (a map [1, C, H, W] or a vector [1, C])")
 
 
-def _fresh(shape: tuple[int, ...], g: int) -> _Lay:
+def block_stride(h: int, w: int, g: int, beat: int, strided: bool) -> int | None:
+    """A region's block stride: None (contiguous) or, ``strided``, ``h·w·g`` up to whole beats."""
+    return _up(h * w * g, beat) if strided else None
+
+
+def _fresh(shape: tuple[int, ...], g: int, beat: int, strided: bool) -> _Lay:
     h, w, c = _map_hwc(shape)
-    return _Lay(h, w, _up(c, g), tuple(range(c)), tuple(shape))
+    return _Lay(h, w, _up(c, g), tuple(range(c)), tuple(shape), stride=block_stride(h, w, g, beat, strided))
 
 
 def _view(node, src: _Lay, shape: tuple[int, ...]) -> _Lay:
@@ -129,29 +152,30 @@ def _view(node, src: _Lay, shape: tuple[int, ...]) -> _Lay:
     c_log = len(src.phys)
     if src.flat:
         if len(shape) == 2 or tuple(shape) == src.shape[:1] + (c_log * src.h * src.w,):
-            return _Lay(src.h, src.w, src.cp, src.phys, tuple(shape), True)
+            return _Lay(src.h, src.w, src.cp, src.phys, tuple(shape), True, src.stride)
         if len(shape) == 4 and _map_hwc(shape) == (src.h, src.w, c_log):
-            return _Lay(src.h, src.w, src.cp, src.phys, tuple(shape))
+            return _Lay(src.h, src.w, src.cp, src.phys, tuple(shape), stride=src.stride)
     elif len(shape) in (2, 4):
         if len(shape) == 4 and _map_hwc(shape) == (src.h, src.w, c_log):
-            return _Lay(src.h, src.w, src.cp, src.phys, tuple(shape))
+            return _Lay(src.h, src.w, src.cp, src.phys, tuple(shape), stride=src.stride)
         if src.h * src.w == 1 and int(np.prod(shape)) == c_log and _map_hwc(shape)[:2] == (1, 1):
-            return _Lay(1, 1, src.cp, src.phys, tuple(shape))
+            return _Lay(1, 1, src.cp, src.phys, tuple(shape), stride=src.stride)
         if len(shape) == 2 and shape[1] == c_log * src.h * src.w:  # a Flatten of an h x w map
-            return _Lay(src.h, src.w, src.cp, src.phys, tuple(shape), True)
+            return _Lay(src.h, src.w, src.cp, src.phys, tuple(shape), True, src.stride)
     raise NotImplementedError(f"engine program: {node.op} {node.name} from {src.shape} to {tuple(shape)} "
                               "is not a free change of the blocked layout")
 
 
-def layouts(graph: Graph, steps: list[Step], g: int, beat: int):
+def layouts(graph: Graph, steps: list[Step], g: int, beat: int, strided: bool = False):
     """Every tensor's `_Lay` and the tensors placed inside another's region: ``{name: (parent,
-    byte offset)}`` (views at 0, Concat inputs at their channel offsets)."""
+    byte offset)}`` (views at 0, Concat inputs at their channel offsets). ``strided``: every
+    map's blocks at `block_stride` (whole beats), as a program with row bands needs."""
     lay: dict[str, _Lay] = {}
     alias: dict[str, tuple[str, int]] = {}
     first = {s.nodes[0]: s for s in steps}
     fused = {n for s in steps for n in s.nodes[1:]}
     for t in graph.inputs:
-        lay[t] = _fresh(graph.shape(t), g)
+        lay[t] = _fresh(graph.shape(t), g, beat, strided)
     for n in graph.nodes:
         if n.host or n.name in fused:
             continue
@@ -164,11 +188,11 @@ def layouts(graph: Graph, steps: list[Step], g: int, beat: int):
             lay[out] = _view(n, lay[ins[0]], graph.shape(out))
             alias[out] = (ins[0], 0)
         elif n.op == "Concat":
-            lay[out] = _concat(graph, n, ins, lay, alias, g, beat)
+            lay[out] = _concat(graph, n, ins, lay, alias, g, beat, strided)
         elif n.name in first:
             s = first[n.name]
             if s.kind == "conv":
-                lay[s.output] = _fresh(graph.shape(s.output), g)
+                lay[s.output] = _fresh(graph.shape(s.output), g, beat, strided)
                 continue
             a = lay[ins[0]]
             if s.mode == "mulv":
@@ -182,37 +206,42 @@ def layouts(graph: Graph, steps: list[Step], g: int, beat: int):
             if a.flat and s.mode not in ("add", "mul", "table"):  # those are byte-wise: any layout
                 raise NotImplementedError(f"engine program: {n.op} {n.name} reads a flattened map")
             h, w = (a.h, a.w) if a.flat else _map_hwc(graph.shape(s.output))[:2]
-            lay[s.output] = _Lay(h, w, a.cp, a.phys, tuple(graph.shape(s.output)), a.flat)
+            lay[s.output] = _Lay(h, w, a.cp, a.phys, tuple(graph.shape(s.output)), a.flat,
+                                 block_stride(h, w, g, beat, strided))
         else:
             raise NotImplementedError(f"engine program: no unit runs {n.op} ({n.name})")
     return lay, alias
 
 
-def _concat(graph: Graph, n, ins: list[str], lay: dict, alias: dict, g: int, beat: int) -> _Lay:
+def _concat(graph: Graph, n, ins: list[str], lay: dict, alias: dict, g: int, beat: int, strided: bool) -> _Lay:
     if n.attrs.get("axis", 1) not in (1, -3) or len(graph.shape(n.outputs[0])) != 4:
         raise NotImplementedError(f"engine program: Concat {n.name} not on the channels of a map")
     h, w, _ = _map_hwc(graph.shape(n.outputs[0]))
-    step = beat // gcd(beat, h * w * g)  # blocks of an input: a multiple of this, so the next starts a beat
+    stride = block_stride(h, w, g, beat, strided)
+    blk = stride or h * w * g
+    step = beat // gcd(beat, blk)  # blocks of an input: a multiple of this, so the next starts a beat
     phys, off = [], 0
     for t in ins:
         if t in graph.inputs or t in alias or ins.count(t) > 1 or lay[t].flat:
             raise NotImplementedError(f"engine program: Concat {n.name}: input {t} is the graph input, a view, "
                                       "repeated or already placed in another Concat (it would need a copy)")
-        alias[t] = (n.outputs[0], off * h * w * g)
+        alias[t] = (n.outputs[0], off * blk)
         phys += [off * g + p for p in lay[t].phys]
         off += _up(lay[t].cp // g, step)
-    return _Lay(h, w, off * g, tuple(phys), tuple(graph.shape(n.outputs[0])))
+    return _Lay(h, w, off * g, tuple(phys), tuple(graph.shape(n.outputs[0])), stride=stride)
 
 
-def place(graph: Graph, lay: dict, alias: dict, beat: int) -> tuple[dict[str, Region], int]:
+def place(graph: Graph, lay: dict, alias: dict, beat: int, g: int | None = None) -> tuple[dict[str, Region], int]:
     """Bases: every tensor not inside another's region gets the next beat-aligned span, in
-    the order the graph defines them (the input first)."""
+    the order the graph defines them (the input first); ``g`` (``G``) is needed when the maps
+    are strided."""
     order = list(graph.inputs) + [t for n in graph.nodes for t in n.outputs if t in lay]
     top, base = 0, {}
     for t in order:
         if t in lay and t not in alias and t not in base:
+            L = lay[t]
             base[t] = top
-            top = _up(top + lay[t].h * lay[t].w * lay[t].cp, beat)
+            top = _up(top + (L.h * L.w * L.cp if L.stride is None else L.cp // g * L.stride), beat)
 
     def where(t: str) -> int:
         if t in alias:
@@ -220,20 +249,49 @@ def place(graph: Graph, lay: dict, alias: dict, beat: int) -> tuple[dict[str, Re
             return where(p) + off
         return base[t]
 
-    regions = {t: Region(where(t), L.h, L.w, L.cp, L.phys, L.shape, L.flat) for t, L in lay.items()}
+    regions = {t: Region(where(t), L.h, L.w, L.cp, L.phys, L.shape, L.flat, L.stride) for t, L in lay.items()}
     return regions, max(top, beat)
+
+
+def _whole_in(L: _Lay, beat: int) -> int:
+    """A conv's input buffer bytes for the whole map ``L``, contiguous from a beat
+    (`engine_image.in_buffer_bytes` of its whole-layer step)."""
+    return _up(L.h * L.w * L.cp, beat)
+
+
+def layout(graph: Graph, steps: list[Step], g: int, beat: int,
+           in_buffer: int | None = None) -> tuple[dict[str, Region], int, int | None]:
+    """The feature memory of `build`: ``(regions, size, budget)``. Without ``in_buffer``, or
+    when every conv's whole input map fits it, the maps are contiguous and ``budget`` is None
+    (one step a conv); else every map's blocks are at `block_stride` (whole beats) and
+    ``budget`` is ``in_buffer``: each conv runs in the row bands of `engine_image.bands`."""
+    lay, alias = layouts(graph, steps, g, beat)
+    convs = [lay[s.inputs[0]] for s in steps if s.kind == "conv"]
+    if in_buffer is None or all(_whole_in(L, beat) <= in_buffer for L in convs):
+        return (*place(graph, lay, alias, beat, g), None)
+    lay, alias = layouts(graph, steps, g, beat, strided=True)
+    return (*place(graph, lay, alias, beat, g), in_buffer)
 
 
 # -- steps -------------------------------------------------------------------------------------
 
-def build(graph: Graph, pe: int, simd: int, beat: int) -> EngineProgram:
+class BandError(ValueError):
+    """A conv whose smallest row band does not fit the input buffer (`engine_image.bands`)."""
+
+
+def build(graph: Graph, pe: int, simd: int, beat: int, in_buffer: int | None = None) -> EngineProgram:
     """The engine program of an int8 graph (`bbgrap_hls.quant.quantize`'s) on a conv unit of
     ``pe`` x ``simd`` and window/element-wise units of ``G = pe`` channels, on ``beat``-byte
-    memory words.
+    memory words. ``in_buffer``: the conv unit's input buffer in bytes
+    (`engine_image.in_buffer_bytes`, `EnginePlan.in_buffer`); when a conv's whole input map
+    does not fit it, every map is laid out at beat-aligned block strides and each conv runs
+    as the row bands that fit (`layout`, `conv_rows`), a step a band. None: whole layers,
+    contiguous maps.
 
     Raises:
         NotImplementedError: an operator, a layout or a parameter no unit runs (named).
-        ValueError: ``pe``, ``simd``, ``beat`` the units cannot have.
+        ValueError: ``pe``, ``simd``, ``beat`` the units cannot have; `BandError`: a conv's
+            smallest band does not fit ``in_buffer`` (named).
     """
     if pe & (pe - 1) or pe % simd or beat & (beat - 1) or beat % pe:
         raise ValueError(f"engine program: pe={pe} (a power of two dividing beat={beat}) must be a multiple "
@@ -241,8 +299,7 @@ def build(graph: Graph, pe: int, simd: int, beat: int) -> EngineProgram:
     if len(graph.inputs) != 1:
         raise NotImplementedError(f"engine program: {len(graph.inputs)} graph inputs (one supported)")
     steps = lower(graph)
-    lay, alias = layouts(graph, steps, pe, beat)
-    regions, size = place(graph, lay, alias, beat)
+    regions, size, budget = layout(graph, steps, pe, beat, in_buffer)
     nodes = {n.name: n for n in graph.nodes}
     outs = []
     for o in graph.outputs:
@@ -253,11 +310,16 @@ def build(graph: Graph, pe: int, simd: int, beat: int) -> EngineProgram:
     wimg = bytearray()
     prog_steps = []
     for s in steps:
-        make = {"conv": _conv_step, "window": _window_step, "eltwise": _eltwise_step}[s.kind]
+        n = nodes[s.nodes[0]]
         try:
-            prog_steps.append(make(s, nodes, regions, wimg, pe, simd, beat))
+            if s.kind == "conv":
+                prog_steps += _conv_steps(s, nodes, regions, wimg, pe, simd, beat, budget)
+            else:
+                make = _window_step if s.kind == "window" else _eltwise_step
+                prog_steps.append(make(s, nodes, regions, wimg, pe, simd, beat))
+        except BandError as e:
+            raise BandError(f"engine program: {n.op} {n.name}: {e}") from e
         except ValueError as e:  # a unit's own check (its descriptor or layer refused the values)
-            n = nodes[s.nodes[0]]
             raise NotImplementedError(f"engine program: {n.op} {n.name}: {e}") from e
     return EngineProgram(pe, simd, beat, prog_steps, bytes(wimg), size, regions, graph.inputs[0], outs[0])
 
@@ -274,7 +336,29 @@ def _scatter(a: np.ndarray, phys: tuple[int, ...], cp: int, axis: int) -> np.nda
     return out
 
 
-def _conv_step(s: Step, nodes, regions, wimg: bytearray, pe, simd, beat) -> ProgramStep:
+def conv_rows(layer: ei.EngineLayer, pe: int, simd: int, beat: int, src: Region, dst: Region, w_base: int,
+              budget: int | None) -> list[dict[str, int]]:
+    """A conv's descriptors (`engine_image.FIELDS`, field -> value), reading region ``src``,
+    writing ``dst``, its tiles at ``w_base``: one, the whole layer, when ``budget`` is None;
+    else one per row band of `engine_image.bands` for an input buffer of ``budget`` bytes
+    (the regions then strided: `layout`).
+
+    Raises:
+        BandError: not even the smallest band fits ``budget``.
+    """
+    ho, wo = layer.out_hw
+    fs = ei.FeatureMap(src.base, src.h, src.w, src.cp, src.stride or src.h * src.w * pe)
+    fd = ei.FeatureMap(dst.base, ho, wo, dst.cp, dst.stride or ho * wo * pe)
+    tb = ei.tile_layout(layer, pe, simd, beat)[2]
+    try:
+        spans = ei.bands(layer, pe, beat, fs, fd, budget)
+    except ValueError as e:
+        raise BandError(str(e)) from e
+    return [dict(zip(ei.FIELDS, ei.band_step(layer, pe, r0, r1, fs, fd, w_base, tb), strict=True))
+            for r0, r1 in spans]
+
+
+def _conv_steps(s: Step, nodes, regions, wimg: bytearray, pe, simd, beat, budget) -> list[ProgramStep]:
     n = nodes[s.nodes[0]]
     q, src, dst = n.attrs["q"], regions[s.inputs[0]], regions[s.output]
     w = np.asarray(q["w"], np.int8)
@@ -305,13 +389,9 @@ def _conv_step(s: Step, nodes, regions, wimg: bytearray, pe, simd, beat) -> Prog
     if layer.out_hw != (dst.h, dst.w):
         raise NotImplementedError(f"engine program: {n.op} {n.name}: output {dst.h}x{dst.w}, the conv unit "
                                   f"gives {layer.out_hw}")
-    one = ei.program([layer], pe, simd, beat)
-    if len(one.descriptors) != 1:
-        raise NotImplementedError(f"engine program: {n.name} runs as {len(one.descriptors)} row bands")
-    desc = dict(zip(ei.FIELDS, one.descriptors[0], strict=True))
-    desc.update(IN_BASE=src.base, OUT_BASE=dst.base, W_BASE=len(wimg))
-    wimg += one.weights
-    return ProgramStep("conv", list(s.nodes), layer, desc, (s.inputs[0],), s.output)
+    rows = conv_rows(layer, pe, simd, beat, src, dst, len(wimg), budget)
+    wimg += ei.program([layer], pe, simd, beat).weights
+    return [ProgramStep("conv", list(s.nodes), layer, d, (s.inputs[0],), s.output) for d in rows]
 
 
 def _window_step(s: Step, nodes, regions, wimg: bytearray, pe, simd, beat) -> ProgramStep:
@@ -346,7 +426,7 @@ def _window_step(s: Step, nodes, regions, wimg: bytearray, pe, simd, beat) -> Pr
     if layer.out_hw != (dst.h, dst.w):
         raise NotImplementedError(f"engine program: {n.op} {n.name}: output {dst.h}x{dst.w}, the window unit "
                                   f"gives {layer.out_hw} (ceil mode?)")
-    desc = ew.descriptor(layer, pe, beat, src.base, dst.base, len(wimg))
+    desc = ew.descriptor(layer, pe, beat, src.base, dst.base, len(wimg), src.stride, dst.stride)
     wimg += ew.weight_image(layer, pe, beat)
     return ProgramStep("window", list(s.nodes), layer, dict(zip(ew.WINDOW_FIELDS, desc, strict=True)),
                        (s.inputs[0],), s.output)
@@ -375,46 +455,75 @@ def _eltwise_step(s: Step, nodes, regions, wimg: bytearray, pe, simd, beat) -> P
     t_base = len(wimg)
     if layer.uses_table():
         wimg += ee.table_image(layer).ljust(_up(ee.TABLE_BYTES, beat), b"\0")
-    b_base = regions[ins[1]].base if len(ins) > 1 else 0
-    desc = ee.descriptor(layer, pe, beat, regions[ins[0]].base, b_base, dst.base, t_base)
+    b = regions[ins[1]] if len(ins) > 1 else None
+    desc = ee.descriptor(layer, pe, beat, regions[ins[0]].base, b.base if b else 0, dst.base, t_base,
+                         a_stride=regions[ins[0]].stride, b_stride=b.stride if b else None, out_stride=dst.stride)
     return ProgramStep("eltwise", list(s.nodes), layer, dict(zip(ee.ELTWISE_FIELDS, desc, strict=True)),
                        tuple(ins), s.output)
 
 
 # -- the reference run ---------------------------------------------------------------------------
 
+def _store(mem: bytearray, base: int, y: np.ndarray, g: int, stride: int | None) -> None:
+    """An [h, w, cp] int8 map written block by block from ``base``, block ``b`` at
+    ``b·stride`` (None: contiguous); the bytes between blocks are left as they are."""
+    h, w, cp = y.shape
+    blk = h * w * g
+    data = ei.feature_bytes(y, g)
+    for b in range(-(-cp // g)):
+        at = base + b * (stride or blk)
+        mem[at:at + blk] = data[b * blk:(b + 1) * blk]
+
+
 def write_tensor(program: EngineProgram, mem: bytearray, name: str, x: np.ndarray) -> None:
-    """Write tensor ``name`` (int8, the graph's shape) into its region (blocked, its channels
-    at their physical positions)."""
+    """Write tensor ``name`` (int8, the graph's shape) into its region (blocked at its block
+    stride, its channels at their physical positions)."""
     r = program.regions[name]
     m = np.zeros((r.h, r.w, r.cp), np.int8)
     m[:, :, list(r.phys)] = np.asarray(x, np.int8).reshape(len(r.phys), r.h, r.w).transpose(1, 2, 0)
-    mem[r.base:r.base + r.nbytes] = ei.feature_bytes(m, program.pe)
+    _store(mem, r.base, m, program.pe, r.stride)
 
 
 def read_tensor(program: EngineProgram, mem: bytes, name: str) -> np.ndarray:
     """Tensor ``name`` read from its region, in the graph's shape."""
-    r = program.regions[name]
-    m = ei.read_features(mem, r.base, r.h, r.w, r.cp, program.pe)[:, :, list(r.phys)]
-    return np.ascontiguousarray(m.transpose(2, 0, 1)).reshape(r.shape)
+    m = _physical(program, mem, name)[:, :, list(program.regions[name].phys)]
+    return np.ascontiguousarray(m.transpose(2, 0, 1)).reshape(program.regions[name].shape)
 
 
 def _physical(program: EngineProgram, mem: bytes, name: str) -> np.ndarray:
     r = program.regions[name]
-    return ei.read_features(mem, r.base, r.h, r.w, r.cp, program.pe)
+    return ei.read_features(mem, r.base, r.h, r.w, r.cp, program.pe, r.stride)
+
+
+def _conv_reference(program: EngineProgram, st: ProgramStep, mem: bytearray) -> None:
+    """A conv step (a whole layer or a row band) as its descriptor says: its ``H`` input rows
+    from ``IN_BASE`` at ``IN_STRIDE``, its own padding, its output rows to ``OUT_BASE`` at
+    ``OUT_STRIDE``."""
+    f, pe = st.desc, program.pe
+    x = ei.read_features(mem, f["IN_BASE"], f["H"], f["W"], f["C"], pe, f["IN_STRIDE"])
+    band = replace(st.layer, h=f["H"], pads=(f["PT"], f["PL"], f["PB"], f["PR"]))
+    y = ei.reference([band], x)
+    _store(mem, f["OUT_BASE"], y[:, :, :f["CO"]], pe, f["OUT_STRIDE"])
 
 
 def run_step(program: EngineProgram, st: ProgramStep, mem: bytearray) -> None:
-    """One step on the feature memory ``mem`` with its unit's Python reference."""
-    a = _physical(program, mem, st.inputs[0])
+    """One step on the feature memory ``mem`` with its unit's Python reference, its maps where
+    its descriptor says (bases, shapes, block strides; a conv's row band computes its rows
+    only)."""
+    f, pe = st.desc, program.pe
     if st.unit == "conv":
-        y = ei.reference([st.layer], a)
-    elif st.unit == "window":
-        y = ew.reference(st.layer, a)
+        _conv_reference(program, st, mem)
+        return
+    if st.unit == "window":
+        y = ew.reference(st.layer, ei.read_features(mem, f["IN_BASE"], f["H"], f["W"], f["C"], pe, f["IN_STRIDE"]))
     else:
-        y = ee.reference(st.layer, a, _physical(program, mem, st.inputs[1]) if len(st.inputs) > 1 else None)
-    dst = program.regions[st.output]
-    mem[dst.base:dst.base + dst.nbytes] = ei.feature_bytes(np.asarray(y, np.int8)[:, :, :dst.cp], program.pe)
+        a = ei.read_features(mem, f["A_BASE"], f["H"], f["W"], f["C"], pe, f["A_STRIDE"])
+        b = None
+        if len(st.inputs) > 1:
+            hw = (1, 1) if f["MODE"] == ee.MULV else (f["H"], f["W"])
+            b = ei.read_features(mem, f["B_BASE"], *hw, f["C"], pe, f["B_STRIDE"])
+        y = ee.reference(st.layer, a, b)
+    _store(mem, f["OUT_BASE"], np.asarray(y, np.int8)[:, :, :f["C"]], pe, f["OUT_STRIDE"])
 
 
 def run_memory(program: EngineProgram, x: np.ndarray) -> bytearray:
@@ -467,7 +576,7 @@ def step_rows(program: EngineProgram, conv_words: int | None = None) -> list[lis
 
 def unit_sizes(program: EngineProgram) -> dict[str, int]:
     """The units' parameters the program needs: the conv unit's ``IBUF_WORDS`` (SIMD-byte
-    words of the largest input map) and ``TILE_WORDS`` (``PW + SF`` of the largest tile); the
+    words of the largest step's input rows, ``H·W·C/SIMD``: a whole map or a row band's) and ``TILE_WORDS`` (``PW + SF`` of the largest tile); the
     window unit's ``WMAX`` (widest input row), ``KB`` (tallest window), ``KMAX`` (most depthwise
     taps); the element-wise unit's ``CMAX`` (longest MULV vector). At least 1 each (``CMAX``:
     ``G``)."""

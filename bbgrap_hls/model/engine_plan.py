@@ -7,18 +7,19 @@ and times one frame with the units' exact models, as the sequencer (`model.engin
 it. It reads shapes only: a canonical (float) graph is lowered as its int8 graph would be
 (`quant.quantizer.fuse_activations`, then `engine_lower.lower` in its int8 form: tables fused
 into Add/Mul/MulV), laid out in the feature memory as `engine_program.build` lays out the
-int8 graph (a region per tensor, Concat inputs inside their Concat's region), and each step's
-descriptor is built as `build` builds it, with zero weights and zero points (no cycle
-depends on them). So on a graph `build` takes, the plan's frame cycles are the program's
+int8 graph for the same input buffer (`engine_program.layout`: a region per tensor, Concat
+inputs inside their Concat's region), and each step's descriptor is built as `build` builds
+it (`engine_program.conv_rows`, the window and element-wise descriptors at the regions' block
+strides), with zero weights and zero points (no cycle depends on them). So on a graph
+`build` takes, the plan's frame cycles are those of ``build(..., in_buffer=plan.in_buffer)``
 (`engine_top.frame_cycles`), equal (tests/test_engine_plan.py).
 
-Beyond `build`: a conv whose input does not fit the input buffer runs in row bands
-(`engine_image.bands`), each band a step of its own; its input and output maps are then
-taken at beat-aligned block strides from their regions' bases (`build` does not band yet and
-has no layout for it: those steps' cycles are the conv model's for that layout). A conv step
-whose writes cannot keep up with its compute (`model.engine.layer_timing`'s queue bound) is
+Row bands: when a conv's whole input does not fit the input buffer, every map is laid out at
+beat-aligned block strides and each conv runs in the row bands that fit
+(`engine_image.bands`), each band a step of its own, as `build` does. A conv step whose
+writes cannot keep up with its compute (`model.engine.layer_timing`'s queue bound) is
 charged its compute or its write beats at the period, whichever is more, plus its setup and
-two latencies, and marked ``exact = False``.
+two latencies, and marked ``exact = False`` (`frame_cycles` refuses such a step).
 """
 
 from __future__ import annotations
@@ -203,19 +204,18 @@ def _int8_form(graph: Graph) -> Graph:
 
 @dataclass
 class _Layout:
-    """What does not depend on the sizes searched over ``TAPS`` and the budget: the steps
-    and regions at ``G = pe``."""
+    """The steps and regions at ``G = pe`` for an input buffer, and ``budget``: the buffer
+    when the convs band (the maps strided), else None (`engine_program.layout`)."""
 
     graph: Graph
     steps: list
     regions: dict
+    budget: int | None = None
 
 
-def _layout(graph: Graph, pe: int, beat: int) -> _Layout:
-    steps = lower(graph)
-    lay, alias = ep.layouts(graph, steps, pe, beat)
-    regions, _ = ep.place(graph, lay, alias, beat)
-    return _Layout(graph, steps, regions)
+def _layout(graph: Graph, steps: list, pe: int, beat: int, in_buffer: int | None = None) -> _Layout:
+    regions, _, budget = ep.layout(graph, steps, pe, beat, in_buffer)
+    return _Layout(graph, steps, regions, budget)
 
 
 def _up(n: int, k: int) -> int:
@@ -242,9 +242,10 @@ class _NoBand(ValueError):
     """Not even a band of the fewest rows fits the input buffer."""
 
 
-def _rows(lo: _Layout, pe: int, simd: int, beat: int, budget: int | None) -> list[tuple]:
-    """Each lowered step with its descriptor rows (one per band): ``(step, unit, rows)``, the
-    weight offsets as `build` assigns them (conv tiles, depthwise blocks, tables in order)."""
+def _rows(lo: _Layout, pe: int, simd: int, beat: int) -> list[tuple]:
+    """Each lowered step with its descriptor rows (one per band, ``lo.budget``): ``(step,
+    unit, rows)``, the weight offsets as `build` assigns them (conv tiles, depthwise blocks,
+    tables in order)."""
     nodes = {n.name: n for n in lo.graph.nodes}
     out, wbase = [], 0
     for s in lo.steps:
@@ -252,28 +253,18 @@ def _rows(lo: _Layout, pe: int, simd: int, beat: int, budget: int | None) -> lis
         try:
             if s.kind == "conv":
                 layer, src, dst = _conv_layer(s, lo.graph, lo.regions, n.op)
-                ho, wo = layer.out_hw
-                tb = ei.tile_layout(layer, pe, simd, beat)[2]
-                whole = ei.band_step(layer, pe, 0, ho, ei.FeatureMap(src.base, src.h, src.w, src.cp, src.h * src.w * pe),
-                                 ei.FeatureMap(dst.base, ho, wo, dst.cp, ho * wo * pe), wbase, tb)
-                if budget is None or ei.in_buffer_bytes(whole, pe, beat) <= budget:
-                    rows = [whole]
-                else:  # row bands, the maps at beat-aligned block strides (`engine_image.program`'s)
-                    fs = ei.FeatureMap(src.base, src.h, src.w, src.cp, _up(src.h * src.w * pe, beat))
-                    fd = ei.FeatureMap(dst.base, ho, wo, dst.cp, _up(ho * wo * pe, beat))
-                    try:
-                        spans = ei.bands(layer, pe, beat, fs, fd, budget)
-                    except ValueError as e:
-                        raise _NoBand(str(e)) from e
-                    rows = [ei.band_step(layer, pe, r0, r1, fs, fd, wbase, tb) for r0, r1 in spans]
-                wbase += _up(layer.co, pe) // pe * tb * beat
-                out.append((s, "conv", [dict(zip(ei.FIELDS, r, strict=True)) for r in rows]))
+                try:
+                    rows = ep.conv_rows(layer, pe, simd, beat, src, dst, wbase, lo.budget)
+                except ep.BandError as e:
+                    raise _NoBand(str(e)) from e
+                wbase += _up(layer.co, pe) // pe * rows[0]["TILE_BEATS"] * beat
+                out.append((s, "conv", rows))
             elif s.kind == "window":
                 src, dst = lo.regions[s.inputs[0]], lo.regions[s.output]
                 kw = dict(k=tuple(s.kernel), stride=tuple(s.strides), pads=tuple(s.pads))
                 wts = np.zeros((src.cp, *s.kernel), np.int8) if s.mode == "dw" else None
                 layer = ew.WindowLayer(s.mode, src.h, src.w, src.cp, weights=wts, **kw)
-                desc = ew.descriptor(layer, pe, beat, src.base, dst.base, wbase)
+                desc = ew.descriptor(layer, pe, beat, src.base, dst.base, wbase, src.stride, dst.stride)
                 wbase += src.cp // pe * ew.block_beats(layer, pe, beat) * beat
                 out.append((s, "window", [dict(zip(ew.WINDOW_FIELDS, desc, strict=True))]))
             else:
@@ -284,8 +275,9 @@ def _rows(lo: _Layout, pe: int, simd: int, beat: int, budget: int | None) -> lis
                     ins = ins[::-1]  # the vector second, as `build`
                 layer = ee.EltwiseLayer(mode, dst.h, dst.w, dst.cp, lut=lut,
                                         table=np.zeros(ee.TABLE_BYTES, np.int8) if mode == ee.TABLE or lut else None)
-                b_base = lo.regions[ins[1]].base if len(ins) > 1 else 0
-                desc = ee.descriptor(layer, pe, beat, lo.regions[ins[0]].base, b_base, dst.base, wbase)
+                a, b = lo.regions[ins[0]], lo.regions[ins[1]] if len(ins) > 1 else None
+                desc = ee.descriptor(layer, pe, beat, a.base, b.base if b else 0, dst.base, wbase, a_stride=a.stride,
+                                     b_stride=b.stride if b else None, out_stride=dst.stride)
                 if layer.uses_table():
                     wbase += _up(ee.TABLE_BYTES, beat)
                 out.append((s, "eltwise", [dict(zip(ee.ELTWISE_FIELDS, desc, strict=True))]))
@@ -401,22 +393,25 @@ def plan_engine(graph: Graph, board, core: int = 0, *, pe: int | None = None, si
 
 
 def plan_engine_at(graph: Graph, board, core: int = 0, *, pe: int | None = None, simd: int | None = None,
-                   taps: int = 3, beat: int = 64, pack: bool = True, lanes: int | None = None) -> EnginePlan:
+                   taps: int = 3, beat: int = 64, pack: bool = True, lanes: int | None = None,
+                   in_buffer: int | None = None) -> EnginePlan:
     """The layer engine for ``graph`` (canonical or int8; shapes only) on ``core`` of
     ``board`` with ``beat``-byte AXI beats; ``pack``: the conv unit's products two a DSP48E2
     (`conv_engine.sv` ``PACK = 1``, the same cycles; not at ``PE`` 1), counted so by
-    `_resources`; ``lanes``: the element-wise unit's byte lanes (``LANES``; None: a beat's).
+    `_resources`; ``lanes``: the element-wise unit's byte lanes (``LANES``; None: a beat's);
+    ``in_buffer``: the conv input buffer fixed (bytes, `engine_program.build`'s ``in_buffer``)
+    instead of searched.
 
     Sizing: the largest ``PE·SIMD`` (`_sizes`; ``pe``/``simd`` fix them), then the most
     window ``TAPS`` (``taps`` down to 1), then the largest conv input buffer (the largest
-    conv input map, i.e. no bands, then halves of it down to `BUFFER_FLOOR`, whole beats)
+    conv input map, i.e. no bands, then halves of it down to `BUDGET_FLOOR`, whole beats)
     whose parts (`_resources`) fit every one of the core's limits at its cap. Memory:
     `memory_timing`. Cycles: per band ``engine_top.step_overhead`` + the unit's exact
     model (`engine_top.unit_cycles`), the frame their sum + 1 (`engine_top.frame_cycles`).
 
     Raises:
-        InfeasibleError: no engine fits (the smallest tried: its short resources named), or
-            the core reaches no memory.
+        InfeasibleError: no engine fits (the smallest tried: its short resources named), the
+            core reaches no memory, or a conv's smallest band does not fit ``in_buffer``.
         NotImplementedError: an operator or a layout no unit runs (as `engine_program.build`).
     """
     c = board.cores[core]
@@ -424,21 +419,20 @@ def plan_engine_at(graph: Graph, board, core: int = 0, *, pe: int | None = None,
     latency, period = memory_timing(board, core, beat)
     g8 = _int8_form(graph)
     chosen, last = None, None
-    layouts: dict[int, _Layout] = {}
+    steps = lower(g8)
     for p, s in _sizes(beat, pe, simd):
-        if p not in layouts:
-            layouts[p] = _layout(g8, p, beat)
-        lo = layouts[p]
-        banded = {None: _rows(lo, p, s, beat, None)}
+        banded = {None: _rows(_layout(g8, steps, p, beat), p, s, beat)}
         biggest = max((ei.in_buffer_bytes(f, p, beat) for _, u, rs in banded[None] if u == "conv" for f in rs),
                       default=0)
         budgets = [None] + [_up(biggest >> k, beat) for k in range(1, 12) if biggest >> k >= BUDGET_FLOOR]
         for t in range(taps, 0, -1):
-            for b in budgets:
+            for b in budgets if in_buffer is None else [in_buffer]:
                 try:
                     if b not in banded:
-                        banded[b] = _rows(lo, p, s, beat, b)
-                except _NoBand:
+                        banded[b] = _rows(_layout(g8, steps, p, beat, b), p, s, beat)
+                except _NoBand as e:
+                    if in_buffer is not None:
+                        raise InfeasibleError(f"engine: input buffer {in_buffer:,} B at PE x SIMD {p} x {s}: {e}") from e
                     break
                 rows = banded[b]
                 res = _resources(rows, p, s, beat, t, pack, lanes)
@@ -527,7 +521,7 @@ def _timed(board, core, g8, pe, simd, taps, beat, budget, rows, res, limits, lat
     notes = []
     banded = [st.nodes[0] for st in steps if st.bands > 1]
     if banded:
-        notes.append(f"{len(banded)} convs in row bands (maps at beat-aligned block strides; build has no bands yet)")
+        notes.append(f"{len(banded)} convs in row bands (maps at beat-aligned block strides)")
     if any(not st.exact for st in steps):
         notes.append(f"{sum(not st.exact for st in steps)} conv steps write-bound: charged by the write bound")
     return EnginePlan(board.name, core, pe, simd, taps, beat,
