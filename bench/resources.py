@@ -158,6 +158,16 @@ ENGINE_CONFIGS: dict[str, tuple[str, dict]] = {
         {"h": 8, "w": 8, "c": 16, "co": 16, "k": (3, 3), "pads": _PAD1}, {"h": 8, "w": 8, "c": 16, "co": 8}]}),
     "engine-conv-8x8-pack": ("conv_engine", {"PE": 8, "SIMD": 8, "DATA_W": 128, "PACK": 1, "layers": [
         {"h": 16, "w": 16, "c": 16, "co": 16, "k": (3, 3), "pads": _PAD1}, {"h": 16, "w": 16, "c": 16, "co": 16}]}),
+    # UltraRAM (model: engine_cost(uram=, tile_uram=)): IBUF_URAM = 1, 8 x 8's 4 KB input
+    # buffer (256 rows of 128 bits: 2 URAM288 columns), and a 256 KB one at 32-byte beats
+    # (8,192 rows of 256 bits: 4 columns two deep; 116 BRAM18 as block RAM); TMEM_URAM = 4,
+    # the tile rows' low 288 of 512 bits (4 columns), the rest LUTRAM
+    "engine-conv-8x8-uram": ("conv_engine", {"PE": 8, "SIMD": 8, "DATA_W": 128, "IBUF_URAM": 1, "layers": [
+        {"h": 16, "w": 16, "c": 16, "co": 16, "k": (3, 3), "pads": _PAD1}, {"h": 16, "w": 16, "c": 16, "co": 16}]}),
+    "engine-conv-8x8-w256-uram": ("conv_engine", {"PE": 8, "SIMD": 8, "DATA_W": 256, "IBUF_URAM": 1, "layers": [
+        {"h": 64, "w": 128, "c": 32, "co": 8}, {"h": 64, "w": 128, "c": 8, "co": 8}]}),
+    "engine-conv-8x8-turam": ("conv_engine", {"PE": 8, "SIMD": 8, "DATA_W": 128, "TMEM_URAM": 4, "layers": [
+        {"h": 16, "w": 16, "c": 16, "co": 16, "k": (3, 3), "pads": _PAD1}, {"h": 16, "w": 16, "c": 16, "co": 16}]}),
     # the window unit (engine_window.sv; model: engine_window.resources): the module test's G4
     # and G8 sizes (the lanes' and control's fit), G 8 at the RTL's default sizes (64-pixel
     # rows: the row buffer in block RAM) and with three taps a cycle
@@ -179,10 +189,12 @@ ENGINE_CONFIGS: dict[str, tuple[str, dict]] = {
                                                 "LANES": 4}),
     "engine-eltwise-g8-w64-l16": ("engine_eltwise", {"G": 8, "DATA_W": 512, "BURST": 4, "CHUNKS": 2, "CMAX": 64,
                                                      "LANES": 16}),
+    # the size kv260's plans take (32-byte beats, 32 lanes, G 16, the plan's buffers): a check
+    "engine-eltwise-g16-w32": ("engine_eltwise", {"G": 16, "DATA_W": 256, "BURST": 64, "CHUNKS": 4, "CMAX": 512}),
 }
 """The layer engine's units (``--engine``): their descriptors are run-time inputs, not a module
-of sim/cases.py; not in `CONFIGS`, so the test suite does not run them (6.5 minutes together,
-the element-wise unit 1-2 minutes a configuration)."""
+of sim/cases.py; not in `CONFIGS`, so the test suite does not run them (about 7 minutes
+together on one core, 15-35 s an element-wise configuration since its table is in LUTRAM)."""
 ENGINE_DEPS = {"conv_engine": ["axi_bursts", "mac2", "rq_lane", "rq_round"], "engine_window": ["rq_lane", "rq_round"],
                "engine_eltwise": ["rq_round"]}
 KNOWN = {**CONFIGS, **CONVERTERS, **ENGINE_CONFIGS}
@@ -345,7 +357,7 @@ def _conv_program(params: dict, seed: int, folder: Path | None = None) -> tuple[
     rows = conv_sim.program(params, seed)[1].descriptors
     if folder is None:
         return {}, rows
-    hdl = conv_sim.prepare(params, seed, folder)
+    hdl = conv_sim.prepare(params, seed, folder) | {k: params[k] for k in ("IBUF_URAM", "TMEM_URAM") if k in params}
     words = np.random.default_rng(seed).integers(0, 1 << 32, size=hdl["NL"] * len(FIELDS), dtype=np.uint64)
     hdl["PROG_FILE"] = write_mem(folder / "prog.mem", [int(w) for w in words], 32)
     return hdl, rows
@@ -357,8 +369,9 @@ def engine_predicted(unit: str, params: dict, seed: int = 1) -> Resources:
         from bbgrap_hls.model.engine import engine_cost
 
         c = engine_cost(_conv_program(params, seed)[1], params["PE"], params["SIMD"], params["DATA_W"] // 8,
-                        latency=1, pack=bool(params.get("PACK", 0)))
-        return Resources(dsp=c.dsp, bram18=c.bram18, uram=0, lut=c.lut)
+                        latency=1, pack=bool(params.get("PACK", 0)), uram=bool(params.get("IBUF_URAM", 0)),
+                        tile_uram=params.get("TMEM_URAM", 0))
+        return Resources(dsp=c.dsp, bram18=c.bram18, uram=c.uram, lut=c.lut)
     if unit == "engine_window":
         from bbgrap_hls.model.engine_window import resources
 

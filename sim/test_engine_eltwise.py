@@ -4,7 +4,8 @@ Driver: the layers of the case (`sim.engine_eltwise.prepare_layer`) one after th
 descriptor on ``desc``, a one-cycle ``start``, wait for ``done``. Memory
 (`bbgrap_hls.rtlsim.axi_mem`, paced: each beat at least ``P`` cycles after the one before was
 taken, the memory the unit's model assumes): an `AxiReadMemory` on the feature port's read
-channels (holding a beat a unit narrower than its beat does not take yet) and on the weight
+channels (holding a beat the unit does not take yet: its lanes busy, or its table not yet
+written) and on the weight
 port, an `AxiWriteMemory` on the feature port's write channels (a W beat only after its
 address), one ``bytearray`` per memory (the feature image read and written in place), each
 with the layer's latency ``L`` and one beat every ``P`` cycles, stepped at every falling edge
@@ -46,8 +47,8 @@ async def engine_eltwise_layers(dut):
     await harness.start(dut)
     dut.start.value = 0
     feat, wmem = bytearray(), bytearray()
-    narrow = p.get("LANES", beat) < beat  # the feature reads held while the lanes are busy
-    ports = [AxiReadMemory(dut, "m_axi", feat, 0, 1, beat, beat, paced=True, hold=narrow),
+    # the feature reads held while the lanes are busy or the table is still being written
+    ports = [AxiReadMemory(dut, "m_axi", feat, 0, 1, beat, beat, paced=True, hold=True),
              AxiWriteMemory(dut, "m_axi", feat, 0, 1, beat, beat, paced=True, aw_first=True),
              AxiReadMemory(dut, "w_axi", wmem, 0, 1, beat, beat, paced=True)]
     record = []

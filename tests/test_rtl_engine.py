@@ -92,6 +92,34 @@ def test_conv_engine(name: str) -> None:
         assert cycles == pred.cycles, f"{name} frame {fr}: {cycles} cycles, model {pred.cycles}"
 
 
+def test_uram_buffers(monkeypatch) -> None:
+    """``IBUF_URAM = 1`` and ``TMEM_URAM = 2`` (the input buffer and the tile rows' low 144 of
+    512 bits asked for UltraRAM, the rest of the rows a memory of its own) are the same unit:
+    pe_simd_latency bit-exact and every step's end equal to the model. ``engine_cost``'s
+    ``uram``/``tile_uram`` move those bits from block RAM or LUTRAM to URAM288 columns (72
+    bits wide, 4K deep), nothing else."""
+    pytest.importorskip("cocotb")
+    from bbgrap_hls.codegen.engine_image import in_buffer_bytes
+    from bbgrap_hls.model.engine import engine_cost
+    from bbgrap_hls.model.memory import memory, uram_memory
+
+    monkeypatch.setattr(engine, "HDL_KEYS", engine.HDL_KEYS + ("IBUF_URAM", "TMEM_URAM"))  # not the twin's own keys
+    p = CASES["pe_simd_latency"] | {"IBUF_URAM": 1, "TMEM_URAM": 2}
+    run = engine.run(p)
+    assert run.tests == 1 and run.failed == 0, f"uram: cocotb failed (see {run.folder}/test.log)"
+    pred = engine.predict(p)
+    for ends, cycles in zip(run.timing["ends"], run.timing["cycles"], strict=True):
+        assert (ends, cycles) == ([lt.end for lt in pred.layers], pred.cycles)
+    rows = engine.program(p)[1].descriptors
+    base, ultra = (engine_cost(rows, 8, 8, 16, 40, uram=u, tile_uram=2 * u) for u in (False, True))
+    tile_rows = 2 * max(1 + r[4] * r[5] * r[2] // 8 for r in rows)  # a record word and SF, 64-byte rows
+    moved = memory(128, max(in_buffer_bytes(r, 8, 16) for r in rows) // 16) + memory(512, tile_rows)
+    kept = memory(512 - 144, tile_rows)
+    assert (ultra.cycles, ultra.dsp, ultra.uram) == (base.cycles, base.dsp, 2 + 2)
+    assert (ultra.bram18, ultra.lut) == (base.bram18 - moved.bram18 + kept.bram18, base.lut - moved.lut + kept.lut)
+    assert (uram_memory(256, 3136).uram, uram_memory(512, 4097).uram) == (4, 16)  # 72-bit columns, 4K deep
+
+
 def test_write_bound_layer_stalls_exactly() -> None:
     """A 1x1 conv with SF = 1 makes a 4-byte beat a cycle, the memory takes one every 4: the
     write queue (12 beats) fills and the compute stalls on it. The model refuses to time it;

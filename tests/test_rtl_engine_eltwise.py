@@ -13,6 +13,7 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -20,7 +21,7 @@ if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))  # the sim/ testbench package lives next to tests/
 
 from bbgrap_hls.codegen import engine_eltwise as ee  # noqa: E402
-from bbgrap_hls.model.engine_eltwise import layer_cycles  # noqa: E402
+from bbgrap_hls.model.engine_eltwise import layer_cycles, table_load  # noqa: E402
 from sim import engine_eltwise  # noqa: E402
 
 RUNS = {
@@ -96,6 +97,8 @@ RUNS = {
         "mulv_14_inplace": {"mode": "mulv", "H": 14, "W": 14, "C": 64, "L": 30, "P": 1, "bases": (0, 16384, 0, 0)},
         "table_14_slow": {"mode": "table", "H": 14, "W": 14, "C": 64, "L": 60, "P": 2},
         "mul_lut_7": {"mode": "mul", "H": 7, "W": 7, "C": 96, "lut": True, "L": 100, "P": 1},
+        # the table's 64 writes into the lanes' copies exposed: a short vector, a fast memory
+        "mulv_lut_7_fast": {"mode": "mulv", "H": 7, "W": 7, "C": 96, "lut": True, "L": 3, "P": 1},
         # strided: runs of 24.5 beats, a chunk a run
         "mulv_7_strided": {"mode": "mulv", "H": 7, "W": 7, "C": 64, "L": 30, "P": 1, "gaps": (1, 2, 0)},
         "add_7_strided": {"mode": "add", "H": 7, "W": 7, "C": 32, "relu": True, "L": 20, "P": 1, "gaps": (0, 1, 2)},
@@ -136,6 +139,22 @@ def test_model_runs_a_resnet_map_in_milliseconds() -> None:
     c = layer_cycles(row, 64, latency=100, period=1, burst=64, in_flight=4)
     assert time.perf_counter() - t < 0.05
     assert (c.reads, c.writes, c.chunks) == (2 * n // 64, n // 64, 196)
+
+
+def test_table_load_hides_behind_the_first_reads() -> None:
+    """The table goes into the lanes' copies 4 bytes a cycle (64 cycles) while the feature reads
+    start: an Add's first chunk of A beats covers it (one cycle more than without the table),
+    a MULV's short vector does not (the first A beat waits for the last write)."""
+    table = np.zeros(ee.TABLE_BYTES, np.int8)
+    for mode, extra in ((ee.ADD, 1), (ee.MULV, 59)):
+        rows = [ee.descriptor(ee.EltwiseLayer(mode=mode, h=7, w=7, c=96, ma=3, mb=5, m=7, s=3, lut=lut,
+                                              table=table if lut else None), 8, 16, 0, 8192, 16384)
+                for lut in (False, True)]
+        plain, fused = (layer_cycles(r, 16, latency=3, period=1, g=8) for r in rows)
+        assert fused.cycles - plain.cycles == extra
+        # its first beat L after its address (cycle 1), written from the cycle after, 64 writes:
+        # a beat may fire from the cycle after the last
+        assert fused.ready == table_load(0, 16, 3, 1, 64)[1] == (1 + 3) + 1 + 64
 
 
 @pytest.mark.parametrize("what, kw, beat", [

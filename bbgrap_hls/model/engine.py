@@ -36,7 +36,7 @@ from bbgrap_hls.model.blocks import (
     _lut_per_mac,
     pack_change,
 )
-from bbgrap_hls.model.memory import memory
+from bbgrap_hls.model.memory import URAM_WIDTH, memory, uram_memory
 
 SETUP = len(FIELDS) + 4
 """conv_engine.sv: from a step's start (the ``start`` cycle, or the previous step's end) to
@@ -224,12 +224,16 @@ class EngineCost:
     dsp: int
     bram18: int
     lut: int
+    uram: int = 0
 
 
 def engine_cost(rows, pe: int, simd: int, beat: int, latency: int, period: int = 1, feat_base: int = 0,
-                burst: int = BURST, queue: int = QUEUE, pack: bool = False) -> EngineCost:
+                burst: int = BURST, queue: int = QUEUE, pack: bool = False, uram: bool = False,
+                tile_uram: int = 0) -> EngineCost:
     """Cycles and resources of an engine sized for the program ``rows``; ``pack``: the RTL's
-    ``PACK = 1`` (output lanes ``2i``, ``2i+1`` share a DSP48E2 per input lane; the same cycles).
+    ``PACK = 1`` (output lanes ``2i``, ``2i+1`` share a DSP48E2 per input lane; the same cycles);
+    ``uram``: the RTL's ``IBUF_URAM = 1`` (the input buffer in URAM288); ``tile_uram``: its
+    ``TMEM_URAM`` (72-bit columns of the tile memory's rows in URAM288); the same cycles.
 
     - DSP: ``pe·simd`` products and `REQUANT_DSP` per requantiser (as `offchip_mvu`): a fit
       of the same datapath. Packed, ``pe/2·simd`` products (`blocks.pack_change`: also its
@@ -241,6 +245,11 @@ def engine_cost(rows, pe: int, simd: int, beat: int, latency: int, period: int =
       size, the RTL reads it asynchronously), the program ROM (22 32-bit words a step) and the
       two halves' requantiser records (``8·pe`` bytes each: LUTRAM in Yosys when they fit a
       tile row, registers shifted in otherwise).
+    - URAM288 (``uram``): the input buffer instead, `memory.uram_memory` (``ceil(8·DB/72)``
+      columns of 72 bits, each ``ceil(rows/4096)`` deep), no BRAM18 or LUTRAM for it;
+      ``tile_uram`` columns: the tile memory's low ``min(72·tile_uram, 8·row bytes)`` bits
+      likewise, the rest of each row a memory of its own (`memory`). Counted by the URAM288
+      geometry; Yosys 0.70 maps both so (bench/resources.py ``--engine``, the -uram rows).
     - LUT: `offchip_mvu`'s unit (products, requantisers, lanes, base) plus the fitted
       `LUT_CONTROL` and `LUT_CONTROL_BEAT` a beat byte, plus the memories' LUTs.
     """
@@ -254,8 +263,11 @@ def engine_cost(rows, pe: int, simd: int, beat: int, latency: int, period: int =
     fs = [_fields(r) for r in _rows(rows, pe, simd, beat)]
     in_rows = max(in_buffer_bytes(f, pe, beat) // beat for f in fs)
     tile_words = max(pw + f["KH"] * f["KW"] * f["C"] // simd for f in fs)
-    mem = memory(beat * 8, in_rows) + memory(rb * 8, 2 * -(-tile_words * wb // rb)) \
-        + memory(beat * 8, queue) + memory(32, len(FIELDS) * len(fs))
+    ibuf = uram_memory(beat * 8, in_rows) if uram else memory(beat * 8, in_rows)
+    tile_rows = 2 * -(-tile_words * wb // rb)
+    ub = min(URAM_WIDTH * tile_uram, rb * 8)
+    tile = uram_memory(ub, tile_rows) + memory(rb * 8 - ub, tile_rows)
+    mem = ibuf + tile + memory(beat * 8, queue) + memory(32, len(FIELDS) * len(fs))
     if RECORD_BYTES * pe <= rb:  # the records in one tile row: written whole, a memory of two words
         mem += memory(RECORD_BYTES * pe * 8, 2)
     lut_unit = round(_lut_per_mac(simd) * pe * simd) + (LUT_PER_PE + LUT_REQUANT) * pe + LUT_PER_SIMD * simd
@@ -264,4 +276,4 @@ def engine_cost(rows, pe: int, simd: int, beat: int, latency: int, period: int =
     if pack:
         d_dsp, d_lut = pack_change(pe, simd)
         dsp, lut = dsp + d_dsp, lut + d_lut
-    return EngineCost(cycles=cycles, dsp=dsp, bram18=mem.bram18, lut=lut)
+    return EngineCost(cycles=cycles, dsp=dsp, bram18=mem.bram18, lut=lut, uram=mem.uram)

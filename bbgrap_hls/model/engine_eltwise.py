@@ -12,7 +12,10 @@ cycle; address channels always ready. Reads and writes do not share the memory's
 The unit's schedule (the RTL's, cycle 0 the start pulse):
 
 1. with a table (TABLE, or a fused one): its ``256/DB`` beats on the weight port, address
-   from cycle 1; the feature reads wait for the last table beat (from that cycle + 1);
+   from cycle 1, into a staging buffer; from the cycle after a beat arrived, `TABLE_WRITE`
+   bytes a cycle go into every lane's copy (`table_load`); the feature reads do not wait, but
+   a beat that starts a computation (below) is taken only from the cycle after the last
+   write (``rready`` low: the memory holds it);
 2. MULV: the vector first: its ``ceil(C/DB)`` beats (``B_STRIDE = G``), or one beat a block
    from ``B_BASE + b·B_STRIDE`` (a burst each, one a cycle);
 3. the map in runs (`engine_eltwise.runs`: the whole map, or with strided blocks a block a
@@ -25,7 +28,8 @@ The unit's schedule (the RTL's, cycle 0 the start pulse):
 4. a chunk's result beats leave the 3-stage datapath 3 cycles after their (B, or A) beat's
    last slice (``LANES`` lanes: a beat takes ``R = DB/LANES`` cycles, and a beat that starts
    one, B in ADD and MUL, A in MULV and TABLE, is taken, ``rready``, only ``R`` cycles after
-   the previous such beat: the memory holds it, its next beat ``P`` after it is taken); its
+   the previous such beat, the first not before the table is written: the memory holds it,
+   its next beat ``P`` after it is taken); its
    write address goes out the cycle after its last result (``last data + R − 1 + 4``), its
    W beats from the cycle after that;
 5. done: the cycle after the last write response.
@@ -46,31 +50,40 @@ PIPE = 3
 """Datapath stages (``hw/rtl/engine_eltwise.sv``): products, rounding and clamp (rq_round),
 table or bypass; a beat's result is in the output buffer at the end of its third cycle."""
 
-LUT_TABLE_LANE = 8 * 85 + 10
-"""LUTs per byte lane of the table stage: the table's read, a 256-to-1 multiplexer of 8 bits
-(85 LUT6 a bit: 64 + 16 + 4 + 1; Yosys keeps the table in 2,048 registers, its ``DB`` write
-ports a beat rule out LUTRAM) and its select and output register (lut_act's 10)."""
+TABLE_WRITE = 4
+"""Table bytes written a cycle into each lane's copy (``TK`` in ``hw/rtl/engine_eltwise.sv``:
+a copy is ``TABLE_WRITE`` single-port banks of ``256/TABLE_WRITE`` bytes, one write port each,
+so Yosys builds it in distributed RAM)."""
 
-LUT_VECTOR_LANE = 299
-"""LUTs per byte lane besides `LUT_ELTWISE` and the table: MULV's block select, the operand
-and mode multiplexers of the shared add / mul products. Fitted to Yosys 0.70
-(bench/resources.py ``--engine``): 1,410 LUTs a lane (16 lanes less 8: engine-eltwise-g8 less
--g4, LUTRAM apart) less `LUT_ELTWISE` and `LUT_TABLE_LANE` (was a guess of 12, with the table
-as 64 LUTs of LUTRAM a lane: Yosys / model 1.88 at G 8, 16-byte beats)."""
+LUT_TABLE_LANE = 4 * 8 + 24
+"""LUTs per byte lane of the table stage: its copy of the table, `TABLE_WRITE` single-port
+banks of 64 × 8 bits (Yosys 0.70: eight RAM64X1S a bank, 32 LUTs a lane), and 24 of logic
+(a guess: the bank address multiplexer, write group or the lane's entry, 6; the bank select
+and the bypass, two a bit). Was 690: the table in 2,048 registers written a beat at a time,
+read through a 256-to-1 multiplexer a lane (8 × 85 LUT6), and its output (lut_act's 10)."""
+
+LUT_VECTOR_LANE = 195
+"""LUTs per byte lane besides `LUT_ELTWISE` and `LUT_TABLE_LANE`: MULV's block select, the
+operand and mode multiplexers of the shared add / mul products. Fitted to Yosys 0.70
+(bench/resources.py ``--engine``) with `LUT_CONTROL`: 672 LUTs a lane with `LUT_ELTWISE` and
+`LUT_TABLE_LANE`, memories apart (engine-eltwise-g8 less -g4 gives 682; 672 puts -g4, -g8 and
+-g8-default at Yosys / model 0.99, 1.00, 1.01); was 299, the rest beside a 690-LUT table
+lane."""
 
 LUT_CONTROL = 1790
-"""LUTs of the unit's control and its three AXI channels (descriptor, chunk lengths, counters):
-Yosys 0.70 gives 1,503 at BURST 4, CHUNKS 2, CMAX 64 and 2,077 at the RTL's 64, 4, 512 besides
-the lanes and memories (engine-eltwise-g4/-g8, -g8-default); their mean (was a guess of 4,600:
-`LUT_BASE_SIMPLE` and three `LUT_AXI_READ`)."""
+"""LUTs of the unit's control and its three AXI channels (descriptor, chunk lengths, counters,
+the table's load). Fitted to Yosys 0.70 as the mean of 1,503 at BURST 4, CHUNKS 2, CMAX 64 and
+2,077 at the RTL's 64, 4, 512 with the table in registers (engine-eltwise-g4/-g8,
+-g8-default); kept with the table in LUTRAM, where the lanes' 672 (`LUT_VECTOR_LANE`) was
+fitted beside it (was a guess of 4,600: `LUT_BASE_SIMPLE` and three `LUT_AXI_READ`)."""
 
-LUT_BEAT_BYTE = 96
+LUT_BEAT_BYTE = 28
 """LUTs per beat byte outside the lanes of a unit narrower than its beat (``LANES`` below
-``DATA_W/8``: the beat-wide operand selects, the held beat and its slice multiplexers). A
-compromise between two Yosys 0.70 runs (bench/resources.py): engine-eltwise-g8-l4 (16-byte
-beats, 4 lanes: 9,986 LUTs, 186 a byte would match; Yosys puts 2,232 LUTs in LUTRAM there) and
-engine-eltwise-g8-w64-l16 (64-byte beats, 16 lanes: 26,888, 28 a byte would match); 96 gives
-Yosys / model 1.12 and 0.89. Not linear in the beat bytes: two constants do not fit both."""
+``DATA_W/8``: the beat-wide operand selects, the held beat and its slice multiplexers, the
+table's staging slice select). A compromise between two Yosys 0.70 runs
+(bench/resources.py): engine-eltwise-g8-l4 (16-byte beats, 4 lanes: 21 a byte would match)
+and engine-eltwise-g8-w64-l16 (64-byte beats, 16 lanes: 31 would match); 28 gives Yosys /
+model 0.98 and 1.01 (was 96 with the table in registers: 186 and 28 would match then)."""
 
 DESC_DSP = 6
 """DSP48E2s of the descriptor's 32-bit ``H·W`` and ``H·W·C`` (Yosys 0.70: 6 besides the lanes')."""
@@ -111,6 +124,21 @@ def chunks(row: list[int], beat: int, burst: int, g: int) -> list[int]:
     return out
 
 
+def table_load(base: int, beat: int, latency: int, period: int, burst: int) -> tuple[int, int]:
+    """The table's load (step 1 of the module doc): the cycle of its last beat on the weight
+    port (bursts from cycle 1, one address a cycle, beats as the read memory gives them) and the
+    cycle after its last write into the lanes' copies, `TABLE_WRITE` bytes a cycle from the
+    cycle after their beat arrived."""
+    last = wrote = -(1 << 60)
+    per_beat = beat // TABLE_WRITE  # writes a beat
+    for j, n in enumerate(split(base, TABLE_BYTES // beat, beat, burst)):
+        first = max(1 + j + latency, last + period)
+        for i in range(n):
+            wrote = max(wrote + 1, first + i * period + 1) + per_beat - 1
+        last = first + (n - 1) * period
+    return last, wrote + 1
+
+
 @dataclass(frozen=True)
 class EltwiseCycles:
     """A layer's cycles (start pulse to done pulse) and where they went.
@@ -121,6 +149,8 @@ class EltwiseCycles:
         reads: beats read on the feature port (vector included).
         writes: beats written.
         chunks: chunks of the map.
+        ready: the first cycle a beat that starts a computation may be taken: the cycle after
+            the table's last write into the lanes' copies (0 without a table).
     """
 
     cycles: int
@@ -128,6 +158,7 @@ class EltwiseCycles:
     reads: int
     writes: int
     chunks: int
+    ready: int = 0
 
 
 def layer_cycles(row: list[int], beat: int, latency: int, period: int, burst: int = 64,
@@ -155,15 +186,12 @@ def layer_cycles(row: list[int], beat: int, latency: int, period: int, burst: in
         if not g or f["C"] % g:
             raise ValueError(f"engine_eltwise model: give g, A_STRIDE={f['A_STRIDE']} is not H·W·G")
     table = mode == TABLE or bool(f["LUT"])
-    t0, t_last = 1, 0
-    if table:  # the weight port: its own address and data channels
-        last = -(1 << 60)
-        for j, n in enumerate(split(f["T_BASE"], TABLE_BYTES // beat, beat, burst)):
-            first = max(1 + j + lat, last + per)
-            last = first + (n - 1) * per
-        t_last, t0 = last, last + 1
+    t0, t_last, t_ready = 1, 0, 0
+    if table:
+        t_last, t_ready = table_load(f["T_BASE"], beat, lat, per, burst)
     ar, rlast, reads = t0 - 1, -(1 << 60), 0
-    fired = -(1 << 60)  # the last beat that started the lanes
+    # the last beat that started the lanes (a table: the first may be taken at t_ready)
+    fired = t_ready - slow if table else -(1 << 60)
 
     def read(n: int, gate: int, fire: bool = False) -> None:
         nonlocal ar, rlast, reads, fired
@@ -193,7 +221,8 @@ def layer_cycles(row: list[int], beat: int, latency: int, period: int, burst: in
         w = max(aw + 1, w + per) + (n - 1) * per
         wlast.append(w)
         b = max(w + lat, b + 1)
-    return EltwiseCycles(cycles=b + 1, table=t_last, reads=reads, writes=sum(lens), chunks=len(lens))
+    return EltwiseCycles(cycles=b + 1, table=t_last, reads=reads, writes=sum(lens), chunks=len(lens),
+                         ready=t_ready)
 
 
 @dataclass(frozen=True)
@@ -214,9 +243,12 @@ def resources(g: int, beat: int, burst: int = 64, in_flight: int = 4, cmax: int 
       9 × 9 then 18 × 25); here one pair serves both modes through operand multiplexers; and
       `DESC_DSP` for the descriptor's sizes.
     - BRAM18 / LUTRAM (`memory.memory`): the A chunk buffer (``burst`` beats), the output
-      buffer (``in_flight·burst`` beats), the vector buffer (``cmax`` bytes in beats, two
-      copies: it is read at two addresses, a block's word and the next's); the table is
-      registers (`LUT_TABLE_LANE` counts its reads).
+      buffer (``in_flight·burst`` beats), the vector buffer (``cmax`` bytes in beats and one
+      more: a memory of ``8·g`` bits per ``g``-byte group of a beat, two copies each: read at
+      two addresses, a block's word and the next's), the table's staging buffer (``256/beat``
+      beats) and the chunk queue's OUT addresses (32 bits, ``in_flight`` words); each lane's
+      copy of the table is in `LUT_TABLE_LANE`. Yosys 0.70 maps them so, LUT for LUT, on all
+      five configurations of bench/resources.py ``--engine``.
     - LUT: `LUT_ELTWISE` a lane (fitted on ``eltwise.sv``'s lanes), `LUT_TABLE_LANE` and
       `LUT_VECTOR_LANE` a lane and `LUT_CONTROL`, fitted to Yosys on this module; with fewer
       lanes than beat bytes, `LUT_BEAT_BYTE` for each beat byte outside the lanes.
@@ -227,7 +259,9 @@ def resources(g: int, beat: int, burst: int = 64, in_flight: int = 4, cmax: int 
     if lanes < 1 or beat % lanes or lanes & (lanes - 1):
         raise ValueError(f"engine_eltwise: LANES={lanes} must be a power of two dividing the beat ({beat} bytes)")
     w = 8 * beat
-    mem = memory(w, burst) + memory(w, in_flight * burst) + memory(w, _ceil(cmax, beat) + 1).times(2)
+    mem = (memory(w, burst) + memory(w, in_flight * burst)
+           + memory(8 * g, _ceil(cmax, beat) + 1).times(2 * (beat // g))
+           + memory(w, TABLE_BYTES // beat) + memory(32, in_flight))
     return EltwiseResources(
         dsp=ELTWISE_DSP * lanes + DESC_DSP,
         bram18=mem.bram18,

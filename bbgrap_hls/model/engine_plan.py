@@ -134,6 +134,10 @@ class EnginePlan:
     notes: list[str] = field(default_factory=list)
     pack: bool = False
     lanes: int = 0
+    ibuf_uram: bool = False
+    """The conv unit's input buffer in URAM288 (``conv_engine.sv`` ``IBUF_URAM``)."""
+    tile_uram: int = 0
+    """72-bit columns of the conv unit's tile rows in URAM288 (``TMEM_URAM``)."""
     model: str = ""
     plan_seconds: float = 0.0
     why: str = ""
@@ -307,20 +311,23 @@ def _window_sizes(rows: list[tuple], pe: int, beat: int) -> dict[str, int]:
 
 
 def _resources(rows: list[tuple], pe: int, simd: int, beat: int, taps: int,
-               pack: bool = False, lanes: int | None = None) -> dict[str, dict[str, int]]:
+               pack: bool = False, lanes: int | None = None, uram: int = 0) -> dict[str, dict[str, int]]:
     """Each part's DSP/BRAM18/URAM/LUT: the conv unit (`engine.engine_cost` on the steps that
     set its input buffer and its tile memory; ``pack``: its products two a DSP48E2), the window unit (`engine_window.resources`),
     the element-wise unit (`engine_eltwise.resources`, the RTL's burst 64 and 4 chunks,
     ``lanes`` byte lanes, None a beat's), the
-    sequencer (its ROM, ``1 + NF`` 32-bit words a step, through `memory`; `SEQ_LUT`). No
-    part is put in URAM (the resource functions count block RAM as RAMB18)."""
+    sequencer (its ROM, ``1 + NF`` 32-bit words a step, through `memory`; `SEQ_LUT`).
+    ``uram``: URAM288 the conv unit may take (0: none): its input buffer there
+    (``IBUF_URAM``), then as many 72-bit columns of its tile rows as the rest holds
+    (``TMEM_URAM``); the other parts stay in block RAM."""
     conv = [f for _, unit, rs in rows if unit == "conv" for f in rs]
     out: dict[str, dict[str, int]] = {}
     if conv:
         big = max(conv, key=lambda f: ei.in_buffer_bytes(f, pe, beat))
         tile = max(conv, key=lambda f: f["KH"] * f["KW"] * f["C"])
-        c = conv_model.engine_cost([big, tile], pe, simd, beat, 1, 1, pack=pack and pe >= 2)
-        out["conv"] = {"dsp": c.dsp, "bram18": c.bram18, "uram": 0, "lut": c.lut}
+        c = conv_model.engine_cost([big, tile], pe, simd, beat, 1, 1, pack=pack and pe >= 2,
+                                   **conv_uram(big, tile, pe, simd, beat, pack, uram))
+        out["conv"] = {"dsp": c.dsp, "bram18": c.bram18, "uram": c.uram, "lut": c.lut}
     z = _window_sizes(rows, pe, beat)
     w = engine_window.resources(pe, 8 * beat, z["wmax"], z["womax"], z["kb"], z["kmax"], taps)
     out["window"] = {"dsp": w.dsp, "bram18": w.bram18, "uram": 0, "lut": w.lut}
@@ -331,6 +338,17 @@ def _resources(rows: list[tuple], pe: int, simd: int, beat: int, taps: int,
     out["sequencer"] = {"dsp": 0, "bram18": rom.bram18, "uram": 0, "lut": rom.lut + SEQ_LUT + SEQ_LUT_BEAT * beat}
     out["total"] = {k: sum(v[k] for v in out.values()) for k in ("dsp", "bram18", "uram", "lut")}
     return out
+
+
+def conv_uram(big: dict, tile: dict, pe: int, simd: int, beat: int, pack: bool, uram: int) -> dict:
+    """`model.engine.engine_cost`'s URAM options for a conv unit that may take ``uram`` URAM288
+    (0: none): ``uram`` (its input buffer there, ``IBUF_URAM``) and ``tile_uram`` (as many
+    72-bit columns of its tile rows as the rest holds, ``TMEM_URAM``); ``big``/``tile`` the
+    steps that size its input buffer and tile memory."""
+    if not uram:
+        return {}
+    ib = conv_model.engine_cost([big, tile], pe, simd, beat, 1, 1, pack=pack and pe >= 2, uram=True).uram
+    return {"uram": True, "tile_uram": min(-(-8 * max(pe * simd, beat) // 72), max(0, uram - ib))}
 
 
 def _short(total: dict[str, int], limits: dict[str, int]) -> list[str]:
@@ -435,10 +453,13 @@ def plan_engine_at(graph: Graph, board, core: int = 0, *, pe: int | None = None,
                         raise InfeasibleError(f"engine: input buffer {in_buffer:,} B at PE x SIMD {p} x {s}: {e}") from e
                     break
                 rows = banded[b]
-                res = _resources(rows, p, s, beat, t, pack, lanes)
-                last = (p, s, t, b, res)
-                if not _short(res["total"], limits):
-                    chosen = (p, s, t, b, rows, res)
+                for u in (0, limits["uram"]) if limits["uram"] else (0,):  # block RAM first, then URAM
+                    res = _resources(rows, p, s, beat, t, pack, lanes, u)
+                    last = (p, s, t, b, res)
+                    if not _short(res["total"], limits):
+                        chosen = (p, s, t, b, rows, res)
+                        break
+                if chosen:
                     break
             if chosen:
                 break
@@ -455,6 +476,12 @@ def plan_engine_at(graph: Graph, board, core: int = 0, *, pe: int | None = None,
     plan = _timed(board, core, g8, p, s, t, beat, b, rows, res, limits, latency, period, lanes)
     plan.pack = pack and p >= 2  # PE = 1 (a caller's pe) has no lane pair
     plan.lanes = lanes or beat
+    if res.get("conv", {}).get("uram"):  # the URAM the conv unit took: its RTL parameters
+        conv = [f for _, unit, rs in rows if unit == "conv" for f in rs]
+        big = max(conv, key=lambda f: ei.in_buffer_bytes(f, p, beat))
+        tile = max(conv, key=lambda f: f["KH"] * f["KW"] * f["C"])
+        u = conv_uram(big, tile, p, s, beat, pack, limits["uram"])
+        plan.ibuf_uram, plan.tile_uram = u["uram"], u["tile_uram"]
     return plan
 
 

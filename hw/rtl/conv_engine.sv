@@ -51,6 +51,11 @@
 // + 26, then the schedule above; `layer_end` and `done` pulse together at its end. NL must
 // be 1, PROG_FILE is unused. DESC_IN = 0 (the default) is the engine as described above, bit
 // and cycle for cycle (`desc` unused).
+// IBUF_URAM = 1: the input buffer is asked for UltraRAM (URAM288: 72-bit words, 4K deep, a
+// registered read as here); TMEM_URAM = n: the tile memory's low min(72n, 8*RB) bits of each
+// row are a memory of their own asked for UltraRAM (n URAM288 columns), the rest stays with
+// the tool's choice. The same bits, reads and cycles; 0 (the defaults): the tool's choice for
+// both (block RAM).
 module conv_engine #(
     parameter int PE         = 4,
     parameter int SIMD       = 2,
@@ -67,7 +72,9 @@ module conv_engine #(
     parameter int BURST      = 16,   // write burst beats (at most 256)
     parameter int WQ         = 40,   // write queue beats
     parameter int DESC_IN    = 0,    // 1: one step a start, its descriptor on `desc`
-    parameter int PACK       = 0     // 1: two output lanes' products a DSP48E2 (mac2.sv)
+    parameter int PACK       = 0,    // 1: two output lanes' products a DSP48E2 (mac2.sv)
+    parameter int IBUF_URAM  = 0,    // 1: the input buffer in UltraRAM (ram_style "ultra")
+    parameter int TMEM_URAM  = 0     // 72-bit columns of the tile memory's rows in UltraRAM
 ) (
     input  wire                 clk,
     input  wire                 rst,
@@ -165,6 +172,8 @@ module conv_engine #(
     if (DESC_IN != 0 && NL != 1) $error("conv_engine: DESC_IN = 1 runs one step a start: NL=%0d must be 1", NL);
     if (PACK < 0 || PACK > 1 || (PACK == 1 && PE < 2))
       $error("conv_engine: PACK=%0d must be 0 or 1 (1 pairs output lanes: PE=%0d must be at least 2)", PACK, PE);
+    if (IBUF_URAM < 0 || IBUF_URAM > 1) $error("conv_engine: IBUF_URAM=%0d must be 0 or 1", IBUF_URAM);
+    if (TMEM_URAM < 0) $error("conv_engine: TMEM_URAM=%0d must be at least 0", TMEM_URAM);
   end
 
   // ---- program ROM and the layer's descriptor ---------------------------------------------
@@ -288,7 +297,7 @@ module conv_engine #(
   // ---- load: the input map into the input buffer ------------------------------------------
   // in_runs spans of in_beats beats, the first from the beat holding IN_BASE (run0), each
   // next IN_STRIDE on, back to back (axi_bursts takes the next span with the last burst)
-  logic [DATA_W-1:0] ibuf[IROWS];
+  // (the input buffer itself, ibuf, is in stage 1 below: its memory style a parameter)
   logic [IRW-1:0] icnt;
   logic in_loaded, in_go, in_ready;
   logic [31:0] in_left;           // spans after the one latched
@@ -314,9 +323,6 @@ module conv_engine #(
   end
 
   always_ff @(posedge clk) begin
-    if (m_axi_f_rvalid) ibuf[icnt] <= m_axi_f_rdata;
-  end
-  always_ff @(posedge clk) begin
     if (rst || run0) begin
       icnt <= '0;
       in_loaded <= 1'b0;
@@ -327,7 +333,7 @@ module conv_engine #(
   end
 
   // ---- weights: tiles into the two halves of the tile memory ------------------------------
-  logic [RB*8-1:0] tmem[2*TR];
+  // (the tile memory itself, tmem, is in stage 1 below: its memory style a parameter)
   logic [NPB*8-1:0] preg[2];    // the requantiser records of each half's tile
   logic [1:0] t_held, t_ready;  // halves requested and not yet computed; loaded, not started
   logic [DIM_W-1:0] t_left;     // tiles of the layer not yet requested
@@ -362,9 +368,6 @@ module conv_engine #(
     end
   endgenerate
 
-  always_ff @(posedge clk) begin
-    if (row_valid) tmem[TAW'(wr_half ? TR : 0) + TAW'(wr_row)] <= row_data;
-  end
   generate
     if (NPB <= RB) begin : g_prm1  // the records in the tile's first row
       always_ff @(posedge clk) if (row_valid && wr_row == '0) preg[wr_half] <= row_data[NPB*8-1:0];
@@ -521,10 +524,44 @@ module conv_engine #(
   logic [WW-1:0] wsel1;
   logic [NPB*8-1:0] prm1;
 
+  // the input buffer: a row a beat as loaded, a registered read (xrow1)
+  if (IBUF_URAM != 0) begin : g_ibuf_uram
+    (* ram_style = "ultra" *) logic [DATA_W-1:0] ibuf[IROWS];
+    always_ff @(posedge clk) begin
+      if (m_axi_f_rvalid) ibuf[icnt] <= m_axi_f_rdata;
+      xrow1 <= ibuf[IRW'(iaddr >> DBW)];
+    end
+  end else begin : g_ibuf
+    logic [DATA_W-1:0] ibuf[IROWS];
+    always_ff @(posedge clk) begin
+      if (m_axi_f_rvalid) ibuf[icnt] <= m_axi_f_rdata;
+      xrow1 <= ibuf[IRW'(iaddr >> DBW)];
+    end
+  end
+
+  // the tile memory: both halves, a row written as it completes, a registered read (wrow1);
+  // its low UB bits in UltraRAM when TMEM_URAM asks for it
+  localparam int UB = 72 * TMEM_URAM < 8 * RB ? 72 * TMEM_URAM : 8 * RB;
+  logic [TAW-1:0] t_wa, t_ra;
+  assign t_wa = TAW'(wr_half ? TR : 0) + TAW'(wr_row);
+  assign t_ra = TAW'(c_half ? TR : 0) + TAW'(trow);
+  if (UB > 0) begin : g_tmem_uram
+    (* ram_style = "ultra" *) logic [UB-1:0] tmem[2*TR];
+    always_ff @(posedge clk) begin
+      if (row_valid) tmem[t_wa] <= row_data[UB-1:0];
+      wrow1[UB-1:0] <= tmem[t_ra];
+    end
+  end
+  if (UB < 8 * RB) begin : g_tmem
+    logic [8*RB-1:UB] tmem[2*TR];
+    always_ff @(posedge clk) begin
+      if (row_valid) tmem[t_wa] <= row_data[8*RB-1:UB];
+      wrow1[8*RB-1:UB] <= tmem[t_ra];
+    end
+  end
+
   always_ff @(posedge clk) begin
-    xrow1 <= ibuf[IRW'(iaddr >> DBW)];
     lane1 <= LNW'(iaddr[DBW-1:0] >> SMW);
-    wrow1 <= tmem[TAW'(c_half ? TR : 0) + TAW'(trow)];
     wsel1 <= tword;
     prm1 <= preg[c_half];
     pad1 <= !in_win;

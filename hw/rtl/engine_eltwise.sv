@@ -25,8 +25,12 @@
 // block), or, in one run, the block of the beat's first group or the next (H*W*G >= the beat:
 // the descriptor checks it).
 // Schedule (cycle 0: start; bbgrap_hls/model/engine_eltwise.py is its exact cycle count):
-//   table  with a table, its 256/DB beats on w_axi from cycle 1; the feature reads wait for
-//          its last beat (they begin the cycle after);
+//   table  with a table, its 256/DB beats on w_axi from cycle 1 (rready high) into a staging
+//          buffer; from the cycle after a beat is in, TK = 4 bytes a cycle are written into
+//          each lane's copy of the table (TK banks of 64 bytes, one write port: distributed
+//          RAM, 256/TK writes); the feature reads start at cycle 1 as without a table, but a
+//          beat that starts a computation is not taken (rready low) before the cycle after
+//          the last write;
 //   reads  MULV's vector beats (a strided vector: a one-beat burst a block), then run by run
 //          in chunks of len(p) = min(BURST, NB - p, beats to the next 4 KB of A, of B (ADD,
 //          MUL), of OUT) beats, p the run's beats so far: an A burst,
@@ -110,6 +114,7 @@ module engine_eltwise #(
   localparam int DBW = $clog2(DB);
   localparam int GW = $clog2(G);
   localparam int NCH = DB / G;                   // G-byte groups a beat
+  localparam int NCW = NCH > 1 ? $clog2(NCH) : 1;
   localparam int TB = 256 / DB;                  // table beats
   localparam int OB = CHUNKS * BURST;            // output buffer beats
   localparam int OBW = $clog2(OB);
@@ -117,6 +122,13 @@ module engine_eltwise #(
   localparam int VB = (CMAX + DB - 1) / DB + 1;  // vector beats (+1: the block after the last)
   localparam int VBW = $clog2(VB);
   localparam int TBW = $clog2(TB + 1);
+  localparam int TSB = $clog2(TB);               // staging buffer index (TB >= 2: DATA_W <= 1024)
+  localparam int TK = 4;                         // table bytes written a cycle: banks of each copy
+  localparam int TKW = $clog2(TK);
+  localparam int TG = 256 / TK;                  // writes a table (a bank's depth)
+  localparam int TGW = $clog2(TG);
+  localparam int TS = DB / TK;                   // writes a table beat
+  localparam int TSW = $clog2(TS);
   localparam int CW = $clog2(CHUNKS + 1);
   localparam int QW = CHUNKS > 1 ? $clog2(CHUNKS) : 1;  // chunk queue index
   localparam int R = DB / LANES;                 // cycles a beat in the lanes
@@ -197,10 +209,14 @@ module engine_eltwise #(
   assign run_a = fd[F_AS] != hwg || fd[F_OS] != hwg || (fd[F_MODE] < 32'd2 && fd[F_BS] != hwg);
   wire begin_l = start && !busy;
 
-  // ---- table: 256 bytes on the weight port, then the feature reads may begin -------------
+  // ---- table: 256 bytes on the weight port into a staging buffer, then TK bytes a cycle into
+  // every lane's copy (TK banks of 256/TK bytes, one write port each: LUTRAM); a beat that
+  // would start a computation waits for the last write (rready low, the memory holds it) ------
   logic [TBW-1:0] t_req, t_got;
-  logic tab_ready;
-  logic [7:0] tab[256];
+  logic tab_ready, t_we;
+  logic [DATA_W-1:0] tstage[TB];  // the table's beats as they arrive
+  logic [TGW-1:0] wc;             // the next TK-byte group to write (table bytes TK*wc ..)
+  logic [8*TK-1:0] t_wd;
   logic [31:0] t_addr, t_len;
   assign t_addr = t_base + (32'(t_req) << DBW);
   always_comb begin
@@ -213,17 +229,24 @@ module engine_eltwise #(
   assign w_axi_arsize = 3'(DBW);
   assign w_axi_arburst = 2'b01;  // INCR
   assign w_axi_rready = 1'b1;
+  // group wc is byte slice wc mod TS of staged beat wc / TS: written once that beat is in
+  assign t_we = busy && tab_on && !tab_ready && 32'(wc) < (32'(t_got) << TSW);
+  assign t_wd = (8 * TK)'(tstage[TSB'(32'(wc) >> TSW)] >> (8 * TK * (32'(wc) & 32'(TS - 1))));
+  always_ff @(posedge clk) begin
+    if (busy && w_axi_rvalid) tstage[TSB'(t_got)] <= w_axi_rdata;
+  end
   always_ff @(posedge clk) begin
     if (begin_l) begin
       t_req <= '0;
       t_got <= '0;
+      wc <= '0;
       tab_ready <= 1'b0;
     end else begin
       if (w_axi_arvalid && w_axi_arready) t_req <= t_req + TBW'(t_len);
-      if (busy && w_axi_rvalid) begin
-        for (int k = 0; k < DB; k++) tab[8'(DB * int'(t_got) + k)] <= w_axi_rdata[8*k+:8];
-        t_got <= t_got + 1'b1;
-        if (t_got == TBW'(TB - 1)) tab_ready <= 1'b1;
+      if (busy && w_axi_rvalid) t_got <= t_got + 1'b1;
+      if (t_we) begin
+        wc <= wc + 1'b1;
+        if (wc == TGW'(TG - 1)) tab_ready <= 1'b1;
       end
     end
   end
@@ -240,7 +263,7 @@ module engine_eltwise #(
   function automatic logic [QW-1:0] qi(input logic [31:0] n);  // chunk n's queue entry
     qi = QW'(n & 32'(CHUNKS - 1));
   endfunction
-  assign go = busy && (!tab_on || tab_ready);
+  assign go = busy;
   assign vec_ar = v_req != vb;
   always_comb begin
     if (vec_ar) begin
@@ -304,11 +327,11 @@ module engine_eltwise #(
   logic [31:0] v_got, dk, d_len, vblk, vpix;
   logic dsel, vec_r, main_r, fire, r_hs;
   logic [SLW-1:0] sl;  // the lanes' slice this cycle (0: free, or a beat's first)
-  // a beat that would start a computation waits while the lanes are on the previous one
-  assign m_axi_rready = !(v_got == vb && (!bin || dsel) && sl != '0);
+  // a beat that would start a computation waits while the lanes are on the previous one, and
+  // (with a table) until the table is written
+  assign m_axi_rready = !(v_got == vb && (!bin || dsel) && (sl != '0 || (tab_on && !tab_ready)));
   assign r_hs = m_axi_rvalid && m_axi_rready;
   logic [DATA_W-1:0] abuf[BURST];
-  logic [DATA_W-1:0] vmem[VB];
   logic [DATA_W-1:0] op_a, op_b;
   assign vec_r = busy && r_hs && v_got != vb;
   assign main_r = busy && r_hs && v_got == vb;
@@ -324,8 +347,6 @@ module engine_eltwise #(
       vpix <= '0;
     end else begin
       if (vec_r) begin
-        if (vstr) vmem[VBW'((v_got << GW) >> DBW)][8 * ((v_got << GW) & 32'(DB - 1)) +: VW] <= m_axi_rdata[VW-1:0];
-        else vmem[VBW'(v_got)] <= m_axi_rdata;
         v_got <= v_got + 1;
       end
       if (main_r) begin
@@ -347,14 +368,26 @@ module engine_eltwise #(
   end
 
   // MULV: the vector bytes of each lane (its group's block: vblk or the next)
+  // the vector buffer: a memory per G-byte group of a beat (each written whole: a beat of a
+  // vector in order writes them all, a strided vector's beat one, its first G bytes at
+  // byte b*G); read at two blocks, vblk's and the next's
   logic [VW-1:0] vw0, vw1;
-  function automatic logic [VW-1:0] vword(input logic [DATA_W-1:0] beat, input logic [31:0] blk);
-    logic [31:0] off;
-    off = (blk << GW) & 32'(DB - 1);
-    vword = VW'(beat >> (8 * off));
-  endfunction
-  assign vw0 = vword(vmem[VBW'((vblk << GW) >> DBW)], vblk);
-  assign vw1 = vword(vmem[VBW'(((vblk + 1) << GW) >> DBW)], vblk + 1);
+  logic [VW-1:0] vg0[NCH], vg1[NCH];
+  logic [31:0] vsb, vb0, vb1;  // byte offsets of the strided write's block and of the two read blocks
+  assign vsb = v_got << GW;
+  assign vb0 = vblk << GW;
+  assign vb1 = (vblk + 1) << GW;
+  for (genvar q = 0; q < NCH; q++) begin : g_vgroup
+    logic [VW-1:0] vm[VB];
+    wire we = vec_r && (!vstr || (vsb & 32'(DB - 1)) >> GW == 32'(q));
+    always_ff @(posedge clk) begin  // one write port
+      if (we) vm[VBW'(vstr ? vsb >> DBW : v_got)] <= vstr ? m_axi_rdata[VW-1:0] : m_axi_rdata[q*VW+:VW];
+    end
+    assign vg0[q] = vm[VBW'(vb0 >> DBW)];
+    assign vg1[q] = vm[VBW'(vb1 >> DBW)];
+  end
+  assign vw0 = vg0[NCW'((vb0 & 32'(DB - 1)) >> GW)];
+  assign vw1 = vg1[NCW'((vb1 & 32'(DB - 1)) >> GW)];
   always_comb begin
     op_a = bin ? abuf[ABW'(dk)] : m_axi_rdata;
     op_b = m_axi_rdata;
@@ -417,7 +450,17 @@ module engine_eltwise #(
     end
     rq_round round (.clk(clk), .en(1'b1), .v(v1[k]), .cfg(cfg), .y(y2[k]));
     wire [7:0] x3 = mode == TABLE ? a2[k] : y2[k];
-    always_ff @(posedge clk) o3[k] <= tab_on ? tab[{~x3[7], x3[6:0]}] : x3;
+    // the lane's copy of the table: entry i in bank i mod TK at i / TK; one address (single
+    // port): the write group's while the table loads, the lane's entry after
+    wire [7:0] ti = {~x3[7], x3[6:0]};
+    wire [TGW-1:0] ta = tab_ready ? ti[7:TKW] : wc;
+    logic [7:0] tv[TK];
+    for (genvar j = 0; j < TK; j++) begin : g_bank
+      logic [7:0] bank[TG];
+      always_ff @(posedge clk) if (t_we) bank[ta] <= t_wd[8*j+:8];
+      assign tv[j] = bank[ta];
+    end
+    always_ff @(posedge clk) o3[k] <= tab_on ? tv[ti[TKW-1:0]] : x3;
   end
   always_comb for (int k = 0; k < LANES; k++) o3w[8*k+:8] = o3[k];
   always_ff @(posedge clk) begin

@@ -45,6 +45,8 @@ module engine_top #(
     parameter int BURST      = 16,
     parameter int WQ         = 40,
     parameter int PACK       = 0,     // conv unit: 1, two output lanes' products a DSP48E2 (mac2.sv)
+    parameter int IBUF_URAM  = 0,     // conv unit: 1, its input buffer in UltraRAM
+    parameter int TMEM_URAM  = 0,     // conv unit: 72-bit columns of its tile rows in UltraRAM
     // window unit (engine_window.sv)
     parameter int WMAX       = 64,
     parameter int WOMAX      = 64,
@@ -205,7 +207,7 @@ module engine_top #(
   conv_engine #(
       .PE(PE), .SIMD(SIMD), .DATA_W(DATA_W), .ADDR_W(ADDR_W), .NL(1), .IBUF_WORDS(IBUF_WORDS),
       .TILE_WORDS(TILE_WORDS), .DIM_W(DIM_W), .BEATS_W(BEATS_W), .BURST(BURST), .WQ(WQ), .DESC_IN(1),
-      .PACK(PACK)
+      .PACK(PACK), .IBUF_URAM(IBUF_URAM), .TMEM_URAM(TMEM_URAM)
   ) u_conv (
       .clk(clk), .rst(rst), .start(ustart[0]), .desc(dq[32*CNF-1:0]), .busy(), .layer_end(), .done(udone[0]),
       .m_axi_f_araddr(f_araddr[0]), .m_axi_f_arlen(f_arlen[0]), .m_axi_f_arsize(f_arsize[0]),
