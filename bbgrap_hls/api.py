@@ -320,7 +320,7 @@ class Design:
     def _write(self, out: Path, force: bool) -> None:
         from bbgrap_hls.cli import build_parser
         from bbgrap_hls.commands import gen
-        from bbgrap_hls.plan import Plan
+        from bbgrap_hls.plan import load_plan
 
         if self._board_arg is None:
             raise BadInputError(f"write: board '{self.board.name}' was given as a Board object that is not a "
@@ -354,6 +354,8 @@ class Design:
             argv += ["--space-to-depth", o["space_to_depth"]]
         if "pixel_pairs" in o:
             argv += ["--pixel-pairs", o["pixel_pairs"]]
+        if "arch" in o:
+            argv += ["--arch", o["arch"]]
         for name, dims in self._input_shape.items():
             argv += ["--input-shape", f"{name}={'x'.join(map(str, dims))}"]
         if self._calib_path:
@@ -366,7 +368,7 @@ class Design:
                 warnings.filterwarnings("ignore", message="no calibration samples given")
             gen.run(args)
         self._warned = True
-        written = Plan.from_json((out / "plan.json").read_text())
+        written = load_plan((out / "plan.json").read_text())  # a dataflow Plan or an EnginePlan
         if written.to_json(stable=True) != self.plan.to_json(stable=True):
             differs = [k for k, v in _GEN_DEFAULTS.items() if o[k] != v]
             warnings.warn(f"{out}/plan.json differs from Design.plan (ii {written.ii_cycles} vs "

@@ -43,7 +43,8 @@ def run(args: argparse.Namespace) -> int:
     res = csim_design(Path(args.out), x, threads=args.threads, schedule=args.json)
     print(json.dumps(res.to_dict(), indent=2, sort_keys=True) if args.json else res.message)
     if args.output:
-        frames = json.loads((Path(args.out) / "tb" / "vectors.json").read_text())["frames"]
+        meta = json.loads((Path(args.out) / "tb" / "vectors.json").read_text())
+        frames = res.frames if meta.get("architecture") == "engine" else meta["frames"]  # engine: --input's frames
         ys = {n: res.outputs[n].reshape(frames, -1) for n in names if res.outputs.get(n) is not None}
         if len(ys) == len(names):
             _save(Path(args.output), ys)
@@ -71,6 +72,10 @@ def csim_design(out: Path, x: np.ndarray | None = None, int8_graph: Graph | None
     The ``csim`` command and `bbgrap_hls.Design.csim` both run here. A mismatch is the
     result's ``match`` False, not an exception.
 
+    A layer-engine design (``tb/vectors.json`` says ``"architecture": "engine"``) runs
+    `bbgrap_hls.codegen.engine_gen.csim`: its kernel and testbench with g++, every frame's
+    output compared bit for bit; ``threads`` and ``schedule`` do not apply to it (ignored).
+
     Raises:
         BadInputError: ``out`` is not a gen folder, ``x`` is not a valid input, no g++.
     """
@@ -80,6 +85,11 @@ def csim_design(out: Path, x: np.ndarray | None = None, int8_graph: Graph | None
     if not meta_p.exists():
         raise BadInputError(f"{out}: no tb/vectors.json (not a folder written by `bbgrap-hls gen`)")
     meta = json.loads(meta_p.read_text())
+    if meta.get("architecture") == "engine":  # a layer-engine design (docs/codegen.md, "Engine designs")
+        from bbgrap_hls.codegen.engine_gen import csim as csim_engine
+
+        with stop_children_on_interrupt():
+            return csim_engine(out, x, int8_graph, threads=threads)
     outputs = [(o["tensor"], o["ident"], o["elems"]) for o in meta["outputs"]]
     start = time.time()
     try:
@@ -185,24 +195,9 @@ def _vectors_for(out: Path, meta: dict, x: np.ndarray, vec: Path, gq: Graph | No
     """Input and expected vectors for another input: from ``gq`` (the design's int8 graph)
     when given, else recomputed from the gen options the manifest records."""
     from bbgrap_hls.codegen.vectors import golden, to_stream_order
-    from bbgrap_hls.frontend import load_model, parse_input_shapes
-    from bbgrap_hls.passes import canonicalize
-    from bbgrap_hls.quant.quantizer import quantize
-    from bbgrap_hls.quant.split import rescale_concat_inputs
 
     if gq is None:
-        man = json.loads((out / "manifest.json").read_text())
-        o = man["options"]
-        graph = canonicalize(load_model(o["model_path"], parse_input_shapes(o["input_shape"])))
-        calib = None
-        if o.get("calib_path"):
-            from bbgrap_hls.quant.calib import load_calibration
-
-            calib = load_calibration(o["calib_path"], graph)
-        from bbgrap_hls.passes.stem import as_planned
-
-        blocks = json.loads((out / "plan.json").read_text()).get("input_blocks", {})
-        gq = quantize(as_planned(rescale_concat_inputs(graph, calib, seed=o["seed"]), blocks), calib, seed=o["seed"])
+        gq = int8_graph_of(out)
     if len(meta["inputs"]) != 1:
         raise BadInputError("csim --input: the model has several inputs; give them through gen")
     env = golden(gq, {meta["inputs"][0]["tensor"]: x})
@@ -210,3 +205,24 @@ def _vectors_for(out: Path, meta: dict, x: np.ndarray, vec: Path, gq: Graph | No
         (vec / f"in_{i['ident']}.bin").write_bytes(to_stream_order(env[i["tensor"]]).tobytes())
     for i in meta["outputs"]:
         (vec / f"expect_{i['ident']}.bin").write_bytes(to_stream_order(env[i["tensor"]]).tobytes())
+
+
+def int8_graph_of(out: Path) -> Graph:
+    """The int8 graph of the gen folder ``out``, requantised from the model, calibration, seed
+    and input layout its manifest and plan record (as gen quantised it)."""
+    from bbgrap_hls.frontend import load_model, parse_input_shapes
+    from bbgrap_hls.passes import canonicalize
+    from bbgrap_hls.passes.stem import as_planned
+    from bbgrap_hls.quant.quantizer import quantize
+    from bbgrap_hls.quant.split import rescale_concat_inputs
+
+    man = json.loads((out / "manifest.json").read_text())
+    o = man["options"]
+    graph = canonicalize(load_model(o["model_path"], parse_input_shapes(o["input_shape"])))
+    calib = None
+    if o.get("calib_path"):
+        from bbgrap_hls.quant.calib import load_calibration
+
+        calib = load_calibration(o["calib_path"], graph)
+    blocks = json.loads((out / "plan.json").read_text()).get("input_blocks", {})
+    return quantize(as_planned(rescale_concat_inputs(graph, calib, seed=o["seed"]), blocks), calib, seed=o["seed"])

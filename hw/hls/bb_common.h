@@ -8,6 +8,7 @@
 #define BBGRAP_BB_COMMON_H
 
 #include <cstdint>
+#include <type_traits>
 
 #if __has_include(<hls_stream.h>)
 #include <hls_stream.h>
@@ -65,6 +66,12 @@ struct Word {
 /// Bytes per beat of a memory port (512-bit AXI4 m_axi: the width of the Alveo memory
 /// controllers' ports, full-width bursts): off-chip weights and the activation movers.
 constexpr int DDR_BEAT = 64;
+
+/// P::BEAT where the parameter struct P has it, else DDR_BEAT (the layer engine's units).
+template <class P, class = void>
+struct EngineBeat : std::integral_constant<int, DDR_BEAT> {};
+template <class P>
+struct EngineBeat<P, std::void_t<decltype(P::BEAT)>> : std::integral_constant<int, P::BEAT> {};
 
 /// Bytes of an activation buffer of `frames` frames of n bytes: the frames back to back,
 /// padded to whole DDR_BEAT-byte words at the end (mem_to_stream, stream_to_mem).

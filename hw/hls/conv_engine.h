@@ -91,12 +91,6 @@ struct EngineLayer {
 };
 static_assert(sizeof(EngineLayer) == 22 * 4, "EngineLayer: the 22 words of engine_image.FIELDS");
 
-/// P::BEAT where the struct has it, else DDR_BEAT.
-template <class P, class = void>
-struct EngineBeat : std::integral_constant<int, DDR_BEAT> {};
-template <class P>
-struct EngineBeat<P, std::void_t<decltype(P::BEAT)>> : std::integral_constant<int, P::BEAT> {};
-
 /// The engine's fixed geometry.
 template <class P>
 struct EngineGeom {

@@ -16,10 +16,11 @@
 // (only MULV needs it); else (strides multiples of DDR_BEAT) a run of H·W·G bytes a block,
 // from x_base + b·x_stride, all of block b's channels.
 //
-// P gives G (channels a block, a power of two dividing DDR_BEAT), BURST (beats a chunk) and
-// CMAX (the most channels a MULV vector has). Ports as conv2d_offchip.h's: fmem and wmem are
-// DDR_BEAT-byte words (512-bit m_axi; the top function declares the INTERFACE pragmas);
-// every base is a byte address, a multiple of DDR_BEAT. Per call: the table (if used) and
+// P gives G (channels a block, a power of two dividing the beat), BURST (beats a chunk),
+// CMAX (the most channels a MULV vector has) and optionally BEAT (bytes a memory word; default
+// DDR_BEAT, 512-bit m_axi). Ports as conv2d_offchip.h's: fmem and wmem are BEAT-byte words
+// (the top function declares the INTERFACE pragmas); every base is a byte address, a
+// multiple of BEAT. Below, DDR_BEAT stands for BEAT. Per call: the table (if used) and
 // MULV's vector into on-chip arrays, then per run, per chunk of BURST beats one burst of A,
 // one of B (ADD, MUL), BURST result beats (II = 1, DDR_BEAT lanes) and one burst of the
 // result. A run's last beat is read and written whole: its bytes past the run are the
@@ -54,9 +55,9 @@ inline int8_t eltwise_lane(const EltwiseDesc& d, int8_t a, int8_t b, const int8_
 }
 
 template <class P>
-void engine_eltwise(const EltwiseDesc& d, Word<DDR_BEAT>* fmem, const Word<DDR_BEAT>* wmem) {
-  constexpr int B = DDR_BEAT, G = P::G, NCH = B / G, BURST = P::BURST;
-  static_assert(G > 0 && (G & (G - 1)) == 0 && B % G == 0, "engine_eltwise: G a power of two dividing DDR_BEAT");
+void engine_eltwise(const EltwiseDesc& d, Word<EngineBeat<P>::value>* fmem, const Word<EngineBeat<P>::value>* wmem) {
+  constexpr int B = EngineBeat<P>::value, G = P::G, NCH = B / G, BURST = P::BURST;
+  static_assert(G > 0 && (G & (G - 1)) == 0 && B % G == 0, "engine_eltwise: G a power of two dividing the beat");
   static_assert(BURST > 0 && BURST <= 256 && P::CMAX % G == 0, "engine_eltwise: BURST in 1..256, G | CMAX");
   const bool table = d.mode == ELT_TABLE || d.lut != 0;
   const bool two = d.mode == ELT_ADD || d.mode == ELT_MUL;

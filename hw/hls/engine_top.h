@@ -13,7 +13,7 @@
 //
 // P gives Conv (bb::conv_engine's parameters: PE, SIMD, IBUF_WORDS, TILE_WORDS, BEAT),
 // Window (bb::engine_window's: G, BEAT, WMAX, KB, KMAX) and Eltwise (bb::engine_eltwise's: G,
-// BURST, CMAX), all on DDR_BEAT-byte words (the element-wise unit's fixed beat). The conv
+// BURST, CMAX, BEAT), all on one beat (BEAT bytes, default DDR_BEAT; the same for all three). The conv
 // unit runs one layer a call (its input buffer is a static of conv_engine).
 //
 // engine_run checks every step against its unit before running anything (conv:
@@ -57,10 +57,11 @@ D engine_desc(const EngineStep& s) {
 /// Whether an element-wise descriptor fits the unit E (the kernel itself checks nothing).
 template <class E>
 bool eltwise_fits(const EltwiseDesc& d) {
+  constexpr int B = EngineBeat<E>::value;
   if (d.mode < ELT_ADD || d.mode > ELT_TABLE || d.h < 1 || d.w < 1 || d.c < E::G || d.c % E::G) return false;
   if (d.mode == ELT_MULV && d.c > E::CMAX) return false;
-  return d.a_base >= 0 && d.b_base >= 0 && d.out_base >= 0 && d.t_base >= 0 && d.a_base % DDR_BEAT == 0 &&
-         d.b_base % DDR_BEAT == 0 && d.out_base % DDR_BEAT == 0 && d.t_base % DDR_BEAT == 0;
+  return d.a_base >= 0 && d.b_base >= 0 && d.out_base >= 0 && d.t_base >= 0 && d.a_base % B == 0 &&
+         d.b_base % B == 0 && d.out_base % B == 0 && d.t_base % B == 0;
 }
 
 /// Whether step s fits its unit in P.
@@ -81,9 +82,11 @@ bool engine_step_fits(const EngineStep& s) {
 /// One frame of the program's n steps (see the header): 0, or 1 + the first step that does
 /// not fit its unit (then nothing has run).
 template <class P>
-int engine_run(const EngineStep* steps, int n, Word<DDR_BEAT>* fmem, const Word<DDR_BEAT>* wmem) {
-  static_assert(EngineGeom<typename P::Conv>::B == DDR_BEAT, "engine_top: the conv unit on DDR_BEAT words");
-  static_assert(P::Window::BEAT == DDR_BEAT, "engine_top: the window unit on DDR_BEAT words");
+int engine_run(const EngineStep* steps, int n, Word<EngineGeom<typename P::Conv>::B>* fmem,
+               const Word<EngineGeom<typename P::Conv>::B>* wmem) {
+  constexpr int B = EngineGeom<typename P::Conv>::B;
+  static_assert(P::Window::BEAT == B, "engine_top: the window unit on the conv unit's words");
+  static_assert(EngineBeat<typename P::Eltwise>::value == B, "engine_top: the element-wise unit on the conv unit's words");
 BB_LOOP(engine_top_check)
   for (int i = 0; i < n; ++i) {
     if (!engine_step_fits<P>(steps[i])) return i + 1;
