@@ -238,6 +238,16 @@ COLUMNS = ["model", "board", "feasible", "fps", "arch", "dataflow fps", "fps on-
            "off-chip MB/frame", "plan s", "DPU fps"]
 
 
+def _refusal(error: str) -> str:
+    """A refusal shortened to the resource it names ("refused: BRAM18 short by at least 1,394")."""
+    import re
+
+    m = re.search(r"(\w+) is short by at least (\d+)", error) or re.search(r"(\w+) is short by (\d+)", error)
+    if m:
+        return f"refused: {m.group(1)} short by {'at least ' if 'at least' in m.group(0) else ''}{int(m.group(2)):,}"
+    return "refused: " + error[:120]
+
+
 def _fps_or_why(p: dict) -> str:
     if p["ok"]:
         return _f(p["fps"], 1)
@@ -246,7 +256,7 @@ def _fps_or_why(p: dict) -> str:
 
 def cells(r: dict) -> list[str]:
     on, off, eng, ch, roof = r["on"], r["off"], r["engine"], r["chosen"], r["roof"]
-    feas = "yes" if ch["ok"] else f"no: {on['error']}; engine: {eng['error']}"
+    feas = "yes" if ch["ok"] else f"no: {_refusal(on['error'])}; engine: {eng['error'][:160]}"
     fps = _f(ch["fps"], 1) if ch["ok"] else "-"
     ratio = f"{ch['fps'] / roof['roofline']:.0%}" if ch["ok"] else "-"
     mb = _f(r["offchip"] / 1e6, 2) if r["offchip"] is not None else "-"
@@ -254,7 +264,7 @@ def cells(r: dict) -> list[str]:
     dpu = DPU.get((r["model"], r["board"]))
     dpu_s = f"{dpu[0]:,.1f} [{dpu[1]}]" if dpu else "-"
     return [r["model"], r["board"], feas, fps, r["arch"] if ch["ok"] else "-",
-            _f(on["fps"], 1) if on["ok"] else f"no: {on['error']}", _fps_or_why(off),
+            _f(on["fps"], 1) if on["ok"] else _refusal(on["error"]), _fps_or_why(off),
             _fps_or_why(eng) + (f" ({eng['size']})" if eng["ok"] else ""),
             _f(roof["compute"]), _f(roof["memory"]), _f(roof["memory_all"]), _f(roof["input"]),
             _f(roof["roofline"]), roof["binds"] if ch["ok"] else "-", ratio, ch["bottleneck"] if ch["ok"] else "-",
