@@ -48,7 +48,8 @@ MODULES = ("engine_top", "conv_engine", "axi_bursts", "mac2", "engine_window", "
            "rq_round")
 """The ``hw/rtl`` modules the top instantiates."""
 HDL_KEYS = ("PE", "SIMD", "DATA_W", "FEAT_BASE", "W_BASE", "ROM_WORDS", "IBUF_WORDS", "TILE_WORDS", "BURST", "WQ",
-            "WMAX", "WOMAX", "KB", "KMAX", "TAPS", "WNF", "EBURST", "CHUNKS", "CMAX", "ENF", "PACK", "ELANES")
+            "WMAX", "WOMAX", "KB", "KMAX", "TAPS", "WNF", "EBURST", "CHUNKS", "CMAX", "ENF", "PACK", "ELANES",
+            "IBUF_URAM", "TMEM_URAM")
 """The top's parameters a build sets (``ADDR_W`` and the counters' widths keep their defaults)."""
 ADDRESS_KEYS = ("FEAT_BASE", "W_BASE")
 """Parameters that are 64-bit addresses (sized literals in SystemVerilog)."""
@@ -108,7 +109,7 @@ def hdl_params(programs: list[ep.EngineProgram], taps: int = 1, eburst: int = EB
           "ROM_WORDS": 1, "IBUF_WORDS": max(1, (in_buffer or 0) // simd), "TILE_WORDS": 1,
           "BURST": conv_model.BURST, "WQ": conv_model.QUEUE, "WMAX": beat // pe, "WOMAX": 1, "KB": 2, "KMAX": 1,
           "TAPS": taps, "WNF": len(ew.WINDOW_FIELDS), "EBURST": eburst, "CHUNKS": chunks, "CMAX": pe,
-          "ENF": len(ee.ELTWISE_FIELDS), "PACK": int(pack), "ELANES": lanes or beat}
+          "ENF": len(ee.ELTWISE_FIELDS), "PACK": int(pack), "ELANES": lanes or beat, "IBUF_URAM": 0, "TMEM_URAM": 0}
     for prog in programs:
         _fit(hp, prog)
     for prog in programs:
@@ -167,11 +168,14 @@ def memory(program: ep.EngineProgram, plan, board=None) -> tuple[int, int, list[
 def plan_params(program: ep.EngineProgram, plan) -> dict:
     """The top's parameters for ``program`` on the engine ``plan`` (an `EnginePlan`) chose:
     its ``taps``, ``pack``, the element-wise lanes (the plan's share of a beat at the
-    program's beat) and input buffer (at the plan's beat), the feature image at address 0."""
+    program's beat) and input buffer (at the plan's beat), the conv unit's URAM
+    (``IBUF_URAM``, ``TMEM_URAM``), the feature image at address 0."""
     same = program.beat == plan.beat
     lanes = plan.lanes * program.beat // plan.beat if plan.lanes else None
-    return hdl_params([program], taps=plan.taps, pack=int(plan.pack), lanes=lanes, feat_base=0,
-                      in_buffer=plan.in_buffer if same else None)
+    hp = hdl_params([program], taps=plan.taps, pack=int(plan.pack), lanes=lanes, feat_base=0,
+                    in_buffer=plan.in_buffer if same else None)
+    hp["IBUF_URAM"], hp["TMEM_URAM"] = int(getattr(plan, "ibuf_uram", False)), getattr(plan, "tile_uram", 0)
+    return hp
 
 
 def _notes(hp: dict, program: ep.EngineProgram, plan) -> list[str]:
