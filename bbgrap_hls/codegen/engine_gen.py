@@ -147,7 +147,8 @@ def host_files(program: ep.EngineProgram, plan, gq: Graph) -> dict[str, bytes]:
 
     lay = _layout(program)
     qi, qo = gq.tensors[program.input].quant, gq.tensors[program.output].quant
-    ctx = dict(lay, beat=program.beat, cores=plan.cores, cus=_cus(plan), program_bytes=4 * lay["program_words"],
+    ctx = dict(lay, beat=program.beat, blocks=plan.input_blocks.get(program.input, 0),
+               model_shape=list(gq.model_input_shape(program.input)), cores=plan.cores, cus=_cus(plan), program_bytes=4 * lay["program_words"],
                weight_buffer=lay["weight_beats"] * program.beat, in_shape=list(program.regions[program.input].shape),
                out_shape=list(program.regions[program.output].shape),
                in_scale=repr(float(np.ravel(qi.scale)[0])), in_zp=int(np.ravel(qi.zp)[0]),
@@ -219,7 +220,7 @@ def expected(gq: Graph, program: ep.EngineProgram, x: np.ndarray) -> tuple[list[
     expected int8 output (``run_int8`` on the quantised frame), stacked ``(N, *output shape)``."""
     from bbgrap_hls.quant.execute import quantize_inputs, run_int8
 
-    shape = tuple(gq.shape(program.input))
+    shape = tuple(gq.model_input_shape(program.input))  # the model's (a stem over blocks: the host blocks it)
     x = np.asarray(x)
     if x.shape == shape[1:]:
         x = x[None]

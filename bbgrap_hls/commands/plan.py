@@ -74,7 +74,8 @@ def format_engine_plan(plan) -> str:
              f"engine on each of {plan.cores} core(s), frames in turn: conv unit {plan.pe} x {plan.simd} "
              f"({'two products a DSP48E2' if plan.pack else 'one product a DSP48E2'}), window unit {plan.taps} "
              f"tap(s) a cycle, element-wise unit {plan.lanes} byte lanes, {plan.beat}-byte AXI beats, conv input "
-             f"buffer {plan.in_buffer:,} bytes ({f'{banded} conv(s) in row bands' if banded else 'whole maps'})",
+             f"buffer {plan.in_buffer:,} bytes ({f'{banded} conv(s) in row bands' if banded else 'whole maps'}"
+             f"{', in URAM' if plan.ibuf_uram else ''}{f', {plan.tile_uram} columns of its tile rows in URAM' if plan.tile_uram else ''})",
              f"memory: latency {plan.latency} cycles, a beat every {plan.period} cycle(s) a channel; per frame "
              + ", ".join(f"{k.replace('_', ' ')} {v:,} B" for k, v in plan.bytes.items())
              + f"; {plan.bandwidth:.1f} of {plan.share:.1f} B/cycle on average", "",

@@ -138,6 +138,10 @@ class EnginePlan:
     """The conv unit's input buffer in URAM288 (``conv_engine.sv`` ``IBUF_URAM``)."""
     tile_uram: int = 0
     """72-bit columns of the conv unit's tile rows in URAM288 (``TMEM_URAM``)."""
+    input_blocks: dict[str, int] = field(default_factory=dict)
+    """Graph inputs the host writes as ``s × s`` pixel blocks for a stem conv rewritten over
+    them (`bbgrap_hls.passes.stem`; as `bbgrap_hls.plan.Plan.input_blocks`): a 3-channel stem
+    otherwise fills one ``PE``-channel block with 3 channels."""
     model: str = ""
     plan_seconds: float = 0.0
     why: str = ""
@@ -145,12 +149,6 @@ class EnginePlan:
 
     architecture = "engine"
     """What ``plan.json``'s ``architecture`` says (a dataflow `bbgrap_hls.plan.Plan` says ``"dataflow"``)."""
-
-    @property
-    def input_blocks(self) -> dict:
-        """No pixel blocks at the input (`bbgrap_hls.plan.Plan.input_blocks`): the engine reads
-        the input map from memory."""
-        return {}
 
     @property
     def ii_cycles(self) -> int:

@@ -65,9 +65,23 @@ def plan_arch(graph: Graph, board, arch: str, dataflow: Callable[[], Any]):
 
 
 def _engine(graph: Graph, board, why: str):
+    """`plan_engine` on ``graph`` and, where its input feeds a strided stem conv (a float graph:
+    gen rewrites only those), on the graph with the stem over ``s × s`` pixel blocks
+    (`passes.stem.space_to_depth_stem`: ``s²·C`` channels fill the conv unit's blocks where
+    ``C`` = 3 would leave most of a ``PE``-channel block empty); the faster, ties to the
+    plain graph."""
     from bbgrap_hls.model.engine_plan import plan_engine
+    from bbgrap_hls.passes.stem import space_to_depth_stem, stem_conv
 
     t = time.perf_counter()
     eng = plan_engine(graph, board)
+    if stem_conv(graph) is not None and not any("q" in n.attrs for n in graph.nodes):
+        blocked = space_to_depth_stem(graph)
+        try:
+            alt = plan_engine(blocked, board)
+        except (InfeasibleError, NotImplementedError):
+            alt = None
+        if alt is not None and alt.fps > eng.fps:
+            eng, alt.input_blocks = alt, dict(blocked.input_blocks)
     eng.model, eng.why, eng.plan_seconds = graph.name, why, time.perf_counter() - t
     return eng
