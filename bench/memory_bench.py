@@ -128,13 +128,14 @@ def _plan_child(conn, graph, board_name: str, offchip: bool) -> None:
 
 def _engine_child(conn, graph, board_name: str) -> None:
     from bbgrap_hls.errors import InfeasibleError
-    from bbgrap_hls.model.engine_plan import plan_engine
+    from bbgrap_hls.search.arch import best_engine
 
     t = time.monotonic()
     try:
-        p = plan_engine(graph, load_board(board_name))
+        p = best_engine(graph, load_board(board_name))  # as plan --arch auto/engine plans it
         conn.send({"ok": True, "fps": p.fps, "ii": p.cycles, "bottleneck": p.bottleneck,
-                   "bytes": sum(p.bytes.values()), "size": f"{p.pe}x{p.simd}", "seconds": time.monotonic() - t})
+                   "bytes": sum(p.bytes.values()), "size": f"{p.pe}x{p.simd}{', s2d' if p.input_blocks else ''}",
+                   "seconds": time.monotonic() - t})
     except (InfeasibleError, NotImplementedError) as e:
         conn.send({"ok": False, "error": str(e).splitlines()[0], "seconds": time.monotonic() - t})
     except Exception as e:  # a crash: reported in the row and on stderr, never hidden

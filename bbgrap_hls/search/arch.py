@@ -45,26 +45,26 @@ def plan_arch(graph: Graph, board, arch: str, dataflow: Callable[[], Any]):
     if arch not in ARCHES:
         raise ValueError(f"arch {arch!r}: one of {ARCHES}")
     if arch == "engine":
-        return _engine(graph, board, "asked for (--arch engine)")
+        return best_engine(graph, board, "asked for (--arch engine)")
     try:
         plan = dataflow()
     except InfeasibleError as e:
         if arch == "dataflow":
             raise
         try:
-            return _engine(graph, board, f"the dataflow plan is infeasible: {e}")
+            return best_engine(graph, board, f"the dataflow plan is infeasible: {e}")
         except (InfeasibleError, NotImplementedError) as e2:
             raise InfeasibleError(f"{e} (the layer engine does not fit either: {e2})") from None
     if arch == "dataflow" or engine_ceiling(graph, board) <= plan.fps:
         return plan
     try:
-        eng = _engine(graph, board, f"faster than the dataflow plan's {plan.fps:,.1f} frames/s")
+        eng = best_engine(graph, board, f"faster than the dataflow plan's {plan.fps:,.1f} frames/s")
     except (InfeasibleError, NotImplementedError):
         return plan
     return eng if eng.fps > plan.fps else plan
 
 
-def _engine(graph: Graph, board, why: str):
+def best_engine(graph: Graph, board, why: str = ""):
     """`plan_engine` on ``graph`` and, where its input feeds a strided stem conv (a float graph:
     gen rewrites only those), on the graph with the stem over ``s × s`` pixel blocks
     (`passes.stem.space_to_depth_stem`: ``s²·C`` channels fill the conv unit's blocks where
