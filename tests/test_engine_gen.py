@@ -113,15 +113,16 @@ def test_gen_twice_gives_identical_files(kv260, tmp_path):
 
 
 def test_a_changed_weight_byte_fails(kv260, tmp_path, capsys):
-    """One byte of the dense layer's weights changed in engine/weights.bin: csim fails and
-    names the first element that differs."""
+    """The dense layer's first tile (its records and weights) changed in engine/weights.bin:
+    csim fails and names the first element that differs."""
     bad = tmp_path / "bad"
     shutil.copytree(kv260, bad)
     doc = engine_files.load_doc(bad)
     last = dict([s for s in doc["steps"] if s["unit"] == "conv"][-1]["desc"])
     w = bytearray((bad / "engine" / "weights.bin").read_bytes())
     beat = doc["beat"]
-    w[last["W_BASE"] + last["TILE_BEATS"] * beat - 2 * beat] ^= 0x40
+    for i in range(last["W_BASE"], last["W_BASE"] + last["TILE_BEATS"] * beat):
+        w[i] ^= 0x40
     (bad / "engine" / "weights.bin").write_bytes(bytes(w))
     res = csim_design(bad)
     assert not res.match and res.message.startswith("FAIL: output 'gemm_78' frame 0")
