@@ -103,39 +103,34 @@ def dpu_source(model: str, board: str) -> str:
 
 # -- planning in a child with a wall-clock limit -------------------------------------------
 
-def _plan_child(conn, graph, board_name: str, offchip: bool) -> None:
-    from bbgrap_hls.errors import InfeasibleError
+def _dataflow_row(graph, board_name: str, offchip: bool) -> dict:
     from bbgrap_hls.search import make_plan
 
-    t = time.monotonic()
-    try:
-        p = make_plan(graph, load_board(board_name), offchip_weights=offchip, baselines=False,
-                      space_to_depth="auto")  # gen's and plan's default
-        cores = [(c.id, c.memory, c.bw, c.bw_limit, c.offchip_bytes_per_frame) for c in p.cores]
-        # bytes of transfers through a board memory (an off-chip buffer: written once, read once)
-        buffers = sum(2 * (tr.bits_per_frame // 8) for tr in p.transfers if tr.memory)
-        conn.send({"ok": True, "fps": p.fps, "ii": p.ii_cycles, "bottleneck": p.bottleneck, "cores": cores,
-                   "ddr_nodes": sum(1 for n in p.nodes if n.weights == "ddr"), "buffer_bytes": buffers,
-                   "seconds": time.monotonic() - t})
-    except InfeasibleError as e:
-        conn.send({"ok": False, "error": str(e).splitlines()[0], "seconds": time.monotonic() - t})
-    except Exception as e:  # a crash: reported in the row and on stderr, never hidden
-        conn.send({"ok": False, "crash": True, "error": f"CRASH {type(e).__name__}: {str(e).splitlines()[0] if str(e) else ''}",
-                   "traceback": traceback.format_exc(), "seconds": time.monotonic() - t})
-    finally:
-        conn.close()
+    p = make_plan(graph, load_board(board_name), offchip_weights=offchip, baselines=False,
+                  space_to_depth="auto")  # gen's and plan's default
+    cores = [(c.id, c.memory, c.bw, c.bw_limit, c.offchip_bytes_per_frame) for c in p.cores]
+    # bytes of transfers through a board memory (an off-chip buffer: written once, read once)
+    buffers = sum(2 * (tr.bits_per_frame // 8) for tr in p.transfers if tr.memory)
+    return {"fps": p.fps, "ii": p.ii_cycles, "bottleneck": p.bottleneck, "cores": cores,
+            "ddr_nodes": sum(1 for n in p.nodes if n.weights == "ddr"), "buffer_bytes": buffers}
 
 
-def _engine_child(conn, graph, board_name: str) -> None:
-    from bbgrap_hls.errors import InfeasibleError
+def _engine_row(graph, board_name: str) -> dict:
     from bbgrap_hls.search.arch import best_engine
 
+    p = best_engine(graph, load_board(board_name))  # as plan --arch auto/engine plans it
+    return {"fps": p.fps, "ii": p.cycles, "bottleneck": p.bottleneck, "bytes": sum(p.bytes.values()),
+            "size": f"{p.pe}x{p.simd}{', s2d' if p.input_blocks else ''}"}
+
+
+def _child(conn, row, *args) -> None:
+    """``row(*args)`` sent through ``conn`` with ``ok`` and ``seconds``; a refusal (infeasible,
+    or an operator the engine does not run) as its first line, a crash with its traceback."""
+    from bbgrap_hls.errors import InfeasibleError
+
     t = time.monotonic()
     try:
-        p = best_engine(graph, load_board(board_name))  # as plan --arch auto/engine plans it
-        conn.send({"ok": True, "fps": p.fps, "ii": p.cycles, "bottleneck": p.bottleneck,
-                   "bytes": sum(p.bytes.values()), "size": f"{p.pe}x{p.simd}{', s2d' if p.input_blocks else ''}",
-                   "seconds": time.monotonic() - t})
+        conn.send({"ok": True, **row(*args), "seconds": time.monotonic() - t})
     except (InfeasibleError, NotImplementedError) as e:
         conn.send({"ok": False, "error": str(e).splitlines()[0], "seconds": time.monotonic() - t})
     except Exception as e:  # a crash: reported in the row and on stderr, never hidden
@@ -146,13 +141,13 @@ def _engine_child(conn, graph, board_name: str) -> None:
 
 
 def plan(graph, board_name: str, offchip: bool | None, timeout: float) -> dict:
-    """make_plan (``offchip`` None: the layer engine's `plan_engine`) in a forked child;
+    """make_plan (``offchip`` None: the layer engine, `search.arch.best_engine`) in a forked child;
     ``{"ok": False, "error": "timeout ..."}`` past ``timeout`` s."""
     ctx = mp.get_context("fork")
     recv, send = ctx.Pipe(duplex=False)
     t = time.monotonic()
-    proc = ctx.Process(target=_plan_child if offchip is not None else _engine_child,
-                       args=(send, graph, board_name, offchip) if offchip is not None else (send, graph, board_name))
+    work = (_dataflow_row, graph, board_name, offchip) if offchip is not None else (_engine_row, graph, board_name)
+    proc = ctx.Process(target=_child, args=(send, *work))
     proc.start()
     send.close()
     res = None
