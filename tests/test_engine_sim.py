@@ -173,9 +173,8 @@ def tiny_cnn(b: Net) -> str:
 @pytest.mark.slow
 def test_gen_then_sim(tmp_path, capsys, monkeypatch):
     """``bbgrap-hls gen --arch engine`` then ``sim``, what a user runs: gen builds the program
-    at the HLS kernels' 64-byte beat while the PYNQ-Z2 plan timed 16-byte beats, so the RTL
-    runs at 64 (on the memory's period at that beat) and its frames take the cycle model's
-    cycles of that build (``rtl/engine_params.json``), which the message sets beside the plan's."""
+    at the plan's beat (16 bytes on the PYNQ-Z2), so the RTL's frames take the plan's cycles
+    exactly (every step of this plan timed by the exact model)."""
     pytest.importorskip("cocotb")
     pytest.importorskip("bbgrap_hls.codegen.engine_gen")
     from bbgrap_hls import cli
@@ -192,7 +191,6 @@ def test_gen_then_sim(tmp_path, capsys, monkeypatch):
     res = json.loads(capsys.readouterr().out)
     plan = json.loads((out / "plan.json").read_text())
     assert res["match"] and res["predicted_ii_cycles"] == plan["cycles"], res["message"]
-    assert res["frame_intervals"] == [doc["model_cycles"]] * 3, res["message"]
-    if plan["beat"] != doc["memory"]["beat"]:
-        assert "this build runs the program's 64-byte beats" in res["message"]
+    assert plan["beat"] == doc["memory"]["beat"] and all(st["exact"] for st in plan["steps"])
+    assert res["frame_intervals"] == [plan["cycles"]] * 3, res["message"]
     print(res["message"])
