@@ -201,3 +201,19 @@ def test_packing_fits_a_bigger_conv_unit(graphs):
     same = plan_engine(g, bd, pe=plain.pe, simd=plain.simd, beat=32)
     assert same.by_unit["conv"] == plain.by_unit["conv"]
     assert same.resources["conv"]["dsp"] < plain.resources["conv"]["dsp"]
+
+
+def test_window_maps_narrower_than_a_beat_refused(tmp_path):
+    """The RTL window unit reads one row start a beat: the search skips a ``G`` whose
+    ``beat/G`` pixels a beat are more than a pooled map's width, and a caller's fixed size is
+    planned with a note."""
+    b = Net(seed=2)
+    x = b.maxpool(b.act(b.conv(b.input("x", (1, 8, 12, 12)), 16, 3, 2, pad=1)), 2, 2)  # a 6-wide map into a pool
+    x = b.maxpool(x, 3, 1, 1)
+    g = canonicalize(load_model(save(_rename_output(b, b.gemm(b.flatten(b.gap(x)), 4), "narrow"),
+                                     tmp_path / "narrow.onnx")))
+    bd = load_board("zcu102")
+    fixed = plan_engine_at(g, bd, pe=8, simd=8, beat=64)
+    assert any("at least 8 pixels wide" in n and "RTL twin refuses" in n for n in fixed.notes)
+    for plan in (plan_engine_at(g, bd, beat=64), plan_engine(g, bd)):  # maps 6, then 3 wide
+        assert plan.beat // plan.pe <= 3 and not any("RTL" in n for n in plan.notes)

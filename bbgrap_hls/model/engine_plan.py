@@ -308,6 +308,17 @@ def _window_sizes(rows: list[tuple], pe: int, beat: int) -> dict[str, int]:
     return z
 
 
+def _too_narrow(rows: list[tuple], pe: int, beat: int) -> str | None:
+    """Why the window unit of ``G = pe`` on ``beat``-byte words cannot run a window step of
+    ``rows`` (a map narrower than the ``beat/G`` pixels a beat holds: its one-row-start-a-beat
+    rule, `engine_window.check`), or None."""
+    for s, unit, rs in rows:
+        if unit == "window" and rs[0]["W"] < beat // pe:
+            return (f"the window unit (G = {pe}) needs maps at least {beat // pe} pixels wide; "
+                    f"{s.nodes[0]} reads one {rs[0]['W']} wide")
+    return None
+
+
 def _resources(rows: list[tuple], pe: int, simd: int, beat: int, taps: int,
                pack: bool = False, lanes: int | None = None, uram: int = 0) -> dict[str, dict[str, int]]:
     """Each part's DSP/BRAM18/URAM/LUT: the conv unit (`engine.engine_cost` on the steps that
@@ -436,8 +447,12 @@ def plan_engine_at(graph: Graph, board, core: int = 0, *, pe: int | None = None,
     g8 = _int8_form(graph)
     chosen, last = None, None
     steps = lower(g8)
+    narrow = None
     for p, s in _sizes(beat, pe, simd):
         banded = {None: _rows(_layout(g8, steps, p, beat), p, s, beat)}
+        narrow = _too_narrow(banded[None], p, beat)
+        if narrow and pe is None:  # the RTL window unit reads a row start a beat: not this G here
+            continue
         biggest = max((ei.in_buffer_bytes(f, p, beat) for _, u, rs in banded[None] if u == "conv" for f in rs),
                       default=0)
         budgets = [None] + [_up(biggest >> k, beat) for k in range(1, 12) if biggest >> k >= BUDGET_FLOOR]
@@ -464,6 +479,8 @@ def plan_engine_at(graph: Graph, board, core: int = 0, *, pe: int | None = None,
         if chosen:
             break
     if chosen is None:
+        if last is None and narrow:
+            raise InfeasibleError(f"engine: at {beat}-byte beats {narrow}")
         if last is None:
             raise InfeasibleError(f"engine: no PE x SIMD for pe={pe}, simd={simd}, beat={beat}")
         p, s, t, b, res = last
@@ -472,6 +489,8 @@ def plan_engine_at(graph: Graph, board, core: int = 0, *, pe: int | None = None,
                               f"{board.name}: " + "; ".join(_short(res["total"], limits)))
     p, s, t, b, rows, res = chosen
     plan = _timed(board, core, g8, p, s, t, beat, b, rows, res, limits, latency, period, lanes)
+    if narrow:  # a caller's PE: planned (the model and the HLS kernel run it), the RTL cannot
+        plan.notes.append(f"{narrow}: the RTL twin refuses this program (gen writes rtl/UNSUPPORTED.txt)")
     plan.pack = pack and p >= 2  # PE = 1 (a caller's pe) has no lane pair
     plan.lanes = lanes or beat
     if res.get("conv", {}).get("uram"):  # the URAM the conv unit took: its RTL parameters
