@@ -53,7 +53,8 @@ FILE_SECONDS = {
     "test_resources.py": 340, "test_ops_resample.py": 190, "test_hls_schedule.py": 160,
     "test_sim_offchip.py": 160, "test_properties.py": 160, "test_core_synth.py": 100,  # ~
     "test_speed_bench.py": 80, "test_rebalance.py": 70,  # ~
-    "test_memory_bench.py": 56, "test_pixel_pairs.py": 50,  # ~
+    "test_memory_bench.py": 80, "test_engine_sim.py": 80, "test_pixel_pairs.py": 50,  # ~
+    "test_engine_gen.py": 50,  # ~
 }
 
 
