@@ -229,11 +229,12 @@ class EngineCost:
 
 def engine_cost(rows, pe: int, simd: int, beat: int, latency: int, period: int = 1, feat_base: int = 0,
                 burst: int = BURST, queue: int = QUEUE, pack: bool = False, uram: bool = False,
-                tile_uram: int = 0) -> EngineCost:
+                tile_uram: int = 0, timed: bool = True) -> EngineCost:
     """Cycles and resources of an engine sized for the program ``rows``; ``pack``: the RTL's
     ``PACK = 1`` (output lanes ``2i``, ``2i+1`` share a DSP48E2 per input lane; the same cycles);
     ``uram``: the RTL's ``IBUF_URAM = 1`` (the input buffer in URAM288); ``tile_uram``: its
-    ``TMEM_URAM`` (72-bit columns of the tile memory's rows in URAM288); the same cycles.
+    ``TMEM_URAM`` (72-bit columns of the tile memory's rows in URAM288); the same cycles;
+    ``timed`` False: resources only (``cycles`` None; the schedule is the costly part).
 
     - DSP: ``pe·simd`` products and `REQUANT_DSP` per requantiser (as `offchip_mvu`): a fit
       of the same datapath. Packed, ``pe/2·simd`` products (`blocks.pack_change`: also its
@@ -253,10 +254,12 @@ def engine_cost(rows, pe: int, simd: int, beat: int, latency: int, period: int =
     - LUT: `offchip_mvu`'s unit (products, requantisers, lanes, base) plus the fitted
       `LUT_CONTROL` and `LUT_CONTROL_BEAT` a beat byte, plus the memories' LUTs.
     """
+    cycles = None  # not ``timed`` (resources only: the planner times its steps itself), or write-bound
     try:
-        cycles = schedule(rows, pe, simd, beat, latency, period, feat_base, burst, queue).cycles
+        if timed:
+            cycles = schedule(rows, pe, simd, beat, latency, period, feat_base, burst, queue).cycles
     except ValueError:  # a write-bound step: the recurrence does not time it (the resources stand)
-        cycles = None
+        pass
     wb = pe * simd
     rb = max(wb, beat)
     pw = -(-RECORD_BYTES * pe // wb)

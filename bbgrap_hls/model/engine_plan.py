@@ -334,7 +334,7 @@ def _resources(rows: list[tuple], pe: int, simd: int, beat: int, taps: int,
     if conv:
         big = max(conv, key=lambda f: ei.in_buffer_bytes(f, pe, beat))
         tile = max(conv, key=lambda f: f["KH"] * f["KW"] * f["C"])
-        c = conv_model.engine_cost([big, tile], pe, simd, beat, 1, 1, pack=pack and pe >= 2,
+        c = conv_model.engine_cost([big, tile], pe, simd, beat, 1, 1, pack=pack and pe >= 2, timed=False,
                                    **conv_uram(big, tile, pe, simd, beat, pack, uram))
         out["conv"] = {"dsp": c.dsp, "bram18": c.bram18, "uram": c.uram, "lut": c.lut}
     z = _window_sizes(rows, pe, beat)
@@ -356,7 +356,7 @@ def conv_uram(big: dict, tile: dict, pe: int, simd: int, beat: int, pack: bool, 
     steps that size its input buffer and tile memory."""
     if not uram:
         return {}
-    ib = conv_model.engine_cost([big, tile], pe, simd, beat, 1, 1, pack=pack and pe >= 2, uram=True).uram
+    ib = conv_model.engine_cost([big, tile], pe, simd, beat, 1, 1, pack=pack and pe >= 2, uram=True, timed=False).uram
     return {"uram": True, "tile_uram": min(-(-8 * max(pe * simd, beat) // 72), max(0, uram - ib))}
 
 
