@@ -37,7 +37,7 @@ MODELS = {**models.ALL, **models.FAMILIES, **models.LRN}
 def _gen(tmp_path, model: str, board: str):
     out = tmp_path / "out"
     path = models.save(MODELS[model](seed=0), tmp_path / f"{model}.onnx")
-    assert main(["gen", path, "--board", board, "-o", str(out), "--force"]) == 0
+    assert main(["gen", path, "--board", board, "-o", str(out), "--force", "--arch", "dataflow"]) == 0
     return out
 
 

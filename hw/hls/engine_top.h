@@ -85,8 +85,8 @@ template <class P>
 int engine_run(const EngineStep* steps, int n, Word<EngineGeom<typename P::Conv>::B>* fmem,
                const Word<EngineGeom<typename P::Conv>::B>* wmem) {
   constexpr int B = EngineGeom<typename P::Conv>::B;
-  static_assert(P::Window::BEAT == B, "engine_top: the window unit on the conv unit's words");
-  static_assert(EngineBeat<typename P::Eltwise>::value == B, "engine_top: the element-wise unit on the conv unit's words");
+  static_assert(P::Window::BEAT == B, "engine_top: the window unit on the words of the conv unit");
+  static_assert(EngineBeat<typename P::Eltwise>::value == B, "engine_top: the element-wise unit on the words of the conv unit");
 BB_LOOP(engine_top_check)
   for (int i = 0; i < n; ++i) {
     if (!engine_step_fits<P>(steps[i])) return i + 1;
