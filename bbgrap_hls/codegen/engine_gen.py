@@ -304,15 +304,33 @@ def vectors(out: Path, x: np.ndarray | None, int8_graph: Graph | None = None) ->
     out = Path(out)
     program = engine_files.load_program(out)
     if x is None:
-        raw = (out / "tb" / "engine_inputs.bin").read_bytes()
-        n = span(program, program.input)
-        ys = np.load(out / "tb" / "engine_expected.npy", allow_pickle=False)
-        return [raw[i:i + n] for i in range(0, len(raw), n)], ys
+        return _tb_vectors(out, span(program, program.input))
     if int8_graph is None:
         from bbgrap_hls.commands.csim import int8_graph_of
 
         int8_graph = int8_graph_of(out)
     return expected(int8_graph, program, x)
+
+
+def _tb_vectors(out: Path, size: int) -> tuple[list[bytes], np.ndarray]:
+    """gen's test vectors in ``out/tb``: ``frames`` input regions of ``size`` bytes and the
+    expected outputs.
+
+    Raises:
+        BadInputError: the files are missing, unreadable or of the wrong sizes.
+    """
+    tb = out / "tb"
+    try:
+        meta = json.loads((tb / "vectors.json").read_text())
+        data = (tb / "engine_inputs.bin").read_bytes()
+        want = np.load(tb / "engine_expected.npy", allow_pickle=False)
+    except (OSError, ValueError) as e:
+        raise BadInputError(f"{out}: no engine test vectors in tb/ ({type(e).__name__}: {e})") from None
+    n = int(meta["frames"])
+    if len(data) != n * size or len(want) != n:
+        raise BadInputError(f"{out}: tb/engine_inputs.bin has {len(data)} bytes and tb/engine_expected.npy "
+                            f"{len(want)} frames; {n} frames of {size} bytes expected")
+    return [data[i * size:(i + 1) * size] for i in range(n)], want.astype(np.int8)
 
 
 def build_tb(out: Path) -> tuple[Path, float]:

@@ -329,11 +329,10 @@ def _resources(rows: list[tuple], pe: int, simd: int, beat: int, taps: int,
     ``uram``: URAM288 the conv unit may take (0: none): its input buffer there
     (``IBUF_URAM``), then as many 72-bit columns of its tile rows as the rest holds
     (``TMEM_URAM``); the other parts stay in block RAM."""
-    conv = [f for _, unit, rs in rows if unit == "conv" for f in rs]
+    conv = _conv_sizers(rows, pe, beat)
     out: dict[str, dict[str, int]] = {}
     if conv:
-        big = max(conv, key=lambda f: ei.in_buffer_bytes(f, pe, beat))
-        tile = max(conv, key=lambda f: f["KH"] * f["KW"] * f["C"])
+        big, tile = conv
         c = conv_model.engine_cost([big, tile], pe, simd, beat, 1, 1, pack=pack and pe >= 2, timed=False,
                                    **conv_uram(big, tile, pe, simd, beat, pack, uram))
         out["conv"] = {"dsp": c.dsp, "bram18": c.bram18, "uram": c.uram, "lut": c.lut}
@@ -347,6 +346,16 @@ def _resources(rows: list[tuple], pe: int, simd: int, beat: int, taps: int,
     out["sequencer"] = {"dsp": 0, "bram18": rom.bram18, "uram": 0, "lut": rom.lut + SEQ_LUT + SEQ_LUT_BEAT * beat}
     out["total"] = {k: sum(v[k] for v in out.values()) for k in ("dsp", "bram18", "uram", "lut")}
     return out
+
+
+def _conv_sizers(rows: list[tuple], pe: int, beat: int) -> tuple[dict, dict] | None:
+    """The conv steps that size the conv unit: the one with the largest input buffer and the
+    one with the largest tile (None: no conv step)."""
+    conv = [f for _, unit, rs in rows if unit == "conv" for f in rs]
+    if not conv:
+        return None
+    return (max(conv, key=lambda f: ei.in_buffer_bytes(f, pe, beat)),
+            max(conv, key=lambda f: f["KH"] * f["KW"] * f["C"]))
 
 
 def conv_uram(big: dict, tile: dict, pe: int, simd: int, beat: int, pack: bool, uram: int) -> dict:
@@ -494,10 +503,7 @@ def plan_engine_at(graph: Graph, board, core: int = 0, *, pe: int | None = None,
     plan.pack = pack and p >= 2  # PE = 1 (a caller's pe) has no lane pair
     plan.lanes = lanes or beat
     if res.get("conv", {}).get("uram"):  # the URAM the conv unit took: its RTL parameters
-        conv = [f for _, unit, rs in rows if unit == "conv" for f in rs]
-        big = max(conv, key=lambda f: ei.in_buffer_bytes(f, p, beat))
-        tile = max(conv, key=lambda f: f["KH"] * f["KW"] * f["C"])
-        u = conv_uram(big, tile, p, s, beat, pack, limits["uram"])
+        u = conv_uram(*_conv_sizers(rows, p, beat), p, s, beat, pack, limits["uram"])
         plan.ibuf_uram, plan.tile_uram = u["uram"], u["tile_uram"]
     return plan
 

@@ -61,29 +61,13 @@ def load_design(out: Path):
     return plan, program, params
 
 
-def vectors(out: Path, program: ep.EngineProgram, x: np.ndarray | None = None,
-            int8_graph=None) -> tuple[list[bytes], np.ndarray]:
+def vectors(out: Path, x: np.ndarray | None = None, int8_graph=None) -> tuple[list[bytes], np.ndarray]:
     """Each test frame's input region bytes and the expected outputs (int8, frames first):
     gen's (``tb/``), or ``x``'s (`codegen.engine_gen.vectors`)."""
-    if x is not None:
-        try:
-            from bbgrap_hls.codegen import engine_gen
-        except ModuleNotFoundError:
-            raise BadInputError("sim --input on an engine design needs bbgrap_hls.codegen.engine_gen") from None
-        ins, want = engine_gen.vectors(out, x, int8_graph=int8_graph)
-        return [bytes(b) for b in ins], np.asarray(want, np.int8)
-    tb = out / "tb"
-    try:
-        meta = json.loads((tb / "vectors.json").read_text())
-        data = (tb / "engine_inputs.bin").read_bytes()
-        want = np.load(tb / "engine_expected.npy", allow_pickle=False)
-    except (OSError, ValueError) as e:
-        raise BadInputError(f"{out}: no engine test vectors in tb/ ({type(e).__name__}: {e})") from None
-    n, size = int(meta["frames"]), program.regions[program.input].span(program.pe)
-    if len(data) != n * size or len(want) != n:
-        raise BadInputError(f"{out}: tb/engine_inputs.bin has {len(data)} bytes and tb/engine_expected.npy "
-                            f"{len(want)} frames; {n} frames of {size} bytes expected")
-    return [data[i * size:(i + 1) * size] for i in range(n)], want.astype(np.int8)
+    from bbgrap_hls.codegen import engine_gen
+
+    ins, want = engine_gen.vectors(out, x, int8_graph=int8_graph)
+    return [bytes(b) for b in ins], np.asarray(want, np.int8)
 
 
 def _cache(out: Path, cache: Path | None) -> Path:
@@ -105,7 +89,7 @@ def simulate(out: Path, x: np.ndarray | None = None, frames: int = 2, waves: boo
         raise BadInputError(f"--frames {frames}: at least one frame")
     out = Path(out).resolve()
     plan, program, params = load_design(out)
-    ins, want = vectors(out, program, x, int8_graph)
+    ins, want = vectors(out, x, int8_graph)
     wrapper = (out / er.DIR / f"{er.WRAPPER}.sv").read_text()
     hp = params["parameters"]
     with progress.task("sim: Verilator build (engine)", ticker=True):
