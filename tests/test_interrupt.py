@@ -55,8 +55,10 @@ def _interrupt(argv: list[str], ready: Callable[[list[str]], bool], timeout: flo
     # SIGINT as a terminal's shell leaves it: a job started in the background of a
     # non-interactive shell (a CI runner's `cmd &`) inherits it ignored, and Python then
     # installs no KeyboardInterrupt handler
+    # (faulthandler: should it hang, SIGABRT makes it print where, for the failure message)
     p = subprocess.Popen([shutil.which("bbgrap-hls"), *argv], cwd=ROOT, start_new_session=True,
                          stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                         env={**os.environ, "PYTHONFAULTHANDLER": "1"},
                          preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
     t0 = time.monotonic()
     try:
@@ -71,7 +73,15 @@ def _interrupt(argv: list[str], ready: Callable[[list[str]], bool], timeout: flo
             os.killpg(p.pid, signal.SIGINT)
         else:
             os.kill(p.pid, signal.SIGINT)
-        _, err = p.communicate(timeout=60)
+        try:
+            _, err = p.communicate(timeout=60)
+        except subprocess.TimeoutExpired:
+            alive = _session(p.pid)
+            if p.poll() is None:
+                os.kill(p.pid, signal.SIGABRT)
+            os.killpg(p.pid, signal.SIGKILL)
+            _, err = p.communicate()
+            pytest.fail(f"still running 60 s after the interrupt: {alive}; its stderr:\n{err[-4000:]}")
     finally:
         if p.poll() is None:
             os.killpg(p.pid, signal.SIGKILL)

@@ -164,3 +164,34 @@ def test_prefetch_halves_split_the_work_evenly_in_order(monkeypatch):
     assert a == sorted(a) and b == sorted(b)
     wa, wb = sum(work[k] for _, k in a), sum(work[k] for _, k in b)
     assert abs(wa - wb) <= max(work.values())
+
+
+@needs_fork
+def test_a_child_lets_go_of_the_output_and_dies_with_its_parent():
+    """A parent that dies (or is killed) with its child still working: whoever reads the
+    parent's output to its end is not kept waiting, and no child is left running."""
+    import subprocess
+    import sys
+
+    code = ("import os, time\n"
+            "from bbgrap_hls.search.parallel import Aside\n"
+            "a = Aside(lambda: time.sleep(60))\n"
+            "assert a.started\n"
+            "print(a.proc.pid, flush=True)\n"
+            "time.sleep(0.5)\n"
+            "os._exit(0)\n")  # no clean-up: the child outlives it unless it dies with it
+    t0 = time.monotonic()
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=30)
+    assert out.returncode == 0, out.stderr
+    assert time.monotonic() - t0 < 20  # (without the fix: the child's 60 s)
+    child = int(out.stdout.split()[0])
+    for _ in range(50):
+        try:
+            state = open(f"/proc/{child}/stat").read().split(")")[-1].split()[0]
+        except OSError:
+            break
+        if state == "Z":
+            break
+        time.sleep(0.1)
+    else:
+        raise AssertionError(f"child {child} still running after its parent died")

@@ -209,13 +209,13 @@ def _check_out(out: Path, force: bool) -> list[str]:
     return listed
 
 
-def _report_child(conn) -> None:
+def _report_child(conn, parent: int) -> None:
     """Child process of `_ReportWorker`: import the report, then draw what the parent sends."""
-    import signal
+    from bbgrap_hls.search.parallel import detach_child
 
     # a terminal's Ctrl-C reaches this child too: the parent reports it and stops the child
     # (`_ReportWorker.close`); without this the child printed a second line ("Process ...")
-    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    detach_child(parent)
     try:
         from matplotlib.backends.backend_agg import FigureCanvasAgg  # noqa: F401
         from matplotlib.figure import Figure  # noqa: F401
@@ -256,7 +256,7 @@ class _ReportWorker:
             sys.stdout.flush()  # a forked child must not write the parent's buffered text again
             sys.stderr.flush()
             self.conn, child = ctx.Pipe()
-            self.proc = ctx.Process(target=_report_child, args=(child,), daemon=True)
+            self.proc = ctx.Process(target=_report_child, args=(child, os.getpid()), daemon=True)
             self.proc.start()
             child.close()
         except (OSError, ValueError, ImportError):

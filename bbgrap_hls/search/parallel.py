@@ -70,7 +70,7 @@ class Aside:
             sys.stdout.flush()  # a forked child must not write the parent's buffered text again
             sys.stderr.flush()
             self.conn, child = ctx.Pipe(duplex=False)
-            self.proc = ctx.Process(target=_child, args=(fn, portable, child), daemon=True)
+            self.proc = ctx.Process(target=_child, args=(fn, portable, child, os.getpid()), daemon=True)
             self.proc.start()
             child.close()
         except (OSError, ValueError, AssertionError):  # AssertionError: a daemon has no children
@@ -106,13 +106,40 @@ class Aside:
             self.proc = None
 
 
-def _child(fn: Callable[[], Any], portable: Callable[[Any], Any] | None, conn) -> None:
-    # Ctrl-C reaches the whole process group: the parent stops this child (`Aside.close`),
-    # which itself stays quiet instead of printing a second traceback
+def detach_child(parent: int) -> None:
+    """First steps of a forked helper child (`Aside`'s, gen's report child) of ``parent``.
+
+    - Ctrl-C reaches the whole process group: the parent stops the child, which itself stays
+      quiet instead of printing a second traceback (SIGINT ignored).
+    - It dies with the parent (Linux ``PR_SET_PDEATHSIG``), and lets go of the parent's
+      standard output and error at once (file descriptors 1 and 2 on the null device): a
+      caller that reads the parent's output to its end (a test's ``communicate``, a pipe in
+      a shell) is never kept waiting by a child that outlived it.
+    - The parent's stream objects may be locked by a thread that did not come along (a
+      progress ticker writing a line): the child writes nothing through them.
+    """
     signal.signal(signal.SIGINT, signal.SIG_IGN)
-    # the parent's stream objects may be locked by a thread that did not come along (a
-    # progress ticker writing a line): the child writes nothing through them
+    if sys.platform.startswith("linux"):
+        try:
+            import ctypes
+
+            ctypes.CDLL(None, use_errno=True).prctl(1, int(signal.SIGKILL), 0, 0, 0)  # 1: PR_SET_PDEATHSIG
+        except (OSError, AttributeError):
+            pass
+    if os.getppid() != parent:  # the parent died before the line above took effect
+        os._exit(0)
+    try:
+        null = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(null, 1)
+        os.dup2(null, 2)
+        os.close(null)
+    except OSError:
+        pass
     sys.stdout = sys.stderr = open(os.devnull, "w")  # noqa: SIM115 - lives as long as the child
+
+
+def _child(fn: Callable[[], Any], portable: Callable[[Any], Any] | None, conn, parent: int) -> None:
+    detach_child(parent)
     try:
         value = fn()
         got = ("ok", portable(value) if portable else value)
