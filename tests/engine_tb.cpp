@@ -66,9 +66,12 @@ int run(const std::string& dir, int frames, long feature_bytes, long in_base) {
   return 0;
 }
 
+// IBUF_URAM: the input buffer bound to UltraRAM on the configs whose IBUF_WORDS / 8 is odd, so that
+// both storage branches of bb::conv_engine compile and run (C simulation ignores the binding)
 #define BB_ENGINE_STRUCT(name, pe, simd, beat, ibuf, tile) \
   struct name {                                            \
     static constexpr int PE = pe, SIMD = simd, BEAT = beat, IBUF_WORDS = ibuf, TILE_WORDS = tile; \
+    static constexpr int IBUF_URAM = (ibuf) / 8 % 2;      \
   };
 BB_ENGINE_CONFIGS(BB_ENGINE_STRUCT)
 

@@ -148,7 +148,11 @@ def test_u250_csim_at_the_plans_beat(u250):
     """The plan times 32-byte beats: the program, the HLS kernel's ports and the RTL twin use them."""
     assert json.loads((u250 / "plan.json").read_text())["beat"] == 32
     assert engine_files.load_doc(u250)["beat"] == 32
-    assert "constexpr int BEAT = 32;" in (u250 / "hls" / "engine_config.h").read_text()
+    cfg = (u250 / "hls" / "engine_config.h").read_text()
+    assert "constexpr int BEAT = 32;" in cfg
+    # the input buffer's binding as the plan counted it (bb::EngineIbufUram)
+    uram = int(json.loads((u250 / "plan.json").read_text())["ibuf_uram"])
+    assert f"static constexpr int IBUF_URAM = {uram};" in cfg
     res = csim_design(u250)
     assert res.match, res.message
 

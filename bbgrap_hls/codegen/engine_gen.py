@@ -133,7 +133,8 @@ def hls_files(program: ep.EngineProgram, plan, board) -> dict[str, bytes]:
     env = _env()
     ctx = dict(_layout(program), pe=program.pe, simd=program.simd, beat=program.beat, taps=plan.taps,
                eburst=EBURST, sizes=ep.unit_sizes(program), conv_words=len(ei.FIELDS),
-               window_words=len(ew.WINDOW_FIELDS), eltwise_words=len(ee.ELTWISE_FIELDS))
+               window_words=len(ew.WINDOW_FIELDS), eltwise_words=len(ee.ELTWISE_FIELDS),
+               ibuf_uram=int(bool(getattr(plan, "ibuf_uram", False))))
     files = kernel_headers()
     files.update({"hls/engine_config.h": env.get_template("engine/engine_config.h.j2").render(**ctx).encode(),
                   "hls/engine.cpp": env.get_template("engine/engine.cpp.j2").render(**ctx).encode(),

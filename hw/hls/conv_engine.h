@@ -403,15 +403,37 @@ void engine_layer(const Word<P::SIMD> x[P::IBUF_WORDS], const EngineLayer d, int
   engine_store<P>(yq, runs, results, obase, ostride, fmem);
 }
 
+template <class P>
+int conv_engine_with(Word<P::SIMD> x[P::IBUF_WORDS], const EngineLayer* prog, int layers,
+                     Word<EngineGeom<P>::B>* fmem, const Word<EngineGeom<P>::B>* wmem);
+
 /// The layer engine (see the header): one frame of the program's `layers` layers. Returns 0,
-/// or 1 + the index of the first step that does not fit P (then nothing has run).
+/// or 1 + the index of the first step that does not fit P (then nothing has run). The input
+/// buffer is bound to UltraRAM when P::IBUF_URAM says so (the plan's ibuf_uram, the RTL's
+/// IBUF_URAM), else to block RAM. (The tile memory is left to the tool: the RTL's TMEM_URAM
+/// puts only the low bits of its rows in UltraRAM; not mirrored here.)
 template <class P>
 int conv_engine(const EngineLayer* prog, int layers, Word<EngineGeom<P>::B>* fmem,
                 const Word<EngineGeom<P>::B>* wmem) {
+  if constexpr (EngineIbufUram<P>::value != 0) {
+    static Word<P::SIMD> x[P::IBUF_WORDS];  // the input buffer: one step's input rows
+    BB_HLS(AGGREGATE variable = x compact = bit)
+    BB_HLS(BIND_STORAGE variable = x type = ram_2p impl = uram)
+    return conv_engine_with<P>(x, prog, layers, fmem, wmem);
+  } else {
+    static Word<P::SIMD> x[P::IBUF_WORDS];
+    BB_HLS(AGGREGATE variable = x compact = bit)
+    BB_HLS(BIND_STORAGE variable = x type = ram_2p impl = bram)
+    return conv_engine_with<P>(x, prog, layers, fmem, wmem);
+  }
+}
+
+/// `conv_engine` over the input buffer ``x``.
+template <class P>
+int conv_engine_with(Word<P::SIMD> x[P::IBUF_WORDS], const EngineLayer* prog, int layers,
+                     Word<EngineGeom<P>::B>* fmem, const Word<EngineGeom<P>::B>* wmem) {
+  BB_HLS(INLINE)
   using G = EngineGeom<P>;
-  static Word<P::SIMD> x[P::IBUF_WORDS];  // the input buffer: one step's input rows
-  BB_HLS(AGGREGATE variable = x compact = bit)
-  BB_HLS(BIND_STORAGE variable = x type = ram_2p)
 BB_LOOP(engine_check)
   for (int l = 0; l < layers; ++l) {
     if (!engine_fits<P>(prog[l])) return l + 1;
