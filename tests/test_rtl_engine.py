@@ -64,6 +64,15 @@ CASES = {
                    "layers": [{"h": 8, "w": 3, "c": 16, "co": 16, "k": (3, 3), "stride": (2, 2),
                                "pads": (1, 1, 0, 0)},
                               {"h": 4, "w": 1, "c": 16, "co": 8, "k": (2, 1), "pads": (0, 0, 1, 0)}]},
+    # fold 0 row by row behind a slow load (a beat every 3 cycles): 1x1 and a stride-2 3x3 on
+    # 16x16 maps in 2 runs of 128 beats (8 rounds of 16-beat chunks), a 2x2 conv to 7x7, then a
+    # 1x1 on the 7x7 map, whose 3 blocks abut off the beat (one run: each row waits for the
+    # last block's)
+    "row_gated": {"PE": 4, "SIMD": 4, "DATA_W": 64, "L": 10, "P": 3,
+                  "layers": [{"h": 16, "w": 16, "c": 8, "co": 8},
+                             {"h": 16, "w": 16, "c": 8, "co": 8, "k": (3, 3), "stride": (2, 2), "pads": _PAD1},
+                             {"h": 8, "w": 8, "c": 8, "co": 12, "k": (2, 2)},
+                             {"h": 7, "w": 7, "c": 12, "co": 8}]},
     # DSP packing (PACK = 1: lanes 2i, 2i+1 a DSP48E2, mac2.sv), weights mostly -128 and 127
     # (and -1, 0, 1), the first frame's input too: PE = SIMD, a 3x3 padded conv then a 1x1 to
     # 12 channels (padded to 16)

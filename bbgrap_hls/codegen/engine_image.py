@@ -186,11 +186,12 @@ class Program:
 def load_runs(row, pe: int, beat: int) -> tuple[int, int, int]:
     """``(runs, beats, skip)``: a step reads ``runs`` runs of ``beats`` beats, run ``r`` from the
     beat holding ``IN_BASE + r·IN_STRIDE``, whose first ``skip = IN_BASE mod beat`` bytes it
-    ignores. Blocks that abut (``IN_STRIDE = H·W·pe``): one run of the whole map; else
-    (``IN_STRIDE`` a multiple of the beat) a run per block of ``H·W·pe`` bytes."""
+    ignores. Blocks that abut off the beat (``IN_STRIDE = H·W·pe``, and it or ``IN_BASE`` not
+    a multiple of the beat): one run of the whole map; else (``IN_STRIDE`` a multiple of the
+    beat) a run per block of ``H·W·pe`` bytes (the RTL loads them a chunk of each in turn)."""
     f = _named(row)
     hwpe, skip = f["H"] * f["W"] * pe, f["IN_BASE"] % beat
-    if f["IN_STRIDE"] == hwpe:
+    if f["IN_STRIDE"] == hwpe and (hwpe % beat or skip):
         return 1, -(-(skip + f["H"] * f["W"] * f["C"]) // beat), skip
     if f["IN_STRIDE"] % beat or f["IN_STRIDE"] < hwpe:
         raise ValueError(f"engine: IN_STRIDE {f['IN_STRIDE']} is neither H·W·PE = {hwpe} nor a multiple "

@@ -56,6 +56,10 @@ QUEUE = 40
 ROOM = 7
 """The compute reads on only while the write queue has ``ROOM`` free beats (its pipeline's results)."""
 
+LOAD_CHUNK = 16
+"""Beats of a span of the input load (``CHUNK`` of the RTL): chunk ``k`` of every run, then
+chunk ``k + 1``, so that fold 0 may start a row once its input rows are in."""
+
 
 @dataclass(frozen=True)
 class LayerTiming:
@@ -99,15 +103,22 @@ def layer_timing(row, t0: int, pe: int, simd: int, beat: int, latency: int, peri
     Cycles (``a = t0 + SETUP`` the first RUN cycle, ``L`` latency, ``P`` period, ``TB`` tile
     beats, ``Cf = Ho·Wo·SF`` a fold's reads):
 
-    - input: `load_runs`' ``R`` runs of ``B`` beats, their bursts from ``a + 1`` back to back
-      (one a cycle, the next run's with the last of a run), beats at ``a + 1 + L + j·P``, the
+    - input: `load_runs`' ``R`` runs of ``B`` beats in spans of `LOAD_CHUNK` beats, chunk
+      ``k`` of every run before chunk ``k + 1`` of any, their bursts from ``a + 1`` back to back
+      (one a cycle, the next span's with the last of a span), beats at ``a + 1 + L + j·P``, the
       last ``X = a + 1 + L + (R·B − 1)·P`` (whole layer, blocks abutting: ``R·B = ⌈H·W·C/DB⌉``);
+      round ``k`` (chunk ``k`` of every run) is in at ``X_k = a + 1 + L + (R·min((k+1)·LOAD_CHUNK, B) − 1)·P``;
+    - fold 0's output row ``oy`` may start at ``Y_oy = X_k + 1``, ``k`` the first round whose
+      ``(k+1)·LOAD_CHUNK·DB`` bytes of each run reach ``skip + (oy·SH − PT + KH)·W·PE`` (one
+      run: plus the ``(C/PE − 1)·H·W·PE`` bytes of the blocks before the last), its last row at
+      ``X + 1``;
     - tile ``t``'s last beat: ``D_0 = a + 2 + L + (TB − 1)·P``, ``D_1 = D_0 + TB·P``,
       ``D_t = max(E_{t−2} + 2 + L, D_{t−1} + P) + (TB − 1)·P`` (requested the cycle after its
       half is free, the cycle after fold ``t − 2``'s last read);
-    - fold ``n`` reads from ``S_n = max(E_{n−1} + 1, D_n + 1, X + 1 if n = 0)`` to
-      ``E_n = S_n + Cf − 1``;
-    - a pixel ``q`` of fold ``n`` is pushed at ``S_n + (q + 1)·SF − 1 + DEPTH``; output beat
+    - fold ``n ≥ 1`` reads from ``S_n = max(E_{n−1} + 1, D_n + 1)`` to ``E_n = S_n + Cf − 1``;
+      fold 0's row ``oy`` from ``R_oy = max(R_{oy−1} + Wo·SF, Y_oy)``, ``R_0 = max(Y_0, D_0 + 1)``,
+      to ``E_0 = R_{Ho−1} + Wo·SF − 1``;
+    - a pixel ``q`` of fold ``n`` is pushed ``SF − 1 + DEPTH`` cycles after its first read; output beat
       ``i`` (``DB/PE`` results, the last one zero-padded) with its last result; `store_runs`:
       the folds packed one after the other (blocks abutting), or each fold from a new beat
       (``OUT_STRIDE`` a multiple of the beat), its last beat zero-padded;
@@ -126,21 +137,39 @@ def layer_timing(row, t0: int, pe: int, simd: int, beat: int, latency: int, peri
     tb = f["TILE_BEATS"]
     cf = ho * wo * sf
     a = t0 + SETUP
-    runs, run_beats, _ = load_runs(f, pe, beat)
+    runs, run_beats, skip = load_runs(f, pe, beat)
     x = a + 1 + latency + (runs * run_beats - 1) * period  # the runs' bursts back to back
+    # fold 0's rows as the rounds of chunks come in
+    rounds = -(-run_beats // LOAD_CHUNK)
+    before = (f["C"] // pe - 1) * f["H"] * f["W"] * pe if runs == 1 else 0
+    row_bytes, chunk_bytes = f["W"] * pe, LOAD_CHUNK * beat
+
+    def ready(oy: int) -> int:
+        if oy == ho - 1:
+            return x + 1
+        need = skip + before + (oy * f["SH"] - f["PT"] + kh) * row_bytes
+        k = min(rounds - 1, max(0, -(-need // chunk_bytes) - 1))
+        return a + 2 + latency + (runs * min((k + 1) * LOAD_CHUNK, run_beats) - 1) * period
+
     ends: list[int] = []
     starts: list[int] = []
+    rows: list[int] = []  # fold 0's rows' first reads
     d_prev = 0
     for n in range(nf):
         if n == 0:
             d = a + 2 + latency + (tb - 1) * period
-        elif n == 1:
-            d = d_prev + tb * period
+            r = max(ready(0), d + 1)
+            rows.append(r)
+            for oy in range(1, ho):
+                r = max(r + wo * sf, ready(oy))
+                rows.append(r)
+            s, e = rows[0], r + wo * sf - 1
         else:
-            d = max(ends[n - 2] + 2 + latency, d_prev + period) + (tb - 1) * period
-        s = max(ends[-1] + 1 if ends else x + 1, d + 1)
+            d = d_prev + tb * period if n == 1 else max(ends[n - 2] + 2 + latency, d_prev + period) + (tb - 1) * period
+            s = max(ends[-1] + 1, d + 1)
+            e = s + cf - 1
         starts.append(s)
-        ends.append(s + cf - 1)
+        ends.append(e)
         d_prev = d
     # writes: results fold-major, pixel-major, DB/PE a beat; one run of all folds (blocks
     # that abut) or a run per fold (each fold's last beat flushed)
@@ -155,7 +184,8 @@ def layer_timing(row, t0: int, pe: int, simd: int, beat: int, latency: int, peri
             q = min((j + 1) * rpb, ho * wo) - 1
         else:
             n, q = divmod(min((i + 1) * rpb, ho * wo * nf) - 1, ho * wo)
-        return starts[n] + (q + 1) * sf - 1 + DEPTH
+        first = rows[q // wo] + q % wo * sf if n == 0 else starts[n] + q * sf
+        return first + sf - 1 + DEPTH
 
     def pushed(t: int) -> int:  # beats pushed by cycle t
         return bisect.bisect_right(range(nout), t, key=push)

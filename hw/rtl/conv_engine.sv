@@ -159,6 +159,7 @@ module conv_engine #(
   localparam int PAW = $clog2(NL * NFIELD);
   localparam int LW = NL > 1 ? $clog2(NL) : 1;
   localparam int LBW = $clog2(BURST + 1);
+  localparam int CHUNK = 16;                     // beats of a load span (model/engine.py LOAD_CHUNK)
 
   initial begin
     if (PE < 1 || (PE & (PE - 1)) != 0 || SIMD < 1 || (SIMD & (SIMD - 1)) != 0 || PE % SIMD != 0)
@@ -215,6 +216,7 @@ module conv_engine #(
   logic [BEATS_W-1:0] in_beats;
   logic [31:0] ibs;               // input buffer bytes between channel blocks
   logic [31:0] nin_blk;
+  logic [31:0] nb0, nb;           // fold 0: bytes of each run its first (next) output row needs in
   assign nin_blk = (32'(skip) + (hw << PEW) + 32'(DB - 1)) >> DBW;
 
   assign run = state == S_RUN;
@@ -277,17 +279,20 @@ module conv_engine #(
       out_flush <= f_os[DBW-1:0] == '0;
     end
     if (state == S_DER2) begin
-      // the input's blocks abut (one run of the map) or sit IN_STRIDE apart (a run a block)
-      if (f_is == hw << PEW) begin
+      // the input's blocks abut off the beat (one run of the map: fold 0's rows wait for the
+      // last block's) or start on beats (a run a block, loaded chunk by chunk across them)
+      if (f_is == hw << PEW && (f_is[DBW-1:0] != '0 || skip != '0)) begin
         nin <= (32'(skip) + hw * 32'(f_c) + 32'(DB - 1)) >> DBW;
         in_runs <= 32'd1;
         in_beats <= BEATS_W'((32'(skip) + hw * 32'(f_c) + 32'(DB - 1)) >> DBW);
         ibs <= hw << PEW;
+        nb0 <= 32'(skip) + (32'(cblk) - 1) * (hw << PEW) + 32'(signed'(32'(f_kh)) - signed'(32'(f_pt))) * wpe;
       end else begin
         nin <= 32'(cblk) * nin_blk;
         in_runs <= 32'(cblk);
         in_beats <= BEATS_W'(nin_blk);
         ibs <= nin_blk << DBW;
+        nb0 <= 32'(skip) + 32'(signed'(32'(f_kh)) - signed'(32'(f_pt))) * wpe;
       end
       shwpe <= 32'(f_sh) * wpe;
       ptw <= 32'(f_pt) * wpe;
@@ -298,27 +303,51 @@ module conv_engine #(
   // in_runs spans of in_beats beats, the first from the beat holding IN_BASE (run0), each
   // next IN_STRIDE on, back to back (axi_bursts takes the next span with the last burst)
   // (the input buffer itself, ibuf, is in stage 1 below: its memory style a parameter)
-  logic [IRW-1:0] icnt;
+  // The runs go out as spans of CHUNK beats (a run's last one the rest), chunk k of every run
+  // before chunk k + 1 of any (k outer, the run inner), so that the rows of all blocks come in
+  // together; `avail` counts the bytes of each run in after every whole round of chunks.
+  logic [IRW-1:0] icnt, wrow, lrbase;
   logic in_loaded, in_go, in_ready;
-  logic [31:0] in_left;           // spans after the one latched
-  logic [ADDR_W-1:0] in_addr, in_first;
+  logic [31:0] rq_r, dt_r;         // run of the span offered next; of the span arriving
+  logic [BEATS_W-1:0] rq_k, dt_k;  // their chunk's first beat in the run
+  logic [BEATS_W-1:0] dt_j;        // beat of the arriving span
+  logic [ADDR_W-1:0] rq_run;       // first beat address of the offered span's run
+  logic rq_more;                   // spans left to offer
+  logic [31:0] avail;              // bytes of each run in (whole rounds)
+  logic [ADDR_W-1:0] in_first, cur_run, sp_addr;
+  logic [31:0] cur_r;
+  logic [BEATS_W-1:0] cur_k, sp_beats, dt_n;
   assign in_first = ADDR_W'(FEAT_BASE) + ADDR_W'(f_in) - ADDR_W'(skip);
-  assign in_go = run0 || (run && in_left != '0);
+  assign cur_r = run0 ? '0 : rq_r;
+  assign cur_k = run0 ? '0 : rq_k;
+  assign cur_run = run0 ? in_first : rq_run;
+  assign sp_addr = cur_run + (ADDR_W'(cur_k) << DBW);
+  assign sp_beats = in_beats - cur_k < BEATS_W'(CHUNK) ? in_beats - cur_k : BEATS_W'(CHUNK);
+  assign dt_n = in_beats - dt_k < BEATS_W'(CHUNK) ? in_beats - dt_k : BEATS_W'(CHUNK);
+  assign in_go = run0 || (run && rq_more);
   axi_bursts #(.DATA_W(DATA_W), .ADDR_W(ADDR_W), .BEATS_W(BEATS_W)) in_ar (
-      .clk(clk), .rst(rst), .go(in_go), .addr(run0 ? in_first : in_addr), .beats(in_beats),
+      .clk(clk), .rst(rst), .go(in_go), .addr(sp_addr), .beats(sp_beats),
       .ready(in_ready), .ax_addr(m_axi_f_araddr), .ax_len(m_axi_f_arlen), .ax_size(m_axi_f_arsize),
       .ax_burst(m_axi_f_arburst), .ax_valid(m_axi_f_arvalid), .ax_ready(m_axi_f_arready));
   assign m_axi_f_rready = 1'b1;
   always_ff @(posedge clk) begin
     if (rst) begin
-      in_left <= '0;
-      in_addr <= '0;
-    end else if (run0) begin
-      in_left <= in_runs - 1'b1;
-      in_addr <= in_first + ADDR_W'(f_is);
-    end else if (in_go && in_ready) begin
-      in_left <= in_left - 1'b1;
-      in_addr <= in_addr + ADDR_W'(f_is);
+      rq_r <= '0;
+      rq_k <= '0;
+      rq_run <= '0;
+      rq_more <= 1'b0;
+    end else if (in_go && in_ready) begin  // the span (cur_k, cur_r) is taken: offer the next
+      if (cur_r != in_runs - 1) begin
+        rq_r <= cur_r + 1;
+        rq_k <= cur_k;
+        rq_run <= cur_run + ADDR_W'(f_is);
+        rq_more <= 1'b1;
+      end else begin
+        rq_r <= '0;
+        rq_k <= cur_k + BEATS_W'(CHUNK);
+        rq_run <= in_first;
+        rq_more <= 32'(cur_k) + CHUNK < 32'(in_beats);
+      end
     end
   end
 
@@ -326,9 +355,32 @@ module conv_engine #(
     if (rst || run0) begin
       icnt <= '0;
       in_loaded <= 1'b0;
+      dt_r <= '0;
+      dt_k <= '0;
+      dt_j <= '0;
+      wrow <= '0;
+      lrbase <= '0;
+      avail <= '0;
     end else if (m_axi_f_rvalid) begin
       icnt <= icnt + 1'b1;
       if (32'(icnt) == nin - 1) in_loaded <= 1'b1;
+      if (dt_j != dt_n - 1'b1) begin
+        dt_j <= dt_j + 1'b1;
+        wrow <= wrow + 1'b1;
+      end else begin  // the span's last beat
+        dt_j <= '0;
+        if (dt_r != in_runs - 1) begin
+          dt_r <= dt_r + 1;
+          lrbase <= lrbase + IRW'(in_beats);
+          wrow <= lrbase + IRW'(in_beats) + IRW'(dt_k);
+        end else begin  // a whole round
+          dt_r <= '0;
+          dt_k <= dt_k + BEATS_W'(CHUNK);
+          lrbase <= '0;
+          wrow <= IRW'(dt_k) + IRW'(CHUNK);
+          avail <= avail + (32'(CHUNK) << DBW);
+        end
+      end
     end
   end
 
@@ -408,7 +460,7 @@ module conv_engine #(
   end
 
   // ---- compute, stage 0: counters and window addresses --------------------------------------
-  logic busy_c, cdone, room, fire, step_last, ox_last, oy_last, pix_last, lay_cend;
+  logic busy_c, cdone, room, fire, step_last, ox_last, oy_last, pix_last, lay_cend, row_first, gate;
   logic [DIM_W-1:0] g, kx, ky, n;
   logic [31:0] j0, boff, kxoff, kyoff;
   logic signed [31:0] ix0, iy0, ocol, orow;
@@ -419,8 +471,13 @@ module conv_engine #(
   logic [QW-1:0] wq_cnt;  // write queue (below): beats queued, not yet sent
 
   assign room = 32'(wq_cnt) + 7 <= WQ;
-  assign start_c = run && !busy_c && !cdone && t_ready != 2'd0 && in_loaded && room;
-  assign fire = (busy_c && room) || start_c;
+  // fold 0 starts an output row once each run holds the bytes up to its last input row (`nb`;
+  // one run: the last block's), its last row once the whole input is in; the other folds
+  // start after it
+  assign row_first = g == '0 && kx == '0 && ky == '0 && ix0 == -signed'(32'(f_pl));
+  assign gate = in_loaded || (n == '0 && !(row_first && (oy_last || avail < nb)));
+  assign start_c = run && !busy_c && !cdone && t_ready != 2'd0 && gate && room;
+  assign fire = (busy_c && room && gate) || start_c;
   assign step_last = g == cg - 1'b1 && kx == f_kw - 1'b1 && ky == f_kh - 1'b1;
   assign ox_last = ix0 + signed'(32'(f_sw)) + signed'(32'(f_kw)) > signed'(32'(f_w) + 32'(f_pr));
   assign oy_last = iy0 + signed'(32'(f_sh)) + signed'(32'(f_kh)) > signed'(32'(f_h) + 32'(f_pb));
@@ -452,6 +509,7 @@ module conv_engine #(
       ocol <= -signed'(32'(f_pl) << PEW);
       iy0 <= -signed'(32'(f_pt));
       orow <= signed'(32'(skip)) - signed'(ptw);
+      nb <= nb0;
       trow <= RW'(ROW0);
       tword <= WW'(WORD0);
       if (rst) c_half <= 1'b0;
@@ -502,6 +560,7 @@ module conv_engine #(
           if (!oy_last) begin
             iy0 <= iy0 + signed'(32'(f_sh));
             orow <= orow + signed'(shwpe);
+            nb <= nb + shwpe;
           end else begin
             iy0 <= -signed'(32'(f_pt));
             orow <= signed'(32'(skip)) - signed'(ptw);
@@ -528,13 +587,13 @@ module conv_engine #(
   if (IBUF_URAM != 0) begin : g_ibuf_uram
     (* ram_style = "ultra" *) logic [DATA_W-1:0] ibuf[IROWS];
     always_ff @(posedge clk) begin
-      if (m_axi_f_rvalid) ibuf[icnt] <= m_axi_f_rdata;
+      if (m_axi_f_rvalid) ibuf[wrow] <= m_axi_f_rdata;
       xrow1 <= ibuf[IRW'(iaddr >> DBW)];
     end
   end else begin : g_ibuf
     logic [DATA_W-1:0] ibuf[IROWS];
     always_ff @(posedge clk) begin
-      if (m_axi_f_rvalid) ibuf[icnt] <= m_axi_f_rdata;
+      if (m_axi_f_rvalid) ibuf[wrow] <= m_axi_f_rdata;
       xrow1 <= ibuf[IRW'(iaddr >> DBW)];
     end
   end
