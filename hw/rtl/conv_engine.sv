@@ -286,13 +286,13 @@ module conv_engine #(
         in_runs <= 32'd1;
         in_beats <= BEATS_W'((32'(skip) + hw * 32'(f_c) + 32'(DB - 1)) >> DBW);
         ibs <= hw << PEW;
-        nb0 <= 32'(skip) + (32'(cblk) - 1) * (hw << PEW) + 32'(signed'(32'(f_kh)) - signed'(32'(f_pt))) * wpe;
+        nb0 <= 32'(skip) + hw * 32'(f_c) - (hw << PEW) + 32'(f_kh) * wpe - 32'(f_pt) * wpe;
       end else begin
         nin <= 32'(cblk) * nin_blk;
         in_runs <= 32'(cblk);
         in_beats <= BEATS_W'(nin_blk);
         ibs <= nin_blk << DBW;
-        nb0 <= 32'(skip) + 32'(signed'(32'(f_kh)) - signed'(32'(f_pt))) * wpe;
+        nb0 <= 32'(skip) + 32'(f_kh) * wpe - 32'(f_pt) * wpe;
       end
       shwpe <= 32'(f_sh) * wpe;
       ptw <= 32'(f_pt) * wpe;
