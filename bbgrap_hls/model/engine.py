@@ -231,19 +231,21 @@ def schedule(rows, pe: int, simd: int, beat: int, latency: int, period: int = 1,
     return EngineTiming(out, t0 + 1)
 
 
-DESC_DSP = 7
+DESC_DSP = 8
 """DSP48E2s of the descriptor's sizes, besides the products and requantisers (DERIVE1/2's
-``H·W``, ``H·W·C``, ``C/PE·beats``, ``SH·W·PE``, ``PT·W·PE``: 1 + 2 + 2 + 1 + 1); Yosys 0.70
-counts 7 at PE × SIMD 4 × 4 and 8 × 8 (bench/resources.py ``--engine``)."""
+``H·W``, ``H·W·C``, ``C/PE·beats``, ``SH·W·PE``, ``PT·W·PE``, ``KH·W·PE``: 1 + 2 + 2 + 1 + 1
++ 1); Yosys 0.70 counts 8 at PE × SIMD 4 × 4 and 8 × 8 (bench/resources.py ``--engine``)."""
 
-LUT_CONTROL = 2170
+LUT_CONTROL = 2770
 LUT_CONTROL_BEAT = 42
 """LUTs of the engine besides `offchip_mvu`'s unit and the memories: descriptor, window
-addresses, the three AXI masters, the tile row and result packing; ``LUT_CONTROL +
-LUT_CONTROL_BEAT`` a beat byte. Fitted to Yosys 0.70 (bench/resources.py ``--engine``) at PE
-× SIMD 4 × 4: 2,506 LUTs at 8-byte beats, 2,841 at 16 (engine-conv-4x4, -4x4-w128); at 8 × 8,
-16-byte beats, Yosys / model is then 1.03. (It replaces a guess of three `LUT_AXI_READ`
-masters and `LUT_FRAME_ADDR`, 4,800 LUTs: Yosys / model 0.69 at 4 × 4.)"""
+addresses, the three AXI masters, the tile row and result packing, the load's chunks and fold
+0's row gate; ``LUT_CONTROL + LUT_CONTROL_BEAT`` a beat byte. Fitted to Yosys 0.70
+(bench/resources.py ``--engine``) at PE × SIMD 4 × 4: 2,506 LUTs at 8-byte beats, 2,841 at 16
+(engine-conv-4x4, -4x4-w128), then 600 more for the load in chunks and the row gate (Yosys
++619, +557 and +643 on engine-conv-4x4, -4x4-w128, -8x8: 5,725, 6,222, 10,607 LUTs). (It
+replaces a guess of three `LUT_AXI_READ` masters and `LUT_FRAME_ADDR`, 4,800 LUTs: Yosys /
+model 0.69 at 4 × 4.)"""
 
 
 @dataclass(frozen=True)
