@@ -139,7 +139,7 @@ def test_engine_eltwise_cycles(measured, key) -> None:
 
 
 def test_model_runs_a_resnet_map_in_milliseconds() -> None:
-    """The cost model is a recurrence over chunks: ResNet-50's largest Add (56 x 56 x 256,
+    """The cost model is a recurrence over chunks (an Add's beats): ResNet-50's largest Add (56 x 56 x 256,
     12,544 beats of 64 bytes, 196 chunks) costs well under 50 ms."""
     import time
 

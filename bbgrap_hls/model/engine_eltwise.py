@@ -26,10 +26,9 @@ The unit's schedule (the RTL's, cycle 0 the start pulse):
    on the feature port; chunk ``i``'s A waits until fewer than ``CHUNKS`` chunks are in
    flight (read and not wholly written: chunk ``i − CHUNKS``'s last W beat + 1); ADD, MUL:
    its B burst on the weight port, the cycle after its A request, after the previous B's and
-   the table's requests (one a cycle from cycle 1); A beats are taken as offered, B beat
-   ``k`` from the cycle after A beat ``k`` (a chunk's A and B beats both ``P`` apart, so that
-   is the chunk's first B at ``max(B offered, A offered + 1, lanes free)``, the rest
-   ``max(P, R)`` apart);
+   the table's requests (one a cycle from cycle 1); A beat ``k`` is taken (into the pair
+   buffer, ``BURST`` beats) from the cycle after B beat ``k − BURST``, B beat ``k`` from the
+   cycle after A beat ``k`` (beat by beat: O(beats), about 1 µs a beat);
 4. a chunk's result beats leave the 3-stage datapath 3 cycles after their firing beat's
    last slice (``LANES`` lanes: a beat takes ``R = DB/LANES`` cycles, and a beat that starts
    one, B in ADD and MUL, A in MULV and TABLE, is taken, ``rready``, only ``R`` cycles after
@@ -39,8 +38,8 @@ The unit's schedule (the RTL's, cycle 0 the start pulse):
    W beats from the cycle after that;
 5. done: the cycle after the last write response.
 
-The recurrence below follows that order chunk by chunk: O(chunks), milliseconds for a
-ResNet-sized map.
+The recurrence below follows that order chunk by chunk (ADD, MUL: beat by beat), milliseconds
+for a ResNet-sized map.
 """
 
 from __future__ import annotations
@@ -219,11 +218,12 @@ def layer_cycles(row: list[int], beat: int, latency: int, period: int, burst: in
     wlast: list[int] = []
     aw = w = b = -(1 << 60)
     two = mode in (ADD, MUL)
-    # ADD, MUL: B on the weight port (after the table's addresses and beats), A's last beat
-    # taken ``alast`` (as offered), B's ``blast`` (a B beat, the pair's fire, the cycle after
-    # its A beat at the earliest)
+    # ADD, MUL: B on the weight port (after the table's addresses and beats); beat by beat,
+    # A beat j taken from the cycle after B beat j - burst (the pair buffer), B beat j from the
+    # cycle after A beat j (``alast``, ``blast``: each port's last beat taken)
     b_ar, alast, blast = t_ar, -(1 << 60), t_last if table else -(1 << 60)
-    step = max(per, slow)
+    tb = [-(1 << 60)] * burst  # B beat j's cycle at j mod burst
+    j = 0
     for i, n in enumerate(lens):
         gate = wlast[i - in_flight] + 1 if i >= in_flight else t0
         if not two:
@@ -231,9 +231,13 @@ def layer_cycles(row: list[int], beat: int, latency: int, period: int, burst: in
         else:
             ar = max(ar + 1, gate)
             b_ar = max(b_ar + 1, ar + 1)
-            sa, sb = max(ar + lat, alast + per), max(b_ar + lat, blast + per)
-            rlast = fired = blast = max(sb, sa + 1, fired + slow) + (n - 1) * step
-            alast = sa + (n - 1) * per
+            a_off, b_off = ar + lat, b_ar + lat
+            for _ in range(n):
+                k = j % burst
+                alast = max(a_off, alast + per, tb[k] + 1)
+                blast = tb[k] = max(b_off, blast + per, alast + 1, fired + slow)
+                fired, a_off, b_off, j = blast, -(1 << 60), -(1 << 60), j + 1
+            rlast = blast
             reads += 2 * n
         aw = max(aw + 1, rlast + slow - 1 + PIPE + 1)
         w = max(aw + 1, w + per) + (n - 1) * per
@@ -260,8 +264,8 @@ def resources(g: int, beat: int, burst: int = 64, in_flight: int = 4, cmax: int 
     - DSP: `ELTWISE_DSP` (2) a lane, as ``eltwise.sv`` (Add: two 9 × 25 products; Mul:
       9 × 9 then 18 × 25); here one pair serves both modes through operand multiplexers; and
       `DESC_DSP` for the descriptor's sizes.
-    - BRAM18 / LUTRAM (`memory.memory`): the A pair buffer and the output buffer
-      (``in_flight·burst`` beats each), the vector buffer (``cmax`` bytes in beats and one
+    - BRAM18 / LUTRAM (`memory.memory`): the A pair buffer (``burst`` beats), the output
+      buffer (``in_flight·burst`` beats), the vector buffer (``cmax`` bytes in beats and one
       more: a memory of ``8·g`` bits per ``g``-byte group of a beat, two copies each: read at
       two addresses, a block's word and the next's), the table's staging buffer (``256/beat``
       beats) and the chunk queue's OUT and B addresses (32 bits, ``in_flight`` words); each lane's
@@ -277,7 +281,7 @@ def resources(g: int, beat: int, burst: int = 64, in_flight: int = 4, cmax: int 
     if lanes < 1 or beat % lanes or lanes & (lanes - 1):
         raise ValueError(f"engine_eltwise: LANES={lanes} must be a power of two dividing the beat ({beat} bytes)")
     w = 8 * beat
-    mem = (memory(w, in_flight * burst).times(2)
+    mem = (memory(w, burst) + memory(w, in_flight * burst)
            + memory(8 * g, _ceil(cmax, beat) + 1).times(2 * (beat // g))
            + memory(w, TABLE_BYTES // beat) + memory(32, in_flight).times(2))
     return EltwiseResources(

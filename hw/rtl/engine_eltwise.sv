@@ -38,10 +38,10 @@
 //          length, OUT and B addresses and whether it ends its run go into a queue of CHUNKS
 //          entries at its A request; the B requests, read data, AW and W sides take them.
 //   B      (ADD, MUL) per chunk a B burst on w_axi (w_axi_feat high: a feature address) after
-//          the table's requests, from the cycle after its A request. Every A beat is taken as
-//          it comes into pbuf (CHUNKS*BURST beats, index mod its size: the chunks in flight
-//          hold no more); B beat k is taken (the pair fires) from the cycle after A beat k is
-//          in, the lanes free and the table written. No rready depends on a valid.
+//          the table's requests, from the cycle after its A request. A beat k is taken into
+//          pbuf (BURST beats, index mod BURST) from the cycle after B beat k - BURST; B beat
+//          k (the pair fires) from the cycle after A beat k, the lanes free and the table
+//          written. No rready depends on a valid.
 //   compute a result beat 3 cycles after its firing beat: products | rounding, zero point
 //          and clamp (rq_round) | table or bypass, into the output buffer.
 //   write  a chunk's AW once its last result is in the buffer (the cycle after), its W beats
@@ -120,6 +120,7 @@ module engine_eltwise #(
   localparam int TB = 256 / DB;                  // table beats
   localparam int OB = CHUNKS * BURST;            // output buffer beats
   localparam int OBW = $clog2(OB);
+  localparam int ABW = $clog2(BURST);            // pair buffer index
   localparam int VB = (CMAX + DB - 1) / DB + 1;  // vector beats (+1: the block after the last)
   localparam int VBW = $clog2(VB);
   localparam int TBW = $clog2(TB + 1);
@@ -334,11 +335,11 @@ module engine_eltwise #(
   logic [31:0] v_got, dk, d_len, vblk, vpix, ga, gb;  // ga, gb: A, B beats taken (ADD, MUL)
   logic vec_r, main_r, b_r, fire, blocked;
   logic [SLW-1:0] sl;  // the lanes' slice this cycle (0: free, or a beat's first)
-  logic [DATA_W-1:0] pbuf[OB];
+  logic [DATA_W-1:0] pbuf[BURST];  // A beats waiting for their B (a slot reused BURST beats on)
   logic [DATA_W-1:0] op_a, op_b;
   // a firing beat (B in ADD, MUL; A in MULV, TABLE) waits for the lanes and the table
   assign blocked = sl != '0 || (tab_on && !tab_ready);
-  assign m_axi_rready = !(v_got == vb && !bin && blocked);
+  assign m_axi_rready = bin ? ga - gb < 32'(BURST) : !(v_got == vb && blocked);
   assign w_axi_rready = t_beat || (ga > gb && !blocked);
   assign vec_r = busy && m_axi_rvalid && v_got != vb;
   assign main_r = busy && m_axi_rvalid && m_axi_rready && v_got == vb;
@@ -346,7 +347,7 @@ module engine_eltwise #(
   assign d_len = q_len[qi(d_cnt)];
   assign fire = bin ? b_r : main_r;
   always_ff @(posedge clk) begin
-    if (main_r && bin) pbuf[OBW'(ga)] <= m_axi_rdata;
+    if (main_r && bin) pbuf[ABW'(ga)] <= m_axi_rdata;
   end
   always_ff @(posedge clk) begin
     if (begin_l) begin
@@ -401,7 +402,7 @@ module engine_eltwise #(
   assign vw0 = vg0[NCW'((vb0 & 32'(DB - 1)) >> GW)];
   assign vw1 = vg1[NCW'((vb1 & 32'(DB - 1)) >> GW)];
   always_comb begin
-    op_a = bin ? pbuf[OBW'(gb)] : m_axi_rdata;
+    op_a = bin ? pbuf[ABW'(gb)] : m_axi_rdata;
     op_b = bin ? w_axi_rdata : m_axi_rdata;
     if (mode == MULV)
       for (int q = 0; q < NCH; q++) op_b[q*VW+:VW] = !runs && vpix + 32'(q) >= hw ? vw1 : vw0;
