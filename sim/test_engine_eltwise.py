@@ -6,7 +6,8 @@ descriptor on ``desc``, a one-cycle ``start``, wait for ``done``. Memory
 taken, the memory the unit's model assumes): an `AxiReadMemory` on the feature port's read
 channels (holding a beat the unit does not take yet: its lanes busy, or its table not yet
 written) and on the weight
-port, an `AxiWriteMemory` on the feature port's write channels (a W beat only after its
+port (`TwoImageRead`: the table from the weight image, ADD's and MUL's B bursts, ``w_axi_feat``
+high, from the feature image; holding B beats like A's), an `AxiWriteMemory` on the feature port's write channels (a W beat only after its
 address), one ``bytearray`` per memory (the feature image read and written in place), each
 with the layer's latency ``L`` and one beat every ``P`` cycles, stepped at every falling edge
 from one coroutine; they check the AXI rules the unit promises. Model: the reference map
@@ -39,6 +40,29 @@ STALL = (1, 0, 0, 1, 1, 0, 1)
 """A stall layer's address-channel ready, cycle mod 7 (otherwise always ready)."""
 
 
+class TwoImageRead(AxiReadMemory):
+    """The weight port's memory: each burst from the image ``w_axi_feat`` picks at its address
+    handshake (high: ``feat``, the feature image; low: the weight image)."""
+
+    def __init__(self, dut, feat: bytearray, wmem: bytearray, beat: int):
+        super().__init__(dut, "w_axi", wmem, 0, 1, beat, beat, paced=True, hold=True)
+        self.images, self.picks, self._feat = (wmem, feat), [], dut.w_axi_feat
+
+    def _request(self, cycle: int, ch: str) -> tuple[int, int]:
+        pick = int(self._feat.value)
+        self.picks.append(pick)
+        cur, self.mem = self.mem, self.images[pick]
+        try:
+            return super()._request(cycle, ch)
+        finally:
+            self.mem = cur
+
+    def step(self, cycle: int) -> None:
+        if self._left == 0 and self.bursts and self.bursts[0][0] <= cycle:  # a burst starts
+            self.mem = self.images[self.picks.pop(0)]
+        super().step(cycle)
+
+
 @cocotb.test
 async def engine_eltwise_layers(dut):
     case = harness.case()
@@ -50,7 +74,7 @@ async def engine_eltwise_layers(dut):
     # the feature reads held while the lanes are busy or the table is still being written
     ports = [AxiReadMemory(dut, "m_axi", feat, 0, 1, beat, beat, paced=True, hold=True),
              AxiWriteMemory(dut, "m_axi", feat, 0, 1, beat, beat, paced=True, aw_first=True),
-             AxiReadMemory(dut, "w_axi", wmem, 0, 1, beat, beat, paced=True)]
+             TwoImageRead(dut, feat, wmem, beat)]
     record = []
     cycle = 0
     for i in range(p["layers"]):
@@ -65,6 +89,7 @@ async def engine_eltwise_layers(dut):
             port.retime(lat, per)
             port.stall = STALL if stall else None
             port.requests.clear()
+        ports[2].picks.clear()
         ports[0].beats = 0
         dut.desc.value = sum((v & 0xFFFFFFFF) << (32 * k) for k, v in enumerate(desc))
         await FallingEdge(dut.clk)

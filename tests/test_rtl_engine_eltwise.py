@@ -48,6 +48,12 @@ RUNS = {
                           "bases": (0, 0, 4096 - 64, 0)},
         "add_strided_stall": {"mode": "add", "H": 3, "W": 3, "C": 16, "lut": True, "L": 3, "P": 1,
                               "gaps": (1, 1, 0), "stall": True},
+        # B on the weight port after a fused table's beats, its chunks split at 4 KB (and the
+        # table's too in the second)
+        "add_lut_b4k": {"mode": "add", "H": 5, "W": 4, "C": 8, "lut": True, "L": 4, "P": 1,
+                        "bases": (0, 4096 - 3 * 16, 5120, 0)},
+        "mul_lut_b4k_slow": {"mode": "mul", "H": 4, "W": 5, "C": 16, "lut": True, "L": 7, "P": 2,
+                             "bases": (0, 4096 - 5 * 16, 6144, 4096 - 64)},
     }),
     # G = 4, 8-byte beats (two channel groups a beat), bursts of at most 8 beats
     "g4": ({"G": 4, "DATA_W": 64, "BURST": 8, "CHUNKS": 2, "CMAX": 64}, {
@@ -80,6 +86,8 @@ RUNS = {
         "table_slow": {"mode": "table", "H": 6, "W": 6, "C": 8, "L": 12, "P": 4},
         "mul_lut_strided": {"mode": "mul", "H": 4, "W": 4, "C": 16, "lut": True, "L": 9, "P": 1, "gaps": (0, 1, 1)},
         "add_lut_stall": {"mode": "add", "H": 5, "W": 4, "C": 8, "lut": True, "L": 7, "P": 1, "stall": True},
+        "add_lut_b4k": {"mode": "add", "H": 5, "W": 4, "C": 8, "lut": True, "L": 3, "P": 1,
+                        "bases": (0, 4096 - 3 * 16, 5120, 0)},
     }),
     # 4 lanes of an 8-byte beat (2 cycles a beat), G = 4: a beat across two blocks in MULV
     "g4_lanes4": ({"G": 4, "DATA_W": 64, "BURST": 8, "CHUNKS": 2, "CMAX": 64, "LANES": 4}, {
@@ -102,6 +110,9 @@ RUNS = {
         # strided: runs of 24.5 beats, a chunk a run
         "mulv_7_strided": {"mode": "mulv", "H": 7, "W": 7, "C": 64, "L": 30, "P": 1, "gaps": (1, 2, 0)},
         "add_7_strided": {"mode": "add", "H": 7, "W": 7, "C": 32, "relu": True, "L": 20, "P": 1, "gaps": (0, 1, 2)},
+        # a fused table, B across 4 KB, a slow memory
+        "add_lut_14_b4k": {"mode": "add", "H": 14, "W": 14, "C": 16, "lut": True, "L": 30, "P": 2,
+                           "bases": (0, 4096 - 10 * 16, 8192, 0)},
     }),
 }
 
@@ -128,7 +139,7 @@ def test_engine_eltwise_cycles(measured, key) -> None:
 
 
 def test_model_runs_a_resnet_map_in_milliseconds() -> None:
-    """The cost model is a recurrence over chunks: ResNet-50's largest Add (56 x 56 x 256,
+    """The cost model is a recurrence over chunks (an Add's beats): ResNet-50's largest Add (56 x 56 x 256,
     12,544 beats of 64 bytes, 196 chunks) costs well under 50 ms."""
     import time
 
@@ -143,10 +154,11 @@ def test_model_runs_a_resnet_map_in_milliseconds() -> None:
 
 def test_table_load_hides_behind_the_first_reads() -> None:
     """The table goes into the lanes' copies 4 bytes a cycle (64 cycles) while the feature reads
-    start: an Add's first chunk of A beats covers it (one cycle more than without the table),
-    a MULV's short vector does not (the first A beat waits for the last write)."""
+    start: the first pair fires only after it, so an Add's first B beat (on the weight port
+    after the table's) waits 64 cycles more than without the table, a MULV's first A beat
+    after its short vector 59."""
     table = np.zeros(ee.TABLE_BYTES, np.int8)
-    for mode, extra in ((ee.ADD, 1), (ee.MULV, 59)):
+    for mode, extra in ((ee.ADD, 64), (ee.MULV, 59)):
         rows = [ee.descriptor(ee.EltwiseLayer(mode=mode, h=7, w=7, c=96, ma=3, mb=5, m=7, s=3, lut=lut,
                                               table=table if lut else None), 8, 16, 0, 8192, 16384)
                 for lut in (False, True)]

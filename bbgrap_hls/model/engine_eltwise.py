@@ -7,7 +7,8 @@ beat ``latency`` cycles after its address handshake, then one beat every ``perio
 bursts in order (a burst's first beat at ``max(address + L, previous beat + P)``); a write
 burst's beats accepted one every ``period`` cycles from the cycle after its address (the
 unit offers them then), its response ``latency`` cycles after its last beat, responses one a
-cycle; address channels always ready. Reads and writes do not share the memory's rate.
+cycle; address channels always ready. Each channel (feature read, feature write, weight read)
+has its own rate.
 
 The unit's schedule (the RTL's, cycle 0 the start pulse):
 
@@ -21,11 +22,14 @@ The unit's schedule (the RTL's, cycle 0 the start pulse):
 3. the map in runs (`engine_eltwise.runs`: the whole map, or with strided blocks a block a
    run, run ``r`` from ``X_BASE + r·X_STRIDE`` of each map ``X``), each in chunks of
    ``len(p) = min(BURST, NB − p, beats to the next 4 KB of A, of B (ADD, MUL), of OUT)``
-   beats (``NB = ceil(run bytes/DB)``, ``p`` the run's beats so far): per chunk an A burst,
-   then a B burst (ADD, MUL) the next cycle; chunk ``i``'s A waits until fewer than
-   ``CHUNKS`` chunks are in flight (read and not wholly written: chunk ``i − CHUNKS``'s last
-   W beat + 1);
-4. a chunk's result beats leave the 3-stage datapath 3 cycles after their (B, or A) beat's
+   beats (``NB = ceil(run bytes/DB)``, ``p`` the run's beats so far): per chunk an A burst
+   on the feature port; chunk ``i``'s A waits until fewer than ``CHUNKS`` chunks are in
+   flight (read and not wholly written: chunk ``i − CHUNKS``'s last W beat + 1); ADD, MUL:
+   its B burst on the weight port, the cycle after its A request, after the previous B's and
+   the table's requests (one a cycle from cycle 1); A beat ``k`` is taken (into the pair
+   buffer, ``BURST`` beats) from the cycle after B beat ``k − BURST``, B beat ``k`` from the
+   cycle after A beat ``k`` (beat by beat: O(beats), about 1 µs a beat);
+4. a chunk's result beats leave the 3-stage datapath 3 cycles after their firing beat's
    last slice (``LANES`` lanes: a beat takes ``R = DB/LANES`` cycles, and a beat that starts
    one, B in ADD and MUL, A in MULV and TABLE, is taken, ``rready``, only ``R`` cycles after
    the previous such beat, the first not before the table is written: the memory holds it,
@@ -34,8 +38,8 @@ The unit's schedule (the RTL's, cycle 0 the start pulse):
    W beats from the cycle after that;
 5. done: the cycle after the last write response.
 
-The recurrence below follows that order chunk by chunk: O(chunks), milliseconds for a
-ResNet-sized map.
+The recurrence below follows that order chunk by chunk (ADD, MUL: beat by beat), milliseconds
+for a ResNet-sized map.
 """
 
 from __future__ import annotations
@@ -146,7 +150,7 @@ class EltwiseCycles:
     Attributes:
         cycles: start to done.
         table: cycle of the table's last beat (0 without a table).
-        reads: beats read on the feature port (vector included).
+        reads: beats read, the table's apart (vector and B, on the weight port, included).
         writes: beats written.
         chunks: chunks of the map.
         ready: the first cycle a beat that starts a computation may be taken: the cycle after
@@ -186,9 +190,10 @@ def layer_cycles(row: list[int], beat: int, latency: int, period: int, burst: in
         if not g or f["C"] % g:
             raise ValueError(f"engine_eltwise model: give g, A_STRIDE={f['A_STRIDE']} is not H·W·G")
     table = mode == TABLE or bool(f["LUT"])
-    t0, t_last, t_ready = 1, 0, 0
+    t0, t_last, t_ready, t_ar = 1, 0, 0, 0
     if table:
         t_last, t_ready = table_load(f["T_BASE"], beat, lat, per, burst)
+        t_ar = len(split(f["T_BASE"], TABLE_BYTES // beat, beat, burst))  # its last address
     ar, rlast, reads = t0 - 1, -(1 << 60), 0
     # the last beat that started the lanes (a table: the first may be taken at t_ready)
     fired = t_ready - slow if table else -(1 << 60)
@@ -212,11 +217,28 @@ def layer_cycles(row: list[int], beat: int, latency: int, period: int, burst: in
     lens = chunks(row, beat, burst, g)
     wlast: list[int] = []
     aw = w = b = -(1 << 60)
+    two = mode in (ADD, MUL)
+    # ADD, MUL: B on the weight port (after the table's addresses and beats); beat by beat,
+    # A beat j taken from the cycle after B beat j - burst (the pair buffer), B beat j from the
+    # cycle after A beat j (``alast``, ``blast``: each port's last beat taken)
+    b_ar, alast, blast = t_ar, -(1 << 60), t_last if table else -(1 << 60)
+    tb = [-(1 << 60)] * burst  # B beat j's cycle at j mod burst
+    j = 0
     for i, n in enumerate(lens):
-        two = mode in (ADD, MUL)
-        read(n, wlast[i - in_flight] + 1 if i >= in_flight else t0, fire=not two)
-        if two:
-            read(n, t0, fire=True)
+        gate = wlast[i - in_flight] + 1 if i >= in_flight else t0
+        if not two:
+            read(n, gate, fire=True)
+        else:
+            ar = max(ar + 1, gate)
+            b_ar = max(b_ar + 1, ar + 1)
+            a_off, b_off = ar + lat, b_ar + lat
+            for _ in range(n):
+                k = j % burst
+                alast = max(a_off, alast + per, tb[k] + 1)
+                blast = tb[k] = max(b_off, blast + per, alast + 1, fired + slow)
+                fired, a_off, b_off, j = blast, -(1 << 60), -(1 << 60), j + 1
+            rlast = blast
+            reads += 2 * n
         aw = max(aw + 1, rlast + slow - 1 + PIPE + 1)
         w = max(aw + 1, w + per) + (n - 1) * per
         wlast.append(w)
@@ -242,11 +264,11 @@ def resources(g: int, beat: int, burst: int = 64, in_flight: int = 4, cmax: int 
     - DSP: `ELTWISE_DSP` (2) a lane, as ``eltwise.sv`` (Add: two 9 × 25 products; Mul:
       9 × 9 then 18 × 25); here one pair serves both modes through operand multiplexers; and
       `DESC_DSP` for the descriptor's sizes.
-    - BRAM18 / LUTRAM (`memory.memory`): the A chunk buffer (``burst`` beats), the output
+    - BRAM18 / LUTRAM (`memory.memory`): the A pair buffer (``burst`` beats), the output
       buffer (``in_flight·burst`` beats), the vector buffer (``cmax`` bytes in beats and one
       more: a memory of ``8·g`` bits per ``g``-byte group of a beat, two copies each: read at
       two addresses, a block's word and the next's), the table's staging buffer (``256/beat``
-      beats) and the chunk queue's OUT addresses (32 bits, ``in_flight`` words); each lane's
+      beats) and the chunk queue's OUT and B addresses (32 bits, ``in_flight`` words); each lane's
       copy of the table is in `LUT_TABLE_LANE`. Yosys 0.70 maps them so, LUT for LUT, on all
       five configurations of bench/resources.py ``--engine``.
     - LUT: `LUT_ELTWISE` a lane (fitted on ``eltwise.sv``'s lanes), `LUT_TABLE_LANE` and
@@ -261,7 +283,7 @@ def resources(g: int, beat: int, burst: int = 64, in_flight: int = 4, cmax: int 
     w = 8 * beat
     mem = (memory(w, burst) + memory(w, in_flight * burst)
            + memory(8 * g, _ceil(cmax, beat) + 1).times(2 * (beat // g))
-           + memory(w, TABLE_BYTES // beat) + memory(32, in_flight))
+           + memory(w, TABLE_BYTES // beat) + memory(32, in_flight).times(2))
     return EltwiseResources(
         dsp=ELTWISE_DSP * lanes + DESC_DSP,
         bram18=mem.bram18,

@@ -99,12 +99,13 @@ async def engine_frames(dut):
     feat = memoryview(mem)[c["f_base"]:c["w_base"]]  # the feature memory as the program addresses it
     base = prog.regions[prog.input].base
     await _reset(dut)
-    # paced (each beat P cycles after the one before was taken) and, for a narrow element-wise
-    # unit, holding a beat not yet taken: the memory the element-wise unit's model assumes; the
-    # conv and window units take every beat when offered, so for them it is the default memory
+    # paced (each beat P cycles after the one before was taken) and holding a beat not yet
+    # taken (the element-wise unit's A and B beats, on both read ports): the memory the
+    # element-wise unit's model assumes; the conv and window units take every beat when
+    # offered, so for them it is the default memory
     mems = [AxiReadMemory(dut, "m_axi_f", mem, 0, c["L"], rate, prog.beat, paced=True, hold=True),
             AxiWriteMemory(dut, "m_axi_f", mem, 0, c["L"], rate, prog.beat, paced=True),
-            AxiReadMemory(dut, "m_axi_w", mem, 0, c["L"], rate, prog.beat, paced=True)]
+            AxiReadMemory(dut, "m_axi_w", mem, 0, c["L"], rate, prog.beat, paced=True, hold=True)]
     rec = {"ends": [], "cycles": [], "pred": pred, "wrong": [], "cycle": 0}
     outs: dict[str, list[np.ndarray]] = {n: [] for n in c["names"]}
     t_wall = time.perf_counter()

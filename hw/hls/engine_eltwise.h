@@ -22,8 +22,8 @@
 // (the top function declares the INTERFACE pragmas); every base is a byte address, a
 // multiple of BEAT. Below, DDR_BEAT stands for BEAT. Per call: the table (if used) and
 // MULV's vector into on-chip arrays, then per run, per chunk of BURST beats one burst of A,
-// one of B (ADD, MUL), BURST result beats (II = 1, DDR_BEAT lanes) and one burst of the
-// result. A run's last beat is read and written whole: its bytes past the run are the
+// one of B (ADD, MUL; from fmem: wmem is the weight image, B is not in it; the RTL reads B on
+// its weight port), BURST result beats (II = 1, DDR_BEAT lanes), one burst of the result. A run's last beat is read and written whole: its bytes past the run are the
 // region's padding or the block's stride gap.
 #ifndef BBGRAP_ENGINE_ELTWISE_H
 #define BBGRAP_ENGINE_ELTWISE_H

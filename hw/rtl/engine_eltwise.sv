@@ -15,8 +15,8 @@
 // map is one run of NB = ceil(H*W*C/DB) beats; else (strides multiples of the beat) a run
 // of NB = ceil(H*W*G/DB) beats a block, run b from X_BASE + b*X_STRIDE, its last beat's
 // bytes past the block those of the stride gap.
-// Datapath: LANES byte lanes (default DATA_W/8: one feature beat a cycle; the unit is
-// memory-bound: ADD and MUL read two beats a result beat). With fewer lanes a beat is computed
+// Datapath: LANES byte lanes (default DATA_W/8: one beat a cycle; the unit is memory-bound).
+// With fewer lanes a beat is computed
 // over R = DATA_W/8/LANES cycles, slice s (bytes s*LANES ..) in its s-th cycle: slice 0 from the
 // read data as it arrives, the others from a copy of the beat; rready is low for a beat that
 // would start a computation (B in ADD, MUL; A in MULV, TABLE) while the lanes are still on the
@@ -25,23 +25,24 @@
 // block), or, in one run, the block of the beat's first group or the next (H*W*G >= the beat:
 // the descriptor checks it).
 // Schedule (cycle 0: start; bbgrap_hls/model/engine_eltwise.py is its exact cycle count):
-//   table  with a table, its 256/DB beats on w_axi from cycle 1 (rready high) into a staging
-//          buffer; from the cycle after a beat is in, TK = 4 bytes a cycle are written into
-//          each lane's copy of the table (TK banks of 64 bytes, one write port: distributed
-//          RAM, 256/TK writes); the feature reads start at cycle 1 as without a table, but a
+//   table  with a table, its 256/DB beats on w_axi from cycle 1 into a staging buffer; from
+//          the cycle after a beat is in, TK = 4 bytes a cycle are written into each lane's
+//          copy of the table (TK banks of 64 bytes, one write port: LUTRAM, 256/TK writes); the feature reads start at cycle 1 as without a table, but a
 //          beat that starts a computation is not taken (rready low) before the cycle after
 //          the last write;
 //   reads  MULV's vector beats (a strided vector: a one-beat burst a block), then run by run
 //          in chunks of len(p) = min(BURST, NB - p, beats to the next 4 KB of A, of B (ADD,
-//          MUL), of OUT) beats, p the run's beats so far: an A burst,
-//          then (ADD, MUL) a B burst the next cycle; a chunk's A waits until fewer than
-//          CHUNKS chunks are in flight (read, not wholly written), so the output buffer
-//          (CHUNKS*BURST beats) always has room (rready is low only for a narrow unit's
-//          lanes, above). A beats wait in a
-//          chunk buffer for their B beats (the read data come in order: A then B). A
-//          chunk's length, OUT address and whether it ends its run go into a queue of
-//          CHUNKS entries at its A request; the read data, AW and W sides take them from it.
-//   compute a result beat 3 cycles after its (B, or A) beat: products | rounding, zero point
+//          MUL), of OUT) beats, p the run's beats so far: an A burst on the feature port; a
+//          chunk's A waits until fewer than CHUNKS chunks are in flight (read, not wholly
+//          written), so the output buffer (CHUNKS*BURST beats) always has room. A chunk's
+//          length, OUT and B addresses and whether it ends its run go into a queue of CHUNKS
+//          entries at its A request; the B requests, read data, AW and W sides take them.
+//   B      (ADD, MUL) per chunk a B burst on w_axi (w_axi_feat high: a feature address) after
+//          the table's requests, from the cycle after its A request. A beat k is taken into
+//          pbuf (BURST beats, index mod BURST) from the cycle after B beat k - BURST; B beat
+//          k (the pair fires) from the cycle after A beat k, the lanes free and the table
+//          written. No rready depends on a valid.
+//   compute a result beat 3 cycles after its firing beat: products | rounding, zero point
 //          and clamp (rq_round) | table or bypass, into the output buffer.
 //   write  a chunk's AW once its last result is in the buffer (the cycle after), its W beats
 //          from the cycle after the AW, one per wready, full strobes; done is high for the
@@ -106,7 +107,8 @@ module engine_eltwise #(
     input  wire                  w_axi_rlast,
     /* verilator lint_on UNUSEDSIGNAL */
     input  wire                  w_axi_rvalid,
-    output logic                 w_axi_rready
+    output logic                 w_axi_rready,
+    output logic                 w_axi_feat     // the w_axi request reads the feature image (B)
 );
   localparam int NF = 21;
   localparam int VW = G * 8;
@@ -118,7 +120,7 @@ module engine_eltwise #(
   localparam int TB = 256 / DB;                  // table beats
   localparam int OB = CHUNKS * BURST;            // output buffer beats
   localparam int OBW = $clog2(OB);
-  localparam int ABW = $clog2(BURST);
+  localparam int ABW = $clog2(BURST);            // pair buffer index
   localparam int VB = (CMAX + DB - 1) / DB + 1;  // vector beats (+1: the block after the last)
   localparam int VBW = $clog2(VB);
   localparam int TBW = $clog2(TB + 1);
@@ -209,6 +211,14 @@ module engine_eltwise #(
   assign run_a = fd[F_AS] != hwg || fd[F_OS] != hwg || (fd[F_MODE] < 32'd2 && fd[F_BS] != hwg);
   wire begin_l = start && !busy;
 
+  // the chunk queue: length, OUT and B address, last chunk of its run (pushed at the A request)
+  logic [31:0] q_len[CHUNKS], q_addr[CHUNKS];
+  logic q_last[CHUNKS];
+  logic [31:0] a_cnt, d_cnt, aw_cnt, w_cnt;  // chunks requested, read, AW sent, W sent
+  function automatic logic [QW-1:0] qi(input logic [31:0] n);  // chunk n's queue entry
+    qi = QW'(n & 32'(CHUNKS - 1));
+  endfunction
+
   // ---- table: 256 bytes on the weight port into a staging buffer, then TK bytes a cycle into
   // every lane's copy (TK banks of 256/TK bytes, one write port each: LUTRAM); a beat that
   // would start a computation waits for the last write (rready low, the memory holds it) ------
@@ -223,27 +233,34 @@ module engine_eltwise #(
     t_len = 32'(TB) - 32'(t_req);
     if (to4k(t_addr[11:0]) < t_len) t_len = to4k(t_addr[11:0]);
   end
-  assign w_axi_arvalid = busy && tab_on && t_req != TBW'(TB);
-  assign w_axi_araddr = ADDR_W'(t_addr);
-  assign w_axi_arlen = 8'(t_len - 1);
+  logic t_ar, t_beat, b_ar;  // a table request, a table beat on w_axi; a B request
+  logic [31:0] bq, q_baddr[CHUNKS];  // chunks whose B was requested; B addresses (queue)
+  assign t_ar = tab_on && t_req != TBW'(TB);
+  assign t_beat = tab_on && t_got != TBW'(TB);
+  assign b_ar = !t_ar && bin && bq != a_cnt;  // after the table's, B of each chunk whose A is out
+  assign w_axi_arvalid = busy && (t_ar || b_ar);
+  assign w_axi_feat = !t_ar;
+  assign w_axi_araddr = ADDR_W'(t_ar ? t_addr : q_baddr[qi(bq)]);
+  assign w_axi_arlen = 8'((t_ar ? t_len : q_len[qi(bq)]) - 1);
   assign w_axi_arsize = 3'(DBW);
   assign w_axi_arburst = 2'b01;  // INCR
-  assign w_axi_rready = 1'b1;
   // group wc is byte slice wc mod TS of staged beat wc / TS: written once that beat is in
   assign t_we = busy && tab_on && !tab_ready && 32'(wc) < (32'(t_got) << TSW);
   assign t_wd = (8 * TK)'(tstage[TSB'(32'(wc) >> TSW)] >> (8 * TK * (32'(wc) & 32'(TS - 1))));
   always_ff @(posedge clk) begin
-    if (busy && w_axi_rvalid) tstage[TSB'(t_got)] <= w_axi_rdata;
+    if (busy && w_axi_rvalid && t_beat) tstage[TSB'(t_got)] <= w_axi_rdata;
   end
   always_ff @(posedge clk) begin
     if (begin_l) begin
       t_req <= '0;
       t_got <= '0;
+      bq <= '0;
       wc <= '0;
       tab_ready <= 1'b0;
     end else begin
-      if (w_axi_arvalid && w_axi_arready) t_req <= t_req + TBW'(t_len);
-      if (busy && w_axi_rvalid) t_got <= t_got + 1'b1;
+      if (w_axi_arvalid && w_axi_arready && t_ar) t_req <= t_req + TBW'(t_len);
+      if (w_axi_arvalid && w_axi_arready && !t_ar) bq <= bq + 1;
+      if (busy && w_axi_rvalid && t_beat) t_got <= t_got + 1'b1;
       if (t_we) begin
         wc <= wc + 1'b1;
         if (wc == TGW'(TG - 1)) tab_ready <= 1'b1;
@@ -251,18 +268,11 @@ module engine_eltwise #(
     end
   end
 
-  // ---- feature reads: the vector, then per chunk A (and B) -------------------------------
-  logic go, vec_ar, rsel, ar_hs, a_req, r_end;
+  // ---- feature reads: the vector, then per chunk A (B on w_axi, above) ---------------------
+  logic go, vec_ar, ar_hs, a_req, r_end;
   logic [31:0] v_req, v_addr, rp, rr, ra, rb, ro, r_len, r_addr;  // rp: beats of run rr so far
   logic [CW-1:0] infl;  // chunks whose A was requested and whose last W beat has not gone
   logic w_hs, w_end;
-  // the chunk queue: length, OUT address, last chunk of its run (pushed at the A request)
-  logic [31:0] q_len[CHUNKS], q_addr[CHUNKS];
-  logic q_last[CHUNKS];
-  logic [31:0] a_cnt, d_cnt, aw_cnt, w_cnt;  // chunks requested, read, AW sent, W sent
-  function automatic logic [QW-1:0] qi(input logic [31:0] n);  // chunk n's queue entry
-    qi = QW'(n & 32'(CHUNKS - 1));
-  endfunction
   assign go = busy;
   assign vec_ar = v_req != vb;
   always_comb begin
@@ -272,18 +282,18 @@ module engine_eltwise #(
       if (r_len > 32'(BURST)) r_len = 32'(BURST);
       if (to4k(r_addr[11:0]) < r_len) r_len = to4k(r_addr[11:0]);
     end else begin
-      r_addr = (rsel ? rb : ra) + (rp << DBW);
+      r_addr = ra + (rp << DBW);
       r_len = clen(rp, nb, ra, rb, ro, bin);
     end
   end
   assign r_end = rp + r_len == nb;
-  assign m_axi_arvalid = go && (vec_ar || (rr != nrun && (rsel || infl != CW'(CHUNKS))));
+  assign m_axi_arvalid = go && (vec_ar || (rr != nrun && infl != CW'(CHUNKS)));
   assign m_axi_araddr = ADDR_W'(r_addr);
   assign m_axi_arlen = 8'(r_len - 1);
   assign m_axi_arsize = 3'(DBW);
   assign m_axi_arburst = 2'b01;
   assign ar_hs = m_axi_arvalid && m_axi_arready;
-  assign a_req = ar_hs && !vec_ar && !rsel;
+  assign a_req = ar_hs && !vec_ar;
   always_ff @(posedge clk) begin
     if (begin_l) begin
       v_req <= '0;
@@ -293,13 +303,13 @@ module engine_eltwise #(
       ra <= fd[F_A];
       rb <= fd[F_B];
       ro <= fd[F_OUT];
-      rsel <= 1'b0;
       infl <= '0;
       a_cnt <= '0;
     end else begin
       if (a_req) begin
         q_len[qi(a_cnt)] <= r_len;
         q_addr[qi(a_cnt)] <= ro + (rp << DBW);
+        q_baddr[qi(a_cnt)] <= rb + (rp << DBW);
         q_last[qi(a_cnt)] <= r_end;
         a_cnt <= a_cnt + 1;
       end
@@ -307,9 +317,7 @@ module engine_eltwise #(
         if (vec_ar) begin
           v_req <= v_req + r_len;
           v_addr <= v_addr + (vstr ? fd[F_BS] : r_len << DBW);
-        end else if (bin && !rsel) rsel <= 1'b1;
-        else begin
-          rsel <= 1'b0;
+        end else begin
           rp <= r_end ? 32'd0 : rp + r_len;
           if (r_end) begin  // the next run: each map's next block
             rr <= rr + 1;
@@ -323,39 +331,44 @@ module engine_eltwise #(
     end
   end
 
-  // ---- read data: vector beats, A beats into the chunk buffer, operand pairs ---------------
-  logic [31:0] v_got, dk, d_len, vblk, vpix;
-  logic dsel, vec_r, main_r, fire, r_hs;
+  // ---- read data: vector beats; A beats into pbuf, B beats (w_axi) fire with theirs -------
+  logic [31:0] v_got, dk, d_len, vblk, vpix, ga, gb;  // ga, gb: A, B beats taken (ADD, MUL)
+  logic vec_r, main_r, b_r, fire, blocked;
   logic [SLW-1:0] sl;  // the lanes' slice this cycle (0: free, or a beat's first)
-  // a beat that would start a computation waits while the lanes are on the previous one, and
-  // (with a table) until the table is written
-  assign m_axi_rready = !(v_got == vb && (!bin || dsel) && (sl != '0 || (tab_on && !tab_ready)));
-  assign r_hs = m_axi_rvalid && m_axi_rready;
-  logic [DATA_W-1:0] abuf[BURST];
+  logic [DATA_W-1:0] pbuf[BURST];  // A beats waiting for their B (a slot reused BURST beats on)
   logic [DATA_W-1:0] op_a, op_b;
-  assign vec_r = busy && r_hs && v_got != vb;
-  assign main_r = busy && r_hs && v_got == vb;
+  // a firing beat (B in ADD, MUL; A in MULV, TABLE) waits for the lanes and the table
+  assign blocked = sl != '0 || (tab_on && !tab_ready);
+  assign m_axi_rready = bin ? ga - gb < 32'(BURST) : !(v_got == vb && blocked);
+  assign w_axi_rready = t_beat || (ga > gb && !blocked);
+  assign vec_r = busy && m_axi_rvalid && v_got != vb;
+  assign main_r = busy && m_axi_rvalid && m_axi_rready && v_got == vb;
+  assign b_r = busy && w_axi_rvalid && w_axi_rready && !t_beat;
   assign d_len = q_len[qi(d_cnt)];
-  assign fire = main_r && (!bin || dsel);
+  assign fire = bin ? b_r : main_r;
+  always_ff @(posedge clk) begin
+    if (main_r && bin) pbuf[ABW'(ga)] <= m_axi_rdata;
+  end
   always_ff @(posedge clk) begin
     if (begin_l) begin
       v_got <= '0;
       d_cnt <= '0;
       dk <= '0;
-      dsel <= 1'b0;
       vblk <= '0;
       vpix <= '0;
+      ga <= '0;
+      gb <= '0;
     end else begin
       if (vec_r) begin
         v_got <= v_got + 1;
       end
-      if (main_r) begin
-        if (bin && !dsel) abuf[ABW'(dk)] <= m_axi_rdata;
+      if (main_r) ga <= ga + 1;
+      if (b_r) gb <= gb + 1;
+      if (fire) begin
         if (dk == d_len - 1) begin
           dk <= '0;
-          dsel <= bin && !dsel;
-          if (!bin || dsel) d_cnt <= d_cnt + 1;
-          if (runs && q_last[qi(d_cnt)] && (!bin || dsel)) vblk <= vblk + 1;  // a run a block
+          d_cnt <= d_cnt + 1;
+          if (runs && q_last[qi(d_cnt)]) vblk <= vblk + 1;  // a run a block
         end else dk <= dk + 1;
       end
       if (fire && mode == MULV && !runs) begin  // the next beat's first group: NCH pixels on
@@ -389,8 +402,8 @@ module engine_eltwise #(
   assign vw0 = vg0[NCW'((vb0 & 32'(DB - 1)) >> GW)];
   assign vw1 = vg1[NCW'((vb1 & 32'(DB - 1)) >> GW)];
   always_comb begin
-    op_a = bin ? abuf[ABW'(dk)] : m_axi_rdata;
-    op_b = m_axi_rdata;
+    op_a = bin ? pbuf[ABW'(gb)] : m_axi_rdata;
+    op_b = bin ? w_axi_rdata : m_axi_rdata;
     if (mode == MULV)
       for (int q = 0; q < NCH; q++) op_b[q*VW+:VW] = !runs && vpix + 32'(q) >= hw ? vw1 : vw0;
   end

@@ -25,7 +25,8 @@
 //
 // Muxing: the active unit's (the last head's) AXI outputs drive the ports, FEAT_BASE added
 // to feature addresses and W_BASE to weight addresses (both multiples of 4 KB, so the units'
-// 4 KB burst cuts hold); the handshake inputs (ready, rvalid, bvalid) reach only the active
+// 4 KB burst cuts hold; the element-wise unit's B bursts on the weight port, w_axi_feat, are
+// feature addresses: one memory behind both ports); the handshake inputs (ready, rvalid, bvalid) reach only the active
 // unit, the data inputs all. A unit is quiet between its done and its next start (every read
 // returned, every write answered), so switching between steps loses nothing.
 module engine_top #(
@@ -201,6 +202,7 @@ module engine_top #(
   logic [DATA_W-1:0] f_wdata[3];
   logic [DATA_W/8-1:0] f_wstrb[3];
   logic [2:0] sel;
+  logic e_wfeat;  // the element-wise unit's weight-port request reads the feature image (B)
   assign sel = 3'b001 << unit;
 
   /* verilator lint_off PINCONNECTEMPTY */
@@ -261,7 +263,7 @@ module engine_top #(
       .w_axi_araddr(w_araddr[2]), .w_axi_arlen(w_arlen[2]), .w_axi_arsize(w_arsize[2]),
       .w_axi_arburst(w_arburst[2]), .w_axi_arvalid(w_arvalid[2]), .w_axi_arready(m_axi_w_arready && sel[2]),
       .w_axi_rdata(m_axi_w_rdata), .w_axi_rresp(m_axi_w_rresp), .w_axi_rlast(m_axi_w_rlast),
-      .w_axi_rvalid(m_axi_w_rvalid && sel[2]), .w_axi_rready(w_rready[2]));
+      .w_axi_rvalid(m_axi_w_rvalid && sel[2]), .w_axi_rready(w_rready[2]), .w_axi_feat(e_wfeat));
 
   // ---- the ports: the active unit's --------------------------------------------------------------
   logic [1:0] s;
@@ -282,7 +284,7 @@ module engine_top #(
   assign m_axi_f_wlast = f_wlast[s];
   assign m_axi_f_wvalid = f_wvalid[s];
   assign m_axi_f_bready = f_bready[s];
-  assign m_axi_w_araddr = w_araddr[s] + ADDR_W'(W_BASE);
+  assign m_axi_w_araddr = w_araddr[s] + (s == U_ELT && e_wfeat ? ADDR_W'(FEAT_BASE) : ADDR_W'(W_BASE));
   assign m_axi_w_arlen = w_arlen[s];
   assign m_axi_w_arsize = w_arsize[s];
   assign m_axi_w_arburst = w_arburst[s];
