@@ -315,3 +315,30 @@ def test_stem_over_pixel_blocks(tmp_path):
         sys.modules.pop("driver", None)
     frames = np.random.default_rng(0).standard_normal((2, 3, 32, 32)).astype(np.float32)
     assert driver.BLOCKS == 2 and np.array_equal(driver.held(frames), space_to_depth(frames, 2))
+
+
+def test_driver_applies_the_host_softmax(kv260):
+    """The bundled ResNet-8 ends in a Softmax, a host op: host/driver.py applies it to the
+    dequantised fabric output (host/host_ops.py, shared with dataflow drivers), so its result
+    is the graph's output as the integer reference computes it (run_int8: host ops in float)."""
+    from bbgrap_hls.commands.csim import int8_graph_of
+    from bbgrap_hls.quant.execute import run_int8
+
+    sys.path.insert(0, str(kv260 / "host"))
+    try:
+        import driver
+    finally:
+        sys.path.remove(str(kv260 / "host"))
+        sys.modules.pop("driver", None)
+        sys.modules.pop("host_ops", None)
+    assert [op["op"] for op in driver.HOST_OPS] == ["Softmax"]
+    gq = int8_graph_of(kv260)
+    seed = np.load(kv260 / "tb" / "seed_input.npy")
+    frames = np.concatenate([seed, -seed])
+    codes = np.load(kv260 / "tb" / "engine_expected.npy")  # the fabric output of both frames
+    got = driver.outputs(driver.dequantize(codes))
+    (name,) = gq.outputs
+    want = np.concatenate([run_int8(gq, {next(iter(gq.inputs)): f[None]})[name] for f in frames])
+    assert got.shape == want.shape
+    np.testing.assert_allclose(got, want, rtol=0, atol=1e-6)
+    assert np.allclose(got.sum(axis=-1), 1.0)

@@ -154,13 +154,38 @@ def host_files(program: ep.EngineProgram, plan, gq: Graph) -> dict[str, bytes]:
                out_shape=list(program.regions[program.output].shape),
                in_scale=repr(float(np.ravel(qi.scale)[0])), in_zp=int(np.ravel(qi.zp)[0]),
                out_scale=repr(float(np.ravel(qo.scale)[0])), out_zp=int(np.ravel(qo.zp)[0]),
-               host_tail=program.output not in gq.outputs)
+               host_ops=_host_ops(program, gq))
+    ctx["host_ops_py"] = repr(ctx["host_ops"])
     env = _env()
-    files = {k: v for k, v in host_static().items() if k.startswith("host/xrt_sim/")}
+    files = {k: v for k, v in host_static().items() if k.startswith(("host/xrt_sim/", "host/host_ops.py"))}
     files["host/host.cpp"] = env.get_template("engine/host.cpp.j2").render(**ctx).encode()
     files["host/driver.py"] = env.get_template("engine/driver.py.j2").render(**ctx).encode()
     files["host/sim_kernels.cpp"] = _template("sim_kernels.cpp")
     return files
+
+
+def _host_ops(program: ep.EngineProgram, gq: Graph) -> list[dict]:
+    """The host ops ``host/driver.py`` applies after the fabric output, in order (`host_ops.py`):
+    a chain from ``program.output`` to the graph's output, each op's input the one before's
+    output (an engine has one fabric output).
+
+    Raises:
+        UnsupportedError: the graph's output is neither the fabric output nor made from it by a
+            chain of host ops.
+    """
+    from bbgrap_hls.codegen.host import graph_host_ops
+    from bbgrap_hls.errors import UnsupportedError
+
+    ops, t = [], program.output
+    by_input = {h.inputs[0]: h for h in graph_host_ops(gq)}
+    while t not in gq.outputs:
+        h = by_input.get(t)
+        if h is None:
+            raise UnsupportedError(f"layer engine: graph output {list(gq.outputs)} is not made from the fabric "
+                                   f"output '{program.output}' by host ops")
+        ops.append({"op": h.op, "shape": h.shape, "axis": h.axis, "flatten": h.flatten})
+        t = h.outputs[0]
+    return ops
 
 
 def _cus(plan) -> list[str]:

@@ -91,6 +91,14 @@ class HostOp:
     flatten: bool
 
 
+def graph_host_ops(g, key=lambda t: t) -> list[HostOp]:
+    """The host ops of graph ``g`` (its nodes marked ``host``) in graph order, their inputs
+    renamed by ``key``. Ops outside `HOST_OPS` are listed too: the drivers stop with a message
+    naming the op."""
+    return [HostOp(n.op, [key(i) for i in g.act_inputs(n)], list(n.outputs), list(g.shape(n.inputs[0])),
+                   int(n.attrs.get("axis", -1)), bool(n.attrs.get("flatten", False))) for n in g.nodes if n.host]
+
+
 @dataclass
 class HostSpec:
     frames: int
@@ -207,12 +215,7 @@ def host_spec(design: Design, g: Graph, card_of: dict[str, int] | None = None) -
     def key(t: str) -> str:
         return design.alias.get(t, t)
 
-    host_ops = []
-    for n in g.nodes:
-        if n.host:
-            # Ops outside HOST_OPS: the drivers stop with a message naming the op.
-            host_ops.append(HostOp(n.op, [key(i) for i in g.act_inputs(n)], list(n.outputs), list(g.shape(n.inputs[0])),
-                                   int(n.attrs.get("axis", -1)), bool(n.attrs.get("flatten", False))))
+    host_ops = graph_host_ops(g, key)
     fabric = {t: ident for t, ident, _ in design.outputs}
     host_made = {o for h in host_ops for o in h.outputs}
     gouts = []

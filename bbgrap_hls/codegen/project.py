@@ -27,8 +27,9 @@ def kernel_headers() -> dict[str, bytes]:
 
 
 def host_static() -> dict[str, bytes]:
-    """``host/driver.py`` and the XRT stand-in headers (``host/xrt_sim/xrt/*.h``)."""
-    out = {"host/driver.py": (resources.files("bbgrap_hls.templates") / "host" / "driver.py").read_bytes()}
+    """``host/driver.py``, ``host/host_ops.py`` and the XRT stand-in headers (``host/xrt_sim/xrt/*.h``)."""
+    host = resources.files("bbgrap_hls.templates") / "host"
+    out = {"host/driver.py": (host / "driver.py").read_bytes(), "host/host_ops.py": (host / "host_ops.py").read_bytes()}
     root = resources.files("bbgrap_hls.hw") / "hls" / "xrt_sim" / "xrt"
     for p in sorted(root.iterdir(), key=lambda p: p.name):
         if p.name.endswith(".h"):

@@ -32,12 +32,16 @@ import ctypes
 import hashlib
 import json
 import subprocess
+import sys
 from pathlib import Path
 from typing import Any, Protocol
 
 import numpy as np
 
 HERE = Path(__file__).resolve().parent
+if str(HERE) not in sys.path:  # host_ops.py, next to this file (also when loaded by path)
+    sys.path.insert(0, str(HERE))
+import host_ops  # noqa: E402
 
 
 class Device(Protocol):
@@ -284,15 +288,6 @@ def dequantize(q: np.ndarray, b: dict) -> np.ndarray:
     return np.ascontiguousarray(x.reshape(-1, hw, c).transpose(0, 2, 1)).reshape(b["shape"])
 
 
-def softmax(x: np.ndarray, op: dict) -> np.ndarray:
-    x = np.asarray(x, np.float64).reshape(op["shape"])
-    a = op["axis"]
-    y = x.reshape(int(np.prod(x.shape[:a])), -1) if op["flatten"] else x
-    ax = 1 if op["flatten"] else a
-    e = np.exp(y - y.max(axis=ax, keepdims=True))
-    return (e / e.sum(axis=ax, keepdims=True)).reshape(x.shape).astype(np.float32)
-
-
 def run(device: Device, inputs: dict[str, np.ndarray], spec: dict | None = None, load_weights: bool = True,
         hls_dir: Path | None = None) -> tuple[dict[str, np.ndarray], list[np.ndarray]]:
     """Run one batch: returns (fabric int8 outputs by ident, NHWC; graph outputs, float).
@@ -334,9 +329,7 @@ def run(device: Device, inputs: dict[str, np.ndarray], spec: dict | None = None,
             raw[b["ident"]] = device.read(bos[b["name"]])[: b["elems"] * frames]
             env[b["tensor"]] = dequantize(raw[b["ident"]], b)
     for op in spec["host_ops"]:
-        if op["op"] != "Softmax":
-            raise NotImplementedError(f"host op {op['op']} is not implemented in driver.py")
-        env[op["outputs"][0]] = softmax(env[op["inputs"][0]], op)
+        env[op["outputs"][0]] = host_ops.apply(op, env[op["inputs"][0]])
     return raw, [env[o["tensor"]].reshape(o["shape"]) for o in spec["graph_outputs"]]
 
 
