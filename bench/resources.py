@@ -195,7 +195,7 @@ ENGINE_CONFIGS: dict[str, tuple[str, dict]] = {
 """The layer engine's units (``--engine``): their descriptors are run-time inputs, not a module
 of sim/cases.py; not in `CONFIGS`, so the test suite does not run them (about 7 minutes
 together on one core, 15-35 s an element-wise configuration since its table is in LUTRAM)."""
-ENGINE_DEPS = {"conv_engine": ["axi_bursts", "mac2", "rq_lane", "rq_round"], "engine_window": ["rq_lane", "rq_round"],
+ENGINE_DEPS = {"conv_engine": ["conv_load", "axi_bursts", "mac2", "rq_lane", "rq_round"], "engine_window": ["rq_lane", "rq_round"],
                "engine_eltwise": ["rq_round"]}
 KNOWN = {**CONFIGS, **CONVERTERS, **ENGINE_CONFIGS}
 UNTESTED = ("mvu-16x4-pack", "mvu-32x4-pack", "maxpool-p1", "maxpool-p16", "lrn-c64p8", "dwconv-3x3-p4j9-lut",

@@ -32,7 +32,7 @@ from . import golden
 from .memfile import write_mem
 from .runner import CACHE, ROOT, build_and_test
 
-MODULES = ("conv_engine", "axi_bursts", "mac2", "rq_lane", "rq_round")
+MODULES = ("conv_engine", "conv_load", "axi_bursts", "mac2", "rq_lane", "rq_round")
 FRAMES = 2
 HDL_KEYS = ("PE", "SIMD", "DATA_W", "BURST", "WQ", "PACK")
 

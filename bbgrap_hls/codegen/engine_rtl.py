@@ -44,7 +44,7 @@ DIR = "rtl"
 TOP = "engine_top"
 WRAPPER = "engine_design"
 PROG_FILE = "prog.mem"
-MODULES = ("engine_top", "conv_engine", "axi_bursts", "mac2", "engine_window", "engine_eltwise", "rq_lane",
+MODULES = ("engine_top", "conv_engine", "conv_load", "axi_bursts", "mac2", "engine_window", "engine_eltwise", "rq_lane",
            "rq_round")
 """The ``hw/rtl`` modules the top instantiates."""
 HDL_KEYS = ("PE", "SIMD", "DATA_W", "FEAT_BASE", "W_BASE", "ROM_WORDS", "IBUF_WORDS", "TILE_WORDS", "BURST", "WQ",

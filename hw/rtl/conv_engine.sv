@@ -299,90 +299,18 @@ module conv_engine #(
     end
   end
 
-  // ---- load: the input map into the input buffer ------------------------------------------
-  // in_runs spans of in_beats beats, the first from the beat holding IN_BASE (run0), each
-  // next IN_STRIDE on, back to back (axi_bursts takes the next span with the last burst)
+  // ---- load: the input map into the input buffer (conv_load.sv: the runs in chunks) ---------
   // (the input buffer itself, ibuf, is in stage 1 below: its memory style a parameter)
-  // The runs go out as spans of CHUNK beats (a run's last one the rest), chunk k of every run
-  // before chunk k + 1 of any (k outer, the run inner), so that the rows of all blocks come in
-  // together; `avail` counts the bytes of each run in after every whole round of chunks.
-  logic [IRW-1:0] icnt, wrow, lrbase;
-  logic in_loaded, in_go, in_ready;
-  logic [31:0] rq_r, dt_r;         // run of the span offered next; of the span arriving
-  logic [BEATS_W-1:0] rq_k, dt_k;  // their chunk's first beat in the run
-  logic [BEATS_W-1:0] dt_j;        // beat of the arriving span
-  logic [ADDR_W-1:0] rq_run;       // first beat address of the offered span's run
-  logic rq_more;                   // spans left to offer
-  logic [31:0] avail;              // bytes of each run in (whole rounds)
-  logic [ADDR_W-1:0] in_first, cur_run, sp_addr;
-  logic [31:0] cur_r;
-  logic [BEATS_W-1:0] cur_k, sp_beats, dt_n;
-  assign in_first = ADDR_W'(FEAT_BASE) + ADDR_W'(f_in) - ADDR_W'(skip);
-  assign cur_r = run0 ? '0 : rq_r;
-  assign cur_k = run0 ? '0 : rq_k;
-  assign cur_run = run0 ? in_first : rq_run;
-  assign sp_addr = cur_run + (ADDR_W'(cur_k) << DBW);
-  assign sp_beats = in_beats - cur_k < BEATS_W'(CHUNK) ? in_beats - cur_k : BEATS_W'(CHUNK);
-  assign dt_n = in_beats - dt_k < BEATS_W'(CHUNK) ? in_beats - dt_k : BEATS_W'(CHUNK);
-  assign in_go = run0 || (run && rq_more);
-  axi_bursts #(.DATA_W(DATA_W), .ADDR_W(ADDR_W), .BEATS_W(BEATS_W)) in_ar (
-      .clk(clk), .rst(rst), .go(in_go), .addr(sp_addr), .beats(sp_beats),
-      .ready(in_ready), .ax_addr(m_axi_f_araddr), .ax_len(m_axi_f_arlen), .ax_size(m_axi_f_arsize),
-      .ax_burst(m_axi_f_arburst), .ax_valid(m_axi_f_arvalid), .ax_ready(m_axi_f_arready));
-  assign m_axi_f_rready = 1'b1;
-  always_ff @(posedge clk) begin
-    if (rst) begin
-      rq_r <= '0;
-      rq_k <= '0;
-      rq_run <= '0;
-      rq_more <= 1'b0;
-    end else if (in_go && in_ready) begin  // the span (cur_k, cur_r) is taken: offer the next
-      if (cur_r != in_runs - 1) begin
-        rq_r <= cur_r + 1;
-        rq_k <= cur_k;
-        rq_run <= cur_run + ADDR_W'(f_is);
-        rq_more <= 1'b1;
-      end else begin
-        rq_r <= '0;
-        rq_k <= cur_k + BEATS_W'(CHUNK);
-        rq_run <= in_first;
-        rq_more <= 32'(cur_k) + CHUNK < 32'(in_beats);
-      end
-    end
-  end
-
-  always_ff @(posedge clk) begin
-    if (rst || run0) begin
-      icnt <= '0;
-      in_loaded <= 1'b0;
-      dt_r <= '0;
-      dt_k <= '0;
-      dt_j <= '0;
-      wrow <= '0;
-      lrbase <= '0;
-      avail <= '0;
-    end else if (m_axi_f_rvalid) begin
-      icnt <= icnt + 1'b1;
-      if (32'(icnt) == nin - 1) in_loaded <= 1'b1;
-      if (dt_j != dt_n - 1'b1) begin
-        dt_j <= dt_j + 1'b1;
-        wrow <= wrow + 1'b1;
-      end else begin  // the span's last beat
-        dt_j <= '0;
-        if (dt_r != in_runs - 1) begin
-          dt_r <= dt_r + 1;
-          lrbase <= lrbase + IRW'(in_beats);
-          wrow <= lrbase + IRW'(in_beats) + IRW'(dt_k);
-        end else begin  // a whole round
-          dt_r <= '0;
-          dt_k <= dt_k + BEATS_W'(CHUNK);
-          lrbase <= '0;
-          wrow <= IRW'(dt_k) + IRW'(CHUNK);
-          avail <= avail + (32'(CHUNK) << DBW);
-        end
-      end
-    end
-  end
+  logic [IRW-1:0] wrow;
+  logic in_loaded;
+  logic [31:0] avail;
+  conv_load #(.DATA_W(DATA_W), .ADDR_W(ADDR_W), .BEATS_W(BEATS_W), .IRW(IRW), .CHUNK(CHUNK)) u_load (
+      .clk(clk), .rst(rst), .run0(run0), .run(run),
+      .first(ADDR_W'(FEAT_BASE) + ADDR_W'(f_in) - ADDR_W'(skip)), .runs(in_runs), .beats(in_beats),
+      .stride(f_is), .nin(nin), .m_axi_araddr(m_axi_f_araddr), .m_axi_arlen(m_axi_f_arlen),
+      .m_axi_arsize(m_axi_f_arsize), .m_axi_arburst(m_axi_f_arburst), .m_axi_arvalid(m_axi_f_arvalid),
+      .m_axi_arready(m_axi_f_arready), .m_axi_rvalid(m_axi_f_rvalid), .m_axi_rready(m_axi_f_rready),
+      .wrow(wrow), .loaded(in_loaded), .avail(avail));
 
   // ---- weights: tiles into the two halves of the tile memory ------------------------------
   // (the tile memory itself, tmem, is in stage 1 below: its memory style a parameter)
