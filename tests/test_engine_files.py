@@ -8,6 +8,7 @@ import numpy as np
 import pytest
 
 from bbgrap_hls.codegen import engine_files as ef
+from bbgrap_hls.codegen import engine_memory as em
 from bbgrap_hls.codegen import engine_program as ep
 from bbgrap_hls.model.engine_top import TopParams, frame_cycles
 from tests.test_engine_program import frames, graphs  # noqa: F401  (the module fixture)
@@ -30,17 +31,17 @@ def test_round_trip(graphs, tmp_path, net, in_buffer):  # noqa: F811
     program = ep.build(gq, 8, 4, 16, in_buffer=in_buffer)
     assert in_buffer is None or any(r.stride for r in program.regions.values())
     back = _write(tmp_path, program)
-    assert ep.step_rows(back) == ep.step_rows(program)
+    assert ef.step_rows(back) == ef.step_rows(program)
     assert back.weights == program.weights and back.regions == program.regions
     tp = TopParams(latency=20, period=2, kb=16)
     assert frame_cycles(back, tp) == frame_cycles(program, tp)
     x = frames(gq, 1)[0]
-    mem = ep.run_memory(program, x)
+    mem = em.run_memory(program, x)
     r = program.regions[program.input]
     assert ef.input_bytes(back, x) == bytes(mem[r.base:r.base + r.span(program.pe)])
-    assert np.array_equal(ef.output_tensor(back, bytes(mem)), ep.run_reference(program, x))
+    assert np.array_equal(ef.output_tensor(back, bytes(mem)), em.run_reference(program, x))
     doc = ef.load_doc(tmp_path)
-    assert doc["params"] == PARAMS and doc["sizes"] == ep.unit_sizes(program)
+    assert doc["params"] == PARAMS and doc["sizes"] == ef.unit_sizes(program)
 
 
 def test_unknown_parameter_refused(graphs):  # noqa: F811

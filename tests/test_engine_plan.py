@@ -14,6 +14,7 @@ import warnings
 import pytest
 
 from bbgrap_hls.board import load_board
+from bbgrap_hls.codegen import engine_files as ef
 from bbgrap_hls.codegen import engine_program as ep
 from bbgrap_hls.errors import InfeasibleError
 from bbgrap_hls.frontend import load_model
@@ -44,7 +45,7 @@ def assert_plan_is_program(plan, program, bd, taps: int) -> None:
     """The plan's steps are the program's (a plan step's bands: the program's steps of that
     node, in a row), each with the sequencer's and the unit's cycles of `frame_cycles`, and
     the same frame."""
-    kb = max(2, 1 << (ep.unit_sizes(program)["KB"] - 1).bit_length())
+    kb = max(2, 1 << (ef.unit_sizes(program)["KB"] - 1).bit_length())
     lat, per = memory_timing(bd, 0, program.beat)
     assert (plan.latency, plan.period) == (lat, per)
     t = frame_cycles(program, TopParams(lat, per, kb=kb, taps=taps))
@@ -74,7 +75,7 @@ def test_plan_equals_program_frame(graphs, net, cfg, board, taps):
     assert all(st.bands == 1 and st.exact for st in plan.steps)  # small maps: whole layers, exact
     program = ep.build(gq, pe, simd, beat)
     assert [st.nodes for st in plan.steps] == [st.nodes for st in program.steps]
-    assert ep.step_rows(ep.build(gq, pe, simd, beat, in_buffer=plan.in_buffer)) == ep.step_rows(program)
+    assert ef.step_rows(ep.build(gq, pe, simd, beat, in_buffer=plan.in_buffer)) == ef.step_rows(program)
     assert_plan_is_program(plan, program, bd, taps)
 
 

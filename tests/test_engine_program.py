@@ -25,7 +25,9 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from bbgrap_hls.codegen import engine_files as ef
 from bbgrap_hls.codegen import engine_image as ei
+from bbgrap_hls.codegen import engine_memory as em
 from bbgrap_hls.codegen import engine_program as ep
 from bbgrap_hls.codegen.csim import flags
 from bbgrap_hls.frontend import load_model
@@ -126,7 +128,7 @@ def assert_every_tensor(gq, program: ep.EngineProgram, mem: bytes, x: np.ndarray
     their Concat's region, views)."""
     env = run_int8(gq, {gq.inputs[0]: x}, keep=True)
     for name in program.regions:
-        assert np.array_equal(ep.read_tensor(program, mem, name), env[name]), name
+        assert np.array_equal(em.read_tensor(program, mem, name), env[name]), name
 
 
 @pytest.mark.parametrize("cfg", CONFIGS)
@@ -135,10 +137,10 @@ def test_reference_equals_run_int8(graphs, net, cfg):
     gq = graphs[net]
     program = ep.build(gq, *CONFIGS[cfg])
     for x in frames(gq):
-        y = ep.run_reference(program, x)
+        y = em.run_reference(program, x)
         assert y.dtype == np.int8
         assert np.array_equal(y, want(gq, program, x))
-        assert_every_tensor(gq, program, ep.run_memory(program, x), x)
+        assert_every_tensor(gq, program, em.run_memory(program, x), x)
 
 
 def smallest_buffer(gq, pe: int, simd: int, beat: int) -> int | None:
@@ -184,11 +186,11 @@ def test_banded_reference_equals_run_int8(graphs, net, cfg):
     assert any(n > 1 for n in band_counts(program).values())
     conv = [s for s in program.steps if s.unit == "conv"]
     assert all(ei.in_buffer_bytes(s.desc, pe, beat) <= buf for s in conv)
-    assert ep.unit_sizes(program)["IBUF_WORDS"] * simd <= buf
+    assert ef.unit_sizes(program)["IBUF_WORDS"] * simd <= buf
     assert all(r.stride is not None and r.stride % beat == 0 and r.base % beat == 0 for r in program.regions.values())
     for x in frames(gq):
-        mem = ep.run_memory(program, x)
-        assert np.array_equal(ep.read_tensor(program, mem, program.output), want(gq, program, x))
+        mem = em.run_memory(program, x)
+        assert np.array_equal(em.read_tensor(program, mem, program.output), want(gq, program, x))
         assert_every_tensor(gq, program, mem, x)
 
 
@@ -214,7 +216,7 @@ def test_big_buffer_builds_the_whole_layer_program(graphs):
     need = max(ei.in_buffer_bytes(s.desc, 8, 64) for s in whole.steps if s.unit == "conv")
     same = ep.build(gq, 8, 4, 64, in_buffer=need)
     assert same.regions == whole.regions and same.weights == whole.weights
-    assert ep.step_rows(same) == ep.step_rows(whole)
+    assert ef.step_rows(same) == ef.step_rows(whole)
 
 
 def test_refuses_a_buffer_below_the_smallest_band(graphs):
@@ -283,10 +285,10 @@ def test_dense_after_an_unfolded_flatten(graphs, cfg):
     program = ep.build(g, *CONFIGS[cfg])
     assert program.regions["flat"].flat
     for x in frames(g):
-        y = ep.run_reference(program, x)
+        y = em.run_reference(program, x)
         assert np.array_equal(y, want(g, program, x))
         assert np.array_equal(y, want(gq, program, x))  # the rewrite is the same network
-        assert_every_tensor(g, program, ep.run_memory(program, x), x)
+        assert_every_tensor(g, program, em.run_memory(program, x), x)
 
 
 @pytest.mark.parametrize("what", ["avgpool_uncounted_pad", "lrn"])
@@ -334,7 +336,7 @@ def testbenches(graphs, tmp_path_factory) -> dict:
         pe, simd = CSIM_CONFIGS[cfg]
         sizes: dict[str, int] = {}
         for net in CSIM_NETS:
-            for k, v in ep.unit_sizes(ep.build(graphs[net], pe, simd, BEAT)).items():
+            for k, v in ef.unit_sizes(ep.build(graphs[net], pe, simd, BEAT)).items():
                 sizes[k] = max(sizes.get(k, 0), v)
         return _build(root / cfg, pe, simd, sizes)
 
@@ -347,7 +349,7 @@ def run_csim(tb: Path, d: Path, program: ep.EngineProgram, xs: list[np.ndarray])
     statuses and each frame's feature memory after it."""
     d.mkdir(parents=True, exist_ok=True)
     sizes = subprocess.run([str(tb), "sizes"], capture_output=True, text=True, check=True).stdout.split()
-    rows = ep.step_rows(program, conv_words=int(sizes[1]))
+    rows = ef.step_rows(program, conv_words=int(sizes[1]))
     (d / "prog.bin").write_bytes(np.array([len(rows)] + [v for r in rows for v in r], np.uint32).astype("<u4")
                                  .tobytes())
     (d / "w.bin").write_bytes(program.weights)
@@ -355,7 +357,7 @@ def run_csim(tb: Path, d: Path, program: ep.EngineProgram, xs: list[np.ndarray])
     (d / "mem.txt").write_text(f"{program.feature_size} {src.base}\n")
     for f, x in enumerate(xs):
         mem = bytearray(program.feature_size)
-        ep.write_tensor(program, mem, program.input, x)
+        em.write_tensor(program, mem, program.input, x)
         (d / f"in{f}.bin").write_bytes(bytes(mem[src.base:src.base + src.span(program.pe)]))
     r = subprocess.run([str(tb), str(d), str(len(xs))], capture_output=True, text=True)
     assert r.returncode == 0, r.stdout + r.stderr
@@ -373,7 +375,7 @@ def test_hls_top_equals_run_int8(graphs, testbenches, tmp_path, net, cfg):
     status, mems = run_csim(testbenches[cfg], tmp_path, program, xs)
     assert status == [0] * FRAMES
     for x, mem in zip(xs, mems, strict=True):
-        assert np.array_equal(ep.read_tensor(program, mem, program.output), want(gq, program, x))
+        assert np.array_equal(em.read_tensor(program, mem, program.output), want(gq, program, x))
         assert_every_tensor(gq, program, mem, x)
 
 
@@ -409,7 +411,7 @@ def test_hls_top_changed_weights_change_the_output(graphs, testbenches, tmp_path
     program.weights = bytes(w)
     x = frames(gq, 1)
     _, mems = run_csim(testbenches["pe4_simd4"], tmp_path, program, x)
-    assert not np.array_equal(ep.read_tensor(program, mems[0], program.output), want(gq, program, x[0]))
+    assert not np.array_equal(em.read_tensor(program, mems[0], program.output), want(gq, program, x[0]))
 
 
 @pytest.mark.csim

@@ -116,7 +116,7 @@ def _layout(program: ep.EngineProgram) -> dict:
     """The sizes the kernel, testbench and host share."""
     rin, rout = program.regions[program.input], program.regions[program.output]
     n = len(program.steps)
-    return {"steps": n, "program_words": 1 + n * (1 + ep.STEP_WORDS), "feature_bytes": program.feature_size,
+    return {"steps": n, "program_words": 1 + n * (1 + engine_files.STEP_WORDS), "feature_bytes": program.feature_size,
             "feature_beats": program.feature_size // program.beat + 1, "weight_bytes": len(program.weights),
             "weight_beats": -(-len(program.weights) // program.beat) + 1, "in_base": rin.base,
             "in_bytes": span(program, program.input), "out_base": rout.base,
@@ -132,7 +132,7 @@ def hls_files(program: ep.EngineProgram, plan, board) -> dict[str, bytes]:
 
     env = _env()
     ctx = dict(_layout(program), pe=program.pe, simd=program.simd, beat=program.beat, taps=plan.taps,
-               eburst=EBURST, sizes=ep.unit_sizes(program), conv_words=len(ei.FIELDS),
+               eburst=EBURST, sizes=engine_files.unit_sizes(program), conv_words=len(ei.FIELDS),
                window_words=len(ew.WINDOW_FIELDS), eltwise_words=len(ee.ELTWISE_FIELDS),
                ibuf_uram=int(bool(getattr(plan, "ibuf_uram", False))))
     files = kernel_headers()
@@ -301,7 +301,7 @@ def report(plan, program: ep.EngineProgram, board) -> str:
                             if not re.fullmatch(r"plan [0-9.]+ s", ln))  # the planner's time: machine-dependent
     except ImportError:
         summary = stable.to_json(stable=True)
-    sizes = ep.unit_sizes(program)
+    sizes = engine_files.unit_sizes(program)
     rows = [("PE x SIMD (conv unit)", f"{program.pe} x {program.simd}"), ("TAPS (window unit)", plan.taps),
             ("element-wise lanes (plan)", plan.lanes), ("DSP packing", "on" if plan.pack else "off"),
             ("memory word (AXI beat)", f"{program.beat} bytes"),

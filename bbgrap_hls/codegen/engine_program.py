@@ -21,15 +21,15 @@ weight-memory image for all steps and one feature-memory layout:
   is a *flat* view that only a Dense can read (it becomes an h x w conv without padding, its
   weights permuted from the NCHW-flatten order).
 
-`run_reference(program, x)` runs the steps in order on a bytearray feature memory with each
-unit's Python ``reference`` (on the maps where each descriptor says, a conv band on its own
-rows) and returns the output tensor: it must equal
+`engine_memory.run_reference(program, x)` runs the steps in order on a bytearray feature
+memory with each unit's Python ``reference`` (on the maps where each descriptor says, a conv
+band on its own rows) and returns the output tensor: it must equal
 `bbgrap_hls.quant.run_int8` bit for bit (tests/test_engine_program.py).
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from math import gcd
 
 import numpy as np
@@ -460,138 +460,3 @@ def _eltwise_step(s: Step, nodes, regions, wimg: bytearray, pe, simd, beat) -> P
                          a_stride=regions[ins[0]].stride, b_stride=b.stride if b else None, out_stride=dst.stride)
     return ProgramStep("eltwise", list(s.nodes), layer, dict(zip(ee.ELTWISE_FIELDS, desc, strict=True)),
                        tuple(ins), s.output)
-
-
-# -- the reference run ---------------------------------------------------------------------------
-
-def _store(mem: bytearray, base: int, y: np.ndarray, g: int, stride: int | None) -> None:
-    """An [h, w, cp] int8 map written block by block from ``base``, block ``b`` at
-    ``b·stride`` (None: contiguous); the bytes between blocks are left as they are."""
-    h, w, cp = y.shape
-    blk = h * w * g
-    data = ei.feature_bytes(y, g)
-    for b in range(-(-cp // g)):
-        at = base + b * (stride or blk)
-        mem[at:at + blk] = data[b * blk:(b + 1) * blk]
-
-
-def write_tensor(program: EngineProgram, mem: bytearray, name: str, x: np.ndarray) -> None:
-    """Write tensor ``name`` (int8, the graph's shape) into its region (blocked at its block
-    stride, its channels at their physical positions)."""
-    r = program.regions[name]
-    m = np.zeros((r.h, r.w, r.cp), np.int8)
-    m[:, :, list(r.phys)] = np.asarray(x, np.int8).reshape(len(r.phys), r.h, r.w).transpose(1, 2, 0)
-    _store(mem, r.base, m, program.pe, r.stride)
-
-
-def read_tensor(program: EngineProgram, mem: bytes, name: str) -> np.ndarray:
-    """Tensor ``name`` read from its region, in the graph's shape."""
-    m = _physical(program, mem, name)[:, :, list(program.regions[name].phys)]
-    return np.ascontiguousarray(m.transpose(2, 0, 1)).reshape(program.regions[name].shape)
-
-
-def _physical(program: EngineProgram, mem: bytes, name: str) -> np.ndarray:
-    r = program.regions[name]
-    return ei.read_features(mem, r.base, r.h, r.w, r.cp, program.pe, r.stride)
-
-
-def _conv_reference(program: EngineProgram, st: ProgramStep, mem: bytearray) -> None:
-    """A conv step (a whole layer or a row band) as its descriptor says: its ``H`` input rows
-    from ``IN_BASE`` at ``IN_STRIDE``, its own padding, its output rows to ``OUT_BASE`` at
-    ``OUT_STRIDE``."""
-    f, pe = st.desc, program.pe
-    x = ei.read_features(mem, f["IN_BASE"], f["H"], f["W"], f["C"], pe, f["IN_STRIDE"])
-    band = replace(st.layer, h=f["H"], pads=(f["PT"], f["PL"], f["PB"], f["PR"]))
-    y = ei.reference([band], x)
-    _store(mem, f["OUT_BASE"], y[:, :, :f["CO"]], pe, f["OUT_STRIDE"])
-
-
-def run_step(program: EngineProgram, st: ProgramStep, mem: bytearray) -> None:
-    """One step on the feature memory ``mem`` with its unit's Python reference, its maps where
-    its descriptor says (bases, shapes, block strides; a conv's row band computes its rows
-    only)."""
-    f, pe = st.desc, program.pe
-    if st.unit == "conv":
-        _conv_reference(program, st, mem)
-        return
-    if st.unit == "window":
-        y = ew.reference(st.layer, ei.read_features(mem, f["IN_BASE"], f["H"], f["W"], f["C"], pe, f["IN_STRIDE"]))
-    else:
-        a = ei.read_features(mem, f["A_BASE"], f["H"], f["W"], f["C"], pe, f["A_STRIDE"])
-        b = None
-        if len(st.inputs) > 1:
-            hw = (1, 1) if f["MODE"] == ee.MULV else (f["H"], f["W"])
-            b = ei.read_features(mem, f["B_BASE"], *hw, f["C"], pe, f["B_STRIDE"])
-        y = ee.reference(st.layer, a, b)
-    _store(mem, f["OUT_BASE"], np.asarray(y, np.int8)[:, :, :f["C"]], pe, f["OUT_STRIDE"])
-
-
-def run_memory(program: EngineProgram, x: np.ndarray) -> bytearray:
-    """The feature memory after the program ran on one int8 input (the graph input's shape):
-    the input written, then the steps in order on a zeroed bytearray."""
-    mem = bytearray(program.feature_size)
-    write_tensor(program, mem, program.input, x)
-    for st in program.steps:
-        run_step(program, st, mem)
-    return mem
-
-
-def run_reference(program: EngineProgram, x: np.ndarray) -> np.ndarray:
-    """The program on one int8 input (the graph input's shape, `run_memory`); returns the
-    output tensor (int8, the graph's shape)."""
-    return read_tensor(program, run_memory(program, x), program.output)
-
-
-# -- what the HLS top is given -------------------------------------------------------------------
-
-STEP_WORDS = 32
-"""Descriptor words an ``EngineStep`` of the HLS top holds (``ENGINE_STEP_WORDS``)."""
-
-
-def step_rows(program: EngineProgram, conv_words: int | None = None) -> list[list[int]]:
-    """Each step as the HLS top's ``bb::EngineStep``: its unit's index in `UNITS`, then its
-    descriptor's words, zeros up to `STEP_WORDS` (signed values two's complement).
-    ``conv_words``: the conv descriptor's words the C++ ``bb::EngineLayer`` holds, when a build
-    holds fewer than ``engine_image.FIELDS``; the fields left out must then be block strides
-    of contiguous maps (what a struct without them assumes).
-
-    Raises:
-        ValueError: a left-out field that is not a contiguous block stride.
-    """
-    rows = []
-    for st in program.steps:
-        vals = st.words()
-        if st.unit == "conv" and conv_words is not None and conv_words < len(vals):
-            f = st.desc
-            ho, wo = ei.step_out_hw(list(f.values()))
-            contiguous = {"IN_STRIDE": f["H"] * f["W"] * program.pe, "OUT_STRIDE": ho * wo * program.pe}
-            for k in list(f)[conv_words:]:
-                if contiguous.get(k) != f[k]:
-                    raise ValueError(f"engine program: step {st.nodes[0]}: field {k} = {f[k]} needs a conv "
-                                     f"kernel with more than {conv_words} descriptor words")
-            vals = vals[:conv_words]
-        rows.append([UNITS.index(st.unit)] + [v & 0xFFFFFFFF for v in vals] + [0] * (STEP_WORDS - len(vals)))
-    return rows
-
-
-def unit_sizes(program: EngineProgram) -> dict[str, int]:
-    """The units' parameters the program needs: the conv unit's ``IBUF_WORDS`` (SIMD-byte
-    words of the largest step's input rows, ``H·W·C/SIMD``: a whole map or a row band's) and ``TILE_WORDS`` (``PW + SF`` of the largest tile); the
-    window unit's ``WMAX`` (widest input row), ``KB`` (tallest window), ``KMAX`` (most depthwise
-    taps); the element-wise unit's ``CMAX`` (longest MULV vector). At least 1 each (``CMAX``:
-    ``G``)."""
-    pe, simd = program.pe, program.simd
-    out = {"IBUF_WORDS": 1, "TILE_WORDS": -(-ei.RECORD_BYTES // simd) + 1, "WMAX": 1, "KB": 1, "KMAX": 1, "CMAX": pe}
-    for st in program.steps:
-        f = st.desc
-        if st.unit == "conv":
-            pw, sf, _ = ei.tile_layout(st.layer, pe, simd, program.beat)
-            out["IBUF_WORDS"] = max(out["IBUF_WORDS"], f["H"] * f["W"] * f["C"] // simd)
-            out["TILE_WORDS"] = max(out["TILE_WORDS"], pw + sf)
-        elif st.unit == "window":
-            out["WMAX"], out["KB"] = max(out["WMAX"], f["W"]), max(out["KB"], f["KH"])
-            if f["MODE"] == ew.DW:
-                out["KMAX"] = max(out["KMAX"], f["KH"] * f["KW"])
-        elif f["MODE"] == ee.MULV:
-            out["CMAX"] = max(out["CMAX"], f["C"])
-    return out

@@ -34,6 +34,7 @@ import json
 from pathlib import Path
 
 from bbgrap_hls.codegen import engine_eltwise as ee
+from bbgrap_hls.codegen import engine_files
 from bbgrap_hls.codegen import engine_image as ei
 from bbgrap_hls.codegen import engine_program as ep
 from bbgrap_hls.codegen import engine_window as ew
@@ -120,9 +121,9 @@ def hdl_params(programs: list[ep.EngineProgram], taps: int = 1, eburst: int = EB
 
 
 def _fit(hp: dict, prog: ep.EngineProgram) -> None:
-    """Grow ``hp``'s sizes to what ``prog`` needs (`engine_program.unit_sizes`, the ROM, the
+    """Grow ``hp``'s sizes to what ``prog`` needs (`engine_files.unit_sizes`, the ROM, the
     conv steps' input buffer, the window steps' output width)."""
-    sizes = ep.unit_sizes(prog)
+    sizes = engine_files.unit_sizes(prog)
     hp["ROM_WORDS"] = max(hp["ROM_WORDS"], len(rom_words(prog)))
     hp["W_BASE"] = max(hp["W_BASE"], hp["FEAT_BASE"] + _up(prog.feature_size, PAGE))
     for k in ("TILE_WORDS", "KMAX", "CMAX", "WMAX"):

@@ -17,7 +17,7 @@ the cycle of every ``step_end`` and of ``done``. Record (``record.json``, writte
 happens): per frame its step ends and cycles (start to done inclusive), the beats moved,
 the mismatches against ``want``, the ``error`` that stopped it (no ``done``, a
 burst the AXI rules forbid); ``outputs.npz``: every tensor of ``names`` read back after
-each frame (`engine_program.read_tensor`), stacked over frames. Scoreboard (a failed cocotb
+each frame (`engine_memory.read_tensor`), stacked over frames. Scoreboard (a failed cocotb
 test): a tensor of ``want`` (per frame, by name) that differs; with ``strict``, a step end or
 a frame's cycles other than ``pred`` (`model.engine_top.frame_cycles`).
 """
@@ -35,6 +35,7 @@ import numpy as np
 from cocotb.clock import Clock
 from cocotb.triggers import FallingEdge, RisingEdge
 
+from bbgrap_hls.codegen import engine_memory as em
 from bbgrap_hls.codegen import engine_program as ep
 from bbgrap_hls.rtlsim.axi_mem import AxiReadMemory, AxiWriteMemory
 from bbgrap_hls.rtlsim.engine_run import CASE_ENV
@@ -115,7 +116,7 @@ async def engine_frames(dut):
             n, ends, rec["cycle"] = await _frame(dut, mems, rec["cycle"], c["limit"], f"frame {fr}")
             rec["cycles"].append(n)
             rec["ends"].append(ends)
-            got = {name: ep.read_tensor(prog, feat, name) for name in set(c["names"]) | set(c["want"][fr])}
+            got = {name: em.read_tensor(prog, feat, name) for name in set(c["names"]) | set(c["want"][fr])}
             for name in c["names"]:
                 outs[name].append(got[name])
             rec["wrong"].append(_mismatches(prog, got, c["want"][fr]))
