@@ -18,7 +18,7 @@ units), whose HDL parameters size it for a program; the program itself is its RO
 The parameters are those the plan's cycle model assumed (`model.engine_plan._timed`'s
 ``engine_top.TopParams``): the conv unit's write burst and queue (`model.engine.BURST`,
 ``QUEUE``), the element-wise unit's burst and chunks (``TopParams``' defaults, 64 and 4, which
-`engine_plan._resources` also counts), the window unit's ``KB`` sized as the plan sizes it,
+`engine_resources.resources` also counts), the window unit's ``KB`` sized as the plan sizes it,
 ``TAPS``, ``PACK`` and ``ELANES`` the plan's; so `model.engine_top.frame_cycles` of the
 program with `top_params` of these parameters is the plan's frame when the program is the
 plan's (its beat, its row bands). gen's program is at the HLS kernels' 64-byte beat whatever

@@ -37,22 +37,13 @@ from bbgrap_hls.codegen import engine_window as ew
 from bbgrap_hls.codegen.engine_lower import lower
 from bbgrap_hls.errors import InfeasibleError
 from bbgrap_hls.ir import Graph
-from bbgrap_hls.model import engine as conv_model
 from bbgrap_hls.model import engine_eltwise, engine_top, engine_window
-from bbgrap_hls.model.memory import memory
+from bbgrap_hls.model import engine_resources as er
 from bbgrap_hls.quant.quantizer import fuse_activations
 
 CHANNELS = 3
 """AXI channels the units drive at once (feature read, feature write, weight read): the
 memory period gives each a third of the core's share (`memory_timing`)."""
-
-SEQ_LUT = 520
-SEQ_LUT_BEAT = 9
-"""LUTs of the sequencer besides its ROM, **a guess** (no synthesis run): its state machine,
-ROM address and head decode (~300), the two ports' outputs muxed three ways at one LUT6 a bit
-(addresses, lengths and handshakes ~125 bits, ``SEQ_LUT_BEAT`` a beat byte for the write
-data and strobes) and three 32-bit base adders (96). The descriptor register
-(``32·max(NF)`` flip-flops) is not counted: flip-flops are not budgeted."""
 
 BUDGET_FLOOR = 16 * 1024
 """The smallest input buffer (bytes) the search tries before giving up."""
@@ -290,89 +281,6 @@ def _rows(lo: _Layout, pe: int, simd: int, beat: int) -> list[tuple]:
     return out
 
 
-# -- resources ------------------------------------------------------------------------------------
-
-def _window_sizes(rows: list[tuple], pe: int, beat: int) -> dict[str, int]:
-    """The window unit's ``WMAX``, ``WOMAX``, ``KB`` (a power of two) and ``KMAX``, and the
-    element-wise unit's ``CMAX``, as `sim.engine_top.build_params` sizes them."""
-    z = {"wmax": beat // pe, "womax": 1, "kb": 2, "kmax": 1, "cmax": pe}
-    for _, unit, rs in rows:
-        f = rs[0]
-        if unit == "window":
-            z["wmax"], z["womax"] = max(z["wmax"], f["W"]), max(z["womax"], f["WO"])
-            z["kb"] = max(z["kb"], 1 << (f["KH"] - 1).bit_length())
-            if f["MODE"] == ew.DW:
-                z["kmax"] = max(z["kmax"], f["KH"] * f["KW"])
-        elif unit == "eltwise" and f["MODE"] == ee.MULV:
-            z["cmax"] = max(z["cmax"], f["C"])
-    return z
-
-
-def _too_narrow(rows: list[tuple], pe: int, beat: int) -> str | None:
-    """Why the window unit of ``G = pe`` on ``beat``-byte words cannot run a window step of
-    ``rows`` (a map narrower than the ``beat/G`` pixels a beat holds: its one-row-start-a-beat
-    rule, `engine_window.check`), or None."""
-    for s, unit, rs in rows:
-        if unit == "window" and rs[0]["W"] < beat // pe:
-            return (f"the window unit (G = {pe}) needs maps at least {beat // pe} pixels wide; "
-                    f"{s.nodes[0]} reads one {rs[0]['W']} wide")
-    return None
-
-
-def _resources(rows: list[tuple], pe: int, simd: int, beat: int, taps: int,
-               pack: bool = False, lanes: int | None = None, uram: int = 0) -> dict[str, dict[str, int]]:
-    """Each part's DSP/BRAM18/URAM/LUT: the conv unit (`engine.engine_cost` on the steps that
-    set its input buffer and its tile memory; ``pack``: its products two a DSP48E2), the window unit (`engine_window.resources`),
-    the element-wise unit (`engine_eltwise.resources`, the RTL's burst 64 and 4 chunks,
-    ``lanes`` byte lanes, None a beat's), the
-    sequencer (its ROM, ``1 + NF`` 32-bit words a step, through `memory`; `SEQ_LUT`).
-    ``uram``: URAM288 the conv unit may take (0: none): its input buffer there
-    (``IBUF_URAM``), then as many 72-bit columns of its tile rows as the rest holds
-    (``TMEM_URAM``); the other parts stay in block RAM."""
-    conv = _conv_sizers(rows, pe, beat)
-    out: dict[str, dict[str, int]] = {}
-    if conv:
-        big, tile = conv
-        c = conv_model.engine_cost([big, tile], pe, simd, beat, 1, 1, pack=pack and pe >= 2, timed=False,
-                                   **conv_uram(big, tile, pe, simd, beat, pack, uram))
-        out["conv"] = {"dsp": c.dsp, "bram18": c.bram18, "uram": c.uram, "lut": c.lut}
-    z = _window_sizes(rows, pe, beat)
-    w = engine_window.resources(pe, 8 * beat, z["wmax"], z["womax"], z["kb"], z["kmax"], taps)
-    out["window"] = {"dsp": w.dsp, "bram18": w.bram18, "uram": 0, "lut": w.lut}
-    e = engine_eltwise.resources(pe, beat, cmax=z["cmax"], lanes=lanes)
-    out["eltwise"] = {"dsp": e.dsp, "bram18": e.bram18, "uram": 0, "lut": e.lut}
-    words = sum((1 + engine_top.fields(unit)) * len(rs) for _, unit, rs in rows)
-    rom = memory(32, words)
-    out["sequencer"] = {"dsp": 0, "bram18": rom.bram18, "uram": 0, "lut": rom.lut + SEQ_LUT + SEQ_LUT_BEAT * beat}
-    out["total"] = {k: sum(v[k] for v in out.values()) for k in ("dsp", "bram18", "uram", "lut")}
-    return out
-
-
-def _conv_sizers(rows: list[tuple], pe: int, beat: int) -> tuple[dict, dict] | None:
-    """The conv steps that size the conv unit: the one with the largest input buffer and the
-    one with the largest tile (None: no conv step)."""
-    conv = [f for _, unit, rs in rows if unit == "conv" for f in rs]
-    if not conv:
-        return None
-    return (max(conv, key=lambda f: ei.in_buffer_bytes(f, pe, beat)),
-            max(conv, key=lambda f: f["KH"] * f["KW"] * f["C"]))
-
-
-def conv_uram(big: dict, tile: dict, pe: int, simd: int, beat: int, pack: bool, uram: int) -> dict:
-    """`model.engine.engine_cost`'s URAM options for a conv unit that may take ``uram`` URAM288
-    (0: none): ``uram`` (its input buffer there, ``IBUF_URAM``) and ``tile_uram`` (as many
-    72-bit columns of its tile rows as the rest holds, ``TMEM_URAM``); ``big``/``tile`` the
-    steps that size its input buffer and tile memory."""
-    if not uram:
-        return {}
-    ib = conv_model.engine_cost([big, tile], pe, simd, beat, 1, 1, pack=pack and pe >= 2, uram=True, timed=False).uram
-    return {"uram": True, "tile_uram": min(-(-8 * max(pe * simd, beat) // 72), max(0, uram - ib))}
-
-
-def _short(total: dict[str, int], limits: dict[str, int]) -> list[str]:
-    return [f"{k} {total[k]:,} > {limits[k]:,} (short {total[k] - limits[k]:,})" for k in limits if total[k] > limits[k]]
-
-
 def _sizes(beat: int, pe: int | None, simd: int | None) -> list[tuple[int, int]]:
     """Candidate ``(PE, SIMD)``: powers of two with ``4 ≤ SIMD ≤ PE ≤ beat`` (``SIMD | PE |
     beat``), the largest product first, then the smaller ``PE``."""
@@ -434,14 +342,14 @@ def plan_engine_at(graph: Graph, board, core: int = 0, *, pe: int | None = None,
     """The layer engine for ``graph`` (canonical or int8; shapes only) on ``core`` of
     ``board`` with ``beat``-byte AXI beats; ``pack``: the conv unit's products two a DSP48E2
     (`conv_engine.sv` ``PACK = 1``, the same cycles; not at ``PE`` 1), counted so by
-    `_resources`; ``lanes``: the element-wise unit's byte lanes (``LANES``; None: a beat's);
+    `er.resources`; ``lanes``: the element-wise unit's byte lanes (``LANES``; None: a beat's);
     ``in_buffer``: the conv input buffer fixed (bytes, `engine_program.build`'s ``in_buffer``)
     instead of searched.
 
     Sizing: the largest ``PE·SIMD`` (`_sizes`; ``pe``/``simd`` fix them), then the most
     window ``TAPS`` (``taps`` down to 1), then the largest conv input buffer (the largest
     conv input map, i.e. no bands, then halves of it down to `BUDGET_FLOOR`, whole beats)
-    whose parts (`_resources`) fit every one of the core's limits at its cap. Memory:
+    whose parts (`er.resources`) fit every one of the core's limits at its cap. Memory:
     `memory_timing`. Cycles: per band ``engine_top.step_overhead`` + the unit's exact
     model (`engine_top.unit_cycles`), the frame their sum + 1 (`engine_top.frame_cycles`).
 
@@ -459,7 +367,7 @@ def plan_engine_at(graph: Graph, board, core: int = 0, *, pe: int | None = None,
     narrow = None
     for p, s in _sizes(beat, pe, simd):
         banded = {None: _rows(_layout(g8, steps, p, beat), p, s, beat)}
-        narrow = _too_narrow(banded[None], p, beat)
+        narrow = er.too_narrow(banded[None], p, beat)
         if narrow and pe is None:  # the RTL window unit reads a row start a beat: not this G here
             continue
         biggest = max((ei.in_buffer_bytes(f, p, beat) for _, u, rs in banded[None] if u == "conv" for f in rs),
@@ -476,9 +384,9 @@ def plan_engine_at(graph: Graph, board, core: int = 0, *, pe: int | None = None,
                     break
                 rows = banded[b]
                 for u in (0, limits["uram"]) if limits["uram"] else (0,):  # block RAM first, then URAM
-                    res = _resources(rows, p, s, beat, t, pack, lanes, u)
+                    res = er.resources(rows, p, s, beat, t, pack, lanes, u)
                     last = (p, s, t, b, res)
-                    if not _short(res["total"], limits):
+                    if not er.short(res["total"], limits):
                         chosen = (p, s, t, b, rows, res)
                         break
                 if chosen:
@@ -495,7 +403,7 @@ def plan_engine_at(graph: Graph, board, core: int = 0, *, pe: int | None = None,
         p, s, t, b, res = last
         raise InfeasibleError(f"engine: even the smallest engine tried (PE x SIMD {p} x {s}, TAPS {t}, input buffer "
                               f"{'whole maps' if b is None else f'{b:,} B'}) does not fit core {core} of "
-                              f"{board.name}: " + "; ".join(_short(res["total"], limits)))
+                              f"{board.name}: " + "; ".join(er.short(res["total"], limits)))
     p, s, t, b, rows, res = chosen
     plan = _timed(board, core, g8, p, s, t, beat, b, rows, res, limits, latency, period, lanes)
     if narrow:  # a caller's PE: planned (the model and the HLS kernel run it), the RTL cannot
@@ -503,7 +411,7 @@ def plan_engine_at(graph: Graph, board, core: int = 0, *, pe: int | None = None,
     plan.pack = pack and p >= 2  # PE = 1 (a caller's pe) has no lane pair
     plan.lanes = lanes or beat
     if res.get("conv", {}).get("uram"):  # the URAM the conv unit took: its RTL parameters
-        u = conv_uram(*_conv_sizers(rows, p, beat), p, s, beat, pack, limits["uram"])
+        u = er.conv_uram(*er.conv_sizers(rows, p, beat), p, s, beat, pack, limits["uram"])
         plan.ibuf_uram, plan.tile_uram = u["uram"], u["tile_uram"]
     return plan
 
@@ -522,7 +430,7 @@ def _conv_band(f: dict, pe: int, simd: int, beat: int, tp: engine_top.TopParams)
 
 def _timed(board, core, g8, pe, simd, taps, beat, budget, rows, res, limits, latency, period,
            lanes=None) -> EnginePlan:
-    z = _window_sizes(rows, pe, beat)
+    z = er.window_sizes(rows, pe, beat)
     tp = engine_top.TopParams(latency=latency, period=period, kb=z["kb"], taps=taps)
     steps: list[PlanStep] = []
     bound = {"conv": 0, "window": 0, "eltwise": 0, "memory": 0}
