@@ -191,6 +191,9 @@ def load_runs(row, pe: int, beat: int) -> tuple[int, int, int]:
     beat) a run per block of ``H·W·pe`` bytes (the RTL loads them a chunk of each in turn)."""
     f = _named(row)
     hwpe, skip = f["H"] * f["W"] * pe, f["IN_BASE"] % beat
+    if f["H"] * f["W"] >= 1 << 24 or f["W"] * pe >= 1 << 24:
+        raise ValueError(f"engine: a {f['H']} x {f['W']} input map: the conv unit takes maps under 2^24 pixels "
+                         "and rows under 2^24 bytes (its 24-bit size products)")
     if f["IN_STRIDE"] == hwpe and (hwpe % beat or skip):
         return 1, -(-(skip + f["H"] * f["W"] * f["C"]) // beat), skip
     if f["IN_STRIDE"] % beat or f["IN_STRIDE"] < hwpe:

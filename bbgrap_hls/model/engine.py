@@ -231,10 +231,12 @@ def schedule(rows, pe: int, simd: int, beat: int, latency: int, period: int = 1,
     return EngineTiming(out, t0 + 1)
 
 
-DESC_DSP = 8
+DESC_DSP = 6
 """DSP48E2s of the descriptor's sizes, besides the products and requantisers (DERIVE1/2's
-``H·W``, ``H·W·C``, ``C/PE·beats``, ``SH·W·PE``, ``PT·W·PE``, ``KH·W·PE``: 1 + 2 + 2 + 1 + 1
-+ 1); Yosys 0.70 counts 8 at PE × SIMD 4 × 4 and 8 × 8 (bench/resources.py ``--engine``)."""
+``H·W``, ``H·W·C``, ``C/PE·beats``, ``SH·W·PE``, ``PT·W·PE``, ``KH·W·PE``, one each: the RTL
+takes ``H·W``, ``W·PE`` and a block's beats to 24 bits, `engine_image.load_runs` checks the
+first two); Yosys 0.70 counts 6 at PE × SIMD 4 × 4 (bench/resources.py ``--engine``; 7 before
+the load's row gate added ``KH·W·PE``, with ``H·W·C`` and ``C/PE·beats`` two each)."""
 
 LUT_CONTROL = 2770
 LUT_CONTROL_BEAT = 42

@@ -218,6 +218,11 @@ module conv_engine #(
   logic [31:0] nin_blk;
   logic [31:0] nb0, nb;           // fold 0: bytes of each run its first (next) output row needs in
   assign nin_blk = (32'(skip) + (hw << PEW) + 32'(DB - 1)) >> DBW;
+  // products of at most 24 x 16 bits, one DSP48E2 each (a step's map under 2^24 pixels, a
+  // row under 2^24 bytes, a block under 2^24 beats: engine_program.build checks them)
+  logic [31:0] hwc, khw;
+  assign hwc = 32'(hw[23:0]) * 32'(f_c);
+  assign khw = 32'(wpe[23:0]) * 32'(f_kh);
 
   assign run = state == S_RUN;
   assign busy = state != S_IDLE;
@@ -282,17 +287,17 @@ module conv_engine #(
       // the input's blocks abut off the beat (one run of the map: fold 0's rows wait for the
       // last block's) or start on beats (a run a block, loaded chunk by chunk across them)
       if (f_is == hw << PEW && (f_is[DBW-1:0] != '0 || skip != '0)) begin
-        nin <= (32'(skip) + hw * 32'(f_c) + 32'(DB - 1)) >> DBW;
+        nin <= (32'(skip) + hwc + 32'(DB - 1)) >> DBW;
         in_runs <= 32'd1;
-        in_beats <= BEATS_W'((32'(skip) + hw * 32'(f_c) + 32'(DB - 1)) >> DBW);
+        in_beats <= BEATS_W'((32'(skip) + hwc + 32'(DB - 1)) >> DBW);
         ibs <= hw << PEW;
-        nb0 <= 32'(skip) + hw * 32'(f_c) - (hw << PEW) + 32'(f_kh) * wpe - 32'(f_pt) * wpe;
+        nb0 <= 32'(skip) + hwc - (hw << PEW) + khw - 32'(f_pt) * wpe;
       end else begin
-        nin <= 32'(cblk) * nin_blk;
+        nin <= 32'(cblk) * 32'(nin_blk[23:0]);
         in_runs <= 32'(cblk);
         in_beats <= BEATS_W'(nin_blk);
         ibs <= nin_blk << DBW;
-        nb0 <= 32'(skip) + 32'(f_kh) * wpe - 32'(f_pt) * wpe;
+        nb0 <= 32'(skip) + khw - 32'(f_pt) * wpe;
       end
       shwpe <= 32'(f_sh) * wpe;
       ptw <= 32'(f_pt) * wpe;
