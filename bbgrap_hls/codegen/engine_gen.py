@@ -134,7 +134,7 @@ def hls_files(program: ep.EngineProgram, plan, board) -> dict[str, bytes]:
     ctx = dict(_layout(program), pe=program.pe, simd=program.simd, beat=program.beat, taps=plan.taps,
                eburst=EBURST, sizes=engine_files.unit_sizes(program), conv_words=len(ei.FIELDS),
                window_words=len(ew.WINDOW_FIELDS), eltwise_words=len(ee.ELTWISE_FIELDS),
-               ibuf_uram=int(bool(getattr(plan, "ibuf_uram", False))))
+               ibuf_uram=int(plan.ibuf_uram))
     files = kernel_headers()
     files.update({"hls/engine_config.h": env.get_template("engine/engine_config.h.j2").render(**ctx).encode(),
                   "hls/engine.cpp": env.get_template("engine/engine.cpp.j2").render(**ctx).encode(),
@@ -146,7 +146,7 @@ def host_files(program: ep.EngineProgram, plan, gq: Graph) -> dict[str, bytes]:
     """``host/host.cpp``, ``host/driver.py``, ``host/sim_kernels.cpp`` and the XRT stand-in."""
     from bbgrap_hls.codegen.project import host_static
 
-    lay = _layout(program)
+    lay, ops = _layout(program), _host_ops(program, gq)
     qi, qo = gq.tensors[program.input].quant, gq.tensors[program.output].quant
     ctx = dict(lay, beat=program.beat, blocks=plan.input_blocks.get(program.input, 0),
                model_shape=list(gq.model_input_shape(program.input)), cores=plan.cores, cus=_cus(plan), program_bytes=4 * lay["program_words"],
@@ -154,8 +154,7 @@ def host_files(program: ep.EngineProgram, plan, gq: Graph) -> dict[str, bytes]:
                out_shape=list(program.regions[program.output].shape),
                in_scale=repr(float(np.ravel(qi.scale)[0])), in_zp=int(np.ravel(qi.zp)[0]),
                out_scale=repr(float(np.ravel(qo.scale)[0])), out_zp=int(np.ravel(qo.zp)[0]),
-               host_ops=_host_ops(program, gq))
-    ctx["host_ops_py"] = repr(ctx["host_ops"])
+               host_ops=ops, host_ops_py=repr(ops))
     env = _env()
     files = {k: v for k, v in host_static().items() if k.startswith(("host/xrt_sim/", "host/host_ops.py"))}
     files["host/host.cpp"] = env.get_template("engine/host.cpp.j2").render(**ctx).encode()

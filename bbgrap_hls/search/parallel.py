@@ -128,14 +128,12 @@ def detach_child(parent: int) -> None:
             pass
     if os.getppid() != parent:  # the parent died before the line above took effect
         os._exit(0)
+    sys.stdout = sys.stderr = open(os.devnull, "w")  # noqa: SIM115 - lives as long as the child
     try:
-        null = os.open(os.devnull, os.O_WRONLY)
-        os.dup2(null, 1)
-        os.dup2(null, 2)
-        os.close(null)
+        os.dup2(sys.stdout.fileno(), 1)
+        os.dup2(sys.stdout.fileno(), 2)
     except OSError:
         pass
-    sys.stdout = sys.stderr = open(os.devnull, "w")  # noqa: SIM115 - lives as long as the child
 
 
 def _child(fn: Callable[[], Any], portable: Callable[[Any], Any] | None, conn, parent: int) -> None:

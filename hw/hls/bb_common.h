@@ -73,17 +73,13 @@ struct EngineBeat : std::integral_constant<int, DDR_BEAT> {};
 template <class P>
 struct EngineBeat<P, std::void_t<decltype(P::BEAT)>> : std::integral_constant<int, P::BEAT> {};
 
-/// Whether the conv unit keeps its input buffer (`P::IBUF_URAM`) or its tile memory
-/// (`P::TILE_URAM`) in UltraRAM, as the plan counted them (EnginePlan ibuf_uram, tile_uram)
-/// and the RTL twin builds them (conv_engine.sv IBUF_URAM, TMEM_URAM); 0 when P does not say.
+/// Whether the conv unit keeps its input buffer in UltraRAM (`P::IBUF_URAM`), as the plan
+/// counted it (EnginePlan ibuf_uram) and the RTL twin builds it (conv_engine.sv IBUF_URAM);
+/// 0 when P does not say.
 template <class P, class = void>
 struct EngineIbufUram : std::integral_constant<int, 0> {};
 template <class P>
 struct EngineIbufUram<P, std::void_t<decltype(P::IBUF_URAM)>> : std::integral_constant<int, P::IBUF_URAM != 0> {};
-template <class P, class = void>
-struct EngineTileUram : std::integral_constant<int, 0> {};
-template <class P>
-struct EngineTileUram<P, std::void_t<decltype(P::TILE_URAM)>> : std::integral_constant<int, P::TILE_URAM != 0> {};
 
 /// Bytes of an activation buffer of `frames` frames of n bytes: the frames back to back,
 /// padded to whole DDR_BEAT-byte words at the end (mem_to_stream, stream_to_mem).

@@ -218,11 +218,12 @@ module conv_engine #(
   logic [31:0] nin_blk;
   logic [31:0] nb0, nb;           // fold 0: bytes of each run its first (next) output row needs in
   assign nin_blk = (32'(skip) + (hw << PEW) + 32'(DB - 1)) >> DBW;
-  // products of at most 24 x 16 bits, one DSP48E2 each (a step's map under 2^24 pixels, a
-  // row under 2^24 bytes, a block under 2^24 beats: engine_program.build checks them)
-  logic [31:0] hwc, khw;
+  // products of at most 24 x 16 bits, one DSP48E2 each (a step's map under 2^24 pixels and
+  // a row under 2^24 bytes: engine_image.load_runs checks them; so a block under 2^24 beats)
+  logic [31:0] hwc, khw, ptwc;
   assign hwc = 32'(hw[23:0]) * 32'(f_c);
   assign khw = 32'(wpe[23:0]) * 32'(f_kh);
+  assign ptwc = 32'(wpe[23:0]) * 32'(f_pt);
 
   assign run = state == S_RUN;
   assign busy = state != S_IDLE;
@@ -291,16 +292,16 @@ module conv_engine #(
         in_runs <= 32'd1;
         in_beats <= BEATS_W'((32'(skip) + hwc + 32'(DB - 1)) >> DBW);
         ibs <= hw << PEW;
-        nb0 <= 32'(skip) + hwc - (hw << PEW) + khw - 32'(f_pt) * wpe;
+        nb0 <= 32'(skip) + hwc - (hw << PEW) + khw - ptwc;
       end else begin
         nin <= 32'(cblk) * 32'(nin_blk[23:0]);
         in_runs <= 32'(cblk);
         in_beats <= BEATS_W'(nin_blk);
         ibs <= nin_blk << DBW;
-        nb0 <= 32'(skip) + khw - 32'(f_pt) * wpe;
+        nb0 <= 32'(skip) + khw - ptwc;
       end
       shwpe <= 32'(f_sh) * wpe;
-      ptw <= 32'(f_pt) * wpe;
+      ptw <= ptwc;
     end
   end
 
