@@ -84,6 +84,13 @@ CONFIGS: dict[str, tuple[str, dict]] = {
                                "PT": 0, "PL": 0, "PB": 0, "PR": 0}),
     "maxpool-p16": ("maxpool", {"C": 32, "P": 16, "H": 16, "W": 16, "KH": 2, "KW": 2, "SH": 2, "SW": 2,
                                 "PT": 0, "PL": 0, "PB": 0, "PR": 0}),
+    # a parallel window (J taps a beat): a window row of a 3x3 max pool, a whole 2x2 average window
+    "maxpool-3x3-j3": ("maxpool", {"C": 16, "P": 4, "J": 3, "H": 16, "W": 16, "KH": 3, "KW": 3, "SH": 2, "SW": 2,
+                                   "PT": 1, "PL": 1, "PB": 1, "PR": 1}),
+    "avgpool-2x2-p4": ("avgpool", {"C": 16, "P": 4, "UNIFORM": 1, "H": 16, "W": 16, "KH": 2, "KW": 2,
+                                   "SH": 2, "SW": 2, "PT": 0, "PL": 0, "PB": 0, "PR": 0}),
+    "avgpool-2x2-j4": ("avgpool", {"C": 16, "P": 4, "J": 4, "UNIFORM": 1, "H": 16, "W": 16, "KH": 2, "KW": 2,
+                                   "SH": 2, "SW": 2, "PT": 0, "PL": 0, "PB": 0, "PR": 0}),
     # wide SIMD: the adder tree's LUTs per product grow with the input lanes (LUT_PER_MAC_WIDE)
     "mvu-16x4-pack": ("mvu", {"MW": 144, "MH": 32, "SIMD": 16, "PE": 4, "PACK": 2, "nvec": 1}),
     "mvu-32x4-pack": ("mvu", {"MW": 288, "MH": 32, "SIMD": 32, "PE": 4, "PACK": 2, "nvec": 1}),

@@ -413,7 +413,13 @@ PARAMS: dict[str, list[dict]] = {
                  "PB": 1, "PR": 1},
                 # and in UltraRAM words (RING_URAM = 4 two-lane ring words a word)
                 {"C": 8, "P": 2, "RING": 5, "RING_URAM": 4, "H": 7, "W": 7, "KH": 3, "KW": 3, "SH": 2, "SW": 2,
-                 "PT": 1, "PL": 1, "PB": 1, "PR": 1}],
+                 "PT": 1, "PL": 1, "PB": 1, "PR": 1},
+                # a parallel window (J taps a beat): a window row a beat at stride 2 (input bound),
+                # the whole window a beat at stride 1 with a short ring (swg.sv J read ports)
+                {"C": 4, "P": 2, "J": 3, "H": 7, "W": 6, "KH": 3, "KW": 3, "SH": 2, "SW": 2, "PT": 1, "PL": 1,
+                 "PB": 1, "PR": 1},
+                {"C": 2, "P": 2, "J": 9, "RING": 4, "H": 5, "W": 5, "KH": 3, "KW": 3, "SH": 1, "SW": 1, "PT": 1,
+                 "PL": 1, "PB": 1, "PR": 1}],
     "avgpool": [{"C": 4, "P": 2, "H": 4, "W": 4, "KH": 2, "KW": 2, "SH": 2, "SW": 2, "PT": 0, "PL": 0, "PB": 0, "PR": 0},
                 {"C": 4, "P": 2, "RQ_LUT": 1, "H": 4, "W": 4, "KH": 2, "KW": 2, "SH": 2, "SW": 2, "PT": 0, "PL": 0,
                  "PB": 0, "PR": 0},
@@ -422,7 +428,10 @@ PARAMS: dict[str, list[dict]] = {
                  "PB": 0, "PR": 0},
                 # one bias' and requantiser for every channel as module constants (UNIFORM = 1, as gen writes)
                 {"C": 6, "P": 3, "UNIFORM": 1, "H": 5, "W": 5, "KH": 3, "KW": 3, "SH": 1, "SW": 1, "PT": 1, "PL": 1,
-                 "PB": 1, "PR": 1}],
+                 "PB": 1, "PR": 1},
+                # a parallel window: two taps a beat of a 2x2 (J = 2), as gen writes it (UNIFORM = 1)
+                {"C": 4, "P": 2, "J": 2, "UNIFORM": 1, "H": 6, "W": 4, "KH": 2, "KW": 2, "SH": 2, "SW": 2, "PT": 0,
+                 "PL": 0, "PB": 0, "PR": 0}],
     "gap": [{"C": 8, "P": 2, "H": 4, "W": 4}, {"C": 3, "P": 3, "H": 2, "W": 3}, {"C": 8, "P": 2, "H": 4, "W": 4, "RQ_LUT": 1},
             {"C": 12, "P": 4, "H": 3, "W": 3, "UNIFORM": 1}, {"C": 8, "P": 2, "H": 4, "W": 4, "RQ_LUT": 1, "UNIFORM": 1}],
     "add": [{"P": 2, "OP": 0, "c": 4, "pix": 6, "MA": 3 << 19, "MB": 5 << 18, "ZA": 3, "ZB": -7, "ZY": -2, "S": 20,

@@ -257,3 +257,24 @@ def test_build_optimisation_follows_the_design_size(tmp_path):
     (tmp_path / "plan.json").write_text("{")
     assert csim.opt_flag(tmp_path) == csim.OPT_FULL
     assert "-O0" in csim.flags(opt=csim.OPT_QUICK) and "-O2" not in csim.flags(opt=csim.OPT_QUICK)
+
+
+def test_csim_parallel_window_pools(tmp_path):
+    """A max pool 3×3 stride 2 and an average pool 2×2 at simd = pe·j (j window taps a
+    cycle, pool2d.h ``SIMD``) stay bit-exact; the max pool's j = 3, the average pool's 4."""
+    from tests.test_sim_design import _pool_net
+
+    p = tmp_path / "m.onnx"
+    onnx.save(_pool_net(), p)
+    g = canonicalize(load_model(str(p)))
+    gq = quantize(g)
+    board = load_board("u250")
+    plan = make_plan(g, board, strategy="even", parallel_window=True)
+    pools = [n for n in plan.nodes if n.op in ("MaxPool", "AveragePool")]
+    for n, j in zip(pools, (3, 4), strict=True):  # force j taps to test the kernel where the planner had no reason to
+        n.simd = n.pe * j
+    res, design = _csim(tmp_path, gq, plan, board)
+    assert res.ok, res.message
+    for n in pools:
+        lay = next(lay for c in design.cores for lay in c.layers if lay.node == n.name)
+        assert lay.in_lanes == [n.pe] and f"SIMD = {n.simd}" in lay.struct, (lay.in_lanes, lay.struct)

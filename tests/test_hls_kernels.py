@@ -169,14 +169,15 @@ def _pool_windows(x, k, s, pads, fill):
     return out
 
 
-def _maxpool_case(name, rng, h, w, c, k, s, pads, p):
+def _maxpool_case(name, rng, h, w, c, k, s, pads, p, j=1):
     x = rng.integers(-128, 128, (FRAMES, c, h, w), dtype=np.int8)
     y = _pool_windows(x, k, s, pads, -1000).max(-1).astype(np.int8)
-    return Case(name, _window_decl(h, w, c, k, s, (1, 1), pads, p), "  bb::maxpool2d<P>(in0, out, 2);",
+    extra = f", SIMD = {p * j}" if j > 1 else ""  # a parallel window: j taps a cycle
+    return Case(name, _window_decl(h, w, c, k, s, (1, 1), pads, p, extra), "  bb::maxpool2d<P>(in0, out, 2);",
                 [(p, nhwc(x))], p, nhwc(y))
 
 
-def _avgpool_case(name, rng, h, w, c, k, s, pads, p, count_pad):
+def _avgpool_case(name, rng, h, w, c, k, s, pads, p, count_pad, j=1):
     x = rng.integers(-128, 128, (FRAMES, c, h, w), dtype=np.int8)
     zin, zout = 4, -3
     kk = k[0] * k[1]
@@ -187,7 +188,8 @@ def _avgpool_case(name, rng, h, w, c, k, s, pads, p, count_pad):
     acc = np.where(valid, win - zin, 0).sum(-1)
     n = np.full(acc.shape, kk) if count_pad else valid.sum(-1)
     y = rq(acc, mult[n], shift[n], zout)
-    extra = f", ZP_IN = {zin}, ZP_OUT = {zout}, LO = -128, HI = 127, COUNT_PAD = {int(count_pad)}"
+    extra = f", ZP_IN = {zin}, ZP_OUT = {zout}, LO = -128, HI = 127, COUNT_PAD = {int(count_pad)}" + (
+        f", SIMD = {p * j}" if j > 1 else "")
     return Case(name, _window_decl(h, w, c, k, s, (1, 1), pads, p, extra),
                 "  bb::avgpool2d<P>(in0, out, mult, shift, 2);", [(p, nhwc(x))], p, nhwc(y),
                 consts={"mult": mult, "shift": shift})
@@ -291,6 +293,11 @@ def all_cases() -> list[Case]:
         _avgpool_case("avgpool", rng, 6, 6, 4, (2, 2), (2, 2), (0, 0, 0, 0), 4, False),
         _avgpool_case("avgpool_pad", rng, 5, 5, 2, (3, 3), (1, 1), (1, 1, 1, 1), 1, False),
         _avgpool_case("avgpool_countpad", rng, 5, 5, 2, (3, 3), (2, 2), (1, 1, 1, 1), 2, True),
+        # parallel window: j taps a cycle (a window row, the whole window), border counts over j taps
+        _maxpool_case("maxpool_pw_kw", rng, 7, 6, 4, (3, 3), (2, 2), (1, 1, 1, 1), 2, j=3),
+        _maxpool_case("maxpool_pw_k", rng, 5, 5, 2, (3, 3), (1, 1), (1, 1, 1, 1), 2, j=9),
+        _avgpool_case("avgpool_pw_kw", rng, 5, 6, 4, (3, 3), (1, 2), (1, 1, 1, 1), 2, False, j=3),
+        _avgpool_case("avgpool_pw_2", rng, 6, 6, 4, (2, 2), (2, 2), (0, 0, 1, 1), 4, False, j=2),
         _gap_case("gap", rng, 4, 3, 8, 2),
         *_eltwise_cases(rng),
         # weights as separate banks (the kernels' other layout)

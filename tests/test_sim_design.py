@@ -226,8 +226,21 @@ def _window_net():
     return _rename_output(b, b.conv(x, 8, 1), "window_net")
 
 
+def _pool_net():
+    """conv 3×3 → relu → max pool 3×3 stride 2 pad 1 (j = 3) → average pool 2×2 stride 2
+    (j = 2) → 1×1: window pools reading several taps a beat."""
+    from tests.models import Builder, _rename_output
+
+    b = Builder(0)
+    x = b.input("x", (1, 3, 13, 12))
+    x = b.maxpool(b.act(b.conv(x, 4, 3, pad=1)), 3, 2, pad=1)
+    n, c, h, w = b.shapes[x]
+    x = b.node("AveragePool", [x], (n, c, h // 2, w // 2), kernel_shape=[2, 2], strides=[2, 2])
+    return _rename_output(b, b.conv(x, 8, 1), "pool_net")
+
+
 #: parallel-window designs: name -> (model builder, folding cap of `small_design`)
-PW_DESIGNS = {"window_net": (_window_net, 3), "lenet": (models.lenet, 2)}
+PW_DESIGNS = {"window_net": (_window_net, 3), "lenet": (models.lenet, 2), "pool_net": (_pool_net, 2)}
 
 
 def _pw_sim(name: str, root: Path):
@@ -248,10 +261,12 @@ def test_parallel_window_bit_exact(root, name):
     """Convs reading several window taps per beat (simd = C·j, depthwise simd = pe·j) simulate
     bit-exactly; the design really uses the parallel window."""
     plan, r = _pw_sim(name, root)
-    g_c = {"window_net": {"conv_3_node": 3}, "lenet": {"conv_3_node": 1}}[name]
+    g_c = {"window_net": {"conv_3_node": 3}, "lenet": {"conv_3_node": 1}, "pool_net": {}}[name]
     for n in plan.nodes:
         if n.name in g_c:
             assert n.simd > g_c[n.name], f"{n.name}: simd {n.simd} is no parallel window"
+        if n.op in ("MaxPool", "AveragePool"):
+            assert n.simd > n.pe, f"{n.name}: simd {n.simd}, pe {n.pe}: no parallel window"
     assert r.match, r.message
 
 

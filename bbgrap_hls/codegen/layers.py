@@ -423,6 +423,11 @@ def _make_layer(g: Graph, node: Node, ident: str, pe: int, simd: int,
     if op in ("MaxPool", "AveragePool"):
         h, w, c = hwc(x)
         vals = dict(_window(node, h, w, ho, wo), C=c, LANES=p)
+        if simd != p:  # a parallel window: simd = p·j, j taps of the p lanes a cycle (pool2d.h SIMD)
+            if simd % p or (vals["KH"] * vals["KW"]) % (simd // p):
+                raise UnsupportedError(f"node '{node.name}' ({op}): simd {simd} is not pe {p} times a divisor "
+                                       f"of the window size {vals['KH'] * vals['KW']}")
+            vals["SIMD"] = simd
         if op == "MaxPool":
             return Layer(ident, node.name, op, [acts[0]], [p], p, n_out,
                          f"bb::maxpool2d<{ident}_P>({{in0}}, {{out}}, frames);", _struct(ident, **vals))

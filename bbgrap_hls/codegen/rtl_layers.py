@@ -285,9 +285,11 @@ def _rtl_layer(g: Graph, node: Node, lay: Layer, pe: int, simd: int, co_range: t
     if op in LUT_KINDS:
         files = {f"{ident}_lut.mem": mem_text(pack(np.asarray(q["lut"], np.int64).reshape(256, 1), 8), 8)}
         return RtlLayer("lut_act", dict(P=p, LUT_FILE=f"{ident}_lut.mem"), files)
+    j = simd // p if op in ("MaxPool", "AveragePool") else 1  # a parallel window: j taps a beat (swg/vvu J)
+    taps = {"J": j} if j > 1 else {}
     if op == "MaxPool":
         h, w, c = hwc(x)
-        return RtlLayer("maxpool", dict(C=c, P=p, **_window(node, h, w, ho, wo), PAD_VAL=-128))
+        return RtlLayer("maxpool", dict(C=c, P=p, **_window(node, h, w, ho, wo), PAD_VAL=-128) | taps)
     if op == "AveragePool":
         h, w, c = hwc(x)
         win = _window(node, h, w, ho, wo)
@@ -298,7 +300,7 @@ def _rtl_layer(g: Graph, node: Node, lay: Layer, pe: int, simd: int, co_range: t
                                    "the RTL twin averages over the full window only")
         k = win["KH"] * win["KW"]
         mult, shift = np.asarray(q["mult"]).reshape(-1), np.asarray(q["shift"]).reshape(-1)
-        params = dict(C=c, P=p, **win, PAD_VAL=int(q["zp_in"])) | rq_params(q["zp_out"], -128, 127)
+        params = dict(C=c, P=p, **win, PAD_VAL=int(q["zp_in"])) | rq_params(q["zp_out"], -128, 127) | taps
         return RtlLayer("avgpool", params | uniform_rq(-k * int(q["zp_in"]), mult[k - 1], shift[k - 1]))
     if op == "GlobalAveragePool":
         h, w, c = hwc(x)

@@ -231,12 +231,12 @@ def kernel_bounds(call: str, p: dict[str, int]) -> list[tuple[str, str, float, i
         cyc = window_cycles(g["HP"], g["WP"], cf, p["KH"], p["DH"], p["SH"], g["WO"] * cf * (kk // j), rows=rows)
         ii = _window_ports(j, p["LANES"], rows * g["WP"] * cf)
         return [("", "dwconv2d", cyc * ii, ii)]
-    if kern in ("maxpool2d", "avgpool2d"):
+    if kern in ("maxpool2d", "avgpool2d"):  # (SIMD = LANES·j: a parallel window, j taps an iteration)
         g = _geom(p)
-        kk, cf = p["KH"] * p["KW"], p["C"] // p["LANES"]
+        kk, cf, j = p["KH"] * p["KW"], p["C"] // p["LANES"], p.get("SIMD", p["LANES"]) // p["LANES"]
         rows = p.get("ROWS") or window_rows(g["HP"], (p["KH"] - 1) * p["DH"] + 1, p["SH"])
-        cyc = window_cycles(g["HP"], g["WP"], cf, p["KH"], p["DH"], p["SH"], g["WO"] * cf * kk, rows=rows)
-        ii = _window_ports(1, p["LANES"], rows * g["WP"] * cf)
+        cyc = window_cycles(g["HP"], g["WP"], cf, p["KH"], p["DH"], p["SH"], g["WO"] * cf * (kk // j), rows=rows)
+        ii = _window_ports(j, p["LANES"], rows * g["WP"] * cf)
         return [("", kern, cyc * ii, ii)]
     if kern == "global_avgpool":
         return [("", kern, p["H"] * p["W"] * p["C"] // p["LANES"], 1)]

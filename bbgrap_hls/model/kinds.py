@@ -154,12 +154,17 @@ def _gcd(*xs: int) -> int:
     return out
 
 
+PARALLEL_WINDOW_LANES = ("dwconv", "maxpool", "avgpool")
+"""Window kinds of ``p`` lanes in and out that may read ``j | K`` window taps a cycle
+(``simd = p·j``: the vector unit's ``J``, `foldings` with ``parallel_window``)."""
+
+
 def foldings(kind: str, g: Geometry, parallel_window: bool = False,
              padded: bool = False) -> list[tuple[int, int]]:
     """Legal ``(pe, simd)`` pairs of a block, in ascending parallelism.
 
     With ``parallel_window`` a conv may also take ``simd = C·j`` for ``j | K``, ``j > 1``,
-    and a depthwise conv ``simd = p·j`` (several window positions per cycle;
+    and a depthwise conv or a window pool ``simd = p·j`` (several window positions per cycle;
     docs/cost-model.md, "Parallel window"). With ``padded`` a conv/dense may also take a
     ``pe`` that does not divide ``Co`` (`padded_lanes`; docs/cost-model.md, "Padded folds").
     """
@@ -173,7 +178,7 @@ def foldings(kind: str, g: Geometry, parallel_window: bool = False,
         if parallel_window and kind == "conv":
             simds = simds + [g.c * j for j in divisors(g.k)[1:]]
         return [(pe, simd) for pe in (padded_lanes(g.co) if padded else divisors(g.co)) for simd in simds]
-    if kind == "dwconv" and parallel_window:
+    if kind in PARALLEL_WINDOW_LANES and parallel_window:
         return [(p, p * j) for p in divisors(g.c) for j in divisors(g.k)]
     if kind == "wire":
         return [(1, 1)]
@@ -352,12 +357,12 @@ def in_lanes(kind: str, g: Geometry, pe: int, simd: int, px: int = 1, dense: boo
              wide: bool = False) -> int:
     """Lanes per beat of the block's input stream: ``min(simd, C)`` for conv/dense (a
     parallel window reads ``C`` lanes, a grouped conv's ``C/group``; ``px`` pixels a beat: ``px·C``), ``pe`` for a
-    depthwise conv, ``simd`` otherwise."""
+    depthwise conv or a window pool (``simd = pe·j`` with a parallel window), ``simd`` otherwise."""
     if kind in WEIGHTED:
         # (a grouped conv: its group's channels, unless computed dense, ``dense_groups``, or
         # with whole pixels into its window generator, ``wide_groups``)
         return g.c if wide else min(simd, g.cgi if g.grouped and not dense else g.c) * px
-    return pe if kind == "dwconv" else simd
+    return pe if kind in PARALLEL_WINDOW_LANES else simd
 
 
 def node_geometry(node: Node, graph: Graph, co: int | None = None) -> Geometry:

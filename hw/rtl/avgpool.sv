@@ -1,7 +1,7 @@
 `default_nettype none
 // Average pooling: swg -> vvu (sum, then requantise; bias' and m fold the zero point and
 // 1/K). PAD_VAL is the input zero point (padding counted, as count_include_pad=1).
-// ii = max(Hp*Wp*C/P, Ho*Wo*K*C/P) (docs/hardware.md).
+// ii = max(Hp*Wp*C/P, Ho*Wo*K*C/(P*J)) (docs/hardware.md).
 module avgpool #(
     parameter int C       = 4,
     parameter int P       = 2,
@@ -18,6 +18,7 @@ module avgpool #(
     parameter int PB      = 1,
     parameter int PR      = 1,
     parameter int PAD_VAL = 0,
+    parameter int J       = 1,  // parallel window: J taps a beat (J | KH*KW; swg.sv, vvu.sv)
     parameter int RING    = 0,  // the window ring's rows if > 0 (swg.sv: a short ring)
     parameter int RING_URAM = 0,  // ring words an UltraRAM word holds, if > 0 (swg.sv)
     parameter     W_FILE  = "",
@@ -45,16 +46,16 @@ module avgpool #(
     output logic                m_axis_tlast
 );
   logic wv, wr, wl;
-  logic [P*8-1:0] wd;
+  logic [J*P*8-1:0] wd;
   swg #(.C(C), .SIMD(P),
       .H(H), .W(W), .KH(KH), .KW(KW), .SH(SH), .SW(SW), .DH(DH), .DW(DW),
-      .PT(PT), .PL(PL), .PB(PB), .PR(PR), .PAD_VAL(PAD_VAL), .RING(RING), .RING_URAM(RING_URAM)
+      .PT(PT), .PL(PL), .PB(PB), .PR(PR), .PAD_VAL(PAD_VAL), .RING(RING), .RING_URAM(RING_URAM), .J(J)
   ) win (
       .clk(clk), .rst(rst), .s_axis_tvalid(s_axis_tvalid), .s_axis_tready(s_axis_tready),
       .s_axis_tdata(s_axis_tdata), .s_axis_tlast(s_axis_tlast), .m_axis_tvalid(wv),
       .m_axis_tready(wr), .m_axis_tdata(wd), .m_axis_tlast(wl)
   );
-  vvu #(.C(C), .P(P), .K(KH * KW), .MODE(2), .W_FILE(W_FILE), .B_FILE(B_FILE), .RQ_FILE(RQ_FILE), .RQ_ZP(RQ_ZP), .RQ_LO(RQ_LO), .RQ_HI(RQ_HI), .RQ_LUT(RQ_LUT), .UNIFORM(UNIFORM), .B_CONST(B_CONST), .RQ_CONST(RQ_CONST)) unit (
+  vvu #(.C(C), .P(P), .K(KH * KW), .MODE(2), .J(J), .W_FILE(W_FILE), .B_FILE(B_FILE), .RQ_FILE(RQ_FILE), .RQ_ZP(RQ_ZP), .RQ_LO(RQ_LO), .RQ_HI(RQ_HI), .RQ_LUT(RQ_LUT), .UNIFORM(UNIFORM), .B_CONST(B_CONST), .RQ_CONST(RQ_CONST)) unit (
       .clk(clk), .rst(rst), .s_axis_tvalid(wv), .s_axis_tready(wr), .s_axis_tdata(wd),
       .s_axis_tlast(wl), .m_axis_tvalid(m_axis_tvalid), .m_axis_tready(m_axis_tready),
       .m_axis_tdata(m_axis_tdata), .m_axis_tlast(m_axis_tlast)

@@ -1,6 +1,6 @@
 `default_nettype none
 // Max pooling: swg (padding -128, never above the maximum) -> vvu (max); no constants.
-// ii = max(Hp*Wp*C/P, Ho*Wo*K*C/P) (docs/hardware.md).
+// ii = max(Hp*Wp*C/P, Ho*Wo*K*C/(P*J)) (docs/hardware.md).
 module maxpool #(
     parameter int C       = 4,
     parameter int P       = 2,
@@ -17,6 +17,7 @@ module maxpool #(
     parameter int PB      = 1,
     parameter int PR      = 1,
     parameter int PAD_VAL = -128,
+    parameter int J       = 1,  // parallel window: J taps a beat (J | KH*KW; swg.sv, vvu.sv)
     parameter int RING    = 0,  // the window ring's rows if > 0 (swg.sv: a short ring)
     parameter int RING_URAM = 0,  // ring words an UltraRAM word holds, if > 0 (swg.sv)
     parameter     W_FILE  = "",
@@ -40,16 +41,16 @@ module maxpool #(
     output logic                m_axis_tlast
 );
   logic wv, wr, wl;
-  logic [P*8-1:0] wd;
+  logic [J*P*8-1:0] wd;
   swg #(.C(C), .SIMD(P),
       .H(H), .W(W), .KH(KH), .KW(KW), .SH(SH), .SW(SW), .DH(DH), .DW(DW),
-      .PT(PT), .PL(PL), .PB(PB), .PR(PR), .PAD_VAL(PAD_VAL), .RING(RING), .RING_URAM(RING_URAM)
+      .PT(PT), .PL(PL), .PB(PB), .PR(PR), .PAD_VAL(PAD_VAL), .RING(RING), .RING_URAM(RING_URAM), .J(J)
   ) win (
       .clk(clk), .rst(rst), .s_axis_tvalid(s_axis_tvalid), .s_axis_tready(s_axis_tready),
       .s_axis_tdata(s_axis_tdata), .s_axis_tlast(s_axis_tlast), .m_axis_tvalid(wv),
       .m_axis_tready(wr), .m_axis_tdata(wd), .m_axis_tlast(wl)
   );
-  vvu #(.C(C), .P(P), .K(KH * KW), .MODE(1), .W_FILE(W_FILE), .B_FILE(B_FILE), .RQ_FILE(RQ_FILE), .RQ_ZP(RQ_ZP), .RQ_LO(RQ_LO), .RQ_HI(RQ_HI)) unit (
+  vvu #(.C(C), .P(P), .K(KH * KW), .MODE(1), .J(J), .W_FILE(W_FILE), .B_FILE(B_FILE), .RQ_FILE(RQ_FILE), .RQ_ZP(RQ_ZP), .RQ_LO(RQ_LO), .RQ_HI(RQ_HI)) unit (
       .clk(clk), .rst(rst), .s_axis_tvalid(wv), .s_axis_tready(wr), .s_axis_tdata(wd),
       .s_axis_tlast(wl), .m_axis_tvalid(m_axis_tvalid), .m_axis_tready(m_axis_tready),
       .m_axis_tdata(m_axis_tdata), .m_axis_tlast(m_axis_tlast)

@@ -33,9 +33,10 @@ from bbgrap_hls.search.strategies import _uniform, even
 
 def _widest_window(prob, u: int, fold: int, cap: int) -> int:
     """The folding of unit ``u`` with ``fold``'s pe and the widest simd ≤ ``cap`` (a parallel
-    window where the table has one: conv ``simd = C·j``, depthwise ``simd = pe·j``)."""
+    window where the table has one: conv ``simd = C·j``, depthwise conv and window pools
+    ``simd = pe·j``)."""
     t = prob.units[u].table
-    if prob.units[u].kind not in ("conv", "dwconv"):
+    if prob.units[u].kind not in ("conv", "dwconv", "maxpool", "avgpool"):
         return fold
     ok = np.nonzero((t.pe == t.pe[fold]) & (t.simd <= cap) & (t.uram == t.uram[fold])
                     & (t.mmv == t.mmv[fold]) & (t.dense == t.dense[fold]) & (t.wide == t.wide[fold]))[0]
@@ -47,8 +48,8 @@ def small_plan(graph, board, par: int, parallel_window: bool = False, dsp_packin
                lut_macs: bool = LUT_MACS) -> Plan:
     """The ``even`` plan's core assignment with every unit at its folding for parallelism ``par``.
 
-    With ``parallel_window`` a conv or depthwise conv takes the widest simd up to ``4·par``
-    at the same pe, so that small-channel convs get several window taps per beat;
+    With ``parallel_window`` a conv, depthwise conv or window pool takes the widest simd up
+    to ``4·par`` at the same pe, so that small-channel convs get several window taps per beat;
     ``dsp_packing`` as the planner's (conv/dense with pe >= 2 pack lane pairs per DSP);
     ``lut_macs=False`` keeps every product in DSPs.
     """
