@@ -118,11 +118,28 @@ struct WindowRows {
   }
 };
 
+/// A depthwise conv's or pool's emit cursor past one emitted beat: tap group kf of KF, channel
+/// block cf of CF, output column ox of WO (col0 its first padded column, SW apart); after an
+/// output row's last beat, `s.row_done()`.
+template <int KF, int CF, int WO, int SW, class S>
+void next_tap(int& kf, int& cf, int& ox, int& col0, S& s) {
+  BB_HLS(INLINE)
+  if (++kf < KF) return;
+  kf = 0;
+  if (++cf < CF) return;
+  cf = 0;
+  col0 += SW;
+  if (++ox < WO) return;
+  ox = 0;
+  col0 = 0;
+  s.row_done();
+}
+
 /// Ring access of a window block with schedule S (L = S::LANES lanes a ring word) and
 /// RING_URAM = R, on the ring its kernel declares (with the pragmas) and passes by reference:
 /// `write(ring, word, b)` stores input beat b as ring word `word` of every copy, `read(ring,
-/// j, word)` returns ring word `word` of copy j (a pool's ring has no copies: no j). R = 0:
-/// `int8_t rows[J][WORDS][L]` (a pool's `[WORDS][L]`), one lane a memory.
+/// j, word)` returns ring word `word` of copy j (J copies: one a window tap of a cycle's J). R = 0:
+/// `int8_t rows[J][WORDS][L]`, one lane a memory.
 template <class S, int R>
 struct RingPort {
   static constexpr int L = S::LANES, N = R * L;

@@ -87,18 +87,7 @@ BB_LOOP(pool_beat)
       n = cnt;
       if (kf == KF - 1) out.write(o);
       ++nw;
-      if (++kf == KF) {
-        kf = 0;
-        if (++cf == CF) {
-          cf = 0;
-          col0 += P::SW;
-          if (++ox == WO) {
-            ox = 0;
-            col0 = 0;
-            s.row_done();
-          }
-        }
-      }
+      next_tap<KF, CF, WO, P::SW>(kf, cf, ox, col0, s);
     }
     if (rd) {
       Beat<L> b;
