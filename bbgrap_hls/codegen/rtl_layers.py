@@ -285,8 +285,7 @@ def _rtl_layer(g: Graph, node: Node, lay: Layer, pe: int, simd: int, co_range: t
     if op in LUT_KINDS:
         files = {f"{ident}_lut.mem": mem_text(pack(np.asarray(q["lut"], np.int64).reshape(256, 1), 8), 8)}
         return RtlLayer("lut_act", dict(P=p, LUT_FILE=f"{ident}_lut.mem"), files)
-    j = simd // p if op in ("MaxPool", "AveragePool") else 1  # a parallel window: j taps a beat (swg/vvu J)
-    taps = {"J": j} if j > 1 else {}
+    taps = {"J": simd // p} if simd > p else {}  # a pool's parallel window: J taps a beat (swg/vvu)
     if op == "MaxPool":
         h, w, c = hwc(x)
         return RtlLayer("maxpool", dict(C=c, P=p, **_window(node, h, w, ho, wo), PAD_VAL=-128) | taps)

@@ -224,14 +224,7 @@ def kernel_bounds(call: str, p: dict[str, int]) -> list[tuple[str, str, float, i
                 (".p1", "conv_mvu_pairs<P>" if po == 2 else "conv_pairs_mvu1<P>", mvu, 1)]
     if kern == "dense":
         return [("", "dense", p["CO"] // p["PE"] * (p["C"] // p["SIMD"]), 1)]
-    if kern == "dwconv2d":
-        g = _geom(p)
-        kk, cf, j = p["KH"] * p["KW"], p["C"] // p["LANES"], p["SIMD"] // p["LANES"]
-        rows = p.get("ROWS") or window_rows(g["HP"], (p["KH"] - 1) * p["DH"] + 1, p["SH"])
-        cyc = window_cycles(g["HP"], g["WP"], cf, p["KH"], p["DH"], p["SH"], g["WO"] * cf * (kk // j), rows=rows)
-        ii = _window_ports(j, p["LANES"], rows * g["WP"] * cf)
-        return [("", "dwconv2d", cyc * ii, ii)]
-    if kern in ("maxpool2d", "avgpool2d"):  # (SIMD = LANES·j: a parallel window, j taps an iteration)
+    if kern in ("dwconv2d", "maxpool2d", "avgpool2d"):  # (SIMD = LANES·j: a parallel window, j taps an iteration)
         g = _geom(p)
         kk, cf, j = p["KH"] * p["KW"], p["C"] // p["LANES"], p.get("SIMD", p["LANES"]) // p["LANES"]
         rows = p.get("ROWS") or window_rows(g["HP"], (p["KH"] - 1) * p["DH"] + 1, p["SH"])

@@ -48,9 +48,9 @@ LUT_REQUANT = 475       # one requantiser lane: the two DSP products' sum, 64-bi
                         # clamp (Yosys: 475; 562 when the product was four DSP48E2s of a 32-bit multiplier)
 LUT_VVU = 15            # vector unit (vvu.sv: dwconv, pools) control, besides the window generator
 LUT_VVU_LANE = 75       # per vvu channel lane: the 32-bit accumulate or compare and its forwarding multiplexer
+                        # (Yosys, max mode: 92, 327, 1264, 5036 LUTs at 1, 4, 16, 64 lanes)
 LUT_POOL_TAP = 12       # per pool lane and window tap past the first (parallel window): the byte compare or
                         # add into the tap tree (Yosys: max 3x3 J=3 +154 over J=1 at 4 lanes with 2 ports)
-                        # (Yosys, max mode: 92, 327, 1264, 5036 LUTs at 1, 4, 16, 64 lanes)
 LUT_ELTWISE = 421       # one add / mul lane: 64-bit sum, constant rounding, clamp (Yosys, 24-bit multipliers:
                         # 438 add, 404 mul; 490 and 436 when they were 31 bits)
 BIAS_BITS = 32          # per output channel: int32 bias'
@@ -407,8 +407,9 @@ def dwconv(g: Geometry, pe: int, simd: int, uram: bool = False, lutw: bool = Fal
 def pool(g: Geometry, pe: int, simd: int, requant: bool, short: bool = False, ring_uram: bool = False) -> BlockCost:
     """Max / average pool over a window (average requantises every lane); ``simd = pe·j``: a
     parallel window, ``j | K`` taps of the ``pe`` lanes a cycle (as `dwconv`: ``j`` ring read
-    ports, the vvu's ``J``); ``short``: a short window ring, ``ring_uram``: the ring in URAM (`mvu`). An average pool's bias' and
-    requantiser are module constants (``vvu.sv`` ``UNIFORM``: one per tensor), no memory."""
+    ports, the vvu's ``J``); ``short``: a short window ring, ``ring_uram``: the ring in URAM
+    (`mvu`). An average pool's bias' and requantiser are module constants (``vvu.sv``
+    ``UNIFORM``: one per tensor), no memory."""
     p = pe
     c, mem = _window_unit(g, p, simd, MemCost(), short, ring_uram)
     return replace(c, dsp=REQUANT_DSP * p if requant else 0, bram18=mem.bram18, uram=mem.uram,

@@ -22,6 +22,7 @@ import onnx
 from bbgrap_hls.board import load_board
 from bbgrap_hls.codegen.project import generate
 from bbgrap_hls.frontend import load_model
+from bbgrap_hls.model.kinds import PARALLEL_WINDOW_LANES
 from bbgrap_hls.passes import canonicalize
 from bbgrap_hls.plan import Plan
 from bbgrap_hls.quant.quantizer import quantize
@@ -36,7 +37,7 @@ def _widest_window(prob, u: int, fold: int, cap: int) -> int:
     window where the table has one: conv ``simd = C·j``, depthwise conv and window pools
     ``simd = pe·j``)."""
     t = prob.units[u].table
-    if prob.units[u].kind not in ("conv", "dwconv", "maxpool", "avgpool"):
+    if prob.units[u].kind != "conv" and prob.units[u].kind not in PARALLEL_WINDOW_LANES:
         return fold
     ok = np.nonzero((t.pe == t.pe[fold]) & (t.simd <= cap) & (t.uram == t.uram[fold])
                     & (t.mmv == t.mmv[fold]) & (t.dense == t.dense[fold]) & (t.wide == t.wide[fold]))[0]
