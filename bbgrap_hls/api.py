@@ -114,7 +114,7 @@ def compile(model: str | os.PathLike | onnx.ModelProto, board: str | os.PathLike
     if target is graph:  # the input layout the plan chose (passes/stem.py)
         from bbgrap_hls.passes.stem import as_planned
 
-        design.graph = as_planned(graph, design.plan.input_blocks)
+        design.graph = as_planned(graph, design.plan.input_blocks, getattr(design.plan, "input_patches", {}))
     return design
 
 

@@ -50,7 +50,8 @@ def run(board: str, frames: int, sim: bool) -> int:
         plan = json.loads((out / "plan.json").read_text()) if ok else {}
         failed += not _line("gen", ok, f"ResNet-18 on {board}: {plan.get('cycles', 0):,} cycles a frame, "
                             f"{plan.get('fps', 0):,.1f} fps, conv unit {plan.get('pe')} x {plan.get('simd')}, "
-                            f"{plan.get('beat')}-byte beats, input blocks {plan.get('input_blocks')}", t0)
+                            f"{plan.get('beat')}-byte beats, input blocks {plan.get('input_blocks')}, "
+                            f"patches {plan.get('input_patches')}", t0)
         if not ok:
             return failed
         t0 = time.perf_counter()

@@ -120,7 +120,18 @@ def _engine_row(graph, board_name: str) -> dict:
 
     p = best_engine(graph, load_board(board_name))  # as plan --arch auto/engine plans it
     return {"fps": p.fps, "ii": p.cycles, "bottleneck": p.bottleneck, "bytes": sum(p.bytes.values()),
-            "size": f"{p.pe}x{p.simd}{', s2d' if p.input_blocks else ''}"}
+            "size": f"{p.pe}x{p.simd}{_layout(p)}"}
+
+
+def _layout(p) -> str:
+    """The input layout of engine plan ``p`` (passes/stem.py): s2d blocks, or the stem's window
+    unfolded by the host, ``1xkw`` (a kernel row's taps) or ``khxkw`` (all of them)."""
+    if p.input_blocks:
+        return ", s2d"
+    for d in p.input_patches.values():
+        (kh, kw), rows = d["kernel"], d["rows"]
+        return f", unfold {kh if rows else 1}x{kw}"
+    return ""
 
 
 def _child(conn, row, *args) -> None:

@@ -187,7 +187,7 @@ def test_host_runs_on_the_xrt_stand_in(u250, tmp_path):
     for f in range(frames):
         assert np.array_equal(driver.from_region(raw[f * m:(f + 1) * m], rout, doc["pe"]), want[f % 2])
     seed = np.load(u250 / "tb" / "seed_input.npy")
-    q = driver.quantize(np.concatenate([seed, -seed]))
+    q = driver.quantize(driver.held(np.concatenate([seed, -seed])))  # the stem's window unfolded
     rin = doc["regions"][doc["input"]]
     assert b"".join(driver.to_region(q[f], rin, doc["pe"]) for f in range(2)) == inputs
 
@@ -283,15 +283,17 @@ def test_row_banded_plan(tmp_path):
 
 
 def test_stem_over_pixel_blocks(tmp_path):
-    """A 3-channel stride-2 stem: the engine plan takes the input as 2 x 2 pixel blocks (12
-    channels fill the conv unit's blocks better than 3), gen rewrites the stem as planned, csim
-    is bit-exact on model-shaped seed frames, and the driver blocks frames as the graph does."""
+    """A 3-channel 2 x 2 stride-2 stem: the engine plan takes the input as 2 x 2 pixel blocks (12
+    channels fill the conv unit's blocks better than 3; the stem's unfolded window, the same
+    12 channels, ties and the blocks come first: tests/test_stem_patches.py has the stems
+    where unfolding wins), gen rewrites the stem as planned, csim is bit-exact on model-shaped
+    seed frames, and the driver blocks frames as the graph does."""
     from bbgrap_hls.ir.graph import space_to_depth
     from tests.families import Net
     from tests.models import _rename_output, save
 
     b = Net(seed=5)
-    x = b.cba(b.input("x", (1, 3, 32, 32)), 16, 3, 2)
+    x = b.cba_rect(b.input("x", (1, 3, 32, 32)), 16, (2, 2), 2)
     x = b.cba(b.cba(x, 16, 3), 32, 3, 2)
     model = save(_rename_output(b, b.gemm(b.flatten(b.gap(x)), 10), "stem"), tmp_path / "stem.onnx")
     with warnings.catch_warnings():
@@ -309,7 +311,8 @@ def test_stem_over_pixel_blocks(tmp_path):
         sys.path.pop(0)
         sys.modules.pop("driver", None)
     frames = np.random.default_rng(0).standard_normal((2, 3, 32, 32)).astype(np.float32)
-    assert driver.BLOCKS == 2 and np.array_equal(driver.held(frames), space_to_depth(frames, 2))
+    assert driver.BLOCKS == 2 and driver.PATCHES is None
+    assert np.array_equal(driver.held(frames), space_to_depth(frames, 2))
 
 
 def test_driver_applies_the_host_softmax(kv260):

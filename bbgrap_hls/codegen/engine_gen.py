@@ -149,6 +149,7 @@ def host_files(program: ep.EngineProgram, plan, gq: Graph) -> dict[str, bytes]:
     lay, ops = _layout(program), _host_ops(program, gq)
     qi, qo = gq.tensors[program.input].quant, gq.tensors[program.output].quant
     ctx = dict(lay, beat=program.beat, blocks=plan.input_blocks.get(program.input, 0),
+               patches=repr(getattr(plan, "input_patches", {}).get(program.input)),
                model_shape=list(gq.model_input_shape(program.input)), cores=plan.cores, cus=_cus(plan), program_bytes=4 * lay["program_words"],
                weight_buffer=lay["weight_beats"] * program.beat, in_shape=list(program.regions[program.input].shape),
                out_shape=list(program.regions[program.output].shape),

@@ -224,5 +224,7 @@ def int8_graph_of(out: Path) -> Graph:
         from bbgrap_hls.quant.calib import load_calibration
 
         calib = load_calibration(o["calib_path"], graph)
-    blocks = json.loads((out / "plan.json").read_text()).get("input_blocks", {})
-    return quantize(as_planned(rescale_concat_inputs(graph, calib, seed=o["seed"]), blocks), calib, seed=o["seed"])
+    doc = json.loads((out / "plan.json").read_text())
+    held = as_planned(rescale_concat_inputs(graph, calib, seed=o["seed"]), doc.get("input_blocks", {}),
+                      doc.get("input_patches", {}))
+    return quantize(held, calib, seed=o["seed"])

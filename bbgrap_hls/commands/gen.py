@@ -91,7 +91,7 @@ def _run(args: argparse.Namespace, out: Path, old: list[str], worker: _ReportWor
     if not qdq:  # the input layout the plan chose (passes/stem.py): quantised and generated so
         from bbgrap_hls.passes.stem import as_planned
 
-        graph = as_planned(graph, plan.input_blocks)
+        graph = as_planned(graph, plan.input_blocks, getattr(plan, "input_patches", {}))
     try:  # the temporary folder sits next to OUT so that the final moves stay on one file system
         out.parent.mkdir(parents=True, exist_ok=True)
         tmp_ctx = tempfile.TemporaryDirectory(prefix=".bbgrap-gen-", dir=out.parent)

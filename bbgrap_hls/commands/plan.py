@@ -63,6 +63,21 @@ def run(args: argparse.Namespace) -> int:
     return 0
 
 
+def input_layout_lines(plan) -> list[str]:
+    """How the host writes each input the plan holds in another layout (passes/stem.py)."""
+    from bbgrap_hls.ir.graph import Patches
+
+    lines = [f"input {t} as {s}x{s} pixel blocks ({s * s} pixels a beat; the stem conv reads them)"
+             for t, s in sorted(plan.input_blocks.items())]
+    for t, d in sorted(getattr(plan, "input_patches", {}).items()):
+        p = Patches.from_dict(d)
+        (kh, kw), (_, c, _, _), (_, ch, h, w) = p.kernel, p.model, p.shape()
+        taps = f"all {kh}x{kw} taps" if p.rows else f"the {kw} taps of each kernel row"
+        lines.append(f"input {t} as the stem conv's window, {taps} unfolded into channels by the host "
+                     f"({c} -> {ch} channels, {h}x{w} positions)")
+    return lines
+
+
 def format_engine_plan(plan) -> str:
     """The readable summary of a layer-engine plan (`bbgrap_hls.model.engine_plan.EnginePlan`):
     why the engine, its sizes, memory, resources per unit against the core's limits, the
@@ -76,6 +91,7 @@ def format_engine_plan(plan) -> str:
              f"tap(s) a cycle, element-wise unit {plan.lanes} byte lanes, {plan.beat}-byte AXI beats, conv input "
              f"buffer {plan.in_buffer:,} bytes ({f'{banded} conv(s) in row bands' if banded else 'whole maps'}"
              f"{', in URAM' if plan.ibuf_uram else ''}{f', {plan.tile_uram} columns of its tile rows in URAM' if plan.tile_uram else ''})",
+             *input_layout_lines(plan),
              f"memory: latency {plan.latency} cycles, a beat every {plan.period} cycle(s) a channel; per frame "
              + ", ".join(f"{k.replace('_', ' ')} {v:,} B" for k, v in plan.bytes.items())
              + f"; {plan.bandwidth:.1f} of {plan.share:.1f} B/cycle on average", "",
@@ -104,8 +120,7 @@ def format_plan(plan: Plan) -> str:
     """The readable summary: one table per core, totals, speed-ups over the baselines."""
     lines = [f"model {plan.model} on {plan.board} ({plan.clock_mhz:g} MHz), strategy {plan.strategy}, "
              f"objective {plan.objective}", ""]
-    for t, s in sorted(plan.input_blocks.items()):  # --space-to-depth (passes/stem.py)
-        lines[-1:-1] = [f"input {t} as {s}x{s} pixel blocks ({s * s} pixels a beat; the stem conv reads them)"]
+    lines[-1:-1] = input_layout_lines(plan)  # --space-to-depth (passes/stem.py)
     by_name = {n.name: n for n in plan.nodes}
     for c in plan.cores:
         if not c.nodes:

@@ -29,6 +29,62 @@ def space_to_depth(x: np.ndarray, s: int) -> np.ndarray:
 
 
 @dataclass(frozen=True)
+class Patches:
+    """A graph input held as its stem conv's window taps (`passes/stem.py`, "Patches"): the
+    host unfolds each output position's ``kw`` taps of a row (``rows`` False: the conv becomes
+    ``kh x 1`` of stride ``(sh, 1)``) or all ``kh·kw`` taps (``rows`` True: a 1 x 1 conv) into
+    channels, so that a 3-channel stem fills the conv lanes with ``3·kw`` or ``3·kh·kw``.
+
+    Attributes:
+        model: the model's (N, C, H, W) shape of the input.
+        kernel, strides: the stem conv's ``(kh, kw)`` and ``(sh, sw)``.
+        pads: its (top, left, bottom, right) padding; the unfolded taps in it are 0.
+        rows: True: every kernel row unfolded too.
+    """
+
+    model: tuple[int, int, int, int]
+    kernel: tuple[int, int]
+    strides: tuple[int, int]
+    pads: tuple[int, int, int, int]
+    rows: bool
+
+    def out(self) -> tuple[int, int]:
+        """The conv's output rows and columns."""
+        (_, _, h, w), (kh, kw), (sh, sw), p = self.model, self.kernel, self.strides, self.pads
+        return (h + p[0] + p[2] - kh) // sh + 1, (w + p[1] + p[3] - kw) // sw + 1
+
+    def shape(self) -> tuple[int, int, int, int]:
+        """The held (N, C', H', W') shape."""
+        n, c, h, _ = self.model
+        (kh, kw), (ho, wo) = self.kernel, self.out()
+        return (n, kh * kw * c, ho, wo) if self.rows else (n, kw * c, h, wo)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"model": list(self.model), "kernel": list(self.kernel), "strides": list(self.strides),
+                "pads": list(self.pads), "rows": self.rows}
+
+    @classmethod
+    def from_dict(cls, d: dict[str, Any]) -> Patches:
+        return cls(tuple(d["model"]), tuple(d["kernel"]), tuple(d["strides"]), tuple(d["pads"]), bool(d["rows"]))
+
+    def unfold(self, x: np.ndarray) -> np.ndarray:
+        """(…, C, H, W) arrays of the model's shape -> the held layout: channel
+        ``(ky·kw + kx)·C + c`` (``rows``) or ``kx·C + c`` of position (y', x') holds the padded
+        input's pixel (sh·y' + ky, sw·x' + kx) or (y', sw·x' + kx) of channel c."""
+        (kh, kw), (sh, sw), p = self.kernel, self.strides, self.pads
+        ho, wo = self.out()
+        *lead, c, h, w = x.shape
+        k = len(lead)
+        top, bottom = (p[0], p[2]) if self.rows else (0, 0)
+        xp = np.pad(x, [(0, 0)] * k + [(0, 0), (top, bottom), (p[1], p[3])])
+        cols = np.stack([xp[..., sw * np.arange(wo) + kx] for kx in range(kw)], axis=k)  # (…, kw, C, H', wo)
+        if not self.rows:
+            return np.ascontiguousarray(cols.reshape(*lead, kw * c, h, wo))
+        taps = np.stack([cols[..., sh * np.arange(ho) + ky, :] for ky in range(kh)], axis=k)  # (…, kh, kw, C, ho, wo)
+        return np.ascontiguousarray(taps.reshape(*lead, kh * kw * c, ho, wo))
+
+
+@dataclass(frozen=True)
 class QuantParams:
     """Affine int8 quantisation of a tensor: ``q = clamp(round(x / scale) + zp)``.
 
@@ -116,6 +172,7 @@ class Graph:
         input_blocks: graph inputs held as ``s`` x ``s`` pixel blocks (`passes/stem.py`): the
             model's (N, C, H, W) input is the tensor (N, s²·C, H/s, W/s), ONNX SpaceToDepth
             order; `held_input` turns an array of the model's shape into that one.
+        input_patches: graph inputs held as their stem conv's window taps (`Patches`).
     """
 
     name: str
@@ -126,10 +183,13 @@ class Graph:
     opset: int = 13
     output_shapes: dict[str, tuple[int, ...]] = field(default_factory=dict)
     input_blocks: dict[str, int] = field(default_factory=dict)
+    input_patches: dict[str, Patches] = field(default_factory=dict)
 
     def model_input_shape(self, name: str) -> tuple[int, ...]:
         """The model's shape of graph input ``name`` (its held shape unless held in blocks)."""
         shape = self.tensors[name].shape
+        if name in self.input_patches:
+            return self.input_patches[name].model
         s = self.input_blocks.get(name)
         if not s:
             return shape
@@ -139,13 +199,14 @@ class Graph:
     def held_input(self, name: str, x: np.ndarray) -> np.ndarray:
         """``x`` as the graph holds input ``name``: an array of the model's shape (with or
         without the batch dimension, or ``(K, *shape)`` samples) of an input held in blocks
-        becomes its block layout; anything else is returned as it is."""
+        becomes its block layout (or its `Patches`); anything else is returned as it is."""
         s = self.input_blocks.get(name)
+        patches = self.input_patches.get(name)
         x = np.asarray(x)
         model = self.model_input_shape(name)
-        if not s or x.ndim < 3 or x.shape[-3:] != model[-3:]:
+        if not (s or patches) or x.ndim < 3 or x.shape[-3:] != tuple(model[-3:]):
             return x
-        return space_to_depth(x, s)
+        return patches.unfold(x) if patches else space_to_depth(x, s)
 
     def declared_outputs(self, outputs: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
         """``outputs`` (by graph output name) in the model's declared shapes."""
@@ -203,7 +264,7 @@ class Graph:
         nodes = [Node(n.name, n.op, list(n.inputs), list(n.outputs), copy.copy(n.attrs), n.host)
                  for n in self.nodes]
         return Graph(self.name, list(self.inputs), list(self.outputs), tensors, nodes, self.opset,
-                     dict(self.output_shapes), dict(self.input_blocks))
+                     dict(self.output_shapes), dict(self.input_blocks), dict(self.input_patches))
 
     def add_const(self, name: str, value: np.ndarray) -> str:
         """Add a constant tensor under a fresh name derived from ``name``; returns it."""

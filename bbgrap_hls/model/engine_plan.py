@@ -133,6 +133,9 @@ class EnginePlan:
     """Graph inputs the host writes as ``s × s`` pixel blocks for a stem conv rewritten over
     them (`bbgrap_hls.passes.stem`; as `bbgrap_hls.plan.Plan.input_blocks`): a 3-channel stem
     otherwise fills one ``PE``-channel block with 3 channels."""
+    input_patches: dict[str, dict] = field(default_factory=dict)
+    """Graph inputs the host writes as their stem conv's unfolded window taps
+    (`bbgrap_hls.ir.graph.Patches.to_dict`; `bbgrap_hls.passes.stem.patches_stem`)."""
     model: str = ""
     plan_seconds: float = 0.0
     why: str = ""

@@ -49,7 +49,8 @@ def copy_graph(graph: Graph) -> Graph:
     nodes = [dc_replace(n, inputs=list(n.inputs), outputs=list(n.outputs), attrs=dict(n.attrs))
              for n in graph.nodes]
     return Graph(graph.name, list(graph.inputs), list(graph.outputs), tensors, nodes, graph.opset,
-                 dict(graph.output_shapes), dict(graph.input_blocks))
+                 dict(graph.output_shapes), dict(graph.input_blocks),
+                 dict(graph.input_patches))
 
 
 def tidy(graph: Graph) -> None:

@@ -21,6 +21,19 @@ summation order. The zero taps cost MACs: ``(k'·s / k)²`` times the stem's (3 
 The graph records the layout in ``Graph.input_blocks`` and keeps the model's shape
 (`Graph.model_input_shape`); `Graph.held_input` turns model-shaped arrays into blocks at every
 place an input enters (float reference, quantiser, calibration, test vectors, host driver).
+
+**Patches** (`patches_stem`; the layer engine's planner tries them, `search.arch.best_engine`).
+The host may instead unfold the stem's window into channels (im2col on the host, as a
+`Graph.input_patches` entry, `ir.graph.Patches`): the ``kw`` taps of a kernel row (``rows``
+False: channel ``kx·C + c`` at (y, x') is padded pixel (y, sw·x' + kx); the conv becomes
+``kh x 1``, stride ``(sh, 1)``, vertical pads only, weights ``w'[o, kx·C + c, ky, 0] =
+w[o, c, ky, kx]``) or all ``kh·kw`` taps (``rows`` True: a 1 x 1 conv over ``kh·kw·C``
+channels at the output grid, ``w'[o, (ky·kw + kx)·C + c, 0, 0] = w[o, c, ky, kx]``). The
+products and their sums are the stem's own, no zero taps; the unfolded pads are 0, which the
+input's quantiser maps to its zero point, the value an int8 conv pads with, so the int8
+results are the same codes. The input grows ``kw/sw`` (``rows`` False) or ``kh·kw/(sh·sw)``
+times; a ResNet's 7 x 7 stride-2 stem over 3 channels reads 21 or 147 channels a position
+instead of 3 (or 12 in 2 x 2 blocks) in a conv unit of 16-64 input lanes.
 """
 
 from __future__ import annotations
@@ -28,7 +41,7 @@ from __future__ import annotations
 import numpy as np
 
 from bbgrap_hls.ir import Graph
-from bbgrap_hls.ir.graph import Tensor, space_to_depth
+from bbgrap_hls.ir.graph import Patches, Tensor, space_to_depth
 from bbgrap_hls.ops.util import out_size
 from bbgrap_hls.passes.base import copy_graph
 
@@ -60,7 +73,28 @@ def stem_conv(graph: Graph) -> tuple[str, str, int] | None:
     """``(input, conv node, s)`` when graph input ``input`` is read only by a conv of stride
     ``s >= 2`` in both axes (no groups, no dilation) that the rewrite can hold in blocks
     (H and W multiples of s, s²·C <= `MAX_BLOCK_CHANNELS`); else None."""
-    if len(graph.inputs) != 1 or graph.input_blocks:
+    found = _stem_reader(graph)
+    if found is None:
+        return None
+    x, node = found
+    a = node.attrs
+    sh, sw = a["strides"]
+    if sh != sw or sh < 2:
+        return None
+    s = sh
+    _, c, h, w = graph.shape(x)
+    if h % s or w % s or s * s * c > MAX_BLOCK_CHANNELS:
+        return None
+    (kh, kw), p = a["kernel"], a["pads"]
+    if _axis(h, kh, s, p[0], p[2]) is None or _axis(w, kw, s, p[1], p[3]) is None:
+        return None
+    return x, node.name, s
+
+
+def _stem_reader(graph: Graph):
+    """``(input, conv node)`` when the graph's one input (not yet held in another layout) is
+    read only by a float conv without groups or dilation; else None."""
+    if len(graph.inputs) != 1 or graph.input_blocks or graph.input_patches:
         return None
     x = graph.inputs[0]
     shape = graph.shape(x)
@@ -71,18 +105,12 @@ def stem_conv(graph: Graph) -> tuple[str, str, int] | None:
     if node.op != "Conv" or node.host or node.inputs[0] != x or x in node.inputs[1:]:
         return None
     a = node.attrs
-    sh, sw = a["strides"]
-    if sh != sw or sh < 2 or a["group"] != 1 or tuple(a["dilations"]) != (1, 1):
+    if a["group"] != 1 or tuple(a["dilations"]) != (1, 1):
         return None
-    s = sh
-    _, c, h, w = shape
     wt = graph.tensors[node.inputs[1]]
-    if h % s or w % s or s * s * c > MAX_BLOCK_CHANNELS or wt.data is None or wt.quant is not None:
-        return None  # (an int8 graph's weights: the float graph is blocked before quantising)
-    (kh, kw), p = a["kernel"], a["pads"]
-    if _axis(h, kh, s, p[0], p[2]) is None or _axis(w, kw, s, p[1], p[3]) is None:
-        return None
-    return x, node.name, s
+    if wt.data is None or wt.quant is not None:
+        return None  # (an int8 graph's weights: the float graph is rewritten before quantising)
+    return x, node
 
 
 def pixel_floor(graph: Graph, conv: str) -> int:
@@ -129,8 +157,67 @@ def space_to_depth_stem(graph: Graph) -> Graph:
     return g
 
 
-def as_planned(graph: Graph, input_blocks: dict[str, int]) -> Graph:
-    """``graph`` in the input layout a plan was made for (``Plan.input_blocks``)."""
+MAX_PATCH_CHANNELS = 256
+"""Largest unfolded ``kh·kw·C`` (or ``kw·C``) of `patches_stem`: the input a position the host
+writes (a 7 x 7 stem over 3 channels: 147)."""
+
+
+def patch_conv(graph: Graph, rows: bool) -> tuple[str, str] | None:
+    """``(input, conv node)`` when `patches_stem` can unfold the stem conv reading graph input
+    ``input`` (``rows``: all its taps; else a row's), a kernel wider than 1; else None."""
+    found = _stem_reader(graph)
+    if found is None:
+        return None
+    x, node = found
+    if "q" in node.attrs:  # an int8 graph: the float graph is rewritten before quantising
+        return None
+    _, c, _, _ = graph.shape(x)
+    kh, kw = node.attrs["kernel"]
+    if kw < 2 or (kh if rows else 1) * kw * c > MAX_PATCH_CHANNELS:
+        return None
+    return x, node.name
+
+
+def patches_stem(graph: Graph, rows: bool) -> Graph:
+    """A copy of ``graph`` whose input is held as its stem conv's unfolded window taps
+    (`Patches`; `patch_conv` must accept the graph)."""
+    found = patch_conv(graph, rows)
+    if found is None:
+        raise ValueError(f"graph '{graph.name}' has no stem conv whose window the host can unfold")
+    x, name = found
+    g = copy_graph(graph)
+    node = g.node(name)
+    a = node.attrs
+    pt = Patches(tuple(g.shape(x)), tuple(a["kernel"]), tuple(a["strides"]), tuple(a["pads"]), rows)
+    w = g.const(node.inputs[1])
+    co, c, kh, kw = w.shape
+    if rows:
+        wp = w.transpose(0, 2, 3, 1).reshape(co, kh * kw * c, 1, 1)
+        attrs = {"kernel": (1, 1), "strides": (1, 1), "pads": (0, 0, 0, 0)}
+    else:
+        wp = w.transpose(0, 3, 1, 2).reshape(co, kw * c, kh, 1)
+        attrs = {"kernel": (kh, 1), "strides": (a["strides"][0], 1), "pads": (a["pads"][0], 0, a["pads"][2], 0)}
+    node.inputs[1] = g.add_const(f"{node.inputs[1]}_patches", np.ascontiguousarray(wp))
+    node.attrs = {**a, **attrs}
+    old = g.tensors[x]
+    g.tensors[x] = Tensor(x, pt.shape(), old.dtype, None, old.quant)
+    g.input_patches[x] = pt
+    g.remove_unused()
+    return g
+
+
+def as_planned(graph: Graph, input_blocks: dict[str, int], input_patches: dict | None = None) -> Graph:
+    """``graph`` in the input layout a plan was made for (``Plan.input_blocks``, an engine
+    plan's ``input_patches``: `Patches` or their dicts)."""
+    if input_patches:
+        want = {k: v if isinstance(v, Patches) else Patches.from_dict(v) for k, v in input_patches.items()}
+        if graph.input_patches == want:
+            return graph
+        (x, pt), = want.items()
+        found = patch_conv(graph, pt.rows)
+        if found is None or found[0] != x or tuple(graph.shape(x)) != pt.model:
+            raise ValueError(f"the plan holds input '{x}' as its stem conv's taps; graph '{graph.name}' cannot")
+        return patches_stem(graph, pt.rows)
     if not input_blocks or graph.input_blocks == input_blocks:
         return graph
     found = stem_conv(graph)

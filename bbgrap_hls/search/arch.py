@@ -65,23 +65,33 @@ def plan_arch(graph: Graph, board, arch: str, dataflow: Callable[[], Any]):
 
 
 def best_engine(graph: Graph, board, why: str = ""):
-    """`plan_engine` on ``graph`` and, where its input feeds a strided stem conv (a float graph:
-    gen rewrites only those), on the graph with the stem over ``s × s`` pixel blocks
-    (`passes.stem.space_to_depth_stem`: ``s²·C`` channels fill the conv unit's blocks where
-    ``C`` = 3 would leave most of a ``PE``-channel block empty); the faster, ties to the
-    plain graph."""
+    """`plan_engine` on ``graph`` and, where its input feeds a stem conv (a float graph: gen
+    rewrites only those), on the graph in each other input layout the host can write
+    (`passes.stem`): the strided stem over ``s × s`` pixel blocks (`space_to_depth_stem`:
+    ``s²·C`` channels fill the conv unit's blocks where ``C`` = 3 would leave most of a
+    ``PE``-channel block empty), and the stem's window unfolded into channels, a kernel row's
+    taps or all of them (`patches_stem`: ``kw·C`` or ``kh·kw·C`` channels, no zero taps). The
+    fastest is kept, ties to the earlier in that order; a layout whose input the host link
+    cannot deliver at the plan's frames/s (``host.bandwidth_gbps`` over the held input's
+    bytes) is not."""
     from bbgrap_hls.model.engine_plan import plan_engine
-    from bbgrap_hls.passes.stem import space_to_depth_stem, stem_conv
+    from bbgrap_hls.passes.stem import patch_conv, patches_stem, space_to_depth_stem, stem_conv
 
     t = time.perf_counter()
     eng = plan_engine(graph, board)
-    if stem_conv(graph) is not None and not any("q" in n.attrs for n in graph.nodes):
-        blocked = space_to_depth_stem(graph)
-        try:
-            alt = plan_engine(blocked, board)
-        except (InfeasibleError, NotImplementedError):
-            alt = None
-        if alt is not None and alt.fps > eng.fps:
-            eng, alt.input_blocks = alt, dict(blocked.input_blocks)
+    if not any("q" in n.attrs for n in graph.nodes):
+        layouts = [space_to_depth_stem] if stem_conv(graph) is not None else []
+        layouts += [lambda g, r=rows: patches_stem(g, r) for rows in (False, True) if patch_conv(graph, rows)]
+        link = board.host.bandwidth_gbps * 1e9
+        for rewrite in layouts:
+            held = rewrite(graph)
+            try:
+                alt = plan_engine(held, board)
+            except (InfeasibleError, NotImplementedError):
+                continue
+            if alt.fps > eng.fps and link / sum(held.tensors[x].size for x in held.inputs) >= alt.fps:
+                eng = alt
+                eng.input_blocks = dict(held.input_blocks)
+                eng.input_patches = {k: v.to_dict() for k, v in held.input_patches.items()}
     eng.model, eng.why, eng.plan_seconds = graph.name, why, time.perf_counter() - t
     return eng
