@@ -348,13 +348,13 @@ def test_bundled_boards_found_without_installed_package_data(monkeypatch):
 
 # name: (home memory of each core, bytes per cycle each core may read there). Worked by hand
 # from the files: u250 64 B/cycle per DDR4 channel (19.2 GB/s at 300 MHz, one 512-bit port)
-# x 0.8, one channel per SLR; zcu102 three 128-bit HP ports (48 B/cycle, less than the DDR's
-# 96) x 0.8; u280 HBM 32 x 256-bit ports = 1,024 B/cycle x 0.8 over three SLRs.
+# x 0.8, one channel per SLR; zcu102, zcu104, kv260 four 128-bit ports (HP1-3 and HPC0: 64
+# B/cycle, less than the DDR's 96) x 0.8; u280 HBM 32 x 256-bit ports = 1,024 B/cycle x 0.8 over three SLRs.
 EXPECTED_OFFCHIP = {
     "u250": (["ddr0", "ddr1", "ddr2", "ddr3"], 51.2),
-    "zcu102": (["ps-ddr"], 38.4),
-    "kv260": (["ps-ddr"], 38.4),
-    "zcu104": (["ps-ddr"], 38.4),
+    "zcu102": (["ps-ddr"], 51.2),
+    "kv260": (["ps-ddr"], 51.2),
+    "zcu104": (["ps-ddr"], 51.2),
     "u280": (["hbm", "hbm", "hbm"], 1024 * 0.8 / 3),
     "vu9p-quad": (["ddr0"] * 4, 64 * 0.8 / 4),
     "pynq-z2": (["ddr"], 21 * 0.8),
@@ -377,7 +377,7 @@ def test_home_memory_and_offchip_share(name):
 ])
 def test_bad_memory_port_keys_name_the_key(tmp_path, key, value, expected):
     text = (board_module._bundled_dir() / "zcu102.yaml").read_text(encoding="utf-8").replace("    latency_cycles: 50", f"    latency_cycles: 50\n    {key}: {value}", 1)
-    text = text.replace("    ports: 3\n", "", 1) if key == "ports" else text
+    text = text.replace("    ports: 4\n", "", 1) if key == "ports" else text
     text = text.replace("    port_width_bits: 128\n", "", 1) if key == "port_width_bits" else text
     path = tmp_path / "b.yaml"
     path.write_text(text)

@@ -109,16 +109,17 @@ def _net(tmp_path, k: int):
 
 
 def test_engine_keeps_the_faster_layout_and_minds_the_link(tmp_path):
-    """On kv260 the engine plan unfolds a 7 x 7 stem's rows (21 channels; 2 x 2 blocks give 12
-    with zero taps) and a 3 x 3 stem's whole window (27 channels), each faster than the plain
-    graph and the blocks; with a host link too slow for the unfolded input it keeps another."""
+    """The engine plan unfolds a 5 x 5 stem's rows on a PYNQ-Z2 (15 channels; 2 x 2 blocks give
+    12 with zero taps, the whole window 75 channels in 8-lane blocks) and a 3 x 3 stem's whole
+    window on kv260 (27 channels), each faster than the plain graph, the blocks and the other
+    unfolding; with a host link too slow for the unfolded input it keeps another layout."""
     from bbgrap_hls.frontend import load_model
     from bbgrap_hls.model.engine_plan import plan_engine
     from bbgrap_hls.passes import canonicalize
     from bbgrap_hls.passes.stem import space_to_depth_stem
 
-    board = load_board("kv260")
-    for k, rows in ((7, False), (3, True)):
+    for k, rows, name in ((5, False, "pynq-z2"), (3, True, "kv260")):
+        board = load_board(name)
         g = canonicalize(load_model(_net(tmp_path, k)))
         eng = best_engine(g, board)
         assert eng.input_patches["x"]["rows"] is rows and not eng.input_blocks
@@ -126,7 +127,7 @@ def test_engine_keeps_the_faster_layout_and_minds_the_link(tmp_path):
                   plan_engine(patches_stem(g, not rows), board).fps]
         assert eng.fps == plan_engine(patches_stem(g, rows), board).fps > max(others)
         held = patches_stem(g, rows).tensors["x"].size  # bytes of the unfolded input a frame
-        assert held == (27 * 16 * 16 if rows else 21 * 32 * 16)
+        assert held == (27 * 16 * 16 if rows else 15 * 32 * 16)
         slow_link = replace(board, host=replace(board.host, bandwidth_gbps=0.9 * held * eng.fps / 1e9))
         slow = best_engine(g, slow_link)
         assert slow.fps < eng.fps and slow.input_patches.get("x", {}).get("rows") is not rows
@@ -138,14 +139,14 @@ def test_engine_gen_csim_and_driver(tmp_path, capsys):
     frames, ``plan`` says the layout, and the driver unfolds frames as the graph does."""
     from bbgrap_hls.commands.csim import csim_design, int8_graph_of
 
-    for k in (7, 3):
+    for k, board in ((5, "pynq-z2"), (3, "kv260")):
         model = _net(tmp_path, k)
-        assert main(["plan", model, "--board", "kv260", "--arch", "engine"]) == 0
+        assert main(["plan", model, "--board", board, "--arch", "engine"]) == 0
         assert "unfolded into channels by the host" in capsys.readouterr().out
         out = tmp_path / f"out{k}"
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
-            assert main(["gen", model, "--board", "kv260", "-o", str(out), "--quiet", "--arch", "engine"]) == 0
+            assert main(["gen", model, "--board", board, "-o", str(out), "--quiet", "--arch", "engine"]) == 0
         plan = json.loads((out / "plan.json").read_text())
         assert plan["input_patches"]["x"]["rows"] is (k == 3)
         res = csim_design(out)
@@ -164,14 +165,14 @@ def test_engine_gen_csim_and_driver(tmp_path, capsys):
 @pytest.mark.sim
 @pytest.mark.slow
 def test_engine_twin_at_the_plan(tmp_path, capsys, monkeypatch):
-    """The RTL twin of the 7 x 7 stem unfolded by rows (a 7 x 1 conv of stride (2, 1) over 21
-    channels): bit-exact, every frame's cycles equal to the plan's."""
+    """The RTL twin of the 5 x 5 stem unfolded by rows on a PYNQ-Z2 (a 5 x 1 conv of stride
+    (2, 1) over 15 channels): bit-exact, every frame's cycles equal to the plan's."""
     from tests.test_engine_sim import CACHE
 
     out = tmp_path / "out"
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        assert main(["gen", _net(tmp_path, 7), "--board", "kv260", "-o", str(out), "--quiet", "--arch", "engine"]) == 0
+        assert main(["gen", _net(tmp_path, 5), "--board", "pynq-z2", "-o", str(out), "--quiet", "--arch", "engine"]) == 0
     assert json.loads((out / "plan.json").read_text())["input_patches"]["x"]["rows"] is False
     pytest.importorskip("cocotb")
     monkeypatch.setenv("BBGRAP_HLS_CACHE", str(CACHE))  # builds beside the other engine twins'
