@@ -35,6 +35,18 @@ def _gen(out: Path, model: str, board: str, *extra: str) -> Path:
     return out
 
 
+def load_driver(out: Path):
+    """The gen folder ``out``'s ``host/driver.py`` as a fresh module (with its ``host_ops``)."""
+    sys.path.insert(0, str(out / "host"))
+    try:
+        import driver
+    finally:
+        sys.path.remove(str(out / "host"))
+        sys.modules.pop("driver", None)
+        sys.modules.pop("host_ops", None)
+    return driver
+
+
 @pytest.fixture(scope="module", autouse=True)
 def _needs_gxx():
     if shutil.which("g++") is None:
@@ -173,12 +185,7 @@ def test_host_runs_on_the_xrt_stand_in(u250, tmp_path):
     r = subprocess.run([str(exe), "design.xclbin", str(tmp_path / "in.bin"), str(frames), str(tmp_path / "out.bin"),
                         str(u250 / "engine")], capture_output=True, text=True)
     assert r.returncode == 0, r.stderr
-    sys.path.insert(0, str(u250 / "host"))
-    try:
-        import driver
-    finally:
-        sys.path.remove(str(u250 / "host"))
-        sys.modules.pop("driver", None)
+    driver = load_driver(u250)
     doc = engine_files.load_doc(u250)
     rout = doc["regions"][doc["output"]]
     raw = (tmp_path / "out.bin").read_bytes()
@@ -304,12 +311,7 @@ def test_stem_over_pixel_blocks(tmp_path):
     assert engine_files.load_doc(out)["regions"]["x"]["shape"] == [1, 12, 16, 16]
     res = csim_design(out)
     assert res.match, res.message
-    sys.path.insert(0, str(out / "host"))
-    try:
-        import driver
-    finally:
-        sys.path.pop(0)
-        sys.modules.pop("driver", None)
+    driver = load_driver(out)
     frames = np.random.default_rng(0).standard_normal((2, 3, 32, 32)).astype(np.float32)
     assert driver.BLOCKS == 2 and driver.PATCHES is None
     assert np.array_equal(driver.held(frames), space_to_depth(frames, 2))
@@ -322,13 +324,7 @@ def test_driver_applies_the_host_softmax(kv260):
     from bbgrap_hls.commands.csim import int8_graph_of
     from bbgrap_hls.quant.execute import run_int8
 
-    sys.path.insert(0, str(kv260 / "host"))
-    try:
-        import driver
-    finally:
-        sys.path.remove(str(kv260 / "host"))
-        sys.modules.pop("driver", None)
-        sys.modules.pop("host_ops", None)
+    driver = load_driver(kv260)
     assert [op["op"] for op in driver.HOST_OPS] == ["Softmax"]
     gq = int8_graph_of(kv260)
     seed = np.load(kv260 / "tb" / "seed_input.npy")

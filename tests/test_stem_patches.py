@@ -8,7 +8,6 @@ the RTL twin bit-exact at the planned frame cycles."""
 from __future__ import annotations
 
 import json
-import sys
 import warnings
 from dataclasses import replace
 
@@ -138,6 +137,7 @@ def test_engine_gen_csim_and_driver(tmp_path, capsys):
     """``gen --arch engine`` writes the plan's patches, csim is bit-exact on model-shaped seed
     frames, ``plan`` says the layout, and the driver unfolds frames as the graph does."""
     from bbgrap_hls.commands.csim import csim_design, int8_graph_of
+    from tests.test_engine_gen import load_driver
 
     for k, board in ((5, "pynq-z2"), (3, "kv260")):
         model = _net(tmp_path, k)
@@ -151,13 +151,7 @@ def test_engine_gen_csim_and_driver(tmp_path, capsys):
         assert plan["input_patches"]["x"]["rows"] is (k == 3)
         res = csim_design(out)
         assert res.match, res.message
-        sys.path.insert(0, str(out / "host"))
-        try:
-            import driver
-        finally:
-            sys.path.pop(0)
-            sys.modules.pop("driver", None)
-            sys.modules.pop("host_ops", None)
+        driver = load_driver(out)
         frames = np.random.default_rng(0).standard_normal((2, 3, 32, 32)).astype(np.float32)
         np.testing.assert_array_equal(driver.held(frames), int8_graph_of(out).held_input("x", frames))
 
