@@ -174,3 +174,20 @@ def test_engine_twin_at_the_plan(tmp_path, capsys, monkeypatch):
     assert main(["sim", str(out)]) == 0
     text = capsys.readouterr().out
     assert "bit-exact" in text and ": equal" in text, text
+
+
+def test_auto_skips_layouts_that_cannot_beat_the_dataflow_plan(tmp_path):
+    """Under ``--arch auto`` (``floor``: the dataflow plan's fps) the other layouts are planned
+    only when the plain engine, its stem step free, would pass the floor."""
+    from bbgrap_hls.frontend import load_model
+    from bbgrap_hls.passes import canonicalize
+    from bbgrap_hls.search.arch import _stem_free_fps
+
+    board = load_board("kv260")
+    g = canonicalize(load_model(_net(tmp_path, 3)))
+    plain = best_engine(g, board, floor=1e12)
+    assert not plain.input_patches and not plain.input_blocks
+    free = _stem_free_fps(plain, g)
+    assert free > plain.fps
+    assert best_engine(g, board, floor=free).fps == plain.fps
+    assert best_engine(g, board, floor=0.999 * free).input_patches["x"]["rows"] is True

@@ -58,13 +58,21 @@ def plan_arch(graph: Graph, board, arch: str, dataflow: Callable[[], Any]):
     if arch == "dataflow" or engine_ceiling(graph, board) <= plan.fps:
         return plan
     try:
-        eng = best_engine(graph, board, f"faster than the dataflow plan's {plan.fps:,.1f} frames/s")
+        eng = best_engine(graph, board, f"faster than the dataflow plan's {plan.fps:,.1f} frames/s", floor=plan.fps)
     except (InfeasibleError, NotImplementedError):
         return plan
     return eng if eng.fps > plan.fps else plan
 
 
-def best_engine(graph: Graph, board, why: str = ""):
+def _stem_free_fps(eng, graph: Graph) -> float:
+    """The frames/s of engine plan ``eng`` were the steps of ``graph``'s stem conv free."""
+    reader = graph.consumers().get(graph.inputs[0], []) if len(graph.inputs) == 1 else []
+    stem = reader[0].name if len(reader) == 1 else None
+    cycles = sum(st.cycles + st.overhead for st in eng.steps if stem in st.nodes)
+    return eng.fps * eng.cycles / max(eng.cycles - cycles, 1)
+
+
+def best_engine(graph: Graph, board, why: str = "", floor: float = 0.0):
     """`plan_engine` on ``graph`` and, where its input feeds a stem conv (a float graph: gen
     rewrites only those), on the graph in each other input layout the host can write
     (`passes.stem`): the strided stem over ``s × s`` pixel blocks (`space_to_depth_stem`:
@@ -73,7 +81,11 @@ def best_engine(graph: Graph, board, why: str = ""):
     taps or all of them (`patches_stem`: ``kw·C`` or ``kh·kw·C`` channels, no zero taps). The
     fastest is kept, ties to the earlier in that order; a layout whose input the host link
     cannot deliver at the plan's frames/s (``host.bandwidth_gbps`` over the held input's
-    bytes) is not."""
+    bytes) is not. With ``floor`` (``--arch auto``: the dataflow plan's frames/s), the other
+    layouts are not planned when the plain plan would stay at or under it even with its stem
+    step taking no cycles (they change only the stem, and the sizes a core fits hardly depend
+    on it): such an engine would not be kept anyway, and planning them cost DenseNet-121 on
+    u250 about a second."""
     from bbgrap_hls.model.engine_plan import plan_engine
     from bbgrap_hls.passes.stem import patch_conv, patches_stem, space_to_depth_stem, stem_conv
 
@@ -82,6 +94,8 @@ def best_engine(graph: Graph, board, why: str = ""):
     if not any("q" in n.attrs for n in graph.nodes):
         layouts = [space_to_depth_stem] if stem_conv(graph) is not None else []
         layouts += [lambda g, r=rows: patches_stem(g, r) for rows in (False, True) if patch_conv(graph, rows)]
+        if layouts and floor and _stem_free_fps(eng, graph) <= floor:
+            layouts = []
         link = board.host.bandwidth_gbps * 1e9
         for rewrite in layouts:
             held = rewrite(graph)
