@@ -50,8 +50,10 @@ class Patches:
 
     def out(self) -> tuple[int, int]:
         """The conv's output rows and columns."""
+        from bbgrap_hls.ops.util import out_size
+
         (_, _, h, w), (kh, kw), (sh, sw), p = self.model, self.kernel, self.strides, self.pads
-        return (h + p[0] + p[2] - kh) // sh + 1, (w + p[1] + p[3] - kw) // sw + 1
+        return out_size(h, kh, sh, 1, p[0], p[2]), out_size(w, kw, sw, 1, p[1], p[3])
 
     def shape(self) -> tuple[int, int, int, int]:
         """The held (N, C', H', W') shape."""

@@ -73,7 +73,7 @@ def stem_conv(graph: Graph) -> tuple[str, str, int] | None:
     """``(input, conv node, s)`` when graph input ``input`` is read only by a conv of stride
     ``s >= 2`` in both axes (no groups, no dilation) that the rewrite can hold in blocks
     (H and W multiples of s, s²·C <= `MAX_BLOCK_CHANNELS`); else None."""
-    found = _stem_reader(graph)
+    found = stem_reader(graph)
     if found is None:
         return None
     x, node = found
@@ -91,7 +91,7 @@ def stem_conv(graph: Graph) -> tuple[str, str, int] | None:
     return x, node.name, s
 
 
-def _stem_reader(graph: Graph):
+def stem_reader(graph: Graph):
     """``(input, conv node)`` when the graph's one input (not yet held in another layout) is
     read only by a float conv without groups or dilation; else None."""
     if len(graph.inputs) != 1 or graph.input_blocks or graph.input_patches:
@@ -165,7 +165,7 @@ writes (a 7 x 7 stem over 3 channels: 147)."""
 def patch_conv(graph: Graph, rows: bool) -> tuple[str, str] | None:
     """``(input, conv node)`` when `patches_stem` can unfold the stem conv reading graph input
     ``input`` (``rows``: all its taps; else a row's), a kernel wider than 1; else None."""
-    found = _stem_reader(graph)
+    found = stem_reader(graph)
     if found is None:
         return None
     x, node = found

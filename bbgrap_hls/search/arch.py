@@ -66,8 +66,10 @@ def plan_arch(graph: Graph, board, arch: str, dataflow: Callable[[], Any]):
 
 def _stem_free_fps(eng, graph: Graph) -> float:
     """The frames/s of engine plan ``eng`` were the steps of ``graph``'s stem conv free."""
-    reader = graph.consumers().get(graph.inputs[0], []) if len(graph.inputs) == 1 else []
-    stem = reader[0].name if len(reader) == 1 else None
+    from bbgrap_hls.passes.stem import stem_reader
+
+    found = stem_reader(graph)
+    stem = found[1].name if found else None
     cycles = sum(st.cycles + st.overhead for st in eng.steps if stem in st.nodes)
     return eng.fps * eng.cycles / max(eng.cycles - cycles, 1)
 
