@@ -2,13 +2,14 @@
 
 A case is the engine's sizing (``PE``, ``SIMD``, ``DATA_W``, ``FEAT_BASE``, ``W_BASE``,
 ``BURST``, ``WQ``, ``PACK``: two output lanes a DSP48E2, default 0; ``MAX_IN``: the input
-buffer's bytes, layers split into row bands to fit it, None: whole layers), the simulated
+buffer's bytes, layers split into row bands to fit it, None: whole layers; ``BATCH``: the
+frames every step computes with each tile, default 1: docs/engine.md "Batched frames"), the simulated
 memory (``L``: a read burst's first beat and a write burst's response that many cycles late;
 ``P``: cycles per beat, on each of the three channels) and ``layers``: a chain of layer
 shapes (dicts of ``h, w, c, co, k, stride, pads``, optionally ``extremes``: weights drawn
 from -128, 127 and a few others instead of uniformly, and on the first layer the first
 frame's input too; layer ``i + 1`` reads layer ``i``'s output). ``prepare`` draws the
-weights, the requantisers and two input frames, lays the program out
+weights, the requantisers and the input frames of two starts (``BATCH`` frames each), lays the program out
 (`engine_image.program`) and writes ``PROG_FILE`` and ``case.npz``; ``predict`` asks
 `bbgrap_hls.model.engine.schedule`; ``run`` builds (cached per parameter set in
 ``build/sim/conv_engine-<hash>``) and runs `sim/test_conv_engine.py`.
@@ -38,7 +39,8 @@ HDL_KEYS = ("PE", "SIMD", "DATA_W", "BURST", "WQ", "PACK")
 
 
 def _full(p: dict) -> dict:
-    return {"FEAT_BASE": 0, "W_BASE": 0, "BURST": BURST, "WQ": QUEUE, "PACK": 0, "L": 1, "P": 1, "MAX_IN": None} | p
+    return {"FEAT_BASE": 0, "W_BASE": 0, "BURST": BURST, "WQ": QUEUE, "PACK": 0, "L": 1, "P": 1, "MAX_IN": None,
+            "BATCH": 1} | p
 
 
 def layers(p: dict, seed: int = 1) -> list[ei.EngineLayer]:
@@ -62,7 +64,7 @@ def layers(p: dict, seed: int = 1) -> list[ei.EngineLayer]:
 def program(p: dict, seed: int = 1) -> tuple[list[ei.EngineLayer], ei.Program]:
     p = _full(p)
     ls = layers(p, seed)
-    return ls, ei.program(ls, p["PE"], p["SIMD"], p["DATA_W"] // 8, p["MAX_IN"])
+    return ls, ei.program(ls, p["PE"], p["SIMD"], p["DATA_W"] // 8, p["MAX_IN"], p["BATCH"])
 
 
 def predict(p: dict, seed: int = 1):
@@ -82,7 +84,7 @@ def prepare(p: dict, seed: int, folder: Path) -> dict:
     pe, simd, beat = p["PE"], p["SIMD"], p["DATA_W"] // 8
     rng = np.random.default_rng(seed + 1000)
     first = ls[0]
-    xs = rng.integers(-128, 128, size=(FRAMES, first.h, first.w, first.c)).astype(np.int8)
+    xs = rng.integers(-128, 128, size=(FRAMES * p["BATCH"], first.h, first.w, first.c)).astype(np.int8)
     if p["layers"][0].get("extremes"):  # the input's bytes too: -128 x -128 = 16384, the fields' bound
         xs[0] = rng.choice(np.array([-128, 127, -128, -1, 0, 1], np.int8), size=xs[0].shape)
     # every layer's output of every frame (the maps stay in their regions after a frame)

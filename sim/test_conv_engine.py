@@ -6,9 +6,9 @@ image from ``FEAT_BASE``) and the weight memory behind ``m_axi_w`` (an `AxiReadM
 program's weight image from ``W_BASE``); each channel a burst's first read beat (or a write
 burst's response) ``L`` cycles late and a beat every ``P`` cycles, the AXI rules checked on
 every burst. Driver: the host's part, in one loop stepping the memories at every falling
-edge: it writes frame ``f``'s input map into the feature memory (the blocked layout, at the
-program's block stride) and pulses
-``start``, then waits for ``done``; the next frame starts the cycle after. Model: the layers on
+edge: it writes the start's input maps into the feature memory (the blocked layout, at the
+program's block stride; ``BATCH`` frames a start, each at its frame stride) and pulses
+``start``, then waits for ``done``; the next start follows the cycle after. Model: the layers on
 the integer reference (`engine_image.reference`). Scoreboard: after each frame, every layer's
 output map in the feature memory exact (a layer run as row bands included); the cycle of every
 ``layer_end`` (one per step: a layer or a band) and every frame's
@@ -51,35 +51,42 @@ async def conv_engine_frames(dut):
     cycles: list[int] = []
     limit = 200 * (pred["cycles"] if pred else 10**5) + 1000
     cyc = 0
-    for fr, x in enumerate(c["x"]):
-        img = ei.feature_bytes(x, pe, prog.in_stride)
-        feat[prog.in_base:prog.in_base + len(img)] = img
-        n, lay, cyc = await harness.run_started(dut, mems, cyc, "layer_end", limit, f"frame {fr}")
+    nb = prog.frames
+    starts = len(c["x"]) // nb
+    for st in range(starts):
+        for b in range(nb):
+            img = ei.feature_bytes(c["x"][st * nb + b], pe, prog.in_stride)
+            at = prog.in_base + b * prog.frame_stride
+            feat[at:at + len(img)] = img
+        n, lay, cyc = await harness.run_started(dut, mems, cyc, "layer_end", limit, f"start {st}")
         cycles.append(n)
         ends.append(lay)
-        for i, (layer, m) in enumerate(zip(layers, prog.maps[1:], strict=True)):
-            got = ei.read_features(feat, m.base, m.h, m.w, layer.co, pe, m.stride)
-            want = c["want"][fr][i]
-            bad = np.flatnonzero(got != want)
-            assert bad.size == 0, (f"frame {fr} layer {i}: {bad.size} of {want.size} values differ, first at "
-                                   f"{bad[0]}: got {got.reshape(-1)[bad[0]]}, want {want.reshape(-1)[bad[0]]}")
-        dut._log.info("frame %d: %d layers exact; layer ends %s (model %s), %d cycles (model %s)",
-                      fr, len(layers), lay, pred and pred["ends"], cycles[-1], pred and pred["cycles"])
+        for b in range(nb):
+            fr = st * nb + b
+            for i, (layer, m) in enumerate(zip(layers, prog.maps[1:], strict=True)):
+                got = ei.read_features(feat, m.base + b * prog.frame_stride, m.h, m.w, layer.co, pe, m.stride)
+                want = c["want"][fr][i]
+                bad = np.flatnonzero(got != want)
+                assert bad.size == 0, (f"frame {fr} layer {i}: {bad.size} of {want.size} values differ, first at "
+                                       f"{bad[0]}: got {got.reshape(-1)[bad[0]]}, want {want.reshape(-1)[bad[0]]}")
+        dut._log.info("start %d: %d frame(s), %d layers exact; layer ends %s (model %s), %d cycles (model %s)",
+                      st, nb, len(layers), lay, pred and pred["ends"], cycles[-1], pred and pred["cycles"])
     rec = {"ends": ends, "cycles": cycles, "pred": pred,
            "reads": {"f": mems[0].beats, "w": mems[2].beats}, "writes": mems[1].beats}
     path = os.environ.get("BBG_SIM_TIMING")
     if path:
         with open(path, "w") as f:
             json.dump(rec, f)
-    # per frame: each step reads its layer's tiles and its load_runs, writes its store_runs
+    # per start: each step reads its layer's tiles once, and its load_runs and writes its
+    # store_runs for each of its frames
     steps = prog.descriptors
     w_beats = sum(r[ei.FIELDS.index("CO")] // pe * r[ei.FIELDS.index("TILE_BEATS")] for r in steps)
-    f_beats = sum(n * b for n, b, _ in (ei.load_runs(r, pe, beat) for r in steps))
-    o_beats = sum(n * b for n, b, _ in (ei.store_runs(r, pe, beat) for r in steps))
-    frames = len(c["x"])
+    f_beats = nb * sum(n * b for n, b, _ in (ei.load_runs(r, pe, beat) for r in steps))
+    o_beats = nb * sum(n * b for n, b, _ in (ei.store_runs(r, pe, beat) for r in steps))
+    frames = starts
     assert mems[2].beats == frames * w_beats, f"weight beats {mems[2].beats}, want {frames} x {w_beats}"
     assert mems[0].beats == frames * f_beats, f"feature read beats {mems[0].beats}, want {frames} x {f_beats}"
     assert mems[1].beats == frames * o_beats, f"feature write beats {mems[1].beats}, want {frames} x {o_beats}"
-    for fr in range(len(c["x"]) if pred else 0):  # no model: a write-bound layer stalls the compute
+    for fr in range(starts if pred else 0):  # no model: a write-bound layer stalls the compute
         assert ends[fr] == pred["ends"], f"frame {fr}: layer ends {ends[fr]}, model {pred['ends']}"
         assert cycles[fr] == pred["cycles"], f"frame {fr}: {cycles[fr]} cycles, model {pred['cycles']}"

@@ -25,15 +25,16 @@ from sim import engine  # noqa: E402
 pytestmark = pytest.mark.sim
 
 _PAD1 = (1, 1, 1, 1)
+CASES_CHAIN = [{"h": 6, "w": 6, "c": 3, "co": 8, "k": (3, 3), "pads": _PAD1},
+               {"h": 6, "w": 6, "c": 8, "co": 8, "k": (3, 3), "stride": (2, 2), "pads": (1, 0, 0, 1)},
+               {"h": 3, "w": 3, "c": 8, "co": 6, "k": (3, 3)},
+               {"h": 1, "w": 1, "c": 6, "co": 10}]
 CASES = {
     # PE = 2·SIMD: a 3x3 padded conv, a strided 3x3 (asymmetric padding), a 3x3 to a 1x1 map
     # with 6 output channels (padded to 8) and a dense layer on them; feature maps near 4 KB
     # (write bursts cut there)
     "chain": {"PE": 4, "SIMD": 2, "DATA_W": 64, "FEAT_BASE": 0xF00, "W_BASE": 0x100, "L": 8, "P": 1,
-              "layers": [{"h": 6, "w": 6, "c": 3, "co": 8, "k": (3, 3), "pads": _PAD1},
-                         {"h": 6, "w": 6, "c": 8, "co": 8, "k": (3, 3), "stride": (2, 2), "pads": (1, 0, 0, 1)},
-                         {"h": 3, "w": 3, "c": 8, "co": 6, "k": (3, 3)},
-                         {"h": 1, "w": 1, "c": 6, "co": 10}]},
+              "layers": CASES_CHAIN},
     # PE = SIMD, wide beats, a long memory latency: a 1x1 conv then a 3x3
     "pe_simd_latency": {"PE": 8, "SIMD": 8, "DATA_W": 128, "L": 40, "P": 1,
                         "layers": [{"h": 4, "w": 4, "c": 16, "co": 16},
@@ -84,6 +85,25 @@ CASES = {
                       "layers": [{"h": 4, "w": 4, "c": 12, "co": 16, "k": (3, 3), "stride": (2, 2), "pads": _PAD1,
                                   "extremes": True},
                                  {"h": 2, "w": 2, "c": 16, "co": 10, "k": (2, 2), "extremes": True}]},
+    # batched frames (docs/engine.md, "Batched frames"): chain's layers, three frames a start,
+    # each fold's tile read once for the three (every map at beat-aligned block strides, a
+    # run per fold and frame; the frames' regions across 4 KB)
+    "batched": {"PE": 4, "SIMD": 2, "DATA_W": 64, "FEAT_BASE": 0xF00, "W_BASE": 0x100, "L": 8, "P": 1, "BATCH": 3,
+                "layers": CASES_CHAIN},
+    # batched behind a slow load: two frames' runs chunk by chunk (P = 3), fold 0's rows of
+    # each frame gated by the rounds, the last row of each by the whole load
+    "batched_row_gated": {"PE": 4, "SIMD": 4, "DATA_W": 64, "L": 10, "P": 3, "BATCH": 2,
+                          "layers": [{"h": 16, "w": 16, "c": 8, "co": 8},
+                                     {"h": 16, "w": 16, "c": 8, "co": 8, "k": (3, 3), "stride": (2, 2),
+                                      "pads": _PAD1},
+                                     {"h": 8, "w": 8, "c": 8, "co": 12, "k": (2, 2)}]},
+    # batched row bands: bands' layers, two frames a start in a 480-byte buffer (240 a frame:
+    # the same bands), packed products, 32-byte beats at P = 2
+    "batched_bands": {"PE": 4, "SIMD": 2, "DATA_W": 64, "PACK": 1, "FEAT_BASE": 0xF00, "L": 5, "P": 2,
+                      "MAX_IN": 480, "BATCH": 2,
+                      "layers": [{"h": 9, "w": 5, "c": 8, "co": 8, "k": (3, 3), "pads": _PAD1},
+                                 {"h": 9, "w": 5, "c": 8, "co": 12, "k": (3, 3), "stride": (2, 2), "pads": _PAD1},
+                                 {"h": 5, "w": 3, "c": 12, "co": 8}]},
 }
 
 
@@ -189,7 +209,7 @@ def test_model_is_fast_on_a_resnet50_sized_program() -> None:
     for i in range(50):
         h, c, co, k = (56, 64, 64, 3) if i % 3 else (14, 512, 2048, 1)
         rows.append([h, h, c, co, k, k, 1, 1, k // 2, k // 2, k // 2, k // 2, 0, 0, -128, 127,
-                     base, base + h * h * c, 0, (1 + k * k * c // 16) * 512 // 64, h * h * 32, h * h * 32])
+                     base, base + h * h * c, 0, (1 + k * k * c // 16) * 512 // 64, h * h * 32, h * h * 32, 1, 0])
     t = time.perf_counter()
     schedule(rows, 32, 16, 64, 30, 2, queue=1 << 20)
     assert time.perf_counter() - t < 1.0

@@ -28,7 +28,7 @@ from bbgrap_hls.quant import arith
 
 FIELDS = ("H", "W", "C", "CO", "KH", "KW", "SH", "SW", "PT", "PL", "PB", "PR",
           "ZP_IN", "ZP_OUT", "LO", "HI", "IN_BASE", "OUT_BASE", "W_BASE", "TILE_BEATS",
-          "IN_STRIDE", "OUT_STRIDE")
+          "IN_STRIDE", "OUT_STRIDE", "FRAMES", "FRAME_STRIDE")
 """A step's descriptor (a layer, or a row band of one), one 32-bit word per field in this order
 (``PROG_FILE`` of the RTL, ``bb::EngineLayer`` of the HLS kernel). ``H``, ``PT``, ``PB``: the
 input rows the step reads and the padding it really has; ``C`` and ``CO`` are padded
@@ -37,7 +37,10 @@ int8 values; ``IN_BASE`` (any byte), ``OUT_BASE``, ``W_BASE`` (multiples of the 
 offsets in the feature and weight memories; ``TILE_BEATS`` the beats of one fold's tile
 (`tile_layout`); ``IN_STRIDE`` / ``OUT_STRIDE`` the bytes between consecutive channel blocks of
 the input and output maps: the block's own bytes (``H·W·pe``, ``Ho·Wo·pe``: the blocks
-abut, one run) or a multiple of the beat (a run per block: `load_runs`, `store_runs`)."""
+abut, one run) or a multiple of the beat (a run per block: `load_runs`, `store_runs`);
+``FRAMES`` (at least 1) the frames the step computes with each fold's tile (docs/engine.md,
+"Batched frames"), frame ``f``'s input and output maps ``f·FRAME_STRIDE`` bytes after frame
+0's (a multiple of the beat; with ``FRAMES > 1``, ``OUT_STRIDE`` must be one too)."""
 
 RECORD_BYTES = 8
 """A requantiser record in a tile: bias' (int32) then ``(m << 8) | s`` (uint32), little-endian."""
@@ -176,6 +179,10 @@ class Program:
     out_base: int
     maps: list[FeatureMap] = field(default_factory=list)
     bands: list[int] = field(default_factory=list)
+    frames: int = 1
+    frame_stride: int = 0
+    """``frames`` frames a start (every step's ``FRAMES``), frame ``f``'s maps ``f·frame_stride``
+    bytes after frame 0's (``maps``, ``in_base``, ``out_base``: frame 0's)."""
 
     @property
     def in_stride(self) -> int | None:
@@ -191,6 +198,7 @@ def load_runs(row, pe: int, beat: int) -> tuple[int, int, int]:
     beat) a run per block of ``H·W·pe`` bytes (the RTL loads them a chunk of each in turn)."""
     f = _named(row)
     hwpe, skip = f["H"] * f["W"] * pe, f["IN_BASE"] % beat
+    _frames(f, beat)
     if f["H"] * f["W"] >= 1 << 24 or f["W"] * pe >= 1 << 24:
         raise ValueError(f"engine: a {f['H']} x {f['W']} input map: the conv unit takes maps under 2^24 pixels "
                          "and rows under 2^24 bytes (its 24-bit size products)")
@@ -202,13 +210,27 @@ def load_runs(row, pe: int, beat: int) -> tuple[int, int, int]:
     return f["C"] // pe, -(-(skip + hwpe) // beat), skip
 
 
+def _frames(f: dict, beat: int) -> int:
+    """A descriptor's ``FRAMES``, checked with its ``FRAME_STRIDE``."""
+    n = f["FRAMES"]
+    if n < 1 or n >= 1 << 16:
+        raise ValueError(f"engine: FRAMES {n} must be 1 .. 65535")
+    if n > 1 and (f["FRAME_STRIDE"] % beat or f["FRAME_STRIDE"] <= 0):
+        raise ValueError(f"engine: FRAME_STRIDE {f['FRAME_STRIDE']} of a {n}-frame step must be a positive "
+                         f"multiple of the {beat}-byte beat")
+    return n
+
+
 def store_runs(row, pe: int, beat: int) -> tuple[int, int, bool]:
-    """``(runs, beats, flush)``: a step writes ``runs`` runs of ``beats`` beats, run ``r`` from
-    ``OUT_BASE + r·OUT_STRIDE`` (beat-aligned), the last beat of a run zero-padded. ``flush``
-    (``OUT_STRIDE`` a multiple of the beat): each fold's results start a new beat, a run per
-    fold, the runs one when they abut (``OUT_STRIDE`` = a fold's beats); else
-    (``OUT_STRIDE = Ho·Wo·pe``, the blocks abut) the folds packed one after the other, one run."""
+    """``(runs, beats, flush)`` of each frame (``FRAMES``): a step writes ``runs`` runs of ``beats``
+    beats a frame, run ``r`` from ``OUT_BASE + r·OUT_STRIDE`` (beat-aligned; frame ``f``'s
+    ``f·FRAME_STRIDE`` later), the last beat of a run zero-padded. ``flush`` (``OUT_STRIDE`` a
+    multiple of the beat): each fold's results start a new beat, a run per fold, the runs one
+    when they abut (``OUT_STRIDE`` = a fold's beats, and one frame); else (``OUT_STRIDE =
+    Ho·Wo·pe``, the blocks abut; one frame) the folds packed one after the other, one run. With
+    ``FRAMES > 1`` the runs are written fold by fold, each fold's frames in turn."""
     f = _named(row)
+    frames = _frames(f, beat)
     ho, wo = step_out_hw(f)
     blk, nf = ho * wo * pe, f["CO"] // pe
     if f["OUT_BASE"] % beat:
@@ -217,17 +239,21 @@ def store_runs(row, pe: int, beat: int) -> tuple[int, int, bool]:
         if f["OUT_STRIDE"] != blk:
             raise ValueError(f"engine: OUT_STRIDE {f['OUT_STRIDE']} is neither Ho·Wo·PE = {blk} nor a multiple "
                              f"of the {beat}-byte beat")
+        if frames > 1:
+            raise ValueError(f"engine: a {frames}-frame step needs OUT_STRIDE a multiple of the {beat}-byte "
+                             f"beat, not {f['OUT_STRIDE']}")
         return 1, -(-blk * nf // beat), False
     fold = -(-blk // beat)
     if f["OUT_STRIDE"] < fold * beat:
         raise ValueError(f"engine: OUT_STRIDE {f['OUT_STRIDE']} below a fold's {fold} beats")
-    return (1, nf * fold, True) if f["OUT_STRIDE"] == fold * beat else (nf, fold, True)
+    return (1, nf * fold, True) if f["OUT_STRIDE"] == fold * beat and frames == 1 else (nf, fold, True)
 
 
 def in_buffer_bytes(row, pe: int, beat: int) -> int:
-    """Bytes of the RTL's input buffer a step fills (whole beats, as `load_runs` reads them)."""
+    """Bytes of the RTL's input buffer a step fills (whole beats, as `load_runs` reads them;
+    ``FRAMES`` frames' inputs one after the other)."""
     runs, beats, _ = load_runs(row, pe, beat)
-    return runs * beats * beat
+    return runs * beats * beat * _named(row)["FRAMES"]
 
 
 def step_out_hw(row) -> tuple[int, int]:
@@ -242,10 +268,11 @@ def _named(row) -> dict[str, int]:
 
 
 def band_step(layer: EngineLayer, pe: int, r0: int, r1: int, src: FeatureMap, dst: FeatureMap, w_base: int,
-          tb: int) -> list[int]:
+              tb: int, frames: int = 1, frame_stride: int = 0) -> list[int]:
     """The descriptor computing output rows ``[r0, r1)`` of ``layer`` from map ``src`` into
     ``dst``: the input rows those rows' windows touch (clipped at the map's edges), the padding
-    they really have (the whole layer: its own rows and pads)."""
+    they really have (the whole layer: its own rows and pads); for ``frames`` frames whose
+    maps are ``frame_stride`` bytes apart."""
     (kh, kw), (sh, sw), (t, left, b, r) = layer.k, layer.stride, layer.pads
     ho, wo = layer.out_hw
     if (r0, r1) == (0, ho):
@@ -258,7 +285,7 @@ def band_step(layer: EngineLayer, pe: int, r0: int, r1: int, src: FeatureMap, ds
             raise ValueError(f"engine: output rows {r0}..{r1 - 1} of a {layer.h}-row map read only padding")
     return [rows, layer.w, _up(layer.c, pe), _up(layer.co, pe), kh, kw, sh, sw, top, left, bottom, r,
             layer.zp_in, layer.zp_out, layer.lo, layer.hi, src.base + first * layer.w * pe,
-            dst.base + r0 * wo * pe, w_base, tb, src.stride, dst.stride]
+            dst.base + r0 * wo * pe, w_base, tb, src.stride, dst.stride, frames, frame_stride]
 
 
 def bands(layer: EngineLayer, pe: int, beat: int, src: FeatureMap, dst: FeatureMap,
@@ -306,7 +333,8 @@ def bands(layer: EngineLayer, pe: int, beat: int, src: FeatureMap, dst: FeatureM
     return out
 
 
-def program(layers: list[EngineLayer], pe: int, simd: int, beat: int, max_in_bytes: int | None = None) -> Program:
+def program(layers: list[EngineLayer], pe: int, simd: int, beat: int, max_in_bytes: int | None = None,
+            frames: int = 1) -> Program:
     """Lay out a chain of layers (layer ``i + 1`` reads layer ``i``'s output): each feature
     map in its own beat-aligned region of the feature memory (the input first), each layer's
     tiles after the previous layer's in the weight memory. ``pe`` must be a multiple of
@@ -316,17 +344,26 @@ def program(layers: list[EngineLayer], pe: int, simd: int, beat: int, max_in_byt
     descriptor each, and every map's blocks sit at a block stride rounded up to whole beats
     (each block starts a beat: a band's runs start on whole beats). Each band reads all the
     layer's tiles. None: one descriptor a layer, maps contiguous (the blocks abut).
+
+    ``frames`` (docs/engine.md, "Batched frames"): every step computes that many frames with
+    each tile, frame ``f``'s maps ``f·frame_stride`` bytes after frame 0's (``frame_stride``
+    the frame's maps' bytes, whole beats); the bands then fit ``frames`` inputs in the buffer.
+    The maps' blocks sit at whole-beat strides whenever ``frames > 1`` (each fold's run of
+    each frame starts a beat).
     """
     if pe % simd or beat & (beat - 1):
         raise ValueError(f"engine: pe={pe} must be a multiple of simd={simd}, beat={beat} a power of two")
+    if frames < 1:
+        raise ValueError(f"engine: frames={frames} must be at least 1")
     first = layers[0]
 
     def new_map(base: int, h: int, w: int, c: int) -> FeatureMap:
         blk = h * w * pe
-        return FeatureMap(base, h, w, c, blk if max_in_bytes is None else _up(blk, beat))
+        return FeatureMap(base, h, w, c, blk if max_in_bytes is None and frames == 1 else _up(blk, beat))
 
+    per_frame = None if max_in_bytes is None else max_in_bytes // frames
     maps = [new_map(0, first.h, first.w, first.c)]
-    rows, counts, image = [], [], bytearray()
+    steps_of, counts, image = [], [], bytearray()
     for i, layer in enumerate(layers):
         if i and (layer.h, layer.w) != layers[i - 1].out_hw or i and layer.c != layers[i - 1].co:
             raise ValueError(f"engine: layer {i} does not read layer {i - 1}'s output")
@@ -334,14 +371,17 @@ def program(layers: list[EngineLayer], pe: int, simd: int, beat: int, max_in_byt
         ho, wo = layer.out_hw
         dst = new_map(_up(src.base + _up(src.c, pe) // pe * src.stride, beat), ho, wo, layer.co)
         _, _, tb = tile_layout(layer, pe, simd, beat)
-        steps = bands(layer, pe, beat, src, dst, max_in_bytes)
-        rows += [band_step(layer, pe, r0, r1, src, dst, len(image), tb) for r0, r1 in steps]
+        steps = bands(layer, pe, beat, src, dst, per_frame)
+        steps_of.append((layer, steps, src, dst, len(image), tb))
         counts.append(len(steps))
         maps.append(dst)
         image += _tiles(layer, pe, simd, beat)
     last = maps[-1]
     size = _up(last.base + _up(last.c, pe) // pe * last.stride, beat)
-    return Program(rows, bytes(image), size, maps[0].base, last.base, maps, counts)
+    stride = size if frames > 1 else 0
+    rows = [band_step(layer, pe, r0, r1, src, dst, wb, tb, frames, stride)
+            for layer, steps, src, dst, wb, tb in steps_of for r0, r1 in steps]
+    return Program(rows, bytes(image), size * frames, maps[0].base, last.base, maps, counts, frames, stride)
 
 
 def descriptor_words(rows: list[list[int]]) -> list[int]:

@@ -128,6 +128,13 @@ def layer_timing(row, t0: int, pe: int, simd: int, beat: int, latency: int, peri
       ``f_k = max(g_k + 1, w_{k−1} + P)``, its last ``w_k = f_k + (len − 1)·P``, its response
       at ``w_k + L``;
     - the layer ends the cycle after its last response.
+
+    A step of ``FRAMES = F > 1`` frames ("Batched frames"): the load is ``F·R`` runs (chunk ``k``
+    of every frame's runs, then chunk ``k + 1``): ``R`` becomes ``F·R`` above; fold 0 computes
+    frame 0's rows, then frame 1's, ..., each frame's row ``oy`` gated by the same ``Y_oy``
+    (every run's bytes in), each frame's last row by ``X + 1``; fold ``n ≥ 1`` reads ``F·Cf``
+    cycles; the results of (fold ``n``, frame ``f``) are a run of their own at ``OUT_BASE +
+    n·OUT_STRIDE + f·FRAME_STRIDE``, fold-major.
     """
     f = _fields(row)
     kh, kw = f["KH"], f["KW"]
@@ -137,11 +144,13 @@ def layer_timing(row, t0: int, pe: int, simd: int, beat: int, latency: int, peri
     tb = f["TILE_BEATS"]
     cf = ho * wo * sf
     a = t0 + SETUP
+    nfr = f["FRAMES"]
     runs, run_beats, skip = load_runs(f, pe, beat)
+    before = (f["C"] // pe - 1) * f["H"] * f["W"] * pe if runs == 1 else 0
+    runs *= nfr  # every frame's runs, chunk by chunk
     x = a + 1 + latency + (runs * run_beats - 1) * period  # the runs' bursts back to back
     # fold 0's rows as the rounds of chunks come in
     rounds = -(-run_beats // LOAD_CHUNK)
-    before = (f["C"] // pe - 1) * f["H"] * f["W"] * pe if runs == 1 else 0
     row_bytes, chunk_bytes = f["W"] * pe, LOAD_CHUNK * beat
 
     def ready(oy: int) -> int:
@@ -153,21 +162,21 @@ def layer_timing(row, t0: int, pe: int, simd: int, beat: int, latency: int, peri
 
     ends: list[int] = []
     starts: list[int] = []
-    rows: list[int] = []  # fold 0's rows' first reads
+    rows: list[int] = []  # fold 0's rows' first reads, frame after frame
     d_prev = 0
     for n in range(nf):
         if n == 0:
             d = a + 2 + latency + (tb - 1) * period
             r = max(ready(0), d + 1)
             rows.append(r)
-            for oy in range(1, ho):
-                r = max(r + wo * sf, ready(oy))
+            for i in range(1, nfr * ho):
+                r = max(r + wo * sf, ready(i % ho))
                 rows.append(r)
             s, e = rows[0], r + wo * sf - 1
         else:
             d = d_prev + tb * period if n == 1 else max(ends[n - 2] + 2 + latency, d_prev + period) + (tb - 1) * period
             s = max(ends[-1] + 1, d + 1)
-            e = s + cf - 1
+            e = s + nfr * cf - 1
         starts.append(s)
         ends.append(e)
         d_prev = d
@@ -178,21 +187,25 @@ def layer_timing(row, t0: int, pe: int, simd: int, beat: int, latency: int, peri
     nout = wruns * wbeats
     fold_beats = -(-ho * wo // rpb)
 
+    nout *= nfr
+
     def push(i: int) -> int:
-        if flush:  # fold n's beats from beat n·fold_beats
-            n, j = divmod(i, fold_beats)
+        fr = 0
+        if flush:  # (fold n, frame fr)'s beats from beat (n·F + fr)·fold_beats
+            k, j = divmod(i, fold_beats)
+            n, fr = divmod(k, nfr)
             q = min((j + 1) * rpb, ho * wo) - 1
         else:
             n, q = divmod(min((i + 1) * rpb, ho * wo * nf) - 1, ho * wo)
-        first = rows[q // wo] + q % wo * sf if n == 0 else starts[n] + q * sf
+        first = rows[fr * ho + q // wo] + q % wo * sf if n == 0 else starts[n] + (fr * ho * wo + q) * sf
         return first + sf - 1 + DEPTH
 
     def pushed(t: int) -> int:  # beats pushed by cycle t
         return bisect.bisect_right(range(nout), t, key=push)
 
     wl, queue = -(10**18), 0
-    for k in range(wruns):
-        addr = f["OUT_BASE"] + k * f["OUT_STRIDE"] + feat_base
+    for k in range(wruns * nfr):
+        addr = f["OUT_BASE"] + k // nfr * f["OUT_STRIDE"] + k % nfr * f["FRAME_STRIDE"] + feat_base
         b0, bend = k * wbeats, (k + 1) * wbeats
         while b0 < bend:
             to4k = (4096 - addr % 4096) // beat

@@ -1,10 +1,10 @@
 `default_nettype none
 // The layer engine (docs/engine.md): one conv/dense unit of PE x SIMD lanes time-shared over
-// a program of NL steps (PROG_FILE: engine_image.descriptor_words, 22 words a step in
+// a program of NL steps (PROG_FILE: engine_image.descriptor_words, 24 words a step in
 // engine_image.FIELDS order; a step is a layer or a band of its output rows, "Row bands"),
 // feature maps and weights in board memory. Per frame (a `start` pulse in IDLE), for each
 // step in turn:
-//   desc   : the step's 22 descriptor words are read from the program ROM (one a cycle,
+//   desc   : the step's 24 descriptor words are read from the program ROM (one a cycle,
 //            registered reads), then two cycles derive its sizes (DERIVE1, DERIVE2).
 //   load   : from the cycle after the first RUN cycle the feature port reads the input rows
 //            (engine_image.load_runs): one run of ceil((s + H*W*C)/DB) beats if the blocks
@@ -35,6 +35,13 @@
 //            strobes.
 //   end    : the cycle after the step's last write response (layer_end); after the last step
 //            `done` pulses and the engine idles until the next start.
+//   frames : a step of FRAMES = NB > 1 (docs/engine.md, "Batched frames") computes NB frames'
+//            maps with each tile: it loads NB inputs (frame f's at IN_BASE + f*FRAME_STRIDE,
+//            after frame f-1's in the input buffer, chunk k of every frame's runs before chunk
+//            k + 1), and fold n computes frame 0's pixels, then frame 1's, ...; each frame's
+//            results start a new beat, the run of (fold n, frame f) at OUT_BASE +
+//            n*OUT_STRIDE + f*FRAME_STRIDE (OUT_STRIDE and FRAME_STRIDE multiples of DB). So the
+//            weights are read once for NB frames. FRAMES = 1: the step as above.
 // Cycles: see bbgrap_hls/model/engine.py (the recurrence this schedule gives, exact).
 // Constraints: PE, SIMD and DB = DATA_W/8 powers of two, SIMD | PE | DB; the compute stalls
 // if the write queue (WQ beats) is short of room (never in a layer whose writes keep up, the
@@ -45,7 +52,7 @@
 // PACK = 2: the two int8 products of the same input byte in one 27 x 18 multiply, separated
 // and corrected in the cycle after it): PE*SIMD/2 product DSPs instead of PE*SIMD, the same
 // products, cycles and memories. PACK = 0 (the default): one multiplier per product.
-// DESC_IN = 1 (engine_top.sv): no program ROM; a `start` runs one step whose 22 words are on
+// DESC_IN = 1 (engine_top.sv): no program ROM; a `start` runs one step whose 24 words are on
 // `desc` (field i at desc[32*i +: 32], latched at the start), from DERIVE1 the cycle after:
 // the step's first RUN cycle is start + 3 (model/engine_top.py CONV_SETUP_IN) instead of
 // + 26, then the schedule above; `layer_end` and `done` pulse together at its end. NL must
@@ -80,7 +87,7 @@ module conv_engine #(
     input  wire                 rst,
     input  wire                 start,
     /* verilator lint_off UNUSEDSIGNAL */
-    input  wire  [32*22-1:0]    desc,            // DESC_IN = 1: the step's descriptor
+    input  wire  [32*24-1:0]    desc,            // DESC_IN = 1: the step's descriptor
     /* verilator lint_on UNUSEDSIGNAL */
     output logic                busy,
     output logic                layer_end,
@@ -130,7 +137,7 @@ module conv_engine #(
     input  wire                 m_axi_w_rvalid,
     output logic                m_axi_w_rready
 );
-  localparam int NFIELD = 22;
+  localparam int NFIELD = 24;
   localparam int DB = DATA_W / 8;
   localparam int DBW = $clog2(DB);
   localparam int PEW = $clog2(PE);
@@ -199,13 +206,15 @@ module conv_engine #(
   // descriptor fields (engine_image.FIELDS)
   logic [DIM_W-1:0] f_h, f_w, f_c, f_co, f_kh, f_kw, f_sh, f_sw, f_pt, f_pl, f_pb, f_pr;
   logic [7:0] f_zpi, f_zpo, f_lo, f_hi;
-  logic [31:0] f_in, f_out, f_wb, f_tb, f_is, f_os;
+  logic [31:0] f_in, f_out, f_wb, f_tb, f_is, f_os, f_fs;
+  logic [15:0] f_fr;
   assign {f_h, f_w, f_c, f_co} = {DIM_W'(d[0]), DIM_W'(d[1]), DIM_W'(d[2]), DIM_W'(d[3])};
   assign {f_kh, f_kw, f_sh, f_sw} = {DIM_W'(d[4]), DIM_W'(d[5]), DIM_W'(d[6]), DIM_W'(d[7])};
   assign {f_pt, f_pl, f_pb, f_pr} = {DIM_W'(d[8]), DIM_W'(d[9]), DIM_W'(d[10]), DIM_W'(d[11])};
   assign {f_zpi, f_zpo, f_lo, f_hi} = {d[12][7:0], d[13][7:0], d[14][7:0], d[15][7:0]};
   assign {f_in, f_out, f_wb, f_tb} = {d[16], d[17], d[18], d[19]};
   assign {f_is, f_os} = {d[20], d[21]};
+  assign {f_fr, f_fs} = {d[22][15:0], d[23]};
 
   // derived sizes (DERIVE1, DERIVE2)
   logic [31:0] hw, wpe, shwpe, swpe, ptw, nin;
@@ -313,7 +322,7 @@ module conv_engine #(
   conv_load #(.DATA_W(DATA_W), .ADDR_W(ADDR_W), .BEATS_W(BEATS_W), .IRW(IRW), .CHUNK(CHUNK)) u_load (
       .clk(clk), .rst(rst), .run0(run0), .run(run),
       .first(ADDR_W'(FEAT_BASE) + ADDR_W'(f_in) - ADDR_W'(skip)), .runs(in_runs), .beats(in_beats),
-      .stride(f_is), .nin(nin), .m_axi_araddr(m_axi_f_araddr), .m_axi_arlen(m_axi_f_arlen),
+      .stride(f_is), .frames(f_fr), .fstride(f_fs), .m_axi_araddr(m_axi_f_araddr), .m_axi_arlen(m_axi_f_arlen),
       .m_axi_arsize(m_axi_f_arsize), .m_axi_arburst(m_axi_f_arburst), .m_axi_arvalid(m_axi_f_arvalid),
       .m_axi_arready(m_axi_f_arready), .m_axi_rvalid(m_axi_f_rvalid), .m_axi_rready(m_axi_f_rready),
       .wrow(wrow), .loaded(in_loaded), .avail(avail));
@@ -395,6 +404,9 @@ module conv_engine #(
 
   // ---- compute, stage 0: counters and window addresses --------------------------------------
   logic busy_c, cdone, room, fire, step_last, ox_last, oy_last, pix_last, lay_cend, row_first, gate;
+  logic fr_last, fend;
+  logic [15:0] fr;       // the frame of the fold's pixels (FRAMES > 1)
+  logic [31:0] fboff;    // its input's first byte in the buffer: fr * nin beats
   logic [DIM_W-1:0] g, kx, ky, n;
   logic [31:0] j0, boff, kxoff, kyoff;
   logic signed [31:0] ix0, iy0, ocol, orow;
@@ -416,7 +428,9 @@ module conv_engine #(
   assign ox_last = ix0 + signed'(32'(f_sw)) + signed'(32'(f_kw)) > signed'(32'(f_w) + 32'(f_pr));
   assign oy_last = iy0 + signed'(32'(f_sh)) + signed'(32'(f_kh)) > signed'(32'(f_h) + 32'(f_pb));
   assign pix_last = ox_last && oy_last;
-  assign tile_end = fire && step_last && pix_last;
+  assign fr_last = fr == f_fr - 1'b1;
+  assign fend = fire && step_last && pix_last;
+  assign tile_end = fend && fr_last;
   assign lay_cend = tile_end && n == nf - 1'b1;
 
   always_comb begin
@@ -444,6 +458,8 @@ module conv_engine #(
       iy0 <= -signed'(32'(f_pt));
       orow <= signed'(32'(skip)) - signed'(ptw);
       nb <= nb0;
+      fr <= '0;
+      fboff <= '0;
       trow <= RW'(ROW0);
       tword <= WW'(WORD0);
       if (rst) c_half <= 1'b0;
@@ -495,9 +511,18 @@ module conv_engine #(
             iy0 <= iy0 + signed'(32'(f_sh));
             orow <= orow + signed'(shwpe);
             nb <= nb + shwpe;
+          end else if (!fr_last) begin  // the next frame's pixels (its rows gated as frame 0's)
+            iy0 <= -signed'(32'(f_pt));
+            orow <= signed'(fboff + (nin << DBW) + 32'(skip)) - signed'(ptw);
+            nb <= nb0;
+            fr <= fr + 1'b1;
+            fboff <= fboff + (nin << DBW);
           end else begin
             iy0 <= -signed'(32'(f_pt));
             orow <= signed'(32'(skip)) - signed'(ptw);
+            nb <= nb0;
+            fr <= '0;
+            fboff <= '0;
           end
         end
       end
@@ -561,7 +586,7 @@ module conv_engine #(
     first1 <= g == '0 && kx == '0 && ky == '0;
     last1 <= step_last;
     olast1 <= lay_cend;
-    flast1 <= tile_end;
+    flast1 <= fend;
   end
 
   // ---- stage 2: products ----------------------------------------------------------------------
@@ -677,9 +702,12 @@ module conv_engine #(
   logic push, w_go, aw_pend, w_hs, aw_hs;
   logic [LBW-1:0] wleft, wlen, wideal;
   logic [ADDR_W-1:0] wpos, rbase;  // the next burst's address; the current run's first
-  // flush mode (OUT_STRIDE a multiple of DB): a run per fold, each fold's last beat pushed
-  // zero-padded; its beats (run_beats) are counted on fold 0's pushes (run_known after its
-  // last), and bursts are cut at a run's end unless the runs abut (OUT_STRIDE = run_beats·DB)
+  logic [ADDR_W-1:0] fbase;        // the current fold's frame-0 run's first
+  logic [15:0] wf;                 // the current run's frame
+  // flush mode (OUT_STRIDE a multiple of DB): a run per fold (and frame), each run's last beat
+  // pushed zero-padded; its beats (run_beats) are counted on the first run's pushes (run_known
+  // after its last), and bursts are cut at a run's end unless the runs abut (one frame and
+  // OUT_STRIDE = run_beats·DB)
   logic run_known, run_jump, run_end;
   logic [BEATS_W-1:0] run_beats, run_pos, run_cnt;
   logic [12:0] w4k;
@@ -690,7 +718,7 @@ module conv_engine #(
     pk_next[32'(pk_cnt)*PE*8+:PE*8] = y5;
   end
   assign push = v5 && (32'(pk_cnt) == RPB - 1 || olast5 || (out_flush && flast5));
-  assign run_jump = out_flush && run_known && f_os != 32'(run_beats) << DBW;
+  assign run_jump = out_flush && run_known && (f_fr != 16'd1 || f_os != 32'(run_beats) << DBW);
 
   always_comb begin
     w4k = 13'((13'd4096 - {1'b0, wpos[11:0]}) >> DBW);
@@ -728,6 +756,8 @@ module conv_engine #(
       flushed <= 1'b0;
       wpos <= ADDR_W'(FEAT_BASE) + ADDR_W'(f_out);
       rbase <= ADDR_W'(FEAT_BASE) + ADDR_W'(f_out);
+      fbase <= ADDR_W'(FEAT_BASE) + ADDR_W'(f_out);
+      wf <= '0;
       run_known <= 1'b0;
       run_beats <= '0;
       run_pos <= '0;
@@ -747,9 +777,17 @@ module conv_engine #(
       end
       if (w_go) begin
         if (run_end) begin
-          wpos <= rbase + ADDR_W'(f_os);
-          rbase <= rbase + ADDR_W'(f_os);
           run_pos <= '0;
+          if (wf != f_fr - 1'b1) begin  // the fold's next frame
+            wf <= wf + 1'b1;
+            wpos <= rbase + ADDR_W'(f_fs);
+            rbase <= rbase + ADDR_W'(f_fs);
+          end else begin                // the next fold's frame 0
+            wf <= '0;
+            wpos <= fbase + ADDR_W'(f_os);
+            rbase <= fbase + ADDR_W'(f_os);
+            fbase <= fbase + ADDR_W'(f_os);
+          end
         end else begin
           wpos <= wpos + ADDR_W'(32'(wlen) << DBW);
           run_pos <= run_pos + BEATS_W'(wlen);

@@ -7,7 +7,7 @@
 //
 // Program ROM (PROG_FILE, $readmemh, 32-bit words, ROM_WORDS deep): per step, in order, a
 // head word {last, 29'b0, unit[1:0]} (unit 0 conv, 1 window, 2 eltwise: engine_program.UNITS;
-// bit 31 set on the frame's last step) and then exactly the unit's descriptor words (22,
+// bit 31 set on the frame's last step) and then exactly the unit's descriptor words (24,
 // WNF or ENF: engine_image.FIELDS, WINDOW_FIELDS, ELTWISE_FIELDS order). Records follow each
 // other without gaps (sim/engine_top.py `rom_words`).
 //
@@ -107,7 +107,7 @@ module engine_top #(
     input  wire                 m_axi_w_rvalid,
     output logic                m_axi_w_rready
 );
-  localparam int CNF = 22;  // engine_image.FIELDS
+  localparam int CNF = 24;  // engine_image.FIELDS
   localparam int DMAX = CNF > WNF ? (CNF > ENF ? CNF : ENF) : (WNF > ENF ? WNF : ENF);
   localparam int RAW = $clog2(ROM_WORDS + 1);
   localparam int KW = $clog2(DMAX + 2);
