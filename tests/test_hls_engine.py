@@ -129,6 +129,11 @@ def sizes(pe: int, simd: int) -> tuple[int, int]:
     return ibuf, max(tile_words(layer, pe, simd) for layer in layers)
 
 
+BATCH = 2
+"""Frames a call of the batched programs (`test_engine_batched_bit_exact`); engine ``cfg_batch``
+has ``BATCH`` times ``cfg``'s input buffer."""
+
+
 SANITIZE = ["-fsanitize=address,undefined", "-fno-sanitize-recover=all"]
 """Extra g++ flags of the in-bounds build (`test_engine_stays_in_bounds`)."""
 
@@ -141,6 +146,7 @@ def build(d: Path, extra: list[str]) -> subprocess.CompletedProcess:
         ibuf, tile = sizes(pe, simd)
         rows.append(f"X({name}, {pe}, {simd}, {beat}, {ibuf}, {tile})")
         rows.append(f"X({name}_band, {pe}, {simd}, {beat}, {band_ibuf(name)}, {tile})")
+        rows.append(f"X({name}_batch, {pe}, {simd}, {beat}, {BATCH * ibuf}, {tile})")
         if name == "pe4_simd4":
             rows += [f"X({cfg}, {pe}, {simd}, {beat}, {', '.join(map(str, small(cfg)))})" for cfg in SMALL]
     (d / "engine_configs.h").write_text("#define BB_ENGINE_CONFIGS(X) " + " ".join(rows) + "\n")
@@ -218,6 +224,49 @@ def test_engine_bit_exact(tb, tmp_path, cfg, program):
     assert_bit_exact(tb, tmp_path, cfg, program)
 
 
+def assert_batched_bit_exact(tb: Path, d: Path, cfg: str, program: str) -> None:
+    """``program`` laid out for `BATCH` frames a call (docs/engine.md, "Batched frames": each
+    fold's tile computes every frame's pixels), two calls on engine ``cfg_batch``: every
+    frame's every layer output equals the integer reference."""
+    pe, simd, beat = CONFIGS[cfg]
+    layers, xs = chain(program)
+    rng = np.random.default_rng(11)
+    xs = xs + [rng.integers(-128, 128, xs[0].shape, dtype=np.int8) for _ in range(BATCH * FRAMES - len(xs))]
+    prog = ei.program(layers, pe, simd, beat, frames=BATCH)
+    assert prog.frames == BATCH and all(r[ei.FIELDS.index("FRAMES")] == BATCH for r in prog.descriptors)
+    blobs = []
+    for call in range(FRAMES):
+        blob = bytearray(prog.feature_size - prog.in_base)
+        for b in range(BATCH):
+            img = ei.feature_bytes(xs[call * BATCH + b], pe, prog.in_stride)
+            blob[b * prog.frame_stride:b * prog.frame_stride + len(img)] = img
+        blobs.append(bytes(blob))
+    d.mkdir(parents=True, exist_ok=True)
+    (d / "prog.bin").write_bytes(np.array(prog.descriptors, dtype="<i4").tobytes())
+    (d / "w.bin").write_bytes(prog.weights)
+    for f, blob in enumerate(blobs):
+        (d / f"in{f}.bin").write_bytes(blob)
+    r = subprocess.run([str(tb), str(d), f"{cfg}_batch", str(FRAMES), str(prog.feature_size), str(prog.in_base)],
+                       capture_output=True, text=True, timeout=20)
+    assert r.returncode == 0, r.stderr[-2000:]
+    assert [int(ln.split()[1]) for ln in r.stdout.splitlines() if ln.startswith("status ")] == [0] * FRAMES
+    for call in range(FRAMES):
+        mem = (d / f"mem{call}.bin").read_bytes()
+        for b in range(BATCH):
+            x = xs[call * BATCH + b]
+            for i, (layer, m) in enumerate(zip(layers, prog.maps[1:], strict=True)):
+                got = ei.read_features(mem, m.base + b * prog.frame_stride, m.h, m.w, layer.co, pe, m.stride)
+                want = ei.reference(layers[:i + 1], x)
+                assert np.array_equal(got, want), f"{cfg} {program} call {call} frame {b} layer {i} differs"
+
+
+@pytest.mark.parametrize("program", ["conv_chain", "band_chain"])
+@pytest.mark.parametrize("cfg", list(CONFIGS))
+def test_engine_batched_bit_exact(tb, tmp_path, cfg, program):
+    """Batched frames: every frame of two calls of `BATCH` frames bit-exact."""
+    assert_batched_bit_exact(tb, tmp_path, cfg, program)
+
+
 @pytest.mark.parametrize("cfg", list(CONFIGS))
 def test_engine_bands_bit_exact(tb, tmp_path, cfg):
     """band_chain's layers as row bands (the 3x3 conv's top band with its top padding, middle
@@ -242,6 +291,7 @@ def test_engine_stays_in_bounds(tmp_path):
         for program in PROGRAMS:
             assert_bit_exact(tmp_path / "tb", tmp_path / f"{cfg}_{program}", cfg, program)
         assert_bit_exact(tmp_path / "tb", tmp_path / f"{cfg}_bands", cfg, "band_chain", bands=True)
+        assert_batched_bit_exact(tmp_path / "tb", tmp_path / f"{cfg}_batched", cfg, "band_chain")
 
 
 def _corrupt(kind: str, prog: ei.Program, xs: list[np.ndarray]):

@@ -29,7 +29,11 @@
 //     bytes (lane i·SIMD + j: output channel n·PE + i, window element s·SIMD + j in
 //     (ky, kx, c) order: conv_offchip's words), zero-padded to whole beats.
 //
-// Schedule: per call (one frame), for each step in order:
+// Batched frames (FRAMES > 1, docs/engine.md): a step loads FRAMES inputs (frame f's from
+// IN_BASE + f·FRAME_STRIDE, after frame f - 1's in x), computes each fold over every frame's
+// pixels in turn with the fold's one tile, and writes (fold n, frame f) from OUT_BASE +
+// n·OUT_STRIDE + f·FRAME_STRIDE: the weights are read once for FRAMES frames.
+// Schedule: per call (one frame; FRAMES frames when batched), for each step in order:
 //   engine_load     the step's input rows: engine_image.load_runs' runs (blocks that abut:
 //                   one run of H·W·C bytes from IN_BASE; else a run of H·W·PE bytes per
 //                   block from IN_BASE + b·IN_STRIDE), each one linear read burst from the
@@ -87,9 +91,9 @@ namespace bb {
 /// int32 each.
 struct EngineLayer {
   int32_t H, W, C, CO, KH, KW, SH, SW, PT, PL, PB, PR, ZP_IN, ZP_OUT, LO, HI, IN_BASE, OUT_BASE, W_BASE, TILE_BEATS,
-      IN_STRIDE, OUT_STRIDE;
+      IN_STRIDE, OUT_STRIDE, FRAMES, FRAME_STRIDE;
 };
-static_assert(sizeof(EngineLayer) == 22 * 4, "EngineLayer: the 22 words of engine_image.FIELDS");
+static_assert(sizeof(EngineLayer) == 24 * 4, "EngineLayer: the 24 words of engine_image.FIELDS");
 
 /// The engine's fixed geometry.
 template <class P>
@@ -116,8 +120,10 @@ bool engine_fits(const EngineLayer& d) {
   if (d.IN_STRIDE != blk && (d.IN_STRIDE % G::B || d.IN_STRIDE < blk)) return false;
   const long oblk = static_cast<long>((d.H + d.PT + d.PB - d.KH) / d.SH + 1) * ((d.W + d.PL + d.PR - d.KW) / d.SW + 1) * G::PE;
   if (d.OUT_STRIDE != oblk && (d.OUT_STRIDE % G::B || d.OUT_STRIDE < oblk)) return false;
+  if (d.FRAMES < 1 || (d.FRAMES > 1 && (d.FRAME_STRIDE <= 0 || d.FRAME_STRIDE % G::B || d.OUT_STRIDE % G::B)))
+    return false;
   const long sf = static_cast<long>(d.KH) * d.KW * (d.C / G::SIMD);
-  if (static_cast<long>(d.H) * d.W * (d.C / G::SIMD) > P::IBUF_WORDS) return false;
+  if (static_cast<long>(d.H) * d.W * (d.C / G::SIMD) * d.FRAMES > P::IBUF_WORDS) return false;
   if (G::PW + sf > P::TILE_WORDS) return false;
   return static_cast<long>(d.TILE_BEATS) * G::B >= (G::PW + sf) * G::N;
 }
@@ -135,13 +141,13 @@ inline void repack(int8_t buf[IN + OUT], bool drop, int keep, bool take, const W
   }
 }
 
-/// The step's input rows into x: engine_image.load_runs' runs (one of the whole map where the
-/// blocks abut, else one a block, IN_STRIDE apart), each one linear burst from the beat
-/// holding its first byte, the leading IN_BASE mod BEAT bytes dropped, repacked into
-/// SIMD-byte words; word (b·H·W + p)·PE/SIMD + q of the runs' bytes is x word
-/// p·C/SIMD + b·PE/SIMD + q.
+/// Frame f's input rows into x from word f·H·W·C/SIMD: engine_image.load_runs' runs (one of
+/// the whole map where the blocks abut, else one a block, IN_STRIDE apart) from IN_BASE +
+/// f·FRAME_STRIDE, each one linear burst from the beat holding its first byte, the leading
+/// IN_BASE mod BEAT bytes dropped, repacked into SIMD-byte words; word (b·H·W + p)·PE/SIMD + q
+/// of the runs' bytes is x word p·C/SIMD + b·PE/SIMD + q (after the earlier frames').
 template <class P>
-void engine_load(const Word<EngineGeom<P>::B>* fmem, const EngineLayer& d, Word<P::SIMD> x[P::IBUF_WORDS]) {
+void engine_load(const Word<EngineGeom<P>::B>* fmem, const EngineLayer& d, int f, Word<P::SIMD> x[P::IBUF_WORDS]) {
   using G = EngineGeom<P>;
   constexpr int S = G::SIMD, B = G::B, QB = G::QB;
   const int hw = d.H * d.W, cb = d.C / S, skip = d.IN_BASE % B;
@@ -149,10 +155,13 @@ void engine_load(const Word<EngineGeom<P>::B>* fmem, const EngineLayer& d, Word<
   const int runs = abut ? 1 : d.C / G::PE;
   const long run_bytes = static_cast<long>(hw) * (abut ? d.C : G::PE), run_words = run_bytes / S;
   const long beats = (skip + run_bytes + B - 1) / B;
-  int q = 0, p = 0, blk = 0, a = 0;  // a = p·cb + blk·QB + q
+  const long first = static_cast<long>(f) * hw * cb;  // the frame's first word of x
+  const long in_base = d.IN_BASE + static_cast<long>(f) * d.FRAME_STRIDE;
+  int q = 0, p = 0, blk = 0;
+  long a = first;  // a = first + p·cb + blk·QB + q
 BB_LOOP(engine_runs)
   for (int r = 0; r < runs; ++r) {
-    const long base = (d.IN_BASE - skip + static_cast<long>(r) * d.IN_STRIDE) / B;
+    const long base = (in_base - skip + static_cast<long>(r) * d.IN_STRIDE) / B;
     int8_t buf[B + S] = {};
     BB_HLS(ARRAY_PARTITION variable = buf complete)
     int have = 0;
@@ -176,7 +185,7 @@ BB_LOOP(engine_runs)
         } else {
           q = p = 0;
           ++blk;
-          a = blk * QB;
+          a = first + blk * QB;
         }
       }
       const int keep = emit ? have - S : have;
@@ -257,7 +266,8 @@ inline uint32_t engine_u32(const int8_t rec[R], int i) {
 }
 
 /// Process 2: every output pixel's PE channels fold by fold, tiles double-buffered (see the
-/// header); the PE-byte results pixel by pixel, fold after fold, onto yq.
+/// header); the PE-byte results pixel by pixel (frame after frame within a fold: FRAMES),
+/// fold after fold, onto yq.
 template <class P>
 void engine_compute(const Word<P::SIMD> x[P::IBUF_WORDS], const EngineLayer d, int ho, int wo,
                     Stream<EngineGeom<P>::N>& wq, Stream<P::PE>& yq) {
@@ -291,8 +301,9 @@ BB_LOOP(engine_fold)
     const int want = n + 1 < nf ? words : 0;  // words of tile n + 1 to take during this fold
     int got = 0;
     int oy = 0, ox = 0, ky = 0, kx = 0, c = 0, s = 0;
-  BB_LOOP(engine_mac)  // step (pixel, word s), s = (ky·KW + kx)·C/SIMD + c
-    for (long i = 0; i < static_cast<long>(ho) * wo * sf; ++i) {
+    long xf = 0;  // the frame's first word of x
+  BB_LOOP(engine_mac)  // step (frame, pixel, word s), s = (ky·KW + kx)·C/SIMD + c
+    for (long i = 0; i < static_cast<long>(d.FRAMES) * ho * wo * sf; ++i) {
       BB_PIPELINE(1)
       BB_HLS(DEPENDENCE variable = tile type = inter dependent = false)  // writes go to the other half
       if (got < want) {
@@ -305,7 +316,7 @@ BB_LOOP(engine_fold)
       const int iy = oy * d.SH + ky - d.PT, ix = ox * d.SW + kx - d.PL;
       Word<S> xv;
       if (iy >= 0 && iy < d.H && ix >= 0 && ix < d.W) {
-        xv = x[(iy * d.W + ix) * cb + c];
+        xv = x[xf + (iy * d.W + ix) * cb + c];
       } else {
         for (int t = 0; t < S; ++t) xv.d[t] = static_cast<int8_t>(d.ZP_IN);
       }
@@ -334,7 +345,10 @@ BB_LOOP(engine_fold)
         s = c = kx = ky = 0;
         if (++ox == wo) {
           ox = 0;
-          ++oy;
+          if (++oy == ho) {
+            oy = 0;
+            xf += static_cast<long>(d.H) * d.W * cb;
+          }
         }
       }
     }
@@ -346,16 +360,18 @@ BB_LOOP(engine_fold)
   }
 }
 
-/// Process 3: the PE-byte results (`runs` runs of `words` each) packed into beats, run r
-/// written from beat obase + r·ostride in one linear burst, its last beat zero-padded.
+/// Process 3: the PE-byte results (`runs` runs of `words` each, for each of `frames` frames)
+/// packed into beats, run r of frame f written from beat obase + r·ostride + f·fstride in one
+/// linear burst, its last beat zero-padded; fold-major (run r's frames, then run r + 1's).
 template <class P>
-void engine_store(Stream<P::PE>& yq, int runs, long words, long obase, long ostride, Word<EngineGeom<P>::B>* fmem) {
+void engine_store(Stream<P::PE>& yq, int runs, int frames, long words, long obase, long ostride, long fstride,
+                  Word<EngineGeom<P>::B>* fmem) {
   using G = EngineGeom<P>;
   constexpr int PE = G::PE, B = G::B;
   const long beats = (words * PE + B - 1) / B;
 BB_LOOP(engine_store_runs)
-  for (int r = 0; r < runs; ++r) {
-    const long rbase = obase + r * ostride;
+  for (int rf = 0; rf < runs * frames; ++rf) {
+    const long rbase = obase + (rf / frames) * ostride + (rf % frames) * fstride;
     int8_t buf[PE + B] = {};
     BB_HLS(ARRAY_PARTITION variable = buf complete)
     int have = 0;
@@ -388,11 +404,11 @@ BB_LOOP(engine_store_runs)
 /// scalars derived from `d` by the caller: the region is its streams and process calls).
 /// ho, wo: the output rows and columns; nf: folds; words: PW + SF; wbase, obase: the first
 /// weight and output beats; the output as `runs` runs of `results` PE-byte results, ostride
-/// beats apart.
+/// beats apart, for each of d.FRAMES frames (fstride beats apart).
 template <class P>
 void engine_layer(const Word<P::SIMD> x[P::IBUF_WORDS], const EngineLayer d, int ho, int wo, int nf, int words,
-                  long wbase, long obase, int runs, long results, long ostride, Word<EngineGeom<P>::B>* fmem,
-                  const Word<EngineGeom<P>::B>* wmem) {
+                  long wbase, long obase, int runs, long results, long ostride, long fstride,
+                  Word<EngineGeom<P>::B>* fmem, const Word<EngineGeom<P>::B>* wmem) {
   BB_HLS(DATAFLOW)
   Stream<EngineGeom<P>::N> wq("engine_w");
   BB_HLS(STREAM variable = wq depth = 2)
@@ -400,7 +416,7 @@ void engine_layer(const Word<P::SIMD> x[P::IBUF_WORDS], const EngineLayer d, int
   BB_HLS(STREAM variable = yq depth = 2)
   engine_fetch<P>(wmem, wbase, d.TILE_BEATS, nf, words, wq);
   engine_compute<P>(x, d, ho, wo, wq, yq);
-  engine_store<P>(yq, runs, results, obase, ostride, fmem);
+  engine_store<P>(yq, runs, d.FRAMES, results, obase, ostride, fstride, fmem);
 }
 
 template <class P>
@@ -443,11 +459,12 @@ BB_LOOP(engine_layers)
     const EngineLayer d = prog[l];
     const int ho = (d.H + d.PT + d.PB - d.KH) / d.SH + 1, wo = (d.W + d.PL + d.PR - d.KW) / d.SW + 1;
     const int nf = d.CO / G::PE, words = G::PW + d.KH * d.KW * (d.C / G::SIMD);
-    const bool abut = d.OUT_STRIDE == ho * wo * G::PE;  // else a run per fold
+    const bool abut = d.OUT_STRIDE == ho * wo * G::PE && d.FRAMES == 1;  // else a run per fold (and frame)
     const long per = static_cast<long>(ho) * wo * (abut ? nf : 1);
-    engine_load<P>(fmem, d, x);
+  BB_LOOP(engine_frames)
+    for (int f = 0; f < d.FRAMES; ++f) engine_load<P>(fmem, d, f, x);
     engine_layer<P>(x, d, ho, wo, nf, words, d.W_BASE / G::B, d.OUT_BASE / G::B, abut ? 1 : nf, per,
-                    d.OUT_STRIDE / G::B, fmem, wmem);
+                    d.OUT_STRIDE / G::B, d.FRAME_STRIDE / G::B, fmem, wmem);
   }
   return 0;
 }
