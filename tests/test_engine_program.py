@@ -194,6 +194,43 @@ def test_banded_reference_equals_run_int8(graphs, net, cfg):
         assert_every_tensor(gq, program, mem, x)
 
 
+BATCH = 3
+
+
+@pytest.mark.parametrize("banded", [False, True])
+@pytest.mark.parametrize("net", NETS)
+def test_batched_reference_equals_run_int8(graphs, net, banded):
+    """A program of `BATCH` frames a start (docs/engine.md, "Batched frames"): each conv step
+    computes every frame (``FRAMES``), each window and element-wise step is repeated per frame
+    with its bases a frame stride (whole 4 KB pages) apart, the weight image is the one-frame
+    program's (at the same block strides); every tensor of every frame equals run_int8. ``banded``: the one-frame smallest
+    buffer times `BATCH` (so the same bands a frame)."""
+    gq = graphs[net]
+    pe, simd, beat = CONFIGS["pe4_simd4_b16"]
+    buf = smallest_buffer(gq, pe, simd, beat) if banded else None
+    one = ep.build(gq, pe, simd, beat, in_buffer=buf)
+    program = ep.build(gq, pe, simd, beat, in_buffer=None if buf is None else BATCH * buf, frames=BATCH)
+    assert (program.frames, program.frame_stride % ep.FRAME_ALIGN) == (BATCH, 0)
+    assert program.feature_size == BATCH * program.frame_stride >= BATCH * one.feature_size
+    if buf is not None:  # both laid out at whole-beat block strides: the same weight image
+        assert program.weights == one.weights
+    conv = [s for s in program.steps if s.unit == "conv"]
+    assert len(conv) == sum(s.unit == "conv" for s in one.steps)
+    assert all(s.desc["FRAMES"] == BATCH and s.desc["FRAME_STRIDE"] == program.frame_stride for s in conv)
+    assert len(program.steps) - len(conv) == BATCH * (len(one.steps) - len(conv))
+    if buf is not None:
+        assert band_counts(program) == band_counts(one)
+        assert all(ei.in_buffer_bytes(s.desc, pe, beat) <= BATCH * buf for s in conv)
+    xs = frames(gq, BATCH, seed=11)
+    mem = em.run_memory(program, xs)
+    ys = em.run_reference(program, xs)
+    for k, x in enumerate(xs):
+        assert np.array_equal(ys[k], want(gq, program, x)), k
+        env = run_int8(gq, {gq.inputs[0]: x}, keep=True)
+        for name in program.regions:
+            assert np.array_equal(em.read_tensor(program, mem, name, k), env[name]), (k, name)
+
+
 def test_bands_cover_each_layer_once(graphs):
     """A banded conv's steps: output rows top to bottom, each band's first output row on a
     whole beat of its block, the layer's weights (``W_BASE``) for all of them."""

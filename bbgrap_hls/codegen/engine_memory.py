@@ -29,24 +29,24 @@ def _store(mem: bytearray, base: int, y: np.ndarray, g: int, stride: int | None)
         mem[at:at + blk] = data[b * blk:(b + 1) * blk]
 
 
-def write_tensor(program: EngineProgram, mem: bytearray, name: str, x: np.ndarray) -> None:
+def write_tensor(program: EngineProgram, mem: bytearray, name: str, x: np.ndarray, frame: int = 0) -> None:
     """Write tensor ``name`` (int8, the graph's shape) into its region (blocked at its block
-    stride, its channels at their physical positions)."""
+    stride, its channels at their physical positions) of ``frame`` (a batched program's)."""
     r = program.regions[name]
     m = np.zeros((r.h, r.w, r.cp), np.int8)
     m[:, :, list(r.phys)] = np.asarray(x, np.int8).reshape(len(r.phys), r.h, r.w).transpose(1, 2, 0)
-    _store(mem, r.base, m, program.pe, r.stride)
+    _store(mem, r.base + frame * program.frame_stride, m, program.pe, r.stride)
 
 
-def read_tensor(program: EngineProgram, mem: bytes, name: str) -> np.ndarray:
-    """Tensor ``name`` read from its region, in the graph's shape."""
-    m = _physical(program, mem, name)[:, :, list(program.regions[name].phys)]
+def read_tensor(program: EngineProgram, mem: bytes, name: str, frame: int = 0) -> np.ndarray:
+    """Tensor ``name`` of ``frame`` read from its region, in the graph's shape."""
+    m = _physical(program, mem, name, frame)[:, :, list(program.regions[name].phys)]
     return np.ascontiguousarray(m.transpose(2, 0, 1)).reshape(program.regions[name].shape)
 
 
-def _physical(program: EngineProgram, mem: bytes, name: str) -> np.ndarray:
+def _physical(program: EngineProgram, mem: bytes, name: str, frame: int = 0) -> np.ndarray:
     r = program.regions[name]
-    return ei.read_features(mem, r.base, r.h, r.w, r.cp, program.pe, r.stride)
+    return ei.read_features(mem, r.base + frame * program.frame_stride, r.h, r.w, r.cp, program.pe, r.stride)
 
 
 def _conv_reference(program: EngineProgram, st: ProgramStep, mem: bytearray) -> None:
@@ -54,10 +54,12 @@ def _conv_reference(program: EngineProgram, st: ProgramStep, mem: bytearray) -> 
     from ``IN_BASE`` at ``IN_STRIDE``, its own padding, its output rows to ``OUT_BASE`` at
     ``OUT_STRIDE``."""
     f, pe = st.desc, program.pe
-    x = ei.read_features(mem, f["IN_BASE"], f["H"], f["W"], f["C"], pe, f["IN_STRIDE"])
     band = replace(st.layer, h=f["H"], pads=(f["PT"], f["PL"], f["PB"], f["PR"]))
-    y = ei.reference([band], x)
-    _store(mem, f["OUT_BASE"], y[:, :, :f["CO"]], pe, f["OUT_STRIDE"])
+    for k in range(f["FRAMES"]):  # a batched step: every frame's map, FRAME_STRIDE apart
+        off = k * f["FRAME_STRIDE"]
+        x = ei.read_features(mem, f["IN_BASE"] + off, f["H"], f["W"], f["C"], pe, f["IN_STRIDE"])
+        y = ei.reference([band], x)
+        _store(mem, f["OUT_BASE"] + off, y[:, :, :f["CO"]], pe, f["OUT_STRIDE"])
 
 
 def run_step(program: EngineProgram, st: ProgramStep, mem: bytearray) -> None:
@@ -80,17 +82,25 @@ def run_step(program: EngineProgram, st: ProgramStep, mem: bytearray) -> None:
     _store(mem, f["OUT_BASE"], np.asarray(y, np.int8)[:, :, :f["C"]], pe, f["OUT_STRIDE"])
 
 
-def run_memory(program: EngineProgram, x: np.ndarray) -> bytearray:
-    """The feature memory after the program ran on one int8 input (the graph input's shape):
-    the input written, then the steps in order on a zeroed bytearray."""
+def run_memory(program: EngineProgram, x) -> bytearray:
+    """The feature memory after the program ran on one start's int8 input (the graph input's
+    shape; a batched program: a sequence of ``program.frames`` of them): the inputs written,
+    then the steps in order on a zeroed bytearray."""
+    xs = [x] if program.frames == 1 else list(x)
+    if len(xs) != program.frames:
+        raise ValueError(f"engine: {len(xs)} input(s) for a program of {program.frames} frames a start")
     mem = bytearray(program.feature_size)
-    write_tensor(program, mem, program.input, x)
+    for k, xk in enumerate(xs):
+        write_tensor(program, mem, program.input, xk, k)
     for st in program.steps:
         run_step(program, st, mem)
     return mem
 
 
-def run_reference(program: EngineProgram, x: np.ndarray) -> np.ndarray:
-    """The program on one int8 input (the graph input's shape, `run_memory`); returns the
-    output tensor (int8, the graph's shape)."""
-    return read_tensor(program, run_memory(program, x), program.output)
+def run_reference(program: EngineProgram, x) -> np.ndarray:
+    """The program on one start's int8 input (`run_memory`); returns the output tensor (int8,
+    the graph's shape; a batched program: the frames' outputs stacked, frames first)."""
+    mem = run_memory(program, x)
+    if program.frames == 1:
+        return read_tensor(program, mem, program.output)
+    return np.stack([read_tensor(program, mem, program.output, k) for k in range(program.frames)])

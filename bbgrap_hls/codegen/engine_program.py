@@ -21,6 +21,13 @@ weight-memory image for all steps and one feature-memory layout:
   is a *flat* view that only a Dense can read (it becomes an h x w conv without padding, its
   weights permuted from the NCHW-flatten order).
 
+Batched frames (``frames > 1``, docs/engine.md "Batched frames"): the program computes
+``frames`` frames a start. Each frame's tensors sit in its own copy of the layout,
+``frame_stride`` bytes (whole 4 KB pages) after the previous frame's; every conv step computes
+all the frames with each fold's tile (its descriptor's ``FRAMES``, ``FRAME_STRIDE``: the
+weights read once a batch), and every window and element-wise step is repeated for each frame
+(its bases moved by the frame's offset).
+
 `engine_memory.run_reference(program, x)` runs the steps in order on a bytearray feature
 memory with each unit's Python ``reference`` (on the maps where each descriptor says, a conv
 band on its own rows) and returns the output tensor: it must equal
@@ -43,6 +50,14 @@ from bbgrap_hls.ir import Graph
 VIEW_OPS = frozenset({"Reshape", "Flatten", "Identity", "Dropout", "Squeeze", "Unsqueeze"})
 UNITS = ("conv", "window", "eltwise")
 """Unit ids of a step (`ProgramStep.unit`): the index is the HLS top's ``unit`` word."""
+
+FRAME_ALIGN = 4096
+"""A batched program's frame stride is a multiple of this (the units cut bursts at 4 KB, so
+every frame's copy of a step moves the same bursts)."""
+
+FEATURE_BASES = {"window": ("IN_BASE", "OUT_BASE"), "eltwise": ("A_BASE", "B_BASE", "OUT_BASE")}
+"""The feature-memory addresses of a window or element-wise descriptor (moved for each frame of
+a batched program)."""
 
 
 def _up(n: int, k: int) -> int:
@@ -93,6 +108,9 @@ class ProgramStep:
     desc: dict[str, int]
     inputs: tuple[str, ...]
     output: str
+    frame: int = 0
+    """A window or element-wise step's frame in a batched program (its bases moved by
+    ``frame·frame_stride``); a conv step computes every frame (``FRAMES``)."""
 
     def words(self) -> list[int]:
         """The descriptor's values in the unit's field order."""
@@ -114,6 +132,20 @@ class EngineProgram:
     regions: dict[str, Region]
     input: str
     output: str
+    frames: int = 1
+    frame_stride: int = 0
+    """Frames a start and the bytes between two frames' copies of the layout (``regions``: frame
+    0's); ``feature_size`` covers them all."""
+
+
+def frame_steps(unit: str, desc: dict[str, int], frames: int, stride: int) -> list[dict[str, int]]:
+    """A step's descriptors in a program of ``frames`` frames ``stride`` bytes apart: a conv's
+    one, computing them all (``FRAMES``, ``FRAME_STRIDE``); a window or element-wise step's one
+    a frame, its feature bases moved."""
+    if unit == "conv":
+        return [desc | {"FRAMES": frames, "FRAME_STRIDE": stride if frames > 1 else 0}]
+    keys = FEATURE_BASES[unit]
+    return [desc | {k: desc[k] + f * stride for k in keys} for f in range(frames)]
 
 
 # -- layout: every tensor's physical channels and place -------------------------------------
@@ -259,18 +291,29 @@ def _whole_in(L: _Lay, beat: int) -> int:
     return _up(L.h * L.w * L.cp, beat)
 
 
-def layout(graph: Graph, steps: list[Step], g: int, beat: int,
-           in_buffer: int | None = None) -> tuple[dict[str, Region], int, int | None]:
-    """The feature memory of `build`: ``(regions, size, budget)``. Without ``in_buffer``, or
-    when every conv's whole input map fits it, the maps are contiguous and ``budget`` is None
-    (one step a conv); else every map's blocks are at `block_stride` (whole beats) and
-    ``budget`` is ``in_buffer``: each conv runs in the row bands of `engine_image.bands`."""
+def layout(graph: Graph, steps: list[Step], g: int, beat: int, in_buffer: int | None = None,
+           frames: int = 1) -> tuple[dict[str, Region], int, int | None]:
+    """One frame's feature memory of `build`: ``(regions, size, budget)``. Without
+    ``in_buffer``, or when every conv's whole input map fits it, the maps are contiguous and
+    ``budget`` is None (one step a conv); else every map's blocks are at `block_stride` (whole
+    beats) and ``budget`` is ``in_buffer``: each conv runs in the row bands of
+    `engine_image.bands`. ``frames > 1`` (batched): the maps always at `block_stride` (a
+    batched conv writes a run per fold and frame), and the buffer holds ``frames`` inputs, so
+    the budget of a frame's band is ``in_buffer // frames``."""
+    if frames < 1:
+        raise ValueError(f"engine program: frames={frames} must be at least 1")
     lay, alias = layouts(graph, steps, g, beat)
     convs = [lay[s.inputs[0]] for s in steps if s.kind == "conv"]
-    if in_buffer is None or all(_whole_in(L, beat) <= in_buffer for L in convs):
+    per = None if in_buffer is None else in_buffer // frames
+    whole = per is None or all(_whole_in(L, beat) <= per for L in convs)
+    if frames == 1 and whole:
         return (*place(graph, lay, alias, beat, g), None)
     lay, alias = layouts(graph, steps, g, beat, strided=True)
-    return (*place(graph, lay, alias, beat, g), in_buffer)
+    regions, size = place(graph, lay, alias, beat, g)
+    if whole and per is not None:  # strided whole maps: each must fit as the conv unit loads it
+        whole = all(cp // g * _up(h * w * g, beat) <= per for h, w, cp in
+                    ((lay[s.inputs[0]].h, lay[s.inputs[0]].w, lay[s.inputs[0]].cp) for s in steps if s.kind == "conv"))
+    return regions, size, None if whole else per
 
 
 # -- steps -------------------------------------------------------------------------------------
@@ -279,14 +322,16 @@ class BandError(ValueError):
     """A conv whose smallest row band does not fit the input buffer (`engine_image.bands`)."""
 
 
-def build(graph: Graph, pe: int, simd: int, beat: int, in_buffer: int | None = None) -> EngineProgram:
+def build(graph: Graph, pe: int, simd: int, beat: int, in_buffer: int | None = None,
+          frames: int = 1) -> EngineProgram:
     """The engine program of an int8 graph (`bbgrap_hls.quant.quantize`'s) on a conv unit of
     ``pe`` x ``simd`` and window/element-wise units of ``G = pe`` channels, on ``beat``-byte
     memory words. ``in_buffer``: the conv unit's input buffer in bytes
     (`engine_image.in_buffer_bytes`, `EnginePlan.in_buffer`); when a conv's whole input map
     does not fit it, every map is laid out at beat-aligned block strides and each conv runs
     as the row bands that fit (`layout`, `conv_rows`), a step a band. None: whole layers,
-    contiguous maps.
+    contiguous maps. ``frames``: frames a start (see the module: each conv step computes them
+    all with each tile; ``in_buffer`` then holds that many inputs).
 
     Raises:
         NotImplementedError: an operator, a layout or a parameter no unit runs (named).
@@ -299,7 +344,8 @@ def build(graph: Graph, pe: int, simd: int, beat: int, in_buffer: int | None = N
     if len(graph.inputs) != 1:
         raise NotImplementedError(f"engine program: {len(graph.inputs)} graph inputs (one supported)")
     steps = lower(graph)
-    regions, size, budget = layout(graph, steps, pe, beat, in_buffer)
+    regions, size, budget = layout(graph, steps, pe, beat, in_buffer, frames)
+    stride = _up(size, FRAME_ALIGN) if frames > 1 else 0
     nodes = {n.name: n for n in graph.nodes}
     outs = []
     for o in graph.outputs:
@@ -321,7 +367,13 @@ def build(graph: Graph, pe: int, simd: int, beat: int, in_buffer: int | None = N
             raise BandError(f"engine program: {n.op} {n.name}: {e}") from e
         except ValueError as e:  # a unit's own check (its descriptor or layer refused the values)
             raise NotImplementedError(f"engine program: {n.op} {n.name}: {e}") from e
-    return EngineProgram(pe, simd, beat, prog_steps, bytes(wimg), size, regions, graph.inputs[0], outs[0])
+    if frames > 1:
+        prog_steps = [ProgramStep(st.unit, st.nodes, st.layer, d, st.inputs, st.output, f)
+                      for st in prog_steps
+                      for f, d in enumerate(frame_steps(st.unit, st.desc, frames, stride))]
+        size = frames * stride
+    return EngineProgram(pe, simd, beat, prog_steps, bytes(wimg), size, regions, graph.inputs[0], outs[0],
+                         frames, stride)
 
 
 def _scatter(a: np.ndarray, phys: tuple[int, ...], cp: int, axis: int) -> np.ndarray:
