@@ -373,8 +373,9 @@ def testbenches(graphs, tmp_path_factory) -> dict:
         pe, simd = CSIM_CONFIGS[cfg]
         sizes: dict[str, int] = {}
         for net in CSIM_NETS:
-            for k, v in ef.unit_sizes(ep.build(graphs[net], pe, simd, BEAT)).items():
-                sizes[k] = max(sizes.get(k, 0), v)
+            for n in (1, BATCH):
+                for k, v in ef.unit_sizes(ep.build(graphs[net], pe, simd, BEAT, frames=n)).items():
+                    sizes[k] = max(sizes.get(k, 0), v)
         return _build(root / cfg, pe, simd, sizes)
 
     with ThreadPoolExecutor(len(CSIM_CONFIGS)) as pool:
@@ -382,8 +383,9 @@ def testbenches(graphs, tmp_path_factory) -> dict:
 
 
 def run_csim(tb: Path, d: Path, program: ep.EngineProgram, xs: list[np.ndarray]) -> tuple[list[int], list[bytes]]:
-    """Write the program's images to ``d``, run the testbench for ``len(xs)`` frames; the
-    statuses and each frame's feature memory after it."""
+    """Write the program's images to ``d``, run the testbench for ``len(xs)`` frames (a batched
+    program: ``program.frames`` of them a start); the statuses and each start's feature memory
+    after it."""
     d.mkdir(parents=True, exist_ok=True)
     sizes = subprocess.run([str(tb), "sizes"], capture_output=True, text=True, check=True).stdout.split()
     rows = ef.step_rows(program, conv_words=int(sizes[1]))
@@ -392,14 +394,18 @@ def run_csim(tb: Path, d: Path, program: ep.EngineProgram, xs: list[np.ndarray])
     (d / "w.bin").write_bytes(program.weights)
     src = program.regions[program.input]
     (d / "mem.txt").write_text(f"{program.feature_size} {src.base}\n")
-    for f, x in enumerate(xs):
+    nb = program.frames
+    starts = len(xs) // nb
+    for f in range(starts):
         mem = bytearray(program.feature_size)
-        em.write_tensor(program, mem, program.input, x)
-        (d / f"in{f}.bin").write_bytes(bytes(mem[src.base:src.base + src.span(program.pe)]))
-    r = subprocess.run([str(tb), str(d), str(len(xs))], capture_output=True, text=True)
+        for k in range(nb):
+            em.write_tensor(program, mem, program.input, xs[f * nb + k], k)
+        end = src.base + (nb - 1) * program.frame_stride + src.span(program.pe)
+        (d / f"in{f}.bin").write_bytes(bytes(mem[src.base:end]))
+    r = subprocess.run([str(tb), str(d), str(starts)], capture_output=True, text=True)
     assert r.returncode == 0, r.stdout + r.stderr
     status = [int(line.split()[1]) for line in r.stdout.splitlines() if line.startswith("status")]
-    return status, [(d / f"mem{f}.bin").read_bytes() for f in range(len(xs))]
+    return status, [(d / f"mem{f}.bin").read_bytes() for f in range(starts)]
 
 
 @pytest.mark.csim
@@ -460,3 +466,23 @@ def test_hls_top_refuses_a_step_that_does_not_fit(graphs, testbenches, tmp_path)
     program.steps[first].desc["H"] = 4096
     status, _ = run_csim(testbenches["pe4_simd4"], tmp_path, program, frames(graphs["resnet_like"], 1))
     assert status == [first + 1]
+
+
+@pytest.mark.csim
+@pytest.mark.parametrize("cfg", CSIM_CONFIGS)
+@pytest.mark.parametrize("net", CSIM_NETS)
+def test_hls_top_runs_batched_frames(graphs, testbenches, tmp_path, net, cfg):
+    """A program of `BATCH` frames a start on the HLS top (each conv step all frames with each
+    tile, the other steps once a frame): two starts, every tensor of every frame equal to
+    run_int8."""
+    gq = graphs[net]
+    program = ep.build(gq, *CSIM_CONFIGS[cfg], BEAT, frames=BATCH)
+    xs = frames(gq, 2 * BATCH, seed=13)
+    status, mems = run_csim(testbenches[cfg], tmp_path, program, xs)
+    assert status == [0, 0]
+    for f, mem in enumerate(mems):
+        for k in range(BATCH):
+            x = xs[f * BATCH + k]
+            env = run_int8(gq, {gq.inputs[0]: x}, keep=True)
+            for name in program.regions:
+                assert np.array_equal(em.read_tensor(program, mem, name, k), env[name]), (f, k, name)

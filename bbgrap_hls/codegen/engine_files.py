@@ -100,7 +100,7 @@ def step_rows(program: ep.EngineProgram, conv_words: int | None = None) -> list[
     descriptor's words, zeros up to `STEP_WORDS` (signed values two's complement).
     ``conv_words``: the conv descriptor's words the C++ ``bb::EngineLayer`` holds, when a build
     holds fewer than ``engine_image.FIELDS``; the fields left out must then be block strides
-    of contiguous maps (what a struct without them assumes).
+    of contiguous maps and one frame (what a struct without them assumes).
 
     Raises:
         ValueError: a left-out field that is not a contiguous block stride.
@@ -111,7 +111,8 @@ def step_rows(program: ep.EngineProgram, conv_words: int | None = None) -> list[
         if st.unit == "conv" and conv_words is not None and conv_words < len(vals):
             f = st.desc
             ho, wo = ei.step_out_hw(list(f.values()))
-            contiguous = {"IN_STRIDE": f["H"] * f["W"] * program.pe, "OUT_STRIDE": ho * wo * program.pe}
+            contiguous = {"IN_STRIDE": f["H"] * f["W"] * program.pe, "OUT_STRIDE": ho * wo * program.pe,
+                          "FRAMES": 1, "FRAME_STRIDE": 0}
             for k in list(f)[conv_words:]:
                 if contiguous.get(k) != f[k]:
                     raise ValueError(f"engine program: step {st.nodes[0]}: field {k} = {f[k]} needs a conv "
@@ -123,7 +124,8 @@ def step_rows(program: ep.EngineProgram, conv_words: int | None = None) -> list[
 
 def unit_sizes(program: ep.EngineProgram) -> dict[str, int]:
     """The units' parameters the program needs: the conv unit's ``IBUF_WORDS`` (SIMD-byte
-    words of the largest step's input rows, ``H·W·C/SIMD``: a whole map or a row band's) and ``TILE_WORDS`` (``PW + SF`` of the largest tile); the
+    words of the largest step's input rows, ``H·W·C/SIMD``: a whole map or a row band's; times
+    its ``FRAMES``) and ``TILE_WORDS`` (``PW + SF`` of the largest tile); the
     window unit's ``WMAX`` (widest input row), ``KB`` (tallest window), ``KMAX`` (most depthwise
     taps); the element-wise unit's ``CMAX`` (longest MULV vector). At least 1 each (``CMAX``:
     ``G``)."""
@@ -133,7 +135,7 @@ def unit_sizes(program: ep.EngineProgram) -> dict[str, int]:
         f = st.desc
         if st.unit == "conv":
             pw, sf, _ = ei.tile_layout(st.layer, pe, simd, program.beat)
-            out["IBUF_WORDS"] = max(out["IBUF_WORDS"], f["H"] * f["W"] * f["C"] // simd)
+            out["IBUF_WORDS"] = max(out["IBUF_WORDS"], f["H"] * f["W"] * f["C"] // simd * f["FRAMES"])
             out["TILE_WORDS"] = max(out["TILE_WORDS"], pw + sf)
         elif st.unit == "window":
             out["WMAX"], out["KB"] = max(out["WMAX"], f["W"]), max(out["KB"], f["KH"])
