@@ -50,10 +50,11 @@ def build_params(programs: list[ep.EngineProgram], taps: int = 1, eburst: int = 
 
 
 def prepare(gq, program: ep.EngineProgram, hp: dict, latency: int, period: int, folder: Path, seed: int = 7) -> dict:
-    """Write a run into ``folder``: `FRAMES` seeded inputs, every region's expected tensor a
-    frame, the testbench strict on the model's cycles. Returns the model's frame as a dict."""
+    """Write a run into ``folder``: `FRAMES` starts of seeded inputs (a batched program's
+    ``frames`` each), every region's expected tensor a frame, the testbench strict on the
+    model's cycles. Returns the model's start as a dict."""
     rng = np.random.default_rng(seed)
-    xs = [rng.integers(-128, 128, gq.shape(gq.inputs[0]), dtype=np.int8) for _ in range(FRAMES)]
+    xs = [rng.integers(-128, 128, gq.shape(gq.inputs[0]), dtype=np.int8) for _ in range(FRAMES * program.frames)]
     want = []
     for x in xs:
         env = run_int8(gq, {gq.inputs[0]: x}, keep=True)

@@ -8,8 +8,9 @@ The networks are tests/test_engine_program.py's ResNet-like (convs, identity and
 adds, GAP, dense), squeeze-excite (tables, MULV, MUL, an ADD with a fused table) and
 inception-like (concats with holes, max pools); one build of the top (`sim.engine_top`,
 sized for all three, cached in ``build/sim/engine_top-<hash>``) runs all of them, each on its
-own memory latency ``L`` and period ``P``, and the squeeze-excite network in row bands (`BANDS`:
-its maps at beat-aligned block strides) on the same build.
+own memory latency ``L`` and period ``P``, the squeeze-excite network in row bands (`BANDS`:
+its maps at beat-aligned block strides) and the ResNet-like network batched (`BATCHED`: its
+convs two frames a start with each tile, docs/engine.md "Batched frames") on the same build.
 """
 
 from __future__ import annotations
@@ -47,6 +48,10 @@ BANDS = ("se_like", 384, 5, 3)
 bands, every map strided; it fits the build of `RUNS` (the same parameters: no new build)."""
 
 
+BATCHED = ("resnet_like", 2, 7, 3)
+"""(network, frames a start, L, P) of a batched program."""
+
+
 @pytest.fixture(scope="module")
 def programs(tmp_path_factory) -> dict:
     """Each network quantised (seeded) and its program: ``{name: (graph, program)}``."""
@@ -71,12 +76,21 @@ def banded(programs) -> tuple:
 
 
 @pytest.fixture(scope="module")
-def hp(programs) -> dict:
+def batched(programs) -> tuple:
+    """`BATCHED`' network and its program of that many frames a start."""
+    gq = programs[BATCHED[0]][0]
+    return gq, ep.build(gq, *CONFIG, frames=BATCHED[1])
+
+
+@pytest.fixture(scope="module")
+def hp(programs, batched) -> dict:
     from sim import engine_top
 
     # the conv unit packed, as model.engine_plan sizes it by default (the same cycles), and the
-    # element-wise unit at half a beat a cycle (its LANES, a choice of the plan)
-    return engine_top.build_params([p for _, p in programs.values()], taps=TAPS, pack=1, lanes=CONFIG[2] // 2)
+    # element-wise unit at half a beat a cycle (its LANES, a choice of the plan); sized for
+    # the batched program too (its input buffer holds two frames' inputs)
+    return engine_top.build_params([p for _, p in programs.values()] + [batched[1]], taps=TAPS, pack=1,
+                                   lanes=CONFIG[2] // 2)
 
 
 @pytest.mark.parametrize("net", list(RUNS))
@@ -96,7 +110,7 @@ def test_engine_top_runs_the_network(programs, hp, net):
         assert cycles == pred.cycles, f"{net} frame {fr}: {cycles} cycles, model {pred.cycles}"
 
 
-def test_engine_top_runs_row_bands(programs, hp, banded):
+def test_engine_top_runs_row_bands(programs, hp, banded, batched):
     """A program in row bands on the build of the whole-layer programs: bit-exact, every
     step's end and the frame's cycles equal to the model."""
     pytest.importorskip("cocotb")
@@ -104,7 +118,7 @@ def test_engine_top_runs_row_bands(programs, hp, banded):
 
     gq, program = banded
     assert sorted(n for n in band_counts(program).values() if n > 1) == [2, 3]
-    assert engine_top.build_params([p for _, p in programs.values()] + [program], taps=TAPS, pack=1,
+    assert engine_top.build_params([p for _, p in programs.values()] + [program, batched[1]], taps=TAPS, pack=1,
                                    lanes=CONFIG[2] // 2) == hp  # the same build
     _, _, latency, period = BANDS
     run = engine_top.run(gq, program, hp, latency, period, f"{BANDS[0]}_bands")
@@ -114,6 +128,31 @@ def test_engine_top_runs_row_bands(programs, hp, banded):
     for fr, (ends, cycles) in enumerate(zip(run.timing["ends"], run.timing["cycles"], strict=True)):
         assert ends == pred.ends, f"bands frame {fr}: step ends {ends}, model {pred.ends}"
         assert cycles == pred.cycles, f"bands frame {fr}: {cycles} cycles, model {pred.cycles}"
+
+
+def test_engine_top_runs_batched_frames(programs, hp, batched):
+    """A batched program (each conv step two frames with each tile, the other steps once a
+    frame): two starts, every tensor of the four frames bit-exact, every step's end and each
+    start's cycles equal to the model; the weights read once a start, so fewer weight beats a
+    frame than the one-frame program's, and fewer cycles a frame."""
+    pytest.importorskip("cocotb")
+    from sim import engine_top
+
+    gq, program = batched
+    _, nb, latency, period = BATCHED
+    run = engine_top.run(gq, program, hp, latency, period, f"{BATCHED[0]}_batched")
+    assert run.tests == 1 and run.failed == 0, f"batched: cocotb failed (see {run.folder}/test.log)"
+    t = run.timing
+    tp = engine_top.top_params(hp, latency, period)
+    pred, one = frame_cycles(program, tp), frame_cycles(programs[BATCHED[0]][1], tp)
+    assert len(t["cycles"]) == engine_top.FRAMES
+    for fr, (ends, cycles) in enumerate(zip(t["ends"], t["cycles"], strict=True)):
+        assert ends == pred.ends, f"batched start {fr}: step ends {ends}, model {pred.ends}"
+        assert cycles == pred.cycles, f"batched start {fr}: {cycles} cycles, model {pred.cycles}"
+    w_one = sum(s.desc["CO"] // CONFIG[0] * s.desc["TILE_BEATS"] for s in programs[BATCHED[0]][1].steps
+                if s.unit == "conv")
+    assert t["beats"]["w_read"] < engine_top.FRAMES * nb * w_one
+    assert pred.cycles < nb * one.cycles
 
 
 def test_programs_use_every_unit(programs):

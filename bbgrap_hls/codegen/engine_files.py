@@ -52,7 +52,8 @@ def program_files(program: ep.EngineProgram, params: dict) -> dict[str, bytes]:
               "desc": [[k, int(v)] for k, v in st.desc.items()]} for st in program.steps]
     doc = {"pe": program.pe, "simd": program.simd, "beat": program.beat, "params": dict(sorted(params.items())),
            "sizes": unit_sizes(program), "feature_size": program.feature_size, "input": program.input,
-           "output": program.output, "weight_bytes": len(program.weights), "regions": regions, "steps": steps}
+           "output": program.output, "weight_bytes": len(program.weights), "regions": regions, "steps": steps,
+           "frames": program.frames, "frame_stride": program.frame_stride}
     rows = step_rows(program)
     prog = np.array([len(rows)] + [w for r in rows for w in r], dtype=np.uint32).astype("<u4").tobytes()
     return {f"{DIR}/program.json": (json.dumps(doc, indent=1, sort_keys=True) + "\n").encode(),
@@ -73,7 +74,7 @@ def load_program(folder: str | Path) -> ep.EngineProgram:
              for s in doc["steps"]]
     weights = (Path(folder) / DIR / "weights.bin").read_bytes()
     return ep.EngineProgram(doc["pe"], doc["simd"], doc["beat"], steps, weights, doc["feature_size"], regions,
-                            doc["input"], doc["output"])
+                            doc["input"], doc["output"], doc.get("frames", 1), doc.get("frame_stride", 0))
 
 
 def input_bytes(program: ep.EngineProgram, x: np.ndarray) -> bytes:

@@ -65,8 +65,10 @@ def build_program(gq: Graph, plan) -> ep.EngineProgram:
     Raises:
         NotImplementedError: an operator or layout no unit runs (named by ``build``).
     """
-    banded = any(st.bands > 1 for st in plan.steps)
-    return ep.build(gq, plan.pe, plan.simd, plan.beat, in_buffer=plan.in_buffer if banded else None)
+    frames = getattr(plan, "frames", 1)
+    banded = any(st.bands > 1 for st in plan.steps if st.unit == "conv")
+    return ep.build(gq, plan.pe, plan.simd, plan.beat, in_buffer=plan.in_buffer if banded or frames > 1 else None,
+                    frames=frames)
 
 
 def build_params(plan) -> dict:
@@ -120,7 +122,8 @@ def _layout(program: ep.EngineProgram) -> dict:
             "feature_beats": program.feature_size // program.beat + 1, "weight_bytes": len(program.weights),
             "weight_beats": -(-len(program.weights) // program.beat) + 1, "in_base": rin.base,
             "in_bytes": span(program, program.input), "out_base": rout.base,
-            "out_bytes": span(program, program.output), "input": program.input, "output": program.output}
+            "out_bytes": span(program, program.output), "input": program.input, "output": program.output,
+            "frames": program.frames, "frame_stride": program.frame_stride}
 
 
 def hls_files(program: ep.EngineProgram, plan, board) -> dict[str, bytes]:

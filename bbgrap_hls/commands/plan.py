@@ -83,10 +83,12 @@ def format_engine_plan(plan) -> str:
     why the engine, its sizes, memory, resources per unit against the core's limits, the
     costliest steps, the frame and what bounds it."""
     mhz = plan.clock_mhz
-    banded = sum(st.bands > 1 for st in plan.steps)
+    nb = getattr(plan, "frames", 1)
+    banded = sum(st.bands > 1 for st in plan.steps if st.unit == "conv")
     lines = [f"model {plan.model or '?'} on {plan.board} ({mhz:g} MHz), architecture: layer engine "
              f"(docs/engine.md){f'; {plan.why}' if plan.why else ''}", "",
-             f"engine on each of {plan.cores} core(s), frames in turn: conv unit {plan.pe} x {plan.simd} "
+             f"engine on each of {plan.cores} core(s), "
+             f"{'frames in turn' if nb == 1 else f'{nb} frames a start (each conv tile used for all {nb})'}: conv unit {plan.pe} x {plan.simd} "
              f"({'two products a DSP48E2' if plan.pack else 'one product a DSP48E2'}), window unit {plan.taps} "
              f"tap(s) a cycle, element-wise unit {plan.lanes} byte lanes, {plan.beat}-byte AXI beats, conv input "
              f"buffer {plan.in_buffer:,} bytes ({f'{banded} conv(s) in row bands' if banded else 'whole maps'}"
@@ -100,15 +102,17 @@ def format_engine_plan(plan) -> str:
         lines.append(f"  {part:<10} {r['dsp']:>7} {r['bram18']:>7} {r['uram']:>6} {r['lut']:>9}")
     lim = plan.limits
     lines.append(f"  {'limit':<10} {lim['dsp']:>7} {lim['bram18']:>7} {lim['uram']:>6} {lim['lut']:>9}")
-    lines += ["", f"  {'step':<34} {'unit':<8} {'mode':<6} {'bands':>5} {'cycles':>12} {'share':>6}"]
+    lines += ["", f"  {'step':<34} {'unit':<8} {'mode':<6} {'bands' if nb == 1 else 'runs':>5} {'cycles':>12} "
+                  f"{'share':>6}"]
     for st in sorted(plan.steps, key=lambda st: -st.cycles)[:12]:
         lines.append(f"  {st.nodes[0][:34]:<34} {st.unit:<8} {st.mode[:6]:<6} {st.bands:>5} {st.cycles:>12,} "
                      f"{st.cycles / plan.cycles:>6.1%}{'' if st.exact else ' (write bound)'}")
     if len(plan.steps) > 12:
         lines.append(f"  ... {len(plan.steps) - 12} more steps ({len(plan.steps)} in all)")
-    lines += ["", "frame: " + ", ".join(f"{u} unit {c:,}" for u, c in plan.by_unit.items())
+    what = "a frame" if nb == 1 else f"a start of {nb} frames"
+    lines += ["", ("frame: " if nb == 1 else "start: ") + ", ".join(f"{u} unit {c:,}" for u, c in plan.by_unit.items())
               + f", sequencer {plan.sequencer:,} cycles; MAC efficiency {plan.efficiency:.0%}",
-              f"ii {plan.cycles:,} cycles a frame on one engine -> {plan.fps_core:,.1f} frames/s, "
+              f"ii {plan.cycles:,} cycles {what} on one engine -> {plan.fps_core:,.1f} frames/s, "
               f"{plan.fps:,.1f} on {plan.cores} engine(s); latency {plan.cycles / mhz:,.1f} us",
               f"bound by {plan.bottleneck}"]
     lines += [f"note: {n}" for n in plan.notes]

@@ -136,6 +136,10 @@ class EnginePlan:
     input_patches: dict[str, dict] = field(default_factory=dict)
     """Graph inputs the host writes as their stem conv's unfolded window taps
     (`bbgrap_hls.ir.graph.Patches.to_dict`; `bbgrap_hls.passes.stem.patches_stem`)."""
+    frames: int = 1
+    """Frames a start (docs/engine.md, "Batched frames"): each conv step computes them all with
+    each fold's tile, so its weights are read once for them; ``cycles`` are a start's (its
+    latency), ``fps`` counts ``frames`` frames a start, ``bytes`` are a frame's."""
     model: str = ""
     plan_seconds: float = 0.0
     why: str = ""
@@ -146,13 +150,14 @@ class EnginePlan:
 
     @property
     def ii_cycles(self) -> int:
-        """Cycles between frames on one engine (its frame cycles: steps do not overlap frames)."""
+        """Cycles between starts on one engine (a start's cycles: steps do not overlap starts;
+        a start is ``frames`` frames)."""
         return self.cycles
 
     @property
     def efficiency(self) -> float:
-        """Useful MACs over ``PE·SIMD`` a cycle of the frame."""
-        return self.macs / (self.cycles * self.pe * self.simd)
+        """Useful MACs over ``PE·SIMD`` a cycle of the start."""
+        return self.macs * self.frames / (self.cycles * self.pe * self.simd)
 
     @property
     def approx(self) -> int:
@@ -200,18 +205,21 @@ def _int8_form(graph: Graph) -> Graph:
 
 @dataclass
 class _Layout:
-    """The steps and regions at ``G = pe`` for an input buffer, and ``budget``: the buffer
-    when the convs band (the maps strided), else None (`engine_program.layout`)."""
+    """The steps and regions at ``G = pe`` for an input buffer, and ``budget``: a frame's
+    share of the buffer when the convs band (the maps strided), else None
+    (`engine_program.layout`); ``frames`` a start, ``stride`` bytes apart (`engine_program.build`)."""
 
     graph: Graph
     steps: list
     regions: dict
     budget: int | None = None
+    frames: int = 1
+    stride: int = 0
 
 
-def _layout(graph: Graph, steps: list, pe: int, beat: int, in_buffer: int | None = None) -> _Layout:
-    regions, _, budget = ep.layout(graph, steps, pe, beat, in_buffer)
-    return _Layout(graph, steps, regions, budget)
+def _layout(graph: Graph, steps: list, pe: int, beat: int, in_buffer: int | None = None, frames: int = 1) -> _Layout:
+    regions, size, budget = ep.layout(graph, steps, pe, beat, in_buffer, frames)
+    return _Layout(graph, steps, regions, budget, frames, _up(size, ep.FRAME_ALIGN) if frames > 1 else 0)
 
 
 def _up(n: int, k: int) -> int:
@@ -239,9 +247,17 @@ class _NoBand(ValueError):
 
 
 def _rows(lo: _Layout, pe: int, simd: int, beat: int) -> list[tuple]:
-    """Each lowered step with its descriptor rows (one per band, ``lo.budget``): ``(step,
-    unit, rows)``, the weight offsets as `build` assigns them (conv tiles, depthwise blocks,
-    tables in order)."""
+    """Each lowered step with its descriptor rows (one per band, ``lo.budget``; a batched
+    layout: each conv row all ``lo.frames`` frames, the other rows one a frame, as
+    `engine_program.frame_steps`): ``(step, unit, rows)``, the weight offsets as `build` assigns
+    them (conv tiles, depthwise blocks, tables in order)."""
+    out = _rows_one(lo, pe, simd, beat)
+    if lo.frames == 1:
+        return out
+    return [(s, u, [d for f in rs for d in ep.frame_steps(u, f, lo.frames, lo.stride)]) for s, u, rs in out]
+
+
+def _rows_one(lo: _Layout, pe: int, simd: int, beat: int) -> list[tuple]:
     nodes = {n.name: n for n in lo.graph.nodes}
     out, wbase = [], 0
     for s in lo.steps:
@@ -311,7 +327,8 @@ def lane_choices(board, core: int, beat: int) -> list[int]:
 
 
 def plan_engine(graph: Graph, board, core: int = 0, *, pe: int | None = None, simd: int | None = None,
-                taps: int = 3, beat: int | None = None, pack: bool = True, lanes: int | None = None) -> EnginePlan:
+                taps: int = 3, beat: int | None = None, pack: bool = True, lanes: int | None = None,
+                frames: int = 1) -> EnginePlan:
     """The fastest engine over the beats `BEATS` (or the one ``beat``) and, at each, the
     element-wise unit's lanes (`lane_choices`, or the one ``lanes``) by `plan_engine_at`; ties
     go to the wider beat and the more lanes. Fewer lanes are not tried once a plan has the
@@ -325,7 +342,8 @@ def plan_engine(graph: Graph, board, core: int = 0, *, pe: int | None = None, si
     for b in [beat] if beat is not None else BEATS:
         for n in [lanes] if lanes is not None else lane_choices(board, core, b):
             try:
-                plan = plan_engine_at(graph, board, core, pe=pe, simd=simd, taps=taps, beat=b, pack=pack, lanes=n)
+                plan = plan_engine_at(graph, board, core, pe=pe, simd=simd, taps=taps, beat=b, pack=pack, lanes=n,
+                                      frames=frames)
             except InfeasibleError as e:
                 first_error = first_error or e
                 continue
@@ -341,13 +359,14 @@ def plan_engine(graph: Graph, board, core: int = 0, *, pe: int | None = None, si
 
 def plan_engine_at(graph: Graph, board, core: int = 0, *, pe: int | None = None, simd: int | None = None,
                    taps: int = 3, beat: int = 64, pack: bool = True, lanes: int | None = None,
-                   in_buffer: int | None = None) -> EnginePlan:
+                   in_buffer: int | None = None, frames: int = 1) -> EnginePlan:
     """The layer engine for ``graph`` (canonical or int8; shapes only) on ``core`` of
     ``board`` with ``beat``-byte AXI beats; ``pack``: the conv unit's products two a DSP48E2
     (`conv_engine.sv` ``PACK = 1``, the same cycles; not at ``PE`` 1), counted so by
     `er.resources`; ``lanes``: the element-wise unit's byte lanes (``LANES``; None: a beat's);
     ``in_buffer``: the conv input buffer fixed (bytes, `engine_program.build`'s ``in_buffer``)
-    instead of searched.
+    instead of searched; ``frames``: frames a start (`engine_program.build`'s: each conv step
+    computes them all with each tile, the buffer holds that many inputs).
 
     Sizing: the largest ``PE·SIMD`` (`_sizes`; ``pe``/``simd`` fix them), then the most
     window ``TAPS`` (``taps`` down to 1), then the largest conv input buffer (the largest
@@ -369,7 +388,7 @@ def plan_engine_at(graph: Graph, board, core: int = 0, *, pe: int | None = None,
     steps = lower(g8)
     narrow = None
     for p, s in _sizes(beat, pe, simd):
-        banded = {None: _rows(_layout(g8, steps, p, beat), p, s, beat)}
+        banded = {None: _rows(_layout(g8, steps, p, beat, None, frames), p, s, beat)}
         narrow = er.too_narrow(banded[None], p, beat)
         if narrow and pe is None:  # the RTL window unit reads a row start a beat: not this G here
             continue
@@ -380,7 +399,7 @@ def plan_engine_at(graph: Graph, board, core: int = 0, *, pe: int | None = None,
             for b in budgets if in_buffer is None else [in_buffer]:
                 try:
                     if b not in banded:
-                        banded[b] = _rows(_layout(g8, steps, p, beat, b), p, s, beat)
+                        banded[b] = _rows(_layout(g8, steps, p, beat, b, frames), p, s, beat)
                 except _NoBand as e:
                     if in_buffer is not None:
                         raise InfeasibleError(f"engine: input buffer {in_buffer:,} B at PE x SIMD {p} x {s}: {e}") from e
@@ -408,7 +427,7 @@ def plan_engine_at(graph: Graph, board, core: int = 0, *, pe: int | None = None,
                               f"{'whole maps' if b is None else f'{b:,} B'}) does not fit core {core} of "
                               f"{board.name}: " + "; ".join(er.short(res["total"], limits)))
     p, s, t, b, rows, res = chosen
-    plan = _timed(board, core, g8, p, s, t, beat, b, rows, res, limits, latency, period, lanes)
+    plan = _timed(board, core, g8, p, s, t, beat, b, rows, res, limits, latency, period, lanes, frames)
     if narrow:  # a caller's PE: planned (the model and the HLS kernel run it), the RTL cannot
         plan.notes.append(f"{narrow}: the RTL twin refuses this program (gen writes rtl/UNSUPPORTED.txt)")
     plan.pack = pack and p >= 2  # PE = 1 (a caller's pe) has no lane pair
@@ -426,13 +445,13 @@ def _conv_band(f: dict, pe: int, simd: int, beat: int, tp: engine_top.TopParams)
         return engine_top.unit_cycles(st, pe, simd, beat, tp), True
     except ValueError:  # writes that cannot keep up: compute or writes, whichever is more
         ho, wo = ei.step_out_hw(f)
-        compute = ho * wo * (f["CO"] // pe) * f["KH"] * f["KW"] * f["C"] // simd
+        compute = ho * wo * (f["CO"] // pe) * f["KH"] * f["KW"] * f["C"] // simd * f["FRAMES"]
         runs, beats, _ = ei.store_runs(f, pe, beat)
-        return max(compute, runs * beats * tp.period) + engine_top.CONV_SETUP_IN + 2 * tp.latency, False
+        return max(compute, runs * beats * f["FRAMES"] * tp.period) + engine_top.CONV_SETUP_IN + 2 * tp.latency, False
 
 
 def _timed(board, core, g8, pe, simd, taps, beat, budget, rows, res, limits, latency, period,
-           lanes=None) -> EnginePlan:
+           lanes=None, frames: int = 1) -> EnginePlan:
     z = er.window_sizes(rows, pe, beat)
     tp = engine_top.TopParams(latency=latency, period=period, kb=z["kb"], taps=taps)
     steps: list[PlanStep] = []
@@ -446,7 +465,7 @@ def _timed(board, core, g8, pe, simd, taps, beat, budget, rows, res, limits, lat
                 exact &= ok
                 r, bts, _ = ei.load_runs(f, pe, beat)
                 w, wb, _ = ei.store_runs(f, pe, beat)
-                moved = (r * bts, w * wb, f["CO"] // pe * f["TILE_BEATS"])
+                moved = (r * bts * f["FRAMES"], w * wb * f["FRAMES"], f["CO"] // pe * f["TILE_BEATS"])
             elif unit == "window":
                 c1 = engine_top.unit_cycles(ep.ProgramStep(unit, s.nodes, None, f, (), ""), pe, simd, beat, tp)
                 tr = engine_window.traffic(vals, pe, beat)
@@ -466,12 +485,12 @@ def _timed(board, core, g8, pe, simd, taps, beat, budget, rows, res, limits, lat
     seq = sum(st.overhead for st in steps)
     cycles = sum(st.cycles for st in steps) + seq + 1
     by = {u: sum(st.cycles for st in steps if st.unit == u) for u in ("conv", "window", "eltwise")}
-    fps_core = board.clock_mhz * 1e6 / cycles
-    nbytes = {"feature_read": beat * sum(st.f_read for st in steps),
-              "feature_write": beat * sum(st.f_write for st in steps),
-              "weight_read": beat * sum(st.w_read for st in steps)}
+    fps_core = frames * board.clock_mhz * 1e6 / cycles
+    nbytes = {"feature_read": beat * sum(st.f_read for st in steps) // frames,
+              "feature_write": beat * sum(st.f_write for st in steps) // frames,
+              "weight_read": beat * sum(st.w_read for st in steps) // frames}
     share = board.offchip_share(core)
-    bw = sum(nbytes.values()) / cycles
+    bw = frames * sum(nbytes.values()) / cycles
     if bw > share:
         neck = f"memory: {bw:.1f} B/cycle needed, {share:.1f} shared"
     else:
@@ -485,9 +504,14 @@ def _timed(board, core, g8, pe, simd, taps, beat, budget, rows, res, limits, lat
         notes.append(f"{len(banded)} convs in row bands (maps at beat-aligned block strides)")
     if any(not st.exact for st in steps):
         notes.append(f"{sum(not st.exact for st in steps)} conv steps write-bound: charged by the write bound")
-    return EnginePlan(board.name, core, pe, simd, taps, beat,
+    if frames > 1:
+        notes.append(f"{frames} frames a start: each conv step computes them all with each tile (weights read once "
+                     f"for {frames} frames); a frame waits for its start's others (latency {cycles:,} cycles)")
+    plan = EnginePlan(board.name, core, pe, simd, taps, beat,
                       budget if budget is not None else max(
                           (ei.in_buffer_bytes(f, pe, beat) for _, u, rs in rows if u == "conv" for f in rs), default=0),
                       latency, period, board.clock_mhz, len(board.cores), steps, cycles, fps_core,
                       fps_core * len(board.cores), by, seq, nbytes, bw, share, res, limits, neck,
                       sum(st.macs for st in steps), notes)
+    plan.frames = frames
+    return plan

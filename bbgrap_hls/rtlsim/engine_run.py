@@ -135,7 +135,8 @@ def write_case(folder: Path, program: ep.EngineProgram, hp: dict, inputs: list[b
     """Write a run into ``folder``: ``prog.mem`` and ``case.pkl`` (see the module's text).
 
     Args:
-        inputs: each frame's input region bytes (`engine_files.input_bytes`).
+        inputs: each frame's input region bytes (`engine_files.input_bytes`); a batched
+            program takes them ``program.frames`` a start (their count a multiple of it).
         want: per frame, tensors by name the testbench compares (None: none).
         names: tensors the testbench records after every frame (``outputs.npz``).
         strict: the testbench also fails on a step end or frame cycles other than the model's.
@@ -155,6 +156,8 @@ def write_case(folder: Path, program: ep.EngineProgram, hp: dict, inputs: list[b
     if any(len(x) != size for x in inputs):
         raise ValueError(f"engine: input frames of {sorted({len(x) for x in inputs})} bytes, the input region "
                          f"holds {size}")
+    if len(inputs) % program.frames:
+        raise ValueError(f"engine: {len(inputs)} input frames for a program of {program.frames} frames a start")
     (folder / er.PROG_FILE).write_text(er.rom_text(program))
     pred = predict(program, hp, latency, period)
     case = {"program": program, "inputs": [bytes(x) for x in inputs], "want": want or [{} for _ in inputs],

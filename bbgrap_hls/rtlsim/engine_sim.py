@@ -79,8 +79,9 @@ def _cache(out: Path, cache: Path | None) -> Path:
 
 def simulate(out: Path, x: np.ndarray | None = None, frames: int = 2, waves: bool = False, cache: Path | None = None,
              runtime: Path | None = None, int8_graph=None) -> SimResult:
-    """Build (cached) and run ``frames`` frames of the engine design ``out``; see the module's
-    text. A mismatch is ``match`` False, not an exception.
+    """Build (cached) and run ``frames`` frames of the engine design ``out`` (rounded up to whole
+    starts of a batched design's ``frames`` frames); see the module's text. A mismatch is
+    ``match`` False, not an exception.
 
     Raises:
         BadInputError: fewer than one frame, files missing, the simulator did not finish.
@@ -89,11 +90,13 @@ def simulate(out: Path, x: np.ndarray | None = None, frames: int = 2, waves: boo
         raise BadInputError(f"--frames {frames}: at least one frame")
     out = Path(out).resolve()
     plan, program, params = load_design(out)
+    frames = -(-frames // program.frames) * program.frames  # whole starts
     ins, want = vectors(out, x, int8_graph)
     wrapper = (out / er.DIR / f"{er.WRAPPER}.sv").read_text()
     hp = params["parameters"]
     with progress.task("sim: Verilator build (engine)", ticker=True):
-        b = engine_run.build(wrapper, _cache(out, cache), runtime, waves, rtlbuild.opt_for(frames * plan.cycles))
+        b = engine_run.build(wrapper, _cache(out, cache), runtime, waves,
+                             rtlbuild.opt_for(frames // program.frames * plan.cycles))
     with engine_run.run_folder(b, keep=waves) as folder:
         mem = params["memory"]  # the plan's latency and period (at the program's beat: `engine_rtl.memory`)
         pred = engine_run.write_case(folder, program, hp, [ins[f % len(ins)] for f in range(frames)], mem["latency"],
@@ -127,7 +130,8 @@ def _cycles_text(cycles: list[int], plan, model: int | None, params: dict) -> st
     """"frame cycles measured … / plan …" with the model's and the verdict."""
     exact = f"model of this program and build {model:,}" if model is not None else \
         "no exact model of this program: a conv step's writes cannot keep up"
-    text = f"frame cycles measured {', '.join(f'{c:,}' for c in cycles)} / plan {plan.cycles:,} ({exact})"
+    what = "frame cycles" if getattr(plan, "frames", 1) == 1 else f"cycles a start of {plan.frames} frames"
+    text = f"{what} measured {', '.join(f'{c:,}' for c in cycles)} / plan {plan.cycles:,} ({exact})"
     if all(c == plan.cycles for c in cycles):
         return text + ": equal"
     if params["memory"]["beat"] != plan.beat:

@@ -11,10 +11,12 @@ each channel's first beat or write response ``L`` cycles late and a beat every `
 (paced: ``P`` cycles after the one before was taken), the AXI rules checked on every burst.
 
 Driver: the host's part, in one loop stepping the memories at every falling edge: it writes
-frame ``f``'s input region bytes (`engine_files.input_bytes`) at the input region's base and
-pulses ``start``, then waits for ``done``; the next frame starts the cycle after. Monitor:
-the cycle of every ``step_end`` and of ``done``. Record (``record.json``, written whatever
-happens): per frame its step ends and cycles (start to done inclusive), the beats moved,
+frame ``f``'s input region bytes (`engine_files.input_bytes`) at the input region's base (a
+batched program, docs/engine.md "Batched frames": ``program.frames`` frames a start, frame
+``k``'s at ``k·frame_stride`` after it) and pulses ``start``, then waits for ``done``; the
+next start follows the cycle after. Monitor: the cycle of every ``step_end`` and of ``done``.
+Record (``record.json``, written whatever happens): per start its step ends and cycles
+(start to done inclusive), per frame the mismatches; the beats moved,
 the mismatches against ``want``, the ``error`` that stopped it (no ``done``, a
 burst the AXI rules forbid); ``outputs.npz``: every tensor of ``names`` read back after
 each frame (`engine_memory.read_tensor`), stacked over frames. Scoreboard (a failed cocotb
@@ -111,17 +113,23 @@ async def engine_frames(dut):
     outs: dict[str, list[np.ndarray]] = {n: [] for n in c["names"]}
     t_wall = time.perf_counter()
     try:
-        for fr, x in enumerate(c["inputs"]):
-            feat[base:base + len(x)] = x
-            n, ends, rec["cycle"] = await _frame(dut, mems, rec["cycle"], c["limit"], f"frame {fr}")
+        nb = prog.frames
+        for st in range(len(c["inputs"]) // nb):
+            for k in range(nb):
+                x, at = c["inputs"][st * nb + k], base + k * prog.frame_stride
+                feat[at:at + len(x)] = x
+            what = f"frame {st}" if nb == 1 else f"start {st} (frames {st * nb}..{st * nb + nb - 1})"
+            n, ends, rec["cycle"] = await _frame(dut, mems, rec["cycle"], c["limit"], what)
             rec["cycles"].append(n)
             rec["ends"].append(ends)
-            got = {name: em.read_tensor(prog, feat, name) for name in set(c["names"]) | set(c["want"][fr])}
-            for name in c["names"]:
-                outs[name].append(got[name])
-            rec["wrong"].append(_mismatches(prog, got, c["want"][fr]))
-            dut._log.info("frame %d: %d cycles (model %s); %s", fr, n, pred["cycles"],
-                          "; ".join(rec["wrong"][-1]) or f"{len(c['want'][fr])} tensors exact")
+            for k in range(nb):
+                fr = st * nb + k
+                got = {name: em.read_tensor(prog, feat, name, k) for name in set(c["names"]) | set(c["want"][fr])}
+                for name in c["names"]:
+                    outs[name].append(got[name])
+                rec["wrong"].append(_mismatches(prog, got, c["want"][fr]))
+                dut._log.info("frame %d: %d cycles a start of %d (model %s); %s", fr, n, nb, pred["cycles"],
+                              "; ".join(rec["wrong"][-1]) or f"{len(c['want'][fr])} tensors exact")
     except AssertionError as e:  # no done, or the memory saw a burst the AXI rules forbid
         rec["error"] = str(e)
         raise
@@ -133,6 +141,6 @@ async def engine_frames(dut):
     for fr, wrong in enumerate(rec["wrong"]):
         assert not wrong, f"frame {fr}: tensors {'; '.join(wrong)}"
     if c["strict"]:
-        for fr in range(len(c["inputs"])):
-            assert rec["ends"][fr] == pred["ends"], f"frame {fr}: step ends {rec['ends'][fr]}, model {pred['ends']}"
-            assert rec["cycles"][fr] == pred["cycles"], f"frame {fr}: {rec['cycles'][fr]} cycles, model {pred['cycles']}"
+        for fr in range(len(rec["cycles"])):
+            assert rec["ends"][fr] == pred["ends"], f"start {fr}: step ends {rec['ends'][fr]}, model {pred['ends']}"
+            assert rec["cycles"][fr] == pred["cycles"], f"start {fr}: {rec['cycles'][fr]} cycles, model {pred['cycles']}"

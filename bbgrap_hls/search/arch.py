@@ -74,6 +74,25 @@ def _stem_free_fps(eng, graph: Graph) -> float:
     return eng.fps * eng.cycles / max(eng.cycles - cycles, 1)
 
 
+BATCHES = (2, 4)
+"""Frames a start `best_engine` tries beyond one (docs/engine.md, "Batched frames")."""
+
+
+def batched_ceiling(eng, board) -> float:
+    """An upper bound on the frames/s of ``eng``'s engine (a one-frame plan) with any number of
+    frames a start: batching shares only the weight reads, so per frame each conv step still
+    takes at least its useful MACs over ``PE·SIMD`` (a batched engine's unit is no larger: its
+    input buffer holds more) and its feature beats on a channel at the period, and every
+    other step its cycles."""
+    per = 0.0
+    for st in eng.steps:
+        if st.unit == "conv":
+            per += max(st.macs / (eng.pe * eng.simd), st.f_read * eng.period, st.f_write * eng.period)
+        else:
+            per += st.cycles
+    return eng.clock_mhz * 1e6 / max(per, 1.0) * eng.cores
+
+
 def best_engine(graph: Graph, board, why: str = "", floor: float = 0.0):
     """`plan_engine` on ``graph`` and, where its input feeds a stem conv (a float graph: gen
     rewrites only those), on the graph in each other input layout the host can write
@@ -87,12 +106,17 @@ def best_engine(graph: Graph, board, why: str = "", floor: float = 0.0):
     layouts are not planned when the plain plan would stay at or under it even with its stem
     step taking no cycles (they change only the stem, and the sizes a core fits hardly depend
     on it): such an engine would not be kept anyway, and planning them cost DenseNet-121 on
-    u250 about a second."""
+    u250 about a second.
+
+    Then, in the layout kept, `BATCHES` frames a start (`plan_engine`'s ``frames``: each conv
+    step's weights read once for them), the fastest kept; not planned when `batched_ceiling`
+    is at or under the best frames/s so far (or ``floor``)."""
     from bbgrap_hls.model.engine_plan import plan_engine
     from bbgrap_hls.passes.stem import patch_conv, patches_stem, space_to_depth_stem, stem_conv
 
     t = time.perf_counter()
     eng = plan_engine(graph, board)
+    kept = graph
     if not any("q" in n.attrs for n in graph.nodes):
         layouts = [space_to_depth_stem] if stem_conv(graph) is not None else []
         layouts += [lambda g, r=rows: patches_stem(g, r) for rows in (False, True) if patch_conv(graph, rows)]
@@ -106,8 +130,18 @@ def best_engine(graph: Graph, board, why: str = "", floor: float = 0.0):
             except (InfeasibleError, NotImplementedError):
                 continue
             if alt.fps > eng.fps and link / sum(held.tensors[x].size for x in held.inputs) >= alt.fps:
-                eng = alt
-                eng.input_blocks = dict(held.input_blocks)
-                eng.input_patches = {k: v.to_dict() for k, v in held.input_patches.items()}
+                eng, kept = alt, held
+    ceiling = batched_ceiling(eng, board)
+    for n in BATCHES:
+        if ceiling <= max(eng.fps, floor):
+            break
+        try:
+            alt = plan_engine(kept, board, frames=n)
+        except (InfeasibleError, NotImplementedError):
+            continue
+        if alt.fps > eng.fps:
+            eng = alt
+    eng.input_blocks = dict(kept.input_blocks)
+    eng.input_patches = {k: v.to_dict() for k, v in kept.input_patches.items()}
     eng.model, eng.why, eng.plan_seconds = graph.name, why, time.perf_counter() - t
     return eng

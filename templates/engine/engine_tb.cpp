@@ -6,10 +6,12 @@
 // Reads ENGINE_DIR/program.bin and ENGINE_DIR/weights.bin (as the host loads them once) and
 // VEC_DIR/inputs.bin (FRAMES input regions of IN_BYTES, back to back: tb/engine_inputs.bin).
 // The feature memory starts filled with a pattern (0x5A: a byte read before any step wrote
-// it shows in the outputs); per frame the input region is written at IN_BASE, the kernel
-// runs once and the output region (OUT_BYTES at OUT_BASE) is appended to VEC_DIR/outputs.bin;
-// one line "status <frame> <status>" a frame (the kernel's status word). Exits 0 unless a
-// file or an argument is wrong (2).
+// it shows in the outputs); per call of the kernel engine_cfg::FRAMES frames (docs/engine.md,
+// "Batched frames"; the last call's missing frames taken from the first inputs again): frame
+// k's input region is written at IN_BASE + k * FRAME_STRIDE, the kernel runs once and each
+// frame's output region (OUT_BYTES at OUT_BASE + k * FRAME_STRIDE) is appended to
+// VEC_DIR/outputs.bin, the first FRAMES frames' only; one line "status <frame> <status>" a
+// frame (its call's status word). Exits 0 unless a file or an argument is wrong (2).
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -57,14 +59,19 @@ int main(int argc, char** argv) {
   char* fbytes = reinterpret_cast<char*>(f.data());
   FILE* o = std::fopen((vdir + "/outputs.bin").c_str(), "wb");
   if (!o) return 2;
-  for (int fr = 0; fr < frames; ++fr) {
-    std::memcpy(fbytes + engine_cfg::IN_BASE, x.data() + static_cast<size_t>(fr) * engine_cfg::IN_BYTES,
-                engine_cfg::IN_BYTES);
+  constexpr int NB = engine_cfg::FRAMES;
+  for (int first = 0; first < frames; first += NB) {
+    for (int k = 0; k < NB; ++k) {
+      const size_t src = static_cast<size_t>((first + k) % frames) * engine_cfg::IN_BYTES;
+      std::memcpy(fbytes + engine_cfg::IN_BASE + k * engine_cfg::FRAME_STRIDE, x.data() + src, engine_cfg::IN_BYTES);
+    }
     engine(prog.data(), f.data(), w.data());
     int32_t status = 0;
     std::memcpy(&status, fbytes + engine_cfg::STATUS_BEAT * engine_cfg::BEAT, sizeof status);
-    std::printf("status %d %d\n", fr, status);
-    std::fwrite(fbytes + engine_cfg::OUT_BASE, 1, engine_cfg::OUT_BYTES, o);
+    for (int k = 0; k < NB && first + k < frames; ++k) {
+      std::printf("status %d %d\n", first + k, status);
+      std::fwrite(fbytes + engine_cfg::OUT_BASE + k * engine_cfg::FRAME_STRIDE, 1, engine_cfg::OUT_BYTES, o);
+    }
   }
   std::fclose(o);
   return 0;
