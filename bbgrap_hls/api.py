@@ -47,7 +47,7 @@ PLAN_OPTIONS: dict[str, type | tuple[type, ...]] = {
     "parallel_window": bool, "pixel_copies": bool, "offchip_weights": bool, "narrow_folding": bool,
     "dsp_packing": bool, "lut_macs": bool, "lut_requant": bool, "space_to_depth": str, "padded_folds": bool,
     "ddr_stages": bool, "ddr_fifos": bool, "pixel_pairs": str, "row_bands": bool, "short_rings": bool,
-    "one_output_slot": bool, "move_boundaries": bool, "arch": str,
+    "one_output_slot": bool, "move_boundaries": bool, "arch": str, "max_batch": int,
 }
 #: what ``gen`` plans with when not told (`Design.write` warns when the design's plan differs)
 _GEN_DEFAULTS = {"time_limit": 10.0, "narrow_folding": True, "offchip_weights": False}
@@ -75,7 +75,8 @@ def compile(model: str | os.PathLike | onnx.ModelProto, board: str | os.PathLike
             ``padded_folds``, ``ddr_stages`` (`make_plan`'s defaults), ``lut_requant`` (default: only when the plan with DSP requantisers
             does not fit), ``short_rings`` and ``one_output_slot`` (default: only when the plan
             with the default buffers is short of BRAM18 or URAM or fills a core's), ``move_boundaries`` (default: only
-            when a core of the plan uses under half its DSPs), ``pixel_pairs`` ("auto" as gen, "on" or "off").
+            when a core of the plan uses under half its DSPs), ``pixel_pairs`` ("auto" as gen, "on" or "off"),
+            ``max_batch`` (a layer engine's most frames a call, default 4: ``--max-batch``).
 
     Returns:
         The planned `Design`; quantisation (calibration) runs on first use.
@@ -356,6 +357,8 @@ class Design:
             argv += ["--pixel-pairs", o["pixel_pairs"]]
         if "arch" in o:
             argv += ["--arch", o["arch"]]
+        if "max_batch" in o:
+            argv += ["--max-batch", str(o["max_batch"])]
         for name, dims in self._input_shape.items():
             argv += ["--input-shape", f"{name}={'x'.join(map(str, dims))}"]
         if self._calib_path:
@@ -403,6 +406,8 @@ def _check_options(options: dict[str, Any]) -> dict[str, Any]:
         if (isinstance(v, bool) and want is not bool) or not isinstance(v, want):
             names = " or ".join(t.__name__ for t in (want if isinstance(want, tuple) else (want,)))
             raise BadInputError(f"{k}: expected {names}, got {v!r}")
+    if "max_batch" in options and not options["max_batch"] >= 1:
+        raise BadInputError(f"max_batch: expected a whole number of frames of at least 1, got {options['max_batch']!r}")
     if "time_limit" in options and not options["time_limit"] > 0:
         raise BadInputError(f"time_limit: expected a positive number of seconds, got {options['time_limit']!r}")
     return dict(options)

@@ -89,7 +89,7 @@ def test_folder_and_vectors(kv260):
     program = engine_files.load_program(kv260)
     regions, want = engine_gen.vectors(kv260, None)
     assert len(regions) == engine_gen.FRAMES and np.array_equal(want, ys)
-    assert all(len(r) == program.regions[program.input].nbytes for r in regions)
+    assert all(len(r) == program.regions[program.input].span(program.pe) for r in regions)
 
 
 def test_csim_is_bit_exact(kv260, capsys):
@@ -197,6 +197,57 @@ def test_host_runs_on_the_xrt_stand_in(u250, tmp_path):
     q = driver.quantize(driver.held(np.concatenate([seed, -seed])))  # the stem's window unfolded
     rin = doc["regions"][doc["input"]]
     assert b"".join(driver.to_region(q[f], rin, doc["pe"]) for f in range(2)) == inputs
+
+
+@pytest.fixture(scope="module")
+def batched(tmp_path_factory) -> Path:
+    """ResNet-8 on kv260 as a layer engine of two frames a kernel call (docs/engine.md, "Batched
+    frames"; the planner's 5 % rule relaxed so that it keeps the batched plan, 1 % faster)."""
+    from bbgrap_hls.search import arch
+
+    with warnings.catch_warnings(), pytest.MonkeyPatch.context() as mp:
+        warnings.simplefilter("ignore")
+        mp.setattr(arch, "BATCH_GAIN", 1.0)
+        return _gen(tmp_path_factory.mktemp("batched") / "out", RESNET8, "kv260", "--arch", "engine",
+                    "--max-batch", "2")
+
+
+def test_batched_design_csim_and_host(batched, tmp_path):
+    """The batched design end to end in C: its plan and program say two frames a call (each
+    conv step once for both, its tile used for both), csim bit-exact on gen's two frames and
+    on three (the second call short of a frame), and host/host.cpp on the XRT stand-in over
+    five frames (three calls) gives gen's outputs frame by frame."""
+    plan = json.loads((batched / "plan.json").read_text())
+    program = engine_files.load_program(batched)
+    assert plan["frames"] == program.frames == 2 and program.frame_stride % 4096 == 0
+    assert all(st.desc["FRAMES"] == 2 for st in program.steps if st.unit == "conv")
+    assert "2 frames a start" in (batched / "report.md").read_text()
+    res = csim_design(batched)
+    assert res.match and res.outputs["gemm_78"].shape == (2, 10), res.message
+    seed = np.load(batched / "tb" / "seed_input.npy")
+    res3 = csim_design(batched, x=np.concatenate([seed, -seed, seed]))
+    assert res3.match and res3.outputs["gemm_78"].shape == (3, 10), res3.message
+    exe = tmp_path / "host"
+    r = subprocess.run(["g++", "-std=c++17", "-pedantic-errors", "-Wall", "-Wextra", "-O1", "-I",
+                        str(batched / "host" / "xrt_sim"), "-I", str(batched / "hls"), str(batched / "host" / "host.cpp"),
+                        str(batched / "host" / "sim_kernels.cpp"), str(batched / "hls" / "engine.cpp"), "-o", str(exe)],
+                       capture_output=True, text=True)
+    assert r.returncode == 0 and not r.stderr.strip(), r.stderr[-3000:]
+    inputs = (batched / "tb" / "engine_inputs.bin").read_bytes()
+    frames, n = 5, len(inputs) // engine_gen.FRAMES
+    (tmp_path / "in.bin").write_bytes((inputs * 3)[:frames * n])
+    r = subprocess.run([str(exe), "design.xclbin", str(tmp_path / "in.bin"), str(frames), str(tmp_path / "out.bin"),
+                        str(batched / "engine")], capture_output=True, text=True)
+    assert r.returncode == 0, r.stderr
+    driver = load_driver(batched)
+    doc = engine_files.load_doc(batched)
+    assert (driver.FRAMES, driver.FRAME_STRIDE) == (2, program.frame_stride)
+    raw = (tmp_path / "out.bin").read_bytes()
+    m = len(raw) // frames
+    want = np.load(batched / "tb" / "engine_expected.npy")
+    for f in range(frames):
+        got = driver.from_region(raw[f * m:(f + 1) * m], doc["regions"][doc["output"]], doc["pe"])
+        assert np.array_equal(got, want[f % 2]), f
 
 
 def test_kernels_rtl_is_refused(tmp_path, capsys):

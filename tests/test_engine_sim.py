@@ -174,7 +174,8 @@ def tiny_cnn(b: Net) -> str:
 def test_gen_then_sim(tmp_path, capsys, monkeypatch):
     """``bbgrap-hls gen --arch engine`` then ``sim``, what a user runs: gen builds the program
     at the plan's beat (16 bytes on the PYNQ-Z2), so the RTL's frames take the plan's cycles
-    exactly (every step of this plan timed by the exact model)."""
+    exactly (every step of this plan timed by the exact model). One frame a call (``--max-batch
+    1``: the planner would batch this memory-bound engine; `test_gen_then_sim_batched`)."""
     pytest.importorskip("cocotb")
     pytest.importorskip("bbgrap_hls.codegen.engine_gen")
     from bbgrap_hls import cli
@@ -183,7 +184,8 @@ def test_gen_then_sim(tmp_path, capsys, monkeypatch):
     b = Net(seed=3)
     model = save(_rename_output(b, tiny_cnn(b), "tiny"), tmp_path / "tiny.onnx")
     out = tmp_path / "out"
-    assert cli.main(["gen", str(model), "--board", "pynq-z2", "--arch", "engine", "-o", str(out)]) == 0
+    assert cli.main(["gen", str(model), "--board", "pynq-z2", "--arch", "engine", "--max-batch", "1", "-o",
+                     str(out)]) == 0
     assert (out / "rtl" / "engine_design.sv").is_file(), (out / "rtl" / "UNSUPPORTED.txt").read_text()
     doc = er.load_params(out)
     capsys.readouterr()
@@ -194,3 +196,28 @@ def test_gen_then_sim(tmp_path, capsys, monkeypatch):
     assert plan["beat"] == doc["memory"]["beat"] and all(st["exact"] for st in plan["steps"])
     assert res["frame_intervals"] == [plan["cycles"]] * 3, res["message"]
     print(res["message"])
+
+
+def test_gen_then_sim_batched(tmp_path, capsys, monkeypatch):
+    """The same with two frames a kernel call (docs/engine.md, "Batched frames"; the planner's
+    5 % rule relaxed so that it keeps the batched plan): ``sim --frames 3`` runs two starts of
+    two frames, every frame bit-exact, each start's cycles the plan's exactly."""
+    pytest.importorskip("cocotb")
+    from bbgrap_hls import cli
+    from bbgrap_hls.search import arch
+
+    monkeypatch.setenv("BBGRAP_HLS_CACHE", str(CACHE))
+    monkeypatch.setattr(arch, "BATCH_GAIN", 0.0)
+    b = Net(seed=3)
+    model = save(_rename_output(b, tiny_cnn(b), "tiny"), tmp_path / "tiny.onnx")
+    out = tmp_path / "out"
+    assert cli.main(["gen", str(model), "--board", "pynq-z2", "--arch", "engine", "--max-batch", "2", "-o",
+                     str(out)]) == 0
+    plan = json.loads((out / "plan.json").read_text())
+    assert plan["frames"] == 2 and all(st["exact"] for st in plan["steps"])
+    capsys.readouterr()
+    assert cli.main(["sim", str(out), "--json", "--frames", "3"]) == 0
+    res = json.loads(capsys.readouterr().out)
+    assert res["match"] and res["frames"] == 4, res["message"]
+    assert res["frame_intervals"] == [plan["cycles"]] * 2, res["message"]
+    assert "a start of 2 frames" in res["message"]

@@ -23,6 +23,17 @@ def add_model_args(p: argparse.ArgumentParser) -> None:
                    help="fix a dynamic input shape, e.g. input=1x3x224x224 (repeatable)")
 
 
+def _positive(text: str) -> int:
+    """An argparse type: an integer of at least 1."""
+    try:
+        n = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number") from None
+    if n < 1:
+        raise argparse.ArgumentTypeError(f"{n}: at least 1")
+    return n
+
+
 def add_plan_options(p: argparse.ArgumentParser) -> None:
     """The planner's hardware options, shared by ``plan`` and ``gen`` (`make_plan` keywords)."""
 
@@ -31,6 +42,11 @@ def add_plan_options(p: argparse.ArgumentParser) -> None:
                         "time-shared over the layers, maps and weights in board memory (Vitis AI DPU style; "
                         "docs/engine.md); auto = the dataflow plan, or the engine where the dataflow plan does not "
                         "fit or the engine is faster (default auto)")
+    p.add_argument("--max-batch", type=_positive, default=4, metavar="N",
+                   help="layer engine: the most frames a kernel call may compute together (each conv's weight "
+                        "tiles then read once for all of them, as the DPU's batch; a frame waits for its call's "
+                        "others). The planner tries 1, 2 and 4 up to N and keeps the fastest; 1 = one frame a "
+                        "call, the lowest latency (default 4; docs/engine.md, \"Batched frames\")")
 
     p.add_argument("--parallel-window", action=argparse.BooleanOptionalAction, default=True,
                    help="let convolutions read several window positions per cycle (simd = C·j, FINN's "
@@ -142,6 +158,8 @@ def plan_graph(graph: Graph, board: Board, **options: Any) -> Plan:
     from bbgrap_hls.search.arch import plan_arch
 
     arch = options.pop("arch", "auto")
+    max_batch = options.pop("max_batch", 4)
     with progress.task(f"planning ({options.get('strategy', 'search')})", ticker=True) as t:
         return plan_arch(graph, board, arch,
-                         lambda: make_plan(graph, board, progress=progress.plan_callback(t), **options))
+                         lambda: make_plan(graph, board, progress=progress.plan_callback(t), **options),
+                         max_batch=max_batch)

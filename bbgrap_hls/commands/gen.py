@@ -87,7 +87,8 @@ def _run(args: argparse.Namespace, out: Path, old: list[str], worker: _ReportWor
                       space_to_depth=stem_option(args.space_to_depth, qdq), lut_requant=args.lut_requant,
                       padded_folds=args.padded_folds, ddr_stages=args.ddr_stages, ddr_fifos=args.ddr_fifos,
                       pixel_pairs=args.pixel_pairs, row_bands=args.row_bands, short_rings=args.short_rings,
-                      out_slot=args.one_output_slot, move_boundaries=args.move_boundaries, arch=args.arch)
+                      out_slot=args.one_output_slot, move_boundaries=args.move_boundaries, arch=args.arch,
+                      max_batch=args.max_batch)
     if not qdq:  # the input layout the plan chose (passes/stem.py): quantised and generated so
         from bbgrap_hls.passes.stem import as_planned
 
@@ -150,7 +151,7 @@ def _finish(args, out: Path, old: list[str], worker: _ReportWorker, board, graph
                "padded_folds": args.padded_folds, "ddr_stages": args.ddr_stages, "ddr_fifos": args.ddr_fifos,
                "pixel_pairs": args.pixel_pairs, "row_bands": args.row_bands, "short_rings": args.short_rings,
                "one_output_slot": args.one_output_slot, "move_boundaries": args.move_boundaries, "arch": args.arch,
-               "kernels": args.kernels,
+               "max_batch": args.max_batch, "kernels": args.kernels,
                "space_to_depth": args.space_to_depth,
                "input_shape": list(args.input_shape), "model_path": os.path.abspath(args.model),
                "board_arg": args.board, "calib_path": os.path.abspath(args.calib) if args.calib else None}

@@ -55,7 +55,7 @@ def run(args: argparse.Namespace) -> int:
                       lut_requant=args.lut_requant, padded_folds=args.padded_folds, ddr_stages=args.ddr_stages,
                       ddr_fifos=args.ddr_fifos, pixel_pairs=args.pixel_pairs, row_bands=args.row_bands,
                       short_rings=args.short_rings, out_slot=args.one_output_slot,
-                      move_boundaries=args.move_boundaries, arch=args.arch)
+                      move_boundaries=args.move_boundaries, arch=args.arch, max_batch=args.max_batch)
     if args.json:
         sys.stdout.write(plan.to_json())
     else:

@@ -499,7 +499,7 @@ def _timed(board, core, g8, pe, simd, taps, beat, budget, rows, res, limits, lat
             f"compute in the {k} unit"
         neck = f"{what}: {bound[k] / cycles:.0%} of the frame"
     notes = []
-    banded = [st.nodes[0] for st in steps if st.bands > 1]
+    banded = [st.nodes[0] for st in steps if st.bands > 1 and st.unit == "conv"]
     if banded:
         notes.append(f"{len(banded)} convs in row bands (maps at beat-aligned block strides)")
     if any(not st.exact for st in steps):

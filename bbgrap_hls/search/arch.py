@@ -35,8 +35,9 @@ def engine_ceiling(graph: Graph, board) -> float:
     return board.clock_mhz * 1e6 / per_frame * len(board.cores)
 
 
-def plan_arch(graph: Graph, board, arch: str, dataflow: Callable[[], Any]):
-    """The plan for ``arch`` (`ARCHES`); ``dataflow()`` makes the dataflow plan.
+def plan_arch(graph: Graph, board, arch: str, dataflow: Callable[[], Any], max_batch: int = 4):
+    """The plan for ``arch`` (`ARCHES`); ``dataflow()`` makes the dataflow plan; ``max_batch``:
+    the most frames a start an engine may take (`best_engine`).
 
     Raises:
         InfeasibleError: no architecture allowed fits (both refusals named under ``auto``).
@@ -45,20 +46,21 @@ def plan_arch(graph: Graph, board, arch: str, dataflow: Callable[[], Any]):
     if arch not in ARCHES:
         raise ValueError(f"arch {arch!r}: one of {ARCHES}")
     if arch == "engine":
-        return best_engine(graph, board, "asked for (--arch engine)")
+        return best_engine(graph, board, "asked for (--arch engine)", max_batch=max_batch)
     try:
         plan = dataflow()
     except InfeasibleError as e:
         if arch == "dataflow":
             raise
         try:
-            return best_engine(graph, board, f"the dataflow plan is infeasible: {e}")
+            return best_engine(graph, board, f"the dataflow plan is infeasible: {e}", max_batch=max_batch)
         except (InfeasibleError, NotImplementedError) as e2:
             raise InfeasibleError(f"{e} (the layer engine does not fit either: {e2})") from None
     if arch == "dataflow" or engine_ceiling(graph, board) <= plan.fps:
         return plan
     try:
-        eng = best_engine(graph, board, f"faster than the dataflow plan's {plan.fps:,.1f} frames/s", floor=plan.fps)
+        eng = best_engine(graph, board, f"faster than the dataflow plan's {plan.fps:,.1f} frames/s", floor=plan.fps,
+                          max_batch=max_batch)
     except (InfeasibleError, NotImplementedError):
         return plan
     return eng if eng.fps > plan.fps else plan
@@ -77,6 +79,11 @@ def _stem_free_fps(eng, graph: Graph) -> float:
 BATCHES = (2, 4)
 """Frames a start `best_engine` tries beyond one (docs/engine.md, "Batched frames")."""
 
+BATCH_GAIN = 1.05
+"""A batched engine is kept only when it is this much faster than the best so far: a frame
+waits for its start's others, so more frames a start multiply the latency; a gain of a few
+per cent is not worth that."""
+
 
 def batched_ceiling(eng, board) -> float:
     """An upper bound on the frames/s of ``eng``'s engine (a one-frame plan) with any number of
@@ -93,7 +100,7 @@ def batched_ceiling(eng, board) -> float:
     return eng.clock_mhz * 1e6 / max(per, 1.0) * eng.cores
 
 
-def best_engine(graph: Graph, board, why: str = "", floor: float = 0.0):
+def best_engine(graph: Graph, board, why: str = "", floor: float = 0.0, max_batch: int = 4):
     """`plan_engine` on ``graph`` and, where its input feeds a stem conv (a float graph: gen
     rewrites only those), on the graph in each other input layout the host can write
     (`passes.stem`): the strided stem over ``s × s`` pixel blocks (`space_to_depth_stem`:
@@ -108,9 +115,9 @@ def best_engine(graph: Graph, board, why: str = "", floor: float = 0.0):
     on it): such an engine would not be kept anyway, and planning them cost DenseNet-121 on
     u250 about a second.
 
-    Then, in the layout kept, `BATCHES` frames a start (`plan_engine`'s ``frames``: each conv
-    step's weights read once for them), the fastest kept; not planned when `batched_ceiling`
-    is at or under the best frames/s so far (or ``floor``)."""
+    Then, in the layout kept, `BATCHES` frames a start up to ``max_batch`` (`plan_engine`'s ``frames``: each conv
+    step's weights read once for them), kept when `BATCH_GAIN` times faster than the best so
+    far; not planned when `batched_ceiling` is at or under that (or ``floor``)."""
     from bbgrap_hls.model.engine_plan import plan_engine
     from bbgrap_hls.passes.stem import patch_conv, patches_stem, space_to_depth_stem, stem_conv
 
@@ -132,14 +139,14 @@ def best_engine(graph: Graph, board, why: str = "", floor: float = 0.0):
             if alt.fps > eng.fps and link / sum(held.tensors[x].size for x in held.inputs) >= alt.fps:
                 eng, kept = alt, held
     ceiling = batched_ceiling(eng, board)
-    for n in BATCHES:
-        if ceiling <= max(eng.fps, floor):
+    for n in (n for n in BATCHES if n <= max_batch):
+        if ceiling <= max(BATCH_GAIN * eng.fps, floor):
             break
         try:
             alt = plan_engine(kept, board, frames=n)
         except (InfeasibleError, NotImplementedError):
             continue
-        if alt.fps > eng.fps:
+        if alt.fps > BATCH_GAIN * eng.fps:
             eng = alt
     eng.input_blocks = dict(kept.input_blocks)
     eng.input_patches = {k: v.to_dict() for k, v in kept.input_patches.items()}
