@@ -102,6 +102,55 @@ def test_banded_plan_equals_program_frame(graphs, buffers, net, cfg, board, taps
     assert_plan_is_program(plan, program, bd, taps)
 
 
+@pytest.mark.parametrize("banded", [False, True])
+@pytest.mark.parametrize("board", ["zcu102", "kv260"])
+@pytest.mark.parametrize("net", NETS)
+def test_batched_plan_equals_program_frame(graphs, buffers, net, board, banded):
+    """A plan of 3 frames a start (docs/engine.md, "Batched frames") against the program built
+    so: the same steps (each conv once, its frames in its descriptor; the other steps once a
+    frame), the same cycles a step, the same start; ``fps`` counts 3 frames a start.
+    ``banded``: 3 times the one-frame smallest buffer: the same bands as the one-frame plan,
+    each conv's tiles read as often a start as that plan reads them a frame.""" 
+    pe, simd, beat = CONFIGS["pe4_simd4_b16"]
+    g, gq = graphs[net]
+    bd = load_board(board)
+    buf = buffers.get((net, "pe4_simd4_b16")) if banded else None
+    if banded and buf is None:
+        pytest.skip("no banded case")
+    kw = dict(pe=pe, simd=simd, taps=1, beat=beat, in_buffer=None if buf is None else 3 * buf)
+    plan = plan_engine_at(g, bd, frames=3, **kw)
+    one = plan_engine_at(g, bd, in_buffer=buf, **{k: v for k, v in kw.items() if k != "in_buffer"})
+    assert plan.frames == 3 and plan.in_buffer >= 3 * one.in_buffer - 3 * beat * 64
+    program = ep.build(gq, pe, simd, beat, in_buffer=plan.in_buffer, frames=3)
+    assert program.frames == 3
+    assert_plan_is_program(plan, program, bd, 1)
+    assert plan.fps_core == pytest.approx(3 * bd.clock_mhz * 1e6 / plan.cycles)
+    if banded:  # the same strided layout and bands: each conv's tiles read once for the three frames
+        assert [(st.bands, st.w_read) for st in plan.steps if st.unit == "conv"] == \
+            [(st.bands, st.w_read) for st in one.steps if st.unit == "conv"]
+
+
+def test_best_engine_batches_where_it_pays(graphs):
+    """`best_engine`: with ``max_batch`` 1 one frame a start; the batched plan it keeps is at
+    least `arch.BATCH_GAIN` faster than the one-frame plan and under `arch.batched_ceiling`
+    of it (the bound that skips planning batches)."""
+    from bbgrap_hls.search import arch
+
+    g = graphs["resnet_like"][0]
+    bd = load_board("pynq-z2")
+    one = arch.best_engine(g, bd, max_batch=1)
+    assert one.frames == 1
+    best = arch.best_engine(g, bd)
+    assert best.frames in (1, *arch.BATCHES)
+    for n in arch.BATCHES:
+        alt = plan_engine(g, bd, frames=n)
+        assert alt.fps <= arch.batched_ceiling(one, bd) * 1.000001, n
+    if best.frames > 1:
+        assert best.fps > arch.BATCH_GAIN * one.fps
+    else:
+        assert all(plan_engine(g, bd, frames=n).fps <= arch.BATCH_GAIN * one.fps for n in arch.BATCHES)
+
+
 def test_buffer_below_the_smallest_band_is_infeasible(graphs):
     g, _ = graphs["resnet_like"]
     with pytest.raises(InfeasibleError, match="input buffer 768 B"):

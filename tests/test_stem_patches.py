@@ -120,7 +120,7 @@ def test_engine_keeps_the_faster_layout_and_minds_the_link(tmp_path):
     for k, rows, name in ((5, False, "pynq-z2"), (3, True, "kv260")):
         board = load_board(name)
         g = canonicalize(load_model(_net(tmp_path, k)))
-        eng = best_engine(g, board)
+        eng = best_engine(g, board, max_batch=1)  # the layouts alone (batching: test_arch)
         assert eng.input_patches["x"]["rows"] is rows and not eng.input_blocks
         others = [plan_engine(g, board).fps, plan_engine(space_to_depth_stem(g), board).fps,
                   plan_engine(patches_stem(g, not rows), board).fps]
@@ -128,7 +128,7 @@ def test_engine_keeps_the_faster_layout_and_minds_the_link(tmp_path):
         held = patches_stem(g, rows).tensors["x"].size  # bytes of the unfolded input a frame
         assert held == (27 * 16 * 16 if rows else 15 * 32 * 16)
         slow_link = replace(board, host=replace(board.host, bandwidth_gbps=0.9 * held * eng.fps / 1e9))
-        slow = best_engine(g, slow_link)
+        slow = best_engine(g, slow_link, max_batch=1)
         assert slow.fps < eng.fps and slow.input_patches.get("x", {}).get("rows") is not rows
 
 
