@@ -251,14 +251,17 @@ takes ``H·W``, ``W·PE`` and a block's beats to 24 bits, `engine_image.load_run
 first two); Yosys 0.70 counts 6 at PE × SIMD 4 × 4 (bench/resources.py ``--engine``; 7 before
 the load's row gate added ``KH·W·PE``, with ``H·W·C`` and ``C/PE·beats`` two each)."""
 
-LUT_CONTROL = 2770
+LUT_CONTROL = 3140
 LUT_CONTROL_BEAT = 42
 """LUTs of the engine besides `offchip_mvu`'s unit and the memories: descriptor, window
 addresses, the three AXI masters, the tile row and result packing, the load's chunks and fold
 0's row gate; ``LUT_CONTROL + LUT_CONTROL_BEAT`` a beat byte. Fitted to Yosys 0.70
 (bench/resources.py ``--engine``) at PE × SIMD 4 × 4: 2,506 LUTs at 8-byte beats, 2,841 at 16
 (engine-conv-4x4, -4x4-w128), then 600 more for the load in chunks and the row gate (Yosys
-+619, +557 and +643 on engine-conv-4x4, -4x4-w128, -8x8: 5,725, 6,222, 10,607 LUTs). (It
++619, +557 and +643 on engine-conv-4x4, -4x4-w128, -8x8: 5,725, 6,222, 10,607 LUTs), then 370
+more for batched frames (stop 56: the frame counters and addresses of the load, the window
+and the write runs; Yosys 6,100, 6,619, 10,860: +375, +397, +253; model/Yosys 1.00, 1.00,
+0.98 after). (It
 replaces a guess of three `LUT_AXI_READ` masters and `LUT_FRAME_ADDR`, 4,800 LUTs: Yosys /
 model 0.69 at 4 × 4.)"""
 
