@@ -120,7 +120,7 @@ def _engine_row(graph, board_name: str) -> dict:
 
     p = best_engine(graph, load_board(board_name))  # as plan --arch auto/engine plans it
     return {"fps": p.fps, "ii": p.cycles, "bottleneck": p.bottleneck, "bytes": sum(p.bytes.values()),
-            "size": f"{p.pe}x{p.simd}{_layout(p)}"}
+            "size": f"{p.pe}x{p.simd}{_layout(p)}{f', B={p.frames}' if p.frames > 1 else ''}"}
 
 
 def _layout(p) -> str:
