@@ -1,7 +1,8 @@
 """Benchmark: the layer engine on a full-size network, from plan to RTL twin.
 
-Usage: ``python bench/engine_fullsize.py [--board kv260] [--frames 1] [--no-sim]`` (about
-3 minutes on 2 cores for ResNet-18 on kv260; the RTL simulation is most of it).
+Usage: ``python bench/engine_fullsize.py [--board kv260] [--frames 1] [--max-batch 4] [--no-sim]``
+(about 3 minutes on 2 cores for ResNet-18 on kv260; the RTL simulation is most of it). A
+batched plan (docs/engine.md, "Batched frames") simulates whole starts: ``--frames`` rounded up.
 
 The full-size ResNet-18 (``tests/models.resnet18``, 224 x 224, seeded random weights) as a
 layer engine (``--arch engine``; docs/engine.md):
@@ -40,15 +41,17 @@ def _line(name: str, ok: bool, text: str, t0: float) -> bool:
     return ok
 
 
-def run(board: str, frames: int, sim: bool) -> int:
+def run(board: str, frames: int, sim: bool, max_batch: int = 4) -> int:
     failed = 0
     with tempfile.TemporaryDirectory(prefix="bbgrap-engine-fullsize-") as d:
         model = models.save(models.resnet18(), f"{d}/resnet18.onnx")
         out = Path(d) / "out"
         t0 = time.perf_counter()
-        ok = cli(["gen", model, "--board", board, "--arch", "engine", "-o", str(out), "--quiet"]) == 0
+        ok = cli(["gen", model, "--board", board, "--arch", "engine", "--max-batch", str(max_batch), "-o", str(out),
+                  "--quiet"]) == 0
         plan = json.loads((out / "plan.json").read_text()) if ok else {}
-        failed += not _line("gen", ok, f"ResNet-18 on {board}: {plan.get('cycles', 0):,} cycles a frame, "
+        failed += not _line("gen", ok, f"ResNet-18 on {board}: {plan.get('cycles', 0):,} cycles a start of "
+                            f"{plan.get('frames', 1)} frame(s), "
                             f"{plan.get('fps', 0):,.1f} fps, conv unit {plan.get('pe')} x {plan.get('simd')}, "
                             f"{plan.get('beat')}-byte beats, input blocks {plan.get('input_blocks')}, "
                             f"patches {plan.get('input_patches')}", t0)
@@ -72,8 +75,9 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--board", default="kv260")
     ap.add_argument("--frames", type=int, default=1)
     ap.add_argument("--no-sim", action="store_true", help="gen and csim only")
+    ap.add_argument("--max-batch", type=int, default=4, help="gen's --max-batch (1: one frame a call)")
     args = ap.parse_args(argv)
-    return run(args.board, args.frames, not args.no_sim)
+    return run(args.board, args.frames, not args.no_sim, args.max_batch)
 
 
 if __name__ == "__main__":
