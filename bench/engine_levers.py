@@ -1,9 +1,11 @@
-"""Estimate: what two unbuilt layer-engine levers would give (docs/engine.md, "What the levers
-are worth"). Not a plan and not a model of hardware that exists: a ranking aid for the next
-milestone.
+"""Estimate: what two layer-engine levers would give (docs/engine.md, "What the levers are
+worth"), against the one-frame engine. Not a plan and not a model of hardware that exists: a
+ranking aid. The first lever, batched weights, is built since stop 56 (docs/engine.md,
+"Batched frames"): each line ends with what the planner gives with it (``built``), so the
+estimate can be checked against the plan.
 
-For each (model, board) the layer engine is planned as `plan --arch engine` plans it
-(`search.arch.best_engine`). Each planned step has its unit's exact cycles and the beats it
+For each (model, board) the layer engine is planned as `plan --arch engine --max-batch 1`
+plans it (`search.arch.best_engine`). Each planned step has its unit's exact cycles and the beats it
 moves on each AXI channel (feature read, feature write, weight read). A step's *bound* is the
 largest of: its compute (useful MACs over ``PE·SIMD`` at 90 % of the unit, conv steps only)
 and each channel's beats times that channel's period. A lever changes the bounds; each step's
@@ -79,14 +81,17 @@ def row(pair: str) -> str:
 
     model, board_name = pair.split(":")
     board = load_board(board_name)
-    eng = best_engine(_graph(model), board)
+    graph = _graph(model)
+    eng = best_engine(graph, board, max_batch=1)
+    built = best_engine(graph, board)
     p = (eng.period,) * 3
     hz = eng.clock_mhz * 1e6
     base = estimate(eng, p)  # the planned steps again (equal to the plan's cycles)
     batched = " ".join(f"B={b}: {eng.fps * base / estimate(eng, p, b):.1f}" for b in (2, 4, 8))
     q, c = best_split(eng, board)
     return (f"{model} on {board_name}: planned {eng.fps:.1f} fps ({eng.pe}x{eng.simd}, {hz / base:.1f} from the "
-            f"steps); batched weights {batched}; best split {q} (today {p}): {eng.fps * base / c:.1f}")
+            f"steps); batched weights {batched}; best split {q} (today {p}): {eng.fps * base / c:.1f}; "
+            f"built: {built.fps:.1f} fps at {built.frames} frame(s) a start")
 
 
 def main(argv: list[str] | None = None) -> int:

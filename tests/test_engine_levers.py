@@ -23,3 +23,5 @@ def test_engine_levers_quick():
     assert steps == planned  # the planned steps add up to the plan's frame
     assert planned <= b2 and planned <= b4 and planned <= b8  # shared weights never cost cycles here
     assert float(m.group(10)) >= planned  # today's split is one of the splits tried
+    built = re.search(r"built: ([\d.]+) fps at (\d+) frame\(s\) a start", line)
+    assert built and float(built.group(1)) >= planned  # the planner batches only when it is faster
