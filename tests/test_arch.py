@@ -71,10 +71,14 @@ def test_engine_when_faster(graph):
 
 
 def test_ceiling_bounds_the_engine(graph):
-    for name in ("kv260", "u250"):
+    """The ceiling bounds the engine the planner keeps, batched or not: one frame a start under
+    the one-frame ceiling, any batch under the ceiling at the largest batch tried."""
+    for name in ("kv260", "u250", "pynq-z2"):
         board = load_board(name)
+        one = plan_arch(graph, board, "engine", _refuse, max_batch=1)
+        assert one.frames == 1 and one.fps <= engine_ceiling(graph, board)
         eng = plan_arch(graph, board, "engine", _refuse)
-        assert eng.fps <= engine_ceiling(graph, board)
+        assert eng.fps <= engine_ceiling(graph, board, eng.frames) <= engine_ceiling(graph, board, 4)
 
 
 def test_both_refusals_named(graph, tmp_path):

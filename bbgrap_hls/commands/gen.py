@@ -170,7 +170,8 @@ def _finish(args, out: Path, old: list[str], worker: _ReportWorker, board, graph
         dst.parent.mkdir(parents=True, exist_ok=True)
         os.replace(tmpd / rel, dst)
     if engine:
-        print(f"gen: {len(files)} files in {out} (layer engine on {plan.cores} core(s), {plan.cycles} cycles a frame)")
+        per = "a frame" if plan.frames == 1 else f"a call of {plan.frames} frames"
+        print(f"gen: {len(files)} files in {out} (layer engine on {plan.cores} core(s), {plan.cycles} cycles {per})")
     else:
         print(f"gen: {len(files)} files in {out} ({len(design.cores)} core(s), plan ii {plan.ii_cycles} cycles)")
     return 0

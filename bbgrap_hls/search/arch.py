@@ -21,17 +21,18 @@ from bbgrap_hls.ir import Graph
 ARCHES = ("auto", "dataflow", "engine")
 
 
-def engine_ceiling(graph: Graph, board) -> float:
+def engine_ceiling(graph: Graph, board, max_batch: int = 1) -> float:
     """An upper bound on any engine's frames/s on ``board``: per core, the conv unit's
     products at two a DSP (``PE·SIMD ≤ 2·DSP``) over the graph's MACs, and its weights read once
-    a frame at the core's whole share of its memory; times the cores. Cheap (no plan)."""
+    for ``max_batch`` frames at the core's whole share of its memory; times the cores. Cheap (no plan)."""
     from bbgrap_hls.ops import get_op
 
     macs = sum(get_op(n.op).macs(n, graph) for n in graph.nodes)
     weights = sum(graph.tensors[t].size for n in graph.nodes if n.op in ("Conv", "Gemm", "MatMul")
                   for t in n.inputs[1:2] if t and graph.tensors[t].is_const)
     core = board.cores[0]
-    per_frame = max(macs / max(2 * core.limit("dsp"), 1), weights / max(board.offchip_share(0), 1e-9), 1.0)
+    per_frame = max(macs / max(2 * core.limit("dsp"), 1), weights / max_batch / max(board.offchip_share(0), 1e-9),
+                    1.0)
     return board.clock_mhz * 1e6 / per_frame * len(board.cores)
 
 
@@ -56,7 +57,8 @@ def plan_arch(graph: Graph, board, arch: str, dataflow: Callable[[], Any], max_b
             return best_engine(graph, board, f"the dataflow plan is infeasible: {e}", max_batch=max_batch)
         except (InfeasibleError, NotImplementedError) as e2:
             raise InfeasibleError(f"{e} (the layer engine does not fit either: {e2})") from None
-    if arch == "dataflow" or engine_ceiling(graph, board) <= plan.fps:
+    largest = max([1] + [n for n in BATCHES if n <= max_batch])  # the most frames a start best_engine tries
+    if arch == "dataflow" or engine_ceiling(graph, board, largest) <= plan.fps:
         return plan
     try:
         eng = best_engine(graph, board, f"faster than the dataflow plan's {plan.fps:,.1f} frames/s", floor=plan.fps,
