@@ -110,7 +110,7 @@ def test_batched_plan_equals_program_frame(graphs, buffers, net, board, banded):
     so: the same steps (each conv once, its frames in its descriptor; the other steps once a
     frame), the same cycles a step, the same start; ``fps`` counts 3 frames a start.
     ``banded``: 3 times the one-frame smallest buffer: the same bands as the one-frame plan,
-    each conv's tiles read as often a start as that plan reads them a frame.""" 
+    each conv's tiles read as often a start as that plan reads them a frame."""
     pe, simd, beat = CONFIGS["pe4_simd4_b16"]
     g, gq = graphs[net]
     bd = load_board(board)
