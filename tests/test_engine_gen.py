@@ -169,26 +169,33 @@ def test_u250_csim_at_the_plans_beat(u250):
     assert res.match, res.message
 
 
+def run_host(out: Path, tmp_path: Path, frames: int) -> bytes:
+    """host/host.cpp of gen folder ``out`` with host/sim_kernels.cpp and the kernel against
+    host/xrt_sim, on ``frames`` frames cycling through gen's vectors: its output file."""
+    exe = tmp_path / "host"
+    r = subprocess.run(["g++", "-std=c++17", "-pedantic-errors", "-Wall", "-Wextra", "-O1", "-I",
+                        str(out / "host" / "xrt_sim"), "-I", str(out / "hls"), str(out / "host" / "host.cpp"),
+                        str(out / "host" / "sim_kernels.cpp"), str(out / "hls" / "engine.cpp"), "-o", str(exe)],
+                       capture_output=True, text=True)
+    assert r.returncode == 0 and not r.stderr.strip(), r.stderr[-3000:]
+    inputs = (out / "tb" / "engine_inputs.bin").read_bytes()
+    n = len(inputs) // engine_gen.FRAMES
+    (tmp_path / "in.bin").write_bytes((inputs * frames)[:frames * n])
+    r = subprocess.run([str(exe), "design.xclbin", str(tmp_path / "in.bin"), str(frames), str(tmp_path / "out.bin"),
+                        str(out / "engine")], capture_output=True, text=True)
+    assert r.returncode == 0, r.stderr
+    return (tmp_path / "out.bin").read_bytes()
+
+
 def test_host_runs_on_the_xrt_stand_in(u250, tmp_path):
     """host/host.cpp with host/sim_kernels.cpp and the kernel against host/xrt_sim: four CUs,
     frames round-robin; the outputs read by host/driver.py's layout functions equal gen's."""
-    exe = tmp_path / "host"
-    r = subprocess.run(["g++", "-std=c++17", "-pedantic-errors", "-Wall", "-Wextra", "-O1", "-I",
-                        str(u250 / "host" / "xrt_sim"), "-I", str(u250 / "hls"), str(u250 / "host" / "host.cpp"),
-                        str(u250 / "host" / "sim_kernels.cpp"), str(u250 / "hls" / "engine.cpp"), "-o", str(exe)],
-                       capture_output=True, text=True)
-    assert r.returncode == 0 and not r.stderr.strip(), r.stderr[-3000:]
-    inputs = (u250 / "tb" / "engine_inputs.bin").read_bytes()
     frames = 5  # more frames than CUs: the second round reuses engine_1 and engine_2
-    n = len(inputs) // engine_gen.FRAMES
-    (tmp_path / "in.bin").write_bytes((inputs * 3)[:frames * n])
-    r = subprocess.run([str(exe), "design.xclbin", str(tmp_path / "in.bin"), str(frames), str(tmp_path / "out.bin"),
-                        str(u250 / "engine")], capture_output=True, text=True)
-    assert r.returncode == 0, r.stderr
+    raw = run_host(u250, tmp_path, frames)
+    inputs = (u250 / "tb" / "engine_inputs.bin").read_bytes()
     driver = load_driver(u250)
     doc = engine_files.load_doc(u250)
     rout = doc["regions"][doc["output"]]
-    raw = (tmp_path / "out.bin").read_bytes()
     m = len(raw) // frames
     want = np.load(u250 / "tb" / "engine_expected.npy")
     for f in range(frames):
@@ -227,22 +234,11 @@ def test_batched_design_csim_and_host(batched, tmp_path):
     seed = np.load(batched / "tb" / "seed_input.npy")
     res3 = csim_design(batched, x=np.concatenate([seed, -seed, seed]))
     assert res3.match and res3.outputs["gemm_78"].shape == (3, 10), res3.message
-    exe = tmp_path / "host"
-    r = subprocess.run(["g++", "-std=c++17", "-pedantic-errors", "-Wall", "-Wextra", "-O1", "-I",
-                        str(batched / "host" / "xrt_sim"), "-I", str(batched / "hls"), str(batched / "host" / "host.cpp"),
-                        str(batched / "host" / "sim_kernels.cpp"), str(batched / "hls" / "engine.cpp"), "-o", str(exe)],
-                       capture_output=True, text=True)
-    assert r.returncode == 0 and not r.stderr.strip(), r.stderr[-3000:]
-    inputs = (batched / "tb" / "engine_inputs.bin").read_bytes()
-    frames, n = 5, len(inputs) // engine_gen.FRAMES
-    (tmp_path / "in.bin").write_bytes((inputs * 3)[:frames * n])
-    r = subprocess.run([str(exe), "design.xclbin", str(tmp_path / "in.bin"), str(frames), str(tmp_path / "out.bin"),
-                        str(batched / "engine")], capture_output=True, text=True)
-    assert r.returncode == 0, r.stderr
+    frames = 5  # three calls, the last short of a frame
+    raw = run_host(batched, tmp_path, frames)
     driver = load_driver(batched)
     doc = engine_files.load_doc(batched)
     assert (driver.FRAMES, driver.FRAME_STRIDE) == (2, program.frame_stride)
-    raw = (tmp_path / "out.bin").read_bytes()
     m = len(raw) // frames
     want = np.load(batched / "tb" / "engine_expected.npy")
     for f in range(frames):
