@@ -17,6 +17,10 @@ planned cycles are scaled by ``bound after / bound before`` and summed.
 - **An uneven split of the share**: integer periods ``(read, write, weights)`` whose rates
   (beat bytes over the period) sum to at most the core's share, none below a port's width
   (`engine_plan.memory_timing` gives every channel the same period today). The best split.
+- **A pooled share** (stop 56): within a step the three channels share the core's share, a
+  busy channel taking what the idle ones leave, each at most two ports' width (a channel
+  striped over two AXI ports): a step's memory bound is the larger of its three channels'
+  bytes over the share and its busiest channel's bytes over two ports' width.
 
 Usage: ``python bench/engine_levers.py [--pairs resnet50:zcu102,...] [--quick]``.
 """
@@ -66,6 +70,23 @@ def estimate(eng, periods: tuple[int, int, int], batch: int = 1) -> float:
     return total + (eng.cycles - sum(st.cycles for st in eng.steps))
 
 
+def estimate_pool(eng, board, batch: int = 1) -> float:
+    """Frame cycles of ``eng`` with the pooled share (see the module) and weights shared by
+    ``batch`` frames as in `estimate`."""
+    share = board.offchip_share(eng.core)
+    most = 2 * board.home_memory(eng.core).port_width_bits / 8  # two ports' bytes a cycle
+    p, total = eng.period, 0.0
+    for st in eng.steps:
+        conv = st.unit == "conv"
+        comp = st.macs / (eng.pe * eng.simd) / COMPUTE_EFFICIENCY if conv else 0.0
+        b = batch if conv and st.bands == 1 and st.f_read * eng.beat * batch <= eng.in_buffer else 1
+        before = max(comp, st.f_read * p, st.f_write * p, st.w_read * p)
+        beats = (st.f_read, st.f_write, st.w_read / b)
+        after = max(comp, sum(beats) * eng.beat / share, max(beats) * eng.beat / most)
+        total += st.cycles * (after / before if before else 1.0)
+    return total + (eng.cycles - sum(st.cycles for st in eng.steps))
+
+
 def best_split(eng, board) -> tuple[tuple[int, int, int], float]:
     """The integer periods (read, write, weights) with the fewest estimated cycles whose rates
     fit the core's share, each at least a port's width."""
@@ -91,7 +112,8 @@ def row(pair: str) -> str:
     q, c = best_split(eng, board)
     return (f"{model} on {board_name}: planned {eng.fps:.1f} fps ({eng.pe}x{eng.simd}, {hz / base:.1f} from the "
             f"steps); batched weights {batched}; best split {q} (today {p}): {eng.fps * base / c:.1f}; "
-            f"built: {built.fps:.1f} fps at {built.frames} frame(s) a start")
+            f"built: {built.fps:.1f} fps at {built.frames} frame(s) a start; pooled share: "
+            f"{eng.fps * base / estimate_pool(eng, board):.1f}, B=4: {eng.fps * base / estimate_pool(eng, board, 4):.1f}")
 
 
 def main(argv: list[str] | None = None) -> int:

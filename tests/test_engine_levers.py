@@ -25,3 +25,5 @@ def test_engine_levers_quick():
     assert float(m.group(10)) >= planned  # today's split is one of the splits tried
     built = re.search(r"built: ([\d.]+) fps at (\d+) frame\(s\) a start", line)
     assert built and float(built.group(1)) >= planned  # the planner batches only when it is faster
+    pool = re.search(r"pooled share: ([\d.]+), B=4: ([\d.]+)", line)
+    assert pool and planned <= float(pool.group(1)) <= float(pool.group(2))  # a pool never slows a step
