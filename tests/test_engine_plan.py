@@ -125,9 +125,13 @@ def test_batched_plan_equals_program_frame(graphs, buffers, net, board, banded):
     assert program.frames == 3
     assert_plan_is_program(plan, program, bd, 1)
     assert plan.fps_core == pytest.approx(3 * bd.clock_mhz * 1e6 / plan.cycles)
-    if banded:  # the same strided layout and bands: each conv's tiles read once for the three frames
-        assert [(st.bands, st.w_read) for st in plan.steps if st.unit == "conv"] == \
-            [(st.bands, st.w_read) for st in one.steps if st.unit == "conv"]
+    if banded:  # the convs whole in the one-frame plan batched: their tiles read once for the three frames
+        for st, st1 in zip([st for st in plan.steps if st.unit == "conv"], [st for st in one.steps if st.unit == "conv"],
+                           strict=True):
+            if st1.bands == 1:
+                assert (st.bands, st.w_read) == (1, st1.w_read), st.nodes
+            else:  # a frame at a time, in at most as many bands
+                assert st.bands % 3 == 0 and st.bands // 3 <= st1.bands and st.w_read <= 3 * st1.w_read
 
 
 def test_best_engine_batches_where_it_pays(graphs):

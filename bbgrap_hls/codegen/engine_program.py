@@ -23,10 +23,12 @@ weight-memory image for all steps and one feature-memory layout:
 
 Batched frames (``frames > 1``, docs/engine.md "Batched frames"): the program computes
 ``frames`` frames a start. Each frame's tensors sit in its own copy of the layout,
-``frame_stride`` bytes (whole 4 KB pages) after the previous frame's; every conv step computes
-all the frames with each fold's tile (its descriptor's ``FRAMES``, ``FRAME_STRIDE``: the
-weights read once a batch), and every window and element-wise step is repeated for each frame
-(its bases moved by the frame's offset).
+``frame_stride`` bytes (whole 4 KB pages) after the previous frame's. A conv whose ``frames``
+whole inputs fit the input buffer together computes all the frames with each fold's tile (one
+step, its descriptor's ``FRAMES`` and ``FRAME_STRIDE``: its weights read once a start); any
+other conv runs once a frame, in the row bands of the whole buffer (`conv_frames`). Every
+window and element-wise step is repeated for each frame (its bases moved by the frame's
+offset).
 
 `engine_memory.run_reference(program, x)` runs the steps in order on a bytearray feature
 memory with each unit's Python ``reference`` (on the maps where each descriptor says, a conv
@@ -55,9 +57,10 @@ FRAME_ALIGN = 4096
 """A batched program's frame stride is a multiple of this (the units cut bursts at 4 KB, so
 every frame's copy of a step moves the same bursts)."""
 
-FEATURE_BASES = {"window": ("IN_BASE", "OUT_BASE"), "eltwise": ("A_BASE", "B_BASE", "OUT_BASE")}
-"""The feature-memory addresses of a window or element-wise descriptor (moved for each frame of
-a batched program)."""
+FEATURE_BASES = {"conv": ("IN_BASE", "OUT_BASE"), "window": ("IN_BASE", "OUT_BASE"),
+                 "eltwise": ("A_BASE", "B_BASE", "OUT_BASE")}
+"""The feature-memory addresses of a unit's descriptor (moved for each frame of a batched
+program where a step runs once a frame)."""
 
 
 def _up(n: int, k: int) -> int:
@@ -139,13 +142,32 @@ class EngineProgram:
 
 
 def frame_steps(unit: str, desc: dict[str, int], frames: int, stride: int) -> list[dict[str, int]]:
-    """A step's descriptors in a program of ``frames`` frames ``stride`` bytes apart: a conv's
-    one, computing them all (``FRAMES``, ``FRAME_STRIDE``); a window or element-wise step's one
-    a frame, its feature bases moved."""
-    if unit == "conv":
-        return [desc | {"FRAMES": frames, "FRAME_STRIDE": stride if frames > 1 else 0}]
+    """A step's descriptors in a program of ``frames`` frames ``stride`` bytes apart, one a
+    frame, its feature bases moved (a batched conv step, ``FRAMES > 1``, is one already)."""
+    if unit == "conv" and desc["FRAMES"] > 1:
+        return [desc]
     keys = FEATURE_BASES[unit]
     return [desc | {k: desc[k] + f * stride for k in keys} for f in range(frames)]
+
+
+def conv_frames(layer: ei.EngineLayer, pe: int, simd: int, beat: int, src: Region, dst: Region, w_base: int,
+                budget: int | None, frames: int, stride: int) -> list[dict[str, int]]:
+    """A conv's descriptors in a program of ``frames`` frames ``stride`` bytes apart on an input
+    buffer of ``budget`` bytes (None: as large as needed): when its ``frames`` whole inputs fit
+    the buffer together, one step computing them all (``FRAMES``; its tiles read once a start);
+    else `conv_rows` for the whole buffer, run once a frame (`frame_steps`). One frame:
+    `conv_rows`.
+
+    Raises:
+        BandError: a frame's smallest band does not fit ``budget``.
+    """
+    if frames == 1:
+        return conv_rows(layer, pe, simd, beat, src, dst, w_base, budget)
+    whole = conv_rows(layer, pe, simd, beat, src, dst, w_base, None)
+    if budget is None or frames * ei.in_buffer_bytes(whole[0], pe, beat) <= budget:
+        return [d | {"FRAMES": frames, "FRAME_STRIDE": stride} for d in whole]
+    rows = conv_rows(layer, pe, simd, beat, src, dst, w_base, budget)
+    return [d for r in rows for d in frame_steps("conv", r, frames, stride)]
 
 
 # -- layout: every tensor's physical channels and place -------------------------------------
@@ -298,22 +320,16 @@ def layout(graph: Graph, steps: list[Step], g: int, beat: int, in_buffer: int | 
     ``budget`` is None (one step a conv); else every map's blocks are at `block_stride` (whole
     beats) and ``budget`` is ``in_buffer``: each conv runs in the row bands of
     `engine_image.bands`. ``frames > 1`` (batched): the maps always at `block_stride` (a
-    batched conv writes a run per fold and frame), and the buffer holds ``frames`` inputs, so
-    the budget of a frame's band is ``in_buffer // frames``."""
+    batched conv writes a run per fold and frame) and ``budget`` is ``in_buffer`` (None: every
+    conv batched whole): `conv_frames` decides each conv's steps."""
     if frames < 1:
         raise ValueError(f"engine program: frames={frames} must be at least 1")
     lay, alias = layouts(graph, steps, g, beat)
     convs = [lay[s.inputs[0]] for s in steps if s.kind == "conv"]
-    per = None if in_buffer is None else in_buffer // frames
-    whole = per is None or all(_whole_in(L, beat) <= per for L in convs)
-    if frames == 1 and whole:
+    if frames == 1 and (in_buffer is None or all(_whole_in(L, beat) <= in_buffer for L in convs)):
         return (*place(graph, lay, alias, beat, g), None)
     lay, alias = layouts(graph, steps, g, beat, strided=True)
-    regions, size = place(graph, lay, alias, beat, g)
-    if whole and per is not None:  # strided whole maps: each must fit as the conv unit loads it
-        whole = all(cp // g * _up(h * w * g, beat) <= per for h, w, cp in
-                    ((lay[s.inputs[0]].h, lay[s.inputs[0]].w, lay[s.inputs[0]].cp) for s in steps if s.kind == "conv"))
-    return regions, size, None if whole else per
+    return (*place(graph, lay, alias, beat, g), in_buffer)
 
 
 # -- steps -------------------------------------------------------------------------------------
@@ -346,6 +362,8 @@ def build(graph: Graph, pe: int, simd: int, beat: int, in_buffer: int | None = N
     steps = lower(graph)
     regions, size, budget = layout(graph, steps, pe, beat, in_buffer, frames)
     stride = _up(size, FRAME_ALIGN) if frames > 1 else 0
+    if frames > 1:
+        size = frames * stride
     nodes = {n.name: n for n in graph.nodes}
     outs = []
     for o in graph.outputs:
@@ -359,7 +377,7 @@ def build(graph: Graph, pe: int, simd: int, beat: int, in_buffer: int | None = N
         n = nodes[s.nodes[0]]
         try:
             if s.kind == "conv":
-                prog_steps += _conv_steps(s, nodes, regions, wimg, pe, simd, beat, budget)
+                prog_steps += _conv_steps(s, nodes, regions, wimg, pe, simd, beat, budget, frames, stride)
             else:
                 make = _window_step if s.kind == "window" else _eltwise_step
                 prog_steps.append(make(s, nodes, regions, wimg, pe, simd, beat))
@@ -367,11 +385,11 @@ def build(graph: Graph, pe: int, simd: int, beat: int, in_buffer: int | None = N
             raise BandError(f"engine program: {n.op} {n.name}: {e}") from e
         except ValueError as e:  # a unit's own check (its descriptor or layer refused the values)
             raise NotImplementedError(f"engine program: {n.op} {n.name}: {e}") from e
-    if frames > 1:
-        prog_steps = [ProgramStep(st.unit, st.nodes, st.layer, d, st.inputs, st.output, f)
+    if frames > 1:  # the window and element-wise steps once a frame (the convs' steps are made so)
+        prog_steps = [st if st.unit == "conv" else ProgramStep(st.unit, st.nodes, st.layer, d, st.inputs, st.output, f)
                       for st in prog_steps
-                      for f, d in enumerate(frame_steps(st.unit, st.desc, frames, stride))]
-        size = frames * stride
+                      for f, d in (((0, st.desc),) if st.unit == "conv" else
+                                   enumerate(frame_steps(st.unit, st.desc, frames, stride)))]
     return EngineProgram(pe, simd, beat, prog_steps, bytes(wimg), size, regions, graph.inputs[0], outs[0],
                          frames, stride)
 
@@ -410,7 +428,8 @@ def conv_rows(layer: ei.EngineLayer, pe: int, simd: int, beat: int, src: Region,
             for r0, r1 in spans]
 
 
-def _conv_steps(s: Step, nodes, regions, wimg: bytearray, pe, simd, beat, budget) -> list[ProgramStep]:
+def _conv_steps(s: Step, nodes, regions, wimg: bytearray, pe, simd, beat, budget, frames: int = 1,
+                frame_stride: int = 0) -> list[ProgramStep]:
     n = nodes[s.nodes[0]]
     q, src, dst = n.attrs["q"], regions[s.inputs[0]], regions[s.output]
     w = np.asarray(q["w"], np.int8)
@@ -441,9 +460,11 @@ def _conv_steps(s: Step, nodes, regions, wimg: bytearray, pe, simd, beat, budget
     if layer.out_hw != (dst.h, dst.w):
         raise NotImplementedError(f"engine program: {n.op} {n.name}: output {dst.h}x{dst.w}, the conv unit "
                                   f"gives {layer.out_hw}")
-    rows = conv_rows(layer, pe, simd, beat, src, dst, len(wimg), budget)
+    rows = conv_frames(layer, pe, simd, beat, src, dst, len(wimg), budget, frames, frame_stride)
     wimg += ei.program([layer], pe, simd, beat).weights
-    return [ProgramStep("conv", list(s.nodes), layer, d, (s.inputs[0],), s.output) for d in rows]
+    # a conv run once a frame: its bands' copies frame after frame (`conv_frames`)
+    return [ProgramStep("conv", list(s.nodes), layer, d, (s.inputs[0],), s.output,
+                        0 if d["FRAMES"] > 1 else k % frames) for k, d in enumerate(rows)]
 
 
 def _window_step(s: Step, nodes, regions, wimg: bytearray, pe, simd, beat) -> ProgramStep:

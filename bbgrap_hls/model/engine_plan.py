@@ -205,8 +205,8 @@ def _int8_form(graph: Graph) -> Graph:
 
 @dataclass
 class _Layout:
-    """The steps and regions at ``G = pe`` for an input buffer, and ``budget``: a frame's
-    share of the buffer when the convs band (the maps strided), else None
+    """The steps and regions at ``G = pe`` for an input buffer, and ``budget``: the buffer
+    when the convs band or the program is batched (the maps strided), else None
     (`engine_program.layout`); ``frames`` a start, ``stride`` bytes apart (`engine_program.build`)."""
 
     graph: Graph
@@ -248,13 +248,14 @@ class _NoBand(ValueError):
 
 def _rows(lo: _Layout, pe: int, simd: int, beat: int) -> list[tuple]:
     """Each lowered step with its descriptor rows (one per band, ``lo.budget``; a batched
-    layout: each conv row all ``lo.frames`` frames, the other rows one a frame, as
-    `engine_program.frame_steps`): ``(step, unit, rows)``, the weight offsets as `build` assigns
-    them (conv tiles, depthwise blocks, tables in order)."""
+    layout: a conv's as `engine_program.conv_frames` makes them, the other rows one a frame,
+    as `engine_program.frame_steps`): ``(step, unit, rows)``, the weight offsets as `build`
+    assigns them (conv tiles, depthwise blocks, tables in order)."""
     out = _rows_one(lo, pe, simd, beat)
     if lo.frames == 1:
         return out
-    return [(s, u, [d for f in rs for d in ep.frame_steps(u, f, lo.frames, lo.stride)]) for s, u, rs in out]
+    return [(s, u, rs if u == "conv" else [d for f in rs for d in ep.frame_steps(u, f, lo.frames, lo.stride)])
+            for s, u, rs in out]
 
 
 def _rows_one(lo: _Layout, pe: int, simd: int, beat: int) -> list[tuple]:
@@ -266,7 +267,7 @@ def _rows_one(lo: _Layout, pe: int, simd: int, beat: int) -> list[tuple]:
             if s.kind == "conv":
                 layer, src, dst = _conv_layer(s, lo.graph, lo.regions, n.op)
                 try:
-                    rows = ep.conv_rows(layer, pe, simd, beat, src, dst, wbase, lo.budget)
+                    rows = ep.conv_frames(layer, pe, simd, beat, src, dst, wbase, lo.budget, lo.frames, lo.stride)
                 except ep.BandError as e:
                     raise _NoBand(str(e)) from e
                 wbase += _up(layer.co, pe) // pe * rows[0]["TILE_BEATS"] * beat
