@@ -88,7 +88,7 @@ def format_engine_plan(plan) -> str:
     lines = [f"model {plan.model or '?'} on {plan.board} ({mhz:g} MHz), architecture: layer engine "
              f"(docs/engine.md){f'; {plan.why}' if plan.why else ''}", "",
              f"engine on each of {plan.cores} core(s), "
-             f"{'frames in turn' if nb == 1 else f'{nb} frames a start (each conv tile used for all {nb})'}: conv unit {plan.pe} x {plan.simd} "
+             f"{'frames in turn' if nb == 1 else f'{nb} frames a start'}: conv unit {plan.pe} x {plan.simd} "
              f"({'two products a DSP48E2' if plan.pack else 'one product a DSP48E2'}), window unit {plan.taps} "
              f"tap(s) a cycle, element-wise unit {plan.lanes} byte lanes, {plan.beat}-byte AXI beats, conv input "
              f"buffer {plan.in_buffer:,} bytes ({f'{banded} conv(s) in row bands' if banded else 'whole maps'}"

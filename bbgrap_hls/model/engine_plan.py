@@ -506,8 +506,11 @@ def _timed(board, core, g8, pe, simd, taps, beat, budget, rows, res, limits, lat
     if any(not st.exact for st in steps):
         notes.append(f"{sum(not st.exact for st in steps)} conv steps write-bound: charged by the write bound")
     if frames > 1:
-        notes.append(f"{frames} frames a start: each conv step computes them all with each tile (weights read once "
-                     f"for {frames} frames); a frame waits for its start's others (latency {cycles:,} cycles)")
+        convs = [rs for _, u, rs in rows if u == "conv"]
+        shared = sum(rs[0]["FRAMES"] > 1 for rs in convs)
+        notes.append(f"{frames} frames a start: {shared} of {len(convs)} convs compute them together with each tile "
+                     f"(their weights read once for {frames} frames), the others a frame at a time; a frame waits for "
+                     f"its start's others (latency {cycles:,} cycles)")
     plan = EnginePlan(board.name, core, pe, simd, taps, beat,
                       budget if budget is not None else max(
                           (ei.in_buffer_bytes(f, pe, beat) for _, u, rs in rows if u == "conv" for f in rs), default=0),
