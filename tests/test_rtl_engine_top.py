@@ -50,6 +50,10 @@ bands, every map strided; it fits the build of `RUNS` (the same parameters: no n
 
 BATCHED = ("resnet_like", 2, 7, 3)
 """(network, frames a start, L, P) of a batched program."""
+MIXED = (BANDS[0], 2, BANDS[1], 4, 2)
+"""(network, frames a start, input buffer bytes, L, P) of a batched program whose buffer holds
+two frames of some convs' inputs (those batched) but not of others (run a frame at a time, in
+the buffer's bands)."""
 
 
 @pytest.fixture(scope="module")
@@ -83,13 +87,20 @@ def batched(programs) -> tuple:
 
 
 @pytest.fixture(scope="module")
-def hp(programs, batched) -> dict:
+def mixed(programs) -> tuple:
+    """`MIXED`' network and its program: batched convs and convs a frame at a time."""
+    gq = programs[MIXED[0]][0]
+    return gq, ep.build(gq, *CONFIG, in_buffer=MIXED[2], frames=MIXED[1])
+
+
+@pytest.fixture(scope="module")
+def hp(programs, batched, mixed) -> dict:
     from sim import engine_top
 
     # the conv unit packed, as model.engine_plan sizes it by default (the same cycles), and the
     # element-wise unit at half a beat a cycle (its LANES, a choice of the plan); sized for
     # the batched program too (its input buffer holds two frames' inputs)
-    return engine_top.build_params([p for _, p in programs.values()] + [batched[1]], taps=TAPS, pack=1,
+    return engine_top.build_params([p for _, p in programs.values()] + [batched[1], mixed[1]], taps=TAPS, pack=1,
                                    lanes=CONFIG[2] // 2)
 
 
@@ -110,7 +121,7 @@ def test_engine_top_runs_the_network(programs, hp, net):
         assert cycles == pred.cycles, f"{net} frame {fr}: {cycles} cycles, model {pred.cycles}"
 
 
-def test_engine_top_runs_row_bands(programs, hp, banded, batched):
+def test_engine_top_runs_row_bands(programs, hp, banded, batched, mixed):
     """A program in row bands on the build of the whole-layer programs: bit-exact, every
     step's end and the frame's cycles equal to the model."""
     pytest.importorskip("cocotb")
@@ -118,8 +129,8 @@ def test_engine_top_runs_row_bands(programs, hp, banded, batched):
 
     gq, program = banded
     assert sorted(n for n in band_counts(program).values() if n > 1) == [2, 3]
-    assert engine_top.build_params([p for _, p in programs.values()] + [program, batched[1]], taps=TAPS, pack=1,
-                                   lanes=CONFIG[2] // 2) == hp  # the same build
+    assert engine_top.build_params([p for _, p in programs.values()] + [program, batched[1], mixed[1]], taps=TAPS,
+                                   pack=1, lanes=CONFIG[2] // 2) == hp  # the same build
     _, _, latency, period = BANDS
     run = engine_top.run(gq, program, hp, latency, period, f"{BANDS[0]}_bands")
     assert run.tests == 1 and run.failed == 0, f"bands: cocotb failed (see {run.folder}/test.log)"
@@ -153,6 +164,27 @@ def test_engine_top_runs_batched_frames(programs, hp, batched):
                 if s.unit == "conv")
     assert t["beats"]["w_read"] < engine_top.FRAMES * nb * w_one
     assert pred.cycles < nb * one.cycles
+
+
+def test_engine_top_runs_mixed_batch(programs, hp, mixed):
+    """A batched program with both kinds of conv step: those whose two inputs fit the buffer
+    together (``FRAMES`` 2) and those run a frame at a time in row bands (``FRAMES`` 1, bases a
+    frame stride apart): two starts, every tensor of the four frames bit-exact, every step's
+    end and each start's cycles equal to the model."""
+    pytest.importorskip("cocotb")
+    from sim import engine_top
+
+    gq, program = mixed
+    conv = [s for s in program.steps if s.unit == "conv"]
+    assert any(s.desc["FRAMES"] == 2 for s in conv) and any(s.desc["FRAMES"] == 1 for s in conv)
+    assert any(n > MIXED[1] for n in band_counts(program).values())  # a conv in bands, a frame at a time
+    _, _, _, latency, period = MIXED
+    run = engine_top.run(gq, program, hp, latency, period, f"{MIXED[0]}_mixed")
+    assert run.tests == 1 and run.failed == 0, f"mixed: cocotb failed (see {run.folder}/test.log)"
+    pred = frame_cycles(program, engine_top.top_params(hp, latency, period))
+    for fr, (ends, cycles) in enumerate(zip(run.timing["ends"], run.timing["cycles"], strict=True)):
+        assert ends == pred.ends, f"mixed start {fr}: step ends {ends}, model {pred.ends}"
+        assert cycles == pred.cycles, f"mixed start {fr}: {cycles} cycles, model {pred.cycles}"
 
 
 def test_programs_use_every_unit(programs):
