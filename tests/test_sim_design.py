@@ -369,7 +369,7 @@ def test_full_size_squeeze_excite_runs_at_the_planned_ii(root):
     path = models.save(models.se_block(seed=0), root / "se_full.onnx")
     out = root / "se_full"
     assert main(["gen", str(path), "--board", "u250", "--strategy", "even", "-o", str(out), "--force",
-                 "--no-dsp-packing"]) == 0
+                 "--no-dsp-packing", "--arch", "dataflow"]) == 0  # auto: the batched engine is faster here
     plan = Plan.from_json((out / "plan.json").read_text())
     r = simulate(out, frames=_frames(plan), cache=CACHE, runtime=RUNTIME)
     assert r.deadlock is None and r.match, r.message
