@@ -38,7 +38,7 @@ band on its own rows) and returns the output tensor: it must equal
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from math import gcd
 
 import numpy as np
@@ -112,8 +112,8 @@ class ProgramStep:
     inputs: tuple[str, ...]
     output: str
     frame: int = 0
-    """A window or element-wise step's frame in a batched program (its bases moved by
-    ``frame·frame_stride``); a conv step computes every frame (``FRAMES``)."""
+    """A step's frame in a batched program where it runs once a frame (its bases moved by
+    ``frame·frame_stride``); 0 for a conv step computing every frame (``FRAMES``)."""
 
     def words(self) -> list[int]:
         """The descriptor's values in the unit's field order."""
@@ -139,6 +139,12 @@ class EngineProgram:
     frame_stride: int = 0
     """Frames a start and the bytes between two frames' copies of the layout (``regions``: frame
     0's); ``feature_size`` covers them all."""
+
+
+def frame_stride(size: int, frames: int) -> int:
+    """The bytes between two frames' copies of a one-frame layout of ``size`` bytes (whole
+    `FRAME_ALIGN` pages; 0 for one frame)."""
+    return _up(size, FRAME_ALIGN) if frames > 1 else 0
 
 
 def frame_steps(unit: str, desc: dict[str, int], frames: int, stride: int) -> list[dict[str, int]]:
@@ -361,7 +367,7 @@ def build(graph: Graph, pe: int, simd: int, beat: int, in_buffer: int | None = N
         raise NotImplementedError(f"engine program: {len(graph.inputs)} graph inputs (one supported)")
     steps = lower(graph)
     regions, size, budget = layout(graph, steps, pe, beat, in_buffer, frames)
-    stride = _up(size, FRAME_ALIGN) if frames > 1 else 0
+    stride = frame_stride(size, frames)
     if frames > 1:
         size = frames * stride
     nodes = {n.name: n for n in graph.nodes}
@@ -386,10 +392,8 @@ def build(graph: Graph, pe: int, simd: int, beat: int, in_buffer: int | None = N
         except ValueError as e:  # a unit's own check (its descriptor or layer refused the values)
             raise NotImplementedError(f"engine program: {n.op} {n.name}: {e}") from e
     if frames > 1:  # the window and element-wise steps once a frame (the convs' steps are made so)
-        prog_steps = [st if st.unit == "conv" else ProgramStep(st.unit, st.nodes, st.layer, d, st.inputs, st.output, f)
-                      for st in prog_steps
-                      for f, d in (((0, st.desc),) if st.unit == "conv" else
-                                   enumerate(frame_steps(st.unit, st.desc, frames, stride)))]
+        prog_steps = [x for st in prog_steps for x in ([st] if st.unit == "conv" else
+                      [replace(st, desc=d, frame=f) for f, d in enumerate(frame_steps(st.unit, st.desc, frames, stride))])]
     return EngineProgram(pe, simd, beat, prog_steps, bytes(wimg), size, regions, graph.inputs[0], outs[0],
                          frames, stride)
 

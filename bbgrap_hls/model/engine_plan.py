@@ -137,9 +137,10 @@ class EnginePlan:
     """Graph inputs the host writes as their stem conv's unfolded window taps
     (`bbgrap_hls.ir.graph.Patches.to_dict`; `bbgrap_hls.passes.stem.patches_stem`)."""
     frames: int = 1
-    """Frames a start (docs/engine.md, "Batched frames"): each conv step computes them all with
-    each fold's tile, so its weights are read once for them; ``cycles`` are a start's (its
-    latency), ``fps`` counts ``frames`` frames a start, ``bytes`` are a frame's."""
+    """Frames a start (docs/engine.md, "Batched frames"): a conv whose frames' inputs fit the
+    buffer together computes them all with each fold's tile (its weights read once for them),
+    the others run once a frame; ``cycles`` are a start's (its latency), ``fps`` counts
+    ``frames`` frames a start, ``bytes`` are a frame's."""
     model: str = ""
     plan_seconds: float = 0.0
     why: str = ""
@@ -219,7 +220,7 @@ class _Layout:
 
 def _layout(graph: Graph, steps: list, pe: int, beat: int, in_buffer: int | None = None, frames: int = 1) -> _Layout:
     regions, size, budget = ep.layout(graph, steps, pe, beat, in_buffer, frames)
-    return _Layout(graph, steps, regions, budget, frames, _up(size, ep.FRAME_ALIGN) if frames > 1 else 0)
+    return _Layout(graph, steps, regions, budget, frames, ep.frame_stride(size, frames))
 
 
 def _up(n: int, k: int) -> int:
