@@ -511,18 +511,18 @@ module conv_engine #(
             iy0 <= iy0 + signed'(32'(f_sh));
             orow <= orow + signed'(shwpe);
             nb <= nb + shwpe;
-          end else if (!fr_last) begin  // the next frame's pixels (its rows gated as frame 0's)
+          end else begin  // the frame's last pixel: the next frame's (rows gated as frame 0's) or frame 0's
             iy0 <= -signed'(32'(f_pt));
-            orow <= signed'(fboff + (nin << DBW) + 32'(skip)) - signed'(ptw);
             nb <= nb0;
-            fr <= fr + 1'b1;
-            fboff <= fboff + (nin << DBW);
-          end else begin
-            iy0 <= -signed'(32'(f_pt));
-            orow <= signed'(32'(skip)) - signed'(ptw);
-            nb <= nb0;
-            fr <= '0;
-            fboff <= '0;
+            if (!fr_last) begin
+              orow <= signed'(fboff + (nin << DBW) + 32'(skip)) - signed'(ptw);
+              fr <= fr + 1'b1;
+              fboff <= fboff + (nin << DBW);
+            end else begin
+              orow <= signed'(32'(skip)) - signed'(ptw);
+              fr <= '0;
+              fboff <= '0;
+            end
           end
         end
       end
