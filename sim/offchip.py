@@ -26,14 +26,15 @@ from .expect import window_geometry
 from .memfile import pack, write_mem
 from .runner import CACHE, ROOT, build_and_test
 
-MODULES = ("conv_offchip", "axi_read", "rq_lane", "rq_round")
+MODULES = ("conv_offchip", "axi_read", "mac2", "rq_lane", "rq_round")
 FRAMES = 6  # frame 0: latency; intervals 1..4 (an even count: a fold schedule may alternate)
 HDL_KEYS = ("C", "CO", "SIMD", "PE", "H", "W", "KH", "KW", "SH", "SW", "DH", "DW", "PT", "PL",
-            "PB", "PR", "DATA_W", "W_BASE", "ISLOTS", "OSLOTS")
+            "PB", "PR", "DATA_W", "W_BASE", "ISLOTS", "OSLOTS", "PACK")
 
 
 def _full(p: dict) -> dict:
-    return {"DH": 1, "DW": 1, "DATA_W": 128, "W_BASE": 0, "ISLOTS": 2, "OSLOTS": 2, "L": 1, "frames": FRAMES} | p
+    return {"DH": 1, "DW": 1, "DATA_W": 128, "W_BASE": 0, "ISLOTS": 2, "OSLOTS": 2, "PACK": 1, "L": 1,
+            "frames": FRAMES} | p
 
 
 def geometry(p: dict):

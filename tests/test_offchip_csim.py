@@ -25,7 +25,14 @@ from bbgrap_hls.passes import canonicalize
 from bbgrap_hls.quant import run_int8
 from bbgrap_hls.quant.quantizer import quantize
 from tests import models
-from tests.test_hls_kernels import _conv_case, _dense_case, assert_bit_exact, run_cases, threaded_binary
+from tests.test_hls_kernels import (
+    _conv_case,
+    _dense_case,
+    _packed,
+    assert_bit_exact,
+    run_cases,
+    threaded_binary,
+)
 
 pytestmark = [pytest.mark.csim, pytest.mark.filterwarnings("ignore:no calibration samples")]
 BEAT = 64  # bb::DDR_BEAT
@@ -112,6 +119,13 @@ def offchip_cases():
         _staged_out1(_conv_case("conv_stride_pads", rng, 7, 6, 6, 6, (3, 2), (2, 2), (1, 1), (2, 0, 1, 1), 3, 3,
                                 frames=4), 1, 0, rng),
         _staged_out1(_dense_case("dense", rng, 48, 10, 12, 5, frames=4), 2, 1, rng),
+        # DSP packing (P::PACK = 2, bb_pack.h; conv_offchip.sv PACK = 2): an odd PE (the last
+        # lane alone), the extremes (−128 × −128 in a packed field), one slot of each, a dense
+        _offchip(_packed(_conv_case("conv_stride_pads", rng, 7, 6, 4, 6, (3, 2), (2, 2), (1, 1), (2, 0, 1, 1),
+                                    2, 3)), 3, 0, rng),
+        _offchip(_packed(_conv_case("conv_extreme", rng, 5, 5, 4, 6, (3, 3), (1, 1), (1, 1), (1, 1, 1, 1), 4, 6,
+                                    extreme=True, frames=3)), 1, 1, rng, islots=1, oslots=1),
+        _offchip(_packed(_dense_case("dense", rng, 48, 10, 12, 5)), 2, 0, rng),
     ]
 
 

@@ -87,7 +87,15 @@ CASES |= {
     # the output (18 beats) binds, not the input store (42): 18 + 5 + 2·54 − 1
     "strided_out1": CASES["strided"] | {"OSLOTS": 1},
 }
-SLOW = {"strided", "pointwise", "odd_folds", "conv3x3_1slot", "dense_slow_1slot",
+# DSP packing (PACK = 2, mac2.sv: output lanes 2i and 2i+1 share a DSP48E2 per input lane):
+# the same cycles and results (an odd PE > 1 cannot occur: PE·SIMD and the beat divide one
+# another)
+CASES |= {
+    "conv3x3_pack": CASES["conv3x3"] | {"PACK": 2},
+    "strided_pack": CASES["strided"] | {"PACK": 2},
+    "dense_slow_pack": CASES["dense_slow"] | {"PACK": 2},
+}
+SLOW = {"strided", "strided_pack", "pointwise", "odd_folds", "conv3x3_1slot", "dense_slow_1slot",
         "conv3x3_in1", "strided_in1", "dense_slow_in1", "conv3x3_out1"}
 
 

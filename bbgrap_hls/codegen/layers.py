@@ -204,11 +204,12 @@ def make_layer(g: Graph, node: Node, ident: str, pe: int, simd: int,
         lay.rq_lut = True
     if pack != 1:
         mvu = kern in ("bb::conv2d", "bb::conv2d_mmv", "bb::conv2d_pairs", "bb::dense")
-        if not (mvu or (kern == "bb::dwconv2d" and pack == 0)) or (pack == 2 and pe < 2) \
-                or weights == "ddr" or pack not in (0, 2):
+        if not (mvu or (kern == "bb::dwconv2d" and pack == 0)) \
+                or (pack == 2 and pe < 2) or (pack == 0 and weights == "ddr") or pack not in (0, 2):
             raise UnsupportedError(f"node '{node.name}' ({node.op}): pack {pack} with pe={pe}: DSP packing (2) "
-                                   "is for a conv or dense matrix-vector unit with pe >= 2 and its weights on "
-                                   "chip, LUT multipliers (0) for one with its weights on chip or a depthwise conv")
+                                   "is for a conv or dense matrix-vector unit with pe >= 2 (weights on chip or "
+                                   "off chip), LUT multipliers (0) for one with its weights on chip or a "
+                                   "depthwise conv")
         _add_fields(lay, PACK=pack)
         lay.pack = pack
     if short_ring:

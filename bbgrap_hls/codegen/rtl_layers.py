@@ -395,6 +395,8 @@ def rtl_offchip(g: Graph, node: Node, lay: Layer, pe: int, simd: int, co_range: 
     image = np.asarray(mat, np.int64).reshape(nf, pe, sf, simd).transpose(0, 2, 1, 3).astype(np.int8).tobytes()
     params = dict(C=c, CO=hi - lo, SIMD=simd, PE=pe, **win, PAD_VAL=pad, DATA_W=8 * beat_bytes,
                   ADDR_W=AXI_ADDR_W, W_BASE=f"64'h{base:x}", ISLOTS=lay.in_slots, OSLOTS=lay.out_slots) | _rq_of(q)
+    if lay.pack == 2:  # DSP packing (mac2.sv), as the on-chip mvu
+        params["PACK"] = 2
     if lay.bands > 1:  # row bands: a band splitter in front of the same module (docs/rtl.md, "Row bands")
         return RtlLayer("conv_band", params | {"BANDS": lay.bands} | _names(lay.ident, files), files, image=image)
     return RtlLayer("conv_offchip", params | _names(lay.ident, files), files, image=image)

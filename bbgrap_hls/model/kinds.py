@@ -23,6 +23,7 @@ from bbgrap_hls.model.blocks import (
     URAM_CAPABLE,
     BlockCost,
     lut_requantised,
+    pack_change,
 )
 from bbgrap_hls.model.geometry import Geometry, geometry
 from bbgrap_hls.model.offchip import OFFCHIP_BEAT_BYTES, offchip_mvu, staged
@@ -236,26 +237,12 @@ def block_cost(kind: str, g: Geometry, pe: int, simd: int, uram: bool = False, m
     if (px != 1 or po != 1) and (kind != "conv" or ddr):
         raise ValueError(f"block kind '{kind}' (ddr={ddr}) takes one pixel a beat (px={px}, po={po})")
     if ddr:
-        if kind not in OFFCHIP_CAPABLE or mmv > 1:
-            raise ValueError(f"block kind '{kind}' (mmv={mmv}) cannot keep its weights off chip")
-        if out_slots not in (1, 2) or (out_slots == 1 and stage):
-            raise ValueError(f"out_slots={out_slots}: 2, or 1 without a DDR frame stage")
-        if stage:
-            if in_slots != 1 or in_cycles is not None:
-                raise ValueError("a DDR frame stage goes with one input slot (its own in_cycles)")
-            rate, latency, beat = memory or (None, 0, OFFCHIP_BEAT_BYTES)
-            return staged(g, pe, simd, uram=uram, rate=rate, latency=latency, beat_bytes=beat, bound=stage_bound)
-        if bands > 1:
-            if kind != "conv" or in_slots != 2 or in_cycles is not None:
-                raise ValueError(f"row bands are for a two-slot off-chip conv, not '{kind}' (in_slots={in_slots})")
-            rate, latency, beat = memory or (None, 0, OFFCHIP_BEAT_BYTES)
-            return banded(g, pe, simd, bands, uram=uram, rate=rate, latency=latency, beat_bytes=beat,
-                          timing=timing, out_slots=out_slots)
-        if memory is None:
-            return offchip_mvu(g, pe, simd, uram=uram, in_slots=in_slots, in_cycles=in_cycles, out_slots=out_slots)
-        rate, latency, beat = memory
-        return offchip_mvu(g, pe, simd, uram=uram, rate=rate, latency=latency, beat_bytes=beat, in_slots=in_slots,
-                           in_cycles=in_cycles, out_slots=out_slots)
+        cost = _offchip_cost(kind, g, pe, simd, uram, mmv, memory, in_slots, in_cycles, stage, stage_bound, bands,
+                             timing, out_slots)
+        if pack and packs(kind, pe, ddr=True):  # the products as the mvu's (`pack_change`)
+            d_dsp, d_lut = pack_change(pe, simd)
+            cost = replace(cost, dsp=cost.dsp + d_dsp, lut=cost.lut + d_lut)
+        return cost
     if out_slots != 2:
         raise ValueError(f"block kind '{kind}' on chip has no output frame slots (out_slots={out_slots})")
     kw: dict = {}
@@ -287,10 +274,37 @@ def block_cost(kind: str, g: Geometry, pe: int, simd: int, uram: bool = False, m
     return cost
 
 
+def _offchip_cost(kind: str, g: Geometry, pe: int, simd: int, uram: bool, mmv: int,
+                  memory: tuple[float, int, int] | None, in_slots: int, in_cycles: int | None, stage: bool,
+                  stage_bound: bool, bands: int, timing: bool, out_slots: int) -> BlockCost:
+    """`block_cost` of a block whose weights are off chip (``ddr``), before packing."""
+    if kind not in OFFCHIP_CAPABLE or mmv > 1:
+        raise ValueError(f"block kind '{kind}' (mmv={mmv}) cannot keep its weights off chip")
+    if out_slots not in (1, 2) or (out_slots == 1 and stage):
+        raise ValueError(f"out_slots={out_slots}: 2, or 1 without a DDR frame stage")
+    if stage:
+        if in_slots != 1 or in_cycles is not None:
+            raise ValueError("a DDR frame stage goes with one input slot (its own in_cycles)")
+        rate, latency, beat = memory or (None, 0, OFFCHIP_BEAT_BYTES)
+        return staged(g, pe, simd, uram=uram, rate=rate, latency=latency, beat_bytes=beat, bound=stage_bound)
+    if bands > 1:
+        if kind != "conv" or in_slots != 2 or in_cycles is not None:
+            raise ValueError(f"row bands are for a two-slot off-chip conv, not '{kind}' (in_slots={in_slots})")
+        rate, latency, beat = memory or (None, 0, OFFCHIP_BEAT_BYTES)
+        return banded(g, pe, simd, bands, uram=uram, rate=rate, latency=latency, beat_bytes=beat,
+                      timing=timing, out_slots=out_slots)
+    if memory is None:
+        return offchip_mvu(g, pe, simd, uram=uram, in_slots=in_slots, in_cycles=in_cycles, out_slots=out_slots)
+    rate, latency, beat = memory
+    return offchip_mvu(g, pe, simd, uram=uram, rate=rate, latency=latency, beat_bytes=beat, in_slots=in_slots,
+                       in_cycles=in_cycles, out_slots=out_slots)
+
+
 def packs(kind: str, pe: int, ddr: bool = False) -> bool:
-    """Whether DSP packing applies to a block: a conv or dense with its weights on chip
-    (`offchip_mvu` stays unpacked) and at least two output lanes to pair."""
-    return kind in PACK_CAPABLE and pe >= 2 and not ddr
+    """Whether DSP packing applies to a block: a conv or dense, its weights on chip or off
+    chip (``conv_offchip.sv`` ``PACK = 2``, as the mvu), with at least two output lanes to pair.
+    ``ddr`` is accepted for the callers' symmetry; it no longer changes the answer."""
+    return kind in PACK_CAPABLE and pe >= 2
 
 
 def lut_capable(kind: str, ddr: bool = False) -> bool:

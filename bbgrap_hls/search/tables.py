@@ -265,7 +265,7 @@ def _build(key: tuple) -> None:
     for p, a in zip(modes, raw, strict=True):
         t = _finish_table(kind, g, memory, a)
         if memory is not None and kind in OFFCHIP_CAPABLE:
-            t.extra_key = key
+            t.extra_key = (*key[:7], p, *key[8:])  # (its own packing mode's one-slot rows)
         _remember((*key[:7], p, *key[8:]), t)
         if memory is not None:
             _remember(_key(kind, g, inputs, parallel_window, uram, copies, None, p, lut_macs, lut_requant, padded,
@@ -290,20 +290,22 @@ def _table(*args, **kw) -> Table:
 
 
 def _extra_key(key: tuple) -> tuple:
-    """The `_EXTRAS` key of the table of ``key``: the same for either packing mode (off-chip
-    rows do not pack) and with or without row bands (one-slot rows have none)."""
-    return (*key[:7], False, *key[8:11], (*key[11][:2], False))
+    """The `_EXTRAS` key of the table of ``key``: its packing mode kept (off-chip rows pack as
+    on-chip ones), the same with or without row bands (one-slot rows have none)."""
+    return (*key[:11], (*key[11][:2], False))
 
 
 def _extra(key: tuple) -> Table | None:
-    """`Table.extra` of the table of ``key`` (`_key`): built once (the same for either packing
-    mode: off-chip rows do not pack)."""
+    """`Table.extra` of the table of ``key`` (`_key`): built once per packing mode, a packed
+    table's together with the unpacked one (as `_build`: packing changes a row's DSPs and LUTs
+    only)."""
     k = _extra_key(key)
     if k not in _EXTRAS:
-        kind, g, inputs, parallel_window, uram, copies, memory, _, lut_macs, lut_requant, padded, lean = key
-        t = _tables_of(kind, g, inputs, parallel_window, uram, copies, memory, (False,), lut_macs, lut_requant,
-                       padded, in1=True, out1=lean[1])[0]
-        _EXTRAS[k] = t if len(t) else None
+        kind, g, inputs, parallel_window, uram, copies, memory, pack, lut_macs, lut_requant, padded, lean = key
+        modes = (True, False) if pack else (False,)
+        for p, t in zip(modes, _tables_of(kind, g, inputs, parallel_window, uram, copies, memory, modes, lut_macs,
+                                          lut_requant, padded, in1=True, out1=lean[1]), strict=True):
+            _EXTRAS[(*k[:7], p, *k[8:])] = t if len(t) else None
     return _EXTRAS[k]
 
 
@@ -454,7 +456,8 @@ def _raw_rows(kind: str, g: Geometry, inputs: _Inputs, parallel_window: bool, ur
                 co = block_cost(kind, g, pe, simd, uram=on_uram, ddr=True, memory=memory, in_slots=1 if in1 else 2,
                                 bands=bands, timing=False, out_slots=1)
                 if co.bram18 + co.uram < c.bram18 + c.uram:  # (a LUTRAM-sized output buffer keeps two slots)
-                    variants.append((co, [(co.dsp, co.lut)] * len(modes), 0, 1))  # (off-chip rows do not pack)
+                    variants.append((co, [(co.dsp + change[0], co.lut + change[1]) if m else (co.dsp, co.lut)
+                                          for m in modes], 0, 1))
             for n_v, (c, cs, ring, one_out) in enumerate(variants):
                 # an off-chip row reads its weights at the memory's rate through its own port
                 bw = -(-BW_CYCLES * c.offchip_bytes // c.ii) if ddr else 0

@@ -7,6 +7,7 @@
 
 #include "bb_weights.h"
 #include "bb_dataflow.h"
+#include "bb_pack.h"
 
 namespace bb {
 /// The geometry of an off-chip-weight layer P.
@@ -126,11 +127,13 @@ BB_LOOP(offchip_fold)
       BB_HLS(ARRAY_PARTITION variable = wv type = complete dim = 0)
       weight_word<P::PE, P::SIMD>(tile, cur + s, wv);
       Word<P::PE> o;
+      int32_t a[P::PE];
+      BB_HLS(ARRAY_PARTITION variable = a complete)
+      for (int pe = 0; pe < P::PE; ++pe) a[pe] = s == 0 ? bias[pe][nf] : acc[pe];
+      mac_lanes<pack_of<P>(), P::PE, P::SIMD>(xv.d, wv, a);  // P::PACK = 2: two products a DSP48E2
       for (int pe = 0; pe < P::PE; ++pe) {
-        int32_t a = s == 0 ? bias[pe][nf] : acc[pe];
-        for (int t = 0; t < P::SIMD; ++t) a += static_cast<int32_t>(xv.d[t]) * static_cast<int32_t>(wv[pe][t]);
-        acc[pe] = a;
-        o.d[pe] = requant(a, mult[pe][nf], shift[pe][nf], P::ZP_OUT, P::LO, P::HI);
+        acc[pe] = a[pe];
+        o.d[pe] = requant(a[pe], mult[pe][nf], shift[pe][nf], P::ZP_OUT, P::LO, P::HI);
       }
       if (s == SF - 1) y[p * NF + nf] = o;
       // next step: word s+1 of this pixel, or word 0 of the next pixel

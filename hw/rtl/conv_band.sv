@@ -34,6 +34,7 @@ module conv_band #(
     parameter logic [63:0] W_BASE = 0,
     parameter int ISLOTS  = 2,   // frame slots of the input buffer: 1 or 2
     parameter int OSLOTS  = 2,   // frame slots of the output buffer: 1 or 2
+    parameter int PACK    = 1,   // conv_offchip's DSP packing: 2 or 1
     parameter int BANDS   = 1    // bands of output rows a frame (divides HO)
 ) (
     input  wire                 clk,
@@ -74,7 +75,7 @@ module conv_band #(
       conv_offchip #(.C(C), .CO(CO), .SIMD(SIMD), .PE(PE), .H(H), .W(W), .KH(KH), .KW(KW), .SH(SH),
                      .SW(SW), .DH(DH), .DW(DW), .PT(PT), .PL(PL), .PB(PB), .PR(PR), .PAD_VAL(PAD_VAL),
                      .B_FILE(B_FILE), .RQ_FILE(RQ_FILE), .RQ_ZP(RQ_ZP), .RQ_LO(RQ_LO), .RQ_HI(RQ_HI), .DATA_W(DATA_W), .ADDR_W(ADDR_W),
-                     .W_BASE(W_BASE), .ISLOTS(ISLOTS), .OSLOTS(OSLOTS)) conv (.*);
+                     .W_BASE(W_BASE), .ISLOTS(ISLOTS), .OSLOTS(OSLOTS), .PACK(PACK)) conv (.*);
     end else begin : g_bands
       logic b_tvalid, b_tready, c_tlast;
       logic [SIMD*8-1:0] b_tdata;
@@ -88,7 +89,7 @@ module conv_band #(
       conv_offchip #(.C(C), .CO(CO), .SIMD(SIMD), .PE(PE), .H(HB), .W(W), .KH(KH), .KW(KW), .SH(SH),
                      .SW(SW), .DH(DH), .DW(DW), .PT(0), .PL(PL), .PB(0), .PR(PR), .PAD_VAL(PAD_VAL),
                      .B_FILE(B_FILE), .RQ_FILE(RQ_FILE), .RQ_ZP(RQ_ZP), .RQ_LO(RQ_LO), .RQ_HI(RQ_HI), .DATA_W(DATA_W), .ADDR_W(ADDR_W),
-                     .W_BASE(W_BASE), .ISLOTS(ISLOTS), .OSLOTS(OSLOTS)) conv (
+                     .W_BASE(W_BASE), .ISLOTS(ISLOTS), .OSLOTS(OSLOTS), .PACK(PACK)) conv (
           .clk(clk), .rst(rst), .s_axis_tvalid(b_tvalid), .s_axis_tready(b_tready),
           .s_axis_tdata(b_tdata), .s_axis_tlast(1'b0), .m_axis_tvalid(m_axis_tvalid),
           .m_axis_tready(m_axis_tready), .m_axis_tdata(m_axis_tdata), .m_axis_tlast(c_tlast),

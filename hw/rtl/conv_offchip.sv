@@ -35,7 +35,9 @@
 // Weight image: word a = n*SF + s of PE*SIMD int8, bank i lane j at byte i*SIMD + j (the mvu
 // ROM layout), words back to back from W_BASE. Constraints: SIMD | C, PE | CO, DATA_W a power
 // of two, DATA_W/8 and PE*SIMD one a multiple of the other, the tile a whole number of beats.
-// B_FILE, RQ_FILE: as mvu.
+// B_FILE, RQ_FILE: as mvu. PACK = 2: output lanes 2i and 2i+1 share one DSP48E2 per input lane
+// (mac2.sv, as mvu's PACK = 2; an odd PE's last lane alone); PACK = 1: one multiplier per
+// product. The same cycles, memories and results either way.
 module conv_offchip #(
     parameter int C       = 4,
     parameter int CO      = 8,
@@ -63,7 +65,8 @@ module conv_offchip #(
     parameter int ADDR_W  = 32,
     parameter logic [63:0] W_BASE = 0,
     parameter int ISLOTS  = 2,   // frame slots of the input buffer: 1 or 2
-    parameter int OSLOTS  = 2    // frame slots of the output buffer: 1 or 2
+    parameter int OSLOTS  = 2,   // frame slots of the output buffer: 1 or 2
+    parameter int PACK    = 1    // 2: two products per DSP48E2 (mac2.sv); 1: one
 ) (
     input  wire                 clk,
     input  wire                 rst,
@@ -126,6 +129,7 @@ module conv_offchip #(
     if (HO < 1 || WO < 1) $error("conv_offchip: kernel larger than the padded input");
     if (ISLOTS != 1 && ISLOTS != 2) $error("conv_offchip: ISLOTS=%0d must be 1 or 2", ISLOTS);
     if (OSLOTS != 1 && OSLOTS != 2) $error("conv_offchip: OSLOTS=%0d must be 1 or 2", OSLOTS);
+    if (PACK != 1 && PACK != 2) $error("conv_offchip: PACK=%0d must be 1 or 2", PACK);
   end
 
   /* verilator lint_off UNDRIVEN */  // ROMs: filled by $readmemh only
@@ -318,10 +322,36 @@ module conv_offchip #(
   assign x1 = pad1 ? {SIMD{8'(PAD_VAL)}} : xq1;
   assign w1 = wrow1[32'(wsel1)*WB*8+:WB*8];
 
+  generate
+    if (PACK == 2) begin : g_pack
+      // lanes 2i (w_lo) and 2i+1 (w_hi): one mac2 (one DSP48E2) per pair and input lane
+      for (genvar i = 0; i < PE / 2; i++) begin : g_pair
+        for (genvar s = 0; s < SIMD; s++) begin : g_s
+          mac2 m (
+              .clk (clk),
+              .en  (1'b1),
+              .x   (x1[8*s+:8]),
+              .w_hi(w1[8*((2*i+1)*SIMD+s)+:8]),
+              .w_lo(w1[8*(2*i*SIMD+s)+:8]),
+              .p_hi(prod2[2*i+1][s]),
+              .p_lo(prod2[2*i][s])
+          );
+        end
+      end
+      if (PE % 2 == 1) begin : g_odd  // the last lane alone
+        always_ff @(posedge clk)
+          for (int s = 0; s < SIMD; s++)
+            prod2[PE-1][s] <= signed'(x1[8*s+:8]) * signed'(w1[8*((PE-1)*SIMD+s)+:8]);
+      end
+    end else begin : g_plain
+      always_ff @(posedge clk)
+        for (int p = 0; p < PE; p++)
+          for (int s = 0; s < SIMD; s++)
+            prod2[p][s] <= signed'(x1[8*s+:8]) * signed'(w1[8*(p*SIMD+s)+:8]);
+    end
+  endgenerate
+
   always_ff @(posedge clk) begin
-    for (int p = 0; p < PE; p++)
-      for (int s = 0; s < SIMD; s++)
-        prod2[p][s] <= signed'(x1[8*s+:8]) * signed'(w1[8*(p*SIMD+s)+:8]);
     bias2 <= bmem[n1];
     first2 <= first1;
     last2 <= last1;
