@@ -210,11 +210,14 @@ _OFFCHIP_8X4 = {"C": 16, "CO": 16, "SIMD": 8, "PE": 4, "H": 8, "W": 8, "KH": 3, 
 OFFCHIP_CONFIGS: dict[str, tuple[str, dict]] = {
     "offchip-8x4": ("conv_offchip", _OFFCHIP_8X4),
     "offchip-8x4-pack": ("conv_offchip", _OFFCHIP_8X4 | {"PACK": 2}),
+    "offchip-16x8": ("conv_offchip", _OFFCHIP_8X4 | {"C": 32, "CO": 32, "SIMD": 16, "PE": 8, "DATA_W": 256}),
+    "offchip-dense-8x4": ("conv_offchip", _OFFCHIP_8X4 | {"C": 64, "CO": 16, "H": 1, "W": 1, "KH": 1, "KW": 1,
+                                                          "PT": 0, "PL": 0, "PB": 0, "PR": 0, "DATA_W": 64}),
 }
 """The off-chip-weight conv (``hw/rtl/conv_offchip.sv``, `sim.offchip`'s cases; model
-`offchip_mvu`, with `pack_change` where ``PACK = 2``): not in `CONFIGS`, so the test suite does
-not run them. Its LUT term (`LUT_AXI_READ`, `LUT_FRAME_ADDR`: estimates, never fitted) is known
-to count high (Yosys/model 0.71 at this size); DSP and BRAM18 are equal."""
+`offchip_mvu`, with `pack_change` where ``PACK = 2``): not in `CONFIGS` (their harness is
+`sim.offchip`'s); ``tests/test_resources.py`` runs the packed one. `LUT_OFFCHIP_CONTROL` is
+fitted on these four."""
 KNOWN = {**CONFIGS, **CONVERTERS, **ENGINE_CONFIGS, **OFFCHIP_CONFIGS}
 UNTESTED = ("mvu-16x4-pack", "mvu-32x4-pack", "maxpool-p1", "maxpool-p16", "lrn-c64p8", "dwconv-3x3-p4j9-lut",
             "add-p2-lutrq", "mul-p2-lutrq", "gap-p2-lutrq", "dense-64x10-pack", "mvu-4x4-lutw", "trim-7-192",

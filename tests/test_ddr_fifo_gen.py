@@ -212,6 +212,7 @@ def test_the_ring_follows_a_stages_scratch(planned):
         conv = plan.node("conv_6_node")
         assert conv.weights == "ddr"
         conv.in_slots, conv.in_stage = 1, True
+        conv.out_slots = 2  # (a stage keeps two output slots; the plan may have chosen one)
 
     files, design, _ = _generate(planned, edit)
     (core,) = design.cores
@@ -238,7 +239,7 @@ def test_a_core_without_offchip_weights_gets_the_ring_alone(planned):
     def edit(plan):
         for n in plan.nodes:
             if n.weights == "ddr":
-                n.weights = "bram"
+                n.weights, n.out_slots = "bram", 2  # (one output slot is an off-chip block's)
 
     files, design, _ = _generate(planned, edit)
     (core,) = design.cores
@@ -266,6 +267,7 @@ def test_ring_after_a_stage_and_a_converter_csim_bit_exact(planned, tmp_path):
         ch.width_lanes = 4
         conv = plan.node("conv_6_node")
         conv.in_slots, conv.in_stage = 1, True
+        conv.out_slots = 2  # (a stage keeps two output slots; the plan may have chosen one)
 
     gq, _, _, feeds = planned
     files, _, plan = _generate(planned, edit)

@@ -154,9 +154,10 @@ def test_layer_bands_struct_and_errors(graphs):  # noqa: F811
 @pytest.fixture(scope="module")
 def banded_gen(tmp_path_factory):
     """``gen --offchip-weights`` of `offchip_cnn` on a 6-BRAM18, 12,000-LUT core (two convs
-    off chip, both of 3 output rows, the second on one input slot) with the plan's two-slot
-    off-chip convs given ``bands = 3`` (`plan_graph` wrapped to set them), so that a banded
-    layer and an unbanded off-chip one meet in one design. (12 BRAM18 and 12,000 LUTs gave
+    off chip, both of 3 output rows) with the plan's first two-slot off-chip conv given
+    ``bands = 3`` (`plan_graph` wrapped to set it), so that a banded layer and an unbanded
+    off-chip one meet in one design. (Until stop 57 the second conv took one input slot and
+    every two-slot conv was banded; 12 BRAM18 and 12,000 LUTs gave
     that mix until the requantisers' words went to 32 bits a channel; 10 and 10,000 gave it
     until the average pool's requantiser became module constants in stop 48.)"""
     from bbgrap_hls.cli import main
@@ -172,6 +173,7 @@ def banded_gen(tmp_path_factory):
         for n in plan.nodes:
             if n.weights == "ddr" and n.op == "Conv" and n.in_slots == 2 and not n.split:
                 n.bands = graph.shape(graph.node(n.name).outputs[0])[2]
+                break  # the first only: the other off-chip conv stays unbanded
         return plan
 
     model = models.save(offchip_cnn(), d / "m.onnx")

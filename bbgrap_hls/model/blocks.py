@@ -63,8 +63,11 @@ LUT_MERGE_BIT = 1       # pixel copies: per output bit and copy, the merge's mul
 LUT_JOIN = 2            # paired output (conv.sv PO = 2): the join's valid and ready of the two halves
 AFFINE_DSP = 1          # DSP48E2 per channel-affine lane: the 9 × 25-bit product (Yosys)
 LUT_AFFINE = 385        # one channel-affine lane: 41-bit rounding shift, zero point, clamp (Yosys)
-LUT_AXI_READ = 1500     # an AXI4 read master with its burst FIFO control (as a buffer endpoint)
-LUT_FRAME_ADDR = 300    # off-chip weights: frame-buffer address generation (window taps, padding)
+LUT_OFFCHIP_CONTROL = 320  # off-chip weights (conv_offchip.sv): the AXI4 read master, tile and
+                        # frame-buffer addressing (window taps, padding) beyond the matrix-vector
+                        # unit's terms; fitted to Yosys 0.70 on four configurations (bench/resources.py
+                        # --offchip: 0.99-1.01), replacing a guess of 1,800 (LUT_AXI_READ 1,500 and
+                        # LUT_FRAME_ADDR 300: Yosys/model 0.70-0.86; Yosys maps axi_read in 78-86 LUTs)
 LUT_MUL = 109           # LUT multipliers: one int8 × int8 product in LUTs (lut_mul.sv: radix-4
                         # Booth, 109 LUT6 + 10 CARRY4 in Yosys), instead of a DSP48E2
 LUT_RQ_MUL = 1588       # LUT requantiser (rq_lane.sv RQ_LUT = 1): the 32 x 25-bit acc·M product in LUTs

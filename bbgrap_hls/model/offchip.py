@@ -9,9 +9,8 @@ import math
 from dataclasses import replace
 
 from bbgrap_hls.model.blocks import (
-    LUT_AXI_READ,
     LUT_BASE_MVU,
-    LUT_FRAME_ADDR,
+    LUT_OFFCHIP_CONTROL,
     LUT_PER_PE,
     LUT_PER_SIMD,
     LUT_REQUANT,
@@ -212,7 +211,7 @@ def offchip_mvu(g: Geometry, pe: int, simd: int, uram: bool = False, rate: float
     return BlockCost(
         ii=ii, depth=OFFCHIP_DEPTH, fill=1.0, first=sf, tail=span - (in_beats - 1), lead=lead,
         span=span, window=None, dsp=pe * simd + REQUANT_DSP * pe, bram18=mem.bram18, uram=mem.uram,
-        lut=LUT_BASE_MVU + lut_unit + LUT_AXI_READ + LUT_FRAME_ADDR + mem.lut, weights="ddr",
+        lut=LUT_BASE_MVU + lut_unit + LUT_OFFCHIP_CONTROL + mem.lut, weights="ddr",
         offchip_bytes=sf * simd * nf * pe,  # the whole weight memory (a grouped conv's is block-diagonal)
         in_slots=in_slots, out_slots=out_slots,
     )
