@@ -55,7 +55,7 @@ from bbgrap_hls.search.fifos import (
     zeroinsert_depth,
 )
 from bbgrap_hls.search.problem import BW_CYCLES, N_RES, Problem, gather_ii
-from bbgrap_hls.search.tables import RING_URAM
+from bbgrap_hls.search.tables import RING_URAM, _packs_row
 
 CONVERT = RTL_DEPTH["converter"] + FIFO_DEPTH
 """Cycles a width converter adds between two blocks: its register and its output FIFO."""
@@ -97,7 +97,7 @@ def unit_parts(prob: Problem, seg: Segmentation, u: int) -> list[_Part]:
             g = replace(unit.geom, co=co, pairs=min(unit.geom.pairs, 1))
             cost = block_cost(unit.kind, g, int(t.pe[f]), int(t.simd[f]), uram=bool(t.uram[f]), mmv=t.copies(f),
                               ddr=bool(t.ddr[f]), memory=prob.offchip_memory if t.ddr[f] else None,
-                              pack=prob.dsp_packing, lut_macs=bool(t.lut[f]), lutw=bool(t.lutw[f]),
+                              pack=_packs_row(prob.dsp_packing, bool(t.ddr[f])), lut_macs=bool(t.lut[f]), lutw=bool(t.lutw[f]),
                               lut_requant=bool(t.lutrq[f]), px=int(t.px[f]), po=int(t.po[f]),
                               short_ring=bool(t.ring[f]), ring_uram=bool(t.ring[f] == RING_URAM),
                               dense_groups=bool(t.dense[f]), wide_groups=bool(t.wide[f]))
@@ -118,7 +118,7 @@ def unit_parts(prob: Problem, seg: Segmentation, u: int) -> list[_Part]:
     # a table row's ii may exceed its block's (an off-chip row slowed to its port's rate)
     cost = block_cost(unit.kind, unit.geom, int(t.pe[f]), int(t.simd[f]), uram=bool(t.uram[f]),
                       mmv=t.copies(f), ddr=bool(t.ddr[f]), memory=prob.offchip_memory if t.ddr[f] else None,
-                      pack=prob.dsp_packing, lut_macs=bool(t.lut[f]), lutw=bool(t.lutw[f]),
+                      pack=_packs_row(prob.dsp_packing, bool(t.ddr[f])), lut_macs=bool(t.lut[f]), lutw=bool(t.lutw[f]),
                       lut_requant=bool(t.lutrq[f]), in_slots=1 if t.in1[f] else 2, in_cycles=in_cycles,
                       stage=bool(t.stage[f]), px=int(t.px[f]), po=int(t.po[f]), bands=int(t.bands[f]),
                       short_ring=bool(t.ring[f]), ring_uram=bool(t.ring[f] == RING_URAM),
@@ -161,7 +161,8 @@ def _pack(prob: Problem, kind: str, part: _Part) -> int:
     0 where its products are in LUTs."""
     if part.cost.lut_macs:
         return 0
-    return 2 if prob.dsp_packing and packs(kind, part.pe, part.cost.weights == "ddr") else 1
+    ddr = part.cost.weights == "ddr"
+    return 2 if _packs_row(prob.dsp_packing, ddr) and packs(kind, part.pe, ddr) else 1
 
 
 def _node_pack(packs_: list[int]) -> int:

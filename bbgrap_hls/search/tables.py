@@ -217,6 +217,8 @@ def _key(kind: str, g: Geometry, inputs: _Inputs, parallel_window: bool, uram: b
         out1 = False
     if kind not in PACK_CAPABLE:
         pack = False
+    elif pack == ONCHIP and (memory is None or kind not in OFFCHIP_CAPABLE):
+        pack = True  # (no off-chip rows: the same table as packing them all)
     if not lut_capable(kind):
         lut_macs = False
     if not lut_requant_capable(kind) or (lut_capable(kind) and not lut_macs):
@@ -247,7 +249,7 @@ def _build(key: tuple) -> None:
     builds them (they were a third of DenseNet-121's table time on u250)."""
     kind, g, inputs, parallel_window, uram, copies, memory, pack, lut_macs, lut_requant, padded, lean = key
     short_rings, out1, bands = lean
-    modes = (True, False) if pack else (False,)
+    modes = (pack, False) if pack else (False,)
     args = (kind, g, inputs, parallel_window, uram, copies, memory, modes, lut_macs, lut_requant, padded)
     if _band_rows(kind, g, copies, memory):
         plain_key = (*key[:11], (short_rings, out1, False))
@@ -302,7 +304,7 @@ def _extra(key: tuple) -> Table | None:
     k = _extra_key(key)
     if k not in _EXTRAS:
         kind, g, inputs, parallel_window, uram, copies, memory, pack, lut_macs, lut_requant, padded, lean = key
-        modes = (True, False) if pack else (False,)
+        modes = (pack, False) if pack else (False,)
         for p, t in zip(modes, _tables_of(kind, g, inputs, parallel_window, uram, copies, memory, modes, lut_macs,
                                           lut_requant, padded, in1=True, out1=lean[1]), strict=True):
             _EXTRAS[(*k[:7], p, *k[8:])] = t if len(t) else None
@@ -337,6 +339,17 @@ def _tables_of(kind: str, g: Geometry, inputs: _Inputs, parallel_window: bool, u
     return [_finish_table(kind, g, memory, a)
             for a in _raw_rows(kind, g, inputs, parallel_window, uram, copies, memory, modes, lut_macs,
                                lut_requant, padded, in1=in1, short_rings=short_rings, out1=out1)]
+
+
+ONCHIP = "onchip"
+"""A packing mode (`_key`'s ``pack``): the on-chip rows pack, the off-chip ones do not (the
+planner's third problem where packing off-chip blocks steers its heuristics to a slower plan:
+`search._make_plan_with`)."""
+
+
+def _packs_row(mode, ddr: bool) -> bool:
+    """Whether a packable row packs in packing mode ``mode`` (True, False or `ONCHIP`)."""
+    return bool(mode) and (mode is True or not ddr)
 
 
 ALL, PLAIN, BANDS = 0, 1, 2
@@ -430,7 +443,7 @@ def _raw_rows(kind: str, g: Geometry, inputs: _Inputs, parallel_window: bool, ur
                            wide_groups=wide)
             # packing changes the DSPs and LUTs only (`pack_change`, as `block_cost` with ``pack``)
             change = pack_change(pe, simd, mmv) if packable else (0, 0)
-            cs = [(c.dsp + change[0], c.lut + change[1]) if m else (c.dsp, c.lut) for m in modes]
+            cs = [(c.dsp + change[0], c.lut + change[1]) if _packs_row(m, ddr) else (c.dsp, c.lut) for m in modes]
             if not (on_uram or ddr or lutw):
                 base[(lut, lutrq)] = c
             elif lutw and c == base[(lut, lutrq)]:
@@ -456,8 +469,8 @@ def _raw_rows(kind: str, g: Geometry, inputs: _Inputs, parallel_window: bool, ur
                 co = block_cost(kind, g, pe, simd, uram=on_uram, ddr=True, memory=memory, in_slots=1 if in1 else 2,
                                 bands=bands, timing=False, out_slots=1)
                 if co.bram18 + co.uram < c.bram18 + c.uram:  # (a LUTRAM-sized output buffer keeps two slots)
-                    variants.append((co, [(co.dsp + change[0], co.lut + change[1]) if m else (co.dsp, co.lut)
-                                          for m in modes], 0, 1))
+                    variants.append((co, [(co.dsp + change[0], co.lut + change[1]) if _packs_row(m, True)
+                                          else (co.dsp, co.lut) for m in modes], 0, 1))
             for n_v, (c, cs, ring, one_out) in enumerate(variants):
                 # an off-chip row reads its weights at the memory's rate through its own port
                 bw = -(-BW_CYCLES * c.offchip_bytes // c.ii) if ddr else 0
