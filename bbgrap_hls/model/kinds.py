@@ -239,7 +239,7 @@ def block_cost(kind: str, g: Geometry, pe: int, simd: int, uram: bool = False, m
     if ddr:
         cost = _offchip_cost(kind, g, pe, simd, uram, mmv, memory, in_slots, in_cycles, stage, stage_bound, bands,
                              timing, out_slots)
-        if pack and packs(kind, pe, ddr=True):  # the products as the mvu's (`pack_change`)
+        if pack and packs(kind, pe):  # the products as the mvu's (`pack_change`)
             d_dsp, d_lut = pack_change(pe, simd)
             cost = replace(cost, dsp=cost.dsp + d_dsp, lut=cost.lut + d_lut)
         return cost
@@ -300,10 +300,9 @@ def _offchip_cost(kind: str, g: Geometry, pe: int, simd: int, uram: bool, mmv: i
                        in_cycles=in_cycles, out_slots=out_slots)
 
 
-def packs(kind: str, pe: int, ddr: bool = False) -> bool:
+def packs(kind: str, pe: int) -> bool:
     """Whether DSP packing applies to a block: a conv or dense, its weights on chip or off
-    chip (``conv_offchip.sv`` ``PACK = 2``, as the mvu), with at least two output lanes to pair.
-    ``ddr`` is accepted for the callers' symmetry; it no longer changes the answer."""
+    chip (``conv_offchip.sv`` ``PACK = 2``, as the mvu), with at least two output lanes to pair."""
     return kind in PACK_CAPABLE and pe >= 2
 
 

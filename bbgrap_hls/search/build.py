@@ -162,7 +162,7 @@ def _pack(prob: Problem, kind: str, part: _Part) -> int:
     if part.cost.lut_macs:
         return 0
     ddr = part.cost.weights == "ddr"
-    return 2 if _packs_row(prob.dsp_packing, ddr) and packs(kind, part.pe, ddr) else 1
+    return 2 if _packs_row(prob.dsp_packing, ddr) and packs(kind, part.pe) else 1
 
 
 def _node_pack(packs_: list[int]) -> int:

@@ -249,7 +249,7 @@ def _build(key: tuple) -> None:
     builds them (they were a third of DenseNet-121's table time on u250)."""
     kind, g, inputs, parallel_window, uram, copies, memory, pack, lut_macs, lut_requant, padded, lean = key
     short_rings, out1, bands = lean
-    modes = (pack, False) if pack else (False,)
+    modes = _modes(pack)
     args = (kind, g, inputs, parallel_window, uram, copies, memory, modes, lut_macs, lut_requant, padded)
     if _band_rows(kind, g, copies, memory):
         plain_key = (*key[:11], (short_rings, out1, False))
@@ -304,7 +304,7 @@ def _extra(key: tuple) -> Table | None:
     k = _extra_key(key)
     if k not in _EXTRAS:
         kind, g, inputs, parallel_window, uram, copies, memory, pack, lut_macs, lut_requant, padded, lean = key
-        modes = (pack, False) if pack else (False,)
+        modes = _modes(pack)
         for p, t in zip(modes, _tables_of(kind, g, inputs, parallel_window, uram, copies, memory, modes, lut_macs,
                                           lut_requant, padded, in1=True, out1=lean[1]), strict=True):
             _EXTRAS[(*k[:7], p, *k[8:])] = t if len(t) else None
@@ -345,6 +345,12 @@ ONCHIP = "onchip"
 """A packing mode (`_key`'s ``pack``): the on-chip rows pack, the off-chip ones do not (the
 planner's third problem where packing off-chip blocks steers its heuristics to a slower plan:
 `search._make_plan_with`)."""
+
+
+def _modes(pack) -> tuple:
+    """The packing modes one pass builds for a table keyed with ``pack``: it and the unpacked
+    one (packing changes a row's DSPs and LUTs only), or the unpacked one alone."""
+    return (pack, False) if pack else (False,)
 
 
 def _packs_row(mode, ddr: bool) -> bool:
@@ -436,7 +442,7 @@ def _raw_rows(kind: str, g: Geometry, inputs: _Inputs, parallel_window: bool, ur
             if lut and g.co % pe:
                 continue  # padded folds with DSP products only (LUT ones: twice the rows, no gain measured)
             # the row's cost per packing mode (packing where it applies only)
-            packable = not lut and packs(kind, pe, ddr)
+            packable = not lut and packs(kind, pe)
             c = block_cost(kind, g, pe, simd, uram=on_uram, mmv=mmv, ddr=ddr, memory=memory if ddr else None,
                            lut_macs=lut, lutw=lutw, lut_requant=lutrq, in_slots=1 if in1 else 2, stage=stage,
                            stage_bound=stage, px=px, po=po, bands=bands, timing=False, dense_groups=dense,
