@@ -147,22 +147,16 @@ def build_design(g: Graph, plan: Plan, frames: int = 1) -> Design:
         if np_.split:  # concatenate the parts' channels on the last part's core
             core = parts[-1][0]
             ho, wo, _ = hwc(g.shape(node.outputs[0]))
-            # The gather streams one beat per cycle: the narrowest lanes dividing every
-            # part's channel count that keep its beats per frame within the plan's ii (the
-            # parts' own lanes could make it the bottleneck: two parts of pe 8 on 16 + 16
-            # channels would need 2x the ii at 8 lanes).
-            # Uneven parts reach the gather through width converters from their own pe lanes:
-            # the widest lanes (every part's channel count) keep those from becoming the
-            # bottleneck (search/build.py plans the same lanes).
+            # The gather streams one beat a cycle at `gather_lanes` (search/build.py plans the
+            # same lanes), each part through a FIFO of `gather_depth` beats.
+            from bbgrap_hls.search.fifos import gather_depth, gather_lanes
+
             sizes = [r[1] - r[0] for _, _, r in part_keys]
-            chans = math.gcd(*sizes)
+            ii = max(max(1, q.ii_cycles) for n in plan.nodes for q in (n.split or [n]))
+            lanes = gather_lanes(sizes, [lk for _, lk, _ in part_keys], ho * wo, ii)
             co = sum(sizes)
-            if len(set(sizes)) > 1:
-                lanes = chans
-            else:
-                fits = [d for d in range(1, chans + 1) if chans % d == 0 and ho * wo * co // d <= plan.ii_cycles]
-                lanes = max(math.gcd(chans, *[lk for _, lk, _ in part_keys]), min(fits, default=chans))
-            ins = [b.request(core, k, lanes) for k, _, _ in part_keys]
+            ins = [b.request(core, k, lanes, gather_depth(sizes, i, ho * wo, lanes))
+                   for i, (k, _, _) in enumerate(part_keys)]
             cs = ", ".join(str(c) for c in sizes)
             out = b.produce(core, node.outputs[0], lanes, ho * wo * co)
             b.cores[core].calls.append(f"bb::concat<{ho * wo}, {lanes}, {cs}>({out}, frames, {', '.join(ins)});")

@@ -4,7 +4,6 @@ per-core use; plus the repair step that keeps every core within its limits.
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass, replace
 
 import numpy as np
@@ -45,6 +44,8 @@ from bbgrap_hls.search.fifo_memory import fifos_to_ddr, fifos_to_lutram, fifos_t
 from bbgrap_hls.search.fifos import (
     DEFAULT_DEPTH,
     broadcast_depth,
+    gather_depth,
+    gather_lanes,
     input_depths,
     narrowing_depth,
     pad_depth,
@@ -146,14 +147,12 @@ def _cached_parts(prob: Problem, seg: Segmentation, u: int) -> list[_Part]:
     return got
 
 
-def _out_lanes(parts: list[_Part]) -> int:
-    """Lanes of a unit's output stream: its part's, or a split's gather: lanes dividing
-    every part's lanes (equal parts) or, for uneven parts, the gcd of their channel counts,
-    the widest the concatenation allows (codegen/design.py does the same)."""
+def _out_lanes(parts: list[_Part], pixels: int, ii: int) -> int:
+    """Lanes of a unit's output stream: its part's, or a split's gather (`gather_lanes` at
+    the blocks' largest ``ii``, as codegen/design.py builds it)."""
     if len(parts) == 1:
         return parts[0].out_lanes
-    sizes = {p.co_end - p.co_begin for p in parts}
-    return math.gcd(*[p.out_lanes for p in parts]) if len(sizes) == 1 else math.gcd(*sizes)
+    return gather_lanes([p.co_end - p.co_begin for p in parts], [p.out_lanes for p in parts], pixels, ii)
 
 
 def _pack(prob: Problem, kind: str, part: _Part) -> int:
@@ -200,7 +199,9 @@ def _build(prob: Problem, seg: Segmentation, strategy: str, objective: str, use_
     board, graph = prob.board, prob.graph
     parts = [_cached_parts(prob, seg, u) for u in range(prob.m)]
     out_core = [p[-1].core for p in parts]
-    out_lanes = [_out_lanes(p) for p in parts]
+    blocks_ii = max(max(1, p.cost.ii) for ps in parts for p in ps)
+    out_lanes = [_out_lanes(p, max(1, prob.units[u].geom.ho * prob.units[u].geom.wo), blocks_ii)
+                 for u, p in enumerate(parts)]
     for u, unit in enumerate(prob.units):  # a wire streams its producer's beats (a layout alias)
         if unit.kind == "wire" and unit.producers and unit.producers[0] >= 0:
             out_lanes[u] = out_lanes[unit.producers[0]]
@@ -214,6 +215,16 @@ def _build(prob: Problem, seg: Segmentation, strategy: str, objective: str, use_
             d[2] += p.cost.uram
             d[3] += p.cost.lut
             d[4] += p.bw
+    for u, ps in enumerate(parts):  # a split's FIFOs into its concatenation (`gather_depth`)
+        if len(ps) > 1:
+            sizes = [p.co_end - p.co_begin for p in ps]
+            pixels = max(1, prob.units[u].geom.ho * prob.units[u].geom.wo)
+            for k in range(len(ps)):
+                depth = gather_depth(sizes, k, pixels, out_lanes[u])
+                if depth > DEFAULT_DEPTH:  # two beats: registers, as before they were sized
+                    fc = fifo_cost(out_lanes[u], depth)
+                    use[ps[-1].core][1] += fc.bram18
+                    use[ps[-1].core][3] += fc.lut
     lut_limit = {c.id: c.lut_limit for c in board.cores}
     if stop and any(np.any(np.array(x) > prob.limits(k)) for k, x in use.items()):
         return None
@@ -330,6 +341,8 @@ def _build(prob: Problem, seg: Segmentation, strategy: str, objective: str, use_
             # a part on another core also passes its output FIFO before the link
             to_cat = FIFO_DEPTH * (2 if gather else 1) + (
                 CONVERT if any(p.out_lanes != out_lanes[u] for p in parts[u]) else 0)
+            # the last pixel's beats of the later parts leave after the first part's (`gather_depth`)
+            to_cat += sum(-(-(p.co_end - p.co_begin) // out_lanes[u]) for p in parts[u][1:])
             if not use_only:
                 r_out = shift(r_out, gather + to_cat)
         else:

@@ -169,6 +169,31 @@ def turn_depth(channels: list[int], k: int, pixels: int, lanes: int) -> int:
     return min(others, pixels * -(-channels[k] // max(1, lanes))) + FIFO_SLACK
 
 
+def gather_lanes(sizes: list[int], part_lanes: list[int], pixels: int, ii: int) -> int:
+    """Lanes of the concatenation of a split node's parts (channel counts ``sizes``, output
+    lanes ``part_lanes``) on the last part's core, one beat a cycle: uneven parts the gcd of
+    their channel counts (the widest every part divides); equal parts the narrowest lanes
+    dividing a part's channels that keep a frame's ``pixels·Co/lanes`` beats within ``ii``,
+    at least the parts' common lanes (two parts of pe 8 on 16 + 16 channels would need 2x the
+    ii at 8 lanes). `search.build` plans these lanes and `codegen.design` builds them."""
+    chans = math.gcd(*sizes)
+    if len(set(sizes)) > 1:
+        return chans
+    co = sum(sizes)
+    fits = [d for d in range(1, chans + 1) if chans % d == 0 and pixels * co // d <= ii]
+    return max(math.gcd(chans, *part_lanes), min(fits, default=chans))
+
+
+def gather_depth(sizes: list[int], k: int, pixels: int, lanes: int) -> int:
+    """Depth (beats) of part ``k``'s FIFO into a split node's concatenation: the gather
+    reads the parts in turn, pixel by pixel, as a Concat reads its inputs (`turn_depth`),
+    so each part's FIFO holds what the part writes while the others' beats of a pixel go
+    out. A split dense layer is one pixel: its later parts wait for the first's whole
+    output. The MLP autoencoder on vu9p-quad (640 outputs as 320 + 320 at pe 8) ran at 72
+    cycles a frame for a planned 52 with two-beat FIFOs, at 52 with these."""
+    return turn_depth(sizes, k, pixels, lanes)
+
+
 def ring_depth(g: Geometry, lanes: int) -> int:
     """Input FIFO depth (beats) of a bilinear upsampling block (``bilinear.sv``): its ring of
     three rows takes an input row at most one past the lower source row of the output row it
