@@ -82,7 +82,9 @@ MEMORY_BOUND = {"lenet"}
 #: ResNet-8's 12,000: since the width converters cost what Yosys measures (`trim.sv` where one
 #: lane count divides the other, 14-294 LUTs), 20,000 LUTs a core hold all of its weights on chip
 #: (LUT and BRAM weights, ii 73,728); at 12,000 one conv goes off chip (ii 147,456).
-LUTS = {"cnn": 20000, "resnet8": 12000, "lenet": 20000, "pair": 12000, "pair_res": 12000, "bands_res": 20000}
+#: LeNet's 16,000: with stop 58's smaller requantisers 20,000 LUTs hold all of its weights on
+#: chip (LUT and BRAM weights, ii 7,840); at 16,000 the 400 -> 120 dense goes off chip (12,000).
+LUTS = {"cnn": 20000, "resnet8": 12000, "lenet": 16000, "pair": 12000, "pair_res": 12000, "bands_res": 20000}
 #: designs with an off-chip conv on one input frame slot (after an off-chip producer, or
 #: behind a DDR frame stage: `STAGED`)
 ONE_INPUT_SLOT = {"pair", "pair_res"}
@@ -201,8 +203,10 @@ def test_some_weights_off_chip_and_top_lints_clean(root, name):
     assert ("conv_band" in man["modules"]) == bool(banded), man["modules"]
     staged = sorted(n["name"] for n in plan["nodes"] if n.get("in_stage"))
     assert bool(staged) == (name in STAGED), staged
-    assert sorted(a["layer"] for a in man["stages"]) == sorted(
-        a["layer"] for a in man["axi"] if a["node"] in staged)  # a scratch port per staged layer
+    # a scratch port per staged layer (the other stages are FIFOs in board memory: ResNet-8's
+    # skip FIFO since stop 58)
+    assert sorted(a["layer"] for a in man["stages"] if "layer" in a) == sorted(
+        a["layer"] for a in man["axi"] if a["node"] in staged)
     cores = DESIGNS[name][1]
     for a in man["axi"]:  # the memory the planner modelled: 4 bytes per cycle shared by the cores
         assert (a["rate"], a["beat_bytes"], a["latency"]) == (4.0 / cores, 8, 20)

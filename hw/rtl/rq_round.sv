@@ -30,41 +30,21 @@ module rq_round (
   assign hi = signed'(cfg[7:0]);
   assign sgn = v[63];
 
-  // stage k shifts by 2^k when s[k] is set; a[k] is its input, out[k] the kept bits
-  logic [64:0] a5;
-  logic [W+31-1:0] a4;
-  logic [W+15-1:0] a3;
-  logic [W+7-1:0] a2;
-  logic [W+3-1:0] a1;
-  logic [W+1-1:0] a0;
+  // Stage k (5 down to 0) shifts by 2^k when s[k] is set; then only the low W + 2^k - 1
+  // bits can still reach bit W - 1: the ones above are checked against the sign (odd) and
+  // replaced by it, so the next stages' logic on them folds away.
+  logic [64:0] x;
   logic [W-1:0] w;
-  logic [5:0] odd;  // per stage: a dropped bit differs from the sign
-  logic [64:0] b5;
-  logic [W+31-1:0] b4;
-  logic [W+15-1:0] b3;
-  logic [W+7-1:0] b2;
-  logic [W+3-1:0] b1;
-  logic [W+1-1:0] b0;
+  logic odd;  // a dropped bit differs from the sign
   always_comb begin
-    a5 = {v, 1'b0};
-    b5 = s[5] ? {{32{sgn}}, a5[64:32]} : a5;
-    a4 = b5[W+31-1:0];
-    odd[5] = |(b5[64:W+31] ^ {(65 - W - 31) {sgn}});
-    b4 = s[4] ? {{16{sgn}}, a4[W+31-1:16]} : a4;
-    a3 = b4[W+15-1:0];
-    odd[4] = |(b4[W+31-1:W+15] ^ {16{sgn}});
-    b3 = s[3] ? {{8{sgn}}, a3[W+15-1:8]} : a3;
-    a2 = b3[W+7-1:0];
-    odd[3] = |(b3[W+15-1:W+7] ^ {8{sgn}});
-    b2 = s[2] ? {{4{sgn}}, a2[W+7-1:4]} : a2;
-    a1 = b2[W+3-1:0];
-    odd[2] = |(b2[W+7-1:W+3] ^ {4{sgn}});
-    b1 = s[1] ? {{2{sgn}}, a1[W+3-1:2]} : a1;
-    a0 = b1[W+1-1:0];
-    odd[1] = |(b1[W+3-1:W+1] ^ {2{sgn}});
-    b0 = s[0] ? {sgn, a0[W:1]} : a0;
-    w = b0[W-1:0];
-    odd[0] = b0[W] ^ sgn;
+    x = {v, 1'b0};
+    odd = 1'b0;
+    for (int k = 5; k >= 0; k--) begin
+      if (s[k]) x = 65'(signed'(x) >>> (1 << k));
+      odd = odd | (|((x ^ {65{sgn}}) >> (W + (1 << k) - 1)));
+      x = (x & ((65'd1 << (W + (1 << k) - 1)) - 65'd1)) | ({65{sgn}} << (W + (1 << k) - 1));
+    end
+    w = x[W-1:0];
   end
 
   // w fits in W signed bits when no dropped bit and not its own top bit differ from the sign
@@ -72,7 +52,7 @@ module rq_round (
   logic fits;
   logic signed [W:0] r;
   logic signed [W+1:0] z;
-  assign fits = ~|odd && (w[W-1] == sgn);
+  assign fits = !odd && (w[W-1] == sgn);
   assign r = (signed'({w[W-1], w}) + ONE) >>> 1;
   assign z = (W + 2)'(r) + (W + 2)'(signed'(cfg[23:16]));
 
