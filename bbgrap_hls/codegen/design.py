@@ -148,14 +148,14 @@ def build_design(g: Graph, plan: Plan, frames: int = 1) -> Design:
             core = parts[-1][0]
             ho, wo, _ = hwc(g.shape(node.outputs[0]))
             # The gather streams one beat a cycle at `gather_lanes` (search/build.py plans the
-            # same lanes), each part through a FIFO of `gather_depth` beats.
-            from bbgrap_hls.search.fifos import gather_depth, gather_lanes
+            # same lanes), each part through a FIFO of `turn_depth` beats.
+            from bbgrap_hls.search.fifos import gather_lanes, turn_depth
 
             sizes = [r[1] - r[0] for _, _, r in part_keys]
             ii = max(max(1, q.ii_cycles) for n in plan.nodes for q in (n.split or [n]))
             lanes = gather_lanes(sizes, [lk for _, lk, _ in part_keys], ho * wo, ii)
             co = sum(sizes)
-            ins = [b.request(core, k, lanes, gather_depth(sizes, i, ho * wo, lanes))
+            ins = [b.request(core, k, lanes, turn_depth(sizes, i, ho * wo, lanes))
                    for i, (k, _, _) in enumerate(part_keys)]
             cs = ", ".join(str(c) for c in sizes)
             out = b.produce(core, node.outputs[0], lanes, ho * wo * co)

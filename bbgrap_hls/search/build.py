@@ -44,7 +44,6 @@ from bbgrap_hls.search.fifo_memory import fifos_to_ddr, fifos_to_lutram, fifos_t
 from bbgrap_hls.search.fifos import (
     DEFAULT_DEPTH,
     broadcast_depth,
-    gather_depth,
     gather_lanes,
     input_depths,
     narrowing_depth,
@@ -215,12 +214,12 @@ def _build(prob: Problem, seg: Segmentation, strategy: str, objective: str, use_
             d[2] += p.cost.uram
             d[3] += p.cost.lut
             d[4] += p.bw
-    for u, ps in enumerate(parts):  # a split's FIFOs into its concatenation (`gather_depth`)
+    for u, ps in enumerate(parts):  # a split's FIFOs into its concatenation (`turn_depth`)
         if len(ps) > 1:
             sizes = [p.co_end - p.co_begin for p in ps]
             pixels = max(1, prob.units[u].geom.ho * prob.units[u].geom.wo)
             for k in range(len(ps)):
-                depth = gather_depth(sizes, k, pixels, out_lanes[u])
+                depth = turn_depth(sizes, k, pixels, out_lanes[u])
                 if depth > DEFAULT_DEPTH:  # two beats: registers, as before they were sized
                     fc = fifo_cost(out_lanes[u], depth)
                     use[ps[-1].core][1] += fc.bram18
@@ -341,7 +340,7 @@ def _build(prob: Problem, seg: Segmentation, strategy: str, objective: str, use_
             # a part on another core also passes its output FIFO before the link
             to_cat = FIFO_DEPTH * (2 if gather else 1) + (
                 CONVERT if any(p.out_lanes != out_lanes[u] for p in parts[u]) else 0)
-            # the last pixel's beats of the later parts leave after the first part's (`gather_depth`)
+            # the last pixel's beats of the later parts leave after the first part's (`turn_depth`)
             to_cat += sum(-(-(p.co_end - p.co_begin) // out_lanes[u]) for p in parts[u][1:])
             if not use_only:
                 r_out = shift(r_out, gather + to_cat)

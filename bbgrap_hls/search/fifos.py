@@ -157,7 +157,10 @@ def turn_depth(channels: list[int], k: int, pixels: int, lanes: int) -> int:
     most a beat a cycle: the FIFO holds those beats, else a producer at the design's ii loses
     the cycles. A 64 × 64 ShuffleNetV2 with a blocked stem (`passes.stem`, ii 2,304) ran at
     2,944 in the twin with its late Concat inputs two beats deep (48 beats of the other
-    input a pixel at one lane).
+    input a pixel at one lane). A split node's gather reads its parts the same way, so each
+    part's FIFO into it is this deep (``channels`` the parts'): a split dense layer (one pixel,
+    320 + 320 outputs of the MLP autoencoder on vu9p-quad) ran at 72 cycles a frame for a
+    planned 52 with two-beat FIFOs, at 52 with these.
 
     Returns:
         the other inputs' beats of one pixel at ``lanes`` (at most a frame's beats of input
@@ -182,16 +185,6 @@ def gather_lanes(sizes: list[int], part_lanes: list[int], pixels: int, ii: int) 
     co = sum(sizes)
     fits = [d for d in range(1, chans + 1) if chans % d == 0 and pixels * co // d <= ii]
     return max(math.gcd(chans, *part_lanes), min(fits, default=chans))
-
-
-def gather_depth(sizes: list[int], k: int, pixels: int, lanes: int) -> int:
-    """Depth (beats) of part ``k``'s FIFO into a split node's concatenation: the gather
-    reads the parts in turn, pixel by pixel, as a Concat reads its inputs (`turn_depth`),
-    so each part's FIFO holds what the part writes while the others' beats of a pixel go
-    out. A split dense layer is one pixel: its later parts wait for the first's whole
-    output. The MLP autoencoder on vu9p-quad (640 outputs as 320 + 320 at pe 8) ran at 72
-    cycles a frame for a planned 52 with two-beat FIFOs, at 52 with these."""
-    return turn_depth(sizes, k, pixels, lanes)
 
 
 def ring_depth(g: Geometry, lanes: int) -> int:

@@ -2,7 +2,7 @@
 // Rounding, zero point and clamp of a 64-bit requantisation product, one pipeline stage:
 //   y = clamp(zp + ((v + 2^(s-1)) >>> s), lo, hi)   (s = 0: no rounding term)
 //
-// Computed without a 64-bit adder or a 64-bit shifter (docs/hardware.md, "Requantiser"):
+// Computed without a 64-bit adder or a 64-bit shifter (docs/numerics.md, "Requantisation multipliers"):
 //   w = {v, 0} >>> s   (= 2v at s = 0, floor(v / 2^(s-1)) otherwise)
 //   r = (w + 1) >>> 1  (= floor((v + 2^(s-1)) / 2^s), and v itself at s = 0)
 // The output is an int8 and zp, lo and hi are too, so only w's low 10 bits matter: when w
